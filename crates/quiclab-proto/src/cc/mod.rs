@@ -1,0 +1,71 @@
+//! Congestion control behind a trait, one file per controller (RFC 9002 §7).
+
+mod new_reno;
+mod no_cc;
+
+pub use new_reno::{NewReno, NewRenoConfig, WindowGrowth};
+pub use no_cc::NoCongestionControl;
+
+use crate::recovery::RttEstimator;
+use crate::time::Instant;
+use std::fmt::Debug;
+
+/// A congestion controller. The connection calls it in this order per event:
+/// `on_packet_sent` for each in-flight packet; on an ACK, `on_packet_acked` for each newly
+/// acknowledged in-flight packet (after the RTT update), then `on_congestion_event` once
+/// if packets were declared lost.
+pub trait CongestionController: Debug + Send {
+    /// An in-flight packet of `bytes` left; `bytes_in_flight` includes it.
+    fn on_packet_sent(&mut self, now: Instant, bytes: u64, bytes_in_flight: u64);
+    /// An in-flight packet sent at `sent_time` was acknowledged. `app_limited`: the
+    /// sender was not using the window (RFC 9002 §7.8), so the window must not grow.
+    fn on_packet_acked(
+        &mut self,
+        now: Instant,
+        sent_time: Instant,
+        bytes: u64,
+        app_limited: bool,
+        rtt: &RttEstimator,
+    );
+    /// Packets were lost; `largest_lost_sent_time` is the send time of the newest lost
+    /// packet (RFC 9002 §7.3.2: one reduction per recovery period). `persistent`: §7.6.
+    fn on_congestion_event(
+        &mut self,
+        now: Instant,
+        largest_lost_sent_time: Instant,
+        persistent: bool,
+        lost_bytes: u64,
+    );
+    /// Congestion window in bytes.
+    fn window(&self) -> u64;
+    /// Slow start threshold in bytes (`u64::MAX` while unset).
+    fn ssthresh(&self) -> u64;
+    fn in_slow_start(&self) -> bool;
+    fn name(&self) -> &'static str;
+}
+
+/// Which controller a connection runs; part of the serde transport config.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "algorithm", rename_all = "snake_case", deny_unknown_fields)]
+pub enum CongestionControl {
+    NewReno(NewRenoConfig),
+    /// No congestion control: the window is unlimited (flow control still applies), for
+    /// validation experiments.
+    None,
+}
+
+impl Default for CongestionControl {
+    fn default() -> Self {
+        CongestionControl::NewReno(NewRenoConfig::default())
+    }
+}
+
+impl CongestionControl {
+    /// A fresh controller for a path whose maximum datagram size is `max_datagram_size`.
+    pub fn build(&self, max_datagram_size: u64) -> Box<dyn CongestionController> {
+        match self {
+            CongestionControl::NewReno(c) => Box::new(NewReno::new(c.clone(), max_datagram_size)),
+            CongestionControl::None => Box::new(NoCongestionControl),
+        }
+    }
+}

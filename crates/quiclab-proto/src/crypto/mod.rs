@@ -1,0 +1,29 @@
+//! The crypto layer: TLS 1.3 through rustls's QUIC API (ring provider), Initial secrets,
+//! packet and header protection (RFC 9001), Retry integrity, certificates and key logs.
+//!
+//! Determinism: rustls draws randomness (client/server random, key shares) through a
+//! provider whose random source is the connection's seeded [`crate::rng::DetRng`],
+//! installed for the duration of each TLS call; the default certificate is Ed25519
+//! (deterministic signatures), generated from a seed.
+
+pub mod cert;
+pub mod initial;
+pub mod protect;
+pub mod provider;
+pub mod retry;
+pub mod tls;
+
+pub use rustls::quic::{
+    DirectionalKeys, HeaderProtectionKey, KeyChange, Keys, PacketKey, PacketKeySet, Secrets,
+};
+
+/// Packet protection failed: the packet is dropped (RFC 9001 §5.5 / §9.5), never a panic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CryptoError {
+    #[error("packet too short for header protection sample or tag")]
+    TooShort,
+    #[error("AEAD authentication failed")]
+    DecryptFailed,
+    #[error("encryption failed")]
+    EncryptFailed,
+}

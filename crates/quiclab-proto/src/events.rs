@@ -1,0 +1,157 @@
+//! Typed events: what a connection reports about itself. Observability is an output,
+//! not a print: sinks (the qlog writer, metric collectors) receive each event with the
+//! driver's time. A connection without a sink builds no events.
+
+use crate::error::TransportErrorCode;
+use crate::time::Instant;
+use crate::wire::{ConnectionId, PacketType, Side, TransportParameters};
+use std::time::Duration;
+
+/// Receives a connection's events in order.
+pub trait EventSink: Send {
+    fn event(&mut self, now: Instant, event: &Event);
+}
+
+/// Who did something: us or the peer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Owner {
+    Local,
+    Remote,
+}
+
+/// Connection life-cycle states (qlog `connection_state_updated`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnectionState {
+    Attempted,
+    HandshakeStarted,
+    HandshakeComplete,
+    HandshakeConfirmed,
+    Closing,
+    Draining,
+    Closed,
+}
+
+/// Congestion controller states (qlog `congestion_state_updated`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CongestionState {
+    SlowStart,
+    CongestionAvoidance,
+    Recovery,
+    ApplicationLimited,
+}
+
+/// Why a packet was declared lost (qlog `packet_lost` trigger).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossTrigger {
+    ReorderingThreshold,
+    TimeThreshold,
+    /// Lost because its keys were discarded or the PTO fired.
+    PtoExpired,
+}
+
+/// Why a received packet was dropped (qlog `packet_dropped` trigger).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropReason {
+    HeaderParseError,
+    UnsupportedVersion,
+    KeyUnavailable,
+    DecryptionFailure,
+    Duplicate,
+    UnknownConnectionId,
+    InvalidInitial,
+    Draining,
+    Other,
+}
+
+/// Packet number space / key type names used by key events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyType {
+    Initial,
+    Handshake,
+    OneRtt,
+}
+
+/// A packet's header as logged.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PacketHeaderInfo {
+    pub ty: PacketType,
+    pub pn: Option<u64>,
+    pub dcid: ConnectionId,
+    pub scid: Option<ConnectionId>,
+}
+
+/// Recovery state snapshot (qlog `metrics_updated`); unchanged fields are `None`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecoveryMetrics {
+    pub min_rtt: Option<Duration>,
+    pub smoothed_rtt: Option<Duration>,
+    pub latest_rtt: Option<Duration>,
+    pub rtt_variance: Option<Duration>,
+    pub pto_count: Option<u32>,
+    pub congestion_window: Option<u64>,
+    pub bytes_in_flight: Option<u64>,
+    pub ssthresh: Option<u64>,
+}
+
+pub use crate::qlog::FrameSummary;
+
+/// Everything a connection reports.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Event {
+    ConnectionStarted {
+        side: Side,
+        version: u32,
+        local_cid: ConnectionId,
+        remote_cid: ConnectionId,
+    },
+    ConnectionStateUpdated {
+        new: ConnectionState,
+    },
+    ParametersSet {
+        owner: Owner,
+        params: Box<TransportParameters>,
+        alpn: Option<String>,
+    },
+    /// `size`: the packet's bytes on the wire (header, payload, tag).
+    PacketSent {
+        header: PacketHeaderInfo,
+        size: usize,
+        frames: Vec<FrameSummary>,
+    },
+    PacketReceived {
+        header: PacketHeaderInfo,
+        size: usize,
+        frames: Vec<FrameSummary>,
+    },
+    PacketDropped {
+        ty: Option<PacketType>,
+        size: usize,
+        reason: DropReason,
+    },
+    PacketLost {
+        ty: PacketType,
+        pn: u64,
+        trigger: LossTrigger,
+    },
+    MetricsUpdated(RecoveryMetrics),
+    CongestionStateUpdated {
+        new: CongestionState,
+    },
+    KeyUpdated {
+        key: KeyType,
+        owner: Owner,
+    },
+    KeyDiscarded {
+        key: KeyType,
+    },
+    /// The probe timeout fired (`pto_count` after the increment).
+    PtoExpired {
+        pto_count: u32,
+    },
+    ConnectionClosed {
+        owner: Owner,
+        code: TransportErrorCode,
+        application: bool,
+        reason: String,
+    },
+}

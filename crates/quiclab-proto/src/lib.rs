@@ -1,0 +1,27 @@
+//! quiclab-proto: a sans-IO QUIC v1 implementation (RFC 9000, 9001, 9002) for transport
+//! research, driven in virtual time.
+//!
+//! Layers, each knowing only those before it:
+//!
+//! ```text
+//! wire -> crypto -> connection (ack, recovery, cc, streams) -> endpoint
+//! ```
+//!
+//! The core never reads a clock, a socket or a global random source: every entry point
+//! takes `now` ([`time::Instant`]), and randomness comes from a seed in the config.
+
+pub mod ack;
+pub mod cc;
+pub mod crypto;
+pub mod error;
+pub mod events;
+pub mod qlog;
+pub mod range_set;
+pub mod recovery;
+pub mod rng;
+pub mod streams;
+pub mod time;
+pub mod wire;
+
+pub use error::{TransportError, TransportErrorCode};
+pub use time::Instant;

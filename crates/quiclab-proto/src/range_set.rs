@@ -1,0 +1,159 @@
+//! A set of `u64` values stored as disjoint half-open ranges, for received packet
+//! numbers (ACK ranges) and for acknowledged/received stream offsets.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+/// Disjoint, non-adjacent half-open ranges, kept in order. Inserting merges neighbours.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RangeSet {
+    // start -> end (exclusive); invariant: ranges are disjoint and never touch.
+    map: BTreeMap<u64, u64>,
+}
+
+impl RangeSet {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// Number of disjoint ranges.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn insert_one(&mut self, v: u64) -> bool {
+        self.insert(v..v.saturating_add(1))
+    }
+
+    /// Adds `r`; returns whether any value in it was new.
+    pub fn insert(&mut self, r: Range<u64>) -> bool {
+        if r.start >= r.end {
+            return false;
+        }
+        let (mut start, mut end) = (r.start, r.end);
+        // A range starting at or before `start` that reaches it swallows the start.
+        if let Some((&s, &e)) = self.map.range(..=start).next_back() {
+            if e >= end {
+                return false;
+            }
+            if e >= start {
+                start = s;
+                self.map.remove(&s);
+            }
+        }
+        // Ranges starting inside [start, end] merge into it.
+        loop {
+            let next = self.map.range(start..=end).next().map(|(&s, &e)| (s, e));
+            match next {
+                Some((s, e)) => {
+                    self.map.remove(&s);
+                    end = end.max(e);
+                }
+                None => break,
+            }
+        }
+        self.map.insert(start, end);
+        true
+    }
+
+    /// Removes every value in `r`.
+    pub fn remove(&mut self, r: Range<u64>) {
+        if r.start >= r.end {
+            return;
+        }
+        let overlapping: Vec<(u64, u64)> = self
+            .map
+            .range(..r.end)
+            .rev()
+            .take_while(|(_, &e)| e > r.start)
+            .map(|(&s, &e)| (s, e))
+            .collect();
+        for (s, e) in overlapping {
+            self.map.remove(&s);
+            if s < r.start {
+                self.map.insert(s, r.start);
+            }
+            if e > r.end {
+                self.map.insert(r.end, e);
+            }
+        }
+    }
+
+    pub fn contains(&self, v: u64) -> bool {
+        self.map
+            .range(..=v)
+            .next_back()
+            .is_some_and(|(_, &e)| v < e)
+    }
+
+    /// The smallest value, if any.
+    pub fn min(&self) -> Option<u64> {
+        self.map.keys().next().copied()
+    }
+
+    /// The largest value, if any.
+    pub fn max(&self) -> Option<u64> {
+        self.map.values().next_back().map(|e| e - 1)
+    }
+
+    /// Ranges in ascending order.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = Range<u64>> + '_ {
+        self.map.iter().map(|(&s, &e)| s..e)
+    }
+
+    /// The first (lowest) range.
+    pub fn first(&self) -> Option<Range<u64>> {
+        self.map.iter().next().map(|(&s, &e)| s..e)
+    }
+
+    /// Removes the lowest range and returns it.
+    pub fn pop_first(&mut self) -> Option<Range<u64>> {
+        self.map.pop_first().map(|(s, e)| s..e)
+    }
+
+    /// Drops the lowest ranges until at most `n` remain.
+    pub fn keep_highest(&mut self, n: usize) {
+        while self.map.len() > n {
+            self.map.pop_first();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn merges_and_splits() {
+        let mut s = RangeSet::new();
+        assert!(s.insert(5..10));
+        assert!(s.insert(12..15));
+        assert!(s.insert(10..12));
+        assert_eq!(s.iter().collect::<Vec<_>>(), vec![5..15]);
+        assert!(!s.insert(6..9));
+        s.remove(7..8);
+        assert_eq!(s.iter().collect::<Vec<_>>(), vec![5..7, 8..15]);
+        assert!(s.contains(5) && !s.contains(7) && s.contains(14) && !s.contains(15));
+        assert_eq!((s.min(), s.max()), (Some(5), Some(14)));
+    }
+
+    proptest! {
+        #[test]
+        fn matches_a_bitmap(ops in proptest::collection::vec((any::<bool>(), 0u64..64, 0u64..16), 0..40)) {
+            let mut s = RangeSet::new();
+            let mut bits = [false; 96];
+            for (ins, start, len) in ops {
+                if ins { s.insert(start..start + len); } else { s.remove(start..start + len); }
+                for b in bits.iter_mut().take((start + len) as usize).skip(start as usize) { *b = ins; }
+            }
+            for (i, &b) in bits.iter().enumerate() { prop_assert_eq!(s.contains(i as u64), b); }
+            let v: Vec<_> = s.iter().collect();
+            for w in v.windows(2) { prop_assert!(w[0].end < w[1].start); }
+        }
+    }
+}

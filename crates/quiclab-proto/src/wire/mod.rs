@@ -1,0 +1,22 @@
+//! The wire layer: bytes <-> typed values. No state. Decoding peer input never panics;
+//! it returns a typed error that maps to the RFC's error code.
+
+pub mod frame;
+mod frame_decode;
+mod frame_encode;
+pub mod header;
+pub mod ids;
+pub mod transport_params;
+pub mod varint;
+
+pub use frame::{
+    frame_type, AckFrame, AckFrequencyFrame, ConnectionCloseFrame, EcnCounts, Frame,
+    NewConnectionIdFrame, StreamFrame,
+};
+pub use frame_decode::{decode_frames, FrameIter};
+pub use frame_encode::{
+    crypto_header_len, stream_header_len, write_crypto_header, write_stream_header,
+};
+pub use header::{PacketType, ProtectedHeader, VERSION_1, VERSION_2};
+pub use ids::{ConnectionId, Dir, Side, StreamId};
+pub use transport_params::TransportParameters;
