@@ -12,7 +12,10 @@
 
 pub mod ack;
 pub mod cc;
+pub mod config;
+pub mod connection;
 pub mod crypto;
+pub mod endpoint;
 pub mod error;
 pub mod events;
 pub mod qlog;
@@ -23,5 +26,8 @@ pub mod streams;
 pub mod time;
 pub mod wire;
 
+pub use config::TransportConfig;
+pub use connection::{Connection, ConnectionEvent, Transmit};
+pub use endpoint::{ConnectionHandle, Endpoint};
 pub use error::{TransportError, TransportErrorCode};
 pub use time::Instant;

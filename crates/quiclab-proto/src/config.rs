@@ -1,0 +1,286 @@
+//! Every transport knob as data: serde structs with documented defaults, so a TOML
+//! scenario can set any of them and a result records exactly what produced it.
+//! Unknown keys are errors (`deny_unknown_fields`); absent keys take the defaults below.
+
+use crate::cc::CongestionControl;
+use crate::error::TransportError;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// The RFC 9000 §14 minimum and quiclab's default maximum UDP payload.
+pub const UDP_PAYLOAD_DEFAULT: u16 = 1200;
+/// The SIGCOMM '17 QUIC paper's packet size.
+pub const UDP_PAYLOAD_SIGCOMM: u16 = 1350;
+/// An Ethernet path with a 1500-byte MTU under IPv4/UDP less PPPoE/tunnel headroom.
+pub const UDP_PAYLOAD_1452: u16 = 1452;
+
+/// Receive-side acknowledgement policy (RFC 9000 §13.2).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AckConfig {
+    /// ACK after this many ack-eliciting packets (default 2, RFC 9000 §13.2.2).
+    pub ack_eliciting_threshold: u64,
+    /// Our max_ack_delay transport parameter, ms (default 25).
+    pub max_ack_delay_ms: u64,
+    /// Our ack_delay_exponent transport parameter (default 3).
+    pub ack_delay_exponent: u8,
+    /// Immediate ACK when a gap appears at least this far below the largest received
+    /// (default 1: RFC 9000 §13.2.1; 0 disables immediate ACKs on reordering).
+    pub reordering_threshold: u64,
+    /// At most this many ACK ranges per ACK frame (default 32).
+    pub max_ack_ranges: usize,
+}
+
+impl Default for AckConfig {
+    fn default() -> Self {
+        AckConfig {
+            ack_eliciting_threshold: 2,
+            max_ack_delay_ms: 25,
+            ack_delay_exponent: 3,
+            reordering_threshold: 1,
+            max_ack_ranges: 32,
+        }
+    }
+}
+
+/// Loss detection constants (RFC 9002 §6.1, §7.6).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LossConfig {
+    /// Initial RTT before any sample, ms (RFC 9002 §6.2.2: 333).
+    pub initial_rtt_ms: u64,
+    /// kPacketThreshold (3).
+    pub packet_threshold: u64,
+    /// kTimeThreshold (9/8).
+    pub time_threshold: f64,
+    /// kPersistentCongestionThreshold (3).
+    pub persistent_congestion_threshold: u32,
+}
+
+impl Default for LossConfig {
+    fn default() -> Self {
+        LossConfig {
+            initial_rtt_ms: 333,
+            packet_threshold: 3,
+            time_threshold: 9.0 / 8.0,
+            persistent_congestion_threshold: 3,
+        }
+    }
+}
+
+/// Flow control and stream limits (RFC 9000 §4).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FlowConfig {
+    /// initial_max_data we advertise, bytes (default 1 MiB).
+    pub initial_max_data: u64,
+    /// initial_max_stream_data_* we advertise, bytes (default 512 KiB).
+    pub initial_max_stream_data: u64,
+    /// initial_max_streams_bidi (default 100).
+    pub max_streams_bidi: u64,
+    /// initial_max_streams_uni (default 100).
+    pub max_streams_uni: u64,
+    /// Grow receive windows when the peer consumes them within 2 RTTs (default on).
+    pub autotune: bool,
+    /// Auto-tuning caps, bytes (default 16 MiB connection, 8 MiB per stream).
+    pub max_receive_window: u64,
+    pub max_stream_receive_window: u64,
+    /// Unacknowledged bytes a stream buffers before writes push back (default 4 MiB).
+    pub send_buffer: u64,
+}
+
+impl Default for FlowConfig {
+    fn default() -> Self {
+        FlowConfig {
+            initial_max_data: 1 << 20,
+            initial_max_stream_data: 512 << 10,
+            max_streams_bidi: 100,
+            max_streams_uni: 100,
+            autotune: true,
+            max_receive_window: 16 << 20,
+            max_stream_receive_window: 8 << 20,
+            send_buffer: 4 << 20,
+        }
+    }
+}
+
+/// Everything that shapes one connection's transport behaviour.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TransportConfig {
+    /// Largest UDP payload we send and accept (default 1200; 1350 and 1452 are presets).
+    pub max_udp_payload_size: u16,
+    /// Idle timeout we advertise, ms (default 30000; 0 = none).
+    pub idle_timeout_ms: u64,
+    /// Length of the connection IDs we issue (default 8).
+    pub connection_id_length: u8,
+    /// active_connection_id_limit we advertise (default 4).
+    pub active_connection_id_limit: u64,
+    /// Server anti-amplification factor before address validation (RFC 9000 §8.1: 3).
+    pub amplification_factor: u64,
+    /// max_datagram_frame_size we advertise (RFC 9221); `None` = DATAGRAM not offered.
+    pub max_datagram_frame_size: Option<u64>,
+    /// min_ack_delay we advertise, µs (ack-frequency draft); `None` = not offered.
+    pub min_ack_delay_us: Option<u64>,
+    pub ack: AckConfig,
+    pub loss: LossConfig,
+    pub flow: FlowConfig,
+    pub congestion_control: CongestionControl,
+}
+
+impl Default for TransportConfig {
+    fn default() -> Self {
+        TransportConfig {
+            max_udp_payload_size: UDP_PAYLOAD_DEFAULT,
+            idle_timeout_ms: 30_000,
+            connection_id_length: 8,
+            active_connection_id_limit: 4,
+            amplification_factor: 3,
+            max_datagram_frame_size: None,
+            min_ack_delay_us: None,
+            ack: AckConfig::default(),
+            loss: LossConfig::default(),
+            flow: FlowConfig::default(),
+            congestion_control: CongestionControl::default(),
+        }
+    }
+}
+
+/// A configuration value that cannot work.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("invalid transport config: {key}: {why}")]
+pub struct ConfigError {
+    /// Dotted path of the offending key, e.g. `ack.ack_delay_exponent`.
+    pub key: &'static str,
+    pub why: String,
+}
+
+impl TransportConfig {
+    /// Rejects values the RFCs forbid or that could never work.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let err = |key, why: &str| {
+            Err(ConfigError {
+                key,
+                why: why.to_string(),
+            })
+        };
+        if self.max_udp_payload_size < 1200 {
+            return err(
+                "max_udp_payload_size",
+                "must be at least 1200 (RFC 9000 §14)",
+            );
+        }
+        if self.connection_id_length < 4 || self.connection_id_length > 20 {
+            return err(
+                "connection_id_length",
+                "must be 4 to 20 (quiclab routes by CID; RFC 9000 allows at most 20)",
+            );
+        }
+        if self.active_connection_id_limit < 2 {
+            return err(
+                "active_connection_id_limit",
+                "must be at least 2 (RFC 9000 §18.2)",
+            );
+        }
+        if self.amplification_factor == 0 {
+            return err("amplification_factor", "must be at least 1");
+        }
+        if self.ack.ack_delay_exponent > 20 {
+            return err(
+                "ack.ack_delay_exponent",
+                "must be at most 20 (RFC 9000 §18.2)",
+            );
+        }
+        if self.ack.max_ack_delay_ms >= 1 << 14 {
+            return err(
+                "ack.max_ack_delay_ms",
+                "must be below 16384 (RFC 9000 §18.2)",
+            );
+        }
+        if self.ack.max_ack_ranges == 0 {
+            return err("ack.max_ack_ranges", "must be at least 1");
+        }
+        if self.ack.ack_eliciting_threshold == 0 {
+            return err(
+                "ack.ack_eliciting_threshold",
+                "must be at least 1 (1 = ACK every packet)",
+            );
+        }
+        if let Some(m) = self.min_ack_delay_us {
+            if m > self.ack.max_ack_delay_ms * 1000 {
+                return err(
+                    "min_ack_delay_us",
+                    "must not exceed max_ack_delay (ack-frequency draft §3)",
+                );
+            }
+        }
+        if self.loss.initial_rtt_ms == 0 {
+            return err("loss.initial_rtt_ms", "must be positive");
+        }
+        if self.loss.packet_threshold < 1 {
+            return err("loss.packet_threshold", "must be at least 1");
+        }
+        if !(self.loss.time_threshold >= 1.0 && self.loss.time_threshold.is_finite()) {
+            return err(
+                "loss.time_threshold",
+                "must be a finite number of at least 1",
+            );
+        }
+        if self.flow.max_streams_bidi > 1 << 60 || self.flow.max_streams_uni > 1 << 60 {
+            return err("flow.max_streams_*", "must be at most 2^60 (RFC 9000 §4.6)");
+        }
+        if let CongestionControl::NewReno(c) = &self.congestion_control {
+            if !(c.loss_reduction_factor > 0.0 && c.loss_reduction_factor <= 1.0) {
+                return err(
+                    "congestion_control.loss_reduction_factor",
+                    "must be in (0, 1]",
+                );
+            }
+            if c.minimum_window_packets == 0 {
+                return err(
+                    "congestion_control.minimum_window_packets",
+                    "must be at least 1",
+                );
+            }
+        }
+        Ok(())
+    }
+
+    pub fn max_ack_delay(&self) -> Duration {
+        Duration::from_millis(self.ack.max_ack_delay_ms)
+    }
+    pub fn initial_rtt(&self) -> Duration {
+        Duration::from_millis(self.loss.initial_rtt_ms)
+    }
+}
+
+impl From<ConfigError> for TransportError {
+    fn from(e: ConfigError) -> Self {
+        TransportError::internal(e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_validate_and_round_trip_through_toml() {
+        let c = TransportConfig::default();
+        c.validate().unwrap();
+        let s = toml::to_string(&c).unwrap();
+        let back: TransportConfig = toml::from_str(&s).unwrap();
+        assert_eq!(back, c);
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_are_errors() {
+        assert!(toml::from_str::<TransportConfig>("max_udp_payload = 1350").is_err());
+        let c: TransportConfig = toml::from_str("max_udp_payload_size = 1000").unwrap();
+        assert_eq!(c.validate().unwrap_err().key, "max_udp_payload_size");
+        let c: TransportConfig =
+            toml::from_str("[congestion_control]\nalgorithm = \"new_reno\"\ngrowth = \"exact\"")
+                .unwrap();
+        c.validate().unwrap();
+    }
+}

@@ -1,0 +1,192 @@
+//! Connection IDs of both ends (RFC 9000 §5.1): the IDs we issue (NEW_CONNECTION_ID,
+//! RETIRE_CONNECTION_ID from the peer) and the peer's IDs we may use.
+
+use crate::error::{TransportError, TransportErrorCode};
+use crate::rng::DetRng;
+use crate::wire::{ConnectionId, NewConnectionIdFrame};
+use std::collections::{BTreeMap, VecDeque};
+
+/// Both ends' connection IDs.
+#[derive(Debug)]
+pub struct CidState {
+    cid_len: usize,
+    /// IDs we issued and the peer has not retired: sequence -> (id, reset token).
+    local: BTreeMap<u64, (ConnectionId, [u8; 16])>,
+    next_local_seq: u64,
+    /// The peer's IDs: sequence -> (id, reset token).
+    remote: BTreeMap<u64, (ConnectionId, Option<[u8; 16]>)>,
+    active_remote: u64,
+    remote_retire_prior_to: u64,
+    /// NEW_CONNECTION_ID frames to (re)send, by sequence.
+    pub pending_new: VecDeque<u64>,
+    /// RETIRE_CONNECTION_ID frames to (re)send, by sequence.
+    pub pending_retire: VecDeque<u64>,
+}
+
+fn random_cid(rng: &mut DetRng, len: usize) -> ConnectionId {
+    let mut b = [0u8; ConnectionId::MAX_LEN];
+    rng.fill(&mut b[..len]);
+    ConnectionId::new(&b[..len]).expect("len <= 20")
+}
+
+impl CidState {
+    /// `initial_remote`: the DCID we first send to (client: random; server: the client's SCID).
+    pub fn new(rng: &mut DetRng, cid_len: usize, initial_remote: ConnectionId) -> Self {
+        let mut local = BTreeMap::new();
+        let mut token = [0u8; 16];
+        let cid = random_cid(rng, cid_len);
+        rng.fill(&mut token);
+        local.insert(0, (cid, token));
+        let mut remote = BTreeMap::new();
+        remote.insert(0, (initial_remote, None));
+        CidState {
+            cid_len,
+            local,
+            next_local_seq: 1,
+            remote,
+            active_remote: 0,
+            remote_retire_prior_to: 0,
+            pending_new: VecDeque::new(),
+            pending_retire: VecDeque::new(),
+        }
+    }
+
+    /// The ID we use as our source (the oldest we issued still active).
+    pub fn local_cid(&self) -> ConnectionId {
+        self.local
+            .values()
+            .next()
+            .map(|v| v.0)
+            .unwrap_or(ConnectionId::EMPTY)
+    }
+
+    /// The stateless reset token of our first ID (sent in transport parameters by a server).
+    pub fn local_reset_token(&self) -> [u8; 16] {
+        self.local.get(&0).map(|v| v.1).unwrap_or_default()
+    }
+
+    /// The peer ID we currently send to.
+    pub fn remote_cid(&self) -> ConnectionId {
+        self.remote
+            .get(&self.active_remote)
+            .map(|v| v.0)
+            .unwrap_or(ConnectionId::EMPTY)
+    }
+
+    /// Client: adopt the server's chosen SCID from its first packet (RFC 9000 §7.2).
+    pub fn set_initial_remote(&mut self, cid: ConnectionId) {
+        self.remote.insert(0, (cid, None));
+        self.active_remote = 0;
+    }
+
+    /// Records the peer's stateless reset token for its first ID (server transport parameter).
+    pub fn set_initial_remote_reset_token(&mut self, token: [u8; 16]) {
+        if let Some(e) = self.remote.get_mut(&0) {
+            e.1 = Some(token);
+        }
+    }
+
+    /// Issues IDs until the peer holds `limit` of ours; returns the new IDs (to route).
+    pub fn issue(&mut self, rng: &mut DetRng, limit: u64) -> Vec<ConnectionId> {
+        let mut out = Vec::new();
+        while (self.local.len() as u64) < limit.min(8) {
+            let seq = self.next_local_seq;
+            self.next_local_seq += 1;
+            let cid = random_cid(rng, self.cid_len);
+            let mut token = [0u8; 16];
+            rng.fill(&mut token);
+            self.local.insert(seq, (cid, token));
+            self.pending_new.push_back(seq);
+            out.push(cid);
+        }
+        out
+    }
+
+    /// The NEW_CONNECTION_ID frame for a pending sequence, if still active.
+    pub fn new_cid_frame(&self, seq: u64) -> Option<NewConnectionIdFrame> {
+        self.local
+            .get(&seq)
+            .map(|&(id, reset_token)| NewConnectionIdFrame {
+                sequence: seq,
+                retire_prior_to: 0,
+                id,
+                reset_token,
+            })
+    }
+
+    /// The peer retired one of our IDs (RFC 9000 §19.16); returns it for the endpoint.
+    pub fn on_retire(
+        &mut self,
+        seq: u64,
+        packet_dcid: &ConnectionId,
+    ) -> Result<Option<ConnectionId>, TransportError> {
+        if seq >= self.next_local_seq {
+            return Err(TransportError::protocol_violation(
+                "RETIRE_CONNECTION_ID for an ID never issued",
+            ));
+        }
+        match self.local.get(&seq) {
+            Some((cid, _)) if cid == packet_dcid => Err(TransportError::protocol_violation(
+                "RETIRE_CONNECTION_ID retires the packet's own DCID",
+            )),
+            Some(_) => Ok(self.local.remove(&seq).map(|v| v.0)),
+            None => Ok(None),
+        }
+    }
+
+    /// The peer issued an ID (RFC 9000 §19.15); `limit` is our active_connection_id_limit.
+    pub fn on_new_cid(
+        &mut self,
+        f: &NewConnectionIdFrame,
+        limit: u64,
+    ) -> Result<(), TransportError> {
+        if let Some((id, token)) = self.remote.get(&f.sequence) {
+            if *id != f.id || token.is_some_and(|t| t != f.reset_token) {
+                return Err(TransportError::protocol_violation(
+                    "NEW_CONNECTION_ID reuses a sequence number",
+                ));
+            }
+            return Ok(());
+        }
+        if f.sequence < self.remote_retire_prior_to {
+            // Already retired: retire it again at once (RFC 9000 §19.15).
+            self.pending_retire.push_back(f.sequence);
+            return Ok(());
+        }
+        self.remote.insert(f.sequence, (f.id, Some(f.reset_token)));
+        if f.retire_prior_to > self.remote_retire_prior_to {
+            self.remote_retire_prior_to = f.retire_prior_to;
+            let retired: Vec<u64> = self
+                .remote
+                .range(..f.retire_prior_to)
+                .map(|(&s, _)| s)
+                .collect();
+            for s in retired {
+                self.remote.remove(&s);
+                self.pending_retire.push_back(s);
+            }
+            if self.active_remote < f.retire_prior_to {
+                self.active_remote = *self.remote.keys().next().expect("the new ID remains");
+            }
+        }
+        if self.remote.len() as u64 > limit {
+            return Err(TransportError::new(
+                TransportErrorCode::CONNECTION_ID_LIMIT_ERROR,
+                "peer exceeded active_connection_id_limit",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether `token` is a stateless reset token the peer gave us (RFC 9000 §10.3.1).
+    pub fn is_stateless_reset(&self, token: &[u8]) -> bool {
+        self.remote
+            .values()
+            .any(|(_, t)| t.is_some_and(|t| t[..] == *token))
+    }
+
+    /// All IDs we issued that are still active (for the endpoint to forget on drain).
+    pub fn local_cids(&self) -> impl Iterator<Item = ConnectionId> + '_ {
+        self.local.values().map(|v| v.0)
+    }
+}

@@ -1,0 +1,219 @@
+//! Driving TLS (RFC 9001 §4): feeding CRYPTO data in, collecting handshake bytes and
+//! key changes, validating the peer's transport parameters, completing and confirming
+//! the handshake, and discarding keys.
+
+use super::spaces::SpaceId;
+use super::{Connection, ConnectionEvent, EndpointEvent};
+use crate::crypto::initial::initial_keys;
+use crate::crypto::KeyChange;
+use crate::error::TransportError;
+use crate::events::{ConnectionState, Event, Owner};
+use crate::time::Instant;
+use crate::wire::{ConnectionId, Side, TransportParameters};
+use std::time::Duration;
+
+impl Connection {
+    pub(super) fn install_initial_keys(&mut self, client_dcid: ConnectionId) {
+        self.spaces[SpaceId::Initial as usize].keys =
+            Some(initial_keys(self.version, &client_dcid, self.side));
+    }
+
+    /// Handles a CRYPTO frame received in `space` (RFC 9001 §4.1.3).
+    pub(super) fn on_crypto_frame(
+        &mut self,
+        now: Instant,
+        space: SpaceId,
+        offset: u64,
+        data: &[u8],
+    ) -> Result<(), TransportError> {
+        let sp = &mut self.spaces[space as usize];
+        sp.crypto_recv.insert(offset, data)?;
+        let mut buf = std::mem::take(&mut self.scratch);
+        buf.clear();
+        sp.crypto_recv.take_contiguous(&mut buf);
+        let res = if buf.is_empty() {
+            Ok(())
+        } else {
+            self.tls.read_handshake(&buf)
+        };
+        self.scratch = buf;
+        res?;
+        self.drive_tls(now)
+    }
+
+    /// Collects TLS output and key changes; completes the handshake when TLS is done.
+    pub(super) fn drive_tls(&mut self, now: Instant) -> Result<(), TransportError> {
+        loop {
+            let mut out = Vec::new();
+            let change = self.tls.write_handshake(&mut out);
+            if !out.is_empty() {
+                self.spaces[self.tls_write_space as usize]
+                    .crypto_send
+                    .push(&out);
+            }
+            match change {
+                None if out.is_empty() => break,
+                None => {}
+                Some(KeyChange::Handshake { keys }) => {
+                    self.spaces[SpaceId::Handshake as usize].keys = Some(keys);
+                    self.tls_write_space = SpaceId::Handshake;
+                    self.log_keys(now, SpaceId::Handshake);
+                }
+                Some(KeyChange::OneRtt { keys, next }) => {
+                    self.spaces[SpaceId::Data as usize].keys = Some(keys);
+                    self.key_update.install(next);
+                    self.tls_write_space = SpaceId::Data;
+                    self.log_keys(now, SpaceId::Data);
+                }
+            }
+        }
+        if self.peer_params.is_none() {
+            if let Some(raw) = self.tls.peer_transport_parameters() {
+                let params = TransportParameters::decode(raw, self.side.peer())?;
+                self.apply_peer_params(now, params)?;
+            }
+        }
+        if !self.handshake_complete && !self.tls.is_handshaking() {
+            self.on_handshake_complete(now);
+        }
+        Ok(())
+    }
+
+    fn log_keys(&mut self, now: Instant, space: SpaceId) {
+        if self.logging() {
+            let key = space.key_type();
+            self.emit(
+                now,
+                Event::KeyUpdated {
+                    key,
+                    owner: Owner::Local,
+                },
+            );
+            self.emit(
+                now,
+                Event::KeyUpdated {
+                    key,
+                    owner: Owner::Remote,
+                },
+            );
+        }
+    }
+
+    /// RFC 9000 §7.3-7.4: check the peer's parameters, then adopt its limits.
+    fn apply_peer_params(
+        &mut self,
+        now: Instant,
+        p: TransportParameters,
+    ) -> Result<(), TransportError> {
+        let tp_err = TransportError::transport_parameter;
+        if p.initial_source_connection_id != Some(self.cids.remote_cid()) {
+            return Err(tp_err(
+                "initial_source_connection_id does not match the peer's Source Connection ID",
+            ));
+        }
+        if self.side == Side::Client {
+            if p.original_destination_connection_id != Some(self.original_dcid) {
+                return Err(tp_err("original_destination_connection_id does not match"));
+            }
+            if p.retry_source_connection_id.is_some() {
+                return Err(tp_err("retry_source_connection_id without a Retry"));
+            }
+            if let Some(t) = p.stateless_reset_token {
+                self.cids.set_initial_remote_reset_token(t);
+            }
+        }
+        // RFC 9000 §10.1: the effective idle timeout is the minimum of the non-zero values.
+        let peer_idle = (p.max_idle_timeout > 0).then(|| Duration::from_millis(p.max_idle_timeout));
+        self.idle_timeout = match (self.idle_timeout, peer_idle) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.idle_deadline = self.idle_timeout.map(|d| now + d);
+        self.streams.apply_peer_params(&p);
+        if self.logging() {
+            let alpn = self
+                .tls
+                .alpn()
+                .map(|a| String::from_utf8_lossy(a).into_owned());
+            self.emit(
+                now,
+                Event::ParametersSet {
+                    owner: Owner::Remote,
+                    params: Box::new(p.clone()),
+                    alpn,
+                },
+            );
+        }
+        self.peer_params = Some(p);
+        Ok(())
+    }
+
+    /// The peer's max_ack_delay (RFC 9002 §6.2.1 uses it in the PTO).
+    pub(super) fn peer_max_ack_delay(&self) -> Duration {
+        Duration::from_millis(self.peer_params.as_ref().map_or(25, |p| p.max_ack_delay))
+    }
+
+    /// The peer's ack_delay_exponent, to decode its ACK Delay fields.
+    pub(super) fn peer_ack_delay_exponent(&self) -> u64 {
+        self.peer_params
+            .as_ref()
+            .map_or(3, |p| p.ack_delay_exponent)
+    }
+
+    fn on_handshake_complete(&mut self, now: Instant) {
+        self.handshake_complete = true;
+        self.state = super::State::Established;
+        self.stats.handshake_completed_at = Some(now);
+        self.events.push_back(ConnectionEvent::HandshakeCompleted);
+        self.set_state_event(now, ConnectionState::HandshakeComplete);
+        if self.side == Side::Server {
+            // RFC 9001 §4.1.2: the server's handshake is confirmed when it completes.
+            self.handshake_done_pending = true;
+            self.confirm_handshake(now);
+        }
+        let limit = self
+            .peer_params
+            .as_ref()
+            .map_or(2, |p| p.active_connection_id_limit);
+        let limit = limit.min(self.config.active_connection_id_limit);
+        for cid in self.cids.issue(&mut self.rng, limit) {
+            self.endpoint_events
+                .push_back(EndpointEvent::NewConnectionId(cid));
+        }
+    }
+
+    /// RFC 9001 §4.1.2 / §4.9.2: confirmation discards the Handshake keys.
+    pub(super) fn confirm_handshake(&mut self, now: Instant) {
+        if self.handshake_confirmed {
+            return;
+        }
+        self.handshake_confirmed = true;
+        self.peer_validated_address = true;
+        self.stats.handshake_confirmed_at = Some(now);
+        self.events.push_back(ConnectionEvent::HandshakeConfirmed);
+        self.set_state_event(now, ConnectionState::HandshakeConfirmed);
+        self.discard_space(now, SpaceId::Handshake);
+    }
+
+    /// Drops a space's keys and the packets in flight there (RFC 9002 §6.4, A.11).
+    pub(super) fn discard_space(&mut self, now: Instant, space: SpaceId) {
+        let sp = &mut self.spaces[space as usize];
+        if sp.discarded {
+            return;
+        }
+        sp.discarded = true;
+        sp.keys = None;
+        sp.probes = 0;
+        sp.sent.drain();
+        if self.logging() {
+            self.emit(
+                now,
+                Event::KeyDiscarded {
+                    key: space.key_type(),
+                },
+            );
+        }
+        self.pto_count = 0;
+        self.set_loss_detection_timer(now);
+    }
+}

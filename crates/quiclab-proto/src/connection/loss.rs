@@ -1,0 +1,346 @@
+//! Acknowledgement processing, loss detection and the probe timeout (RFC 9002 §6,
+//! Appendix A), applied to the connection's spaces, streams and congestion controller.
+
+use super::spaces::{SentFrame, SentRecord, SpaceId};
+use super::Connection;
+use crate::error::TransportError;
+use crate::events::{CongestionState, Event, LossTrigger, RecoveryMetrics};
+use crate::recovery::sent::is_persistent_congestion;
+use crate::recovery::SentPacket;
+use crate::time::Instant;
+use crate::wire::{AckFrame, Side};
+use std::time::Duration;
+
+impl Connection {
+    /// RFC 9002 A.7 OnAckReceived.
+    pub(super) fn on_ack_frame(
+        &mut self,
+        now: Instant,
+        space: SpaceId,
+        ack: &AckFrame,
+    ) -> Result<(), TransportError> {
+        let sp = &mut self.spaces[space as usize];
+        if ack.largest() >= sp.next_pn {
+            // RFC 9000 §13.1: acknowledging a packet never sent.
+            return Err(TransportError::protocol_violation(
+                "ACK of an unsent packet number",
+            ));
+        }
+        let newly_acked = sp.sent.on_ack(&ack.ranges);
+        if newly_acked.is_empty() {
+            return Ok(());
+        }
+        let largest = newly_acked.last().expect("non-empty");
+        if largest.pn == ack.largest() && newly_acked.iter().any(|p| p.ack_eliciting) {
+            let latest_rtt = now.saturating_duration_since(largest.time_sent);
+            // RFC 9002 §5.3: Initial ACKs are not delayed by the peer; ignore the field.
+            let ack_delay = if space == SpaceId::Data {
+                let exp = self.peer_ack_delay_exponent().min(20);
+                Duration::from_micros(ack.ack_delay.saturating_mul(1 << exp))
+            } else {
+                Duration::ZERO
+            };
+            if self.first_rtt_sample_time.is_none() {
+                self.first_rtt_sample_time = Some(now);
+            }
+            let max_ack_delay = self.peer_max_ack_delay();
+            self.rtt.update(
+                latest_rtt,
+                ack_delay,
+                self.handshake_confirmed,
+                max_ack_delay,
+            );
+        }
+        if space == SpaceId::Handshake && self.side == Side::Client {
+            // RFC 9002 A.8: the server validated our address once it ACKs a Handshake packet.
+            self.peer_validated_address = true;
+        }
+        let in_slow_start = self.cc.in_slow_start();
+        for p in &newly_acked {
+            self.on_packet_acked(now, space, p);
+        }
+        self.detect_and_remove_lost(now, space);
+        if self.peer_completed_address_validation() {
+            self.pto_count = 0;
+        }
+        self.set_loss_detection_timer(now);
+        self.log_metrics(now, in_slow_start);
+        Ok(())
+    }
+
+    fn on_packet_acked(&mut self, now: Instant, space: SpaceId, p: &SentPacket<SentRecord>) {
+        if p.in_flight {
+            self.cc
+                .on_packet_acked(now, p.time_sent, p.size, self.app_limited, &self.rtt);
+        }
+        if let Some(largest) = p.data.ack_largest {
+            self.spaces[space as usize].acks.on_ack_acked(largest);
+        }
+        for f in &p.data.frames {
+            match f {
+                SentFrame::Crypto { offset, len } => self.spaces[space as usize]
+                    .crypto_send
+                    .on_acked(*offset, *len),
+                SentFrame::Stream(r) => self.streams.on_acked(r),
+                SentFrame::HandshakeDone
+                | SentFrame::NewConnectionId { .. }
+                | SentFrame::RetireConnectionId { .. } => {}
+            }
+        }
+    }
+
+    /// RFC 9002 A.10 DetectAndRemoveLostPackets, then A.11 OnPacketsLost.
+    pub(super) fn detect_and_remove_lost(&mut self, now: Instant, space: SpaceId) {
+        let loss_delay = self.rtt.loss_delay(self.config.loss.time_threshold);
+        let sp = &mut self.spaces[space as usize];
+        let largest_acked = sp.sent.largest_acked();
+        let lost = sp
+            .sent
+            .detect_lost(now, loss_delay, self.config.loss.packet_threshold);
+        if lost.is_empty() {
+            return;
+        }
+        let pc_duration = self.persistent_congestion_duration();
+        let persistent = is_persistent_congestion(
+            &lost,
+            &self.spaces[space as usize].sent,
+            pc_duration,
+            self.first_rtt_sample_time,
+        );
+        let mut lost_bytes = 0;
+        let mut largest_lost_sent = None;
+        for p in &lost {
+            self.stats.packets_lost += 1;
+            if self.logging() {
+                let trigger = if largest_acked
+                    .is_some_and(|l| l >= p.pn + self.config.loss.packet_threshold)
+                {
+                    LossTrigger::ReorderingThreshold
+                } else {
+                    LossTrigger::TimeThreshold
+                };
+                self.emit(
+                    now,
+                    Event::PacketLost {
+                        ty: space.packet_type(),
+                        pn: p.pn,
+                        trigger,
+                    },
+                );
+            }
+            if p.in_flight {
+                lost_bytes += p.size;
+                largest_lost_sent = Some(p.time_sent);
+            }
+            self.requeue_lost(space, &p.data);
+        }
+        self.stats.bytes_lost += lost_bytes;
+        if let Some(sent) = largest_lost_sent {
+            self.stats.congestion_events += 1;
+            if persistent {
+                self.stats.persistent_congestion_events += 1;
+            }
+            self.cc
+                .on_congestion_event(now, sent, persistent, lost_bytes);
+            if self.logging() {
+                self.emit(
+                    now,
+                    Event::CongestionStateUpdated {
+                        new: CongestionState::Recovery,
+                    },
+                );
+            }
+        }
+    }
+
+    /// RFC 9000 §13.3: retransmit information, not packets.
+    fn requeue_lost(&mut self, space: SpaceId, record: &SentRecord) {
+        for f in &record.frames {
+            match f {
+                SentFrame::Crypto { offset, len } => self.spaces[space as usize]
+                    .crypto_send
+                    .on_lost(*offset, *len),
+                SentFrame::Stream(r) => self.streams.on_lost(r),
+                SentFrame::HandshakeDone => self.handshake_done_pending = true,
+                SentFrame::NewConnectionId { sequence } => {
+                    self.cids.pending_new.push_back(*sequence)
+                }
+                SentFrame::RetireConnectionId { sequence } => {
+                    self.cids.pending_retire.push_back(*sequence)
+                }
+            }
+        }
+    }
+
+    /// RFC 9002 §7.6.1: (smoothed_rtt + max(4 rttvar, granularity) + max_ack_delay) * 3.
+    fn persistent_congestion_duration(&self) -> Duration {
+        (self.rtt.pto_base() + self.peer_max_ack_delay())
+            * self.config.loss.persistent_congestion_threshold
+    }
+
+    /// RFC 9002 A.8 PeerCompletedAddressValidation.
+    pub(super) fn peer_completed_address_validation(&self) -> bool {
+        self.side == Side::Server || self.peer_validated_address || self.handshake_confirmed
+    }
+
+    /// Server before address validation: may send at most 3x what it received (RFC 9000 §8.1).
+    pub(super) fn amplification_budget(&self) -> u64 {
+        if self.address_validated {
+            u64::MAX
+        } else {
+            (self.amplification_received * self.config.amplification_factor)
+                .saturating_sub(self.amplification_sent)
+        }
+    }
+
+    fn ack_eliciting_in_flight(&self) -> bool {
+        self.spaces
+            .iter()
+            .any(|s| s.sent.has_ack_eliciting_in_flight())
+    }
+
+    /// RFC 9002 A.8 GetLossTimeAndSpace.
+    fn loss_time_and_space(&self) -> Option<(Instant, SpaceId)> {
+        SpaceId::ALL
+            .iter()
+            .filter_map(|&s| self.spaces[s as usize].sent.loss_time().map(|t| (t, s)))
+            .min_by_key(|&(t, _)| t)
+    }
+
+    /// RFC 9002 A.8 GetPtoTimeAndSpace.
+    fn pto_time_and_space(&self, now: Instant) -> Option<(Instant, SpaceId)> {
+        let backoff = 1u32 << self.pto_count.min(20);
+        let duration = self.rtt.pto_base() * backoff;
+        if !self.ack_eliciting_in_flight() {
+            // Anti-deadlock PTO (client only): from now, in the highest space with keys.
+            let space = if self.spaces[SpaceId::Handshake as usize].can_send() {
+                SpaceId::Handshake
+            } else {
+                SpaceId::Initial
+            };
+            return Some((now + duration, space));
+        }
+        let mut best: Option<(Instant, SpaceId)> = None;
+        for space in SpaceId::ALL {
+            let sp = &self.spaces[space as usize];
+            if !sp.sent.has_ack_eliciting_in_flight() {
+                continue;
+            }
+            let mut d = duration;
+            if space == SpaceId::Data {
+                if !self.handshake_confirmed {
+                    return best;
+                }
+                d += self.peer_max_ack_delay() * backoff;
+            }
+            let Some(last) = sp.sent.time_of_last_ack_eliciting() else {
+                continue;
+            };
+            let t = last + d;
+            if best.is_none_or(|(b, _)| t < b) {
+                best = Some((t, space));
+            }
+        }
+        best
+    }
+
+    /// RFC 9002 A.8 SetLossDetectionTimer.
+    pub(super) fn set_loss_detection_timer(&mut self, now: Instant) {
+        if let Some((t, _)) = self.loss_time_and_space() {
+            self.loss_timer = Some(t);
+            return;
+        }
+        if self.amplification_budget() == 0 {
+            // RFC 9002 §6.2.2.1: a server at the amplification limit arms no PTO.
+            self.loss_timer = None;
+            return;
+        }
+        if !self.ack_eliciting_in_flight() && self.peer_completed_address_validation() {
+            self.loss_timer = None;
+            return;
+        }
+        let pto = self.pto_time_and_space(now);
+        if self.stats.first_pto.is_none() {
+            if let Some((t, _)) = pto {
+                self.stats.first_pto =
+                    Some(t.saturating_duration_since(now).max(self.rtt.pto_base()));
+            }
+        }
+        self.loss_timer = pto.map(|(t, _)| t);
+    }
+
+    /// RFC 9002 A.9 OnLossDetectionTimeout.
+    pub(super) fn on_loss_detection_timeout(&mut self, now: Instant) {
+        if let Some((_, space)) = self.loss_time_and_space() {
+            self.detect_and_remove_lost(now, space);
+            self.set_loss_detection_timer(now);
+            return;
+        }
+        if !self.ack_eliciting_in_flight() {
+            // Anti-deadlock: a padded Initial earns credit; a Handshake packet proves the address.
+            let space = if self.spaces[SpaceId::Handshake as usize].can_send() {
+                SpaceId::Handshake
+            } else {
+                SpaceId::Initial
+            };
+            self.spaces[space as usize].probes = 1;
+        } else if let Some((_, space)) = self.pto_time_and_space(now) {
+            self.queue_probes(space);
+        }
+        self.pto_count += 1;
+        self.stats.pto_count_total += 1;
+        if self.logging() {
+            self.emit(
+                now,
+                Event::PtoExpired {
+                    pto_count: self.pto_count,
+                },
+            );
+        }
+        self.set_loss_detection_timer(now);
+    }
+
+    /// RFC 9002 §6.2.4: one or two ack-eliciting probes, carrying unacknowledged data
+    /// where there is some. Before the handshake completes, probe both handshake spaces
+    /// that have data in flight (the peer may be missing either flight).
+    fn queue_probes(&mut self, space: SpaceId) {
+        let spaces: &[SpaceId] = if space == SpaceId::Data {
+            &[SpaceId::Data]
+        } else {
+            &[SpaceId::Initial, SpaceId::Handshake]
+        };
+        for &s in spaces {
+            let sp = &mut self.spaces[s as usize];
+            if !sp.can_send() || (s != space && !sp.sent.has_ack_eliciting_in_flight()) {
+                continue;
+            }
+            sp.probes = 2;
+            sp.crypto_send.requeue_unacked();
+        }
+    }
+
+    fn log_metrics(&mut self, now: Instant, was_slow_start: bool) {
+        if !self.logging() {
+            return;
+        }
+        let m = RecoveryMetrics {
+            min_rtt: Some(self.rtt.min()),
+            smoothed_rtt: Some(self.rtt.smoothed()),
+            latest_rtt: Some(self.rtt.latest()),
+            rtt_variance: Some(self.rtt.rttvar()),
+            pto_count: Some(self.pto_count),
+            congestion_window: Some(self.cc.window()),
+            bytes_in_flight: Some(self.bytes_in_flight()),
+            ssthresh: (self.cc.ssthresh() != u64::MAX).then(|| self.cc.ssthresh()),
+        };
+        self.emit(now, Event::MetricsUpdated(m));
+        if was_slow_start && !self.cc.in_slow_start() {
+            self.emit(
+                now,
+                Event::CongestionStateUpdated {
+                    new: CongestionState::CongestionAvoidance,
+                },
+            );
+        }
+    }
+}

@@ -1,0 +1,413 @@
+//! The receive path: datagram -> packets -> header protection removal -> decryption ->
+//! frames (RFC 9000 §12, RFC 9001 §5).
+
+use super::spaces::SpaceId;
+use super::{CloseReason, Connection, EndpointEvent, State};
+use crate::crypto::protect::{decrypt_payload, unprotect_header};
+use crate::error::{TransportError, TransportErrorCode};
+use crate::events::{DropReason, Event, FrameSummary, Owner, PacketHeaderInfo};
+use crate::time::Instant;
+use crate::wire::header::{decode_packet_number, parse_header, parse_version_negotiation};
+use crate::wire::{decode_frames, ConnectionId, Frame, PacketType, Side, VERSION_1};
+use std::net::SocketAddr;
+
+/// The parts of a parsed header the receive path keeps (owned, so the packet bytes can
+/// be decrypted in place).
+struct Parsed {
+    ty: PacketType,
+    dcid: ConnectionId,
+    scid: ConnectionId,
+    pn_offset: usize,
+    packet_len: usize,
+}
+
+impl Connection {
+    /// Processes one UDP datagram from `remote`; decrypts in place, so `data` is clobbered.
+    pub fn handle_datagram(&mut self, now: Instant, remote: SocketAddr, data: &mut [u8]) {
+        if matches!(self.state, State::Drained | State::Draining { .. }) {
+            return;
+        }
+        let _ = remote; // No migration yet: packets are accepted from any address.
+        self.stats.datagrams_received.packets += 1;
+        self.stats.datagrams_received.bytes += data.len() as u64;
+        if !self.address_validated {
+            self.amplification_received += data.len() as u64;
+        }
+        let total = data.len();
+        let mut offset = 0;
+        let mut any_processed = false;
+        while offset < total {
+            let rest = &mut data[offset..];
+            let parsed = match parse_header(rest, self.config.connection_id_length as usize) {
+                Ok(h) => Parsed {
+                    ty: h.ty,
+                    dcid: h.dcid,
+                    scid: h.scid,
+                    pn_offset: h.pn_offset,
+                    packet_len: h.packet_len,
+                },
+                Err(_) => {
+                    self.drop_packet(now, None, rest.len(), DropReason::HeaderParseError);
+                    break;
+                }
+            };
+            let len = parsed.packet_len.min(rest.len());
+            any_processed |= self.handle_packet(now, parsed, &mut rest[..len]);
+            offset += len;
+            if self.is_closed() && !matches!(self.state, State::Closing { .. }) {
+                return;
+            }
+        }
+        if !any_processed && total >= 21 && self.cids.is_stateless_reset(&data[total - 16..]) {
+            // RFC 9000 §10.3.1: a stateless reset ends the connection at once.
+            let error = TransportError::new(TransportErrorCode::NO_ERROR, "stateless reset");
+            self.start_draining(
+                now,
+                CloseReason::Transport {
+                    owner: Owner::Remote,
+                    error,
+                },
+            );
+        }
+        if matches!(self.state, State::Closing { .. }) && any_processed {
+            // RFC 9000 §10.2.1: answer packets in the closing state with CONNECTION_CLOSE.
+            self.close_pending = true;
+        }
+    }
+
+    fn drop_packet(
+        &mut self,
+        now: Instant,
+        ty: Option<PacketType>,
+        size: usize,
+        reason: DropReason,
+    ) {
+        self.stats.packets_dropped += 1;
+        if self.logging() {
+            self.emit(now, Event::PacketDropped { ty, size, reason });
+        }
+    }
+
+    /// Handles one packet; returns whether it was authenticated and processed.
+    fn handle_packet(&mut self, now: Instant, h: Parsed, packet: &mut [u8]) -> bool {
+        let space = match h.ty {
+            PacketType::VersionNegotiation => {
+                self.on_version_negotiation(now, packet);
+                return false;
+            }
+            // No Retry or 0-RTT support yet: such packets are dropped.
+            PacketType::Retry | PacketType::ZeroRtt => {
+                self.drop_packet(now, Some(h.ty), packet.len(), DropReason::Other);
+                return false;
+            }
+            ty => SpaceId::of(ty).expect("protected packet types have a space"),
+        };
+        if !self.spaces[space as usize].can_send() {
+            self.drop_packet(now, Some(h.ty), packet.len(), DropReason::KeyUnavailable);
+            return false;
+        }
+        let Some(pn) = self.unprotect(space, &h, packet) else {
+            self.drop_packet(now, Some(h.ty), packet.len(), DropReason::DecryptionFailure);
+            return false;
+        };
+        let (pn, payload) = pn;
+        if self.spaces[space as usize].acks.is_duplicate(pn) {
+            self.drop_packet(now, Some(h.ty), packet.len(), DropReason::Duplicate);
+            return true;
+        }
+        if let Err(e) = self.check_reserved_bits(packet[0], h.ty) {
+            self.fail(now, e);
+            return true;
+        }
+        self.on_authenticated_packet(now, space, &h);
+        if matches!(self.state, State::Closing { .. }) {
+            return true;
+        }
+        self.stats.packets_received[space as usize] += 1;
+        let payload = &packet[payload];
+        if self.logging() {
+            let frames = decode_frames(payload)
+                .filter_map(Result::ok)
+                .map(|f| FrameSummary::from(&f))
+                .collect();
+            let header = PacketHeaderInfo {
+                ty: h.ty,
+                pn: Some(pn),
+                dcid: h.dcid,
+                scid: (h.ty != PacketType::OneRtt).then_some(h.scid),
+            };
+            self.emit(
+                now,
+                Event::PacketReceived {
+                    header,
+                    size: packet.len(),
+                    frames,
+                },
+            );
+        }
+        match self.process_frames(now, space, h.ty, &h.dcid, payload) {
+            Ok((ack_eliciting, immediate)) => {
+                let policy = self.ack_policy;
+                let immediate = immediate || space != SpaceId::Data;
+                self.spaces[space as usize].acks.on_packet_received(
+                    now,
+                    pn,
+                    ack_eliciting,
+                    immediate,
+                    &policy,
+                );
+                if let Some(d) = self.idle_timeout {
+                    self.idle_deadline = Some(now + d);
+                    self.idle_restart_on_send = true;
+                }
+            }
+            Err(e) => self.fail(now, e),
+        }
+        true
+    }
+
+    /// Removes header protection and decrypts; returns the packet number and the
+    /// plaintext payload range, or `None` to drop the packet.
+    fn unprotect(
+        &mut self,
+        space: SpaceId,
+        h: &Parsed,
+        packet: &mut [u8],
+    ) -> Option<(u64, std::ops::Range<usize>)> {
+        let sp = &self.spaces[space as usize];
+        let keys = sp.keys.as_ref()?;
+        let uh = unprotect_header(&*keys.remote.header, packet, h.pn_offset).ok()?;
+        let pn = decode_packet_number(sp.acks.largest(), uh.truncated_pn, uh.pn_len);
+        let header_len = h.pn_offset + uh.pn_len;
+        if space == SpaceId::Data {
+            let phase = uh.first_byte & 0x04 != 0;
+            return self
+                .decrypt_one_rtt(phase, packet, header_len, pn)
+                .map(|r| (pn, r));
+        }
+        decrypt_payload(&*keys.remote.packet, packet, header_len, pn)
+            .ok()
+            .map(|r| (pn, r))
+    }
+
+    /// RFC 9000 §17.2 / §17.3.1: reserved bits must be zero after unprotection.
+    fn check_reserved_bits(&self, first: u8, ty: PacketType) -> Result<(), TransportError> {
+        let mask = if ty == PacketType::OneRtt { 0x18 } else { 0x0c };
+        if first & mask != 0 {
+            return Err(TransportError::protocol_violation(
+                "reserved header bits are not zero",
+            ));
+        }
+        Ok(())
+    }
+
+    /// State changes due to the first authenticated packets of each kind.
+    fn on_authenticated_packet(&mut self, now: Instant, space: SpaceId, h: &Parsed) {
+        if self.side == Side::Client && !self.received_server_packet && space == SpaceId::Initial {
+            // RFC 9000 §7.2: the client switches to the server's chosen connection ID.
+            self.received_server_packet = true;
+            self.cids.set_initial_remote(h.scid);
+        }
+        if self.side == Side::Server && space == SpaceId::Handshake {
+            // RFC 9000 §8.1: a Handshake packet validates the client's address;
+            // RFC 9001 §4.9.1: the server discards Initial keys on its first one.
+            if !self.address_validated {
+                self.address_validated = true;
+                self.set_loss_detection_timer(now);
+            }
+            self.discard_space(now, SpaceId::Initial);
+        }
+    }
+
+    fn on_version_negotiation(&mut self, now: Instant, packet: &[u8]) {
+        // RFC 9000 §6.2: only before any other server packet; ignore if it lists our version.
+        if self.side != Side::Client || self.received_server_packet {
+            return;
+        }
+        let Ok(versions) = parse_version_negotiation(packet) else {
+            return;
+        };
+        if versions.contains(&VERSION_1) {
+            return;
+        }
+        let error = TransportError::new(
+            TransportErrorCode::NO_ERROR,
+            format!("server offers only versions {versions:x?}"),
+        );
+        self.start_draining(
+            now,
+            CloseReason::Transport {
+                owner: Owner::Remote,
+                error,
+            },
+        );
+        self.state = State::Drained;
+        self.endpoint_events.push_back(EndpointEvent::Drained);
+    }
+
+    /// Dispatches a packet's frames; returns (ack-eliciting, IMMEDIATE_ACK seen).
+    fn process_frames(
+        &mut self,
+        now: Instant,
+        space: SpaceId,
+        ty: PacketType,
+        dcid: &ConnectionId,
+        payload: &[u8],
+    ) -> Result<(bool, bool), TransportError> {
+        if payload.is_empty() {
+            return Err(TransportError::protocol_violation("packet without frames"));
+        }
+        let mut ack_eliciting = false;
+        let mut immediate = false;
+        for frame in decode_frames(payload) {
+            let frame = frame?;
+            if !frame.permitted_in(ty) {
+                return Err(TransportError::protocol_violation(format!(
+                    "{} frame not allowed in {ty:?} packets",
+                    frame.qlog_name()
+                ))
+                .with_frame(frame.type_code()));
+            }
+            ack_eliciting |= frame.is_ack_eliciting();
+            let ft = frame.type_code();
+            self.on_frame(now, space, dcid, frame, &mut immediate)
+                .map_err(|e| {
+                    if e.frame_type.is_none() {
+                        e.with_frame(ft)
+                    } else {
+                        e
+                    }
+                })?;
+            if self.is_closed() {
+                break;
+            }
+        }
+        Ok((ack_eliciting, immediate))
+    }
+
+    fn on_frame(
+        &mut self,
+        now: Instant,
+        space: SpaceId,
+        dcid: &ConnectionId,
+        frame: Frame<'_>,
+        immediate: &mut bool,
+    ) -> Result<(), TransportError> {
+        match frame {
+            Frame::Padding { .. } | Frame::Ping | Frame::PathResponse(_) => {}
+            Frame::Ack(ack) => self.on_ack_frame(now, space, &ack)?,
+            Frame::Crypto { offset, data } => self.on_crypto_frame(now, space, offset, data)?,
+            Frame::Stream(_)
+            | Frame::ResetStream { .. }
+            | Frame::StopSending { .. }
+            | Frame::MaxData(_)
+            | Frame::MaxStreamData { .. }
+            | Frame::MaxStreams { .. }
+            | Frame::DataBlocked { .. }
+            | Frame::StreamDataBlocked { .. }
+            | Frame::StreamsBlocked { .. } => self.streams.on_frame(&frame)?,
+            Frame::NewToken { .. } => {
+                if self.side == Side::Server {
+                    return Err(TransportError::protocol_violation(
+                        "NEW_TOKEN sent by a client",
+                    ));
+                }
+            }
+            Frame::NewConnectionId(f) => {
+                let limit = self.local_params.active_connection_id_limit;
+                self.cids.on_new_cid(&f, limit)?;
+            }
+            Frame::RetireConnectionId { sequence } => {
+                if let Some(cid) = self.cids.on_retire(sequence, dcid)? {
+                    self.endpoint_events
+                        .push_back(EndpointEvent::RetireConnectionId(cid));
+                    let limit = self
+                        .peer_params
+                        .as_ref()
+                        .map_or(2, |p| p.active_connection_id_limit);
+                    let limit = limit.min(self.config.active_connection_id_limit);
+                    for cid in self.cids.issue(&mut self.rng, limit) {
+                        self.endpoint_events
+                            .push_back(EndpointEvent::NewConnectionId(cid));
+                    }
+                }
+            }
+            Frame::PathChallenge(d) => self.path_responses.push(d),
+            Frame::ConnectionClose(c) => {
+                let reason = String::from_utf8_lossy(c.reason).into_owned();
+                let reason = match c.frame_type {
+                    Some(ft) => CloseReason::Transport {
+                        owner: Owner::Remote,
+                        error: TransportError {
+                            code: TransportErrorCode(c.error_code),
+                            frame_type: Some(ft),
+                            reason,
+                        },
+                    },
+                    None => CloseReason::Application {
+                        owner: Owner::Remote,
+                        code: c.error_code,
+                        reason,
+                    },
+                };
+                self.start_draining(now, reason);
+            }
+            Frame::HandshakeDone => {
+                if self.side == Side::Server {
+                    return Err(TransportError::protocol_violation(
+                        "HANDSHAKE_DONE sent by a client",
+                    ));
+                }
+                self.confirm_handshake(now);
+            }
+            Frame::Datagram { data } => {
+                if self
+                    .config
+                    .max_datagram_frame_size
+                    .is_none_or(|m| data.len() as u64 > m)
+                {
+                    return Err(TransportError::protocol_violation(
+                        "DATAGRAM frame not negotiated or too large",
+                    ));
+                }
+                self.received_datagrams.push_back(data.to_vec());
+            }
+            Frame::AckFrequency(f) => self.on_ack_frequency(&f)?,
+            Frame::ImmediateAck => {
+                if self.config.min_ack_delay_us.is_none() {
+                    return Err(TransportError::protocol_violation(
+                        "IMMEDIATE_ACK without ack-frequency negotiation",
+                    ));
+                }
+                *immediate = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// draft-ietf-quic-ack-frequency §4: apply the newest request.
+    fn on_ack_frequency(
+        &mut self,
+        f: &crate::wire::AckFrequencyFrame,
+    ) -> Result<(), TransportError> {
+        let Some(min_ack_delay) = self.config.min_ack_delay_us else {
+            return Err(TransportError::protocol_violation(
+                "ACK_FREQUENCY without ack-frequency negotiation",
+            ));
+        };
+        if f.request_max_ack_delay < min_ack_delay {
+            return Err(TransportError::protocol_violation(
+                "Requested Max Ack Delay below min_ack_delay",
+            ));
+        }
+        if self.ack_frequency_seq.is_some_and(|s| f.sequence <= s) {
+            return Ok(());
+        }
+        self.ack_frequency_seq = Some(f.sequence);
+        // The draft's threshold counts packets *before* an ACK is owed: ACK on threshold + 1.
+        self.ack_policy.ack_eliciting_threshold = f.ack_eliciting_threshold.saturating_add(1);
+        self.ack_policy.max_ack_delay = std::time::Duration::from_micros(f.request_max_ack_delay);
+        self.ack_policy.reordering_threshold = f.reordering_threshold;
+        Ok(())
+    }
+}

@@ -1,0 +1,435 @@
+//! The send path: choosing what each packet number space has to send, building and
+//! coalescing packets into one datagram, padding, protecting, and recording them for
+//! loss recovery (RFC 9000 §12.2, §13, §14.1; RFC 9001 §5; RFC 9002 §7).
+
+use super::spaces::{SentFrame, SentRecord, SpaceId};
+use super::{CloseReason, Connection, State, Transmit};
+use crate::crypto::protect::seal;
+use crate::error::TransportErrorCode;
+use crate::events::{Event, FrameSummary, PacketHeaderInfo};
+use crate::recovery::SentPacket;
+use crate::time::Instant;
+use crate::wire::header::{packet_number_len, write_long_header, write_short_header};
+use crate::wire::{decode_frames, varint, ConnectionCloseFrame, Frame, PacketType, Side};
+
+/// RFC 9000 §14.1: datagrams carrying Initial packets are expanded to this size.
+const MIN_INITIAL_DATAGRAM: usize = 1200;
+/// AEAD tag length of every QUIC v1 cipher suite.
+const TAG_LEN: usize = 16;
+/// Smallest useful packet: header room plus a few frame bytes and the tag.
+const MIN_PACKET_ROOM: usize = 64;
+
+/// A packet being written into the datagram buffer, not yet protected.
+struct OpenPacket {
+    space: SpaceId,
+    start: usize,
+    /// Long headers: where the 2-byte Length field is.
+    length_offset: Option<usize>,
+    pn_offset: usize,
+    pn: u64,
+    payload_start: usize,
+    ack_eliciting: bool,
+    padded: bool,
+    record: SentRecord,
+}
+
+impl Connection {
+    /// The largest UDP payload we may send on this path.
+    fn max_datagram_size(&self) -> usize {
+        let ours = u64::from(self.config.max_udp_payload_size);
+        let peer = self
+            .peer_params
+            .as_ref()
+            .map_or(ours, |p| p.max_udp_payload_size);
+        ours.min(peer).max(MIN_INITIAL_DATAGRAM as u64) as usize
+    }
+
+    /// Appends the next datagram to `buf` and says where to send it; `None` when there
+    /// is nothing to send now (see [`Connection::poll_timeout`]).
+    pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+        match self.state {
+            State::Draining { .. } | State::Drained => return None,
+            State::Closing { .. } if !self.close_pending => return None,
+            _ => {}
+        }
+        let start = buf.len();
+        let budget = (self.max_datagram_size() as u64).min(self.amplification_budget()) as usize;
+        if budget < MIN_INITIAL_DATAGRAM && !self.address_validated {
+            return None; // RFC 9000 §8.1: wait for more bytes from the client.
+        }
+        let closing = matches!(self.state, State::Closing { .. });
+        let cwnd_open = self.bytes_in_flight() < self.cc.window();
+        let mut open: Option<OpenPacket> = None;
+        let mut pad_datagram = false;
+        for space in SpaceId::ALL {
+            if !self.spaces[space as usize].can_send() {
+                continue;
+            }
+            let wants = if closing {
+                self.close_wanted_in(space)
+            } else {
+                self.space_wants_to_send(now, space, cwnd_open)
+            };
+            if !wants {
+                continue;
+            }
+            if budget.saturating_sub(buf.len() - start) < MIN_PACKET_ROOM {
+                break;
+            }
+            if let Some(p) = open.take() {
+                self.finish_packet(now, buf, p, 0);
+            }
+            if space == SpaceId::Handshake && self.side == Side::Client {
+                // RFC 9001 §4.9.1: a client discards Initial keys when it first sends Handshake.
+                self.discard_space(now, SpaceId::Initial);
+            }
+            let limit = start + budget;
+            let p = self.write_packet(now, buf, space, limit, closing, cwnd_open);
+            if space == SpaceId::Initial && (self.side == Side::Client || p.ack_eliciting) {
+                pad_datagram = true;
+            }
+            open = Some(p);
+            if space == SpaceId::Data {
+                break; // short headers have no length: the 1-RTT packet is last
+            }
+        }
+        let p = open?;
+        let pad = if pad_datagram {
+            (start + MIN_INITIAL_DATAGRAM).saturating_sub(buf.len() + TAG_LEN)
+        } else {
+            0
+        };
+        self.finish_packet(now, buf, p, pad);
+        if closing {
+            self.close_pending = false;
+        }
+        let size = buf.len() - start;
+        self.stats.datagrams_sent.packets += 1;
+        self.stats.datagrams_sent.bytes += size as u64;
+        if !self.address_validated {
+            self.amplification_sent += size as u64;
+        }
+        self.set_loss_detection_timer(now);
+        Some(Transmit {
+            destination: self.remote,
+            size,
+        })
+    }
+
+    /// Whether `space` has anything to send now (ACKs due, handshake data, probes,
+    /// stream data within the congestion window).
+    fn space_wants_to_send(&self, now: Instant, space: SpaceId, cwnd_open: bool) -> bool {
+        let sp = &self.spaces[space as usize];
+        if sp.probes > 0 || sp.acks.ack_deadline().is_some_and(|t| t <= now) {
+            return true;
+        }
+        if !cwnd_open {
+            return false;
+        }
+        if sp.crypto_send.has_pending() {
+            return true;
+        }
+        space == SpaceId::Data && self.handshake_complete && self.data_space_pending()
+    }
+
+    fn data_space_pending(&self) -> bool {
+        self.handshake_done_pending
+            || !self.path_responses.is_empty()
+            || !self.cids.pending_new.is_empty()
+            || !self.cids.pending_retire.is_empty()
+            || self.streams.has_pending()
+    }
+
+    /// RFC 9000 §10.2.3: before the handshake completes, CONNECTION_CLOSE goes in every
+    /// handshake space the peer may read; afterwards in 1-RTT only.
+    fn close_wanted_in(&self, space: SpaceId) -> bool {
+        if self.handshake_complete {
+            space == SpaceId::Data
+        } else {
+            space != SpaceId::Data
+        }
+    }
+
+    /// Writes a packet header and frames for `space`, leaving it open for padding.
+    fn write_packet(
+        &mut self,
+        now: Instant,
+        buf: &mut Vec<u8>,
+        space: SpaceId,
+        limit: usize,
+        closing: bool,
+        cwnd_open: bool,
+    ) -> OpenPacket {
+        let start = buf.len();
+        let dcid = self.cids.remote_cid();
+        let sp = &self.spaces[space as usize];
+        let pn = sp.next_pn;
+        let pn_len = packet_number_len(pn, sp.sent.largest_acked());
+        let (length_offset, pn_offset) = if space == SpaceId::Data {
+            (
+                None,
+                write_short_header(buf, &dcid, false, self.key_update.phase, pn, pn_len),
+            )
+        } else {
+            let scid = self.cids.local_cid();
+            let o = write_long_header(
+                buf,
+                space.packet_type(),
+                self.version,
+                &dcid,
+                &scid,
+                &[],
+                pn,
+                pn_len,
+            );
+            (Some(o.length_offset), o.pn_offset)
+        };
+        let mut p = OpenPacket {
+            space,
+            start,
+            length_offset,
+            pn_offset,
+            pn,
+            payload_start: buf.len(),
+            ack_eliciting: false,
+            padded: false,
+            record: SentRecord::default(),
+        };
+        let max = limit - TAG_LEN;
+        self.write_ack(now, buf, &mut p, max);
+        if closing {
+            self.write_close(buf, space, max);
+            return p;
+        }
+        self.write_frames(now, buf, &mut p, max, cwnd_open);
+        p
+    }
+
+    fn write_ack(&mut self, now: Instant, buf: &mut Vec<u8>, p: &mut OpenPacket, max: usize) {
+        let sp = &mut self.spaces[p.space as usize];
+        if !sp.acks.has_new() {
+            return;
+        }
+        let exp = if p.space == SpaceId::Data {
+            self.config.ack.ack_delay_exponent
+        } else {
+            0
+        };
+        let Some(ack) = sp
+            .acks
+            .build_ack(now, exp, self.config.ack.max_ack_ranges, None)
+        else {
+            return;
+        };
+        let frame = Frame::Ack(ack);
+        if buf.len() + frame.encoded_len() > max {
+            return;
+        }
+        frame.encode(buf);
+        if let Frame::Ack(a) = &frame {
+            p.record.ack_largest = Some(a.largest());
+        }
+    }
+
+    fn write_close(&mut self, buf: &mut Vec<u8>, space: SpaceId, max: usize) {
+        let Some(reason) = &self.close_frame else {
+            return;
+        };
+        let (code, frame_type, text) = match reason {
+            CloseReason::Transport { error, .. } => (
+                error.code.0,
+                Some(error.frame_type.unwrap_or(0)),
+                error.reason.as_str(),
+            ),
+            // RFC 9000 §10.2.3: an application close in Initial/Handshake packets becomes
+            // APPLICATION_ERROR without the reason.
+            CloseReason::Application { .. } if space != SpaceId::Data => {
+                (TransportErrorCode::APPLICATION_ERROR.0, Some(0), "")
+            }
+            CloseReason::Application { code, reason, .. } => (*code, None, reason.as_str()),
+            CloseReason::IdleTimeout => return,
+        };
+        let room = max.saturating_sub(buf.len() + 24);
+        let text = &text.as_bytes()[..text.len().min(room).min(256)];
+        Frame::ConnectionClose(ConnectionCloseFrame {
+            error_code: code,
+            frame_type,
+            reason: text,
+        })
+        .encode(buf);
+    }
+
+    /// Handshake data, control frames, stream data, and a PING if a probe needs one.
+    fn write_frames(
+        &mut self,
+        now: Instant,
+        buf: &mut Vec<u8>,
+        p: &mut OpenPacket,
+        max: usize,
+        cwnd_open: bool,
+    ) {
+        let space = p.space;
+        let probing = self.spaces[space as usize].probes > 0;
+        let may_send_data = cwnd_open || probing;
+        if may_send_data {
+            while buf.len() + 8 < max {
+                let Some((offset, len)) = self.spaces[space as usize]
+                    .crypto_send
+                    .write_frame(buf, max - buf.len())
+                else {
+                    break;
+                };
+                p.record.frames.push(SentFrame::Crypto { offset, len });
+                p.ack_eliciting = true;
+            }
+        }
+        if space == SpaceId::Data && self.handshake_complete && may_send_data {
+            self.write_data_frames(now, buf, p, max);
+        }
+        if probing {
+            let sp = &mut self.spaces[space as usize];
+            sp.probes -= 1;
+            if !p.ack_eliciting && buf.len() < max {
+                Frame::Ping.encode(buf);
+                p.ack_eliciting = true;
+            }
+        }
+    }
+
+    fn write_data_frames(
+        &mut self,
+        now: Instant,
+        buf: &mut Vec<u8>,
+        p: &mut OpenPacket,
+        max: usize,
+    ) {
+        if self.handshake_done_pending && buf.len() < max {
+            Frame::HandshakeDone.encode(buf);
+            self.handshake_done_pending = false;
+            p.record.frames.push(SentFrame::HandshakeDone);
+            p.ack_eliciting = true;
+        }
+        while let Some(d) = self.path_responses.last().copied() {
+            if buf.len() + 9 > max {
+                break;
+            }
+            self.path_responses.pop();
+            Frame::PathResponse(d).encode(buf);
+            p.ack_eliciting = true;
+        }
+        while let Some(&seq) = self.cids.pending_new.front() {
+            let Some(f) = self.cids.new_cid_frame(seq) else {
+                self.cids.pending_new.pop_front();
+                continue;
+            };
+            let frame = Frame::NewConnectionId(f);
+            if buf.len() + frame.encoded_len() > max {
+                break;
+            }
+            frame.encode(buf);
+            self.cids.pending_new.pop_front();
+            p.record
+                .frames
+                .push(SentFrame::NewConnectionId { sequence: seq });
+            p.ack_eliciting = true;
+        }
+        while let Some(&sequence) = self.cids.pending_retire.front() {
+            if buf.len() + 1 + varint::len(sequence) > max {
+                break;
+            }
+            Frame::RetireConnectionId { sequence }.encode(buf);
+            self.cids.pending_retire.pop_front();
+            p.record
+                .frames
+                .push(SentFrame::RetireConnectionId { sequence });
+            p.ack_eliciting = true;
+        }
+        let before = buf.len();
+        let mut records = std::mem::take(&mut self.stream_records);
+        self.streams
+            .write_frames(now, self.rtt.smoothed(), buf, max, &mut records);
+        if buf.len() > before {
+            p.ack_eliciting = true;
+        }
+        p.record
+            .frames
+            .extend(records.drain(..).map(SentFrame::Stream));
+        self.stream_records = records;
+        // RFC 9002 §7.8: out of data with room in the window means application-limited.
+        self.app_limited = !self.streams.has_pending() && self.bytes_in_flight() < self.cc.window();
+    }
+
+    /// Pads, fixes the Length field, protects the packet, and records it as sent.
+    fn finish_packet(&mut self, now: Instant, buf: &mut Vec<u8>, mut p: OpenPacket, pad: usize) {
+        let pn_len = p.payload_start - p.pn_offset;
+        // RFC 9001 §5.4.2: the header protection sample needs 4 bytes after the pn start.
+        let min_payload = 4usize.saturating_sub(pn_len);
+        let pad = pad.max(min_payload.saturating_sub(buf.len() - p.payload_start));
+        if pad > 0 {
+            buf.resize(buf.len() + pad, 0);
+            p.padded = true;
+        }
+        let payload_end = buf.len();
+        if let Some(at) = p.length_offset {
+            varint::patch_u14(buf, at, (payload_end + TAG_LEN - p.pn_offset) as u64);
+        }
+        let logged = self.logging().then(|| {
+            decode_frames(&buf[p.payload_start..payload_end])
+                .filter_map(Result::ok)
+                .map(|f| FrameSummary::from(&f))
+                .collect::<Vec<_>>()
+        });
+        buf.resize(payload_end + TAG_LEN, 0);
+        let sp = &mut self.spaces[p.space as usize];
+        let keys = sp.keys.as_ref().expect("space can send");
+        seal(
+            &*keys.local.packet,
+            &*keys.local.header,
+            &mut buf[p.start..],
+            p.pn_offset - p.start,
+            p.pn,
+        )
+        .expect("sealing our own packet cannot fail");
+        sp.next_pn += 1;
+        let size = (buf.len() - p.start) as u64;
+        let in_flight = p.ack_eliciting || p.padded;
+        sp.sent.on_sent(SentPacket {
+            pn: p.pn,
+            time_sent: now,
+            size,
+            ack_eliciting: p.ack_eliciting,
+            in_flight,
+            data: p.record,
+        });
+        self.stats.packets_sent[p.space as usize] += 1;
+        if in_flight {
+            let inflight = self.bytes_in_flight();
+            self.cc.on_packet_sent(now, size, inflight);
+        }
+        if p.ack_eliciting && self.idle_restart_on_send {
+            // RFC 9000 §10.1: the first ack-eliciting packet after a receipt restarts the timer.
+            self.idle_restart_on_send = false;
+            if let Some(d) = self.idle_timeout {
+                self.idle_deadline = Some(now + d);
+            }
+        }
+        if let Some(frames) = logged {
+            let ty = p.space.packet_type();
+            let scid = (ty != PacketType::OneRtt).then(|| self.cids.local_cid());
+            let header = PacketHeaderInfo {
+                ty,
+                pn: Some(p.pn),
+                dcid: self.cids.remote_cid(),
+                scid,
+            };
+            self.emit(
+                now,
+                Event::PacketSent {
+                    header,
+                    size: size as usize,
+                    frames,
+                },
+            );
+        }
+    }
+}

@@ -1,0 +1,39 @@
+//! Counters a connection keeps for experiments, independent of any event sink.
+
+use crate::error::TransportErrorCode;
+use crate::time::Instant;
+use std::time::Duration;
+
+/// Per-direction packet and byte counts.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PacketCounts {
+    pub packets: u64,
+    /// UDP payload bytes.
+    pub bytes: u64,
+}
+
+/// What a connection did, for results tables.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ConnectionStats {
+    pub datagrams_sent: PacketCounts,
+    pub datagrams_received: PacketCounts,
+    /// Packets sent per space (Initial, Handshake, application data).
+    pub packets_sent: [u64; 3],
+    pub packets_received: [u64; 3],
+    pub packets_lost: u64,
+    pub bytes_lost: u64,
+    /// Packets dropped on receipt (undecryptable, duplicate, unparseable...).
+    pub packets_dropped: u64,
+    pub pto_count_total: u64,
+    /// The first probe timeout armed (RFC 9002 §6.2.1), and when it was armed.
+    pub first_pto: Option<Duration>,
+    pub handshake_completed_at: Option<Instant>,
+    pub handshake_confirmed_at: Option<Instant>,
+    pub congestion_events: u64,
+    pub persistent_congestion_events: u64,
+    pub idle_timeout: bool,
+    /// Peer-initiated 1-RTT key updates followed.
+    pub key_updates: u64,
+    /// The error we closed with because of a peer violation, if any.
+    pub local_error: Option<TransportErrorCode>,
+}

@@ -1,0 +1,258 @@
+//! The endpoint: owns connections, routes datagrams to them by connection ID, accepts
+//! new connections (server), and answers unknown versions with Version Negotiation
+//! (RFC 9000 §5.2, §6, §7.2, §14.1).
+//!
+//! # Call contract
+//! Same shape as [`Connection`]: `handle_datagram` / `handle_timeout` in, then drain
+//! `poll_transmit`, then `accept` new connections and drain each connection's
+//! `poll_event` (through [`Endpoint::connection_mut`]), then sleep until
+//! `poll_timeout`. Connections stay in the endpoint after they close, so results can
+//! be read; [`Endpoint::remove`] drops one.
+
+use crate::config::TransportConfig;
+use crate::connection::{Connection, EndpointEvent, Transmit};
+use crate::error::TransportError;
+use crate::rng::DetRng;
+use crate::time::Instant;
+use crate::wire::header::{parse_header, write_version_negotiation, HeaderError};
+use crate::wire::{ConnectionId, PacketType, VERSION_1};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// Identifies a connection within its endpoint; handles are never reused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ConnectionHandle(pub u64);
+
+/// Why a datagram was not delivered to any connection.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unrouted {
+    /// Unparseable, or a short header for an unknown connection ID.
+    Dropped,
+    /// An unknown version; a Version Negotiation packet was queued.
+    VersionNegotiation,
+}
+
+/// A QUIC endpoint: a client, a server, or both.
+pub struct Endpoint {
+    config: Arc<TransportConfig>,
+    server: Option<Arc<rustls::ServerConfig>>,
+    rng: DetRng,
+    connections: BTreeMap<ConnectionHandle, Connection>,
+    /// Lookup only (never iterated), so HashMap order cannot reach the output.
+    routes: HashMap<ConnectionId, ConnectionHandle>,
+    next_handle: u64,
+    responses: VecDeque<(SocketAddr, Vec<u8>)>,
+    accepted: VecDeque<ConnectionHandle>,
+    /// Where the round-robin over connections in `poll_transmit` resumes.
+    next_to_send: ConnectionHandle,
+}
+
+impl Endpoint {
+    /// An endpoint; with `server` set it accepts incoming connections.
+    /// Every connection's randomness derives from `seed`.
+    pub fn new(
+        config: Arc<TransportConfig>,
+        server: Option<Arc<rustls::ServerConfig>>,
+        seed: u64,
+    ) -> Self {
+        Endpoint {
+            config,
+            server,
+            rng: DetRng::new(seed),
+            connections: BTreeMap::new(),
+            routes: HashMap::new(),
+            next_handle: 0,
+            responses: VecDeque::new(),
+            accepted: VecDeque::new(),
+            next_to_send: ConnectionHandle(0),
+        }
+    }
+
+    pub fn config(&self) -> &Arc<TransportConfig> {
+        &self.config
+    }
+
+    fn new_handle(&mut self) -> ConnectionHandle {
+        let h = ConnectionHandle(self.next_handle);
+        self.next_handle += 1;
+        h
+    }
+
+    /// Starts a client connection.
+    pub fn connect(
+        &mut self,
+        now: Instant,
+        tls: Arc<rustls::ClientConfig>,
+        server_name: &str,
+        remote: SocketAddr,
+    ) -> Result<ConnectionHandle, TransportError> {
+        let seed = self.rng.next_u64();
+        let conn =
+            Connection::new_client(now, self.config.clone(), tls, server_name, remote, seed)?;
+        let h = self.new_handle();
+        self.routes.insert(conn.local_cid(), h);
+        self.connections.insert(h, conn);
+        Ok(h)
+    }
+
+    /// Routes a datagram (decrypted in place, so `data` is clobbered). Returns the
+    /// connection it went to.
+    pub fn handle_datagram(
+        &mut self,
+        now: Instant,
+        remote: SocketAddr,
+        data: &mut [u8],
+    ) -> Result<ConnectionHandle, Unrouted> {
+        let header = match parse_header(data, self.config.connection_id_length as usize) {
+            Ok(h) => h,
+            Err(HeaderError::UnsupportedVersion { dcid, scid, .. }) => {
+                // RFC 9000 §6.1 and §14.1: answer only datagrams big enough for an Initial.
+                if self.server.is_some() && data.len() >= 1200 {
+                    let mut pkt = Vec::new();
+                    let unused = self.rng.next_u64() as u8;
+                    write_version_negotiation(&mut pkt, &scid, &dcid, &[VERSION_1], unused);
+                    self.responses.push_back((remote, pkt));
+                    return Err(Unrouted::VersionNegotiation);
+                }
+                return Err(Unrouted::Dropped);
+            }
+            Err(_) => return Err(Unrouted::Dropped),
+        };
+        let (ty, dcid, scid) = (header.ty, header.dcid, header.scid);
+        let handle = match self.routes.get(&dcid) {
+            Some(&h) => h,
+            None => self.accept_new(now, remote, ty, dcid, scid, data.len())?,
+        };
+        let conn = self.connections.get_mut(&handle).ok_or(Unrouted::Dropped)?;
+        conn.handle_datagram(now, remote, data);
+        self.process_endpoint_events(handle);
+        Ok(handle)
+    }
+
+    /// RFC 9000 §7.2, §14.1: a server accepts an Initial of at least 1200 bytes whose
+    /// DCID is at least 8 bytes.
+    fn accept_new(
+        &mut self,
+        now: Instant,
+        remote: SocketAddr,
+        ty: PacketType,
+        dcid: ConnectionId,
+        scid: ConnectionId,
+        len: usize,
+    ) -> Result<ConnectionHandle, Unrouted> {
+        let Some(tls) = self.server.clone() else {
+            return Err(Unrouted::Dropped);
+        };
+        if ty != PacketType::Initial || len < 1200 || dcid.len() < 8 {
+            return Err(Unrouted::Dropped);
+        }
+        let seed = self.rng.next_u64();
+        let conn = Connection::new_server(now, self.config.clone(), tls, remote, dcid, scid, seed)
+            .map_err(|_| Unrouted::Dropped)?;
+        let h = self.new_handle();
+        // The client keeps using its original DCID until it sees our Initial.
+        self.routes.insert(dcid, h);
+        self.routes.insert(conn.local_cid(), h);
+        self.connections.insert(h, conn);
+        self.accepted.push_back(h);
+        Ok(h)
+    }
+
+    fn process_endpoint_events(&mut self, h: ConnectionHandle) {
+        let Some(conn) = self.connections.get_mut(&h) else {
+            return;
+        };
+        while let Some(ev) = conn.poll_endpoint_event() {
+            match ev {
+                EndpointEvent::NewConnectionId(cid) => {
+                    self.routes.insert(cid, h);
+                }
+                EndpointEvent::RetireConnectionId(cid) => {
+                    self.routes.remove(&cid);
+                }
+                EndpointEvent::Drained => {
+                    self.routes.retain(|_, v| *v != h);
+                }
+            }
+        }
+    }
+
+    /// A connection the server accepted since the last call.
+    pub fn accept(&mut self) -> Option<ConnectionHandle> {
+        self.accepted.pop_front()
+    }
+
+    pub fn connection(&self, h: ConnectionHandle) -> Option<&Connection> {
+        self.connections.get(&h)
+    }
+
+    pub fn connection_mut(&mut self, h: ConnectionHandle) -> Option<&mut Connection> {
+        self.connections.get_mut(&h)
+    }
+
+    /// Handles of all connections, in creation order.
+    pub fn handles(&self) -> impl Iterator<Item = ConnectionHandle> + '_ {
+        self.connections.keys().copied()
+    }
+
+    /// Drops a connection and its routes.
+    pub fn remove(&mut self, h: ConnectionHandle) -> Option<Connection> {
+        self.routes.retain(|_, v| *v != h);
+        self.connections.remove(&h)
+    }
+
+    /// Fires the timers of every connection whose deadline has come.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        let due: Vec<ConnectionHandle> = self
+            .connections
+            .iter()
+            .filter(|(_, c)| c.poll_timeout().is_some_and(|t| t <= now))
+            .map(|(&h, _)| h)
+            .collect();
+        for h in due {
+            if let Some(c) = self.connections.get_mut(&h) {
+                c.handle_timeout(now);
+            }
+            self.process_endpoint_events(h);
+        }
+    }
+
+    /// The next datagram to send: stateless responses first, then connections in turn.
+    pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+        if let Some((destination, pkt)) = self.responses.pop_front() {
+            buf.extend_from_slice(&pkt);
+            return Some(Transmit {
+                destination,
+                size: pkt.len(),
+            });
+        }
+        let order: Vec<ConnectionHandle> = self
+            .connections
+            .range(self.next_to_send..)
+            .chain(self.connections.range(..self.next_to_send))
+            .map(|(&h, _)| h)
+            .collect();
+        for h in order {
+            let conn = self.connections.get_mut(&h).expect("listed");
+            if let Some(t) = conn.poll_transmit(now, buf) {
+                self.next_to_send = ConnectionHandle(h.0 + 1);
+                self.process_endpoint_events(h);
+                return Some(t);
+            }
+            self.process_endpoint_events(h);
+        }
+        None
+    }
+
+    /// The earliest deadline of any connection.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        if !self.responses.is_empty() {
+            return Some(Instant::ZERO);
+        }
+        self.connections
+            .values()
+            .filter_map(|c| c.poll_timeout())
+            .min()
+    }
+}
