@@ -1,15 +1,26 @@
 //! The TLS session of one connection: rustls's QUIC client or server, fed CRYPTO data
 //! and asked for handshake bytes and key changes (RFC 9001 §4).
 
-use crate::error::TransportError;
+use super::provider::with_rng;
+use crate::error::{TransportError, TransportErrorCode};
 use crate::rng::DetRng;
-use rustls::quic::KeyChange;
+use rustls::quic::{KeyChange, PacketKeySet, Secrets};
 use std::sync::Arc;
+
+/// TLS alert handshake_failure (RFC 8446 §6.2), for peer failures rustls gives no alert for.
+const ALERT_HANDSHAKE_FAILURE: u8 = 40;
 
 /// One connection's TLS 1.3 state. All randomness comes from the seeded generator it
 /// owns. Errors from the peer's handshake map to CRYPTO_ERROR (0x0100 + alert).
+///
+/// Every rustls call that may draw randomness (construction, `read_hs`, `write_hs`) runs
+/// inside [`with_rng`] with this session's generator; read-only accessors do not.
 pub struct TlsSession {
-    _rng: DetRng,
+    rng: DetRng,
+    conn: rustls::quic::Connection,
+    /// The 1-RTT secrets of the next key phase (RFC 9001 §6), copied from the
+    /// `KeyChange::OneRtt { next }` that [`TlsSession::write_handshake`] returned.
+    next_secrets: Option<Secrets>,
 }
 
 impl TlsSession {
@@ -20,8 +31,24 @@ impl TlsSession {
         transport_params: Vec<u8>,
         rng: DetRng,
     ) -> Result<Self, TransportError> {
-        let _ = (config, server_name, transport_params, rng);
-        todo!("H2")
+        let mut rng = rng;
+        let name = rustls::pki_types::ServerName::try_from(server_name.to_owned())
+            .map_err(|e| TransportError::internal(format!("server name {server_name:?}: {e}")))?;
+        // The ClientHello (random, key share) is built here, so the generator must be set.
+        let conn = with_rng(&mut rng, || {
+            rustls::quic::ClientConnection::new(
+                config,
+                rustls::quic::Version::V1,
+                name,
+                transport_params,
+            )
+        })
+        .map_err(|e| local_error("creating TLS client", e))?;
+        Ok(TlsSession {
+            rng,
+            conn: conn.into(),
+            next_secrets: None,
+        })
     }
 
     /// A server sending `transport_params` in its EncryptedExtensions.
@@ -30,40 +57,305 @@ impl TlsSession {
         transport_params: Vec<u8>,
         rng: DetRng,
     ) -> Result<Self, TransportError> {
-        let _ = (config, transport_params, rng);
-        todo!("H2")
+        let mut rng = rng;
+        let conn = with_rng(&mut rng, || {
+            rustls::quic::ServerConnection::new(config, rustls::quic::Version::V1, transport_params)
+        })
+        .map_err(|e| local_error("creating TLS server", e))?;
+        Ok(TlsSession {
+            rng,
+            conn: conn.into(),
+            next_secrets: None,
+        })
     }
 
     /// Feeds handshake bytes received in CRYPTO frames of the current read level.
+    ///
+    /// Errors map to CRYPTO_ERROR with the alert rustls chose (RFC 9001 §4.8); failures
+    /// without an alert are handshake_failure (40) when caused by the peer and
+    /// INTERNAL_ERROR when local (e.g. no random generator).
     pub fn read_handshake(&mut self, data: &[u8]) -> Result<(), TransportError> {
-        let _ = data;
-        todo!("H2")
+        let conn = &mut self.conn;
+        match with_rng(&mut self.rng, || conn.read_hs(data)) {
+            Ok(()) => Ok(()),
+            Err(e) => Err(match self.conn.alert() {
+                Some(alert) => TransportError::new(
+                    TransportErrorCode::crypto(u8::from(alert)),
+                    format!("TLS: {e}"),
+                ),
+                None => peer_or_local_error(e),
+            }),
+        }
     }
 
     /// Appends handshake bytes to send at the current write level; returns new keys when
     /// the write level changes (the bytes appended before the change belong to the old
     /// level: call again until it appends nothing and returns `None`).
+    ///
+    /// On `KeyChange::OneRtt`, the session keeps a copy of `next` for
+    /// [`TlsSession::next_1rtt_keys`]; callers should use that rather than `next`.
     pub fn write_handshake(&mut self, out: &mut Vec<u8>) -> Option<KeyChange> {
-        let _ = out;
-        todo!("H2")
+        let conn = &mut self.conn;
+        let change = with_rng(&mut self.rng, || conn.write_hs(out));
+        if let Some(KeyChange::OneRtt { next, .. }) = &change {
+            self.next_secrets = Some(next.clone());
+        }
+        change
+    }
+
+    /// The packet keys of the next 1-RTT key phase (RFC 9001 §6), `None` before the
+    /// 1-RTT keys were handed out by [`TlsSession::write_handshake`].
+    ///
+    /// Each call advances the secrets one phase: the first call gives the keys for key
+    /// phase 1, the second for phase 2, and so on. A connection calls it once per key
+    /// update (initiated or detected); header protection keys never change.
+    pub fn next_1rtt_keys(&mut self) -> Option<PacketKeySet> {
+        self.next_secrets.as_mut().map(Secrets::next_packet_keys)
     }
 
     pub fn is_handshaking(&self) -> bool {
-        todo!("H2")
+        self.conn.is_handshaking()
     }
 
     /// The peer's encoded transport parameters, once received.
     pub fn peer_transport_parameters(&self) -> Option<&[u8]> {
-        todo!("H2")
+        self.conn.quic_transport_parameters()
     }
 
     /// The negotiated ALPN protocol.
     pub fn alpn(&self) -> Option<&[u8]> {
-        todo!("H2")
+        self.conn.alpn_protocol()
     }
 
     /// The server name the client asked for (server side).
     pub fn server_name(&self) -> Option<&str> {
-        todo!("H2")
+        match &self.conn {
+            rustls::quic::Connection::Server(server) => server.server_name(),
+            rustls::quic::Connection::Client(_) => None,
+        }
+    }
+}
+
+/// Whether a rustls error without an alert is our own failure rather than the peer's.
+fn is_local(e: &rustls::Error) -> bool {
+    matches!(
+        e,
+        rustls::Error::FailedToGetRandomBytes
+            | rustls::Error::EncryptError
+            | rustls::Error::General(_)
+            | rustls::Error::Other(_)
+            | rustls::Error::BadMaxFragmentSize
+            | rustls::Error::InconsistentKeys(_)
+    )
+}
+
+fn peer_or_local_error(e: rustls::Error) -> TransportError {
+    if is_local(&e) {
+        local_error("TLS", e)
+    } else {
+        TransportError::new(
+            TransportErrorCode::crypto(ALERT_HANDSHAKE_FAILURE),
+            format!("TLS: {e}"),
+        )
+    }
+}
+
+fn local_error(what: &str, e: rustls::Error) -> TransportError {
+    TransportError::internal(format!("{what}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crypto::cert::MemoryKeyLog;
+    use crate::crypto::cert::{client_config, self_signed, server_config, ServerVerification};
+    use crate::crypto::protect::{decrypt_payload, seal, unprotect_header};
+    use rustls::quic::Keys;
+
+    const ALPN: &[u8] = b"quiclab";
+
+    fn pair(seed: u64, roots_seed: u64) -> (TlsSession, TlsSession, Arc<MemoryKeyLog>) {
+        let names = vec!["localhost".to_string()];
+        let id = self_signed(&names, seed, 0);
+        let roots = self_signed(&names, roots_seed, 0).chain;
+        let log = Arc::new(MemoryKeyLog::default());
+        let cc = client_config(
+            ServerVerification::Roots(roots),
+            &[ALPN.to_vec()],
+            Some(log.clone()),
+        );
+        let sc = server_config(id, &[ALPN.to_vec()], None).unwrap();
+        let client = TlsSession::client(
+            cc,
+            "localhost",
+            b"client tp".to_vec(),
+            DetRng::new(seed + 100),
+        )
+        .unwrap();
+        let server =
+            TlsSession::server(sc, b"server tp".to_vec(), DetRng::new(seed + 200)).unwrap();
+        (client, server, log)
+    }
+
+    /// What one side sent, per level (0 Initial, 1 Handshake, 2 1-RTT), in order.
+    #[derive(Default)]
+    struct Flights {
+        bytes: [Vec<u8>; 3],
+        one_rtt: Option<Keys>,
+    }
+
+    /// Drains `from`'s pending output into per-level buffers, following key changes.
+    fn pump(
+        from: &mut TlsSession,
+        level: &mut usize,
+        flights: &mut Flights,
+    ) -> Vec<(usize, Vec<u8>)> {
+        let mut sent = Vec::new();
+        loop {
+            let mut buf = Vec::new();
+            let change = from.write_handshake(&mut buf);
+            if !buf.is_empty() {
+                flights.bytes[*level].extend_from_slice(&buf);
+                sent.push((*level, buf));
+            }
+            match change {
+                Some(KeyChange::Handshake { .. }) => *level = 1,
+                Some(KeyChange::OneRtt { keys, .. }) => {
+                    *level = 2;
+                    flights.one_rtt = Some(keys);
+                }
+                None => return sent,
+            }
+        }
+    }
+
+    /// Runs the handshake in memory; returns both sides' flights or the first error.
+    fn handshake(
+        client: &mut TlsSession,
+        server: &mut TlsSession,
+    ) -> Result<(Flights, Flights), TransportError> {
+        let (mut cf, mut sf) = (Flights::default(), Flights::default());
+        let (mut cl, mut sl) = (0, 0);
+        for _ in 0..10 {
+            for (_, data) in pump(client, &mut cl, &mut cf) {
+                server.read_handshake(&data)?;
+            }
+            for (_, data) in pump(server, &mut sl, &mut sf) {
+                client.read_handshake(&data)?;
+            }
+            if !client.is_handshaking() && !server.is_handshaking() {
+                pump(client, &mut cl, &mut cf);
+                return Ok((cf, sf));
+            }
+        }
+        panic!("handshake did not finish");
+    }
+
+    #[test]
+    fn handshake_alpn_transport_params_and_1rtt_keys() {
+        let (mut client, mut server, log) = pair(1, 1);
+        let (cf, sf) = handshake(&mut client, &mut server).unwrap();
+        assert_eq!(client.alpn(), Some(ALPN));
+        assert_eq!(server.alpn(), Some(ALPN));
+        assert_eq!(client.peer_transport_parameters(), Some(&b"server tp"[..]));
+        assert_eq!(server.peer_transport_parameters(), Some(&b"client tp"[..]));
+        assert_eq!(server.server_name(), Some("localhost"));
+        assert_eq!(client.server_name(), None);
+        assert!(!log.lines.lock().unwrap().is_empty());
+
+        // 1-RTT keys agree, and so do the keys of the next phases.
+        let (ck, sk) = (cf.one_rtt.unwrap(), sf.one_rtt.unwrap());
+        check_keys(
+            &*ck.local.packet,
+            &*ck.local.header,
+            &*sk.remote.packet,
+            &*sk.remote.header,
+        );
+        check_keys(
+            &*sk.local.packet,
+            &*sk.local.header,
+            &*ck.remote.packet,
+            &*ck.remote.header,
+        );
+        for _ in 0..2 {
+            let c = client.next_1rtt_keys().unwrap();
+            let s = server.next_1rtt_keys().unwrap();
+            check_keys(&*c.local, &*ck.local.header, &*s.remote, &*sk.remote.header);
+            check_keys(&*s.local, &*sk.local.header, &*c.remote, &*ck.remote.header);
+            // A new phase's key is not the old one.
+            let mut p = protected(&*c.local, &*ck.local.header);
+            unprotect_header(&*sk.remote.header, &mut p, 1).unwrap();
+            assert!(decrypt_payload(&*sk.remote.packet, &mut p, 2, 9).is_err());
+        }
+    }
+
+    fn protected(
+        pk: &dyn rustls::quic::PacketKey,
+        hk: &dyn rustls::quic::HeaderProtectionKey,
+    ) -> Vec<u8> {
+        let mut p = vec![0x40, 9];
+        p.extend_from_slice(&[0x01; 30]);
+        p.extend_from_slice(&[0; 16]);
+        seal(pk, hk, &mut p, 1, 9).unwrap();
+        p
+    }
+
+    fn check_keys(
+        pk: &dyn rustls::quic::PacketKey,
+        hk: &dyn rustls::quic::HeaderProtectionKey,
+        rpk: &dyn rustls::quic::PacketKey,
+        rhk: &dyn rustls::quic::HeaderProtectionKey,
+    ) {
+        let mut p = protected(pk, hk);
+        let h = unprotect_header(rhk, &mut p, 1).unwrap();
+        assert_eq!(h.truncated_pn, 9);
+        let r = decrypt_payload(rpk, &mut p, 2, 9).unwrap();
+        assert_eq!(&p[r], &[0x01; 30]);
+    }
+
+    #[test]
+    fn same_seeds_same_bytes() {
+        let run = |seed| {
+            let (mut c, mut s, log) = pair(seed, seed);
+            let (cf, sf) = handshake(&mut c, &mut s).unwrap();
+            let lines = log.lines.lock().unwrap().clone();
+            (cf.bytes, sf.bytes, lines)
+        };
+        let (c1, s1, l1) = run(7);
+        let (c2, s2, l2) = run(7);
+        assert!(!c1[0].is_empty() && !s1[1].is_empty());
+        assert_eq!(c1[0], c2[0], "ClientHello");
+        assert_eq!(s1, s2, "server flights");
+        assert_eq!(c1, c2, "client flights");
+        assert_eq!(l1, l2, "key log");
+        let (c3, s3, _) = run(8);
+        assert_ne!(c1[0], c3[0]);
+        assert_ne!(s1, s3);
+    }
+
+    #[test]
+    fn wrong_root_is_a_crypto_error() {
+        let (mut client, mut server, _) = pair(1, 2);
+        let err = handshake(&mut client, &mut server).err().unwrap();
+        // bad_certificate (42) or unknown_ca (48): a CRYPTO_ERROR either way.
+        assert!((0x100..=0x1ff).contains(&err.code.0), "{err:?}");
+        assert_ne!(
+            err.code,
+            TransportErrorCode::crypto(ALERT_HANDSHAKE_FAILURE)
+        );
+    }
+
+    #[test]
+    fn insecure_accepts_any_cert_and_garbage_is_a_crypto_error() {
+        let id = self_signed(&["example.org".to_string()], 3, 0);
+        let cc = client_config(ServerVerification::Insecure, &[ALPN.to_vec()], None);
+        let sc = server_config(id, &[ALPN.to_vec()], None).unwrap();
+        let mut c = TlsSession::client(cc, "other.name", vec![], DetRng::new(1)).unwrap();
+        let mut s = TlsSession::server(sc.clone(), vec![], DetRng::new(2)).unwrap();
+        handshake(&mut c, &mut s).unwrap();
+
+        let mut s = TlsSession::server(sc, vec![], DetRng::new(2)).unwrap();
+        let err = s.read_handshake(&[0x01, 0, 0, 3, 1, 2, 3]).unwrap_err();
+        assert!((0x100..=0x1ff).contains(&err.code.0), "{err:?}");
     }
 }
