@@ -7,6 +7,9 @@ use crate::time::Instant;
 use crate::wire::{ConnectionId, PacketType, Side, TransportParameters};
 use std::time::Duration;
 
+mod collect;
+pub use collect::{SharedSink, VecSink};
+
 /// Receives a connection's events in order.
 pub trait EventSink: Send {
     fn event(&mut self, now: Instant, event: &Event);

@@ -1,0 +1,232 @@
+//! [`FrameSummary`]: what events keep of a frame. Built for every frame of every packet
+//! while a sink is attached, so it copies only integers (an ACK's ranges and a
+//! CONNECTION_CLOSE reason are the only allocations) and never the payload bytes.
+
+use crate::wire::{AckFrequencyFrame, ConnectionId, Dir, EcnCounts, Frame, StreamId};
+
+/// An owned summary of a frame for events: data is replaced by its length, and the
+/// frame's encoded size is kept so byte counts per frame type need no re-encoding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FrameSummary {
+    /// Bytes of the frame on the wire ([`Frame::encoded_len`]; STREAM and DATAGRAM as
+    /// encoded by this stack, i.e. with a Length field).
+    pub wire_len: usize,
+    pub kind: FrameKind,
+}
+
+/// The frame's fields, owned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FrameKind {
+    /// A run of `len` PADDING bytes.
+    Padding {
+        len: usize,
+    },
+    Ping,
+    Ack {
+        /// The raw encoded ACK Delay field: its unit depends on the sender's
+        /// ack_delay_exponent, which the frame does not carry (the qlog writer scales it).
+        ack_delay: u64,
+        /// `(lowest, highest)` packet numbers, highest range first.
+        ranges: Vec<(u64, u64)>,
+        ecn: Option<EcnCounts>,
+    },
+    ResetStream {
+        id: StreamId,
+        error_code: u64,
+        final_size: u64,
+    },
+    StopSending {
+        id: StreamId,
+        error_code: u64,
+    },
+    Crypto {
+        offset: u64,
+        length: usize,
+    },
+    NewToken {
+        length: usize,
+    },
+    Stream {
+        id: StreamId,
+        offset: u64,
+        length: usize,
+        fin: bool,
+    },
+    MaxData {
+        max: u64,
+    },
+    MaxStreamData {
+        id: StreamId,
+        max: u64,
+    },
+    MaxStreams {
+        dir: Dir,
+        max: u64,
+    },
+    DataBlocked {
+        limit: u64,
+    },
+    StreamDataBlocked {
+        id: StreamId,
+        limit: u64,
+    },
+    StreamsBlocked {
+        dir: Dir,
+        limit: u64,
+    },
+    NewConnectionId {
+        sequence: u64,
+        retire_prior_to: u64,
+        id: ConnectionId,
+        reset_token: [u8; 16],
+    },
+    RetireConnectionId {
+        sequence: u64,
+    },
+    PathChallenge([u8; 8]),
+    PathResponse([u8; 8]),
+    ConnectionClose {
+        /// `Some` for the transport variant (0x1c), `None` for the application one.
+        frame_type: Option<u64>,
+        error_code: u64,
+        /// The reason phrase as lossy UTF-8.
+        reason: String,
+    },
+    HandshakeDone,
+    Datagram {
+        length: usize,
+    },
+    AckFrequency(AckFrequencyFrame),
+    ImmediateAck,
+}
+
+impl FrameSummary {
+    /// qlog's `frame_type` string (same names as [`Frame::qlog_name`]).
+    pub fn frame_type_name(&self) -> &'static str {
+        match &self.kind {
+            FrameKind::Padding { .. } => "padding",
+            FrameKind::Ping => "ping",
+            FrameKind::Ack { .. } => "ack",
+            FrameKind::ResetStream { .. } => "reset_stream",
+            FrameKind::StopSending { .. } => "stop_sending",
+            FrameKind::Crypto { .. } => "crypto",
+            FrameKind::NewToken { .. } => "new_token",
+            FrameKind::Stream { .. } => "stream",
+            FrameKind::MaxData { .. } => "max_data",
+            FrameKind::MaxStreamData { .. } => "max_stream_data",
+            FrameKind::MaxStreams { .. } => "max_streams",
+            FrameKind::DataBlocked { .. } => "data_blocked",
+            FrameKind::StreamDataBlocked { .. } => "stream_data_blocked",
+            FrameKind::StreamsBlocked { .. } => "streams_blocked",
+            FrameKind::NewConnectionId { .. } => "new_connection_id",
+            FrameKind::RetireConnectionId { .. } => "retire_connection_id",
+            FrameKind::PathChallenge(_) => "path_challenge",
+            FrameKind::PathResponse(_) => "path_response",
+            FrameKind::ConnectionClose { .. } => "connection_close",
+            FrameKind::HandshakeDone => "handshake_done",
+            FrameKind::Datagram { .. } => "datagram",
+            FrameKind::AckFrequency(_) => "ack_frequency",
+            FrameKind::ImmediateAck => "immediate_ack",
+        }
+    }
+
+    /// Bytes of the frame on the wire.
+    pub fn wire_len(&self) -> usize {
+        self.wire_len
+    }
+
+    /// Whether the frame makes its packet ack-eliciting (RFC 9002 §2).
+    pub fn is_ack_eliciting(&self) -> bool {
+        !matches!(
+            self.kind,
+            FrameKind::Padding { .. } | FrameKind::Ack { .. } | FrameKind::ConnectionClose { .. }
+        )
+    }
+
+    /// Application payload bytes carried (STREAM and DATAGRAM data; 0 otherwise).
+    pub fn app_data_len(&self) -> usize {
+        match self.kind {
+            FrameKind::Stream { length, .. } | FrameKind::Datagram { length } => length,
+            _ => 0,
+        }
+    }
+}
+
+impl From<&Frame<'_>> for FrameSummary {
+    fn from(f: &Frame<'_>) -> Self {
+        let kind = match f {
+            Frame::Padding { len } => FrameKind::Padding { len: *len },
+            Frame::Ping => FrameKind::Ping,
+            Frame::Ack(a) => FrameKind::Ack {
+                ack_delay: a.ack_delay,
+                ranges: a.ranges.iter().map(|r| (*r.start(), *r.end())).collect(),
+                ecn: a.ecn,
+            },
+            Frame::ResetStream {
+                id,
+                error_code,
+                final_size,
+            } => FrameKind::ResetStream {
+                id: *id,
+                error_code: *error_code,
+                final_size: *final_size,
+            },
+            Frame::StopSending { id, error_code } => FrameKind::StopSending {
+                id: *id,
+                error_code: *error_code,
+            },
+            Frame::Crypto { offset, data } => FrameKind::Crypto {
+                offset: *offset,
+                length: data.len(),
+            },
+            Frame::NewToken { token } => FrameKind::NewToken {
+                length: token.len(),
+            },
+            Frame::Stream(s) => FrameKind::Stream {
+                id: s.id,
+                offset: s.offset,
+                length: s.data.len(),
+                fin: s.fin,
+            },
+            Frame::MaxData(max) => FrameKind::MaxData { max: *max },
+            Frame::MaxStreamData { id, max } => FrameKind::MaxStreamData { id: *id, max: *max },
+            Frame::MaxStreams { dir, max } => FrameKind::MaxStreams {
+                dir: *dir,
+                max: *max,
+            },
+            Frame::DataBlocked { limit } => FrameKind::DataBlocked { limit: *limit },
+            Frame::StreamDataBlocked { id, limit } => FrameKind::StreamDataBlocked {
+                id: *id,
+                limit: *limit,
+            },
+            Frame::StreamsBlocked { dir, limit } => FrameKind::StreamsBlocked {
+                dir: *dir,
+                limit: *limit,
+            },
+            Frame::NewConnectionId(n) => FrameKind::NewConnectionId {
+                sequence: n.sequence,
+                retire_prior_to: n.retire_prior_to,
+                id: n.id,
+                reset_token: n.reset_token,
+            },
+            Frame::RetireConnectionId { sequence } => FrameKind::RetireConnectionId {
+                sequence: *sequence,
+            },
+            Frame::PathChallenge(d) => FrameKind::PathChallenge(*d),
+            Frame::PathResponse(d) => FrameKind::PathResponse(*d),
+            Frame::ConnectionClose(c) => FrameKind::ConnectionClose {
+                frame_type: c.frame_type,
+                error_code: c.error_code,
+                reason: String::from_utf8_lossy(c.reason).into_owned(),
+            },
+            Frame::HandshakeDone => FrameKind::HandshakeDone,
+            Frame::Datagram { data } => FrameKind::Datagram { length: data.len() },
+            Frame::AckFrequency(a) => FrameKind::AckFrequency(*a),
+            Frame::ImmediateAck => FrameKind::ImmediateAck,
+        };
+        FrameSummary {
+            wire_len: f.encoded_len(),
+            kind,
+        }
+    }
+}

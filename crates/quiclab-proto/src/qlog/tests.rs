@@ -1,0 +1,542 @@
+use super::*;
+use crate::events::VecSink;
+use crate::wire::{
+    AckFrame, AckFrequencyFrame, ConnectionCloseFrame, EcnCounts, Frame, NewConnectionIdFrame,
+    StreamFrame, StreamId,
+};
+use serde_json::Value;
+use std::time::Duration;
+
+fn cid(b: &[u8]) -> ConnectionId {
+    ConnectionId::new(b).unwrap()
+}
+
+fn sample_frames() -> Vec<Frame<'static>> {
+    vec![
+        Frame::Padding { len: 10 },
+        Frame::Ping,
+        Frame::Ack(AckFrame {
+            ack_delay: 125,
+            ranges: vec![7..=9, 5..=5, 0..=2],
+            ecn: Some(EcnCounts {
+                ect0: 4,
+                ect1: 0,
+                ce: 1,
+            }),
+        }),
+        Frame::ResetStream {
+            id: StreamId(4),
+            error_code: 7,
+            final_size: 100,
+        },
+        Frame::StopSending {
+            id: StreamId(4),
+            error_code: 7,
+        },
+        Frame::Crypto {
+            offset: 0,
+            data: &[1; 300],
+        },
+        Frame::NewToken { token: &[9; 20] },
+        Frame::Stream(StreamFrame {
+            id: StreamId(0),
+            offset: 1000,
+            fin: true,
+            data: &[0xab; 50],
+        }),
+        Frame::MaxData(1 << 20),
+        Frame::MaxStreamData {
+            id: StreamId(0),
+            max: 5000,
+        },
+        Frame::MaxStreams {
+            dir: Dir::Uni,
+            max: 3,
+        },
+        Frame::DataBlocked { limit: 10 },
+        Frame::StreamDataBlocked {
+            id: StreamId(8),
+            limit: 11,
+        },
+        Frame::StreamsBlocked {
+            dir: Dir::Bi,
+            limit: 12,
+        },
+        Frame::NewConnectionId(NewConnectionIdFrame {
+            sequence: 1,
+            retire_prior_to: 0,
+            id: cid(&[1, 2, 3, 4]),
+            reset_token: [0xee; 16],
+        }),
+        Frame::RetireConnectionId { sequence: 0 },
+        Frame::PathChallenge([1, 2, 3, 4, 5, 6, 7, 8]),
+        Frame::PathResponse([8; 8]),
+        Frame::ConnectionClose(ConnectionCloseFrame {
+            error_code: 0x0128,
+            frame_type: Some(0x06),
+            reason: b"bad \"cert\"\n\xff",
+        }),
+        Frame::ConnectionClose(ConnectionCloseFrame {
+            error_code: 0x42,
+            frame_type: None,
+            reason: b"bye",
+        }),
+        Frame::HandshakeDone,
+        Frame::Datagram { data: &[0; 33] },
+        Frame::AckFrequency(AckFrequencyFrame {
+            sequence: 2,
+            ack_eliciting_threshold: 10,
+            request_max_ack_delay: 25_500,
+            reordering_threshold: 1,
+        }),
+        Frame::ImmediateAck,
+    ]
+}
+
+fn header(ty: PacketType, pn: Option<u64>) -> PacketHeaderInfo {
+    PacketHeaderInfo {
+        ty,
+        pn,
+        dcid: cid(&[0xaa, 0xbb]),
+        scid: Some(cid(&[0xcc])),
+    }
+}
+
+fn sample_events() -> Vec<(Instant, Event)> {
+    let frames: Vec<FrameSummary> = sample_frames().iter().map(FrameSummary::from).collect();
+    let params = TransportParameters {
+        initial_source_connection_id: Some(cid(&[0xcc])),
+        ack_delay_exponent: 2,
+        max_datagram_frame_size: Some(1200),
+        ..TransportParameters::default()
+    };
+    let t = Instant::from_micros;
+    vec![
+        (
+            t(0),
+            Event::ConnectionStarted {
+                side: Side::Client,
+                version: 1,
+                local_cid: cid(&[0xcc]),
+                remote_cid: cid(&[0xaa, 0xbb]),
+            },
+        ),
+        (
+            t(0),
+            Event::ConnectionStateUpdated {
+                new: ConnectionState::Attempted,
+            },
+        ),
+        (
+            t(1),
+            Event::ParametersSet {
+                owner: Owner::Local,
+                params: Box::new(params.clone()),
+                alpn: None,
+            },
+        ),
+        (
+            t(1_500),
+            Event::PacketSent {
+                header: header(PacketType::Initial, Some(0)),
+                size: 1200,
+                frames: frames.clone(),
+            },
+        ),
+        (
+            t(20_001),
+            Event::ParametersSet {
+                owner: Owner::Remote,
+                params: Box::new(TransportParameters {
+                    ack_delay_exponent: 4,
+                    ..params
+                }),
+                alpn: Some("hq-interop".into()),
+            },
+        ),
+        (
+            t(20_002),
+            Event::PacketReceived {
+                header: PacketHeaderInfo {
+                    scid: None,
+                    ..header(PacketType::OneRtt, Some(3))
+                },
+                size: 77,
+                frames,
+            },
+        ),
+        (
+            t(20_003),
+            Event::PacketDropped {
+                ty: Some(PacketType::Handshake),
+                size: 50,
+                reason: DropReason::KeyUnavailable,
+            },
+        ),
+        (
+            t(20_003),
+            Event::PacketDropped {
+                ty: None,
+                size: 3,
+                reason: DropReason::HeaderParseError,
+            },
+        ),
+        (
+            t(30_000),
+            Event::PacketLost {
+                ty: PacketType::ZeroRtt,
+                pn: 9,
+                trigger: LossTrigger::TimeThreshold,
+            },
+        ),
+        (
+            t(30_000),
+            Event::MetricsUpdated(RecoveryMetrics {
+                smoothed_rtt: Some(Duration::from_nanos(20_123_999)),
+                congestion_window: Some(14720),
+                ..RecoveryMetrics::default()
+            }),
+        ),
+        (
+            t(30_000),
+            Event::CongestionStateUpdated {
+                new: CongestionState::SlowStart,
+            },
+        ),
+        (
+            t(30_001),
+            Event::CongestionStateUpdated {
+                new: CongestionState::Recovery,
+            },
+        ),
+        (
+            t(30_002),
+            Event::KeyUpdated {
+                key: KeyType::Handshake,
+                owner: Owner::Remote,
+            },
+        ),
+        (
+            t(30_002),
+            Event::KeyUpdated {
+                key: KeyType::OneRtt,
+                owner: Owner::Local,
+            },
+        ),
+        (
+            t(30_003),
+            Event::KeyUpdated {
+                key: KeyType::OneRtt,
+                owner: Owner::Local,
+            },
+        ),
+        (
+            t(30_004),
+            Event::KeyDiscarded {
+                key: KeyType::Initial,
+            },
+        ),
+        (t(40_000), Event::PtoExpired { pto_count: 2 }),
+        (
+            t(50_000),
+            Event::ConnectionClosed {
+                owner: Owner::Remote,
+                code: TransportErrorCode::PROTOCOL_VIOLATION,
+                application: false,
+                reason: "oops".into(),
+            },
+        ),
+        (
+            t(50_001),
+            Event::ConnectionClosed {
+                owner: Owner::Local,
+                code: TransportErrorCode(0x99),
+                application: true,
+                reason: String::new(),
+            },
+        ),
+    ]
+}
+
+fn write_all(events: &[(Instant, Event)]) -> Vec<u8> {
+    let mut w = QlogWriter::with_description(
+        Vec::new(),
+        "t \"1\"",
+        "unit test",
+        Side::Client,
+        Some(cid(&[0x12, 0x34])),
+    );
+    for (now, ev) in events {
+        w.event(*now, ev);
+    }
+    assert!(w.error().is_none());
+    w.into_inner()
+}
+
+/// Splits JSON-SEQ into parsed records, checking the framing.
+fn parse(bytes: &[u8]) -> Vec<Value> {
+    assert_eq!(bytes.first(), Some(&RS));
+    let text = std::str::from_utf8(bytes).unwrap();
+    text[1..]
+        .split('\u{1e}')
+        .map(|rec| {
+            assert!(rec.ends_with('\n'), "record not newline-terminated: {rec}");
+            serde_json::from_str(rec).unwrap_or_else(|e| panic!("{e}: {rec}"))
+        })
+        .collect()
+}
+
+fn find<'a>(recs: &'a [Value], name: &str) -> Vec<&'a Value> {
+    recs.iter().filter(|r| r["name"] == name).collect()
+}
+
+#[test]
+fn qlog_header() {
+    let recs = parse(&write_all(&[]));
+    assert_eq!(recs.len(), 1);
+    let h = &recs[0];
+    assert_eq!(h["qlog_version"], "0.3");
+    assert_eq!(h["qlog_format"], "JSON-SEQ");
+    assert_eq!(h["file_schema"], "urn:ietf:params:qlog:file:sequential");
+    assert_eq!(h["serialization_format"], "application/qlog+json-seq");
+    assert_eq!(h["title"], "t \"1\"");
+    assert_eq!(h["description"], "unit test");
+    let tr = &h["trace"];
+    assert_eq!(tr["vantage_point"]["type"], "client");
+    assert_eq!(tr["common_fields"]["group_id"], "1234");
+    assert_eq!(tr["common_fields"]["protocol_type"][0], "QUIC");
+    assert_eq!(tr["common_fields"]["time_format"], "relative_to_epoch");
+    assert_eq!(tr["event_schemas"][0], EVENT_SCHEMA);
+}
+
+#[test]
+fn qlog_events_parse_with_draft_names_and_fields() {
+    let recs = parse(&write_all(&sample_events()));
+    let names: Vec<&str> = recs[1..]
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "quic:connection_started",
+            "quic:version_information",
+            "quic:connection_state_updated",
+            "quic:parameters_set",
+            "quic:packet_sent",
+            "quic:parameters_set",
+            "quic:alpn_information",
+            "quic:packet_received",
+            "quic:packet_dropped",
+            "quic:packet_dropped",
+            "quic:packet_lost",
+            "quic:recovery_metrics_updated",
+            "quic:congestion_state_updated",
+            "quic:congestion_state_updated",
+            "quic:key_updated",
+            "quic:key_updated",
+            "quic:key_updated",
+            "quic:key_discarded",
+            "quic:key_discarded",
+            "quic:timer_updated",
+            "quic:connection_closed",
+            "quic:connection_closed",
+        ]
+    );
+    for r in &recs[1..] {
+        assert!(r["time"].is_f64() && r["data"].is_object(), "{r}");
+    }
+
+    let started = find(&recs, "quic:connection_started")[0];
+    assert_eq!(started["data"]["remote"]["connection_ids"][0], "aabb");
+    assert_eq!(
+        find(&recs, "quic:version_information")[0]["data"]["chosen_version"],
+        "00000001"
+    );
+
+    let sent = &find(&recs, "quic:packet_sent")[0];
+    assert_eq!(sent["time"].as_f64(), Some(1.5));
+    let d = &sent["data"];
+    assert_eq!(d["header"]["packet_type"], "initial");
+    assert_eq!(d["header"]["packet_number"], 0);
+    assert_eq!(d["header"]["dcid"], "aabb");
+    assert_eq!(d["header"]["scid"], "cc");
+    assert_eq!(d["raw"]["length"], 1200);
+    let frames = d["frames"].as_array().unwrap();
+    let types: Vec<&str> = frames
+        .iter()
+        .map(|f| f["frame_type"].as_str().unwrap())
+        .collect();
+    let expected: Vec<&str> = sample_frames().iter().map(|f| f.qlog_name()).collect();
+    assert_eq!(types, expected);
+    assert_eq!(frames[0]["raw"]["payload_length"], 10);
+    // ACK: raw 125 << local exponent 2 = 500 µs; ranges lowest first.
+    let ack = &frames[2];
+    assert_eq!(ack["ack_delay"].as_f64(), Some(0.5));
+    assert_eq!(
+        ack["acked_ranges"],
+        serde_json::json!([[0, 2], [5], [7, 9]])
+    );
+    assert_eq!(
+        (ack["ect0"].clone(), ack["ce"].clone()),
+        (4.into(), 1.into())
+    );
+    assert_eq!(frames[5]["offset"], 0);
+    assert_eq!(frames[5]["raw"]["length"], 300);
+    let stream = &frames[7];
+    assert_eq!(stream["stream_id"], 0);
+    assert_eq!(stream["offset"], 1000);
+    assert_eq!(stream["length"], 50);
+    assert_eq!(stream["fin"], true);
+    assert_eq!(stream["raw"]["length"], 50);
+    assert_eq!(frames[10]["stream_type"], "unidirectional");
+    assert_eq!(frames[14]["connection_id"], "01020304");
+    assert_eq!(frames[16]["data"], "0102030405060708");
+    let close = &frames[18];
+    assert_eq!(close["error_space"], "transport");
+    assert_eq!(close["error"], "crypto_error_0x128");
+    assert_eq!(close["trigger_frame_type"], 6);
+    assert_eq!(close["reason"], "bad \"cert\"\n\u{fffd}");
+    assert_eq!(frames[19]["error_space"], "application");
+    assert_eq!(frames[19]["error_code"], 0x42);
+    assert_eq!(frames[22]["request_max_ack_delay"].as_f64(), Some(25.5));
+    // Frames without a data Length log their encoded size.
+    assert_eq!(frames[1]["raw"]["length"], 1);
+
+    // The received ACK uses the peer's exponent (4): 125 * 16 = 2000 µs.
+    let recv = &find(&recs, "quic:packet_received")[0]["data"];
+    assert_eq!(recv["header"]["packet_type"], "1RTT");
+    assert!(recv["header"].get("scid").is_none());
+    assert_eq!(recv["frames"][2]["ack_delay"].as_f64(), Some(2.0));
+
+    let params = &find(&recs, "quic:parameters_set");
+    assert_eq!(params[0]["data"]["initiator"], "local");
+    assert_eq!(params[1]["data"]["initiator"], "remote");
+    assert_eq!(params[0]["data"]["initial_source_connection_id"], "cc");
+    assert_eq!(params[0]["data"]["max_datagram_frame_size"], 1200);
+    assert_eq!(params[0]["data"]["max_ack_delay"], 25);
+    assert_eq!(
+        find(&recs, "quic:alpn_information")[0]["data"]["chosen_alpn"]["string_value"],
+        "hq-interop"
+    );
+
+    let dropped = find(&recs, "quic:packet_dropped");
+    assert_eq!(dropped[0]["data"]["header"]["packet_type"], "handshake");
+    assert_eq!(dropped[0]["data"]["trigger"], "key_unavailable");
+    assert_eq!(dropped[1]["data"]["trigger"], "invalid");
+    assert!(dropped[1]["data"].get("header").is_none());
+
+    let lost = &find(&recs, "quic:packet_lost")[0]["data"];
+    assert_eq!(lost["header"]["packet_type"], "0RTT");
+    assert_eq!(lost["header"]["packet_number"], 9);
+    assert_eq!(lost["trigger"], "time_threshold");
+
+    let m = &find(&recs, "quic:recovery_metrics_updated")[0]["data"];
+    assert_eq!(m["smoothed_rtt"].as_f64(), Some(20.123));
+    assert_eq!(m["congestion_window"], 14720);
+    assert!(m.get("min_rtt").is_none());
+
+    let cc = find(&recs, "quic:congestion_state_updated");
+    assert!(cc[0]["data"].get("old").is_none());
+    assert_eq!(cc[1]["data"]["old"], "slow_start");
+    assert_eq!(cc[1]["data"]["new"], "recovery");
+
+    let keys = find(&recs, "quic:key_updated");
+    assert_eq!(keys[0]["data"]["key_type"], "server_handshake_secret");
+    assert_eq!(keys[1]["data"]["key_type"], "client_1rtt_secret");
+    assert_eq!(keys[1]["data"]["trigger"], "tls");
+    assert_eq!(keys[2]["data"]["key_phase"], 1);
+    let discarded = find(&recs, "quic:key_discarded");
+    assert_eq!(discarded[0]["data"]["key_type"], "client_initial_secret");
+    assert_eq!(discarded[1]["data"]["key_type"], "server_initial_secret");
+
+    let timer = &find(&recs, "quic:timer_updated")[0]["data"];
+    assert_eq!(timer["timer_type"], "pto");
+    assert_eq!(timer["event_type"], "expired");
+
+    let closed = find(&recs, "quic:connection_closed");
+    assert_eq!(closed[0]["data"]["initiator"], "remote");
+    assert_eq!(closed[0]["data"]["connection_error"], "protocol_violation");
+    assert_eq!(closed[0]["data"]["reason"], "oops");
+    assert_eq!(closed[1]["data"]["application_error"], "unknown");
+    assert_eq!(closed[1]["data"]["error_code"], 0x99);
+}
+
+#[test]
+fn qlog_is_deterministic() {
+    let events = sample_events();
+    assert_eq!(write_all(&events), write_all(&events));
+    // A collected run replays to the same bytes.
+    let mut sink = VecSink::new();
+    for (t, e) in &events {
+        sink.event(*t, e);
+    }
+    assert_eq!(write_all(&sink.take()), write_all(&events));
+}
+
+#[test]
+fn qlog_time_format() {
+    let mut buf = Vec::new();
+    Json::new(&mut buf).ms(1_234_567_891);
+    assert_eq!(buf, b"1234.567");
+    buf.clear();
+    Json::new(&mut buf).ms(999);
+    assert_eq!(buf, b"0.000");
+}
+
+/// Fails after `budget` bytes.
+struct Failing {
+    budget: usize,
+    calls: usize,
+}
+
+impl Write for Failing {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        self.calls += 1;
+        if b.len() > self.budget {
+            return Err(io::Error::other("disk full"));
+        }
+        self.budget -= b.len();
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn qlog_io_error_is_kept_not_raised() {
+    let f = Failing {
+        budget: 600,
+        calls: 0,
+    };
+    let mut w = QlogWriter::new(f, "t", Side::Server, None);
+    assert!(w.error().is_none());
+    for (t, e) in sample_events() {
+        w.event(t, &e);
+    }
+    assert_eq!(w.error().map(|e| e.to_string()), Some("disk full".into()));
+    let calls = w.into_inner().calls;
+    assert!(calls < 5, "kept writing after an error: {calls} calls");
+}
+
+#[test]
+fn qlog_frame_summary() {
+    for f in sample_frames() {
+        let s = FrameSummary::from(&f);
+        assert_eq!(s.wire_len(), f.encoded_len());
+        assert_eq!(s.frame_type_name(), f.qlog_name());
+        assert_eq!(s.is_ack_eliciting(), f.is_ack_eliciting());
+    }
+    let s = FrameSummary::from(&sample_frames()[7]);
+    assert_eq!(
+        s.kind,
+        FrameKind::Stream {
+            id: StreamId(0),
+            offset: 1000,
+            length: 50,
+            fin: true
+        }
+    );
+    assert_eq!(s.app_data_len(), 50);
+}
