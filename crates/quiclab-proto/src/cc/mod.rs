@@ -6,6 +6,7 @@ mod no_cc;
 pub use new_reno::{NewReno, NewRenoConfig, WindowGrowth};
 pub use no_cc::NoCongestionControl;
 
+use crate::events::CongestionState;
 use crate::recovery::RttEstimator;
 use crate::time::Instant;
 use std::fmt::Debug;
@@ -42,6 +43,22 @@ pub trait CongestionController: Debug + Send {
     fn ssthresh(&self) -> u64;
     fn in_slow_start(&self) -> bool;
     fn name(&self) -> &'static str;
+    /// Whether a recovery period is running (RFC 9002 §7.3.2): entered on a congestion
+    /// event, left when a packet sent after its start is acknowledged.
+    fn in_recovery(&self) -> bool {
+        false
+    }
+    /// The state for qlog `congestion_state_updated`. Application-limited is the
+    /// connection's knowledge, so it is never reported here.
+    fn congestion_state(&self) -> CongestionState {
+        if self.in_recovery() {
+            CongestionState::Recovery
+        } else if self.in_slow_start() {
+            CongestionState::SlowStart
+        } else {
+            CongestionState::CongestionAvoidance
+        }
+    }
 }
 
 /// Which controller a connection runs; part of the serde transport config.

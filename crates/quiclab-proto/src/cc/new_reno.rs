@@ -42,50 +42,313 @@ impl Default for NewRenoConfig {
 /// RFC 9002 NewReno.
 #[derive(Debug)]
 pub struct NewReno {
-    _config: NewRenoConfig,
+    config: NewRenoConfig,
+    mds: u64,
+    /// kMinimumWindow in bytes (RFC 9002 §7.2).
+    min_window: u64,
+    cwnd: u64,
+    ssthresh: u64,
+    /// RFC 9002 B.2 congestion_recovery_start_time; `None` = no recovery yet (or reset
+    /// by persistent congestion, B.8).
+    recovery_start: Option<Instant>,
+    /// A recovery period is running: cleared when a packet sent after `recovery_start`
+    /// is acknowledged (RFC 9002 §7.3.2). Reporting only; decisions use send times.
+    in_recovery: bool,
+    /// `WindowGrowth::Exact`: acknowledged bytes not yet turned into window growth.
+    ca_acked: u64,
 }
 
 impl NewReno {
     pub fn new(config: NewRenoConfig, max_datagram_size: u64) -> Self {
-        let _ = max_datagram_size;
-        let _ = config;
-        todo!("H3")
+        let mds = max_datagram_size.max(1);
+        // RFC 9002 §7.2: min(10 * mds, max(2 * mds, 14720)) unless configured.
+        let initial = match config.initial_window_packets {
+            Some(p) => p.saturating_mul(mds),
+            None => (10 * mds).min((2 * mds).max(14_720)),
+        };
+        let min_window = config.minimum_window_packets.saturating_mul(mds);
+        NewReno {
+            mds,
+            min_window,
+            cwnd: initial.max(min_window),
+            ssthresh: u64::MAX,
+            recovery_start: None,
+            in_recovery: false,
+            ca_acked: 0,
+            config,
+        }
+    }
+
+    /// kMinimumWindow in bytes.
+    pub fn minimum_window(&self) -> u64 {
+        self.min_window
+    }
+
+    /// RFC 9002 B.4 InCongestionRecovery: sent at or before the recovery start.
+    fn sent_in_recovery(&self, sent_time: Instant) -> bool {
+        self.recovery_start.is_some_and(|start| sent_time <= start)
+    }
+
+    /// cwnd * kLossReductionFactor: exact in integers for the RFC's 0.5, else one f64
+    /// multiplication rounded down (saturating `as`; NaN gives 0, then the minimum window).
+    fn reduced(&self) -> u64 {
+        let f = self.config.loss_reduction_factor;
+        if f == 0.5 {
+            self.cwnd / 2
+        } else {
+            (self.cwnd as f64 * f) as u64
+        }
     }
 }
 
 impl CongestionController for NewReno {
     fn on_packet_sent(&mut self, _now: Instant, _bytes: u64, _bytes_in_flight: u64) {
-        todo!("H3")
+        // Bytes in flight are the connection's; NewReno needs nothing per send.
     }
+
     fn on_packet_acked(
         &mut self,
         _now: Instant,
-        _sent_time: Instant,
-        _bytes: u64,
-        _app_limited: bool,
+        sent_time: Instant,
+        bytes: u64,
+        app_limited: bool,
         _rtt: &RttEstimator,
     ) {
-        todo!("H3")
+        // RFC 9002 B.5: no change for packets sent before the recovery period began.
+        if self.sent_in_recovery(sent_time) {
+            return;
+        }
+        // RFC 9002 §7.3.2: a packet sent during recovery was acknowledged: recovery ends.
+        self.in_recovery = false;
+        // RFC 9002 §7.8: do not grow a window the sender is not using.
+        if app_limited {
+            return;
+        }
+        if self.cwnd < self.ssthresh {
+            // RFC 9002 §7.3.1 slow start: one byte per acknowledged byte.
+            self.cwnd = self.cwnd.saturating_add(bytes);
+            return;
+        }
+        // RFC 9002 §7.3.3 congestion avoidance.
+        match self.config.growth {
+            // RFC 9002 B.5, per acknowledged packet (integer division rounds down).
+            WindowGrowth::Approximate => {
+                let inc = u128::from(self.mds) * u128::from(bytes) / u128::from(self.cwnd.max(1));
+                self.cwnd = self
+                    .cwnd
+                    .saturating_add(u64::try_from(inc).unwrap_or(u64::MAX));
+            }
+            // RFC 3465 byte counting: one mds per full window acknowledged.
+            WindowGrowth::Exact => {
+                self.ca_acked = self.ca_acked.saturating_add(bytes);
+                while self.ca_acked >= self.cwnd && self.cwnd > 0 {
+                    self.ca_acked -= self.cwnd;
+                    self.cwnd = self.cwnd.saturating_add(self.mds);
+                }
+            }
+        }
     }
+
     fn on_congestion_event(
         &mut self,
-        _now: Instant,
-        _sent: Instant,
-        _persistent: bool,
-        _lost: u64,
+        now: Instant,
+        largest_lost_sent_time: Instant,
+        persistent: bool,
+        _lost_bytes: u64,
     ) {
-        todo!("H3")
+        // RFC 9002 B.6 OnCongestionEvent: one reduction per recovery period (§7.3.2).
+        if !self.sent_in_recovery(largest_lost_sent_time) {
+            self.recovery_start = Some(now);
+            self.in_recovery = true;
+            self.ssthresh = self.reduced();
+            self.cwnd = self.ssthresh.max(self.min_window);
+            self.ca_acked = 0;
+        }
+        // RFC 9002 §7.6.2 / B.8: persistent congestion collapses to the minimum window
+        // and forgets the recovery period, so that the next loss reduces again.
+        if persistent {
+            self.recovery_start = None;
+            self.in_recovery = false;
+            self.cwnd = self.min_window;
+            self.ca_acked = 0;
+        }
     }
+
     fn window(&self) -> u64 {
-        todo!("H3")
+        self.cwnd
     }
     fn ssthresh(&self) -> u64 {
-        todo!("H3")
+        self.ssthresh
     }
     fn in_slow_start(&self) -> bool {
-        todo!("H3")
+        self.cwnd < self.ssthresh
+    }
+    fn in_recovery(&self) -> bool {
+        self.in_recovery
     }
     fn name(&self) -> &'static str {
         "new_reno"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::CongestionState;
+    use std::time::Duration;
+
+    const MDS: u64 = 1200;
+
+    fn ms(v: u64) -> Instant {
+        Instant::from_millis(v)
+    }
+
+    fn reno(growth: WindowGrowth) -> NewReno {
+        NewReno::new(
+            NewRenoConfig {
+                growth,
+                ..NewRenoConfig::default()
+            },
+            MDS,
+        )
+    }
+
+    fn rtt() -> RttEstimator {
+        RttEstimator::new(Duration::from_millis(100))
+    }
+
+    /// Acknowledges one full window of `MDS` packets, all sent at `sent`.
+    fn ack_window(cc: &mut NewReno, sent: Instant, now: Instant) {
+        let packets = cc.window() / MDS;
+        for _ in 0..packets {
+            cc.on_packet_acked(now, sent, MDS, false, &rtt());
+        }
+    }
+
+    #[test]
+    fn initial_and_minimum_window() {
+        assert_eq!(reno(WindowGrowth::Exact).window(), 12_000);
+        // min(10 * 1500, max(3000, 14720)) = 14720.
+        assert_eq!(
+            NewReno::new(NewRenoConfig::default(), 1500).window(),
+            14_720
+        );
+        // max(2 * 9000, 14720) = 18000.
+        assert_eq!(
+            NewReno::new(NewRenoConfig::default(), 9000).window(),
+            18_000
+        );
+        let cfg = NewRenoConfig {
+            initial_window_packets: Some(4),
+            minimum_window_packets: 3,
+            ..NewRenoConfig::default()
+        };
+        let cc = NewReno::new(cfg, MDS);
+        assert_eq!((cc.window(), cc.minimum_window()), (4_800, 3_600));
+        assert_eq!(cc.ssthresh(), u64::MAX);
+        assert_eq!(cc.congestion_state(), CongestionState::SlowStart);
+    }
+
+    #[test]
+    fn slow_start_doubles_per_rtt() {
+        let mut cc = reno(WindowGrowth::Approximate);
+        for round in 1..=4u64 {
+            ack_window(&mut cc, ms(round * 100), ms(round * 100 + 100));
+            assert_eq!(cc.window(), 12_000 << round);
+        }
+        assert!(cc.in_slow_start());
+    }
+
+    #[test]
+    fn app_limited_does_not_grow() {
+        let mut cc = reno(WindowGrowth::Exact);
+        cc.on_packet_acked(ms(100), ms(0), MDS, true, &rtt());
+        assert_eq!(cc.window(), 12_000);
+    }
+
+    #[test]
+    fn loss_halves_once_per_recovery_period() {
+        let mut cc = reno(WindowGrowth::Approximate);
+        cc.on_congestion_event(ms(100), ms(50), false, MDS);
+        assert_eq!((cc.window(), cc.ssthresh()), (6_000, 6_000));
+        assert_eq!(cc.congestion_state(), CongestionState::Recovery);
+        // More losses of packets sent before recovery began: no further reduction.
+        cc.on_congestion_event(ms(110), ms(99), false, MDS);
+        cc.on_congestion_event(ms(120), ms(100), false, MDS);
+        assert_eq!(cc.window(), 6_000);
+        // ACKs of packets sent before recovery: no growth, still in recovery.
+        cc.on_packet_acked(ms(130), ms(90), MDS, false, &rtt());
+        assert_eq!(cc.window(), 6_000);
+        assert!(cc.in_recovery());
+        // A packet sent after the start is acknowledged: recovery ends, CA growth.
+        cc.on_packet_acked(ms(230), ms(101), MDS, false, &rtt());
+        assert!(!cc.in_recovery());
+        assert_eq!(cc.window(), 6_000 + MDS * MDS / 6_000);
+        assert_eq!(cc.congestion_state(), CongestionState::CongestionAvoidance);
+        // A loss of a packet sent after the recovery start reduces again.
+        cc.on_congestion_event(ms(300), ms(150), false, MDS);
+        assert_eq!(cc.window(), 3_120);
+        // Never below the minimum window.
+        cc.on_congestion_event(ms(400), ms(350), false, MDS);
+        assert_eq!((cc.window(), cc.ssthresh()), (2_400, 1_560));
+    }
+
+    #[test]
+    fn reduction_factor_configurable() {
+        let cfg = NewRenoConfig {
+            loss_reduction_factor: 0.7,
+            ..NewRenoConfig::default()
+        };
+        let mut cc = NewReno::new(cfg, MDS);
+        cc.on_congestion_event(ms(100), ms(50), false, MDS);
+        assert_eq!(cc.window(), 8_400);
+    }
+
+    #[test]
+    fn persistent_congestion_collapses() {
+        let mut cc = reno(WindowGrowth::Approximate);
+        ack_window(&mut cc, ms(0), ms(100));
+        cc.on_congestion_event(ms(1_000), ms(500), true, 10 * MDS);
+        assert_eq!(cc.window(), 2 * MDS);
+        assert_eq!(cc.ssthresh(), 12_000);
+        assert!(!cc.in_recovery());
+        // The recovery period is forgotten: an old packet's ACK grows the window again
+        // (slow start, since 2400 < ssthresh 12000).
+        cc.on_packet_acked(ms(1_100), ms(600), MDS, false, &rtt());
+        assert_eq!(cc.window(), 3 * MDS);
+    }
+
+    #[test]
+    fn exact_growth_is_one_mds_per_window() {
+        let mut cc = reno(WindowGrowth::Exact);
+        cc.on_congestion_event(ms(10), ms(5), false, MDS);
+        // Leave recovery with the first ACK of a later packet (its bytes count too).
+        assert_eq!(cc.window(), 6_000);
+        let mut now = 100;
+        for round in 1..=20u64 {
+            ack_window(&mut cc, ms(now), ms(now + 100));
+            now += 100;
+            assert_eq!(cc.window(), 6_000 + round * MDS, "round {round}");
+        }
+        assert_eq!(cc.congestion_state(), CongestionState::CongestionAvoidance);
+    }
+
+    #[test]
+    fn approximate_growth_is_about_one_mds_per_window() {
+        let mut cc = reno(WindowGrowth::Approximate);
+        cc.on_congestion_event(ms(10), ms(5), false, MDS);
+        let mut now = 100;
+        for _ in 0..20 {
+            // Exactly one window of bytes: full packets, then the remainder.
+            let before = cc.window();
+            for _ in 0..before / MDS {
+                cc.on_packet_acked(ms(now + 100), ms(now), MDS, false, &rtt());
+            }
+            cc.on_packet_acked(ms(now + 100), ms(now), before % MDS, false, &rtt());
+            now += 100;
+            let growth = cc.window() - before;
+            // Growth during the window shrinks each increment slightly: a bit under mds.
+            assert!((MDS * 9 / 10..=MDS).contains(&growth), "growth {growth}");
+        }
     }
 }
