@@ -324,7 +324,10 @@ mod tests {
             let mut r = rs(1000);
             let mut got = Vec::new();
             let mut fin = false;
-            if n == 0 { r.on_data(0, &[], true).unwrap(); }
+            if n == 0 {
+                r.on_data(0, &[], true).unwrap();
+                fin = read_all(&mut r).1;
+            }
             for (s, e) in chunks {
                 r.on_data(s as u64, &data[s..e], e == n).unwrap();
                 if !fin {
