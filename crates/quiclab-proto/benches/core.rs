@@ -48,11 +48,16 @@ fn bulk(bytes: usize) -> Instant {
         if server_stream.is_none() {
             server_stream = s.accept_stream(Dir::Uni);
         }
-        if let Some(sid) = server_stream {
+        if let Some(sid) = server_stream.filter(|_| received < bytes) {
             loop {
                 match s.read(sid, &mut buf) {
-                    Ok(r) if r.bytes > 0 => received += r.bytes,
-                    Ok(_) | Err(StreamError::Blocked) => break,
+                    Ok(r) => {
+                        received += r.bytes;
+                        if r.fin || r.bytes == 0 {
+                            break;
+                        }
+                    }
+                    Err(StreamError::Blocked) => break,
                     Err(e) => panic!("{e}"),
                 }
             }
