@@ -287,51 +287,53 @@ proptest! {
     }
 }
 
-#[test]
-#[ignore]
-fn debug_seed() {
-    let seed: u64 = std::env::var("SEED").unwrap().parse().unwrap();
-    let loss: f64 = std::env::var("LOSS").unwrap().parse().unwrap();
+/// A lossy exchange with qlog on the client; returns the qlog bytes.
+fn qlog_of_run(seed: u64) -> Vec<u8> {
+    use quiclab_proto::events::SharedSink;
+    use quiclab_proto::qlog::QlogWriter;
+    use quiclab_proto::wire::Side;
     let link = LinkConfig {
-        delay: Duration::from_millis(10),
-        loss,
-        reorder: 0.088,
-        reorder_extra: Duration::from_millis(15),
-        duplicate: 0.0,
+        delay: Duration::from_millis(15),
+        loss: 0.05,
+        reorder: 0.05,
+        reorder_extra: Duration::from_millis(10),
+        duplicate: 0.02,
     };
     let mut pair = Pair::new(test_config(), test_config(), [link.clone(), link], seed);
-    let sink = quiclab_proto::events::SharedSink::new(quiclab_proto::events::VecSink::new());
+    let sink = SharedSink::new(QlogWriter::new(
+        Vec::new(),
+        "determinism",
+        Side::Client,
+        None,
+    ));
     let now = pair.now;
     pair.client_conn()
         .set_event_sink(now, Box::new(sink.clone()));
-    let mut rng = DetRng::new(seed ^ 0xabcdef);
-    let mut x = Exchange::new(&mut rng, 1, 60_000);
-    let r = pair.run_until(Instant::from_millis(30_000), |p| {
+    let mut rng = DetRng::new(seed);
+    let mut x = Exchange::new(&mut rng, 3, 100_000);
+    pair.run_until(Instant::from_millis(600_000), |p| {
         x.drive(p);
         x.done()
-    });
-    println!("{r:?}");
-    for (t, e) in sink.lock().events.iter() {
-        match e {
-            quiclab_proto::events::Event::PacketSent { header, frames, .. }
-            | quiclab_proto::events::Event::PacketReceived { header, frames, .. } => {
-                let dir = if matches!(e, quiclab_proto::events::Event::PacketSent { .. }) {
-                    "->"
-                } else {
-                    "<-"
-                };
-                println!(
-                    "{t:?} {dir} {:?} {:?} {:?}",
-                    header.ty,
-                    header.pn,
-                    frames
-                        .iter()
-                        .map(|f| f.frame_type_name())
-                        .collect::<Vec<_>>()
-                );
-            }
-            other => println!("{t:?} {other:?}"),
-        }
-    }
-    println!("server {:?}", pair.server_conn().map(|s| s.stats().clone()));
+    })
+    .unwrap();
+    x.verify();
+    drop(pair);
+    let writer = sink.try_unwrap().ok().expect("the only handle");
+    writer.into_inner()
+}
+
+#[test]
+fn same_seed_same_qlog_bytes() {
+    let a = qlog_of_run(42);
+    let b = qlog_of_run(42);
+    assert!(a.len() > 10_000, "the qlog has content");
+    assert!(a == b, "same seed must give identical qlog bytes");
+    let c = qlog_of_run(43);
+    assert!(a != c, "a different seed gives a different run");
+}
+
+#[test]
+#[ignore]
+fn write_sample_qlog() {
+    std::fs::write("/tmp/sample.sqlog", qlog_of_run(42)).unwrap();
 }
