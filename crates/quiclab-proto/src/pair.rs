@@ -1,0 +1,226 @@
+//! A deterministic two-endpoint harness in virtual time: a client and a server
+//! endpoint joined by two one-way links with seeded delay, loss, reordering and
+//! duplication. Used by tests and benchmarks; the simulator (`quiclab-sim`) builds
+//! richer networks on the same contract.
+
+use crate::config::TransportConfig;
+use crate::connection::Connection;
+use crate::crypto::cert::{self, ServerVerification};
+use crate::endpoint::{ConnectionHandle, Endpoint};
+use crate::rng::DetRng;
+use crate::time::Instant;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The ALPN the harness negotiates.
+pub const ALPN: &[u8] = b"hq-interop";
+
+/// One direction of the path.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LinkConfig {
+    /// One-way delay of every datagram.
+    pub delay: Duration,
+    /// Probability a datagram is lost (Bernoulli).
+    pub loss: f64,
+    /// Probability a datagram is held back by an extra uniform delay in
+    /// `[0, reorder_extra)`, which reorders it behind later ones.
+    pub reorder: f64,
+    pub reorder_extra: Duration,
+    /// Probability a datagram is delivered twice.
+    pub duplicate: f64,
+}
+
+impl LinkConfig {
+    pub fn delay(delay: Duration) -> Self {
+        LinkConfig { delay, ..Default::default() }
+    }
+}
+
+/// Counts of what the links did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LinkStats {
+    pub sent: u64,
+    pub lost: u64,
+    pub duplicated: u64,
+    pub reordered: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum To {
+    Server,
+    Client,
+}
+
+/// A client and a server endpoint over two links.
+pub struct Pair {
+    pub now: Instant,
+    pub client: Endpoint,
+    pub server: Endpoint,
+    pub client_addr: SocketAddr,
+    pub server_addr: SocketAddr,
+    /// [client->server, server->client].
+    pub links: [LinkConfig; 2],
+    pub link_stats: [LinkStats; 2],
+    rngs: [DetRng; 2],
+    /// (delivery time, sequence) -> datagram; the sequence breaks ties in send order.
+    queue: BinaryHeap<Reverse<(Instant, u64, To, Vec<u8>)>>,
+    seq: u64,
+    pub client_conn: ConnectionHandle,
+    pub server_conn: Option<ConnectionHandle>,
+    buf: Vec<u8>,
+}
+
+/// Why [`Pair::run_until`] stopped without its condition becoming true.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PairError {
+    #[error("nothing left to do at {0}")]
+    Idle(Instant),
+    #[error("time limit {0} reached")]
+    TimeLimit(Instant),
+    #[error("no progress: time stuck at {0}")]
+    Stuck(Instant),
+}
+
+impl Pair {
+    /// A pair with self-signed certificates (seeded), the given transport configs and
+    /// links; the client starts connecting at time zero.
+    pub fn new(client_config: TransportConfig, server_config: TransportConfig, links: [LinkConfig; 2], seed: u64) -> Self {
+        let mut rng = DetRng::new(seed);
+        let identity = cert::self_signed(&["localhost".to_string()], rng.next_u64(), 0);
+        let roots = vec![identity.chain[0].clone()];
+        let server_tls = cert::server_config(identity, &[ALPN.to_vec()], None).expect("self-signed identity is valid");
+        let client_tls = cert::client_config(ServerVerification::Roots(roots), &[ALPN.to_vec()], None);
+        let client_addr: SocketAddr = "10.0.0.1:40000".parse().expect("literal");
+        let server_addr: SocketAddr = "10.0.0.2:443".parse().expect("literal");
+        let mut client = Endpoint::new(Arc::new(client_config), None, rng.next_u64());
+        let server = Endpoint::new(Arc::new(server_config), Some(server_tls), rng.next_u64());
+        let client_conn = client.connect(Instant::ZERO, client_tls, "localhost", server_addr).expect("valid client config");
+        Pair {
+            now: Instant::ZERO,
+            client,
+            server,
+            client_addr,
+            server_addr,
+            links,
+            link_stats: Default::default(),
+            rngs: [rng.fork("c2s"), rng.fork("s2c")],
+            queue: BinaryHeap::new(),
+            seq: 0,
+            client_conn,
+            server_conn: None,
+            buf: Vec::with_capacity(2048),
+        }
+    }
+
+    /// The client's connection.
+    pub fn client_conn(&mut self) -> &mut Connection {
+        self.client.connection_mut(self.client_conn).expect("client connection exists")
+    }
+
+    /// The server's connection, once the first Initial arrived.
+    pub fn server_conn(&mut self) -> Option<&mut Connection> {
+        let h = self.server_conn?;
+        self.server.connection_mut(h)
+    }
+
+    /// Sends everything both endpoints want to send now into the links.
+    pub fn flush(&mut self) {
+        for from_client in [true, false] {
+            loop {
+                self.buf.clear();
+                let ep = if from_client { &mut self.client } else { &mut self.server };
+                let Some(t) = ep.poll_transmit(self.now, &mut self.buf) else { break };
+                let datagram = self.buf[..t.size].to_vec();
+                self.enqueue(if from_client { To::Server } else { To::Client }, datagram);
+            }
+        }
+    }
+
+    fn enqueue(&mut self, to: To, datagram: Vec<u8>) {
+        let i = to as usize;
+        let (link, rng, stats) = (&self.links[i], &mut self.rngs[i], &mut self.link_stats[i]);
+        stats.sent += 1;
+        // Draw every random number for every datagram, so changing one probability
+        // does not shift the others' streams.
+        let (l, r, extra, d) = (rng.next_f64(), rng.next_f64(), rng.next_f64(), rng.next_f64());
+        if l < link.loss {
+            stats.lost += 1;
+            return;
+        }
+        let mut at = self.now + link.delay;
+        if r < link.reorder {
+            stats.reordered += 1;
+            at += link.reorder_extra.mul_f64(extra);
+        }
+        if d < link.duplicate {
+            stats.duplicated += 1;
+            self.seq += 1;
+            self.queue.push(Reverse((at, self.seq, to, datagram.clone())));
+        }
+        self.seq += 1;
+        self.queue.push(Reverse((at, self.seq, to, datagram)));
+    }
+
+    /// The next time something happens: a delivery or a timer.
+    pub fn next_event_time(&self) -> Option<Instant> {
+        let q = self.queue.peek().map(|Reverse((t, ..))| *t);
+        [q, self.client.poll_timeout(), self.server.poll_timeout()].into_iter().flatten().min()
+    }
+
+    /// Advances to the next event and handles everything due then; returns `false`
+    /// when nothing is left to happen.
+    pub fn step(&mut self) -> bool {
+        self.flush();
+        let Some(t) = self.next_event_time() else { return false };
+        self.now = self.now.max(t);
+        while let Some(Reverse((at, ..))) = self.queue.peek() {
+            if *at > self.now {
+                break;
+            }
+            let Reverse((_, _, to, mut datagram)) = self.queue.pop().expect("peeked");
+            match to {
+                To::Server => {
+                    if let Ok(h) = self.server.handle_datagram(self.now, self.client_addr, &mut datagram) {
+                        self.server_conn.get_or_insert(h);
+                    }
+                }
+                To::Client => {
+                    let _ = self.client.handle_datagram(self.now, self.server_addr, &mut datagram);
+                }
+            }
+        }
+        self.client.handle_timeout(self.now);
+        self.server.handle_timeout(self.now);
+        self.flush();
+        true
+    }
+
+    /// Steps until `done` holds (checked after every step), up to virtual time `limit`.
+    pub fn run_until(&mut self, limit: Instant, mut done: impl FnMut(&mut Pair) -> bool) -> Result<(), PairError> {
+        let mut last = self.now;
+        let mut same_time_steps = 0u32;
+        loop {
+            if done(self) {
+                return Ok(());
+            }
+            if self.now > limit {
+                return Err(PairError::TimeLimit(limit));
+            }
+            if !self.step() {
+                return if done(self) { Ok(()) } else { Err(PairError::Idle(self.now)) };
+            }
+            if self.now == last {
+                same_time_steps += 1;
+                if same_time_steps > 100_000 {
+                    return Err(PairError::Stuck(self.now));
+                }
+            } else {
+                same_time_steps = 0;
+                last = self.now;
+            }
+        }
+    }
+}

@@ -1,0 +1,252 @@
+//! End-to-end tests of the protocol core in the pair harness (virtual time).
+
+use proptest::prelude::*;
+use quiclab_proto::connection::CloseReason;
+use quiclab_proto::events::Owner;
+use quiclab_proto::pair::{LinkConfig, Pair};
+use quiclab_proto::rng::DetRng;
+use quiclab_proto::streams::{StreamError, StreamEvent};
+use quiclab_proto::wire::{Dir, StreamId};
+use quiclab_proto::{Connection, ConnectionEvent, Instant, TransportConfig};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Reads everything available on `id` into `out`; returns whether FIN was reached.
+fn drain_stream(conn: &mut Connection, id: StreamId, out: &mut Vec<u8>) -> bool {
+    let mut buf = [0u8; 4096];
+    loop {
+        match conn.read(id, &mut buf) {
+            Ok(r) => {
+                out.extend_from_slice(&buf[..r.bytes]);
+                if r.fin {
+                    return true;
+                }
+                if r.bytes == 0 {
+                    return false;
+                }
+            }
+            Err(StreamError::Blocked) => return false,
+            Err(e) => panic!("read {id}: {e}"),
+        }
+    }
+}
+
+/// Writes as much of `data[*sent..]` as the stream takes; finishes when all is written.
+fn push_stream(conn: &mut Connection, id: StreamId, data: &[u8], sent: &mut usize) {
+    while *sent < data.len() {
+        match conn.write(id, &data[*sent..]) {
+            Ok(n) => *sent += n,
+            Err(StreamError::Blocked) => return,
+            Err(e) => panic!("write {id}: {e}"),
+        }
+    }
+    conn.finish(id).expect("finish");
+    *sent = usize::MAX;
+}
+
+fn payload(rng: &mut DetRng, len: usize) -> Vec<u8> {
+    let mut v = vec![0u8; len];
+    rng.fill(&mut v);
+    v
+}
+
+#[test]
+fn handshake_at_2d_and_first_response_byte_at_4d() {
+    let d = Duration::from_millis(20);
+    let mut pair = Pair::new(TransportConfig::default(), TransportConfig::default(), [LinkConfig::delay(d), LinkConfig::delay(d)], 1);
+    let limit = Instant::from_millis(5_000);
+    pair.run_until(limit, |p| p.client_conn().is_handshake_complete()).unwrap();
+    assert_eq!(pair.now, Instant::ZERO + 2 * d, "client completes the handshake at 2d");
+    let id = pair.client_conn().open_stream(Dir::Bi).unwrap();
+    let mut sent = 0;
+    push_stream(pair.client_conn(), id, b"GET /index.html\r\n", &mut sent);
+    // The server answers each request at once; the client waits for the first byte.
+    let mut got = Vec::new();
+    pair.run_until(limit, |p| {
+        if let Some(s) = p.server_conn() {
+            while let Some(sid) = s.accept_stream(Dir::Bi) {
+                let mut req = Vec::new();
+                drain_stream(s, sid, &mut req);
+                let mut n = 0;
+                push_stream(s, sid, b"hello", &mut n);
+            }
+        }
+        drain_stream(p.client_conn(), id, &mut got);
+        !got.is_empty()
+    })
+    .unwrap();
+    assert_eq!(pair.now, Instant::ZERO + 4 * d, "first response byte at 4d");
+}
+
+/// A workload: the client sends each of `up` on its own bidirectional stream; the
+/// server echoes each one back reversed on the same stream, and sends each of `down`
+/// on its own unidirectional stream.
+struct Exchange {
+    up: Vec<Vec<u8>>,
+    down: Vec<Vec<u8>>,
+    client_sent: BTreeMap<StreamId, (usize, usize)>,
+    client_got: BTreeMap<StreamId, (Vec<u8>, bool)>,
+    server_got: BTreeMap<StreamId, (Vec<u8>, bool)>,
+    server_replies: BTreeMap<StreamId, (Vec<u8>, usize)>,
+    server_uni: BTreeMap<StreamId, (usize, usize)>,
+    started_server_uni: bool,
+}
+
+impl Exchange {
+    fn new(rng: &mut DetRng, streams: usize, max_len: usize) -> Self {
+        let mut random_payload = |min: u64| {
+            let len = rng.range(min, max_len as u64) as usize;
+            payload(rng, len)
+        };
+        let up = (0..streams).map(|_| random_payload(0)).collect();
+        let down = (0..streams.div_ceil(2)).map(|_| random_payload(1)).collect();
+        Exchange {
+            up,
+            down,
+            client_sent: BTreeMap::new(),
+            client_got: BTreeMap::new(),
+            server_got: BTreeMap::new(),
+            server_replies: BTreeMap::new(),
+            server_uni: BTreeMap::new(),
+            started_server_uni: false,
+        }
+    }
+
+    fn drive(&mut self, p: &mut Pair) {
+        let c = p.client_conn();
+        if c.is_handshake_complete() {
+            while self.client_sent.len() < self.up.len() {
+                let Some(id) = c.open_stream(Dir::Bi) else { break };
+                self.client_sent.insert(id, (self.client_sent.len(), 0));
+            }
+            for (&id, (i, sent)) in self.client_sent.iter_mut() {
+                if *sent != usize::MAX {
+                    push_stream(c, id, &self.up[*i], sent);
+                }
+            }
+            while let Some(ev) = c.poll_event() {
+                if let ConnectionEvent::Stream(StreamEvent::Opened { dir: Dir::Uni }) = ev {
+                    while let Some(id) = c.accept_stream(Dir::Uni) {
+                        self.client_got.entry(id).or_default();
+                    }
+                }
+            }
+            while let Some(id) = c.accept_stream(Dir::Uni) {
+                self.client_got.entry(id).or_default();
+            }
+            for id in self.client_sent.keys().copied().collect::<Vec<_>>() {
+                self.client_got.entry(id).or_default();
+            }
+            for (&id, (buf, fin)) in self.client_got.iter_mut() {
+                if !*fin {
+                    *fin = drain_stream(c, id, buf);
+                }
+            }
+        }
+        let Some(s) = p.server_conn() else { return };
+        if s.is_handshake_complete() && !self.started_server_uni {
+            for i in 0..self.down.len() {
+                if let Some(id) = s.open_stream(Dir::Uni) {
+                    self.server_uni.insert(id, (i, 0));
+                }
+            }
+            self.started_server_uni = self.server_uni.len() == self.down.len();
+        }
+        for (&id, (i, sent)) in self.server_uni.iter_mut() {
+            if *sent != usize::MAX {
+                push_stream(s, id, &self.down[*i], sent);
+            }
+        }
+        while s.poll_event().is_some() {}
+        while let Some(id) = s.accept_stream(Dir::Bi) {
+            self.server_got.entry(id).or_default();
+        }
+        for (&id, (buf, fin)) in self.server_got.iter_mut() {
+            if !*fin {
+                *fin = drain_stream(s, id, buf);
+                if *fin {
+                    let reply: Vec<u8> = buf.iter().rev().copied().collect();
+                    self.server_replies.insert(id, (reply, 0));
+                }
+            }
+        }
+        for (&id, (reply, sent)) in self.server_replies.iter_mut() {
+            if *sent != usize::MAX {
+                push_stream(s, id, reply, sent);
+            }
+        }
+    }
+
+    fn done(&self) -> bool {
+        self.client_got.len() == self.up.len() + self.down.len() && self.client_got.values().all(|(_, fin)| *fin)
+    }
+
+    fn verify(&self) {
+        for (&id, (i, _)) in &self.client_sent {
+            let expected: Vec<u8> = self.up[*i].iter().rev().copied().collect();
+            assert_eq!(self.server_got[&id].0, self.up[*i], "request on stream {id}");
+            assert_eq!(self.client_got[&id].0, expected, "reply on stream {id}");
+        }
+        for (&id, (i, _)) in &self.server_uni {
+            assert_eq!(self.client_got[&id].0, self.down[*i], "server stream {id}");
+        }
+    }
+}
+
+fn test_config() -> TransportConfig {
+    TransportConfig { idle_timeout_ms: 600_000, ..TransportConfig::default() }
+}
+
+/// Runs an exchange over lossy links, verifies every byte, then closes over a clean path.
+fn exchange_over(seed: u64, loss: f64, reorder: f64, duplicate: f64, streams: usize, max_len: usize) {
+    let link = LinkConfig {
+        delay: Duration::from_millis(10),
+        loss,
+        reorder,
+        reorder_extra: Duration::from_millis(15),
+        duplicate,
+    };
+    let mut pair = Pair::new(test_config(), test_config(), [link.clone(), link], seed);
+    let mut rng = DetRng::new(seed ^ 0xabcdef);
+    let mut x = Exchange::new(&mut rng, streams, max_len);
+    let limit = Instant::from_millis(3_600_000);
+    pair.run_until(limit, |p| {
+        x.drive(p);
+        x.done()
+    })
+    .unwrap_or_else(|e| panic!("seed {seed}: {e}; client {:?}", pair.client_conn().stats()));
+    x.verify();
+    // Close over a clean path so the CONNECTION_CLOSE is not lost.
+    pair.links = Default::default();
+    let now = pair.now;
+    pair.client_conn().close(now, 0, "done");
+    pair.run_until(limit, |p| p.server_conn().is_some_and(|s| s.is_closed())).unwrap();
+    let reason = pair.server_conn().unwrap().close_reason().cloned();
+    assert_eq!(reason, Some(CloseReason::Application { owner: Owner::Remote, code: 0, reason: "done".into() }));
+    assert!(pair.client_conn().stats().local_error.is_none());
+    assert!(pair.server_conn().unwrap().stats().local_error.is_none());
+}
+
+#[test]
+fn clean_path_exchange() {
+    exchange_over(7, 0.0, 0.0, 0.0, 4, 200_000);
+}
+
+#[test]
+fn lossy_path_exchange() {
+    exchange_over(11, 0.1, 0.1, 0.05, 4, 100_000);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, .. ProptestConfig::default() })]
+    #[test]
+    fn exchanges_survive_loss_reordering_and_duplication(
+        seed in any::<u64>(),
+        loss in 0.0f64..0.3,
+        reorder in 0.0f64..0.3,
+        duplicate in 0.0f64..0.1,
+        streams in 1usize..6,
+    ) {
+        exchange_over(seed, loss, reorder, duplicate, streams, 60_000);
+    }
+}
