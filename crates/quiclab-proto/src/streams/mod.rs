@@ -6,6 +6,11 @@
 //! ([`Streams::write_frames`]), and reports what each sent packet carried as acknowledged
 //! or lost ([`Streams::on_acked`], [`Streams::on_lost`]).
 
+mod flow;
+mod recv;
+mod send;
 mod state;
+#[cfg(test)]
+mod tests;
 
 pub use state::{ReadOutcome, StreamError, StreamEvent, StreamFrameRecord, StreamParams, Streams};

@@ -1,0 +1,349 @@
+//! The sending part of a stream (RFC 9000 §3.1): a buffer of written bytes that are not
+//! yet acknowledged as a prefix, and which ranges are unsent, lost or acknowledged.
+
+use crate::range_set::RangeSet;
+use crate::wire::{stream_header_len, write_stream_header, StreamId};
+use std::collections::VecDeque;
+
+/// A RESET_STREAM we decided to send (§3.1 "Reset Sent").
+#[derive(Clone, Copy, Debug)]
+pub(super) struct LocalReset {
+    pub code: u64,
+    /// §4.5: the highest offset sent, so both ends agree on the credit consumed.
+    pub final_size: u64,
+    pub acked: bool,
+}
+
+/// What one emitted STREAM frame carried.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Sent {
+    pub offset: u64,
+    pub len: u64,
+    pub fin: bool,
+}
+
+#[derive(Debug)]
+pub(super) struct SendStream {
+    /// Bytes from offset `base` to the end of what was written; the acknowledged prefix
+    /// is dropped so a long transfer keeps only the unacknowledged window.
+    buf: VecDeque<u8>,
+    base: u64,
+    /// The next never-sent offset: everything below was sent at least once.
+    next: u64,
+    /// Sent ranges declared lost and not acknowledged since, within [base, next).
+    lost: RangeSet,
+    /// Acknowledged ranges above `base` (the first one never touches `base`).
+    acked: RangeSet,
+    /// `finish` was called: the final size is `end()`.
+    pub fin: bool,
+    fin_sent: bool,
+    fin_acked: bool,
+    fin_lost: bool,
+    /// The peer's MAX_STREAM_DATA (§4.1); it only increases.
+    pub max: u64,
+    /// The limit a STREAM_DATA_BLOCKED was last sent for: once per value (§4.1).
+    pub blocked_sent: Option<u64>,
+    pub reset: Option<LocalReset>,
+    /// The peer's STOP_SENDING error code (§3.5).
+    pub stopped: Option<u64>,
+    /// `write` pushed back: report `Writable` when buffer space frees.
+    pub want_writable: bool,
+    pub finished_reported: bool,
+}
+
+/// The largest data length that fits in `room` bytes with its STREAM header, up to
+/// `avail`; `None` when not even an empty frame fits.
+fn fit(id: StreamId, offset: u64, avail: u64, room: usize) -> Option<usize> {
+    let h0 = stream_header_len(id, offset, 0, true);
+    if h0 > room {
+        return None;
+    }
+    let avail = usize::try_from(avail).unwrap_or(usize::MAX);
+    // A bound from the largest possible Length field, then one refinement.
+    let n = avail.min(room.saturating_sub(stream_header_len(id, offset, room, true)));
+    let m = avail.min(room - stream_header_len(id, offset, n, true));
+    Some(if stream_header_len(id, offset, m, true) + m <= room {
+        m
+    } else {
+        n
+    })
+}
+
+impl SendStream {
+    pub fn new(max: u64) -> Self {
+        SendStream {
+            buf: VecDeque::new(),
+            base: 0,
+            next: 0,
+            lost: RangeSet::new(),
+            acked: RangeSet::new(),
+            fin: false,
+            fin_sent: false,
+            fin_acked: false,
+            fin_lost: false,
+            max,
+            blocked_sent: None,
+            reset: None,
+            stopped: None,
+            want_writable: false,
+            finished_reported: false,
+        }
+    }
+
+    /// One past the last written byte.
+    pub fn end(&self) -> u64 {
+        self.base + self.buf.len() as u64
+    }
+
+    /// Takes as much of `data` as keeps at most `limit` unacknowledged bytes buffered.
+    pub fn write(&mut self, data: &[u8], limit: u64) -> usize {
+        let room = limit.saturating_sub(self.buf.len() as u64);
+        let n = data.len().min(usize::try_from(room).unwrap_or(usize::MAX));
+        self.buf.extend(&data[..n]);
+        n
+    }
+
+    /// Whether something lost (data or FIN) awaits retransmission.
+    pub fn has_lost(&self) -> bool {
+        self.reset.is_none() && (!self.lost.is_empty() || self.fin_lost)
+    }
+
+    /// Whether new data within the stream's credit, or a FIN alone, awaits sending.
+    pub fn has_fresh(&self) -> bool {
+        self.reset.is_none()
+            && ((self.next < self.end() && self.next < self.max) || self.fin_only())
+    }
+
+    /// The FIN is due and no data precedes it.
+    pub fn fin_only(&self) -> bool {
+        self.fin && !self.fin_sent && self.next == self.end()
+    }
+
+    /// New data is waiting on the peer's MAX_STREAM_DATA.
+    pub fn is_blocked(&self) -> bool {
+        self.reset.is_none() && self.next < self.end() && self.next >= self.max
+    }
+
+    /// Everything written, FIN included, was acknowledged (§3.1 "Data Recvd").
+    pub fn all_acked(&self) -> bool {
+        self.fin_acked && self.buf.is_empty()
+    }
+
+    /// No further frames will ever be needed for this part (§3.1 terminal states).
+    pub fn is_done(&self) -> bool {
+        match self.reset {
+            Some(r) => r.acked,
+            None => self.all_acked(),
+        }
+    }
+
+    /// Abandons the data (§3.1 "Reset Sent"): nothing is retransmitted any more.
+    pub fn reset(&mut self, code: u64) {
+        self.reset = Some(LocalReset {
+            code,
+            final_size: self.next,
+            acked: false,
+        });
+        self.buf = VecDeque::new();
+        self.base = self.next;
+        self.lost = RangeSet::new();
+        self.acked = RangeSet::new();
+        self.fin_lost = false;
+    }
+
+    /// Appends `len` bytes at `offset` from the buffer; the caller checked the bounds.
+    fn copy_out(&self, offset: u64, len: usize, out: &mut Vec<u8>) {
+        let start = (offset - self.base) as usize;
+        let (a, b) = self.buf.as_slices();
+        if start < a.len() {
+            let k = len.min(a.len() - start);
+            out.extend_from_slice(&a[start..start + k]);
+            out.extend_from_slice(&b[..len - k]);
+        } else {
+            let s = start - a.len();
+            out.extend_from_slice(&b[s..s + len]);
+        }
+    }
+
+    fn emit(&self, id: StreamId, offset: u64, len: usize, fin: bool, out: &mut Vec<u8>) {
+        write_stream_header(out, id, offset, len, fin, true);
+        self.copy_out(offset, len, out);
+    }
+
+    /// Writes one STREAM frame retransmitting the lowest lost range (or a lost FIN).
+    pub fn emit_lost(&mut self, id: StreamId, room: usize, out: &mut Vec<u8>) -> Option<Sent> {
+        if self.reset.is_some() {
+            return None;
+        }
+        let end = self.end();
+        let (offset, avail) = match self.lost.first() {
+            Some(r) => (r.start, r.end - r.start),
+            None if self.fin_lost => (end, 0),
+            None => return None,
+        };
+        let n = fit(id, offset, avail, room)?;
+        if n == 0 && avail > 0 {
+            return None;
+        }
+        let stop = offset + n as u64;
+        // The FIN rides along whenever a retransmission reaches the final size.
+        let fin = self.fin_sent && !self.fin_acked && stop == end;
+        self.emit(id, offset, n, fin, out);
+        self.lost.remove(offset..stop);
+        if fin {
+            self.fin_lost = false;
+        }
+        Some(Sent {
+            offset,
+            len: n as u64,
+            fin,
+        })
+    }
+
+    /// Writes one STREAM frame of new data within the stream's credit and `conn_avail`
+    /// bytes of connection credit (§4.1), or the FIN alone.
+    pub fn emit_fresh(
+        &mut self,
+        id: StreamId,
+        room: usize,
+        conn_avail: u64,
+        out: &mut Vec<u8>,
+    ) -> Option<Sent> {
+        if self.reset.is_some() {
+            return None;
+        }
+        let end = self.end();
+        let avail = (end.min(self.max).saturating_sub(self.next)).min(conn_avail);
+        if avail == 0 && !self.fin_only() {
+            return None;
+        }
+        let n = fit(id, self.next, avail, room)?;
+        if n == 0 && !self.fin_only() {
+            return None;
+        }
+        let offset = self.next;
+        let fin = self.fin && offset + n as u64 == end;
+        self.emit(id, offset, n, fin, out);
+        self.next += n as u64;
+        if fin {
+            self.fin_sent = true;
+        }
+        Some(Sent {
+            offset,
+            len: n as u64,
+            fin,
+        })
+    }
+
+    /// Marks a frame acknowledged; returns the number of buffer bytes freed.
+    pub fn on_acked(&mut self, offset: u64, len: u64, fin: bool) -> u64 {
+        if self.reset.is_some() {
+            return 0;
+        }
+        let stop = offset.saturating_add(len).min(self.next);
+        let start = offset.max(self.base);
+        if start < stop {
+            self.acked.insert(start..stop);
+            self.lost.remove(start..stop);
+        }
+        if fin {
+            self.fin_acked = true;
+            self.fin_lost = false;
+        }
+        // Drop the acknowledged prefix: O(1) per byte amortised, no copying.
+        match self.acked.first() {
+            Some(r) if r.start <= self.base => {
+                self.acked.pop_first();
+                let freed = r.end - self.base;
+                self.buf.drain(..freed as usize);
+                self.base = r.end;
+                freed
+            }
+            _ => 0,
+        }
+    }
+
+    /// Marks a frame lost: its still unacknowledged parts are queued for retransmission.
+    pub fn on_lost(&mut self, offset: u64, len: u64, fin: bool) {
+        if self.reset.is_some() {
+            return;
+        }
+        let stop = offset.saturating_add(len).min(self.next);
+        let start = offset.max(self.base);
+        if start < stop {
+            self.lost.insert(start..stop);
+            for r in self.acked.iter().take_while(|r| r.start < stop) {
+                if r.end > start {
+                    self.lost.remove(r);
+                }
+            }
+        }
+        if fin && !self.fin_acked {
+            self.fin_lost = true;
+        }
+    }
+
+    #[cfg(test)]
+    pub fn buffered(&self) -> usize {
+        self.buf.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(s: &mut SendStream, room: usize, lost: bool, conn: u64) -> Option<Sent> {
+        let mut out = Vec::new();
+        let id = StreamId(0);
+        let r = if lost {
+            s.emit_lost(id, room, &mut out)
+        } else {
+            s.emit_fresh(id, room, conn, &mut out)
+        };
+        if let Some(r) = r {
+            assert_eq!(
+                out.len(),
+                stream_header_len(id, r.offset, r.len as usize, true) + r.len as usize
+            );
+            assert!(out.len() <= room);
+        }
+        r
+    }
+
+    #[test]
+    fn fit_respects_room() {
+        let id = StreamId(4);
+        for room in 0..200 {
+            for off in [0u64, 5, 70_000] {
+                if let Some(n) = fit(id, off, 1000, room) {
+                    assert!(stream_header_len(id, off, n, true) + n <= room);
+                    assert!(n + 8 >= room.saturating_sub(stream_header_len(id, off, 0, true)));
+                } else {
+                    assert!(stream_header_len(id, off, 0, true) > room);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn lost_parts_not_acked_are_resent_and_prefix_dropped() {
+        let mut s = SendStream::new(1000);
+        assert_eq!(s.write(&[7u8; 300], 250), 250);
+        let a = frame(&mut s, 1000, false, 100).unwrap();
+        let b = frame(&mut s, 1000, false, 100).unwrap();
+        let c = frame(&mut s, 1000, false, 100).unwrap();
+        assert_eq!((a.offset, a.len, b.offset, c.offset), (0, 100, 100, 200));
+        assert_eq!(c.len, 50);
+        s.on_acked(120, 30, false); // part of b acked
+        s.on_lost(b.offset, b.len, false);
+        assert_eq!(s.lost.iter().collect::<Vec<_>>(), vec![100..120, 150..200]);
+        let r = frame(&mut s, 200, true, 0).unwrap();
+        assert_eq!((r.offset, r.len), (100, 20));
+        assert_eq!(s.on_acked(0, 100, false), 100);
+        assert_eq!(s.buffered(), 150);
+        s.on_acked(100, 20, false);
+        assert_eq!(s.base, 150);
+        assert!(!s.all_acked());
+    }
+}
