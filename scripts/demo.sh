@@ -22,7 +22,7 @@ head -c "$size" /dev/urandom >"$dir/www/file.bin"
 server=$!
 trap 'kill $server 2>/dev/null; wait $server 2>/dev/null' EXIT
 for _ in $(seq 50); do
-    grep -q "server on" "$dir/server.log" && break
+    grep -qs "server on" "$dir/server.log" && break
     kill -0 $server 2>/dev/null || { cat "$dir/server.log"; exit 1; }
     sleep 0.1
 done

@@ -50,7 +50,7 @@ start_server() { # name log ready-pattern cmd...
     "$@" >"$log" 2>&1 &
     pids+=($!)
     for _ in $(seq 100); do
-        if grep -q "$pattern" "$log"; then return 0; fi
+        if grep -qs "$pattern" "$log"; then return 0; fi
         if ! kill -0 "${pids[-1]}" 2>/dev/null; then break; fi
         sleep 0.1
     done

@@ -71,7 +71,7 @@ impl Application for Server {
         while let Some(h) = endpoint.accept() {
             if let Some(conn) = endpoint.connection_mut(h) {
                 self.qlog.attach(conn, now);
-                eprintln!("{}: connection from {}", h.0, conn.remote_address());
+                eprintln!("connection {} from {}", h.0, conn.remote_address());
             }
         }
         let handles: Vec<ConnectionHandle> = endpoint.handles().collect();
@@ -130,13 +130,8 @@ fn read_request(
         reject(conn, streams, id, "request too long");
     } else if complete {
         match parse_request(req).and_then(|path| {
-            let body = Body::open(root, path);
-            eprintln!(
-                "  {}: GET {path}{}",
-                id.0,
-                if body.is_ok() { "" } else { " (rejected)" }
-            );
-            body
+            eprintln!("  {id}: GET {path}");
+            Body::open(root, path)
         }) {
             Ok(body) => {
                 streams.insert(id, Request::Sending(Some(body)));
@@ -152,7 +147,7 @@ fn reject(
     id: StreamId,
     why: &str,
 ) {
-    eprintln!("  {}: {why}", id.0);
+    eprintln!("  {id}: rejected: {why}");
     let _ = conn.reset_stream(id, REJECTED);
     let _ = conn.stop_sending(id, REJECTED);
     streams.remove(&id);
@@ -171,7 +166,7 @@ fn send_body(conn: &mut Connection, id: StreamId, req: &mut Request) -> bool {
         let chunk = match body.pending() {
             Ok(c) => c,
             Err(e) => {
-                eprintln!("  {}: read error: {e}", id.0);
+                eprintln!("  {id}: read error: {e}");
                 let _ = conn.reset_stream(id, REJECTED);
                 return false;
             }
