@@ -35,7 +35,10 @@ pub struct LinkConfig {
 
 impl LinkConfig {
     pub fn delay(delay: Duration) -> Self {
-        LinkConfig { delay, ..Default::default() }
+        LinkConfig {
+            delay,
+            ..Default::default()
+        }
     }
 }
 
@@ -47,6 +50,9 @@ pub struct LinkStats {
     pub duplicated: u64,
     pub reordered: u64,
 }
+
+/// A datagram in flight: (delivery time, send sequence, destination, bytes).
+type InFlight = Reverse<(Instant, u64, To, Vec<u8>)>;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum To {
@@ -66,7 +72,7 @@ pub struct Pair {
     pub link_stats: [LinkStats; 2],
     rngs: [DetRng; 2],
     /// (delivery time, sequence) -> datagram; the sequence breaks ties in send order.
-    queue: BinaryHeap<Reverse<(Instant, u64, To, Vec<u8>)>>,
+    queue: BinaryHeap<InFlight>,
     seq: u64,
     pub client_conn: ConnectionHandle,
     pub server_conn: Option<ConnectionHandle>,
@@ -87,17 +93,26 @@ pub enum PairError {
 impl Pair {
     /// A pair with self-signed certificates (seeded), the given transport configs and
     /// links; the client starts connecting at time zero.
-    pub fn new(client_config: TransportConfig, server_config: TransportConfig, links: [LinkConfig; 2], seed: u64) -> Self {
+    pub fn new(
+        client_config: TransportConfig,
+        server_config: TransportConfig,
+        links: [LinkConfig; 2],
+        seed: u64,
+    ) -> Self {
         let mut rng = DetRng::new(seed);
         let identity = cert::self_signed(&["localhost".to_string()], rng.next_u64(), 0);
         let roots = vec![identity.chain[0].clone()];
-        let server_tls = cert::server_config(identity, &[ALPN.to_vec()], None).expect("self-signed identity is valid");
-        let client_tls = cert::client_config(ServerVerification::Roots(roots), &[ALPN.to_vec()], None);
+        let server_tls = cert::server_config(identity, &[ALPN.to_vec()], None)
+            .expect("self-signed identity is valid");
+        let client_tls =
+            cert::client_config(ServerVerification::Roots(roots), &[ALPN.to_vec()], None);
         let client_addr: SocketAddr = "10.0.0.1:40000".parse().expect("literal");
         let server_addr: SocketAddr = "10.0.0.2:443".parse().expect("literal");
         let mut client = Endpoint::new(Arc::new(client_config), None, rng.next_u64());
         let server = Endpoint::new(Arc::new(server_config), Some(server_tls), rng.next_u64());
-        let client_conn = client.connect(Instant::ZERO, client_tls, "localhost", server_addr).expect("valid client config");
+        let client_conn = client
+            .connect(Instant::ZERO, client_tls, "localhost", server_addr)
+            .expect("valid client config");
         Pair {
             now: Instant::ZERO,
             client,
@@ -117,7 +132,9 @@ impl Pair {
 
     /// The client's connection.
     pub fn client_conn(&mut self) -> &mut Connection {
-        self.client.connection_mut(self.client_conn).expect("client connection exists")
+        self.client
+            .connection_mut(self.client_conn)
+            .expect("client connection exists")
     }
 
     /// The server's connection, once the first Initial arrived.
@@ -131,8 +148,14 @@ impl Pair {
         for from_client in [true, false] {
             loop {
                 self.buf.clear();
-                let ep = if from_client { &mut self.client } else { &mut self.server };
-                let Some(t) = ep.poll_transmit(self.now, &mut self.buf) else { break };
+                let ep = if from_client {
+                    &mut self.client
+                } else {
+                    &mut self.server
+                };
+                let Some(t) = ep.poll_transmit(self.now, &mut self.buf) else {
+                    break;
+                };
                 let datagram = self.buf[..t.size].to_vec();
                 self.enqueue(if from_client { To::Server } else { To::Client }, datagram);
             }
@@ -145,7 +168,12 @@ impl Pair {
         stats.sent += 1;
         // Draw every random number for every datagram, so changing one probability
         // does not shift the others' streams.
-        let (l, r, extra, d) = (rng.next_f64(), rng.next_f64(), rng.next_f64(), rng.next_f64());
+        let (l, r, extra, d) = (
+            rng.next_f64(),
+            rng.next_f64(),
+            rng.next_f64(),
+            rng.next_f64(),
+        );
         if l < link.loss {
             stats.lost += 1;
             return;
@@ -158,7 +186,8 @@ impl Pair {
         if d < link.duplicate {
             stats.duplicated += 1;
             self.seq += 1;
-            self.queue.push(Reverse((at, self.seq, to, datagram.clone())));
+            self.queue
+                .push(Reverse((at, self.seq, to, datagram.clone())));
         }
         self.seq += 1;
         self.queue.push(Reverse((at, self.seq, to, datagram)));
@@ -167,14 +196,19 @@ impl Pair {
     /// The next time something happens: a delivery or a timer.
     pub fn next_event_time(&self) -> Option<Instant> {
         let q = self.queue.peek().map(|Reverse((t, ..))| *t);
-        [q, self.client.poll_timeout(), self.server.poll_timeout()].into_iter().flatten().min()
+        [q, self.client.poll_timeout(), self.server.poll_timeout()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Advances to the next event and handles everything due then; returns `false`
     /// when nothing is left to happen.
     pub fn step(&mut self) -> bool {
         self.flush();
-        let Some(t) = self.next_event_time() else { return false };
+        let Some(t) = self.next_event_time() else {
+            return false;
+        };
         self.now = self.now.max(t);
         while let Some(Reverse((at, ..))) = self.queue.peek() {
             if *at > self.now {
@@ -183,12 +217,17 @@ impl Pair {
             let Reverse((_, _, to, mut datagram)) = self.queue.pop().expect("peeked");
             match to {
                 To::Server => {
-                    if let Ok(h) = self.server.handle_datagram(self.now, self.client_addr, &mut datagram) {
+                    if let Ok(h) =
+                        self.server
+                            .handle_datagram(self.now, self.client_addr, &mut datagram)
+                    {
                         self.server_conn.get_or_insert(h);
                     }
                 }
                 To::Client => {
-                    let _ = self.client.handle_datagram(self.now, self.server_addr, &mut datagram);
+                    let _ = self
+                        .client
+                        .handle_datagram(self.now, self.server_addr, &mut datagram);
                 }
             }
         }
@@ -199,7 +238,11 @@ impl Pair {
     }
 
     /// Steps until `done` holds (checked after every step), up to virtual time `limit`.
-    pub fn run_until(&mut self, limit: Instant, mut done: impl FnMut(&mut Pair) -> bool) -> Result<(), PairError> {
+    pub fn run_until(
+        &mut self,
+        limit: Instant,
+        mut done: impl FnMut(&mut Pair) -> bool,
+    ) -> Result<(), PairError> {
         let mut last = self.now;
         let mut same_time_steps = 0u32;
         loop {
@@ -210,7 +253,11 @@ impl Pair {
                 return Err(PairError::TimeLimit(limit));
             }
             if !self.step() {
-                return if done(self) { Ok(()) } else { Err(PairError::Idle(self.now)) };
+                return if done(self) {
+                    Ok(())
+                } else {
+                    Err(PairError::Idle(self.now))
+                };
             }
             if self.now == last {
                 same_time_steps += 1;

@@ -184,9 +184,4 @@ impl CidState {
             .values()
             .any(|(_, t)| t.is_some_and(|t| t[..] == *token))
     }
-
-    /// All IDs we issued that are still active (for the endpoint to forget on drain).
-    pub fn local_cids(&self) -> impl Iterator<Item = ConnectionId> + '_ {
-        self.local.values().map(|v| v.0)
-    }
 }

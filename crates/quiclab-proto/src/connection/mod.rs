@@ -165,6 +165,8 @@ pub struct Connection {
     ack_policy: AckPolicy,
     /// Sequence number of the last ACK_FREQUENCY frame applied.
     ack_frequency_seq: Option<u64>,
+    /// Server: 1-RTT packets that arrived before the handshake completed.
+    early_one_rtt: Vec<(recv::Parsed, Vec<u8>)>,
     /// PATH_CHALLENGE data to echo.
     path_responses: Vec<[u8; 8]>,
     /// DATAGRAM frame payloads received (RFC 9221), oldest first.
@@ -334,6 +336,7 @@ impl Connection {
             },
             ack_frequency_seq: None,
             path_responses: Vec::new(),
+            early_one_rtt: Vec::new(),
             received_datagrams: VecDeque::new(),
             config,
         }

@@ -11,9 +11,12 @@ use crate::wire::header::{decode_packet_number, parse_header, parse_version_nego
 use crate::wire::{decode_frames, ConnectionId, Frame, PacketType, Side, VERSION_1};
 use std::net::SocketAddr;
 
+/// How many 1-RTT packets a server keeps while its handshake is incomplete.
+const MAX_EARLY_ONE_RTT: usize = 16;
+
 /// The parts of a parsed header the receive path keeps (owned, so the packet bytes can
 /// be decrypted in place).
-struct Parsed {
+pub(super) struct Parsed {
     ty: PacketType,
     dcid: ConnectionId,
     scid: ConnectionId,
@@ -56,6 +59,11 @@ impl Connection {
             offset += len;
             if self.is_closed() && !matches!(self.state, State::Closing { .. }) {
                 return;
+            }
+        }
+        if self.handshake_complete && !self.early_one_rtt.is_empty() {
+            for (h, mut packet) in std::mem::take(&mut self.early_one_rtt) {
+                self.handle_packet(now, h, &mut packet);
             }
         }
         if !any_processed && total >= 21 && self.cids.is_stateless_reset(&data[total - 16..]) {
@@ -104,6 +112,16 @@ impl Connection {
         };
         if !self.spaces[space as usize].can_send() {
             self.drop_packet(now, Some(h.ty), packet.len(), DropReason::KeyUnavailable);
+            return false;
+        }
+        if space == SpaceId::Data && self.side == Side::Server && !self.handshake_complete {
+            // RFC 9001 §5.7: no 1-RTT processing before the handshake completes; keep a
+            // few such packets for then instead of making the client retransmit them.
+            if self.early_one_rtt.len() < MAX_EARLY_ONE_RTT {
+                self.early_one_rtt.push((h, packet.to_vec()));
+            } else {
+                self.drop_packet(now, Some(h.ty), packet.len(), DropReason::KeyUnavailable);
+            }
             return false;
         }
         let Some(pn) = self.unprotect(space, &h, packet) else {

@@ -123,11 +123,15 @@ impl Connection {
         if sp.probes > 0 || sp.acks.ack_deadline().is_some_and(|t| t <= now) {
             return true;
         }
+        if sp.crypto_send.has_pending() {
+            // Handshake data is not held back by the congestion window: it is a few KB,
+            // and the 1-RTT data filling the window cannot be acknowledged before the
+            // handshake completes (RFC 9001 §5.7) while the application-data PTO is off
+            // until confirmation (RFC 9002 §6.2.1), so waiting would deadlock.
+            return true;
+        }
         if !cwnd_open {
             return false;
-        }
-        if sp.crypto_send.has_pending() {
-            return true;
         }
         space == SpaceId::Data && self.handshake_complete && self.data_space_pending()
     }
@@ -271,7 +275,7 @@ impl Connection {
         let space = p.space;
         let probing = self.spaces[space as usize].probes > 0;
         let may_send_data = cwnd_open || probing;
-        if may_send_data {
+        {
             while buf.len() + 8 < max {
                 let Some((offset, len)) = self.spaces[space as usize]
                     .crypto_send

@@ -82,7 +82,9 @@ impl<'a> Fields<'_, 'a> {
 fn decode_one<'a>(r: &mut Reader<'a>) -> Result<Frame<'a>, TransportError> {
     let start = r.position();
     // RFC 9000 §12.4: the type is a varint but must use its shortest encoding.
-    let ty = r.varint().map_err(truncated(t::PADDING))?;
+    let ty = r
+        .varint()
+        .map_err(|_| TransportError::frame_encoding("frame type truncated"))?;
     if r.position() - start != varint::len(ty) {
         return Err(
             TransportError::protocol_violation("frame type not minimally encoded").with_frame(ty),
@@ -548,6 +550,9 @@ mod tests {
     fn unknown_frame_type() {
         assert_err(&[0x21], Code::FRAME_ENCODING_ERROR, 0x21);
         assert_err(&[0x40, 0x40], Code::FRAME_ENCODING_ERROR, 0x40);
+        // A truncated type has no frame type to report.
+        let e = err(&[0x01, 0x40]);
+        assert_eq!((e.code, e.frame_type), (Code::FRAME_ENCODING_ERROR, None));
     }
 
     #[test]
