@@ -1,0 +1,265 @@
+//! The hq-interop client: one connection per authority, one bidirectional stream per
+//! URL, opening more streams as earlier ones finish when the peer's limit is reached.
+
+use crate::net::Application;
+use crate::setup::QlogDir;
+use crate::url::Url;
+use anyhow::Result;
+use quiclab_proto::connection::CloseReason;
+use quiclab_proto::streams::{StreamError, StreamEvent};
+use quiclab_proto::wire::{Dir, StreamId};
+use quiclab_proto::{
+    Connection, ConnectionEvent, ConnectionHandle, Endpoint, Instant, TransportErrorCode,
+};
+use std::collections::{BTreeMap, VecDeque};
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Where a body goes.
+#[derive(Clone, Debug)]
+pub enum Output {
+    Stdout,
+    File(PathBuf),
+}
+
+/// One URL to fetch.
+#[derive(Clone, Debug)]
+pub struct Fetch {
+    pub url: Url,
+    pub output: Output,
+}
+
+/// Fetches URLs over one connection per authority.
+pub struct Client {
+    conns: BTreeMap<ConnectionHandle, Conn>,
+    failures: usize,
+}
+
+struct Conn {
+    queue: VecDeque<Fetch>,
+    active: BTreeMap<StreamId, Active>,
+    closing: bool,
+}
+
+/// A request in flight.
+struct Active {
+    fetch: Fetch,
+    out: Box<dyn Write>,
+    request: Vec<u8>,
+    /// Bytes of `request` written; FIN follows the last.
+    written: usize,
+    bytes: u64,
+    started: Instant,
+}
+
+/// A fetch ended: `Ok(())` or why it failed.
+type Outcome = std::result::Result<(), String>;
+
+impl Client {
+    /// Connects to each authority (to `addr`, as `server_name`) for its fetches.
+    pub fn start(
+        endpoint: &mut Endpoint,
+        now: Instant,
+        tls: Arc<rustls::ClientConfig>,
+        qlog: &QlogDir,
+        groups: Vec<(SocketAddr, String, Vec<Fetch>)>,
+    ) -> Result<Client> {
+        let mut conns = BTreeMap::new();
+        for (addr, server_name, fetches) in groups {
+            let h = endpoint
+                .connect(now, tls.clone(), &server_name, addr)
+                .map_err(|e| anyhow::anyhow!("connecting to {server_name} ({addr}): {e}"))?;
+            if let Some(conn) = endpoint.connection_mut(h) {
+                qlog.attach(conn, now);
+            }
+            let conn = Conn {
+                queue: fetches.into(),
+                active: BTreeMap::new(),
+                closing: false,
+            };
+            conns.insert(h, conn);
+        }
+        Ok(Client { conns, failures: 0 })
+    }
+
+    /// Fetches and connections that failed.
+    pub fn failures(&self) -> usize {
+        self.failures
+    }
+}
+
+impl Application for Client {
+    fn drive(&mut self, endpoint: &mut Endpoint, now: Instant) -> Result<()> {
+        for (&h, state) in self.conns.iter_mut() {
+            let Some(conn) = endpoint.connection_mut(h) else {
+                continue;
+            };
+            self.failures += state.drive(conn, now);
+        }
+        Ok(())
+    }
+
+    fn finished(&self, endpoint: &Endpoint) -> bool {
+        self.conns
+            .keys()
+            .all(|&h| endpoint.connection(h).is_none_or(|c| c.is_closed()))
+    }
+}
+
+impl Conn {
+    /// Handles events, opens and writes requests, reads bodies; returns new failures.
+    fn drive(&mut self, conn: &mut Connection, now: Instant) -> usize {
+        let mut failures = 0;
+        while let Some(ev) = conn.poll_event() {
+            match ev {
+                ConnectionEvent::Stream(StreamEvent::Readable { id }) => {
+                    if let Some(outcome) = self.read_body(conn, id, now) {
+                        failures += self.complete(id, outcome);
+                    }
+                }
+                ConnectionEvent::Closed(reason) => failures += self.on_closed(&reason),
+                _ => {}
+            }
+        }
+        if conn.is_closed() || !conn.is_handshake_complete() {
+            return failures;
+        }
+        failures += self.open_streams(conn, now);
+        for (&id, a) in self.active.iter_mut() {
+            send_request(conn, id, a);
+        }
+        if self.queue.is_empty() && self.active.is_empty() && !self.closing {
+            conn.close(now, 0, "done");
+            self.closing = true;
+        }
+        failures
+    }
+
+    /// Opens a stream per queued fetch while the peer's stream limit allows; returns
+    /// how many fetches failed (their output file could not be created).
+    fn open_streams(&mut self, conn: &mut Connection, now: Instant) -> usize {
+        let mut failures = 0;
+        while !self.queue.is_empty() {
+            let Some(id) = conn.open_stream(Dir::Bi) else {
+                break;
+            };
+            let fetch = self.queue.pop_front().expect("not empty");
+            let out: Box<dyn Write> = match &fetch.output {
+                Output::Stdout => Box::new(BufWriter::new(std::io::stdout())),
+                Output::File(p) => match File::create(p) {
+                    Ok(f) => Box::new(BufWriter::new(f)),
+                    Err(e) => {
+                        report(&fetch, &Err(format!("creating {}: {e}", p.display())));
+                        let _ = conn.reset_stream(id, 0);
+                        let _ = conn.stop_sending(id, 0);
+                        failures += 1;
+                        continue;
+                    }
+                },
+            };
+            let request = super::request(&fetch.url.path);
+            let active = Active {
+                fetch,
+                out,
+                request,
+                written: 0,
+                bytes: 0,
+                started: now,
+            };
+            self.active.insert(id, active);
+        }
+        failures
+    }
+
+    /// Reads what arrived on a response stream; `Some` when the fetch ended.
+    fn read_body(&mut self, conn: &mut Connection, id: StreamId, now: Instant) -> Option<Outcome> {
+        let a = self.active.get_mut(&id)?;
+        let mut buf = [0u8; 16 * 1024];
+        loop {
+            match conn.read(id, &mut buf) {
+                Ok(r) => {
+                    if let Err(e) = a.out.write_all(&buf[..r.bytes]) {
+                        let _ = conn.stop_sending(id, 0);
+                        return Some(Err(format!("writing body: {e}")));
+                    }
+                    a.bytes += r.bytes as u64;
+                    if r.fin {
+                        let flushed = a.out.flush().map_err(|e| format!("writing body: {e}"));
+                        let secs = now.saturating_duration_since(a.started).as_secs_f64();
+                        eprintln!(
+                            "{}: {} bytes in {secs:.3} s ({:.2} Mbit/s)",
+                            a.fetch.url.path,
+                            a.bytes,
+                            a.bytes as f64 * 8.0 / secs.max(1e-9) / 1e6
+                        );
+                        return Some(flushed);
+                    }
+                    if r.bytes == 0 {
+                        return None;
+                    }
+                }
+                Err(StreamError::Blocked) => return None,
+                Err(e) => return Some(Err(e.to_string())),
+            }
+        }
+    }
+
+    /// Retires a finished fetch; returns 1 if it failed.
+    fn complete(&mut self, id: StreamId, outcome: Outcome) -> usize {
+        let Some(a) = self.active.remove(&id) else {
+            return 0;
+        };
+        if outcome.is_err() {
+            report(&a.fetch, &outcome);
+        }
+        usize::from(outcome.is_err())
+    }
+
+    /// Fails everything left; a close with an error code counts as a failure too.
+    fn on_closed(&mut self, reason: &CloseReason) -> usize {
+        let why = format!("connection closed: {reason:?}");
+        let mut failures = 0;
+        for a in std::mem::take(&mut self.active).into_values() {
+            report(&a.fetch, &Err(why.clone()));
+            failures += 1;
+        }
+        for f in std::mem::take(&mut self.queue) {
+            report(&f, &Err(why.clone()));
+            failures += 1;
+        }
+        let error = match reason {
+            CloseReason::Transport { error, .. } => error.code != TransportErrorCode::NO_ERROR,
+            CloseReason::Application { code, .. } => *code != 0,
+            CloseReason::IdleTimeout => false,
+        };
+        if error {
+            eprintln!("error: {why}");
+            failures += 1;
+        }
+        failures
+    }
+}
+
+/// Writes the rest of a request, then FIN.
+fn send_request(conn: &mut Connection, id: StreamId, a: &mut Active) {
+    while a.written < a.request.len() {
+        match conn.write(id, &a.request[a.written..]) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => a.written += n,
+        }
+    }
+    if a.written == a.request.len() {
+        let _ = conn.finish(id);
+        // FIN is queued once; mark it by moving past the end.
+        a.written += 1;
+    }
+}
+
+fn report(fetch: &Fetch, outcome: &Outcome) {
+    if let Err(why) = outcome {
+        eprintln!("FAILED {}: {why}", fetch.url.path);
+    }
+}

@@ -1,0 +1,101 @@
+//! What client and server share: transport config from TOML, the seed, the TLS key
+//! log, and one qlog file per connection.
+
+use anyhow::{anyhow, bail, Context, Result};
+use quiclab_proto::qlog::QlogWriter;
+use quiclab_proto::wire::Side;
+use quiclab_proto::{Connection, Instant, TransportConfig};
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The hq-interop ALPN (the QUIC interop runner's HTTP/0.9).
+pub const ALPN_HQ: &[u8] = b"hq-interop";
+
+/// The transport config from a TOML file (all keys optional; unknown keys are errors),
+/// or the defaults.
+pub fn load_config(path: Option<&Path>) -> Result<Arc<TransportConfig>> {
+    let config = match path {
+        None => TransportConfig::default(),
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading config {}", path.display()))?;
+            toml::from_str::<TransportConfig>(&text)
+                .map_err(|e| anyhow!("config {}: {e}", path.display()))?
+        }
+    };
+    config.validate().map_err(|e| match path {
+        Some(p) => anyhow!("config {}: {e}", p.display()),
+        None => anyhow!("{e}"),
+    })?;
+    Ok(Arc::new(config))
+}
+
+/// The given seed, or 64 bits from the OS (only the CLI reads OS randomness).
+pub fn seed(given: Option<u64>) -> Result<u64> {
+    if let Some(s) = given {
+        return Ok(s);
+    }
+    let mut bytes = [0u8; 8];
+    ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut bytes)
+        .map_err(|_| anyhow!("the OS random source failed; pass --seed"))?;
+    Ok(u64::from_le_bytes(bytes))
+}
+
+/// A TLS key log writing to `$SSLKEYLOGFILE`, when it is set (for Wireshark).
+pub fn key_log() -> Option<Arc<dyn rustls::KeyLog>> {
+    std::env::var_os("SSLKEYLOGFILE").map(|_| Arc::new(rustls::KeyLogFile::new()) as _)
+}
+
+/// Where per-connection qlog files go, if anywhere.
+#[derive(Clone, Debug)]
+pub struct QlogDir(Option<PathBuf>);
+
+impl QlogDir {
+    /// Creates the directory now, so a bad path fails before any connection.
+    pub fn new(dir: Option<PathBuf>) -> Result<Self> {
+        if let Some(d) = &dir {
+            std::fs::create_dir_all(d)
+                .with_context(|| format!("creating qlog dir {}", d.display()))?;
+        }
+        Ok(QlogDir(dir))
+    }
+
+    /// Attaches a `<odcid>_<side>.sqlog` writer to `conn`. A file that cannot be
+    /// created is reported and skipped: logging never stops a transfer.
+    pub fn attach(&self, conn: &mut Connection, now: Instant) {
+        let Some(dir) = &self.0 else { return };
+        let side = match conn.side() {
+            Side::Client => "client",
+            Side::Server => "server",
+        };
+        let odcid = conn.original_dcid();
+        let path = dir.join(format!("{odcid}_{side}.sqlog"));
+        match File::create(&path) {
+            Ok(f) => {
+                let title = format!("quiclab {side}");
+                let writer = QlogWriter::new(BufWriter::new(f), &title, conn.side(), Some(odcid));
+                conn.set_event_sink(now, Box::new(writer));
+            }
+            Err(e) => eprintln!("qlog: cannot create {}: {e}", path.display()),
+        }
+    }
+}
+
+/// Flushes and closes a connection's qlog file (dropping the writer flushes it).
+pub fn detach_qlog(conn: &mut Connection) {
+    drop(conn.take_event_sink());
+}
+
+/// Reads every certificate of a PEM file (for `--ca`).
+pub fn load_certs(path: &Path) -> Result<Vec<rustls::pki_types::CertificateDer<'static>>> {
+    let pem = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let certs = rustls_pemfile::certs(&mut pem.as_slice())
+        .collect::<Result<Vec<_>, _>>()
+        .with_context(|| format!("parsing {}", path.display()))?;
+    if certs.is_empty() {
+        bail!("{}: no certificate found", path.display());
+    }
+    Ok(certs)
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The project's test command (README, CI): format, lints, unit and integration tests,
+# then interop against aioquic. Every step runs even if an earlier one failed, so one
+# CI log shows everything; the exit status is non-zero if any step failed. Tests run in
+# release mode so the interop step reuses the same build.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+failed=()
+step() {
+    echo
+    echo "== $*"
+    "$@" || failed+=("$*")
+}
+
+step cargo fmt --all --check
+step cargo clippy --workspace --all-targets -- -D warnings
+step cargo test --workspace --release --no-fail-fast
+step tests/interop/run.sh
+
+echo
+if [[ ${#failed[@]} -gt 0 ]]; then
+    printf 'FAILED: %s\n' "${failed[@]}"
+    exit 1
+fi
+echo "all test steps passed"

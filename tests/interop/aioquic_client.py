@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""An hq-interop client on aioquic, the peer of `quiclab server` in the interop tests:
+fetches URLs (one connection, one stream each) and writes each body to
+OUTPUT/<basename>. Certificates are not verified. Exits 1 if any fetch fails."""
+
+import argparse
+import asyncio
+import os
+import ssl
+import sys
+import time
+from urllib.parse import urlparse
+
+from aioquic.asyncio import QuicConnectionProtocol, connect
+from aioquic.quic.configuration import QuicConfiguration
+from aioquic.quic.events import (
+    ConnectionTerminated,
+    QuicEvent,
+    StreamDataReceived,
+    StreamReset,
+)
+
+
+class HqClient(QuicConnectionProtocol):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._bodies: dict[int, bytearray] = {}
+        self._waiters: dict[int, asyncio.Future] = {}
+
+    async def get(self, path: str) -> bytes:
+        sid = self._quic.get_next_available_stream_id()
+        self._bodies[sid] = bytearray()
+        waiter = self._loop.create_future()
+        self._waiters[sid] = waiter
+        self._quic.send_stream_data(sid, f"GET {path}\r\n".encode(), end_stream=True)
+        self.transmit()
+        return await waiter
+
+    def quic_event_received(self, event: QuicEvent) -> None:
+        if isinstance(event, StreamDataReceived) and event.stream_id in self._waiters:
+            self._bodies[event.stream_id] += event.data
+            if event.end_stream:
+                waiter = self._waiters.pop(event.stream_id)
+                if not waiter.done():
+                    waiter.set_result(bytes(self._bodies.pop(event.stream_id)))
+        elif isinstance(event, StreamReset) and event.stream_id in self._waiters:
+            waiter = self._waiters.pop(event.stream_id)
+            if not waiter.done():
+                waiter.set_exception(RuntimeError(f"stream reset, code {event.error_code}"))
+        elif isinstance(event, ConnectionTerminated):
+            for waiter in self._waiters.values():
+                if not waiter.done():
+                    waiter.set_exception(
+                        RuntimeError(f"connection closed: {event.error_code} {event.reason_phrase}")
+                    )
+            self._waiters.clear()
+
+
+async def fetch_all(urls: list[str], output: str) -> int:
+    parsed = [urlparse(u) for u in urls]
+    authorities = {(p.hostname, p.port or 443) for p in parsed}
+    if len(authorities) != 1 or any(p.scheme != "https" for p in parsed):
+        print("all URLs must be https:// on one host:port", file=sys.stderr)
+        return 1
+    host, port = authorities.pop()
+    config = QuicConfiguration(alpn_protocols=["hq-interop"], is_client=True)
+    config.verify_mode = ssl.CERT_NONE
+    config.server_name = host
+    keylog = os.environ.get("SSLKEYLOGFILE")
+    if keylog:
+        config.secrets_log_file = open(keylog, "a")
+    failures = 0
+    async with connect(host, port, configuration=config, create_protocol=HqClient) as client:
+
+        async def one(p) -> int:
+            path = p.path or "/"
+            start = time.monotonic()
+            try:
+                body = await client.get(path)
+            except RuntimeError as e:
+                print(f"FAILED {path}: {e}", file=sys.stderr)
+                return 1
+            secs = time.monotonic() - start
+            name = os.path.basename(path) or "index.html"
+            with open(os.path.join(output, name), "wb") as f:
+                f.write(body)
+            mbps = len(body) * 8 / max(secs, 1e-9) / 1e6
+            print(f"{path}: {len(body)} bytes in {secs:.3f} s ({mbps:.2f} Mbit/s)", file=sys.stderr)
+            return 0
+
+        failures = sum(await asyncio.gather(*(one(p) for p in parsed)))
+        client.close()
+    return failures
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("urls", nargs="+")
+    p.add_argument("--output", required=True)
+    args = p.parse_args()
+    os.makedirs(args.output, exist_ok=True)
+    sys.exit(1 if asyncio.run(fetch_all(args.urls, args.output)) else 0)
+
+
+if __name__ == "__main__":
+    main()
