@@ -118,6 +118,9 @@ pub struct TransportConfig {
     pub active_connection_id_limit: u64,
     /// Server anti-amplification factor before address validation (RFC 9000 §8.1: 3).
     pub amplification_factor: u64,
+    /// Pace sending over the RTT (RFC 9002 §7.7: 1.25 * cwnd / smoothed_rtt, bursts of
+    /// 10 packets) instead of sending each window at once (default on).
+    pub pacing: bool,
     /// max_datagram_frame_size we advertise (RFC 9221); `None` = DATAGRAM not offered.
     pub max_datagram_frame_size: Option<u64>,
     /// min_ack_delay we advertise, µs (ack-frequency draft); `None` = not offered.
@@ -136,6 +139,7 @@ impl Default for TransportConfig {
             connection_id_length: 8,
             active_connection_id_limit: 4,
             amplification_factor: 3,
+            pacing: true,
             max_datagram_frame_size: None,
             min_ack_delay_us: None,
             ack: AckConfig::default(),

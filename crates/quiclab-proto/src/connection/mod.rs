@@ -35,7 +35,7 @@ use crate::config::TransportConfig;
 use crate::crypto::tls::TlsSession;
 use crate::error::{TransportError, TransportErrorCode};
 use crate::events::{ConnectionState, Event, EventSink, Owner};
-use crate::recovery::RttEstimator;
+use crate::recovery::{Pacer, RttEstimator};
 use crate::rng::DetRng;
 use crate::streams::{ReadOutcome, StreamError, StreamEvent, StreamParams, Streams};
 use crate::time::Instant;
@@ -144,6 +144,9 @@ pub struct Connection {
     first_rtt_sample_time: Option<Instant>,
     /// The sender ran out of data with room left in the window (RFC 9002 §7.8).
     app_limited: bool,
+    pacer: Pacer,
+    /// Data is waiting for the pacer until this time.
+    pacing_deadline: Option<Instant>,
     idle_timeout: Option<Duration>,
     idle_deadline: Option<Instant>,
     /// Restart the idle timer on the next ack-eliciting send (RFC 9000 §10.1).
@@ -313,6 +316,8 @@ impl Connection {
             loss_timer: None,
             first_rtt_sample_time: None,
             app_limited: false,
+            pacer: Pacer::new(u64::from(config.max_udp_payload_size)),
+            pacing_deadline: None,
             idle_timeout,
             idle_deadline: idle_timeout.map(|d| now + d),
             idle_restart_on_send: false,

@@ -58,7 +58,7 @@ impl Connection {
             return None; // RFC 9000 §8.1: wait for more bytes from the client.
         }
         let closing = matches!(self.state, State::Closing { .. });
-        let cwnd_open = self.bytes_in_flight() < self.cc.window();
+        let cwnd_open = self.bytes_in_flight() < self.cc.window() && self.pacer_allows(now);
         let mut open: Option<OpenPacket> = None;
         let mut pad_datagram = false;
         for space in SpaceId::ALL {
@@ -104,6 +104,10 @@ impl Connection {
             self.close_pending = false;
         }
         let size = buf.len() - start;
+        if self.config.pacing {
+            self.pacer
+                .on_sent(now, size as u64, self.cc.window(), self.rtt.smoothed());
+        }
         self.stats.datagrams_sent.packets += 1;
         self.stats.datagrams_sent.bytes += size as u64;
         if !self.address_validated {
@@ -114,6 +118,28 @@ impl Connection {
             destination: self.remote,
             size,
         })
+    }
+
+    /// RFC 9002 §7.7: whether the pacer lets a full-sized datagram of new data leave
+    /// now; otherwise remembers when it will.
+    fn pacer_allows(&mut self, now: Instant) -> bool {
+        self.pacing_deadline = None;
+        if !self.config.pacing {
+            return true;
+        }
+        let size = self.max_datagram_size() as u64;
+        match self
+            .pacer
+            .next_send_time(now, size, self.cc.window(), self.rtt.smoothed())
+        {
+            Some(t) if t > now => {
+                if self.data_space_pending() {
+                    self.pacing_deadline = Some(t);
+                }
+                false
+            }
+            _ => true,
+        }
     }
 
     /// Whether `space` has anything to send now (ACKs due, handshake data, probes,
