@@ -49,6 +49,8 @@ pub struct LinkStats {
     pub lost: u64,
     pub duplicated: u64,
     pub reordered: u64,
+    /// The largest datagram offered to the link, in bytes.
+    pub max_datagram: usize,
 }
 
 /// A datagram in flight: (delivery time, send sequence, destination, bytes).
@@ -99,8 +101,20 @@ impl Pair {
         links: [LinkConfig; 2],
         seed: u64,
     ) -> Self {
+        Self::with_cert_padding(client_config, server_config, links, seed, 0)
+    }
+
+    /// Like [`Pair::new`], with `cert_padding` extra bytes in the server certificate
+    /// (to study large certificate chains and the amplification limit).
+    pub fn with_cert_padding(
+        client_config: TransportConfig,
+        server_config: TransportConfig,
+        links: [LinkConfig; 2],
+        seed: u64,
+        cert_padding: usize,
+    ) -> Self {
         let mut rng = DetRng::new(seed);
-        let identity = cert::self_signed(&["localhost".to_string()], rng.next_u64(), 0);
+        let identity = cert::self_signed(&["localhost".to_string()], rng.next_u64(), cert_padding);
         let roots = vec![identity.chain[0].clone()];
         let server_tls = cert::server_config(identity, &[ALPN.to_vec()], None)
             .expect("self-signed identity is valid");
@@ -166,6 +180,7 @@ impl Pair {
         let i = to as usize;
         let (link, rng, stats) = (&self.links[i], &mut self.rngs[i], &mut self.link_stats[i]);
         stats.sent += 1;
+        stats.max_datagram = stats.max_datagram.max(datagram.len());
         // Draw every random number for every datagram, so changing one probability
         // does not shift the others' streams.
         let (l, r, extra, d) = (
