@@ -1,7 +1,7 @@
 //! Frame types (RFC 9000 §19, RFC 9221 §4, draft-ietf-quic-ack-frequency §4-5).
 //!
 //! Decoded frames borrow their variable-length data from the decrypted packet payload.
-//! Encoding and decoding live in `frame_codec.rs`.
+//! Encoding lives in `frame_encode.rs`, decoding in `frame_decode.rs`.
 
 use super::ids::{ConnectionId, Dir, StreamId};
 use std::ops::RangeInclusive;
