@@ -171,6 +171,12 @@ impl Connection {
             self.handshake_done_pending = true;
             self.confirm_handshake(now);
         }
+        self.issue_connection_ids();
+    }
+
+    /// Issues our connection IDs up to the smaller of the peer's
+    /// active_connection_id_limit and ours (RFC 9000 §5.1.1), telling the endpoint.
+    pub(super) fn issue_connection_ids(&mut self) {
         let limit = self
             .peer_params
             .as_ref()

@@ -339,15 +339,7 @@ impl Connection {
                 if let Some(cid) = self.cids.on_retire(sequence, dcid)? {
                     self.endpoint_events
                         .push_back(EndpointEvent::RetireConnectionId(cid));
-                    let limit = self
-                        .peer_params
-                        .as_ref()
-                        .map_or(2, |p| p.active_connection_id_limit);
-                    let limit = limit.min(self.config.active_connection_id_limit);
-                    for cid in self.cids.issue(&mut self.rng, limit) {
-                        self.endpoint_events
-                            .push_back(EndpointEvent::NewConnectionId(cid));
-                    }
+                    self.issue_connection_ids();
                 }
             }
             Frame::PathChallenge(d) => self.path_responses.push(d),
