@@ -1,0 +1,5 @@
+//! Writing what a run measured: metrics sinks, pcap files, result tables.
+
+pub mod metrics;
+pub mod pcap;
+pub mod tables;
