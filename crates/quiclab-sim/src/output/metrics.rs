@@ -1,6 +1,7 @@
 //! Per-connection measurements collected from the connection's event stream.
 
-use quiclab_proto::events::{Event, EventSink};
+use quiclab_proto::events::{Event, EventSink, RecoveryMetrics};
+use quiclab_proto::qlog::packet_type_name;
 use quiclab_proto::time::Instant;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -11,6 +12,25 @@ use std::sync::{Arc, Mutex};
 pub struct Count {
     pub packets: u64,
     pub bytes: u64,
+}
+
+impl Count {
+    fn add(&mut self, bytes: usize) {
+        self.packets += 1;
+        self.bytes += bytes as u64;
+    }
+}
+
+/// Adds one item of `bytes` under `key`, allocating the key's `String` only the first
+/// time it is seen: this runs for every frame of every packet.
+fn bump(map: &mut BTreeMap<String, Count>, key: &str, bytes: usize) {
+    if let Some(c) = map.get_mut(key) {
+        c.add(bytes);
+    } else {
+        let mut c = Count::default();
+        c.add(bytes);
+        map.insert(key.to_owned(), c);
+    }
 }
 
 /// What one endpoint of a connection sent and observed.
@@ -27,8 +47,60 @@ pub struct SideMetrics {
     pub cwnd: Vec<(f64, u64)>,
     /// (time s, smoothed RTT ms, latest RTT ms).
     pub rtt: Vec<(f64, f64, f64)>,
-    /// Every RTT sample (latest_rtt, ms) in order.
+    /// Every RTT sample (latest_rtt, ms) in order. One entry per metrics update that
+    /// carries `latest_rtt`, i.e. per ACK processed: an ACK that yields no new sample
+    /// repeats the previous value.
     pub rtt_samples: Vec<f64>,
+}
+
+impl SideMetrics {
+    /// Packets and bytes sent, all packet types.
+    pub fn sent_total(&self) -> Count {
+        sum(&self.sent_by_packet_type)
+    }
+
+    /// Packets and bytes received, all packet types.
+    pub fn received_total(&self) -> Count {
+        sum(&self.received_by_packet_type)
+    }
+
+    /// Frames of one type sent and their encoded bytes (zero if none).
+    pub fn frames_sent(&self, frame_type: &str) -> Count {
+        self.sent_by_frame_type
+            .get(frame_type)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    fn record_metrics(&mut self, t: f64, m: &RecoveryMetrics) {
+        if let Some(cwnd) = m.congestion_window {
+            self.cwnd.push((t, cwnd));
+        }
+        let srtt = m.smoothed_rtt.map(ms);
+        let latest = m.latest_rtt.map(ms);
+        if let Some(l) = latest {
+            self.rtt_samples.push(l);
+        }
+        if srtt.is_some() || latest.is_some() {
+            // Updates carry only changed fields: fill the other from the last point so
+            // every row is complete (or from this update's other value at the start).
+            let last = self.rtt.last().map(|&(_, s, l)| (s, l));
+            let s = srtt.or(last.map(|p| p.0)).or(latest).unwrap_or_default();
+            let l = latest.or(last.map(|p| p.1)).or(srtt).unwrap_or_default();
+            self.rtt.push((t, s, l));
+        }
+    }
+}
+
+fn sum(map: &BTreeMap<String, Count>) -> Count {
+    map.values().fold(Count::default(), |a, c| Count {
+        packets: a.packets + c.packets,
+        bytes: a.bytes + c.bytes,
+    })
+}
+
+fn ms(d: std::time::Duration) -> f64 {
+    d.as_secs_f64() * 1e3
 }
 
 /// An event sink that fills a shared [`SideMetrics`]; the simulator keeps a clone of the
@@ -42,8 +114,47 @@ pub struct MetricsSink {
 
 impl EventSink for MetricsSink {
     fn event(&mut self, now: Instant, event: &Event) {
-        let _ = (now, event);
-        todo!("S-C")
+        // Most events count nothing: skip the lock for them.
+        let wanted = match event {
+            Event::PacketSent { .. }
+            | Event::PacketReceived { .. }
+            | Event::PacketLost { .. }
+            | Event::PtoExpired { .. } => true,
+            Event::MetricsUpdated(_) => self.traces,
+            _ => false,
+        };
+        if !wanted {
+            return;
+        }
+        // A poisoned lock only means another holder panicked; the counts are still usable.
+        let mut m = self.metrics.lock().unwrap_or_else(|e| e.into_inner());
+        match event {
+            Event::PacketSent {
+                header,
+                size,
+                frames,
+            } => {
+                bump(
+                    &mut m.sent_by_packet_type,
+                    packet_type_name(header.ty),
+                    *size,
+                );
+                for f in frames {
+                    bump(&mut m.sent_by_frame_type, f.frame_type_name(), f.wire_len());
+                }
+            }
+            Event::PacketReceived { header, size, .. } => {
+                bump(
+                    &mut m.received_by_packet_type,
+                    packet_type_name(header.ty),
+                    *size,
+                );
+            }
+            Event::PacketLost { .. } => m.packets_lost += 1,
+            Event::PtoExpired { .. } => m.pto_expirations += 1,
+            Event::MetricsUpdated(r) if self.traces => m.record_metrics(now.as_secs_f64(), r),
+            _ => {}
+        }
     }
 }
 
@@ -55,5 +166,168 @@ impl EventSink for Tee {
         for s in &mut self.0 {
             s.event(now, event);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quiclab_proto::events::{FrameSummary, KeyType, LossTrigger, PacketHeaderInfo};
+    use quiclab_proto::wire::{
+        AckFrame, ConnectionId, Dir, Frame, PacketType, Side, StreamFrame, StreamId,
+    };
+    use std::time::Duration;
+
+    fn header(ty: PacketType, pn: u64) -> PacketHeaderInfo {
+        PacketHeaderInfo {
+            ty,
+            pn: Some(pn),
+            dcid: ConnectionId::EMPTY,
+            scid: None,
+        }
+    }
+
+    fn sent(ty: PacketType, pn: u64, size: usize, frames: &[Frame<'_>]) -> Event {
+        Event::PacketSent {
+            header: header(ty, pn),
+            size,
+            frames: frames.iter().map(FrameSummary::from).collect(),
+        }
+    }
+
+    fn ack(largest: u64) -> Frame<'static> {
+        Frame::Ack(AckFrame {
+            ack_delay: 3,
+            ranges: vec![0..=largest],
+            ecn: None,
+        })
+    }
+
+    fn rtt_update(srtt: Option<u64>, latest: Option<u64>, cwnd: Option<u64>) -> Event {
+        Event::MetricsUpdated(RecoveryMetrics {
+            smoothed_rtt: srtt.map(Duration::from_millis),
+            latest_rtt: latest.map(Duration::from_millis),
+            congestion_window: cwnd,
+            ..Default::default()
+        })
+    }
+
+    fn run(traces: bool) -> SideMetrics {
+        let mut sink = MetricsSink {
+            traces,
+            ..Default::default()
+        };
+        let data = [7u8; 1000];
+        let stream = Frame::Stream(StreamFrame {
+            id: StreamId::new(Side::Client, Dir::Bi, 0),
+            offset: 0,
+            fin: false,
+            data: &data,
+        });
+        let events = [
+            (
+                0,
+                sent(
+                    PacketType::Initial,
+                    0,
+                    1200,
+                    &[Frame::Ping, Frame::Padding { len: 1100 }],
+                ),
+            ),
+            (1, sent(PacketType::Handshake, 0, 60, &[ack(0)])),
+            (
+                2,
+                sent(PacketType::OneRtt, 0, 1050, &[ack(3), stream.clone()]),
+            ),
+            (3, sent(PacketType::OneRtt, 1, 1040, &[stream])),
+            (
+                4,
+                Event::PacketReceived {
+                    header: header(PacketType::OneRtt, 5),
+                    size: 40,
+                    frames: vec![FrameSummary::from(&ack(1))],
+                },
+            ),
+            (5, rtt_update(Some(30), Some(30), Some(14000))),
+            (
+                6,
+                Event::PacketLost {
+                    ty: PacketType::OneRtt,
+                    pn: 0,
+                    trigger: LossTrigger::TimeThreshold,
+                },
+            ),
+            (7, Event::PtoExpired { pto_count: 1 }),
+            (8, rtt_update(Some(35), None, None)),
+            (9, rtt_update(None, Some(50), Some(7000))),
+            (
+                10,
+                Event::KeyDiscarded {
+                    key: KeyType::Initial,
+                },
+            ),
+        ];
+        for (ms, e) in &events {
+            sink.event(Instant::from_millis(*ms), e);
+        }
+        let m = sink.metrics.lock().unwrap().clone();
+        m
+    }
+
+    #[test]
+    fn counts_packets_and_frames() {
+        let m = run(false);
+        let c = |p, b| Count {
+            packets: p,
+            bytes: b,
+        };
+        assert_eq!(m.sent_by_packet_type["initial"], c(1, 1200));
+        assert_eq!(m.sent_by_packet_type["handshake"], c(1, 60));
+        assert_eq!(m.sent_by_packet_type["1RTT"], c(2, 2090));
+        assert_eq!(m.sent_total(), c(4, 3350));
+        assert_eq!(m.received_by_packet_type["1RTT"], c(1, 40));
+        assert_eq!(m.received_total(), c(1, 40));
+
+        let len = |f: &Frame<'_>| FrameSummary::from(f).wire_len() as u64;
+        assert_eq!(m.frames_sent("ping"), c(1, 1));
+        assert_eq!(m.frames_sent("padding"), c(1, 1100));
+        assert_eq!(m.frames_sent("ack"), c(2, len(&ack(0)) + len(&ack(3))));
+        let s = m.frames_sent("stream");
+        assert_eq!(s.packets, 2);
+        assert!(s.bytes > 2000 && s.bytes < 2020, "{s:?}");
+        assert_eq!(m.frames_sent("crypto"), c(0, 0));
+        assert_eq!(m.sent_by_frame_type.len(), 4);
+
+        assert_eq!(m.packets_lost, 1);
+        assert_eq!(m.pto_expirations, 1);
+        // No traces unless asked for.
+        assert!(m.cwnd.is_empty() && m.rtt.is_empty() && m.rtt_samples.is_empty());
+    }
+
+    #[test]
+    fn traces_fill_missing_fields() {
+        let m = run(true);
+        assert_eq!(m.cwnd, vec![(0.005, 14000), (0.009, 7000)]);
+        assert_eq!(
+            m.rtt,
+            vec![
+                (0.005, 30.0, 30.0),
+                (0.008, 35.0, 30.0),
+                (0.009, 35.0, 50.0)
+            ]
+        );
+        assert_eq!(m.rtt_samples, vec![30.0, 50.0]);
+        // Counters are the same with traces on.
+        assert_eq!(m.sent_total(), run(false).sent_total());
+    }
+
+    #[test]
+    fn tee_and_shared_handle() {
+        let a = MetricsSink::default();
+        let b = MetricsSink::default();
+        let mut tee = Tee(vec![Box::new(a.clone()), Box::new(b.clone())]);
+        tee.event(Instant::ZERO, &Event::PtoExpired { pto_count: 1 });
+        assert_eq!(a.metrics.lock().unwrap().pto_expirations, 1);
+        assert_eq!(b.metrics.lock().unwrap().pto_expirations, 1);
     }
 }
