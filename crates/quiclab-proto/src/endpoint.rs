@@ -12,6 +12,7 @@
 use crate::config::TransportConfig;
 use crate::connection::{Connection, EndpointEvent, Transmit};
 use crate::error::TransportError;
+use crate::events::EventSink;
 use crate::rng::DetRng;
 use crate::time::Instant;
 use crate::wire::header::{parse_header, write_version_negotiation, HeaderError};
@@ -46,7 +47,13 @@ pub struct Endpoint {
     accepted: VecDeque<ConnectionHandle>,
     /// Where the round-robin over connections in `poll_transmit` resumes.
     next_to_send: ConnectionHandle,
+    /// Makes the event sink of each accepted connection, before it sees its first packet.
+    sink_factory: Option<SinkFactory>,
 }
+
+/// Builds an event sink for a newly accepted server connection (or none).
+pub type SinkFactory =
+    Box<dyn FnMut(ConnectionHandle, &Connection) -> Option<Box<dyn EventSink>> + Send>;
 
 impl Endpoint {
     /// An endpoint; with `server` set it accepts incoming connections.
@@ -66,7 +73,14 @@ impl Endpoint {
             responses: VecDeque::new(),
             accepted: VecDeque::new(),
             next_to_send: ConnectionHandle(0),
+            sink_factory: None,
         }
+    }
+
+    /// Attaches a sink to every connection this endpoint accepts from now on, before
+    /// the connection processes its first datagram (so a qlog sees the client's Initial).
+    pub fn set_sink_factory(&mut self, factory: SinkFactory) {
+        self.sink_factory = Some(factory);
     }
 
     pub fn config(&self) -> &Arc<TransportConfig> {
@@ -148,9 +162,13 @@ impl Endpoint {
             return Err(Unrouted::Dropped);
         }
         let seed = self.rng.next_u64();
-        let conn = Connection::new_server(now, self.config.clone(), tls, remote, dcid, scid, seed)
-            .map_err(|_| Unrouted::Dropped)?;
+        let mut conn =
+            Connection::new_server(now, self.config.clone(), tls, remote, dcid, scid, seed)
+                .map_err(|_| Unrouted::Dropped)?;
         let h = self.new_handle();
+        if let Some(sink) = self.sink_factory.as_mut().and_then(|f| f(h, &conn)) {
+            conn.set_event_sink(now, sink);
+        }
         // The client keeps using its original DCID until it sees our Initial.
         self.routes.insert(dcid, h);
         self.routes.insert(conn.local_cid(), h);

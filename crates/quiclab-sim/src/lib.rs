@@ -1,7 +1,17 @@
 //! quiclab-sim: a deterministic discrete-event network simulator that runs the real
 //! quiclab-proto stack (real TLS, real packets) in virtual time.
 
+pub mod app;
+pub mod engine;
 pub mod impair;
+pub mod link;
 pub mod output;
 pub mod queue;
 pub mod results;
+pub mod scenario;
+pub mod sim;
+pub mod topology;
+
+pub use results::RunResult;
+pub use scenario::Scenario;
+pub use sim::{SimError, Simulation};

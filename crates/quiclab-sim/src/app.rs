@@ -1,0 +1,333 @@
+//! The applications on simulated hosts: a flow's client workload (bulk sender or
+//! hq-interop-style requester) and its server (discard receiver and responder).
+
+use crate::scenario::Workload;
+use quiclab_proto::streams::StreamError;
+use quiclab_proto::time::Instant;
+use quiclab_proto::wire::{Dir, StreamId};
+use quiclab_proto::Connection;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Zero bytes the bulk sender and responder write from.
+static CHUNK: [u8; 64 * 1024] = [0u8; 64 * 1024];
+
+/// What a flow measured at the application layer.
+#[derive(Clone, Debug, Default)]
+pub struct AppMeasure {
+    /// Application bytes delivered to the receiving side, per time bin.
+    pub bins: BTreeMap<u64, u64>,
+    pub delivered: u64,
+    /// Delivered within the measurement window.
+    pub window_bytes: u64,
+    /// Per request: (sent, first response byte, last response byte).
+    pub requests: Vec<(Instant, Option<Instant>, Option<Instant>)>,
+    /// The workload finished (all bytes delivered / all requests answered).
+    pub done_at: Option<Instant>,
+}
+
+/// Measurement settings shared by all flows.
+#[derive(Clone, Copy, Debug)]
+pub struct MeasureWindow {
+    pub from: Instant,
+    pub to: Instant,
+    pub bin: Duration,
+}
+
+impl AppMeasure {
+    pub fn record(&mut self, now: Instant, bytes: u64, w: &MeasureWindow) {
+        if bytes == 0 {
+            return;
+        }
+        let bin = now.as_nanos() / w.bin.as_nanos().max(1) as u64;
+        *self.bins.entry(bin).or_insert(0) += bytes;
+        self.delivered += bytes;
+        if now >= w.from && now < w.to {
+            self.window_bytes += bytes;
+        }
+    }
+}
+
+/// Reads everything available on `id`; returns (bytes, fin). Errors end the stream.
+fn drain(conn: &mut Connection, id: StreamId, buf: &mut [u8]) -> (u64, bool) {
+    let mut total = 0;
+    loop {
+        match conn.read(id, buf) {
+            Ok(r) => {
+                total += r.bytes as u64;
+                if r.fin {
+                    return (total, true);
+                }
+                if r.bytes == 0 {
+                    return (total, false);
+                }
+            }
+            Err(StreamError::Blocked) => return (total, false),
+            Err(_) => return (total, true),
+        }
+    }
+}
+
+/// Writes up to `remaining` zero bytes; returns how many were taken.
+fn push(conn: &mut Connection, id: StreamId, remaining: u64) -> u64 {
+    let mut sent = 0;
+    while sent < remaining {
+        let n = (remaining - sent).min(CHUNK.len() as u64) as usize;
+        match conn.write(id, &CHUNK[..n]) {
+            Ok(0) | Err(_) => break,
+            Ok(k) => sent += k as u64,
+        }
+    }
+    sent
+}
+
+/// A flow's client side.
+pub struct ClientApp {
+    workload: Workload,
+    stop_at: Option<Instant>,
+    // Bulk.
+    stream: Option<StreamId>,
+    sent: u64,
+    finished: bool,
+    // Requests: stream -> request index.
+    pending: BTreeMap<StreamId, usize>,
+    issued: u64,
+    next_request_at: Option<Instant>,
+}
+
+impl ClientApp {
+    pub fn new(workload: Workload, start: Instant) -> Self {
+        let stop_at = match &workload {
+            Workload::Bulk { stop_s, .. } => {
+                stop_s.map(|s| Instant::ZERO + Duration::from_secs_f64(s))
+            }
+            Workload::Request { .. } => None,
+        };
+        let _ = start;
+        ClientApp {
+            workload,
+            stop_at,
+            stream: None,
+            sent: 0,
+            finished: false,
+            pending: BTreeMap::new(),
+            issued: 0,
+            next_request_at: None,
+        }
+    }
+
+    /// When the application next needs to act without network input.
+    pub fn wakeup(&self) -> Option<Instant> {
+        if self.finished {
+            return None;
+        }
+        match self.workload {
+            Workload::Bulk { .. } => self.stop_at,
+            Workload::Request { .. } => self.next_request_at,
+        }
+    }
+
+    /// Runs the workload on `conn` at `now`.
+    pub fn drive(
+        &mut self,
+        now: Instant,
+        conn: &mut Connection,
+        m: &mut AppMeasure,
+        w: &MeasureWindow,
+        buf: &mut [u8],
+    ) {
+        while conn.poll_event().is_some() {}
+        if !conn.is_handshake_complete() || conn.is_closed() {
+            return;
+        }
+        match self.workload.clone() {
+            Workload::Bulk { bytes, .. } => self.drive_bulk(now, conn, bytes),
+            Workload::Request {
+                size,
+                count,
+                parallel,
+                think_ms,
+            } => self.drive_requests(now, conn, m, w, buf, size, count, parallel, think_ms),
+        }
+    }
+
+    fn drive_bulk(&mut self, now: Instant, conn: &mut Connection, bytes: Option<u64>) {
+        if self.finished {
+            return;
+        }
+        let id = match self.stream {
+            Some(id) => id,
+            None => match conn.open_stream(Dir::Uni) {
+                Some(id) => *self.stream.insert(id),
+                None => return,
+            },
+        };
+        let stop = self.stop_at.is_some_and(|t| now >= t);
+        let limit = bytes.unwrap_or(u64::MAX);
+        if !stop {
+            self.sent += push(conn, id, limit - self.sent);
+        }
+        if stop || self.sent >= limit {
+            let _ = conn.finish(id);
+            self.finished = true;
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn drive_requests(
+        &mut self,
+        now: Instant,
+        conn: &mut Connection,
+        m: &mut AppMeasure,
+        w: &MeasureWindow,
+        buf: &mut [u8],
+        size: u64,
+        count: u64,
+        parallel: u64,
+        think_ms: f64,
+    ) {
+        for (id, idx) in self.pending.clone() {
+            let (n, fin) = drain(conn, id, buf);
+            m.record(now, n, w);
+            let r = &mut m.requests[idx];
+            if n > 0 && r.1.is_none() {
+                r.1 = Some(now);
+            }
+            if fin {
+                r.2 = Some(now);
+                self.pending.remove(&id);
+                if think_ms > 0.0 {
+                    self.next_request_at = Some(now + Duration::from_secs_f64(think_ms / 1000.0));
+                }
+            }
+        }
+        let thinking = self.next_request_at.is_some_and(|t| now < t);
+        while !thinking && self.issued < count && (self.pending.len() as u64) < parallel {
+            let Some(id) = conn.open_stream(Dir::Bi) else {
+                break;
+            };
+            let req = format!("GET /{size}\r\n");
+            if conn.write(id, req.as_bytes()).is_err() || conn.finish(id).is_err() {
+                break;
+            }
+            self.pending.insert(id, m.requests.len());
+            m.requests.push((now, None, None));
+            self.issued += 1;
+            if think_ms > 0.0 {
+                break;
+            }
+        }
+        if !thinking {
+            self.next_request_at = None;
+        }
+        if self.issued == count && self.pending.is_empty() && !self.finished {
+            self.finished = true;
+            m.done_at = Some(now);
+        }
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.finished
+    }
+}
+
+/// Per-stream state of a server connection.
+#[derive(Default)]
+struct ServerStream {
+    request: Vec<u8>,
+    /// Response bytes still to write, once the request is complete.
+    respond: Option<u64>,
+}
+
+/// A flow's server side: discards uni streams (counting goodput), answers
+/// `GET /N\r\n` on bidi streams with N bytes.
+#[derive(Default)]
+pub struct ServerApp {
+    streams: BTreeMap<StreamId, ServerStream>,
+    /// A bulk flow's delivered data was all received (FIN).
+    bulk_done: bool,
+}
+
+impl ServerApp {
+    pub fn drive(
+        &mut self,
+        now: Instant,
+        conn: &mut Connection,
+        m: &mut AppMeasure,
+        w: &MeasureWindow,
+        buf: &mut [u8],
+    ) {
+        while conn.poll_event().is_some() {}
+        while let Some(id) = conn.accept_stream(Dir::Uni) {
+            self.streams.insert(id, ServerStream::default());
+        }
+        while let Some(id) = conn.accept_stream(Dir::Bi) {
+            self.streams.insert(id, ServerStream::default());
+        }
+        let ids: Vec<StreamId> = self.streams.keys().copied().collect();
+        for id in ids {
+            if id.dir() == Dir::Uni {
+                let (n, fin) = drain(conn, id, buf);
+                m.record(now, n, w);
+                if fin {
+                    self.streams.remove(&id);
+                    self.bulk_done = true;
+                    m.done_at.get_or_insert(now);
+                }
+                continue;
+            }
+            let st = self.streams.get_mut(&id).expect("listed");
+            if st.respond.is_none() {
+                let before = st.request.len();
+                let mut fin = false;
+                loop {
+                    match conn.read(id, buf) {
+                        Ok(r) => {
+                            st.request.extend_from_slice(&buf[..r.bytes]);
+                            if r.fin {
+                                fin = true;
+                                break;
+                            }
+                            if r.bytes == 0 {
+                                break;
+                            }
+                        }
+                        Err(_) => break,
+                    }
+                }
+                let _ = before;
+                if !fin {
+                    continue;
+                }
+                st.respond = Some(parse_get(&st.request).unwrap_or(0));
+            }
+            let left = st.respond.expect("set above");
+            let sent = push(conn, id, left);
+            let left = left - sent;
+            st.respond = Some(left);
+            if left == 0 {
+                let _ = conn.finish(id);
+                self.streams.remove(&id);
+            }
+        }
+    }
+}
+
+/// `GET /N\r\n` -> N (hq-interop style with a generated body size).
+fn parse_get(req: &[u8]) -> Option<u64> {
+    let s = std::str::from_utf8(req).ok()?;
+    let path = s.strip_prefix("GET /")?.trim_end();
+    path.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_get;
+
+    #[test]
+    fn parses_requests() {
+        assert_eq!(parse_get(b"GET /1000\r\n"), Some(1000));
+        assert_eq!(parse_get(b"GET /x\r\n"), None);
+        assert_eq!(parse_get(b"PUT /1\r\n"), None);
+    }
+}

@@ -1,0 +1,204 @@
+//! One link direction: impairments at the entry, a transmit queue, serialization at
+//! the link rate, then propagation delay (plus jitter). Packets that overflow the
+//! queue, exceed the MTU, meet an outage or an impairment are dropped and counted.
+
+use crate::impair::{Fate, Impairments};
+use crate::output::pcap::PcapWriter;
+use crate::queue::Queue;
+use quiclab_proto::time::Instant;
+use std::io::BufWriter;
+use std::net::SocketAddrV4;
+use std::time::Duration;
+
+/// IPv4 (20) + UDP (8) header bytes added to every datagram on the wire.
+pub const IP_UDP_OVERHEAD: u64 = 28;
+
+/// A datagram in the network.
+#[derive(Clone, Debug)]
+pub struct Packet {
+    pub src: SocketAddrV4,
+    pub dst: SocketAddrV4,
+    pub payload: Vec<u8>,
+    /// Index of the route it follows and of the current hop on it.
+    pub route: usize,
+    pub hop: usize,
+    /// UDP cross traffic (not QUIC): discarded by the receiving host.
+    pub cross: bool,
+    /// Extra delay decided by the current link's jitter.
+    pub extra_delay: Duration,
+    pub reorder: bool,
+}
+
+impl Packet {
+    /// Bytes on the wire: UDP payload plus IPv4 and UDP headers.
+    pub fn wire_size(&self) -> u64 {
+        self.payload.len() as u64 + IP_UDP_OVERHEAD
+    }
+}
+
+/// Counters of one link direction.
+#[derive(Clone, Debug, Default)]
+pub struct LinkStats {
+    pub delivered_packets: u64,
+    pub delivered_bytes: u64,
+    /// Wire bytes that started transmission inside the measurement window.
+    pub window_bytes: u64,
+    pub queue_drops: u64,
+    pub impairment_drops: u64,
+    pub mtu_drops: u64,
+    pub outage_drops: u64,
+    pub max_queue_packets: u64,
+    pub queue_series: Vec<(f64, u64)>,
+}
+
+/// What a link asks the simulator to schedule.
+pub enum LinkAction {
+    /// Transmission of `Packet` ends at `Instant`.
+    TxDone(Instant, Packet),
+}
+
+/// One direction of a link.
+pub struct Link {
+    pub name: String,
+    /// Bits per second; `None` = unlimited.
+    pub rate_bps: Option<u64>,
+    pub delay: Duration,
+    pub mtu: u64,
+    queue: Queue<Packet>,
+    pub impairments: Impairments,
+    busy: bool,
+    /// Sub-nanosecond remainder of serialization times, so rates are exact on average.
+    carry: u128,
+    last_delivery: Instant,
+    pub down_until: Option<Instant>,
+    pub stats: LinkStats,
+    pub traces: bool,
+    pub pcap: Option<PcapWriter<BufWriter<std::fs::File>>>,
+    /// Measurement window for `window_bytes`.
+    pub window: (Instant, Instant),
+}
+
+impl Link {
+    pub fn new(
+        name: String,
+        rate_bps: Option<u64>,
+        delay: Duration,
+        mtu: u64,
+        queue: Queue<Packet>,
+        impairments: Impairments,
+    ) -> Self {
+        Link {
+            name,
+            rate_bps,
+            delay,
+            mtu,
+            queue,
+            impairments,
+            busy: false,
+            carry: 0,
+            last_delivery: Instant::ZERO,
+            down_until: None,
+            stats: LinkStats::default(),
+            traces: false,
+            pcap: None,
+            window: (Instant::ZERO, Instant::MAX),
+        }
+    }
+
+    /// A packet arrives at the link's input.
+    pub fn arrive(&mut self, now: Instant, mut pkt: Packet) -> Option<LinkAction> {
+        if self.down_until.is_some_and(|t| now < t) {
+            self.stats.outage_drops += 1;
+            return None;
+        }
+        if pkt.wire_size() > self.mtu {
+            self.stats.mtu_drops += 1;
+            return None;
+        }
+        match self.impairments.on_datagram(now, &pkt.payload) {
+            Fate::Drop(_) => {
+                self.stats.impairment_drops += 1;
+                return None;
+            }
+            Fate::Pass {
+                extra_delay,
+                reorder,
+                duplicate,
+            } => {
+                pkt.extra_delay = extra_delay;
+                pkt.reorder = reorder;
+                if duplicate {
+                    self.enqueue(now, pkt.clone());
+                }
+            }
+        }
+        self.enqueue(now, pkt);
+        if self.busy {
+            None
+        } else {
+            self.start_next(now)
+        }
+    }
+
+    fn enqueue(&mut self, now: Instant, pkt: Packet) {
+        let size = pkt.wire_size();
+        if self.queue.enqueue(now, size, pkt).is_err() {
+            self.stats.queue_drops += 1;
+            return;
+        }
+        self.note_queue(now);
+    }
+
+    fn note_queue(&mut self, now: Instant) {
+        let len = self.queue.len_packets() as u64;
+        self.stats.max_queue_packets = self.stats.max_queue_packets.max(len);
+        if self.traces {
+            self.stats.queue_series.push((now.as_secs_f64(), len));
+        }
+    }
+
+    /// Starts transmitting the next queued packet, if any.
+    pub fn start_next(&mut self, now: Instant) -> Option<LinkAction> {
+        let mut dropped = Vec::new();
+        let next = self.queue.dequeue(now, &mut dropped);
+        self.stats.queue_drops += dropped.len() as u64;
+        let Some(q) = next else {
+            self.busy = false;
+            return None;
+        };
+        self.note_queue(now);
+        self.busy = true;
+        let pkt = q.item;
+        let size = pkt.wire_size();
+        if now >= self.window.0 && now < self.window.1 {
+            self.stats.window_bytes += size;
+        }
+        if let Some(p) = self.pcap.as_mut() {
+            // A failed pcap write loses the capture, not the run.
+            if p.write_udp(now, pkt.src, pkt.dst, &pkt.payload).is_err() {
+                self.pcap = None;
+            }
+        }
+        let tx = match self.rate_bps {
+            None => Duration::ZERO,
+            Some(rate) => {
+                let total = u128::from(size) * 8 * 1_000_000_000 + self.carry;
+                self.carry = total % u128::from(rate);
+                Duration::from_nanos((total / u128::from(rate)) as u64)
+            }
+        };
+        Some(LinkAction::TxDone(now + tx, pkt))
+    }
+
+    /// The packet finished serializing at `now`; returns when it reaches the far end.
+    pub fn delivery_time(&mut self, now: Instant, pkt: &Packet) -> Instant {
+        let mut at = now + self.delay + pkt.extra_delay;
+        if !pkt.reorder {
+            at = at.max(self.last_delivery);
+        }
+        self.last_delivery = self.last_delivery.max(at);
+        self.stats.delivered_packets += 1;
+        self.stats.delivered_bytes += pkt.wire_size();
+        at
+    }
+}

@@ -1,0 +1,483 @@
+//! Scenario files (TOML): topology, links, impairments, workloads, each endpoint's
+//! transport config, seed and stop condition. Unknown keys and impossible values are
+//! errors naming the file and the key; nothing is silently defaulted (absent optional
+//! keys take the documented defaults below).
+
+use crate::impair::ImpairmentConfig;
+use crate::queue::QueueConfig;
+use quiclab_proto::TransportConfig;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// A scenario file's top level.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Master seed: every random stream (links, cross traffic, connections) derives
+    /// from it and the component's name.
+    pub seed: u64,
+    pub stop: Stop,
+    #[serde(default)]
+    pub measure: Measure,
+    pub topology: Topology,
+    /// Transport config of every client / server endpoint (TransportConfig keys;
+    /// absent keys take TransportConfig's defaults). Flows may override keys.
+    #[serde(default)]
+    pub client: toml::Table,
+    #[serde(default)]
+    pub server: toml::Table,
+    #[serde(default)]
+    pub flows: Vec<Flow>,
+    #[serde(default)]
+    pub cross_traffic: Vec<CrossTraffic>,
+    /// Scheduled link changes.
+    #[serde(default)]
+    pub schedule: Vec<LinkChange>,
+}
+
+/// When the run ends.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Stop {
+    /// Simulated time limit, seconds (required).
+    pub time_s: f64,
+    /// Also stop as soon as every flow with a finite workload has completed.
+    #[serde(default)]
+    pub when_flows_done: bool,
+}
+
+/// What to measure and write.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Measure {
+    /// Mean goodput is computed over [from_s, to_s) (default: the whole run).
+    pub from_s: f64,
+    pub to_s: Option<f64>,
+    /// Goodput time series bin, seconds (default 1).
+    pub interval_s: f64,
+    /// Record cwnd/RTT/queue traces (default off).
+    pub traces: bool,
+    /// Write one qlog per connection (default off).
+    pub qlog: bool,
+    /// Write one pcap per link direction plus keys.log (default off).
+    pub pcap: bool,
+}
+
+impl Default for Measure {
+    fn default() -> Self {
+        Measure {
+            from_s: 0.0,
+            to_s: None,
+            interval_s: 1.0,
+            traces: false,
+            qlog: false,
+            pcap: false,
+        }
+    }
+}
+
+/// One link direction.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LinkConfig {
+    /// Rate in Mbit/s; absent = unlimited (no serialization delay).
+    pub rate_mbps: Option<f64>,
+    /// One-way propagation delay, ms.
+    pub delay_ms: f64,
+    /// Largest IP packet (UDP payload + 28 bytes of IPv4/UDP headers); absent = 65535.
+    pub mtu: Option<u32>,
+    pub queue: QueueConfig,
+    pub impairments: ImpairmentConfig,
+}
+
+/// The network shape.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Topology {
+    /// One client host and one server host joined by one link each way.
+    PointToPoint {
+        forward: LinkConfig,
+        #[serde(rename = "return")]
+        ret: LinkConfig,
+    },
+    /// `pairs` sender/receiver host pairs sharing one bottleneck each way; each pair's
+    /// access links (unlimited rate) add `access_delay_ms[i]` one way.
+    Dumbbell {
+        pairs: usize,
+        #[serde(default)]
+        access_delay_ms: Vec<f64>,
+        forward: LinkConfig,
+        #[serde(rename = "return")]
+        ret: LinkConfig,
+    },
+}
+
+/// What a flow's client does.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Workload {
+    /// Keep the send buffer full on one stream to the server (INET's traffic
+    /// generator; the server discards). `bytes` absent = unlimited until `stop_s`.
+    Bulk {
+        bytes: Option<u64>,
+        stop_s: Option<f64>,
+    },
+    /// GET `size` bytes (hq-interop style): `count` requests, `parallel` at a time,
+    /// `think_ms` between a response and the next request.
+    Request {
+        size: u64,
+        #[serde(default = "one")]
+        count: u64,
+        #[serde(default = "one")]
+        parallel: u64,
+        #[serde(default)]
+        think_ms: f64,
+    },
+}
+
+fn one() -> u64 {
+    1
+}
+
+/// A QUIC connection and its workload.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Flow {
+    pub name: String,
+    /// Dumbbell pair index (point-to-point: 0).
+    #[serde(default)]
+    pub pair: usize,
+    /// When the client starts connecting, seconds.
+    #[serde(default)]
+    pub start_s: f64,
+    pub workload: Workload,
+    /// Overrides of the scenario's client/server transport keys for this flow.
+    #[serde(default)]
+    pub client: toml::Table,
+    #[serde(default)]
+    pub server: toml::Table,
+}
+
+/// UDP cross traffic between a pair's hosts (INET's shared-link case).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CrossTraffic {
+    pub name: String,
+    #[serde(default)]
+    pub pair: usize,
+    /// Uniform datagram size range, bytes of UDP payload.
+    pub size_min: u32,
+    pub size_max: u32,
+    /// Uniform gap between datagrams, ms.
+    pub interval_min_ms: f64,
+    pub interval_max_ms: f64,
+    #[serde(default)]
+    pub start_s: f64,
+    pub stop_s: Option<f64>,
+}
+
+/// Which link direction a change applies to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkSide {
+    Forward,
+    Return,
+}
+
+/// A scheduled change of a (bottleneck) link direction.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkChange {
+    pub at_s: f64,
+    pub link: LinkSide,
+    pub rate_mbps: Option<f64>,
+    pub delay_ms: Option<f64>,
+    pub loss: Option<crate::impair::LossModel>,
+    /// The link drops everything for this long.
+    pub outage_s: Option<f64>,
+}
+
+/// A scenario file that cannot be used, with the file and key named.
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    #[error("{file}: {source}")]
+    Io {
+        file: String,
+        source: std::io::Error,
+    },
+    #[error("{file}: {message}")]
+    Parse { file: String, message: String },
+    #[error("{file}: {key}: {why}")]
+    Invalid {
+        file: String,
+        key: String,
+        why: String,
+    },
+}
+
+/// Deep-merges `over` onto `base` (tables merge key by key; other values replace).
+pub fn merge_tables(base: &toml::Table, over: &toml::Table) -> toml::Table {
+    let mut out = base.clone();
+    for (k, v) in over {
+        match (out.get_mut(k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => {
+                let merged = merge_tables(b, o);
+                *b = merged;
+            }
+            _ => {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    out
+}
+
+impl Scenario {
+    /// Reads and validates a scenario file.
+    pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
+            file: file.clone(),
+            source,
+        })?;
+        Self::parse(&text, &file)
+    }
+
+    /// Parses and validates scenario text; `file` names it in errors.
+    pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
+        let s: Scenario = toml::from_str(text).map_err(|e| ScenarioError::Parse {
+            file: file.to_string(),
+            message: e.to_string(),
+        })?;
+        s.validate(file)?;
+        Ok(s)
+    }
+
+    /// The transport config of a flow's client or server (scenario keys, then the
+    /// flow's overrides), validated.
+    pub fn transport(
+        &self,
+        flow: usize,
+        server: bool,
+        file: &str,
+    ) -> Result<TransportConfig, ScenarioError> {
+        let f = &self.flows[flow];
+        let (base, over, side) = if server {
+            (&self.server, &f.server, "server")
+        } else {
+            (&self.client, &f.client, "client")
+        };
+        let merged = merge_tables(base, over);
+        let key = format!("flows[{}] ({}).{side}", flow, f.name);
+        let config: TransportConfig =
+            toml::Value::Table(merged)
+                .try_into()
+                .map_err(|e: toml::de::Error| ScenarioError::Invalid {
+                    file: file.to_string(),
+                    key: key.clone(),
+                    why: e.message().to_string(),
+                })?;
+        config.validate().map_err(|e| ScenarioError::Invalid {
+            file: file.to_string(),
+            key: format!("{key}.{}", e.key),
+            why: e.why,
+        })?;
+        Ok(config)
+    }
+
+    fn validate(&self, file: &str) -> Result<(), ScenarioError> {
+        let bad = |key: String, why: &str| {
+            Err(ScenarioError::Invalid {
+                file: file.to_string(),
+                key,
+                why: why.to_string(),
+            })
+        };
+        let finite_nonneg = |v: f64| v.is_finite() && v >= 0.0;
+        if !(self.stop.time_s.is_finite() && self.stop.time_s > 0.0) {
+            return bad("stop.time_s".into(), "must be a positive number of seconds");
+        }
+        if !(self.measure.interval_s.is_finite() && self.measure.interval_s > 0.0) {
+            return bad("measure.interval_s".into(), "must be positive");
+        }
+        if !finite_nonneg(self.measure.from_s)
+            || self
+                .measure
+                .to_s
+                .is_some_and(|t| !(t.is_finite() && t > self.measure.from_s))
+        {
+            return bad("measure".into(), "needs 0 <= from_s < to_s");
+        }
+        let pairs = match &self.topology {
+            Topology::PointToPoint { forward, ret } => {
+                validate_link(forward, "topology.forward", file)?;
+                validate_link(ret, "topology.return", file)?;
+                1
+            }
+            Topology::Dumbbell {
+                pairs,
+                access_delay_ms,
+                forward,
+                ret,
+            } => {
+                validate_link(forward, "topology.forward", file)?;
+                validate_link(ret, "topology.return", file)?;
+                if *pairs == 0 {
+                    return bad("topology.pairs".into(), "must be at least 1");
+                }
+                if !access_delay_ms.is_empty() && access_delay_ms.len() != *pairs {
+                    return bad(
+                        "topology.access_delay_ms".into(),
+                        "needs one value per pair (or none)",
+                    );
+                }
+                if access_delay_ms.iter().any(|d| !finite_nonneg(*d)) {
+                    return bad(
+                        "topology.access_delay_ms".into(),
+                        "delays must be non-negative",
+                    );
+                }
+                *pairs
+            }
+        };
+        if self.flows.is_empty() && self.cross_traffic.is_empty() {
+            return bad(
+                "flows".into(),
+                "a scenario needs at least one flow or cross-traffic source",
+            );
+        }
+        let mut names = std::collections::BTreeSet::new();
+        for (i, f) in self.flows.iter().enumerate() {
+            let key = format!("flows[{i}]");
+            if !names.insert(f.name.clone()) {
+                return bad(format!("{key}.name"), "flow names must be unique");
+            }
+            if f.pair >= pairs {
+                return bad(format!("{key}.pair"), "no such pair in the topology");
+            }
+            if !finite_nonneg(f.start_s) {
+                return bad(format!("{key}.start_s"), "must be non-negative");
+            }
+            match &f.workload {
+                Workload::Bulk { bytes, stop_s } => {
+                    if bytes.is_none() && stop_s.is_none() && self.stop.when_flows_done {
+                        return bad(
+                            format!("{key}.workload"),
+                            "an unlimited bulk flow never finishes: set bytes or stop_s",
+                        );
+                    }
+                    if stop_s.is_some_and(|s| !(s.is_finite() && s > f.start_s)) {
+                        return bad(format!("{key}.workload.stop_s"), "must be after start_s");
+                    }
+                }
+                Workload::Request {
+                    count,
+                    parallel,
+                    think_ms,
+                    ..
+                } => {
+                    if *count == 0 || *parallel == 0 {
+                        return bad(
+                            format!("{key}.workload"),
+                            "count and parallel must be at least 1",
+                        );
+                    }
+                    if !finite_nonneg(*think_ms) {
+                        return bad(format!("{key}.workload.think_ms"), "must be non-negative");
+                    }
+                }
+            }
+            for server in [false, true] {
+                let t = self.transport(i, server, file)?;
+                let mtu = self.path_mtu(if server {
+                    LinkSide::Return
+                } else {
+                    LinkSide::Forward
+                });
+                if u32::from(t.max_udp_payload_size) + 28 > mtu {
+                    let side = if server { "server" } else { "client" };
+                    return bad(
+                        format!("{key}.{side}.max_udp_payload_size"),
+                        &format!(
+                            "{} + 28 bytes of IPv4/UDP headers exceeds the link mtu {mtu}",
+                            t.max_udp_payload_size
+                        ),
+                    );
+                }
+            }
+        }
+        for (i, c) in self.cross_traffic.iter().enumerate() {
+            let key = format!("cross_traffic[{i}]");
+            if c.pair >= pairs {
+                return bad(format!("{key}.pair"), "no such pair in the topology");
+            }
+            if c.size_min == 0 || c.size_min > c.size_max || c.size_max > 65507 {
+                return bad(
+                    format!("{key}.size_min"),
+                    "needs 1 <= size_min <= size_max <= 65507",
+                );
+            }
+            if !(c.interval_min_ms > 0.0
+                && c.interval_min_ms <= c.interval_max_ms
+                && c.interval_max_ms.is_finite())
+            {
+                return bad(
+                    format!("{key}.interval_min_ms"),
+                    "needs 0 < interval_min_ms <= interval_max_ms",
+                );
+            }
+        }
+        for (i, c) in self.schedule.iter().enumerate() {
+            let key = format!("schedule[{i}]");
+            if !finite_nonneg(c.at_s) {
+                return bad(format!("{key}.at_s"), "must be non-negative");
+            }
+            if c.rate_mbps.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
+                return bad(format!("{key}.rate_mbps"), "must be positive");
+            }
+            if c.delay_ms.is_some_and(|d| !finite_nonneg(d))
+                || c.outage_s.is_some_and(|d| !finite_nonneg(d))
+            {
+                return bad(key, "delays and outages must be non-negative");
+            }
+        }
+        Ok(())
+    }
+
+    /// The smallest MTU on a direction's path.
+    fn path_mtu(&self, side: LinkSide) -> u32 {
+        let (f, r) = match &self.topology {
+            Topology::PointToPoint { forward, ret } | Topology::Dumbbell { forward, ret, .. } => {
+                (forward, ret)
+            }
+        };
+        let l = if side == LinkSide::Forward { f } else { r };
+        l.mtu.unwrap_or(65535)
+    }
+}
+
+fn validate_link(l: &LinkConfig, key: &str, file: &str) -> Result<(), ScenarioError> {
+    let bad = |k: &str, why: &str| {
+        Err(ScenarioError::Invalid {
+            file: file.to_string(),
+            key: format!("{key}.{k}"),
+            why: why.to_string(),
+        })
+    };
+    if l.rate_mbps.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
+        return bad(
+            "rate_mbps",
+            "must be positive (omit it for an unlimited link)",
+        );
+    }
+    if !(l.delay_ms.is_finite() && l.delay_ms >= 0.0) {
+        return bad("delay_ms", "must be non-negative");
+    }
+    if l.mtu.is_some_and(|m| !(68..=65535).contains(&m)) {
+        return bad("mtu", "must be 68 to 65535");
+    }
+    Ok(())
+}

@@ -1,0 +1,691 @@
+//! The simulation: builds the network and the flows from a scenario, runs the event
+//! loop in virtual time, and collects the results.
+//!
+//! Loop: take every event due at the current time, then let each host touched by them
+//! run its application and drain its endpoint's transmits into the network, then jump
+//! to the next event. Hosts settle in id order; events at one time run in scheduling
+//! order; so a run is a pure function of the scenario and its seed.
+
+use crate::app::{AppMeasure, ClientApp, MeasureWindow, ServerApp};
+use crate::engine::EventQueue;
+use crate::link::{LinkAction, Packet};
+use crate::output::metrics::{MetricsSink, SideMetrics, Tee};
+use crate::output::pcap::PcapWriter;
+use crate::results::{FlowResult, LinkResult, RunResult};
+use crate::scenario::{Scenario, ScenarioError, Workload};
+use crate::topology::{derive_seed, Network};
+use quiclab_proto::crypto::cert::{self, MemoryKeyLog, ServerVerification};
+use quiclab_proto::endpoint::ConnectionHandle;
+use quiclab_proto::events::EventSink;
+use quiclab_proto::qlog::QlogWriter;
+use quiclab_proto::rng::DetRng;
+use quiclab_proto::time::Instant;
+use quiclab_proto::wire::Side;
+use quiclab_proto::{Endpoint, TransportConfig};
+use std::collections::{BTreeSet, HashMap};
+use std::io::BufWriter;
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The ALPN every simulated connection uses.
+const ALPN: &[u8] = b"hq-interop";
+
+/// Why a run could not be completed.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+    #[error("writing {path}: {source}")]
+    Output {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("no progress at {0}: the same instant repeated too often (a bug; please report the scenario)")]
+    Stuck(Instant),
+}
+
+enum Ev {
+    NodeTimer(usize, u64),
+    TxDone(usize, Packet),
+    Deliver(usize, Packet),
+    FlowStart(usize),
+    Cross(usize),
+    Change(usize),
+}
+
+enum App {
+    Client(ClientApp),
+    Server(ServerApp),
+}
+
+/// An endpoint on a host, with its application.
+struct Node {
+    addr: SocketAddrV4,
+    host: usize,
+    flow: usize,
+    endpoint: Endpoint,
+    app: App,
+    conn: Option<ConnectionHandle>,
+    timer_at: Option<Instant>,
+    timer_gen: u64,
+}
+
+/// Per-flow bookkeeping.
+struct FlowState {
+    client_node: usize,
+    server_node: usize,
+    measure: AppMeasure,
+    client_metrics: Arc<Mutex<SideMetrics>>,
+    server_metrics: Arc<Mutex<SideMetrics>>,
+}
+
+struct CrossState {
+    src: SocketAddrV4,
+    dst: SocketAddrV4,
+    route: usize,
+    rng: DetRng,
+    stop: Instant,
+    sent: u64,
+}
+
+/// A prepared simulation; [`Simulation::run`] executes it.
+pub struct Simulation {
+    scenario: Scenario,
+    file: String,
+    out: Option<PathBuf>,
+    now: Instant,
+    stop: Instant,
+    events: EventQueue<Ev>,
+    net: Network,
+    reverse: Vec<usize>,
+    host_index: HashMap<Ipv4Addr, usize>,
+    nodes: Vec<Node>,
+    node_by_addr: HashMap<SocketAddrV4, usize>,
+    flows: Vec<FlowState>,
+    cross: Vec<CrossState>,
+    dirty: BTreeSet<usize>,
+    window: MeasureWindow,
+    client_tls: Arc<rustls::ClientConfig>,
+    key_log: Arc<MemoryKeyLog>,
+    buf: Vec<u8>,
+    read_buf: Vec<u8>,
+    event_count: u64,
+}
+
+fn secs(s: f64) -> Instant {
+    Instant::ZERO + Duration::from_secs_f64(s)
+}
+
+impl Simulation {
+    /// Builds the network and flows. `file` names the scenario in errors; `out` is where
+    /// qlog and pcap files go (they are only written when the scenario asks and `out` is set).
+    pub fn new(scenario: Scenario, file: &str, out: Option<&Path>) -> Result<Self, SimError> {
+        let seed = scenario.seed;
+        let mut net = Network::build(&scenario.topology, seed, file)?;
+        let m = scenario.measure.clone();
+        let window = MeasureWindow {
+            from: secs(m.from_s),
+            to: m.to_s.map_or(Instant::MAX, secs),
+            bin: Duration::from_secs_f64(m.interval_s),
+        };
+        for l in &mut net.links {
+            l.traces = m.traces;
+            l.window = (window.from, window.to);
+        }
+        let key_log = Arc::new(MemoryKeyLog::default());
+        let identity = cert::self_signed(
+            &["localhost".to_string()],
+            derive_seed(seed, "certificate"),
+            0,
+        );
+        let roots = vec![identity.chain[0].clone()];
+        let server_tls = cert::server_config(identity, &[ALPN.to_vec()], None).map_err(|e| {
+            ScenarioError::Invalid {
+                file: file.to_string(),
+                key: "certificate".into(),
+                why: e.to_string(),
+            }
+        })?;
+        let kl: Option<Arc<dyn rustls::KeyLog>> = if m.pcap { Some(key_log.clone()) } else { None };
+        let client_tls =
+            cert::client_config(ServerVerification::Roots(roots), &[ALPN.to_vec()], kl);
+        let host_index = net.hosts.iter().enumerate().map(|(i, h)| (*h, i)).collect();
+        let reverse = net.reverse_routes();
+        let mut sim = Simulation {
+            stop: secs(scenario.stop.time_s),
+            file: file.to_string(),
+            out: out.map(Path::to_path_buf),
+            now: Instant::ZERO,
+            events: EventQueue::new(),
+            reverse,
+            host_index,
+            nodes: Vec::new(),
+            node_by_addr: HashMap::new(),
+            flows: Vec::new(),
+            cross: Vec::new(),
+            dirty: BTreeSet::new(),
+            window,
+            client_tls,
+            key_log,
+            buf: Vec::with_capacity(65536),
+            read_buf: vec![0u8; 64 * 1024],
+            event_count: 0,
+            net,
+            scenario,
+        };
+        for i in 0..sim.scenario.flows.len() {
+            sim.add_flow(i, server_tls.clone())?;
+        }
+        sim.add_cross_traffic();
+        for (i, c) in sim.scenario.schedule.iter().enumerate() {
+            sim.events.push(secs(c.at_s), Ev::Change(i));
+        }
+        if m.pcap {
+            sim.open_pcaps()?;
+        }
+        Ok(sim)
+    }
+
+    fn add_flow(
+        &mut self,
+        i: usize,
+        server_tls: Arc<rustls::ServerConfig>,
+    ) -> Result<(), SimError> {
+        let f = self.scenario.flows[i].clone();
+        let seed = self.scenario.seed;
+        let client_cfg: TransportConfig = self.scenario.transport(i, false, &self.file)?;
+        let server_cfg: TransportConfig = self.scenario.transport(i, true, &self.file)?;
+        let (ch, sh) = (2 * f.pair, 2 * f.pair + 1);
+        let client_addr = SocketAddrV4::new(self.net.hosts[ch], 40000 + i as u16);
+        let server_addr = SocketAddrV4::new(self.net.hosts[sh], 4433 + i as u16);
+        let mut server_ep = Endpoint::new(
+            Arc::new(server_cfg),
+            Some(server_tls),
+            derive_seed(seed, &format!("flow:{}:server", f.name)),
+        );
+        let server_metrics = Arc::new(Mutex::new(SideMetrics::default()));
+        let traces = self.scenario.measure.traces;
+        let qlog_dir = self.qlog_dir();
+        let sm = server_metrics.clone();
+        let name = f.name.clone();
+        server_ep.set_sink_factory(Box::new(move |_, _| {
+            Some(make_sink(
+                sm.clone(),
+                traces,
+                qlog_dir.as_deref(),
+                &name,
+                Side::Server,
+            ))
+        }));
+        let client_ep = Endpoint::new(
+            Arc::new(client_cfg),
+            None,
+            derive_seed(seed, &format!("flow:{}:client", f.name)),
+        );
+        let cn = self.nodes.len();
+        self.nodes.push(Node {
+            addr: client_addr,
+            host: ch,
+            flow: i,
+            endpoint: client_ep,
+            app: App::Client(ClientApp::new(f.workload.clone(), secs(f.start_s))),
+            conn: None,
+            timer_at: None,
+            timer_gen: 0,
+        });
+        self.nodes.push(Node {
+            addr: server_addr,
+            host: sh,
+            flow: i,
+            endpoint: server_ep,
+            app: App::Server(ServerApp::default()),
+            conn: None,
+            timer_at: None,
+            timer_gen: 0,
+        });
+        self.node_by_addr.insert(client_addr, cn);
+        self.node_by_addr.insert(server_addr, cn + 1);
+        self.flows.push(FlowState {
+            client_node: cn,
+            server_node: cn + 1,
+            measure: AppMeasure::default(),
+            client_metrics: Arc::new(Mutex::new(SideMetrics::default())),
+            server_metrics,
+        });
+        self.events.push(secs(f.start_s), Ev::FlowStart(i));
+        Ok(())
+    }
+
+    fn add_cross_traffic(&mut self) {
+        for (i, c) in self.scenario.cross_traffic.iter().enumerate() {
+            let (s, r) = (2 * c.pair, 2 * c.pair + 1);
+            self.cross.push(CrossState {
+                src: SocketAddrV4::new(self.net.hosts[s], 9),
+                dst: SocketAddrV4::new(self.net.hosts[r], 9),
+                route: self.net.route_of[&(s, r)],
+                rng: DetRng::new(derive_seed(
+                    self.scenario.seed,
+                    &format!("cross:{}", c.name),
+                )),
+                stop: c.stop_s.map_or(Instant::MAX, secs),
+                sent: 0,
+            });
+            self.events.push(secs(c.start_s), Ev::Cross(i));
+        }
+    }
+
+    fn qlog_dir(&self) -> Option<PathBuf> {
+        (self.scenario.measure.qlog)
+            .then(|| self.out.as_ref().map(|o| o.join("qlog")))
+            .flatten()
+    }
+
+    fn open_pcaps(&mut self) -> Result<(), SimError> {
+        let Some(out) = self.out.clone() else {
+            return Ok(());
+        };
+        let dir = out.join("pcap");
+        let err = |path: &Path, source| SimError::Output {
+            path: path.display().to_string(),
+            source,
+        };
+        std::fs::create_dir_all(&dir).map_err(|e| err(&dir, e))?;
+        for l in &mut self.net.links {
+            let path = dir.join(format!("{}.pcap", l.name));
+            let file = std::fs::File::create(&path).map_err(|e| err(&path, e))?;
+            l.pcap = Some(PcapWriter::new(BufWriter::new(file)).map_err(|e| err(&path, e))?);
+        }
+        Ok(())
+    }
+
+    /// Runs to the stop condition and returns the results (and writes qlog/pcap files).
+    pub fn run(mut self) -> Result<RunResult, SimError> {
+        let mut same_time = 0u64;
+        loop {
+            if let Some(t) = self.events.peek_time() {
+                if t <= self.now {
+                    let (_, ev) = self.events.pop().expect("peeked");
+                    self.event_count += 1;
+                    same_time += 1;
+                    if same_time > 50_000_000 {
+                        return Err(SimError::Stuck(self.now));
+                    }
+                    self.handle(ev);
+                    continue;
+                }
+            }
+            if let Some(n) = self.dirty.pop_first() {
+                self.settle(n);
+                continue;
+            }
+            if self.scenario.stop.when_flows_done && self.all_flows_done() {
+                break;
+            }
+            match self.events.peek_time() {
+                Some(t) if t <= self.stop => {
+                    self.now = t;
+                    same_time = 0;
+                }
+                _ => break,
+            }
+        }
+        self.finish()
+    }
+
+    fn all_flows_done(&self) -> bool {
+        self.flows.iter().all(|f| f.measure.done_at.is_some())
+    }
+
+    fn handle(&mut self, ev: Ev) {
+        let now = self.now;
+        match ev {
+            Ev::NodeTimer(n, gen) => {
+                let node = &mut self.nodes[n];
+                if node.timer_gen == gen {
+                    node.timer_at = None;
+                    node.endpoint.handle_timeout(now);
+                    self.dirty.insert(n);
+                }
+            }
+            Ev::TxDone(l, pkt) => {
+                let link = &mut self.net.links[l];
+                let at = link.delivery_time(now, &pkt);
+                let next = link.start_next(now);
+                self.events.push(at, Ev::Deliver(l, pkt));
+                self.schedule_link(l, next);
+            }
+            Ev::Deliver(_, mut pkt) => {
+                pkt.hop += 1;
+                if let Some(&l) = self.net.routes[pkt.route].get(pkt.hop) {
+                    let a = self.net.links[l].arrive(now, pkt);
+                    self.schedule_link(l, a);
+                } else {
+                    self.deliver_to_host(pkt);
+                }
+            }
+            Ev::FlowStart(i) => {
+                let f = &self.flows[i];
+                let (cn, sn) = (f.client_node, f.server_node);
+                let server = SocketAddr::V4(self.nodes[sn].addr);
+                let metrics = f.client_metrics.clone();
+                let sink = make_sink(
+                    metrics,
+                    self.scenario.measure.traces,
+                    self.qlog_dir().as_deref(),
+                    &self.scenario.flows[i].name,
+                    Side::Client,
+                );
+                let node = &mut self.nodes[cn];
+                // The config was validated when the scenario was loaded.
+                if let Ok(h) =
+                    node.endpoint
+                        .connect(now, self.client_tls.clone(), "localhost", server)
+                {
+                    if let Some(c) = node.endpoint.connection_mut(h) {
+                        c.set_event_sink(now, sink);
+                    }
+                    node.conn = Some(h);
+                }
+                self.dirty.insert(cn);
+            }
+            Ev::Cross(i) => self.send_cross(i),
+            Ev::Change(i) => self.apply_change(i),
+        }
+    }
+
+    fn schedule_link(&mut self, l: usize, action: Option<LinkAction>) {
+        if let Some(LinkAction::TxDone(at, pkt)) = action {
+            self.events.push(at, Ev::TxDone(l, pkt));
+        }
+    }
+
+    fn deliver_to_host(&mut self, mut pkt: Packet) {
+        // RFC-less bookkeeping: a delivery starts a new "flight" on the reverse path.
+        for &l in &self.net.routes[self.reverse[pkt.route]] {
+            self.net.links[l].impairments.on_reverse_delivery();
+        }
+        if pkt.cross {
+            return;
+        }
+        let Some(&n) = self.node_by_addr.get(&pkt.dst) else {
+            return;
+        };
+        let node = &mut self.nodes[n];
+        if let Ok(h) =
+            node.endpoint
+                .handle_datagram(self.now, SocketAddr::V4(pkt.src), &mut pkt.payload)
+        {
+            node.conn.get_or_insert(h);
+        }
+        self.dirty.insert(n);
+    }
+
+    /// Lets a node's application act, sends what its endpoint wants to send, and
+    /// re-arms its timer.
+    fn settle(&mut self, n: usize) {
+        let now = self.now;
+        let node = &mut self.nodes[n];
+        let flow = &mut self.flows[node.flow];
+        let mut wakeup = None;
+        if let Some(conn) = node.conn.and_then(|h| node.endpoint.connection_mut(h)) {
+            match &mut node.app {
+                App::Client(app) => {
+                    app.drive(
+                        now,
+                        conn,
+                        &mut flow.measure,
+                        &self.window,
+                        &mut self.read_buf,
+                    );
+                    wakeup = app.wakeup();
+                }
+                App::Server(app) => app.drive(
+                    now,
+                    conn,
+                    &mut flow.measure,
+                    &self.window,
+                    &mut self.read_buf,
+                ),
+            }
+        }
+        let src = node.addr;
+        let src_host = node.host;
+        loop {
+            self.buf.clear();
+            let node = &mut self.nodes[n];
+            let Some(t) = node.endpoint.poll_transmit(now, &mut self.buf) else {
+                break;
+            };
+            let SocketAddr::V4(dst) = t.destination else {
+                continue;
+            };
+            let Some(&dst_host) = self.host_index.get(dst.ip()) else {
+                continue;
+            };
+            let Some(&route) = self.net.route_of.get(&(src_host, dst_host)) else {
+                continue;
+            };
+            let pkt = Packet {
+                src,
+                dst,
+                payload: self.buf[..t.size].to_vec(),
+                route,
+                hop: 0,
+                cross: false,
+                extra_delay: Duration::ZERO,
+                reorder: false,
+            };
+            let l = self.net.routes[route][0];
+            let a = self.net.links[l].arrive(now, pkt);
+            self.schedule_link(l, a);
+        }
+        let node = &mut self.nodes[n];
+        let next = [node.endpoint.poll_timeout(), wakeup]
+            .into_iter()
+            .flatten()
+            .min()
+            .map(|t| t.max(now));
+        if next != node.timer_at {
+            node.timer_gen += 1;
+            node.timer_at = next;
+            if let Some(t) = next {
+                self.events.push(t, Ev::NodeTimer(n, node.timer_gen));
+            }
+        }
+    }
+
+    fn send_cross(&mut self, i: usize) {
+        let now = self.now;
+        let spec = &self.scenario.cross_traffic[i];
+        let c = &mut self.cross[i];
+        if now >= c.stop {
+            return;
+        }
+        let size =
+            c.rng
+                .range(u64::from(spec.size_min), u64::from(spec.size_max) + 1) as usize;
+        let gap_ms =
+            spec.interval_min_ms + (spec.interval_max_ms - spec.interval_min_ms) * c.rng.next_f64();
+        c.sent += 1;
+        let pkt = Packet {
+            src: c.src,
+            dst: c.dst,
+            payload: vec![0u8; size],
+            route: c.route,
+            hop: 0,
+            cross: true,
+            extra_delay: Duration::ZERO,
+            reorder: false,
+        };
+        let l = self.net.routes[c.route][0];
+        self.events
+            .push(now + Duration::from_secs_f64(gap_ms / 1000.0), Ev::Cross(i));
+        let a = self.net.links[l].arrive(now, pkt);
+        self.schedule_link(l, a);
+    }
+
+    fn apply_change(&mut self, i: usize) {
+        let c = self.scenario.schedule[i].clone();
+        let l = self.net.bottleneck[c.link as usize];
+        let link = &mut self.net.links[l];
+        if let Some(r) = c.rate_mbps {
+            link.rate_bps = Some((r * 1e6).round() as u64);
+        }
+        if let Some(d) = c.delay_ms {
+            link.delay = Duration::from_secs_f64(d / 1000.0);
+        }
+        if let Some(loss) = c.loss {
+            link.impairments.set_loss(loss);
+        }
+        if let Some(o) = c.outage_s {
+            link.down_until = Some(self.now + Duration::from_secs_f64(o));
+        }
+    }
+
+    fn finish(mut self) -> Result<RunResult, SimError> {
+        let end = self.now;
+        let mut flows = Vec::new();
+        for (i, f) in self.flows.iter().enumerate() {
+            let spec = &self.scenario.flows[i];
+            let client = self.nodes[f.client_node]
+                .conn
+                .and_then(|h| self.nodes[f.client_node].endpoint.connection(h));
+            let stats = client.map(|c| c.stats().clone()).unwrap_or_default();
+            let close = client
+                .and_then(|c| c.close_reason())
+                .map(|r| format!("{r:?}"));
+            let m = &f.measure;
+            let from = self.window.from.max(secs(spec.start_s));
+            let to = self.window.to.min(end);
+            let span = to.saturating_duration_since(from).as_secs_f64();
+            let bin_s = self.window.bin.as_secs_f64();
+            let first = m.requests.first();
+            flows.push(FlowResult {
+                name: spec.name.clone(),
+                workload: match spec.workload {
+                    Workload::Bulk { .. } => "bulk".into(),
+                    Workload::Request { .. } => "request".into(),
+                },
+                start_s: spec.start_s,
+                handshake_done_s: stats.handshake_completed_at.map(|t| t.as_secs_f64()),
+                ttfb_s: first
+                    .and_then(|r| r.1)
+                    .map(|t| t.as_secs_f64() - spec.start_s),
+                ttlb_s: first
+                    .and_then(|r| r.2)
+                    .map(|t| t.as_secs_f64() - spec.start_s),
+                goodput_bytes: m.delivered,
+                goodput_bps: if span > 0.0 {
+                    m.window_bytes as f64 * 8.0 / span
+                } else {
+                    0.0
+                },
+                goodput_series: m
+                    .bins
+                    .iter()
+                    .map(|(&b, &bytes)| (b as f64 * bin_s, bytes as f64 * 8.0 / bin_s))
+                    .collect(),
+                client_first_pto_ms: stats.first_pto.map(|d| d.as_secs_f64() * 1e3),
+                client: lock(&f.client_metrics).clone(),
+                server: lock(&f.server_metrics).clone(),
+                close,
+            });
+        }
+        let span = self
+            .window
+            .to
+            .min(end)
+            .saturating_duration_since(self.window.from)
+            .as_secs_f64();
+        let links = self
+            .net
+            .links
+            .iter()
+            .map(|l| LinkResult {
+                name: l.name.clone(),
+                delivered_packets: l.stats.delivered_packets,
+                delivered_bytes: l.stats.delivered_bytes,
+                throughput_bps: if span > 0.0 {
+                    l.stats.window_bytes as f64 * 8.0 / span
+                } else {
+                    0.0
+                },
+                queue_drops: l.stats.queue_drops,
+                impairment_drops: l.stats.impairment_drops
+                    + l.stats.outage_drops
+                    + l.stats.mtu_drops,
+                max_queue_packets: l.stats.max_queue_packets,
+                queue_series: l.stats.queue_series.clone(),
+            })
+            .collect();
+        // Drop the connections (and their qlog writers) before writing the key log.
+        self.nodes.clear();
+        for l in &mut self.net.links {
+            if let Some(p) = l.pcap.take() {
+                use std::io::Write;
+                let _ = p.into_inner().flush();
+            }
+        }
+        if self.scenario.measure.pcap {
+            if let Some(out) = &self.out {
+                let path = out.join("pcap").join("keys.log");
+                let lines = self
+                    .key_log
+                    .lines
+                    .lock()
+                    .map(|l| l.join("\n") + "\n")
+                    .unwrap_or_default();
+                std::fs::write(&path, lines).map_err(|source| SimError::Output {
+                    path: path.display().to_string(),
+                    source,
+                })?;
+            }
+        }
+        Ok(RunResult {
+            scenario: self.scenario.name.clone(),
+            seed: self.scenario.seed,
+            end_s: end.as_secs_f64(),
+            events: self.event_count,
+            flows,
+            links,
+        })
+    }
+}
+
+fn lock<T: Clone + Default>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The event sink of one side of a flow: metrics, plus a qlog file when asked.
+fn make_sink(
+    metrics: Arc<Mutex<SideMetrics>>,
+    traces: bool,
+    qlog_dir: Option<&Path>,
+    flow: &str,
+    side: Side,
+) -> Box<dyn EventSink> {
+    let m = MetricsSink { metrics, traces };
+    let Some(dir) = qlog_dir else {
+        return Box::new(m);
+    };
+    let side_name = if side == Side::Client {
+        "client"
+    } else {
+        "server"
+    };
+    let path = dir.join(format!(
+        "{}_{side_name}.sqlog",
+        crate::output::tables::sanitize(flow)
+    ));
+    let file = std::fs::create_dir_all(dir).and_then(|_| std::fs::File::create(&path));
+    match file {
+        Ok(f) => Box::new(Tee(vec![
+            Box::new(m),
+            Box::new(QlogWriter::new(BufWriter::new(f), flow, side, None)),
+        ])),
+        // The run goes on without this qlog; the metrics still count.
+        Err(_) => Box::new(m),
+    }
+}

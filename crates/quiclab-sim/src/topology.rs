@@ -1,0 +1,141 @@
+//! Building hosts, links and routes from a scenario's topology.
+
+use crate::impair::Impairments;
+use crate::link::{Link, Packet};
+use crate::queue::{Queue, QueueConfig};
+use crate::scenario::{LinkConfig, ScenarioError, Topology};
+use quiclab_proto::rng::DetRng;
+use std::collections::BTreeMap;
+use std::net::Ipv4Addr;
+use std::time::Duration;
+
+/// A seed for a named component: the same name gives the same stream whatever else the
+/// scenario contains.
+pub fn derive_seed(seed: u64, label: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in label.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    DetRng::new(seed ^ h).next_u64()
+}
+
+/// Hosts, links, and the route (list of links) between each ordered host pair.
+pub struct Network {
+    /// Host addresses; pair i has sender host 2i and receiver host 2i+1.
+    pub hosts: Vec<Ipv4Addr>,
+    pub links: Vec<Link>,
+    pub routes: Vec<Vec<usize>>,
+    /// (from host, to host) -> route index.
+    pub route_of: BTreeMap<(usize, usize), usize>,
+    /// The bottleneck (or only) link of each direction: [forward, return].
+    pub bottleneck: [usize; 2],
+}
+
+fn build_link(
+    name: &str,
+    c: &LinkConfig,
+    seed: u64,
+    file: &str,
+    key: &str,
+) -> Result<Link, ScenarioError> {
+    let invalid = |why: String| ScenarioError::Invalid {
+        file: file.to_string(),
+        key: key.to_string(),
+        why,
+    };
+    let queue = Queue::<Packet>::new(&c.queue).map_err(|w| invalid(format!("queue: {w}")))?;
+    let rng = DetRng::new(derive_seed(seed, &format!("link:{name}")));
+    let impairments =
+        Impairments::new(&c.impairments, rng).map_err(|w| invalid(format!("impairments: {w}")))?;
+    let rate = c.rate_mbps.map(|r| (r * 1e6).round() as u64);
+    let delay = Duration::from_secs_f64(c.delay_ms / 1000.0);
+    let mtu = u64::from(c.mtu.unwrap_or(65535));
+    Ok(Link::new(
+        name.to_string(),
+        rate,
+        delay,
+        mtu,
+        queue,
+        impairments,
+    ))
+}
+
+/// An ideal access link: unlimited rate, no loss, a large queue.
+fn access(delay_ms: f64) -> LinkConfig {
+    LinkConfig {
+        delay_ms,
+        queue: QueueConfig::DropTail {
+            packets: Some(1 << 20),
+            bytes: None,
+        },
+        ..LinkConfig::default()
+    }
+}
+
+impl Network {
+    pub fn build(t: &Topology, seed: u64, file: &str) -> Result<Network, ScenarioError> {
+        let mut net = Network {
+            hosts: Vec::new(),
+            links: Vec::new(),
+            routes: Vec::new(),
+            route_of: BTreeMap::new(),
+            bottleneck: [0, 1],
+        };
+        let (pairs, delays, fwd, ret) = match t {
+            Topology::PointToPoint { forward, ret } => (1, vec![], forward, ret),
+            Topology::Dumbbell {
+                pairs,
+                access_delay_ms,
+                forward,
+                ret,
+            } => (*pairs, access_delay_ms.clone(), forward, ret),
+        };
+        net.links
+            .push(build_link("forward", fwd, seed, file, "topology.forward")?);
+        net.links
+            .push(build_link("return", ret, seed, file, "topology.return")?);
+        for i in 0..pairs {
+            net.hosts
+                .push(Ipv4Addr::new(10, 0, (i / 250) as u8, (i % 250 + 1) as u8));
+            net.hosts
+                .push(Ipv4Addr::new(10, 1, (i / 250) as u8, (i % 250 + 1) as u8));
+            let (s, r) = (2 * i, 2 * i + 1);
+            let (to_r, to_s) = if matches!(t, Topology::PointToPoint { .. }) {
+                (vec![0], vec![1])
+            } else {
+                let d = delays.get(i).copied().unwrap_or(0.0);
+                let a_fwd = net.links.len();
+                net.links.push(build_link(
+                    &format!("access{i}_forward"),
+                    &access(d),
+                    seed,
+                    file,
+                    "topology.access_delay_ms",
+                )?);
+                let a_ret = net.links.len();
+                net.links.push(build_link(
+                    &format!("access{i}_return"),
+                    &access(d),
+                    seed,
+                    file,
+                    "topology.access_delay_ms",
+                )?);
+                (vec![a_fwd, 0], vec![1, a_ret])
+            };
+            net.route_of.insert((s, r), net.routes.len());
+            net.routes.push(to_r);
+            net.route_of.insert((r, s), net.routes.len());
+            net.routes.push(to_s);
+        }
+        Ok(net)
+    }
+
+    /// For each route, the route in the opposite direction.
+    pub fn reverse_routes(&self) -> Vec<usize> {
+        let mut rev = vec![0; self.routes.len()];
+        for (&(a, b), &r) in &self.route_of {
+            rev[r] = self.route_of[&(b, a)];
+        }
+        rev
+    }
+}
