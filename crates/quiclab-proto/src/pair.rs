@@ -62,6 +62,9 @@ enum To {
     Client,
 }
 
+/// One datagram offered to a link: (send time, `true` if client->server, bytes).
+pub type Captured = (Instant, bool, Vec<u8>);
+
 /// A client and a server endpoint over two links.
 pub struct Pair {
     pub now: Instant,
@@ -79,6 +82,10 @@ pub struct Pair {
     pub client_conn: ConnectionHandle,
     pub server_conn: Option<ConnectionHandle>,
     buf: Vec<u8>,
+    /// When `Some`, every datagram offered to a link is appended here at its send time,
+    /// before loss or duplication (what a capture at the sender sees), so drivers can
+    /// write pcap files. `None` (the default) records nothing.
+    pub capture: Option<Vec<Captured>>,
 }
 
 /// Why [`Pair::run_until`] stopped without its condition becoming true.
@@ -113,13 +120,37 @@ impl Pair {
         seed: u64,
         cert_padding: usize,
     ) -> Self {
+        Self::with_options(
+            client_config,
+            server_config,
+            links,
+            seed,
+            cert_padding,
+            None,
+        )
+    }
+
+    /// Like [`Pair::with_cert_padding`], with an optional key log on the client's TLS
+    /// config (for example a [`cert::MemoryKeyLog`]), so captured datagrams can be
+    /// decrypted by Wireshark.
+    pub fn with_options(
+        client_config: TransportConfig,
+        server_config: TransportConfig,
+        links: [LinkConfig; 2],
+        seed: u64,
+        cert_padding: usize,
+        client_key_log: Option<Arc<dyn rustls::KeyLog>>,
+    ) -> Self {
         let mut rng = DetRng::new(seed);
         let identity = cert::self_signed(&["localhost".to_string()], rng.next_u64(), cert_padding);
         let roots = vec![identity.chain[0].clone()];
         let server_tls = cert::server_config(identity, &[ALPN.to_vec()], None)
             .expect("self-signed identity is valid");
-        let client_tls =
-            cert::client_config(ServerVerification::Roots(roots), &[ALPN.to_vec()], None);
+        let client_tls = cert::client_config(
+            ServerVerification::Roots(roots),
+            &[ALPN.to_vec()],
+            client_key_log,
+        );
         let client_addr: SocketAddr = "10.0.0.1:40000".parse().expect("literal");
         let server_addr: SocketAddr = "10.0.0.2:443".parse().expect("literal");
         let mut client = Endpoint::new(Arc::new(client_config), None, rng.next_u64());
@@ -141,6 +172,7 @@ impl Pair {
             client_conn,
             server_conn: None,
             buf: Vec::with_capacity(2048),
+            capture: None,
         }
     }
 
@@ -177,6 +209,9 @@ impl Pair {
     }
 
     fn enqueue(&mut self, to: To, datagram: Vec<u8>) {
+        if let Some(capture) = &mut self.capture {
+            capture.push((self.now, to == To::Server, datagram.clone()));
+        }
         let i = to as usize;
         let (link, rng, stats) = (&self.links[i], &mut self.rngs[i], &mut self.link_stats[i]);
         stats.sent += 1;

@@ -1,0 +1,297 @@
+//! A simulated pcap is decryptable: an hq-interop-like exchange in the pair harness,
+//! captured with a client key log, written as pcap + NSS key log, and read back by
+//! tshark, which must decrypt every QUIC packet and see the stream data.
+//!
+//! Needs `tshark` (Wireshark 3.x or later). Without it the test skips with a message,
+//! unless `CI` is set, where a missing tshark is a failure.
+
+use quiclab_proto::crypto::cert::MemoryKeyLog;
+use quiclab_proto::pair::{Captured, LinkConfig, Pair};
+use quiclab_proto::streams::StreamError;
+use quiclab_proto::wire::{Dir, StreamId};
+use quiclab_proto::{Connection, Instant, TransportConfig};
+use quiclab_sim::output::pcap::{write_key_log, PcapWriter};
+use serde_json::Value;
+use std::net::{SocketAddr, SocketAddrV4};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+const RESPONSE_LEN: usize = 1000;
+
+/// Reads everything available on `id` into `out`; returns whether FIN was reached.
+fn drain_stream(conn: &mut Connection, id: StreamId, out: &mut Vec<u8>) -> bool {
+    let mut buf = [0u8; 4096];
+    loop {
+        match conn.read(id, &mut buf) {
+            Ok(r) => {
+                out.extend_from_slice(&buf[..r.bytes]);
+                if r.fin {
+                    return true;
+                }
+                if r.bytes == 0 {
+                    return false;
+                }
+            }
+            Err(StreamError::Blocked) => return false,
+            Err(e) => panic!("read {id}: {e}"),
+        }
+    }
+}
+
+/// Writes all of `data` and FIN (the windows are far larger than these messages).
+fn send_all(conn: &mut Connection, id: StreamId, data: &[u8]) {
+    let mut sent = 0;
+    while sent < data.len() {
+        sent += conn.write(id, &data[sent..]).expect("write");
+    }
+    conn.finish(id).expect("finish");
+}
+
+fn v4(addr: SocketAddr) -> SocketAddrV4 {
+    match addr {
+        SocketAddr::V4(a) => a,
+        SocketAddr::V6(a) => panic!("the pair uses IPv4 addresses, got {a}"),
+    }
+}
+
+/// Runs the exchange; returns the captured datagrams, the key log lines and the pair's
+/// addresses (client, server).
+fn run_exchange() -> (Vec<Captured>, Vec<String>, SocketAddrV4, SocketAddrV4) {
+    let key_log = Arc::new(MemoryKeyLog::default());
+    let d = Duration::from_millis(10);
+    let mut pair = Pair::with_options(
+        TransportConfig::default(),
+        TransportConfig::default(),
+        [LinkConfig::delay(d), LinkConfig::delay(d)],
+        7,
+        0,
+        Some(key_log.clone()),
+    );
+    pair.capture = Some(Vec::new());
+    let limit = Instant::from_millis(5_000);
+    pair.run_until(limit, |p| p.client_conn().is_handshake_complete())
+        .expect("handshake");
+    let id = pair.client_conn().open_stream(Dir::Bi).expect("stream");
+    send_all(pair.client_conn(), id, b"GET /1000\r\n");
+
+    let mut requests = std::collections::BTreeMap::<StreamId, Vec<u8>>::new();
+    let mut response = Vec::new();
+    pair.run_until(limit, |p| {
+        if let Some(s) = p.server_conn() {
+            while let Some(sid) = s.accept_stream(Dir::Bi) {
+                requests.insert(sid, Vec::new());
+            }
+            for (&sid, req) in requests.iter_mut() {
+                if !req.ends_with(b"\r\n") && drain_stream(s, sid, req) {
+                    assert_eq!(req.as_slice(), b"GET /1000\r\n");
+                    send_all(s, sid, &[b'x'; RESPONSE_LEN]);
+                }
+            }
+        }
+        drain_stream(p.client_conn(), id, &mut response)
+    })
+    .expect("response");
+    assert_eq!(response.len(), RESPONSE_LEN);
+    // Let the last ACKs cross, then close, so the capture also holds CONNECTION_CLOSE.
+    // Stop before an event past the window, rather than jumping to a far timer.
+    let quiet_until =
+        |until: Instant| move |p: &mut Pair| p.next_event_time().is_none_or(|t| t > until);
+    let settle = pair.now + 4 * d;
+    pair.run_until(limit, quiet_until(settle)).expect("settle");
+    let now = pair.now;
+    pair.client_conn().close(now, 0, "done");
+    pair.flush();
+    pair.run_until(limit, quiet_until(now + 4 * d))
+        .expect("close");
+
+    let captured = pair.capture.take().expect("capture enabled");
+    let lines = key_log.lines.lock().expect("key log lock").clone();
+    (captured, lines, v4(pair.client_addr), v4(pair.server_addr))
+}
+
+fn write_files(dir: &Path) -> (PathBuf, PathBuf, usize) {
+    let (captured, lines, client, server) = run_exchange();
+    assert!(!lines.is_empty(), "the client logged TLS secrets");
+    let pcap = dir.join("exchange.pcap");
+    let keys = dir.join("exchange.keys");
+    let file = std::fs::File::create(&pcap).expect("create pcap");
+    let mut w = PcapWriter::new(std::io::BufWriter::new(file)).expect("pcap header");
+    for (at, to_server, bytes) in &captured {
+        let (src, dst) = if *to_server {
+            (client, server)
+        } else {
+            (server, client)
+        };
+        w.write_udp(*at, src, dst, bytes).expect("pcap record");
+    }
+    w.into_inner().into_inner().expect("flush pcap");
+    write_key_log(
+        std::fs::File::create(&keys).expect("create key log"),
+        &lines,
+    )
+    .expect("key log");
+    (pcap, keys, captured.len())
+}
+
+/// Whether tshark runs; when it does not, fails under `CI` and skips (with the reason
+/// printed) otherwise, so a developer without Wireshark can still run the suite.
+fn tshark_available() -> bool {
+    match Command::new("tshark").arg("--version").output() {
+        Ok(out) if out.status.success() => {
+            let version = String::from_utf8_lossy(&out.stdout);
+            println!("using {}", version.lines().next().unwrap_or("tshark"));
+            true
+        }
+        result => {
+            let why = match result {
+                Ok(out) => format!("`tshark --version` exited with {}", out.status),
+                Err(e) => format!("cannot run tshark: {e}"),
+            };
+            if std::env::var_os("CI").is_some() {
+                panic!("{why}; CI needs tshark (apt-get install tshark, see .ci/run)");
+            }
+            println!("SKIPPED tshark_decrypts_every_packet: {why} (install tshark to run it)");
+            false
+        }
+    }
+}
+
+/// Every value of `key` anywhere under `v` (tshark's JSON nests trees as objects and
+/// repeats as arrays with `--no-duplicate-keys`).
+fn find_all<'a>(v: &'a Value, key: &str, out: &mut Vec<&'a Value>) {
+    match v {
+        Value::Object(map) => {
+            for (k, child) in map {
+                if k == key {
+                    match child {
+                        Value::Array(items) => out.extend(items),
+                        other => out.push(other),
+                    }
+                }
+                find_all(child, key, out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|c| find_all(c, key, out)),
+        _ => {}
+    }
+}
+
+fn all<'a>(v: &'a Value, key: &str) -> Vec<&'a Value> {
+    let mut out = Vec::new();
+    find_all(v, key, &mut out);
+    out
+}
+
+fn as_u64(v: &Value) -> u64 {
+    v.as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// tshark's `aa:bb:..` bytes.
+fn hex_bytes(v: &Value) -> Vec<u8> {
+    let s = v.as_str().expect("stream data is a string");
+    s.split(':')
+        .filter(|h| !h.is_empty())
+        .map(|h| u8::from_str_radix(h, 16).expect("hex byte"))
+        .collect()
+}
+
+#[test]
+fn tshark_decrypts_every_packet() {
+    if !tshark_available() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("quiclab-pcap-decrypt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let (pcap, keys, datagrams) = write_files(&dir);
+    let out = Command::new("tshark")
+        .arg("-r")
+        .arg(&pcap)
+        .arg("-o")
+        .arg(format!("tls.keylog_file:{}", keys.display()))
+        .args([
+            "-d",
+            "udp.port==443,quic",
+            "-T",
+            "json",
+            "--no-duplicate-keys",
+        ])
+        .output()
+        .expect("run tshark");
+    assert!(
+        out.status.success(),
+        "tshark failed on {}: {}",
+        pcap.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let frames: Vec<Value> = serde_json::from_slice(&out.stdout).expect("tshark JSON");
+    assert_eq!(frames.len(), datagrams, "one pcap record per datagram");
+
+    let mut stream_data = Vec::new();
+    let mut packets = 0;
+    for (n, frame) in frames.iter().enumerate() {
+        let n = n + 1;
+        let layers = &frame["_source"]["layers"];
+        let udp_len = as_u64(&layers["udp"]["udp.length"]);
+        let quic = &layers["quic"];
+        let quic_packets: Vec<&Value> = match quic {
+            Value::Array(items) => items.iter().collect(),
+            Value::Object(_) => vec![quic],
+            _ => panic!("frame {n}: no QUIC layer (udp.port 443 not decoded as QUIC?)"),
+        };
+        // The QUIC packets cover the whole UDP payload, so none was skipped.
+        let covered: u64 = quic_packets
+            .iter()
+            .map(|p| as_u64(&p["quic.packet_length"]))
+            .sum();
+        assert_eq!(
+            covered,
+            udp_len - 8,
+            "frame {n}: QUIC packets cover the datagram"
+        );
+        for (i, p) in quic_packets.iter().enumerate() {
+            // Undecrypted packets show `quic.remaining_payload` (no keys) or the
+            // `quic.decryption_failed` expert item, and no packet number or frames.
+            assert!(
+                all(p, "quic.decryption_failed").is_empty()
+                    && all(p, "quic.remaining_payload").is_empty(),
+                "frame {n} packet {i} not decrypted: {p}"
+            );
+            assert!(
+                !all(p, "quic.packet_number").is_empty(),
+                "frame {n} packet {i}: no packet number"
+            );
+            assert!(
+                !all(p, "quic.frame_type").is_empty(),
+                "frame {n} packet {i}: no frames"
+            );
+            packets += 1;
+        }
+        assert!(
+            all(layers, "quic.decryption_failed").is_empty(),
+            "frame {n}: decryption failure reported"
+        );
+        for message in all(layers, "_ws.expert.message") {
+            let text = message.as_str().unwrap_or_default().to_lowercase();
+            assert!(!text.contains("decrypt"), "frame {n}: {text}");
+        }
+        for data in all(layers, "quic.stream_data") {
+            stream_data.extend(hex_bytes(data));
+        }
+    }
+    let request = b"GET /1000\r\n";
+    assert!(
+        stream_data.windows(request.len()).any(|w| w == request),
+        "the request is visible in the decrypted STREAM frames"
+    );
+    let body = stream_data.iter().filter(|&&b| b == b'x').count();
+    assert_eq!(body, RESPONSE_LEN, "the response body is visible");
+    println!(
+        "tshark decrypted all {packets} QUIC packets in {datagrams} datagrams ({})",
+        pcap.display()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
