@@ -4,6 +4,7 @@
 mod hq;
 mod net;
 mod setup;
+mod sim;
 mod url;
 
 use anyhow::{bail, Context, Result};
@@ -35,6 +36,9 @@ enum Command {
     Server(ServerArgs),
     /// Fetch URLs over hq-interop.
     Client(ClientArgs),
+    /// The deterministic network simulator.
+    #[command(subcommand)]
+    Sim(sim::SimCommand),
 }
 
 /// Options both sides take.
@@ -92,6 +96,7 @@ fn main() {
     let result = match cli.command {
         Command::Server(a) => server(a),
         Command::Client(a) => client(a),
+        Command::Sim(c) => sim::run(c),
     };
     if let Err(e) = result {
         eprintln!("quiclab: {e:#}");

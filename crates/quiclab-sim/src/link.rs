@@ -43,6 +43,8 @@ pub struct LinkStats {
     pub delivered_bytes: u64,
     /// Wire bytes that started transmission inside the measurement window.
     pub window_bytes: u64,
+    /// UDP payload (QUIC-layer) bytes of those packets.
+    pub window_payload_bytes: u64,
     pub queue_drops: u64,
     pub impairment_drops: u64,
     pub mtu_drops: u64,
@@ -172,6 +174,7 @@ impl Link {
         let size = pkt.wire_size();
         if now >= self.window.0 && now < self.window.1 {
             self.stats.window_bytes += size;
+            self.stats.window_payload_bytes += pkt.payload.len() as u64;
         }
         if let Some(p) = self.pcap.as_mut() {
             // A failed pcap write loses the capture, not the run.

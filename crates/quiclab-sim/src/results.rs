@@ -36,7 +36,10 @@ pub struct LinkResult {
     pub name: String,
     pub delivered_packets: u64,
     pub delivered_bytes: u64,
+    /// Wire throughput (IP packets) over the measurement window, bit/s.
     pub throughput_bps: f64,
+    /// UDP payload (QUIC-layer) throughput over the measurement window, bit/s.
+    pub payload_throughput_bps: f64,
     pub queue_drops: u64,
     pub impairment_drops: u64,
     pub max_queue_packets: u64,

@@ -612,6 +612,11 @@ impl Simulation {
                 } else {
                     0.0
                 },
+                payload_throughput_bps: if span > 0.0 {
+                    l.stats.window_payload_bytes as f64 * 8.0 / span
+                } else {
+                    0.0
+                },
                 queue_drops: l.stats.queue_drops,
                 impairment_drops: l.stats.impairment_drops
                     + l.stats.outage_drops
