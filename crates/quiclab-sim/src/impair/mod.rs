@@ -1,11 +1,27 @@
 //! Impairments of one link direction: random and scripted loss, jitter (with or
 //! without reordering) and duplication. Each link direction owns its own seeded
 //! generator, so adding a flow or a link never changes another link's losses.
+//!
+//! Determinism: the direction's generator is forked into three streams (loss, jitter,
+//! duplication) and every datagram offered consumes a fixed number of values from each
+//! (two, one, one), whether or not they are used (a dropped datagram still draws its
+//! jitter and duplication values, a link without jitter still draws jitter). So changing
+//! one probability, or the loss model mid-run, never shifts the other streams or the
+//! fates of later datagrams under the unchanged impairments. Scripted drops use no
+//! randomness; they take precedence over random loss, which is still drawn.
+
+mod loss;
+mod scripted;
+#[cfg(test)]
+mod tests;
 
 use quiclab_proto::rng::DetRng;
 use quiclab_proto::time::Instant;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
+
+use loss::LossState;
+use scripted::{FlightCounter, ScriptedState};
 
 /// Random loss (applied to every datagram offered to the link).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -16,7 +32,9 @@ pub enum LossModel {
     /// Each datagram is lost with probability `p`.
     Bernoulli { p: f64 },
     /// Exactly one datagram is dropped after every round(1/p) - 1 delivered ones
-    /// (INET's lossy-link case: one drop per 1/p datagrams), deterministic.
+    /// (INET's lossy-link case: one drop per 1/p datagrams), deterministic: with
+    /// n = round(1/p), datagrams n, 2n, 3n... counted from when the model was installed
+    /// are dropped, so k·n datagrams see exactly k drops. `p` must be in (0, 1].
     Periodic { p: f64 },
     /// Gilbert-Elliott two-state bursts: per datagram, move good->bad with
     /// `p_good_bad`, bad->good with `p_bad_good`; lose with `loss_good` / `loss_bad`.
@@ -66,7 +84,7 @@ pub struct ScriptedDrop {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Jitter {
-    /// Uniform extra delay in `[0, max_ms)`.
+    /// Uniform extra delay in `[0, max_ms)`, with nanosecond resolution.
     pub max_ms: f64,
     /// Whether a datagram may overtake earlier ones (true) or the link stays FIFO.
     pub reorder: bool,
@@ -104,34 +122,155 @@ pub enum Fate {
     },
 }
 
+impl LossModel {
+    /// Checks the probabilities (in [0, 1]; the periodic model's `p` in (0, 1]); the
+    /// error names the field (`loss.p`, ...). Use it on scheduled loss changes when the
+    /// scenario is loaded, before they reach [`Impairments::set_loss`].
+    pub fn validate(&self) -> Result<(), String> {
+        loss::validate(self)
+    }
+}
+
+impl ImpairmentConfig {
+    /// Checks every field; the error names the first offending one.
+    pub fn validate(&self) -> Result<(), String> {
+        self.loss.validate()?;
+        scripted::validate(&self.drops)?;
+        if let Some(j) = &self.jitter {
+            if !(j.max_ms.is_finite() && j.max_ms >= 0.0) {
+                return Err("jitter.max_ms must be finite and >= 0".to_string());
+            }
+        }
+        loss::check_prob("duplicate", self.duplicate)
+    }
+}
+
+/// Counters of one link direction's impairments.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ImpairStats {
+    /// Datagrams offered.
+    pub datagrams: u64,
+    pub random_drops: u64,
+    pub scripted_drops: u64,
+    /// Datagrams passed with a second copy.
+    pub duplicates: u64,
+    /// The current flight number (1-based).
+    pub flight: u32,
+}
+
 /// The running state of one link direction's impairments.
 #[derive(Debug)]
 pub struct Impairments {
-    _p: (),
+    loss: LossState,
+    scripted: ScriptedState,
+    flights: FlightCounter,
+    /// Exclusive upper bound of the extra delay, in ns (0: no jitter).
+    jitter_max_ns: u64,
+    reorder: bool,
+    duplicate: f64,
+    loss_rng: DetRng,
+    jitter_rng: DetRng,
+    dup_rng: DetRng,
+    stats: ImpairStats,
 }
 
 impl Impairments {
     /// Validates the config (probabilities in [0, 1], non-negative delays); the error
     /// names the offending field.
     pub fn new(config: &ImpairmentConfig, rng: DetRng) -> Result<Self, String> {
-        let _ = (config, rng);
-        todo!("S-A")
+        config.validate()?;
+        let mut rng = rng;
+        // Fork order is fixed: it is part of what a seed means.
+        let loss_rng = rng.fork("loss");
+        let jitter_rng = rng.fork("jitter");
+        let dup_rng = rng.fork("duplicate");
+        let (jitter_max_ns, reorder) = match &config.jitter {
+            // Validated finite and >= 0; `as` saturates absurdly large values.
+            Some(j) => ((j.max_ms * 1e6).round() as u64, j.reorder),
+            None => (0, false),
+        };
+        Ok(Impairments {
+            loss: LossState::new(config.loss.clone()),
+            scripted: ScriptedState::new(config.drops.clone()),
+            flights: FlightCounter::new(),
+            jitter_max_ns,
+            reorder,
+            duplicate: config.duplicate,
+            loss_rng,
+            jitter_rng,
+            dup_rng,
+            stats: ImpairStats {
+                flight: 1,
+                ..ImpairStats::default()
+            },
+        })
     }
 
     /// Decides the fate of the next datagram offered at `now`.
     pub fn on_datagram(&mut self, now: Instant, datagram: &[u8]) -> Fate {
-        let _ = (now, datagram);
-        todo!("S-A")
+        // Time plays no part yet: time-based changes come through `set_loss`.
+        let _ = now;
+        let pos = self.flights.next();
+        // Fixed draw pattern (see the module docs): loss 2, jitter 1, duplication 1.
+        let random_loss = self.loss.next_lost(&mut self.loss_rng);
+        let jitter_u = self.jitter_rng.next_f64();
+        let dup_u = self.dup_rng.next_f64();
+        let scripted = self.scripted.should_drop(pos, datagram);
+        self.stats.datagrams = pos.index;
+        self.stats.flight = pos.flight;
+        if scripted {
+            self.stats.scripted_drops += 1;
+            return Fate::Drop(DropCause::Scripted);
+        }
+        if random_loss {
+            self.stats.random_drops += 1;
+            return Fate::Drop(DropCause::RandomLoss);
+        }
+        let duplicate = dup_u < self.duplicate;
+        if duplicate {
+            self.stats.duplicates += 1;
+        }
+        Fate::Pass {
+            extra_delay: Duration::from_nanos(self.jitter_ns(jitter_u)),
+            reorder: self.reorder,
+            duplicate,
+        }
+    }
+
+    /// Uniform in `[0, jitter_max_ns)` from `u` in `[0, 1)`.
+    fn jitter_ns(&self, u: f64) -> u64 {
+        if self.jitter_max_ns == 0 {
+            return 0;
+        }
+        // The product can round up to the bound for huge bounds: keep it exclusive.
+        ((u * self.jitter_max_ns as f64) as u64).min(self.jitter_max_ns - 1)
     }
 
     /// The opposite direction delivered a datagram: the next one here starts a new flight.
     pub fn on_reverse_delivery(&mut self) {
-        todo!("S-A")
+        self.flights.on_reverse_delivery();
     }
 
-    /// Replaces the random loss model (a scheduled change), keeping the counters.
+    /// Replaces the random loss model (a scheduled change), keeping the counters
+    /// (datagram index, flights, scripted drop budgets, statistics) and the generator
+    /// streams. The new model starts fresh: the periodic model counts from here, and
+    /// Gilbert-Elliott starts in the good state. Validate scheduled models with
+    /// [`LossModel::validate`] when loading the scenario: an invalid one does not panic
+    /// here, but its behaviour is unspecified.
     pub fn set_loss(&mut self, loss: LossModel) {
-        let _ = loss;
-        todo!("S-A")
+        self.loss = LossState::new(loss);
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> ImpairStats {
+        ImpairStats {
+            datagrams: self.flights.datagrams(),
+            ..self.stats
+        }
+    }
+
+    /// How many times each scripted drop rule has fired, in config order.
+    pub fn scripted_fired(&self) -> &[u64] {
+        self.scripted.fired()
     }
 }
