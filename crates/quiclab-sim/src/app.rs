@@ -278,24 +278,14 @@ impl ServerApp {
             }
             let st = self.streams.get_mut(&id).expect("listed");
             if st.respond.is_none() {
-                let before = st.request.len();
                 let mut fin = false;
-                loop {
-                    match conn.read(id, buf) {
-                        Ok(r) => {
-                            st.request.extend_from_slice(&buf[..r.bytes]);
-                            if r.fin {
-                                fin = true;
-                                break;
-                            }
-                            if r.bytes == 0 {
-                                break;
-                            }
-                        }
-                        Err(_) => break,
+                while let Ok(r) = conn.read(id, buf) {
+                    st.request.extend_from_slice(&buf[..r.bytes]);
+                    fin = r.fin;
+                    if r.fin || r.bytes == 0 {
+                        break;
                     }
                 }
-                let _ = before;
                 if !fin {
                     continue;
                 }

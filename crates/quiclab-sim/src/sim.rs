@@ -49,7 +49,8 @@ pub enum SimError {
 enum Ev {
     NodeTimer(usize, u64),
     TxDone(usize, Packet),
-    Deliver(usize, Packet),
+    /// A packet reaches the far end of its current link.
+    Deliver(Packet),
     FlowStart(usize),
     Cross(usize),
     Change(usize),
@@ -353,10 +354,10 @@ impl Simulation {
                 let link = &mut self.net.links[l];
                 let at = link.delivery_time(now, &pkt);
                 let next = link.start_next(now);
-                self.events.push(at, Ev::Deliver(l, pkt));
+                self.events.push(at, Ev::Deliver(pkt));
                 self.schedule_link(l, next);
             }
-            Ev::Deliver(_, mut pkt) => {
+            Ev::Deliver(mut pkt) => {
                 pkt.hop += 1;
                 if let Some(&l) = self.net.routes[pkt.route].get(pkt.hop) {
                     let a = self.net.links[l].arrive(now, pkt);

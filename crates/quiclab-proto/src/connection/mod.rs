@@ -543,10 +543,15 @@ impl Connection {
             .filter(|s| s.can_send())
             .filter_map(|s| s.acks.ack_deadline())
             .min();
-        [self.loss_timer, self.idle_deadline, ack]
-            .into_iter()
-            .flatten()
-            .min()
+        [
+            self.loss_timer,
+            self.idle_deadline,
+            ack,
+            self.pacing_deadline,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Fires every timer whose time has come.
@@ -575,6 +580,10 @@ impl Connection {
         }
         if self.loss_timer.is_some_and(|t| now >= t) {
             self.on_loss_detection_timeout(now);
+        }
+        if self.pacing_deadline.is_some_and(|t| now >= t) {
+            // The pacer lets data go again; poll_transmit decides what.
+            self.pacing_deadline = None;
         }
         // ACK deadlines are served by poll_transmit.
     }

@@ -52,6 +52,8 @@ impl Connection {
             State::Closing { .. } if !self.close_pending => return None,
             _ => {}
         }
+        // Recomputed below when the window is open; a stale deadline must not linger.
+        self.pacing_deadline = None;
         let start = buf.len();
         let budget = (self.max_datagram_size() as u64).min(self.amplification_budget()) as usize;
         if budget < MIN_INITIAL_DATAGRAM && !self.address_validated {
@@ -123,7 +125,6 @@ impl Connection {
     /// RFC 9002 §7.7: whether the pacer lets a full-sized datagram of new data leave
     /// now; otherwise remembers when it will.
     fn pacer_allows(&mut self, now: Instant) -> bool {
-        self.pacing_deadline = None;
         if !self.config.pacing {
             return true;
         }

@@ -22,7 +22,7 @@ client_packets_lost,server_packets_lost,client_ptos,server_ptos,close";
 
 /// Columns of `links.csv`, in order.
 pub const LINKS_CSV_HEADER: &str = "name,delivered_packets,delivered_bytes,throughput_bps,\
-queue_drops,impairment_drops,max_queue_packets";
+payload_throughput_bps,queue_drops,impairment_drops,max_queue_packets";
 
 /// Writes `results.json`, `flows.csv`, `links.csv` and `goodput.csv` (one row per flow
 /// and interval) into `dir`, plus `traces/<flow>_{cwnd,rtt}.csv` when traces exist
@@ -115,11 +115,12 @@ pub fn links_csv(result: &RunResult) -> String {
     for l in &result.links {
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{}",
             csv_field(&l.name),
             l.delivered_packets,
             l.delivered_bytes,
             l.throughput_bps,
+            l.payload_throughput_bps,
             l.queue_drops,
             l.impairment_drops,
             l.max_queue_packets,
@@ -261,7 +262,8 @@ pub fn summary_table(result: &RunResult) -> String {
             "link",
             "packets",
             "MB",
-            "throughput Mbit/s",
+            "wire Mbit/s",
+            "QUIC Mbit/s",
             "queue drops",
             "impair drops",
             "max queue pkts",
@@ -275,6 +277,7 @@ pub fn summary_table(result: &RunResult) -> String {
                     l.delivered_packets.to_string(),
                     format!("{:.3}", l.delivered_bytes as f64 / 1e6),
                     format!("{:.3}", l.throughput_bps / 1e6),
+                    format!("{:.3}", l.payload_throughput_bps / 1e6),
                     l.queue_drops.to_string(),
                     l.impairment_drops.to_string(),
                     l.max_queue_packets.to_string(),
@@ -384,6 +387,7 @@ mod tests {
                 delivered_packets: 30,
                 delivered_bytes: 42000,
                 throughput_bps: 10_000_000.0,
+                payload_throughput_bps: 9_000_000.0,
                 queue_drops: 3,
                 impairment_drops: 1,
                 max_queue_packets: 17,
@@ -427,7 +431,7 @@ mod tests {
         assert_eq!(read("flows.csv"), flows_csv(&r));
         assert_eq!(
             read("links.csv"),
-            format!("{LINKS_CSV_HEADER}\na->b,30,42000,10000000,3,1,17\n")
+            format!("{LINKS_CSV_HEADER}\na->b,30,42000,10000000,9000000,3,1,17\n")
         );
         assert_eq!(
             read("goodput.csv"),

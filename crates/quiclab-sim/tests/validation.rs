@@ -1,0 +1,192 @@
+//! The INET validation cases (seed 002, §IV) as integration tests: each loads its
+//! scenario file from `scenarios/validation/`, varies the parameters the paper varies,
+//! and compares the simulated result with the analytic one.
+
+use quiclab_sim::impair::LossModel;
+use quiclab_sim::scenario::Topology;
+use quiclab_sim::{RunResult, Scenario, Simulation};
+use std::path::PathBuf;
+
+fn load(name: &str) -> (Scenario, String) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios/validation")
+        .join(name);
+    let file = path.display().to_string();
+    (
+        Scenario::load(&path).unwrap_or_else(|e| panic!("{e}")),
+        file,
+    )
+}
+
+fn run(s: Scenario, file: &str) -> RunResult {
+    Simulation::new(s, file, None)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .run()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn links(
+    s: &mut Scenario,
+) -> (
+    &mut quiclab_sim::scenario::LinkConfig,
+    &mut quiclab_sim::scenario::LinkConfig,
+) {
+    match &mut s.topology {
+        Topology::PointToPoint { forward, ret } | Topology::Dumbbell { forward, ret, .. } => {
+            (forward, ret)
+        }
+    }
+}
+
+fn set_transport(s: &mut Scenario, key: &str, value: toml::Value) {
+    for side in [&mut s.client, &mut s.server] {
+        side.insert(key.to_string(), value.clone());
+    }
+}
+
+/// Case A: QUIC-layer throughput = (MTU - 28) / MTU x 100 Mbit/s, within 2%.
+#[test]
+fn a_link_bandwidth() {
+    for mtu in [1280u32, 1452, 1500, 9000] {
+        let (mut s, file) = load("a_link_bandwidth.toml");
+        let (f, r) = links(&mut s);
+        f.mtu = Some(mtu);
+        r.mtu = Some(mtu);
+        set_transport(
+            &mut s,
+            "max_udp_payload_size",
+            toml::Value::Integer(i64::from(mtu - 28)),
+        );
+        let result = run(s, &file);
+        let measured = result.links[0].payload_throughput_bps;
+        let expected = f64::from(mtu - 28) / f64::from(mtu) * 100e6;
+        let err = (measured - expected).abs() / expected;
+        println!(
+            "A mtu {mtu}: measured {:.3} Mbit/s, expected {:.3} ({:+.2}%)",
+            measured / 1e6,
+            expected / 1e6,
+            100.0 * (measured - expected) / expected
+        );
+        assert!(err < 0.02, "mtu {mtu}: {measured} vs {expected}");
+    }
+}
+
+/// Case B: TP = maxQuicPacketSize / RTT x sqrt(3 / (2p)), within 5%. A representative
+/// subset of the paper's RTTs (2-100 ms) for each loss rate; the full sweep is a lab plan.
+#[test]
+fn b_lossy_link() {
+    for p in [0.001, 0.0002, 0.00005] {
+        for rtt_ms in [2.0, 20.0, 60.0, 100.0] {
+            let (mut s, file) = load("b_lossy_link.toml");
+            let (f, r) = links(&mut s);
+            f.delay_ms = rtt_ms / 2.0;
+            r.delay_ms = rtt_ms / 2.0;
+            f.impairments.loss = LossModel::Periodic { p };
+            // One sawtooth cycle lasts about W/2 RTTs with W = sqrt(8 / (3p)) packets:
+            // skip 4 cycles (slow start and convergence), then measure 12.
+            let w = (8.0 / (3.0 * p)).sqrt();
+            let cycle_s = w / 2.0 * rtt_ms / 1000.0;
+            s.measure.from_s = 4.0 * cycle_s;
+            s.stop.time_s = 16.0 * cycle_s;
+            let result = run(s, &file);
+            let measured = result.links[0].payload_throughput_bps;
+            let expected = 1252.0 * 8.0 / (rtt_ms / 1000.0) * (3.0 / (2.0 * p)).sqrt();
+            let dev = (measured - expected) / expected;
+            println!(
+                "B p {:.3}% rtt {rtt_ms} ms: measured {:.3} Mbit/s, expected {:.3} ({:+.2}%)",
+                p * 100.0,
+                measured / 1e6,
+                expected / 1e6,
+                100.0 * dev
+            );
+            assert!(
+                dev.abs() < 0.05,
+                "p {p} rtt {rtt_ms}: {measured} vs {expected}"
+            );
+        }
+    }
+}
+
+/// Case C: GP = initialMaxData / RTT with congestion control off, within 2%.
+#[test]
+fn c_flow_control() {
+    for credit in [65_000i64, 100_000, 140_000] {
+        for rtt_ms in [2.0, 4.0, 10.0, 20.0, 50.0, 100.0] {
+            let (mut s, file) = load("c_flow_control.toml");
+            let (f, r) = links(&mut s);
+            f.delay_ms = rtt_ms / 2.0;
+            r.delay_ms = rtt_ms / 2.0;
+            let flow = s
+                .server
+                .get_mut("flow")
+                .and_then(|v| v.as_table_mut())
+                .expect("server flow table");
+            flow.insert(
+                "initial_max_stream_data".into(),
+                toml::Value::Integer(credit),
+            );
+            let result = run(s, &file);
+            let measured = result.flows[0].goodput_bps;
+            let expected = credit as f64 * 8.0 / (rtt_ms / 1000.0);
+            let dev = (measured - expected) / expected;
+            println!("C credit {credit} rtt {rtt_ms} ms: measured {:.3} Mbit/s, expected {:.3} ({:+.2}%)", measured / 1e6, expected / 1e6, 100.0 * dev);
+            assert!(
+                dev.abs() < 0.02,
+                "credit {credit} rtt {rtt_ms}: {measured} vs {expected}"
+            );
+        }
+    }
+}
+
+/// Jain's fairness index of the values.
+fn jain(xs: &[f64]) -> f64 {
+    let s: f64 = xs.iter().sum();
+    let q: f64 = xs.iter().map(|x| x * x).sum();
+    s * s / (xs.len() as f64 * q)
+}
+
+/// Case D: in each phase the active senders share the link fairly (Jain >= 0.95) and
+/// together use it.
+#[test]
+fn d_shared_link() {
+    let (s, file) = load("d_shared_link.toml");
+    let result = run(s, &file);
+    let mean = |flow: usize, from: f64, to: f64| {
+        let series = &result.flows[flow].goodput_series;
+        let v: Vec<f64> = series
+            .iter()
+            .filter(|(t, _)| *t >= from && *t < to)
+            .map(|(_, bps)| *bps)
+            .collect();
+        // Bins with no delivery are absent from the series: count them as zero.
+        v.iter().sum::<f64>() / (to - from)
+    };
+    // Phases (s) and active senders; the first 5 s of each phase are convergence.
+    let phases: [(f64, f64, &[usize]); 5] = [
+        (20.0, 40.0, &[0]),
+        (40.0, 80.0, &[0, 1]),
+        (80.0, 120.0, &[0, 1, 2]),
+        (120.0, 160.0, &[1, 2]),
+        (160.0, 180.0, &[2]),
+    ];
+    for (from, to, active) in phases {
+        let rates: Vec<f64> = active.iter().map(|&f| mean(f, from + 5.0, to)).collect();
+        let total: f64 = rates.iter().sum();
+        let j = jain(&rates);
+        println!(
+            "D phase {from}-{to} s: {:?} Mbit/s, total {:.2}, Jain {j:.3}",
+            rates
+                .iter()
+                .map(|r| (r / 1e4).round() / 100.0)
+                .collect::<Vec<_>>(),
+            total / 1e6
+        );
+        assert!(j >= 0.95, "phase {from}-{to}: Jain {j}");
+        // Goodput stays below the 10 Mbit/s line rate by the IPv4/UDP/QUIC headers
+        // (about 6%) and the UDP cross traffic (about 0.07 Mbit/s on average).
+        assert!(
+            total > 7.5e6,
+            "phase {from}-{to}: the senders leave the link idle ({total})"
+        );
+    }
+}
