@@ -126,7 +126,8 @@ fn server(a: ServerArgs) -> Result<()> {
         a.root.display()
     );
     let mut endpoint = Endpoint::new(config, Some(tls), seed);
-    let mut app = Server::new(a.root, qlog);
+    endpoint.set_sink_factory(Box::new(move |_, conn| qlog.sink_for(conn)));
+    let mut app = Server::new(a.root);
     net::run(&socket, &mut endpoint, net::Clock::new(), &mut app)
 }
 

@@ -2,6 +2,7 @@
 //! log, and one qlog file per connection.
 
 use anyhow::{anyhow, bail, Context, Result};
+use quiclab_proto::events::EventSink;
 use quiclab_proto::qlog::QlogWriter;
 use quiclab_proto::wire::Side;
 use quiclab_proto::{Connection, Instant, TransportConfig};
@@ -65,7 +66,16 @@ impl QlogDir {
     /// Attaches a `<odcid>_<side>.sqlog` writer to `conn`. A file that cannot be
     /// created is reported and skipped: logging never stops a transfer.
     pub fn attach(&self, conn: &mut Connection, now: Instant) {
-        let Some(dir) = &self.0 else { return };
+        if let Some(sink) = self.sink_for(conn) {
+            conn.set_event_sink(now, sink);
+        }
+    }
+
+    /// A `<odcid>_<side>.sqlog` writer for `conn`, if qlog is on and the file can be
+    /// created (a failure is reported, not fatal). Servers hand this to
+    /// `Endpoint::set_sink_factory`, so the log starts with the client's first Initial.
+    pub fn sink_for(&self, conn: &Connection) -> Option<Box<dyn EventSink>> {
+        let dir = self.0.as_ref()?;
         let side = match conn.side() {
             Side::Client => "client",
             Side::Server => "server",
@@ -75,10 +85,17 @@ impl QlogDir {
         match File::create(&path) {
             Ok(f) => {
                 let title = format!("quiclab {side}");
-                let writer = QlogWriter::new(BufWriter::new(f), &title, conn.side(), Some(odcid));
-                conn.set_event_sink(now, Box::new(writer));
+                Some(Box::new(QlogWriter::new(
+                    BufWriter::new(f),
+                    &title,
+                    conn.side(),
+                    Some(odcid),
+                )))
             }
-            Err(e) => eprintln!("qlog: cannot create {}: {e}", path.display()),
+            Err(e) => {
+                eprintln!("qlog: cannot create {}: {e}", path.display());
+                None
+            }
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use super::{parse_request, Body, MAX_REQUEST};
 use crate::net::Application;
-use crate::setup::{detach_qlog, QlogDir};
+use crate::setup::detach_qlog;
 use anyhow::Result;
 use quiclab_proto::connection::CloseReason;
 use quiclab_proto::streams::{StreamError, StreamEvent};
@@ -19,7 +19,6 @@ const REJECTED: u64 = 0x10b;
 /// Serves files from `root` to every connection the endpoint accepts.
 pub struct Server {
     root: PathBuf,
-    qlog: QlogDir,
     conns: BTreeMap<ConnectionHandle, BTreeMap<StreamId, Request>>,
 }
 
@@ -32,10 +31,9 @@ enum Request {
 }
 
 impl Server {
-    pub fn new(root: PathBuf, qlog: QlogDir) -> Self {
+    pub fn new(root: PathBuf) -> Self {
         Server {
             root,
-            qlog,
             conns: BTreeMap::new(),
         }
     }
@@ -67,10 +65,9 @@ impl Server {
 }
 
 impl Application for Server {
-    fn drive(&mut self, endpoint: &mut Endpoint, now: Instant) -> Result<()> {
+    fn drive(&mut self, endpoint: &mut Endpoint, _now: Instant) -> Result<()> {
         while let Some(h) = endpoint.accept() {
             if let Some(conn) = endpoint.connection_mut(h) {
-                self.qlog.attach(conn, now);
                 eprintln!("connection {} from {}", h.0, conn.remote_address());
             }
         }
