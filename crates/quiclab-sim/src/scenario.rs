@@ -272,14 +272,7 @@ impl Scenario {
         };
         let merged = merge_tables(base, over);
         let key = format!("flows[{}] ({}).{side}", flow, f.name);
-        let config: TransportConfig =
-            toml::Value::Table(merged)
-                .try_into()
-                .map_err(|e: toml::de::Error| ScenarioError::Invalid {
-                    file: file.to_string(),
-                    key: key.clone(),
-                    why: e.message().to_string(),
-                })?;
+        let config = parse_transport(&merged, &key, file)?;
         config.validate().map_err(|e| ScenarioError::Invalid {
             file: file.to_string(),
             key: format!("{key}.{}", e.key),
@@ -343,6 +336,10 @@ impl Scenario {
                 *pairs
             }
         };
+        // Unknown keys and wrong types in the scenario-wide transport tables, named as
+        // written (the per-flow checks below see them merged, and only if there are flows).
+        parse_transport(&self.client, "client", file)?;
+        parse_transport(&self.server, "server", file)?;
         if self.flows.is_empty() && self.cross_traffic.is_empty() {
             return bad(
                 "flows".into(),
@@ -438,6 +435,9 @@ impl Scenario {
             if c.rate_mbps.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
                 return bad(format!("{key}.rate_mbps"), "must be positive");
             }
+            if let Some(Err(why)) = c.loss.as_ref().map(|l| l.validate()) {
+                return bad(format!("{key}.loss"), &why);
+            }
             if c.delay_ms.is_some_and(|d| !finite_nonneg(d))
                 || c.outage_s.is_some_and(|d| !finite_nonneg(d))
             {
@@ -479,5 +479,42 @@ fn validate_link(l: &LinkConfig, key: &str, file: &str) -> Result<(), ScenarioEr
     if l.mtu.is_some_and(|m| !(68..=65535).contains(&m)) {
         return bad("mtu", "must be 68 to 65535");
     }
+    // Checked again when the link is built; here so a loaded scenario is a valid one.
+    if let Err(why) = l.impairments.validate() {
+        return bad("impairments", &why);
+    }
+    // Queue errors already name the field (`queue.packets ...`).
+    if let Err(why) = crate::queue::Queue::<()>::new(&l.queue) {
+        return Err(ScenarioError::Invalid {
+            file: file.to_string(),
+            key: key.to_string(),
+            why,
+        });
+    }
     Ok(())
+}
+
+/// Deserializes a transport table; `key` names it in errors. Errors from a `toml::Value`
+/// carry no key path, so the top-level key that fails on its own is added to `key`
+/// (every TransportConfig key has a default, so the others deserialize alone).
+fn parse_transport(
+    table: &toml::Table,
+    key: &str,
+    file: &str,
+) -> Result<TransportConfig, ScenarioError> {
+    toml::Value::Table(table.clone())
+        .try_into()
+        .map_err(|e: toml::de::Error| {
+            let culprit = table.iter().find(|(k, v)| {
+                let alone = toml::Table::from_iter([((*k).clone(), (*v).clone())]);
+                toml::Value::Table(alone)
+                    .try_into::<TransportConfig>()
+                    .is_err()
+            });
+            ScenarioError::Invalid {
+                file: file.to_string(),
+                key: culprit.map_or_else(|| key.to_string(), |(k, _)| format!("{key}.{k}")),
+                why: e.message().to_string(),
+            }
+        })
 }

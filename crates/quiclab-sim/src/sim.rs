@@ -329,7 +329,12 @@ impl Simulation {
                     self.now = t;
                     same_time = 0;
                 }
-                _ => break,
+                // Nothing more happens before the stop time, but the run (and the
+                // measurement window's default end) still lasts until it.
+                _ => {
+                    self.now = self.stop;
+                    break;
+                }
             }
         }
         self.finish()

@@ -5,16 +5,17 @@
 //! Needs `tshark` (Wireshark 3.x or later). Without it the test skips with a message,
 //! unless `CI` is set, where a missing tshark is a failure.
 
+mod common;
+
+use common::{tshark_available, tshark_decrypt_all, TempDir};
 use quiclab_proto::crypto::cert::MemoryKeyLog;
 use quiclab_proto::pair::{Captured, LinkConfig, Pair};
 use quiclab_proto::streams::StreamError;
 use quiclab_proto::wire::{Dir, StreamId};
 use quiclab_proto::{Connection, Instant, TransportConfig};
 use quiclab_sim::output::pcap::{write_key_log, PcapWriter};
-use serde_json::Value;
 use std::net::{SocketAddr, SocketAddrV4};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -135,163 +136,25 @@ fn write_files(dir: &Path) -> (PathBuf, PathBuf, usize) {
     (pcap, keys, captured.len())
 }
 
-/// Whether tshark runs; when it does not, fails under `CI` and skips (with the reason
-/// printed) otherwise, so a developer without Wireshark can still run the suite.
-fn tshark_available() -> bool {
-    match Command::new("tshark").arg("--version").output() {
-        Ok(out) if out.status.success() => {
-            let version = String::from_utf8_lossy(&out.stdout);
-            println!("using {}", version.lines().next().unwrap_or("tshark"));
-            true
-        }
-        result => {
-            let why = match result {
-                Ok(out) => format!("`tshark --version` exited with {}", out.status),
-                Err(e) => format!("cannot run tshark: {e}"),
-            };
-            if std::env::var_os("CI").is_some() {
-                panic!("{why}; CI needs tshark (apt-get install tshark, see .ci/run)");
-            }
-            println!("SKIPPED tshark_decrypts_every_packet: {why} (install tshark to run it)");
-            false
-        }
-    }
-}
-
-/// Every value of `key` anywhere under `v` (tshark's JSON nests trees as objects and
-/// repeats as arrays with `--no-duplicate-keys`).
-fn find_all<'a>(v: &'a Value, key: &str, out: &mut Vec<&'a Value>) {
-    match v {
-        Value::Object(map) => {
-            for (k, child) in map {
-                if k == key {
-                    match child {
-                        Value::Array(items) => out.extend(items),
-                        other => out.push(other),
-                    }
-                }
-                find_all(child, key, out);
-            }
-        }
-        Value::Array(items) => items.iter().for_each(|c| find_all(c, key, out)),
-        _ => {}
-    }
-}
-
-fn all<'a>(v: &'a Value, key: &str) -> Vec<&'a Value> {
-    let mut out = Vec::new();
-    find_all(v, key, &mut out);
-    out
-}
-
-fn as_u64(v: &Value) -> u64 {
-    v.as_str()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("not a number: {v}"))
-}
-
-/// tshark's `aa:bb:..` bytes.
-fn hex_bytes(v: &Value) -> Vec<u8> {
-    let s = v.as_str().expect("stream data is a string");
-    s.split(':')
-        .filter(|h| !h.is_empty())
-        .map(|h| u8::from_str_radix(h, 16).expect("hex byte"))
-        .collect()
-}
-
 #[test]
 fn tshark_decrypts_every_packet() {
-    if !tshark_available() {
+    if !tshark_available("tshark_decrypts_every_packet") {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("quiclab-pcap-decrypt-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let (pcap, keys, datagrams) = write_files(&dir);
-    let out = Command::new("tshark")
-        .arg("-r")
-        .arg(&pcap)
-        .arg("-o")
-        .arg(format!("tls.keylog_file:{}", keys.display()))
-        .args([
-            "-d",
-            "udp.port==443,quic",
-            "-T",
-            "json",
-            "--no-duplicate-keys",
-        ])
-        .output()
-        .expect("run tshark");
-    assert!(
-        out.status.success(),
-        "tshark failed on {}: {}",
-        pcap.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let frames: Vec<Value> = serde_json::from_slice(&out.stdout).expect("tshark JSON");
-    assert_eq!(frames.len(), datagrams, "one pcap record per datagram");
-
-    let mut stream_data = Vec::new();
-    let mut packets = 0;
-    for (n, frame) in frames.iter().enumerate() {
-        let n = n + 1;
-        let layers = &frame["_source"]["layers"];
-        let udp_len = as_u64(&layers["udp"]["udp.length"]);
-        let quic = &layers["quic"];
-        let quic_packets: Vec<&Value> = match quic {
-            Value::Array(items) => items.iter().collect(),
-            Value::Object(_) => vec![quic],
-            _ => panic!("frame {n}: no QUIC layer (udp.port 443 not decoded as QUIC?)"),
-        };
-        // The QUIC packets cover the whole UDP payload, so none was skipped.
-        let covered: u64 = quic_packets
-            .iter()
-            .map(|p| as_u64(&p["quic.packet_length"]))
-            .sum();
-        assert_eq!(
-            covered,
-            udp_len - 8,
-            "frame {n}: QUIC packets cover the datagram"
-        );
-        for (i, p) in quic_packets.iter().enumerate() {
-            // Undecrypted packets show `quic.remaining_payload` (no keys) or the
-            // `quic.decryption_failed` expert item, and no packet number or frames.
-            assert!(
-                all(p, "quic.decryption_failed").is_empty()
-                    && all(p, "quic.remaining_payload").is_empty(),
-                "frame {n} packet {i} not decrypted: {p}"
-            );
-            assert!(
-                !all(p, "quic.packet_number").is_empty(),
-                "frame {n} packet {i}: no packet number"
-            );
-            assert!(
-                !all(p, "quic.frame_type").is_empty(),
-                "frame {n} packet {i}: no frames"
-            );
-            packets += 1;
-        }
-        assert!(
-            all(layers, "quic.decryption_failed").is_empty(),
-            "frame {n}: decryption failure reported"
-        );
-        for message in all(layers, "_ws.expert.message") {
-            let text = message.as_str().unwrap_or_default().to_lowercase();
-            assert!(!text.contains("decrypt"), "frame {n}: {text}");
-        }
-        for data in all(layers, "quic.stream_data") {
-            stream_data.extend(hex_bytes(data));
-        }
-    }
+    let dir = TempDir::new("pcap-decrypt");
+    let (pcap, keys, datagrams) = write_files(dir.path());
+    let d = tshark_decrypt_all(&pcap, &keys, &[443]);
+    assert_eq!(d.frames, datagrams, "one pcap record per datagram");
     let request = b"GET /1000\r\n";
     assert!(
-        stream_data.windows(request.len()).any(|w| w == request),
+        d.stream_data.windows(request.len()).any(|w| w == request),
         "the request is visible in the decrypted STREAM frames"
     );
-    let body = stream_data.iter().filter(|&&b| b == b'x').count();
+    let body = d.stream_data.iter().filter(|&&b| b == b'x').count();
     assert_eq!(body, RESPONSE_LEN, "the response body is visible");
     println!(
-        "tshark decrypted all {packets} QUIC packets in {datagrams} datagrams ({})",
+        "tshark decrypted all {} QUIC packets in {datagrams} datagrams ({})",
+        d.quic_packets,
         pcap.display()
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

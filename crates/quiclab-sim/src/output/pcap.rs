@@ -13,6 +13,12 @@
 //! - **tshark**: `tshark -r run.pcap -o tls.keylog_file:run.keys -d udp.port==443,quic`
 //!   (add `-V` for full frame detail, or `-Y quic.stream_data` to list stream data).
 //!
+//! A simulation ([`crate::Simulation`] with `measure.pcap`) writes `pcap/<link>.pcap`
+//! per link direction plus `pcap/keys.log`. Each capture holds one direction only, and
+//! Wireshark needs the server's ServerHello (return direction) to decrypt the client's
+//! Handshake and 1-RTT packets: merge them first, e.g. `mergecap -w both.pcap
+//! forward.pcap return.pcap`. Flow `i`'s server listens on UDP port 4433 + `i`.
+//!
 //! Times in the capture are simulated time since the run started (the epoch 1970-01-01
 //! in the display), so "seconds since beginning of capture" matches qlog times.
 //!
