@@ -10,10 +10,13 @@ pub struct FlowResult {
     pub name: String,
     /// "bulk", "request", ...
     pub workload: String,
-    /// Times in seconds since the start of the simulation; `None` if it never happened.
+    /// When the flow's client started connecting, seconds since the simulation start.
     pub start_s: f64,
+    /// When the client completed the handshake, seconds since the simulation start
+    /// (`None` if it never did); subtract `start_s` for the handshake duration.
     pub handshake_done_s: Option<f64>,
-    /// Time to first and last byte of the (last) response, from the request, seconds.
+    /// Time to the first and to the last byte of the first request's response,
+    /// seconds from the flow's start (so they include the handshake).
     pub ttfb_s: Option<f64>,
     pub ttlb_s: Option<f64>,
     /// Application bytes delivered to the receiving application.

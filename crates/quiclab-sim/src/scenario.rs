@@ -22,6 +22,10 @@ pub struct Scenario {
     pub stop: Stop,
     #[serde(default)]
     pub measure: Measure,
+    /// Extra bytes in the servers' (self-signed Ed25519) certificate, to vary the size of
+    /// the server's first flight (default 0: a certificate of about 300 bytes).
+    #[serde(default)]
+    pub certificate_padding: usize,
     pub topology: Topology,
     /// Transport config of every client / server endpoint (TransportConfig keys;
     /// absent keys take TransportConfig's defaults). Flows may override keys.

@@ -110,6 +110,9 @@ pub struct Simulation {
     window: MeasureWindow,
     client_tls: Arc<rustls::ClientConfig>,
     key_log: Arc<MemoryKeyLog>,
+    /// `pcap/all.pcap`: every datagram once, as its sender emits it (both directions in
+    /// one file, so Wireshark sees the whole handshake).
+    all_pcap: Option<PcapWriter<BufWriter<std::fs::File>>>,
     buf: Vec<u8>,
     read_buf: Vec<u8>,
     event_count: u64,
@@ -139,7 +142,7 @@ impl Simulation {
         let identity = cert::self_signed(
             &["localhost".to_string()],
             derive_seed(seed, "certificate"),
-            0,
+            scenario.certificate_padding,
         );
         let roots = vec![identity.chain[0].clone()];
         let server_tls = cert::server_config(identity, &[ALPN.to_vec()], None).map_err(|e| {
@@ -170,6 +173,7 @@ impl Simulation {
             window,
             client_tls,
             key_log,
+            all_pcap: None,
             buf: Vec::with_capacity(65536),
             read_buf: vec![0u8; 64 * 1024],
             event_count: 0,
@@ -293,6 +297,9 @@ impl Simulation {
             source,
         };
         std::fs::create_dir_all(&dir).map_err(|e| err(&dir, e))?;
+        let path = dir.join("all.pcap");
+        let file = std::fs::File::create(&path).map_err(|e| err(&path, e))?;
+        self.all_pcap = Some(PcapWriter::new(BufWriter::new(file)).map_err(|e| err(&path, e))?);
         for l in &mut self.net.links {
             let path = dir.join(format!("{}.pcap", l.name));
             let file = std::fs::File::create(&path).map_err(|e| err(&path, e))?;
@@ -483,6 +490,7 @@ impl Simulation {
                 extra_delay: Duration::ZERO,
                 reorder: false,
             };
+            self.capture(&pkt);
             let l = self.net.routes[route][0];
             let a = self.net.links[l].arrive(now, pkt);
             self.schedule_link(l, a);
@@ -525,11 +533,24 @@ impl Simulation {
             extra_delay: Duration::ZERO,
             reorder: false,
         };
-        let l = self.net.routes[c.route][0];
+        self.capture(&pkt);
+        let l = self.net.routes[pkt.route][0];
         self.events
             .push(now + Duration::from_secs_f64(gap_ms / 1000.0), Ev::Cross(i));
         let a = self.net.links[l].arrive(now, pkt);
         self.schedule_link(l, a);
+    }
+
+    /// Records a datagram in `all.pcap` as its sender emits it.
+    fn capture(&mut self, pkt: &Packet) {
+        if let Some(p) = self.all_pcap.as_mut() {
+            // A failed pcap write loses the capture, not the run.
+            if p.write_udp(self.now, pkt.src, pkt.dst, &pkt.payload)
+                .is_err()
+            {
+                self.all_pcap = None;
+            }
+        }
     }
 
     fn apply_change(&mut self, i: usize) {
@@ -633,6 +654,10 @@ impl Simulation {
             .collect();
         // Drop the connections (and their qlog writers) before writing the key log.
         self.nodes.clear();
+        if let Some(p) = self.all_pcap.take() {
+            use std::io::Write;
+            let _ = p.into_inner().flush();
+        }
         for l in &mut self.net.links {
             if let Some(p) = l.pcap.take() {
                 use std::io::Write;

@@ -92,4 +92,16 @@ fn scenario_pcap_decrypts() {
         request.len() + SIZE,
         "the request and the response body, once each"
     );
+
+    // all.pcap holds every datagram once, both directions, as each sender emitted it:
+    // it decrypts on its own, to the same packets.
+    let all = tshark_decrypt_all(&pcap_dir.join("all.pcap"), &keys, &[4433]);
+    assert_eq!(
+        all.quic_packets, d.quic_packets,
+        "all.pcap has every QUIC packet"
+    );
+    assert_eq!(
+        all.stream_data, d.stream_data,
+        "and the same decrypted data"
+    );
 }
