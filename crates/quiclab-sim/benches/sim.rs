@@ -2,7 +2,8 @@
 //! protection), timed with `std::time::Instant` because one run takes seconds, which
 //! criterion's sampling handles badly. Each case runs a few times; the median is shown.
 //!
-//! Run: `cargo bench -p quiclab-sim --bench sim [-- FILTER] [-- --reps N]`.
+//! Run: `cargo bench -p quiclab-sim --bench sim [-- FILTER] [--reps N] [--series]`
+//! (`--series` adds the first flow's goodput per simulated second and its losses).
 //! Figures go in docs/PERFORMANCE.md ("Simulator (quiclab-sim)").
 //!
 //! - `gib_1gbps_40ms/<payload>`: 1 GiB bulk over a point-to-point 1 Gbit/s link each
@@ -103,11 +104,15 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
-fn bench(name: &str, text: &str, reps: usize) {
+fn bench(name: &str, text: &str, reps: usize, series: bool) {
     let mut walls = Vec::new();
     let mut last = None;
     for _ in 0..reps {
-        let (w, r) = run_once(text);
+        let (w, r) = if series {
+            run_once(&text.replacen("[topology]", "[measure]\ntraces = true\n[topology]", 1))
+        } else {
+            run_once(text)
+        };
         walls.push(w);
         last = Some(r);
     }
@@ -131,16 +136,50 @@ fn bench(name: &str, text: &str, reps: usize) {
         r.flows.len(),
         r.events,
     );
+    if series {
+        // Where the time goes in simulated terms: goodput per second and loss events.
+        for f in r.flows.iter().take(1) {
+            let s: Vec<String> = (f.goodput_series.iter())
+                .map(|(t, bps)| format!("{t:.0}s:{:.0}", bps / 1e6))
+                .collect();
+            println!(
+                "  {}: handshake {:?} s, client lost {} pto {}, Mbit/s per second: {}",
+                f.name,
+                f.handshake_done_s,
+                f.client.packets_lost,
+                f.client.pto_expirations,
+                s.join(" ")
+            );
+            // cwnd and smoothed RTT at each simulated second (traces are on with --series).
+            let at = |t: f64| {
+                let c = f.client.cwnd.iter().rev().find(|c| c.0 <= t).map(|c| c.1);
+                let r = f.client.rtt.iter().rev().find(|r| r.0 <= t).map(|r| r.1);
+                format!("{t:.0}s:{:?}B/{:.1}ms", c.unwrap_or(0), r.unwrap_or(0.0))
+            };
+            let pts: Vec<String> = (1..=10).map(|t| at(t as f64)).collect();
+            println!("  client cwnd/srtt: {}", pts.join(" "));
+            let l = &r.links[0];
+            let stream = f.client.sent_by_frame_type.get("stream");
+            println!(
+                "  forward link: {:.1} Mbit/s wire, max queue {} packets; client STREAM frames {:?}",
+                l.throughput_bps / 1e6,
+                l.max_queue_packets,
+                stream
+            );
+        }
+    }
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut reps = None;
     let mut filter = None;
+    let mut series = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--reps" => reps = it.next().and_then(|n| n.parse().ok()),
+            "--series" => series = true,
             // cargo bench passes --bench; criterion-style flags are ignored.
             s if s.starts_with("--") => {}
             s => filter = Some(s.to_string()),
@@ -150,7 +189,7 @@ fn main() {
     for payload in [1452, 1200] {
         let name = format!("gib_1gbps_40ms/{payload}");
         if want(&name) {
-            bench(&name, &gib(payload), reps.unwrap_or(3));
+            bench(&name, &gib(payload), reps.unwrap_or(3), series);
         }
     }
     for n in [10, 100, 1000] {
@@ -160,6 +199,7 @@ fn main() {
                 &name,
                 &dumbbell(n),
                 reps.unwrap_or(if n >= 1000 { 3 } else { 5 }),
+                series,
             );
         }
     }
