@@ -245,13 +245,25 @@ impl Endpoint {
                 size: pkt.len(),
             });
         }
-        let order: Vec<ConnectionHandle> = self
-            .connections
-            .range(self.next_to_send..)
-            .chain(self.connections.range(..self.next_to_send))
-            .map(|(&h, _)| h)
-            .collect();
-        for h in order {
+        // Round robin from `next_to_send`, wrapping once. Handles are looked up one at a
+        // time rather than collected: this runs once per datagram sent.
+        let start = self.next_to_send;
+        let mut cursor = start;
+        let mut wrapped = false;
+        loop {
+            let next = if wrapped {
+                self.connections.range(cursor..start).next()
+            } else {
+                self.connections.range(cursor..).next()
+            };
+            let Some((&h, _)) = next else {
+                if wrapped {
+                    return None;
+                }
+                wrapped = true;
+                cursor = ConnectionHandle(0);
+                continue;
+            };
             let conn = self.connections.get_mut(&h).expect("listed");
             if let Some(t) = conn.poll_transmit(now, buf) {
                 self.next_to_send = ConnectionHandle(h.0 + 1);
@@ -259,8 +271,15 @@ impl Endpoint {
                 return Some(t);
             }
             self.process_endpoint_events(h);
+            match h.0.checked_add(1) {
+                Some(n) => cursor = ConnectionHandle(n),
+                None if wrapped => return None,
+                None => {
+                    wrapped = true;
+                    cursor = ConnectionHandle(0);
+                }
+            }
         }
-        None
     }
 
     /// The earliest deadline of any connection.

@@ -1,9 +1,15 @@
 //! The event queue: virtual time jumps from event to event (no fixed ticks); events
 //! at the same time run in the order they were scheduled.
+//!
+//! Re-armable timers (one per key, e.g. per endpoint) live beside the heap: re-arming
+//! replaces the entry instead of leaving a stale one behind. A receiver re-arms its idle
+//! deadline (~30 s ahead) on every packet, so stale heap entries would otherwise pile up
+//! by the hundred thousand and make every pop walk a deep heap. Timers and events share
+//! one sequence counter, so the order at equal times is still the scheduling order.
 
 use quiclab_proto::time::Instant;
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::{BTreeSet, BinaryHeap};
 
 struct Entry<E> {
     at: Instant,
@@ -29,10 +35,21 @@ impl<E> Ord for Entry<E> {
     }
 }
 
-/// A priority queue of events in virtual time.
+/// What [`EventQueue::pop`] yields.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Next<E> {
+    Event(E),
+    /// The timer of this key expired (it is disarmed now).
+    Timer(usize),
+}
+
+/// A priority queue of events and re-armable timers in virtual time.
 pub struct EventQueue<E> {
     heap: BinaryHeap<Entry<E>>,
     seq: u64,
+    /// Armed timers as (deadline, seq, key); `armed[key]` is the key's entry.
+    timers: BTreeSet<(Instant, u64, usize)>,
+    armed: Vec<Option<(Instant, u64)>>,
 }
 
 impl<E> Default for EventQueue<E> {
@@ -40,6 +57,8 @@ impl<E> Default for EventQueue<E> {
         EventQueue {
             heap: BinaryHeap::new(),
             seq: 0,
+            timers: BTreeSet::new(),
+            armed: Vec::new(),
         }
     }
 }
@@ -59,22 +78,105 @@ impl<E> EventQueue<E> {
         });
     }
 
-    /// The time of the next event.
-    pub fn peek_time(&self) -> Option<Instant> {
-        self.heap.peek().map(|e| e.at)
+    /// The deadline of `key`'s timer, if armed.
+    pub fn timer(&self, key: usize) -> Option<Instant> {
+        self.armed.get(key).copied().flatten().map(|(at, _)| at)
     }
 
-    /// Removes the next event.
-    pub fn pop(&mut self) -> Option<(Instant, E)> {
-        self.heap.pop().map(|e| (e.at, e.event))
+    /// Arms `key`'s timer at `at` (replacing its previous deadline), or disarms it.
+    pub fn set_timer(&mut self, key: usize, at: Option<Instant>) {
+        if self.armed.len() <= key {
+            self.armed.resize(key + 1, None);
+        }
+        if let Some((old, seq)) = self.armed[key].take() {
+            self.timers.remove(&(old, seq, key));
+        }
+        if let Some(at) = at {
+            self.seq += 1;
+            self.timers.insert((at, self.seq, key));
+            self.armed[key] = Some((at, self.seq));
+        }
+    }
+
+    /// Whether the next item is a timer (else an event, or nothing).
+    fn timer_first(&self) -> bool {
+        match (self.heap.peek(), self.timers.first()) {
+            (Some(e), Some(&(at, seq, _))) => (at, seq) < (e.at, e.seq),
+            (None, t) => t.is_some(),
+            (Some(_), None) => false,
+        }
+    }
+
+    /// The time of the next event or timer.
+    pub fn peek_time(&self) -> Option<Instant> {
+        if self.timer_first() {
+            self.timers.first().map(|t| t.0)
+        } else {
+            self.heap.peek().map(|e| e.at)
+        }
+    }
+
+    /// Removes the next event or expired timer.
+    pub fn pop(&mut self) -> Option<(Instant, Next<E>)> {
+        if self.timer_first() {
+            let (at, _, key) = self.timers.pop_first()?;
+            self.armed[key] = None;
+            return Some((at, Next::Timer(key)));
+        }
+        self.heap.pop().map(|e| (e.at, Next::Event(e.event)))
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + self.timers.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
+    }
+}
+
+/// Storage for values referenced by events (packets on a link), so the event heap
+/// holds small indices instead of moving whole packets on every sift. Freed slots are
+/// reused, so steady state allocates nothing.
+pub struct Slab<T> {
+    slots: Vec<Option<T>>,
+    free: Vec<usize>,
+}
+
+impl<T> Default for Slab<T> {
+    fn default() -> Self {
+        Slab {
+            slots: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+}
+
+impl<T> Slab<T> {
+    /// Stores `value`; returns its key.
+    pub fn insert(&mut self, value: T) -> usize {
+        match self.free.pop() {
+            Some(k) => {
+                self.slots[k] = Some(value);
+                k
+            }
+            None => {
+                self.slots.push(Some(value));
+                self.slots.len() - 1
+            }
+        }
+    }
+
+    /// The value stored under `key` (panics if it was removed: a simulator bug).
+    pub fn get(&self, key: usize) -> &T {
+        self.slots[key].as_ref().expect("live slab key")
+    }
+
+    /// Removes and returns the value under `key`.
+    pub fn remove(&mut self, key: usize) -> T {
+        let v = self.slots[key].take().expect("live slab key");
+        self.free.push(key);
+        v
     }
 }
 
@@ -90,6 +192,35 @@ mod tests {
         q.push(Instant::from_millis(5), "d");
         q.push(Instant::from_millis(1), "b");
         let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
-        assert_eq!(order, ["a", "b", "c", "d"]);
+        let ev = Next::Event;
+        assert_eq!(order, [ev("a"), ev("b"), ev("c"), ev("d")]);
+    }
+
+    #[test]
+    fn timers_interleave_in_scheduling_order_and_rearm() {
+        let mut q = EventQueue::new();
+        q.set_timer(1, Some(Instant::from_millis(1)));
+        q.push(Instant::from_millis(1), "a");
+        q.set_timer(0, Some(Instant::from_millis(9)));
+        q.set_timer(0, Some(Instant::from_millis(2))); // replaces 9 ms
+        q.set_timer(2, Some(Instant::from_millis(3)));
+        q.set_timer(2, None);
+        q.push(Instant::from_millis(2), "b");
+        assert_eq!(q.timer(0), Some(Instant::from_millis(2)));
+        assert_eq!(q.len(), 4);
+        let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        use Next::{Event, Timer};
+        assert_eq!(order, [Timer(1), Event("a"), Timer(0), Event("b")]);
+        assert_eq!(q.timer(0), None);
+    }
+
+    #[test]
+    fn slab_reuses_slots() {
+        let mut s = Slab::default();
+        let a = s.insert("a");
+        let b = s.insert("b");
+        assert_eq!(s.remove(a), "a");
+        let c = s.insert("c");
+        assert_eq!((c, *s.get(b), *s.get(c)), (a, "b", "c"));
     }
 }

@@ -7,7 +7,7 @@
 //! order; so a run is a pure function of the scenario and its seed.
 
 use crate::app::{AppMeasure, ClientApp, MeasureWindow, ServerApp};
-use crate::engine::EventQueue;
+use crate::engine::{EventQueue, Next, Slab};
 use crate::link::{LinkAction, Packet};
 use crate::output::metrics::{MetricsSink, SideMetrics, Tee};
 use crate::output::pcap::PcapWriter;
@@ -47,10 +47,10 @@ pub enum SimError {
 }
 
 enum Ev {
-    NodeTimer(usize, u64),
-    TxDone(usize, Packet),
+    /// A link finishes serializing a packet (a key into `Simulation::flying`).
+    TxDone(usize, usize),
     /// A packet reaches the far end of its current link.
-    Deliver(Packet),
+    Deliver(usize),
     FlowStart(usize),
     Cross(usize),
     Change(usize),
@@ -69,8 +69,8 @@ struct Node {
     endpoint: Endpoint,
     app: App,
     conn: Option<ConnectionHandle>,
-    timer_at: Option<Instant>,
-    timer_gen: u64,
+    /// The last destination sent to and its route (a node talks to one peer).
+    route: Option<(SocketAddrV4, usize)>,
 }
 
 /// Per-flow bookkeeping.
@@ -80,6 +80,8 @@ struct FlowState {
     measure: AppMeasure,
     client_metrics: Arc<Mutex<SideMetrics>>,
     server_metrics: Arc<Mutex<SideMetrics>>,
+    /// `measure.done_at` was counted in `Simulation::flows_done`.
+    counted_done: bool,
 }
 
 struct CrossState {
@@ -105,6 +107,8 @@ pub struct Simulation {
     nodes: Vec<Node>,
     node_by_addr: HashMap<SocketAddrV4, usize>,
     flows: Vec<FlowState>,
+    /// Flows whose workload has finished, so the stop check is O(1) per time step.
+    flows_done: usize,
     cross: Vec<CrossState>,
     dirty: BTreeSet<usize>,
     window: MeasureWindow,
@@ -113,7 +117,10 @@ pub struct Simulation {
     /// `pcap/all.pcap`: every datagram once, as its sender emits it (both directions in
     /// one file, so Wireshark sees the whole handshake).
     all_pcap: Option<PcapWriter<BufWriter<std::fs::File>>>,
-    buf: Vec<u8>,
+    /// Packets between the end of serialization and arrival at the next hop.
+    flying: Slab<Packet>,
+    /// Payload buffers of delivered packets, reused for new ones.
+    spare: Vec<Vec<u8>>,
     read_buf: Vec<u8>,
     event_count: u64,
 }
@@ -168,13 +175,15 @@ impl Simulation {
             nodes: Vec::new(),
             node_by_addr: HashMap::new(),
             flows: Vec::new(),
+            flows_done: 0,
             cross: Vec::new(),
             dirty: BTreeSet::new(),
             window,
             client_tls,
             key_log,
             all_pcap: None,
-            buf: Vec::with_capacity(65536),
+            flying: Slab::default(),
+            spare: Vec::new(),
             read_buf: vec![0u8; 64 * 1024],
             event_count: 0,
             net,
@@ -237,8 +246,7 @@ impl Simulation {
             endpoint: client_ep,
             app: App::Client(ClientApp::new(f.workload.clone(), secs(f.start_s))),
             conn: None,
-            timer_at: None,
-            timer_gen: 0,
+            route: None,
         });
         self.nodes.push(Node {
             addr: server_addr,
@@ -247,8 +255,7 @@ impl Simulation {
             endpoint: server_ep,
             app: App::Server(ServerApp::default()),
             conn: None,
-            timer_at: None,
-            timer_gen: 0,
+            route: None,
         });
         self.node_by_addr.insert(client_addr, cn);
         self.node_by_addr.insert(server_addr, cn + 1);
@@ -258,6 +265,7 @@ impl Simulation {
             measure: AppMeasure::default(),
             client_metrics: Arc::new(Mutex::new(SideMetrics::default())),
             server_metrics,
+            counted_done: false,
         });
         self.events.push(secs(f.start_s), Ev::FlowStart(i));
         Ok(())
@@ -320,7 +328,13 @@ impl Simulation {
                     if same_time > 50_000_000 {
                         return Err(SimError::Stuck(self.now));
                     }
-                    self.handle(ev);
+                    match ev {
+                        Next::Event(ev) => self.handle(ev),
+                        Next::Timer(n) => {
+                            self.nodes[n].endpoint.handle_timeout(self.now);
+                            self.dirty.insert(n);
+                        }
+                    }
                     continue;
                 }
             }
@@ -348,28 +362,21 @@ impl Simulation {
     }
 
     fn all_flows_done(&self) -> bool {
-        self.flows.iter().all(|f| f.measure.done_at.is_some())
+        self.flows_done == self.flows.len()
     }
 
     fn handle(&mut self, ev: Ev) {
         let now = self.now;
         match ev {
-            Ev::NodeTimer(n, gen) => {
-                let node = &mut self.nodes[n];
-                if node.timer_gen == gen {
-                    node.timer_at = None;
-                    node.endpoint.handle_timeout(now);
-                    self.dirty.insert(n);
-                }
-            }
-            Ev::TxDone(l, pkt) => {
+            Ev::TxDone(l, key) => {
                 let link = &mut self.net.links[l];
-                let at = link.delivery_time(now, &pkt);
+                let at = link.delivery_time(now, self.flying.get(key));
                 let next = link.start_next(now);
-                self.events.push(at, Ev::Deliver(pkt));
+                self.events.push(at, Ev::Deliver(key));
                 self.schedule_link(l, next);
             }
-            Ev::Deliver(mut pkt) => {
+            Ev::Deliver(key) => {
+                let mut pkt = self.flying.remove(key);
                 pkt.hop += 1;
                 if let Some(&l) = self.net.routes[pkt.route].get(pkt.hop) {
                     let a = self.net.links[l].arrive(now, pkt);
@@ -410,7 +417,8 @@ impl Simulation {
 
     fn schedule_link(&mut self, l: usize, action: Option<LinkAction>) {
         if let Some(LinkAction::TxDone(at, pkt)) = action {
-            self.events.push(at, Ev::TxDone(l, pkt));
+            let key = self.flying.insert(pkt);
+            self.events.push(at, Ev::TxDone(l, key));
         }
     }
 
@@ -419,20 +427,23 @@ impl Simulation {
         for &l in &self.net.routes[self.reverse[pkt.route]] {
             self.net.links[l].impairments.on_reverse_delivery();
         }
-        if pkt.cross {
-            return;
-        }
-        let Some(&n) = self.node_by_addr.get(&pkt.dst) else {
-            return;
+        let node = match self.node_by_addr.get(&pkt.dst) {
+            Some(&n) if !pkt.cross => n,
+            _ => {
+                self.spare.push(pkt.payload);
+                return;
+            }
         };
-        let node = &mut self.nodes[n];
+        let node_ref = &mut self.nodes[node];
         if let Ok(h) =
-            node.endpoint
+            node_ref
+                .endpoint
                 .handle_datagram(self.now, SocketAddr::V4(pkt.src), &mut pkt.payload)
         {
-            node.conn.get_or_insert(h);
+            node_ref.conn.get_or_insert(h);
         }
-        self.dirty.insert(n);
+        self.spare.push(pkt.payload);
+        self.dirty.insert(node);
     }
 
     /// Lets a node's application act, sends what its endpoint wants to send, and
@@ -441,6 +452,7 @@ impl Simulation {
         let now = self.now;
         let node = &mut self.nodes[n];
         let flow = &mut self.flows[node.flow];
+        let flow_done = &mut self.flows_done;
         let mut wakeup = None;
         if let Some(conn) = node.conn.and_then(|h| node.endpoint.connection_mut(h)) {
             match &mut node.app {
@@ -463,27 +475,39 @@ impl Simulation {
                 ),
             }
         }
+        if flow.measure.done_at.is_some() && !flow.counted_done {
+            flow.counted_done = true;
+            *flow_done += 1;
+        }
         let src = node.addr;
         let src_host = node.host;
         loop {
-            self.buf.clear();
+            let mut payload = self.spare.pop().unwrap_or_default();
+            payload.clear();
             let node = &mut self.nodes[n];
-            let Some(t) = node.endpoint.poll_transmit(now, &mut self.buf) else {
+            let Some(t) = node.endpoint.poll_transmit(now, &mut payload) else {
+                self.spare.push(payload);
                 break;
             };
-            let SocketAddr::V4(dst) = t.destination else {
+            payload.truncate(t.size);
+            let route = match (t.destination, node.route) {
+                (SocketAddr::V4(dst), Some((cached, route))) if cached == dst => Some((dst, route)),
+                (SocketAddr::V4(dst), _) => self
+                    .host_index
+                    .get(dst.ip())
+                    .and_then(|&h| self.net.route_of.get(&(src_host, h)))
+                    .map(|&route| (dst, route)),
+                _ => None,
+            };
+            let Some((dst, route)) = route else {
+                self.spare.push(payload);
                 continue;
             };
-            let Some(&dst_host) = self.host_index.get(dst.ip()) else {
-                continue;
-            };
-            let Some(&route) = self.net.route_of.get(&(src_host, dst_host)) else {
-                continue;
-            };
+            node.route = Some((dst, route));
             let pkt = Packet {
                 src,
                 dst,
-                payload: self.buf[..t.size].to_vec(),
+                payload,
                 route,
                 hop: 0,
                 cross: false,
@@ -501,12 +525,8 @@ impl Simulation {
             .flatten()
             .min()
             .map(|t| t.max(now));
-        if next != node.timer_at {
-            node.timer_gen += 1;
-            node.timer_at = next;
-            if let Some(t) = next {
-                self.events.push(t, Ev::NodeTimer(n, node.timer_gen));
-            }
+        if next != self.events.timer(n) {
+            self.events.set_timer(n, next);
         }
     }
 

@@ -95,6 +95,32 @@ impl<T> SentPackets<T> {
         }
     }
 
+    /// The index of the first packet at or after `from` whose number fails `below`
+    /// (`below` must hold for a prefix of the deque, including everything before `from`).
+    ///
+    /// Gallops from `from` before bisecting: ACKs and loss detection mostly touch the
+    /// oldest packets, so this costs O(log distance) probes near the front instead of a
+    /// binary search whose probes miss the cache all over a large window.
+    fn seek(&self, from: usize, below: impl Fn(u64) -> bool) -> usize {
+        let len = self.packets.len();
+        let (mut lo, mut hi, mut step) = (from, from, 1);
+        while hi < len && below(self.packets[hi].pn) {
+            lo = hi + 1;
+            hi = from.saturating_add(step);
+            step = step.saturating_mul(2);
+        }
+        let mut hi = hi.min(len);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if below(self.packets[mid].pn) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
     /// Removes `p`'s share from the in-flight accounting.
     fn forget(&mut self, p: &SentPacket<T>) {
         if p.in_flight {
@@ -131,11 +157,11 @@ impl<T> SentPackets<T> {
             if s > e {
                 return;
             }
-            let lo = this.packets.partition_point(|p| p.pn < s);
+            let lo = this.seek(0, |pn| pn < s);
             if this.packets.get(lo).is_none_or(|p| p.pn > e) {
                 return; // Nothing outstanding in the range (typically a repeated range).
             }
-            let hi = this.packets.partition_point(|p| p.pn <= e);
+            let hi = this.seek(lo, |pn| pn <= e);
             for p in this.packets.drain(lo..hi) {
                 this.bytes_in_flight -= if p.in_flight { p.size } else { 0 };
                 this.ack_eliciting -= usize::from(p.ack_eliciting);
@@ -178,7 +204,7 @@ impl<T> SentPackets<T> {
         };
         // Only packets at or below the largest acknowledged can be lost (§6.1); they
         // form a prefix of the deque.
-        let n = self.packets.partition_point(|p| p.pn <= largest_acked);
+        let n = self.seek(0, |pn| pn <= largest_acked);
         if n == 0 {
             return Vec::new();
         }
@@ -368,6 +394,23 @@ mod tests {
         );
         assert!(s.has_ack_eliciting_in_flight());
         assert_eq!(s.time_of_last_ack_eliciting(), Some(ms(19)));
+    }
+
+    #[test]
+    fn seek_matches_partition_point() {
+        for n in 0..40u64 {
+            // Packet numbers with gaps: 0, 2, 4, ...
+            let mut s = SentPackets::new();
+            for pn in 0..n {
+                s.on_sent(pkt(2 * pn, ms(pn)));
+            }
+            for target in 0..(2 * n + 3) {
+                let want = s.packets.partition_point(|p| p.pn < target);
+                for from in 0..=want {
+                    assert_eq!(s.seek(from, |pn| pn < target), want, "n {n} t {target}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -1,0 +1,206 @@
+//! Simulator benchmarks: wall time of whole simulated runs (real TLS, real packet
+//! protection), timed with `std::time::Instant` because one run takes seconds, which
+//! criterion's sampling handles badly. Each case runs a few times; the median is shown.
+//!
+//! Run: `cargo bench -p quiclab-sim --bench sim [-- FILTER] [--reps N] [--series]`
+//! (`--series` adds the first flow's goodput per simulated second and its losses).
+//! Figures go in docs/PERFORMANCE.md ("Simulator (quiclab-sim)").
+//!
+//! - `gib_1gbps_40ms/<payload>`: 1 GiB bulk over a point-to-point 1 Gbit/s link each
+//!   way, 20 ms one way, a 1.5x BDP drop-tail queue, no loss, 64 MiB windows.
+//! - `dumbbell/<N>`: N sender/receiver pairs, one 1 MiB bulk flow each, all starting at
+//!   0, over one 1 Gbit/s, 10 ms bottleneck. Work grows with N, so the cost per packet
+//!   should not: one flow per pair (the usual dumbbell) also exercises the per-host,
+//!   per-route and per-link structures, which grow with N.
+
+use quiclab_sim::{RunResult, Scenario, Simulation};
+use std::time::Instant;
+
+/// Transport keys shared by every case: windows well above the BDP (the 4 MiB default
+/// send buffer is below 1 Gbit/s x 40 ms).
+const TRANSPORT: &str =
+    "flow = { initial_max_data = 67108864, initial_max_stream_data = 67108864, \
+    max_receive_window = 67108864, max_stream_receive_window = 67108864, \
+    send_buffer = 67108864, autotune = true }";
+
+fn gib(payload: u32) -> String {
+    // BDP = 1 Gbit/s x 40 ms = 5 MB = 3334 packets of 1500 bytes; the queue is 1.5x.
+    format!(
+        r#"
+name = "gib_1gbps_40ms"
+seed = 1
+stop = {{ time_s = 60.0, when_flows_done = true }}
+[topology]
+kind = "point_to_point"
+[topology.forward]
+rate_mbps = 1000.0
+delay_ms = 20.0
+mtu = 1500
+queue = {{ discipline = "drop_tail", packets = 5000 }}
+[topology.return]
+rate_mbps = 1000.0
+delay_ms = 20.0
+mtu = 1500
+queue = {{ discipline = "drop_tail", packets = 5000 }}
+[client]
+max_udp_payload_size = {payload}
+{TRANSPORT}
+[server]
+max_udp_payload_size = {payload}
+{TRANSPORT}
+[[flows]]
+name = "bulk"
+workload = {{ kind = "bulk", bytes = 1073741824 }}
+"#
+    )
+}
+
+fn dumbbell(n: usize) -> String {
+    let mut s = format!(
+        r#"
+name = "dumbbell_{n}"
+seed = 1
+stop = {{ time_s = 120.0, when_flows_done = true }}
+[topology]
+kind = "dumbbell"
+pairs = {n}
+[topology.forward]
+rate_mbps = 1000.0
+delay_ms = 10.0
+mtu = 1500
+queue = {{ discipline = "drop_tail", packets = 2500 }}
+[topology.return]
+rate_mbps = 1000.0
+delay_ms = 10.0
+mtu = 1500
+queue = {{ discipline = "drop_tail", packets = 2500 }}
+[client]
+max_udp_payload_size = 1452
+{TRANSPORT}
+[server]
+max_udp_payload_size = 1452
+{TRANSPORT}
+"#
+    );
+    for i in 0..n {
+        s += &format!(
+            "[[flows]]\nname = \"f{i}\"\npair = {i}\nworkload = {{ kind = \"bulk\", bytes = 1048576 }}\n"
+        );
+    }
+    s
+}
+
+/// One timed run (scenario parsing and setup included; they are small).
+fn run_once(text: &str) -> (f64, RunResult) {
+    let scenario = Scenario::parse(text, "bench").expect("scenario");
+    let start = Instant::now();
+    let sim = Simulation::new(scenario, "bench", None).expect("setup");
+    let result = sim.run().expect("run");
+    (start.elapsed().as_secs_f64(), result)
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn bench(name: &str, text: &str, reps: usize, series: bool) {
+    let mut walls = Vec::new();
+    let mut last = None;
+    for _ in 0..reps {
+        let (w, r) = if series {
+            run_once(&text.replacen("[topology]", "[measure]\ntraces = true\n[topology]", 1))
+        } else {
+            run_once(text)
+        };
+        walls.push(w);
+        last = Some(r);
+    }
+    let r = last.expect("at least one rep");
+    let wall = median(&mut walls);
+    let all_pkts: u64 = r.links.iter().map(|l| l.delivered_packets).sum();
+    // Every datagram crosses the bottleneck (links 0 and 1) exactly once.
+    let datagrams: u64 = r.links[..2].iter().map(|l| l.delivered_packets).sum();
+    let bytes: u64 = r.flows.iter().map(|f| f.goodput_bytes).sum();
+    let done = r.flows.iter().filter(|f| f.goodput_bytes > 0).count();
+    let drops: u64 = r.links.iter().map(|l| l.queue_drops).sum();
+    println!(
+        "{name:<24} wall {wall:7.3} s (min {:.3}, {reps} reps)  sim {:6.3} s  \
+         datagrams {datagrams:>8}  link pkts {all_pkts:>8}  {:6.2} M link pkts/s  \
+         {:6.3} us/datagram  goodput {:7.1} Mbit/s  drops {drops}  flows {done}/{}  events {}",
+        walls[0],
+        r.end_s,
+        all_pkts as f64 / wall / 1e6,
+        wall * 1e6 / datagrams as f64,
+        bytes as f64 * 8.0 / r.end_s / 1e6,
+        r.flows.len(),
+        r.events,
+    );
+    if series {
+        // Where the time goes in simulated terms: goodput per second and loss events.
+        for f in r.flows.iter().take(1) {
+            let s: Vec<String> = (f.goodput_series.iter())
+                .map(|(t, bps)| format!("{t:.0}s:{:.0}", bps / 1e6))
+                .collect();
+            println!(
+                "  {}: handshake {:?} s, client lost {} pto {}, Mbit/s per second: {}",
+                f.name,
+                f.handshake_done_s,
+                f.client.packets_lost,
+                f.client.pto_expirations,
+                s.join(" ")
+            );
+            // cwnd and smoothed RTT at each simulated second (traces are on with --series).
+            let at = |t: f64| {
+                let c = f.client.cwnd.iter().rev().find(|c| c.0 <= t).map(|c| c.1);
+                let r = f.client.rtt.iter().rev().find(|r| r.0 <= t).map(|r| r.1);
+                format!("{t:.0}s:{:?}B/{:.1}ms", c.unwrap_or(0), r.unwrap_or(0.0))
+            };
+            let pts: Vec<String> = (1..=10).map(|t| at(t as f64)).collect();
+            println!("  client cwnd/srtt: {}", pts.join(" "));
+            let l = &r.links[0];
+            let stream = f.client.sent_by_frame_type.get("stream");
+            println!(
+                "  forward link: {:.1} Mbit/s wire, max queue {} packets; client STREAM frames {:?}",
+                l.throughput_bps / 1e6,
+                l.max_queue_packets,
+                stream
+            );
+        }
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut reps = None;
+    let mut filter = None;
+    let mut series = false;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--reps" => reps = it.next().and_then(|n| n.parse().ok()),
+            "--series" => series = true,
+            // cargo bench passes --bench; criterion-style flags are ignored.
+            s if s.starts_with("--") => {}
+            s => filter = Some(s.to_string()),
+        }
+    }
+    let want = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
+    for payload in [1452, 1200] {
+        let name = format!("gib_1gbps_40ms/{payload}");
+        if want(&name) {
+            bench(&name, &gib(payload), reps.unwrap_or(3), series);
+        }
+    }
+    for n in [10, 100, 1000] {
+        let name = format!("dumbbell/{n}");
+        if want(&name) {
+            bench(
+                &name,
+                &dumbbell(n),
+                reps.unwrap_or(if n >= 1000 { 3 } else { 5 }),
+                series,
+            );
+        }
+    }
+}
