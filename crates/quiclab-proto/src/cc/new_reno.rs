@@ -56,6 +56,9 @@ pub struct NewReno {
     in_recovery: bool,
     /// `WindowGrowth::Exact`: acknowledged bytes not yet turned into window growth.
     ca_acked: u64,
+    /// `WindowGrowth::Approximate`: the fractional part of mds * acked / cwnd carried
+    /// between ACKs (as a numerator over the window at the time).
+    ca_remainder: u128,
 }
 
 impl NewReno {
@@ -75,6 +78,7 @@ impl NewReno {
             recovery_start: None,
             in_recovery: false,
             ca_acked: 0,
+            ca_remainder: 0,
             config,
         }
     }
@@ -133,10 +137,14 @@ impl CongestionController for NewReno {
         match self.config.growth {
             // RFC 9002 B.5, per acknowledged packet (integer division rounds down).
             WindowGrowth::Approximate => {
-                let inc = u128::from(self.mds) * u128::from(bytes) / u128::from(self.cwnd.max(1));
+                // Keep the remainder: above cwnd = mds^2 (2.1 MB at 1452 bytes) each ACK's
+                // share is below one byte, and integer truncation would freeze the window.
+                let num = u128::from(self.mds) * u128::from(bytes) + self.ca_remainder;
+                let cwnd = u128::from(self.cwnd.max(1));
+                self.ca_remainder = num % cwnd;
                 self.cwnd = self
                     .cwnd
-                    .saturating_add(u64::try_from(inc).unwrap_or(u64::MAX));
+                    .saturating_add(u64::try_from(num / cwnd).unwrap_or(u64::MAX));
             }
             // RFC 3465 byte counting: one mds per full window acknowledged.
             WindowGrowth::Exact => {
@@ -163,6 +171,7 @@ impl CongestionController for NewReno {
             self.ssthresh = self.reduced();
             self.cwnd = self.ssthresh.max(self.min_window);
             self.ca_acked = 0;
+            self.ca_remainder = 0;
         }
         // RFC 9002 §7.6.2 / B.8: persistent congestion collapses to the minimum window
         // and forgets the recovery period, so that the next loss reduces again.
@@ -171,6 +180,7 @@ impl CongestionController for NewReno {
             self.in_recovery = false;
             self.cwnd = self.min_window;
             self.ca_acked = 0;
+            self.ca_remainder = 0;
         }
     }
 
@@ -350,5 +360,28 @@ mod tests {
             // Growth during the window shrinks each increment slightly: a bit under mds.
             assert!((MDS * 9 / 10..=MDS).contains(&growth), "growth {growth}");
         }
+    }
+
+    #[test]
+    fn approximate_growth_does_not_stall_on_large_windows() {
+        // cwnd of 6 MB is far above mds^2 = 1.44 MB: each ACK adds a fraction of a byte.
+        let mut cc = NewReno::new(
+            NewRenoConfig {
+                initial_window_packets: Some(10_000),
+                ..NewRenoConfig::default()
+            },
+            MDS,
+        );
+        cc.on_congestion_event(ms(10), ms(5), false, MDS);
+        assert!(!cc.in_slow_start());
+        let before = cc.window();
+        for _ in 0..before / MDS {
+            cc.on_packet_acked(ms(200), ms(100), MDS, false, &rtt());
+        }
+        let growth = cc.window() - before;
+        assert!(
+            (MDS * 9 / 10..=MDS).contains(&growth),
+            "growth {growth} over a 6 MB window"
+        );
     }
 }

@@ -63,6 +63,8 @@ impl Connection {
         let cwnd_open = self.bytes_in_flight() < self.cc.window() && self.pacer_allows(now);
         let mut open: Option<OpenPacket> = None;
         let mut pad_datagram = false;
+        // Whether any packet of this datagram counts toward bytes in flight.
+        let mut in_flight = false;
         for space in SpaceId::ALL {
             if !self.spaces[space as usize].can_send() {
                 continue;
@@ -79,7 +81,7 @@ impl Connection {
                 break;
             }
             if let Some(p) = open.take() {
-                self.finish_packet(now, buf, p, 0);
+                in_flight |= self.finish_packet(now, buf, p, 0);
             }
             if space == SpaceId::Handshake && self.side == Side::Client {
                 // RFC 9001 §4.9.1: a client discards Initial keys when it first sends Handshake.
@@ -101,12 +103,15 @@ impl Connection {
         } else {
             0
         };
-        self.finish_packet(now, buf, p, pad);
+        in_flight |= self.finish_packet(now, buf, p, pad);
         if closing {
             self.close_pending = false;
         }
         let size = buf.len() - start;
-        if self.config.pacing {
+        // RFC 9002 §7.7: pacing spreads in-flight data; ACK-only datagrams are not
+        // congestion controlled and must not spend the pacer's tokens (a receiver's
+        // stream of ACKs would otherwise starve its own MAX_DATA updates).
+        if self.config.pacing && in_flight {
             self.pacer
                 .on_sent(now, size as u64, self.cc.window(), self.rtt.smoothed());
         }
@@ -391,7 +396,14 @@ impl Connection {
     }
 
     /// Pads, fixes the Length field, protects the packet, and records it as sent.
-    fn finish_packet(&mut self, now: Instant, buf: &mut Vec<u8>, mut p: OpenPacket, pad: usize) {
+    /// Returns whether the packet counts toward bytes in flight.
+    fn finish_packet(
+        &mut self,
+        now: Instant,
+        buf: &mut Vec<u8>,
+        mut p: OpenPacket,
+        pad: usize,
+    ) -> bool {
         let pn_len = p.payload_start - p.pn_offset;
         // RFC 9001 §5.4.2: the header protection sample needs 4 bytes after the pn start.
         let min_payload = 4usize.saturating_sub(pn_len);
@@ -462,5 +474,6 @@ impl Connection {
                 },
             );
         }
+        in_flight
     }
 }
