@@ -1,0 +1,5 @@
+//! quiclab-lab: sweeps over simulator scenarios, run in parallel with caching, with
+//! statistics, plots and reports, and the named reproductions of the seed documents.
+
+pub mod plan;
+pub mod plot;

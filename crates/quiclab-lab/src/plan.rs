@@ -1,0 +1,144 @@
+//! Plans (TOML): a base scenario plus axes of parameters, how they set scenario keys,
+//! which metrics to extract, analytic expectations, repetitions, figures and the text of
+//! the report. A plan expands into runs, each with a fully resolved scenario and a seed
+//! derived from the master seed, the point's parameters and the repetition index.
+
+use crate::plot::Scale;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A value an axis takes: a number or a string (e.g. a congestion controller name).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum AxisValue {
+    Number(f64),
+    Text(String),
+}
+
+/// A range of numbers: `steps` values from `from` to `to` inclusive, evenly spaced on a
+/// linear or log scale.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Range {
+    pub from: f64,
+    pub to: f64,
+    pub steps: usize,
+    #[serde(default)]
+    pub scale: Scale,
+}
+
+/// A swept parameter: a list of values or a range (exactly one of the two).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Axis {
+    pub name: String,
+    pub values: Option<Vec<AxisValue>>,
+    pub range: Option<Range>,
+    /// Label with unit for figures, e.g. "RTT (ms)" (default: the name).
+    pub label: Option<String>,
+}
+
+/// How axes combine into points.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Combine {
+    /// Every combination of every axis's values.
+    #[default]
+    Cartesian,
+    /// The i-th values of all axes together (all axes must have the same length).
+    Zip,
+}
+
+/// A figure to draw from the results.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FigureSpec {
+    /// File stem under `figures/` (PNG and SVG).
+    pub file: String,
+    pub title: String,
+    /// "lines" | "scatter" (x-y with CI error bars, plus expected curves), "cdf" (of the
+    /// metric `y` over all runs, one line per series), "bars" (x = category),
+    /// "timeseries" (a run's goodput series: x = time, one line per series value).
+    pub kind: String,
+    /// Axis name for x (not used by "cdf"/"timeseries").
+    pub x: Option<String>,
+    /// Metric name for y.
+    pub y: String,
+    /// Axis name whose values become separate series (optional).
+    pub series: Option<String>,
+    pub x_label: Option<String>,
+    pub y_label: Option<String>,
+    /// Multiply y (and expected) values by this for display (e.g. 1e-6 for Mbit/s).
+    #[serde(default = "one")]
+    pub y_factor: f64,
+    #[serde(default)]
+    pub x_scale: Scale,
+    #[serde(default)]
+    pub y_scale: Scale,
+    /// Draw the plan's expected curve for `y` next to the measured points.
+    #[serde(default)]
+    pub expected: bool,
+    /// Only points whose axes have these values (e.g. `{ mtu = 1500 }`).
+    #[serde(default)]
+    pub filter: BTreeMap<String, AxisValue>,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// What `--quick` changes: fewer repetitions and fewer axis values.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Quick {
+    pub repetitions: Option<u32>,
+    /// Replacement values per axis name.
+    #[serde(default)]
+    pub axes: BTreeMap<String, Vec<AxisValue>>,
+    /// Replacement `[set]` expressions (e.g. shorter runs).
+    #[serde(default)]
+    pub set: BTreeMap<String, String>,
+}
+
+/// A plan file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Plan {
+    pub name: String,
+    pub title: String,
+    /// The research question, for the report.
+    pub question: String,
+    /// What the seed document found / the analytic expectation, for the report.
+    #[serde(default)]
+    pub published: String,
+    /// The base scenario file, relative to the plan file.
+    pub base: String,
+    pub master_seed: u64,
+    #[serde(default = "one_u32")]
+    pub repetitions: u32,
+    #[serde(default)]
+    pub combine: Combine,
+    pub axes: Vec<Axis>,
+    /// Scenario key (dotted path, e.g. "topology.forward.delay_ms" or
+    /// "server.ack.ack_eliciting_threshold") = expression over axis names
+    /// (numbers, + - * / ^, parentheses, sqrt, ln, log10, exp, min, max, abs, floor,
+    /// ceil, round); an expression that is just a text axis's name sets that text.
+    #[serde(default)]
+    pub set: BTreeMap<String, String>,
+    /// Metric name = path into the run's result JSON (e.g. "links[0].payload_throughput_bps",
+    /// "flows[0].ttfb_s", "flows[0].client.sent_by_frame_type.ack.bytes").
+    pub metrics: BTreeMap<String, String>,
+    /// Metric name = expression over axis names: the analytic value at each point.
+    #[serde(default)]
+    pub expected: BTreeMap<String, String>,
+    /// Relative tolerance of measured vs expected for the report's verdict (e.g. 0.05).
+    pub tolerance: Option<f64>,
+    #[serde(default)]
+    pub quick: Quick,
+    #[serde(default)]
+    pub figures: Vec<FigureSpec>,
+}
+
+fn one_u32() -> u32 {
+    1
+}
