@@ -1,0 +1,510 @@
+//! From a plan file to runs: load and validate the plan, apply `--quick`, compute the
+//! points (cartesian or zip), and for each point and repetition build the fully
+//! resolved scenario, its seed and its cache key.
+//!
+//! Writing `[set]` values into the base scenario's TOML table follows one rule:
+//! - a text axis used alone (`"cc"`) writes a string;
+//! - a number replacing an existing **integer** must be integral and is written as an
+//!   integer (use `round(...)` otherwise); replacing an existing **float** writes a float;
+//! - a number at an absent key (or replacing a non-number) is written as an integer if it
+//!   is integral (|v| <= 2^53), else as a float. Integers deserialize into float fields
+//!   too, so this suits both kinds of scenario keys.
+//!
+//! Seeds: `seed` = the first 8 bytes (big-endian) of SHA-256 over the master seed, the
+//! point's parameters (sorted by name, exact float bits) and the repetition index, with
+//! the top bit cleared so it fits a TOML integer. A run's seed therefore depends only on
+//! what it is, not on run order, `--jobs` or the other points of the plan.
+
+use crate::error::LabError;
+use crate::expr::{Expr, ExprErrorKind};
+use crate::locate::{line_of_key, toml_error};
+use crate::path::Path as KeyPath;
+use crate::plan::{Axis, AxisValue, Combine, Plan};
+use crate::plot::Scale;
+use crate::validate::{canonical_value, validate};
+use quiclab_sim::scenario::ScenarioError;
+use quiclab_sim::Scenario;
+use ring::digest::{digest, SHA256};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// One run: a point, a repetition, and everything needed to execute and identify it.
+#[derive(Clone, Debug)]
+pub struct RunSpec {
+    /// Index of the point (cartesian: last axis fastest).
+    pub point: usize,
+    /// Repetition index, 0-based.
+    pub rep: u32,
+    /// The point's axis values.
+    pub params: BTreeMap<String, AxisValue>,
+    pub seed: u64,
+    /// The resolved, validated scenario.
+    pub scenario: Scenario,
+    /// The resolved scenario as TOML (a file anyone can run on its own).
+    pub scenario_toml: String,
+    /// Hex SHA-256 of the canonical resolved scenario and the crate version.
+    pub key: String,
+    /// `[expected]` values at this point (non-finite results are left out).
+    pub expected: BTreeMap<String, f64>,
+}
+
+/// Reads and validates a plan; errors name the file, line, column and key.
+pub fn load_plan(path: &Path) -> Result<Plan, LabError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| LabError::io(path, e))?;
+    let plan: Plan = toml::from_str(&text).map_err(|e| toml_error(&file, &text, &e))?;
+    validate(&plan, &text, &file)?;
+    Ok(plan)
+}
+
+/// The plan as `--quick` runs it: quick repetitions, axis values and `[set]` entries
+/// replace the normal ones.
+pub fn apply_quick(plan: &Plan) -> Plan {
+    let mut p = plan.clone();
+    if let Some(r) = plan.quick.repetitions {
+        p.repetitions = r;
+    }
+    for axis in &mut p.axes {
+        if let Some(v) = plan.quick.axes.get(&axis.name) {
+            axis.values = Some(v.clone());
+            axis.range = None;
+        }
+    }
+    for (k, v) in &plan.quick.set {
+        p.set.insert(k.clone(), v.clone());
+    }
+    p
+}
+
+/// How many values an axis has (without materialising a range).
+pub fn axis_len(axis: &Axis) -> usize {
+    match (&axis.values, &axis.range) {
+        (Some(v), _) => v.len(),
+        (None, Some(r)) => r.steps,
+        (None, None) => 0,
+    }
+}
+
+/// An axis's values; range endpoints are exact.
+pub fn axis_values(axis: &Axis) -> Vec<AxisValue> {
+    if let Some(v) = &axis.values {
+        return v.clone();
+    }
+    let Some(r) = &axis.range else {
+        return Vec::new();
+    };
+    if r.steps <= 1 {
+        return vec![AxisValue::Number(r.from)];
+    }
+    let last = (r.steps - 1) as f64;
+    (0..r.steps)
+        .map(|i| {
+            let t = i as f64 / last;
+            let v = if i == 0 {
+                r.from
+            } else if i == r.steps - 1 {
+                r.to
+            } else if r.scale == Scale::Log {
+                (r.from.ln() + (r.to.ln() - r.from.ln()) * t).exp()
+            } else {
+                r.from + (r.to - r.from) * t
+            };
+            AxisValue::Number(v)
+        })
+        .collect()
+}
+
+/// The plan's points in order: cartesian in axis order with the last axis fastest, or
+/// zipped.
+pub fn points(plan: &Plan) -> Vec<BTreeMap<String, AxisValue>> {
+    let values: Vec<Vec<AxisValue>> = plan.axes.iter().map(axis_values).collect();
+    if values.iter().any(Vec::is_empty) {
+        return Vec::new();
+    }
+    match plan.combine {
+        Combine::Zip => (0..values[0].len())
+            .map(|i| {
+                plan.axes
+                    .iter()
+                    .zip(&values)
+                    .filter_map(|(a, v)| Some((a.name.clone(), v.get(i)?.clone())))
+                    .collect()
+            })
+            .collect(),
+        Combine::Cartesian => {
+            let total: usize = values.iter().map(Vec::len).product();
+            (0..total)
+                .map(|mut n| {
+                    let mut p = BTreeMap::new();
+                    for (a, v) in plan.axes.iter().zip(&values).rev() {
+                        p.insert(a.name.clone(), v[n % v.len()].clone());
+                        n /= v.len();
+                    }
+                    p
+                })
+                .collect()
+        }
+    }
+}
+
+/// Parameters as one canonical string (sorted names, exact float bits).
+pub fn canonical_params(params: &BTreeMap<String, AxisValue>) -> String {
+    params
+        .iter()
+        .map(|(k, v)| format!("{k}={}", canonical_value(v)))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The seed of one run (see the module docs).
+pub fn derive_seed(master_seed: u64, params: &BTreeMap<String, AxisValue>, rep: u32) -> u64 {
+    let text = format!(
+        "quiclab-lab seed v1\nmaster={master_seed}\n{}\nrep={rep}",
+        canonical_params(params)
+    );
+    let d = digest(&SHA256, text.as_bytes());
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&d.as_ref()[..8]);
+    u64::from_be_bytes(b) & (i64::MAX as u64)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The cache key of a resolved scenario: what the simulator runs, plus the lab's
+/// version (a new version may measure differently).
+pub fn run_key(scenario: &Scenario) -> Result<String, LabError> {
+    let json = serde_json::to_string(scenario).map_err(|e| LabError::Data {
+        file: scenario.name.clone(),
+        why: e.to_string(),
+    })?;
+    let text = format!("quiclab-lab run v1\n{}\n{json}", env!("CARGO_PKG_VERSION"));
+    Ok(hex(digest(&SHA256, text.as_bytes()).as_ref()))
+}
+
+/// Numbers for expressions: the point's numeric axes.
+fn numeric_vars(params: &BTreeMap<String, AxisValue>) -> BTreeMap<String, f64> {
+    params
+        .iter()
+        .filter_map(|(k, v)| match v {
+            AxisValue::Number(n) => Some((k.clone(), *n)),
+            AxisValue::Text(_) => None,
+        })
+        .collect()
+}
+
+fn params_text(params: &BTreeMap<String, AxisValue>) -> String {
+    params
+        .iter()
+        .map(|(k, v)| match v {
+            AxisValue::Number(n) => format!("{k}={n}"),
+            AxisValue::Text(s) => format!("{k}={s}"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The TOML value a `[set]` number becomes (see the module docs).
+fn number_value(old: Option<&toml::Value>, v: f64) -> Result<toml::Value, String> {
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    let integral = v.fract() == 0.0 && v.abs() <= EXACT;
+    match old {
+        Some(toml::Value::Integer(_)) if integral => Ok(toml::Value::Integer(v as i64)),
+        Some(toml::Value::Integer(i)) => Err(format!(
+            "the base scenario has the integer {i} here, but the expression gives {v} (use round(...))"
+        )),
+        Some(toml::Value::Float(_)) => Ok(toml::Value::Float(v)),
+        _ if integral => Ok(toml::Value::Integer(v as i64)),
+        _ => Ok(toml::Value::Float(v)),
+    }
+}
+
+struct Resolver<'a> {
+    plan: &'a Plan,
+    file: String,
+    text: String,
+    base_file: String,
+    base: toml::Table,
+}
+
+impl Resolver<'_> {
+    fn set_error(
+        &self,
+        key: &str,
+        point: usize,
+        params: &BTreeMap<String, AxisValue>,
+        why: String,
+    ) -> LabError {
+        LabError::Scenario {
+            file: self.file.clone(),
+            line: line_of_key(&self.text, "set", key),
+            key: format!("set.{key}"),
+            why: format!(
+                "point {point} ({}): the resolved scenario (base {}) is invalid: {why}",
+                params_text(params),
+                self.base_file
+            ),
+        }
+    }
+
+    /// The base table with every `[set]` entry applied for this point.
+    fn point_table(
+        &self,
+        point: usize,
+        params: &BTreeMap<String, AxisValue>,
+    ) -> Result<toml::Table, LabError> {
+        let mut table = self.base.clone();
+        let vars = numeric_vars(params);
+        for (key, src) in &self.plan.set {
+            let expr_err = |source: crate::expr::ExprError| LabError::Expr {
+                file: self.file.clone(),
+                line: line_of_key(&self.text, "set", key),
+                key: format!("set.{key}"),
+                expr: src.clone(),
+                source: Box::new(source),
+            };
+            let path =
+                KeyPath::parse(key).map_err(|why| self.set_error(key, point, params, why))?;
+            let expr = Expr::parse(src).map_err(expr_err)?;
+            let text = expr.as_variable().and_then(|v| match params.get(v) {
+                Some(AxisValue::Text(s)) => Some(s.clone()),
+                _ => None,
+            });
+            let write = match text {
+                Some(s) => path.write(&mut table, |_| Ok(toml::Value::String(s))),
+                None => {
+                    let v = expr.eval(&vars).map_err(|e| match (&e.kind, e.clone()) {
+                        (ExprErrorKind::UnknownVariable(n), _) if params.contains_key(n) => self.set_error(
+                            key,
+                            point,
+                            params,
+                            format!("axis `{n}` has a text value here; a text axis can only be used alone"),
+                        ),
+                        (_, e) => expr_err(e),
+                    })?;
+                    if !v.is_finite() {
+                        return Err(self.set_error(
+                            key,
+                            point,
+                            params,
+                            format!("`{src}` evaluates to {v}"),
+                        ));
+                    }
+                    path.write(&mut table, |old| number_value(old, v))
+                }
+            };
+            write.map_err(|why| self.set_error(key, point, params, why))?;
+        }
+        Ok(table)
+    }
+
+    /// The `[set]` key an invalid-scenario message is most likely about.
+    fn culprit(&self, message: &str) -> Option<String> {
+        let keys = self.plan.set.keys();
+        keys.clone()
+            .find(|k| message.contains(k.as_str()))
+            .cloned()
+            .or_else(|| {
+                keys.clone()
+                    .find(|k| {
+                        k.split(['.', '['])
+                            .any(|seg| message.contains(&format!("`{seg}`")))
+                    })
+                    .cloned()
+            })
+    }
+
+    /// The first `[set]` key that alone makes the scenario invalid with the same message
+    /// (error path only).
+    fn bisect(
+        &self,
+        point: usize,
+        params: &BTreeMap<String, AxisValue>,
+        why: &str,
+    ) -> Option<String> {
+        self.plan.set.iter().find_map(|(k, v)| {
+            let mut plan = self.plan.clone();
+            plan.set = BTreeMap::from([(k.clone(), v.clone())]);
+            let one = Resolver {
+                plan: &plan,
+                file: self.file.clone(),
+                text: self.text.clone(),
+                base_file: self.base_file.clone(),
+                base: self.base.clone(),
+            };
+            let mut t = one.point_table(point, params).ok()?;
+            t.insert("seed".into(), toml::Value::Integer(0));
+            let text = toml::to_string(&t).ok()?;
+            let e = Scenario::parse(&text, "").err()?;
+            (reason(e) == why).then(|| k.clone())
+        })
+    }
+
+    fn scenario_error(
+        &self,
+        point: usize,
+        params: &BTreeMap<String, AxisValue>,
+        e: ScenarioError,
+    ) -> LabError {
+        let why = reason(e);
+        match self
+            .culprit(&why)
+            .or_else(|| self.bisect(point, params, &why))
+        {
+            Some(key) => self.set_error(&key, point, params, why),
+            None => match self.set_error("", point, params, why) {
+                LabError::Scenario { file, why, .. } => LabError::Scenario {
+                    file,
+                    line: None,
+                    key: "set".into(),
+                    why,
+                },
+                e => e,
+            },
+        }
+    }
+}
+
+/// The essence of a scenario error, without our generated text's line numbers.
+fn reason(e: ScenarioError) -> String {
+    match e {
+        // toml's message quotes the generated text; its last line is the reason.
+        ScenarioError::Parse { message, .. } => message
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or_default()
+            .trim()
+            .to_string(),
+        ScenarioError::Invalid { key, why, .. } => format!("{key}: {why}"),
+        ScenarioError::Io { source, .. } => source.to_string(),
+    }
+}
+
+/// Expands a (loaded) plan into its runs, in (point, rep) order. `quick` applies the
+/// plan's `[quick]` overrides first. Every resolved scenario is validated by the
+/// simulator's own parser, so a `[set]` path with an unknown key fails here.
+pub fn expand(plan: &Plan, plan_path: &Path, quick: bool) -> Result<Vec<RunSpec>, LabError> {
+    let file = plan_path.display().to_string();
+    let text = std::fs::read_to_string(plan_path).unwrap_or_default();
+    validate(plan, &text, &file)?;
+    let plan = if quick {
+        apply_quick(plan)
+    } else {
+        plan.clone()
+    };
+    let base_path = plan_path
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join(&plan.base);
+    let base_file = base_path.display().to_string();
+    let base_text = std::fs::read_to_string(&base_path).map_err(|e| LabError::Invalid {
+        file: file.clone(),
+        line: line_of_key(&text, "", "base"),
+        key: "base".into(),
+        why: format!("cannot read {base_file}: {e}"),
+    })?;
+    let base: toml::Table =
+        toml::from_str(&base_text).map_err(|e| toml_error(&base_file, &base_text, &e))?;
+    let r = Resolver {
+        plan: &plan,
+        file,
+        text,
+        base_file,
+        base,
+    };
+    let expected: Vec<(String, Expr)> = plan
+        .expected
+        .iter()
+        .filter_map(|(m, src)| Some((m.clone(), Expr::parse(src).ok()?)))
+        .collect();
+    let mut runs = Vec::new();
+    for (point, params) in points(&plan).into_iter().enumerate() {
+        let table = r.point_table(point, &params)?;
+        let vars = numeric_vars(&params);
+        let exp: BTreeMap<String, f64> = expected
+            .iter()
+            .filter_map(|(m, e)| Some((m.clone(), e.eval(&vars).ok().filter(|v| v.is_finite())?)))
+            .collect();
+        for rep in 0..plan.repetitions {
+            let seed = derive_seed(plan.master_seed, &params, rep);
+            let mut t = table.clone();
+            t.insert("seed".into(), toml::Value::Integer(seed as i64));
+            let scenario_toml = toml::to_string(&t)
+                .map_err(|e| r.set_error("seed", point, &params, e.to_string()))?;
+            let label = format!("{} (point {point}, rep {rep})", r.file);
+            let scenario = Scenario::parse(&scenario_toml, &label)
+                .map_err(|e| r.scenario_error(point, &params, e))?;
+            let key = run_key(&scenario)?;
+            runs.push(RunSpec {
+                point,
+                rep,
+                params: params.clone(),
+                seed,
+                scenario,
+                scenario_toml,
+                key,
+                expected: exp.clone(),
+            });
+        }
+    }
+    Ok(runs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Range;
+
+    fn axis(name: &str, values: &[f64]) -> Axis {
+        Axis {
+            name: name.into(),
+            values: Some(values.iter().map(|v| AxisValue::Number(*v)).collect()),
+            range: None,
+            label: None,
+        }
+    }
+
+    #[test]
+    fn ranges() {
+        let mut a = axis("x", &[]);
+        a.values = None;
+        a.range = Some(Range {
+            from: 1.0,
+            to: 100.0,
+            steps: 3,
+            scale: Scale::Log,
+        });
+        let v = axis_values(&a);
+        assert_eq!(v[0], AxisValue::Number(1.0));
+        assert_eq!(v[2], AxisValue::Number(100.0));
+        let AxisValue::Number(mid) = v[1] else {
+            panic!()
+        };
+        assert!((mid - 10.0).abs() < 1e-12);
+        a.range.as_mut().unwrap().scale = Scale::Linear;
+        assert_eq!(axis_values(&a)[1], AxisValue::Number(50.5));
+    }
+
+    #[test]
+    fn seeds_depend_only_on_the_run() {
+        let p = |x: f64| BTreeMap::from([("a".to_string(), AxisValue::Number(x))]);
+        assert_eq!(derive_seed(1, &p(2.0), 0), derive_seed(1, &p(2.0), 0));
+        assert_ne!(derive_seed(1, &p(2.0), 0), derive_seed(1, &p(2.0), 1));
+        assert_ne!(derive_seed(1, &p(2.0), 0), derive_seed(2, &p(2.0), 0));
+        assert_ne!(derive_seed(1, &p(2.0), 0), derive_seed(1, &p(3.0), 0));
+        assert!(derive_seed(1, &p(2.0), 0) <= i64::MAX as u64);
+    }
+
+    #[test]
+    fn number_rule() {
+        let i = toml::Value::Integer(1);
+        let f = toml::Value::Float(1.0);
+        assert_eq!(number_value(Some(&i), 3.0), Ok(toml::Value::Integer(3)));
+        assert!(number_value(Some(&i), 2.5).is_err());
+        assert_eq!(number_value(Some(&f), 3.0), Ok(toml::Value::Float(3.0)));
+        assert_eq!(number_value(None, 3.0), Ok(toml::Value::Integer(3)));
+        assert_eq!(number_value(None, 0.5), Ok(toml::Value::Float(0.5)));
+    }
+}

@@ -1,0 +1,133 @@
+//! Per-point summary statistics over repetitions: mean, median, 5th/95th percentiles
+//! and the 95% confidence interval of the mean (Student's t), the numbers a figure's
+//! error bars and a report's verdicts are made of.
+
+use serde::{Deserialize, Serialize};
+
+/// Summary of one metric's samples at one point.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    pub n: usize,
+    pub mean: f64,
+    pub median: f64,
+    pub p5: f64,
+    pub p95: f64,
+    /// 95% confidence interval of the mean (equal to the mean when n = 1).
+    pub ci_lo: f64,
+    pub ci_hi: f64,
+}
+
+/// Two-sided 95% Student's t quantiles for 1..=30 degrees of freedom.
+const T95: [f64; 30] = [
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+    2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+    2.052, 2.048, 2.045, 2.042,
+];
+
+/// The two-sided 95% t quantile for `dof` degrees of freedom. Between table entries the
+/// value of the next smaller tabulated dof is used (slightly conservative: a wider CI);
+/// beyond 120 the normal quantile 1.96.
+pub fn t95(dof: usize) -> f64 {
+    match dof {
+        0 => f64::INFINITY,
+        1..=30 => T95[dof - 1],
+        31..=39 => T95[29],
+        40..=59 => 2.021,
+        60..=119 => 2.000,
+        120 => 1.980,
+        _ => 1.96,
+    }
+}
+
+/// The `q`-quantile (0..=1) of sorted values by linear interpolation between closest
+/// ranks (numpy's default "linear" method).
+pub fn percentile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let h = (sorted.len() - 1) as f64 * q.clamp(0.0, 1.0);
+    let lo = h.floor() as usize;
+    let hi = (lo + 1).min(sorted.len() - 1);
+    sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
+}
+
+impl Stats {
+    /// Summarises samples; `None` for no samples. Non-finite samples are ignored (a
+    /// metric is either a number or absent, so they should not occur).
+    pub fn of(samples: &[f64]) -> Option<Stats> {
+        let mut v: Vec<f64> = samples.iter().copied().filter(|x| x.is_finite()).collect();
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        let mean = v.iter().sum::<f64>() / n as f64;
+        let (ci_lo, ci_hi) = if n == 1 {
+            (mean, mean)
+        } else {
+            let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+            let half = t95(n - 1) * (var / n as f64).sqrt();
+            (mean - half, mean + half)
+        };
+        Some(Stats {
+            n,
+            mean,
+            median: percentile(&v, 0.5),
+            p5: percentile(&v, 0.05),
+            p95: percentile(&v, 0.95),
+            ci_lo,
+            ci_hi,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-9 * b.abs().max(1.0)
+    }
+
+    #[test]
+    fn known_values() {
+        // 1..=10: mean 5.5, sd 3.02765, t(9) = 2.262 -> half-width 2.16570 (scipy, exact t: 2.16582).
+        let v: Vec<f64> = (1..=10).map(f64::from).collect();
+        let s = Stats::of(&v).unwrap();
+        assert_eq!(s.n, 10);
+        assert!(close(s.mean, 5.5));
+        assert!(close(s.median, 5.5));
+        // numpy.percentile(range(1, 11), [5, 95]) = [1.45, 9.55]
+        assert!(close(s.p5, 1.45));
+        assert!(close(s.p95, 9.55));
+        let half = 2.262 * (55.0f64 / 6.0 / 10.0).sqrt();
+        assert!(close(s.ci_lo, 5.5 - half));
+        assert!(close(s.ci_hi, 5.5 + half));
+        assert!((half - 2.16570).abs() < 1e-4);
+    }
+
+    #[test]
+    fn order_does_not_matter_and_small_n() {
+        let a = Stats::of(&[3.0, 1.0, 2.0]).unwrap();
+        let b = Stats::of(&[1.0, 2.0, 3.0]).unwrap();
+        assert_eq!(a, b);
+        assert!(close(a.median, 2.0));
+        // sd 1, t(2) = 4.303, half = 4.303 / sqrt(3)
+        assert!(close(a.ci_hi - a.mean, 4.303 / 3f64.sqrt()));
+        let one = Stats::of(&[7.0]).unwrap();
+        assert_eq!(
+            (one.ci_lo, one.ci_hi, one.p5, one.p95),
+            (7.0, 7.0, 7.0, 7.0)
+        );
+        assert!(Stats::of(&[]).is_none());
+        assert!(Stats::of(&[f64::NAN]).is_none());
+    }
+
+    #[test]
+    fn t_table() {
+        assert_eq!(t95(1), 12.706);
+        assert_eq!(t95(30), 2.042);
+        assert_eq!(t95(45), 2.021);
+        assert_eq!(t95(1000), 1.96);
+    }
+}

@@ -1,0 +1,301 @@
+//! Plan checks that the schema cannot express, run at load time so a sweep fails before
+//! its first run, not halfway: axes, ranges, names, references between sections,
+//! expression syntax and variables, metric paths, and the quick overrides.
+
+use crate::error::LabError;
+use crate::expand::{apply_quick, points};
+use crate::expr::Expr;
+use crate::locate::{line_of_entry, line_of_key};
+use crate::path::Path as KeyPath;
+use crate::plan::{AxisValue, Combine, Plan};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Column names the result files use for their own fields.
+const RESERVED: [&str; 4] = ["point", "rep", "seed", "key"];
+/// Upper bound on runs per plan: a typo in a range must not allocate the world.
+const MAX_RUNS: usize = 10_000_000;
+const FIGURE_KINDS: [&str; 5] = ["lines", "scatter", "cdf", "bars", "timeseries"];
+
+fn is_ident(s: &str) -> bool {
+    let mut c = s.chars();
+    matches!(c.next(), Some(ch) if ch.is_ascii_alphabetic() || ch == '_')
+        && c.all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+}
+
+struct Ctx<'a> {
+    file: &'a str,
+    text: &'a str,
+}
+
+impl Ctx<'_> {
+    fn invalid(
+        &self,
+        line: Option<usize>,
+        key: impl Into<String>,
+        why: impl Into<String>,
+    ) -> LabError {
+        LabError::Invalid {
+            file: self.file.to_string(),
+            line,
+            key: key.into(),
+            why: why.into(),
+        }
+    }
+
+    fn top(&self, key: &str, why: impl Into<String>) -> LabError {
+        self.invalid(line_of_key(self.text, "", key), key, why)
+    }
+
+    fn axis(&self, i: usize, name: &str, field: &str, why: impl Into<String>) -> LabError {
+        let line = line_of_entry(self.text, "axes", i, name);
+        self.invalid(line, format!("axes[{i}] ({name}).{field}"), why)
+    }
+
+    fn expr(
+        &self,
+        section: &str,
+        key: &str,
+        src: &str,
+        known: &BTreeSet<String>,
+    ) -> Result<(), LabError> {
+        let e = Expr::parse(src).and_then(|e| e.check_variables(known).map(|_| e));
+        e.map(|_| ()).map_err(|source| LabError::Expr {
+            file: self.file.to_string(),
+            line: line_of_key(self.text, section, key),
+            key: format!("{section}.{key}"),
+            expr: src.to_string(),
+            source: Box::new(source),
+        })
+    }
+}
+
+/// Checks everything about a plan that can be checked without running it. `text` is the
+/// plan's source (for line numbers; may be empty).
+pub fn validate(plan: &Plan, text: &str, file: &str) -> Result<(), LabError> {
+    let cx = Ctx { file, text };
+    if plan.repetitions == 0 {
+        return Err(cx.top("repetitions", "must be at least 1"));
+    }
+    if plan.quick.repetitions == Some(0) {
+        return Err(cx.invalid(
+            line_of_key(text, "quick", "repetitions"),
+            "quick.repetitions",
+            "must be at least 1",
+        ));
+    }
+    if plan.axes.is_empty() {
+        return Err(cx.top("axes", "a plan needs at least one axis"));
+    }
+    let mut names = BTreeSet::new();
+    for (i, a) in plan.axes.iter().enumerate() {
+        if !is_ident(&a.name) || RESERVED.contains(&a.name.as_str()) {
+            return Err(cx.axis(
+                i,
+                &a.name,
+                "name",
+                "must be an identifier (letters, digits, _) other than point, rep, seed, key",
+            ));
+        }
+        if !names.insert(a.name.clone()) {
+            return Err(cx.axis(i, &a.name, "name", "duplicate axis name"));
+        }
+        match (&a.values, &a.range) {
+            (Some(_), Some(_)) | (None, None) => {
+                return Err(cx.axis(
+                    i,
+                    &a.name,
+                    "values",
+                    "needs exactly one of `values` and `range`",
+                ))
+            }
+            (Some(v), None) => check_values(&cx, i, &a.name, "values", v)?,
+            (None, Some(r)) => {
+                if !(r.from.is_finite() && r.to.is_finite()) {
+                    return Err(cx.axis(i, &a.name, "range", "from and to must be finite"));
+                }
+                if r.steps == 0 || (r.steps == 1 && r.from != r.to) {
+                    return Err(cx.axis(
+                        i,
+                        &a.name,
+                        "range.steps",
+                        "must be at least 1, and at least 2 when from != to",
+                    ));
+                }
+                if r.steps > MAX_RUNS {
+                    return Err(cx.axis(i, &a.name, "range.steps", format!("at most {MAX_RUNS}")));
+                }
+                if r.scale == crate::plot::Scale::Log && !(r.from > 0.0 && r.to > 0.0) {
+                    return Err(cx.axis(
+                        i,
+                        &a.name,
+                        "range",
+                        "a log range needs positive from and to",
+                    ));
+                }
+            }
+        }
+    }
+    for (name, v) in &plan.quick.axes {
+        let line = line_of_key(text, "quick.axes", name);
+        if !names.contains(name) {
+            return Err(cx.invalid(line, format!("quick.axes.{name}"), "no such axis"));
+        }
+        check_values(&cx, 0, name, "quick", v).map_err(|_| {
+            cx.invalid(
+                line,
+                format!("quick.axes.{name}"),
+                "needs at least one value, all numbers finite and distinct",
+            )
+        })?;
+    }
+    if plan.metrics.is_empty() {
+        return Err(cx.top("metrics", "a plan needs at least one metric"));
+    }
+    for (m, p) in &plan.metrics {
+        let line = line_of_key(text, "metrics", m);
+        if !is_ident(m) || RESERVED.contains(&m.as_str()) || names.contains(m) {
+            return Err(cx.invalid(line, format!("metrics.{m}"), "metric names must be identifiers, distinct from axis names and from point, rep, seed, key"));
+        }
+        KeyPath::parse(p).map_err(|why| cx.invalid(line, format!("metrics.{m}"), why))?;
+    }
+    for (key, src) in &plan.set {
+        check_set_key(&cx, "set", key)?;
+        cx.expr("set", key, src, &names)?;
+    }
+    for (key, src) in &plan.quick.set {
+        check_set_key(&cx, "quick.set", key)?;
+        cx.expr("quick.set", key, src, &names)?;
+    }
+    if plan.set.contains_key("seed") || plan.quick.set.contains_key("seed") {
+        return Err(cx.invalid(
+            line_of_key(text, "set", "seed"),
+            "set.seed",
+            "the seed is derived from master_seed; it cannot be set",
+        ));
+    }
+    for (m, src) in &plan.expected {
+        if !plan.metrics.contains_key(m) {
+            return Err(cx.invalid(
+                line_of_key(text, "expected", m),
+                format!("expected.{m}"),
+                "no such metric",
+            ));
+        }
+        cx.expr("expected", m, src, &names)?;
+    }
+    if plan.tolerance.is_some_and(|t| !(t.is_finite() && t >= 0.0)) {
+        return Err(cx.top("tolerance", "must be a non-negative number"));
+    }
+    for (i, f) in plan.figures.iter().enumerate() {
+        let at = |field: &str, why: String| {
+            cx.invalid(
+                line_of_entry(text, "figures", i, &f.file),
+                format!("figures[{i}] ({}).{field}", f.file),
+                why,
+            )
+        };
+        if !FIGURE_KINDS.contains(&f.kind.as_str()) {
+            return Err(at(
+                "kind",
+                format!("`{}` is not one of {}", f.kind, FIGURE_KINDS.join(", ")),
+            ));
+        }
+        for (field, axis) in [("x", &f.x), ("series", &f.series)] {
+            if let Some(a) = axis {
+                if !names.contains(a) {
+                    return Err(at(field, format!("`{a}` is not an axis")));
+                }
+            }
+        }
+        // A time series plots a run's series, not a metric, so its `y` is free-form.
+        if f.kind != "timeseries" && !plan.metrics.contains_key(&f.y) {
+            return Err(at("y", format!("`{}` is not a metric", f.y)));
+        }
+        if f.expected && !plan.expected.contains_key(&f.y) {
+            return Err(at("expected", format!("no [expected] entry for `{}`", f.y)));
+        }
+        if let Some(a) = f.filter.keys().find(|a| !names.contains(*a)) {
+            return Err(at("filter", format!("`{a}` is not an axis")));
+        }
+    }
+    check_points(&cx, plan, "")?;
+    check_points(&cx, &apply_quick(plan), "quick: ")
+}
+
+fn check_values(
+    cx: &Ctx,
+    i: usize,
+    name: &str,
+    field: &str,
+    v: &[AxisValue],
+) -> Result<(), LabError> {
+    if v.is_empty() {
+        return Err(cx.axis(i, name, field, "an axis needs at least one value"));
+    }
+    if v.iter()
+        .any(|x| matches!(x, AxisValue::Number(n) if !n.is_finite()))
+    {
+        return Err(cx.axis(i, name, field, "numbers must be finite"));
+    }
+    let canon: BTreeSet<String> = v.iter().map(canonical_value).collect();
+    if canon.len() != v.len() {
+        return Err(cx.axis(
+            i,
+            name,
+            field,
+            "duplicate value (two points would be the same runs)",
+        ));
+    }
+    Ok(())
+}
+
+fn check_set_key(cx: &Ctx, section: &str, key: &str) -> Result<(), LabError> {
+    KeyPath::parse(key).map(|_| ()).map_err(|why| {
+        cx.invalid(
+            line_of_key(cx.text, section, key),
+            format!("{section}.{key}"),
+            why,
+        )
+    })
+}
+
+/// Counts points (cartesian: product with overflow check; zip: equal lengths) before
+/// materialising them.
+fn check_points(cx: &Ctx, plan: &Plan, prefix: &str) -> Result<(), LabError> {
+    let lens: Vec<usize> = plan.axes.iter().map(crate::expand::axis_len).collect();
+    let n = match plan.combine {
+        Combine::Cartesian => lens.iter().try_fold(1usize, |a, &l| a.checked_mul(l)),
+        Combine::Zip => {
+            if let Some(i) = lens.iter().position(|&l| l != lens[0]) {
+                let a = &plan.axes[i];
+                return Err(cx.axis(i, &a.name, "values", format!("{prefix}with combine = \"zip\" every axis needs the same number of values ({} has {}, {} has {})", plan.axes[0].name, lens[0], a.name, lens[i])));
+            }
+            Some(lens[0])
+        }
+    };
+    let runs = n.and_then(|n| n.checked_mul(plan.repetitions as usize));
+    if runs.is_none_or(|r| r > MAX_RUNS) {
+        return Err(cx.top("axes", format!("{prefix}more than {MAX_RUNS} runs")));
+    }
+    if plan.combine == Combine::Zip {
+        let mut seen = BTreeMap::new();
+        for (i, p) in points(plan).iter().enumerate() {
+            let canon = crate::expand::canonical_params(p);
+            if let Some(j) = seen.insert(canon, i) {
+                return Err(cx.top(
+                    "axes",
+                    format!("{prefix}points {j} and {i} have the same values"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A value as text that distinguishes numbers from strings and is exact for floats.
+pub fn canonical_value(v: &AxisValue) -> String {
+    match v {
+        AxisValue::Number(n) => format!("n:{:016x}", (n + 0.0).to_bits()),
+        AxisValue::Text(s) => format!("s:{s}"),
+    }
+}

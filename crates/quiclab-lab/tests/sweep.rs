@@ -1,0 +1,373 @@
+//! End-to-end sweeps over a tiny, fast scenario: reruns reuse the cache and give
+//! identical files, `--jobs` does not change results, an interrupted sweep finishes only
+//! the missing runs, and bad plans fail with the file, line and key named.
+
+use quiclab_lab::{run_plan, LabError, RunOptions};
+use std::path::{Path, PathBuf};
+
+const BASE: &str = r#"
+name = "tiny"
+seed = 1
+
+[stop]
+time_s = 5.0
+when_flows_done = true
+
+[topology]
+kind = "point_to_point"
+
+[topology.forward]
+rate_mbps = 10.0
+delay_ms = 5.0
+
+[topology.return]
+rate_mbps = 10.0
+delay_ms = 5.0
+
+[[flows]]
+name = "get"
+workload = { kind = "request", size = 20000 }
+"#;
+
+const PLAN: &str = r#"
+name = "tiny-sweep"
+title = "Tiny sweep"
+question = "Does the lab work?"
+base = "base.toml"
+master_seed = 7
+repetitions = 2
+
+[[axes]]
+name = "delay"
+values = [2, 10]
+label = "one-way delay (ms)"
+
+[[axes]]
+name = "loss"
+values = [0.0, 0.2]
+
+[set]
+"topology.forward.delay_ms" = "delay"
+"topology.return.delay_ms" = "delay"
+"topology.return.impairments.loss.model" = "model"
+"topology.return.impairments.loss.p" = "loss"
+
+[metrics]
+ttlb = "flows[0].ttlb_s"
+ttfb = "flows[0].ttfb_s"
+missing = "flows[3].ttlb_s"
+
+[expected]
+ttfb = "4 * delay / 1000"
+"#;
+
+/// A fresh directory under the target dir (no tempfile dependency).
+fn tmpdir(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("lab-{name}"));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Writes the base and a plan (with an extra "model" text axis value) into `dir`.
+fn write_plan(dir: &Path, plan: &str) -> PathBuf {
+    std::fs::write(dir.join("base.toml"), BASE).unwrap();
+    let p = dir.join("plan.toml");
+    std::fs::write(&p, plan).unwrap();
+    p
+}
+
+fn good_plan() -> String {
+    // The loss model is a text axis with one value, so it can be written as a string.
+    PLAN.replace(
+        "[set]",
+        "[[axes]]\nname = \"model\"\nvalues = [\"bernoulli\"]\n\n[set]",
+    )
+}
+
+fn opts(jobs: usize) -> RunOptions {
+    RunOptions {
+        jobs,
+        quick: false,
+        progress: false,
+    }
+}
+
+fn read(out: &Path, f: &str) -> String {
+    std::fs::read_to_string(out.join(f)).unwrap()
+}
+
+fn outputs(out: &Path) -> Vec<String> {
+    [
+        "runs.csv",
+        "runs.jsonl",
+        "summary.csv",
+        "plan.toml",
+        "plan.resolved.json",
+    ]
+    .iter()
+    .map(|f| read(out, f))
+    .collect()
+}
+
+fn cache_files(out: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(out.join("cache"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn rerun_jobs_and_resume_give_identical_files() {
+    let dir = tmpdir("sweep");
+    let plan = write_plan(&dir, &good_plan());
+    let out1 = dir.join("out1");
+
+    // First run, one worker.
+    let a = run_plan(&plan, &out1, &opts(1)).unwrap();
+    assert_eq!((a.ran, a.reused), (8, 0));
+    assert_eq!(a.rows.len(), 8);
+    assert_eq!(a.summaries.len(), 4);
+    let first = outputs(&out1);
+    let csv = &first[0];
+    assert!(
+        csv.starts_with("point,rep,seed,delay,loss,model,missing,ttfb,ttlb,expected_ttfb,key\n")
+    );
+    // Every run completed its request; the absent metric is an empty cell.
+    for r in &a.rows {
+        assert!(r.metrics.contains_key("ttlb"), "{r:?}");
+        assert!(!r.metrics.contains_key("missing"));
+    }
+    // Points: last axis fastest.
+    let pts: Vec<String> = a
+        .summaries
+        .iter()
+        .map(|s| format!("{:?}/{:?}", s.params["delay"], s.params["loss"]))
+        .collect();
+    assert_eq!(pts[1], "Number(2.0)/Number(0.2)");
+    assert_eq!(pts[2], "Number(10.0)/Number(0.0)");
+    // Longer delay -> later first byte; expectation written.
+    let ttfb = |i: usize| a.summaries[i].stats["ttfb"].mean;
+    assert!(ttfb(2) > ttfb(0));
+    // 20% loss on the data path costs time (the seeds are fixed, so this is not flaky).
+    let ttlb = |i: usize| a.summaries[i].stats["ttlb"].mean;
+    assert!(ttlb(1) > ttlb(0) && ttlb(3) > ttlb(2), "{:?}", a.summaries);
+    assert!(first[2].contains("ttfb_expected,ttfb_deviation"));
+    // Reps of one point have different seeds; the cached run has the time series.
+    assert_ne!(a.rows[0].seed, a.rows[1].seed);
+    let run = quiclab_lab::load_run(&a.cache_dir, &a.rows[0].key).unwrap();
+    assert!(run["flows"][0]["goodput_series"].is_array());
+
+    // (a) rerun: nothing runs, files byte-identical.
+    let b = run_plan(&plan, &out1, &opts(1)).unwrap();
+    assert_eq!((b.ran, b.reused), (0, 8));
+    assert_eq!(outputs(&out1), first);
+
+    // (b) two workers into a fresh directory: identical files.
+    let out2 = dir.join("out2");
+    let c = run_plan(&plan, &out2, &opts(2)).unwrap();
+    assert_eq!(c.ran, 8);
+    assert_eq!(outputs(&out2), first);
+
+    // (c) "killed midway": half the cache gone, a partial temp file and a truncated
+    // entry left behind. Only the missing (and unreadable) runs are run again.
+    let files = cache_files(&out1);
+    assert_eq!(files.len(), 8);
+    for f in files.iter().step_by(2) {
+        std::fs::remove_file(f).unwrap();
+    }
+    let name = files[1].file_name().unwrap().to_str().unwrap().to_string();
+    std::fs::write(
+        out1.join("cache").join(format!("{name}.tmp-1-0")),
+        b"{\"key\":",
+    )
+    .unwrap();
+    std::fs::remove_file(out1.join("runs.csv")).unwrap();
+    let d = run_plan(&plan, &out1, &opts(2)).unwrap();
+    assert_eq!((d.ran, d.reused), (4, 4));
+    assert_eq!(outputs(&out1), first);
+    std::fs::write(&files[1], b"{\"key\": \"trunc").unwrap();
+    let e = run_plan(&plan, &out1, &opts(2)).unwrap();
+    assert_eq!((e.ran, e.reused), (1, 7));
+    assert_eq!(outputs(&out1), first);
+}
+
+#[test]
+fn quick_overrides() {
+    let dir = tmpdir("quick");
+    let text = good_plan() + "\n[quick]\nrepetitions = 1\naxes = { delay = [3] }\n";
+    let plan = write_plan(&dir, &text);
+    let o = run_plan(
+        &plan,
+        &dir.join("out"),
+        &RunOptions {
+            jobs: 2,
+            quick: true,
+            progress: false,
+        },
+    )
+    .unwrap();
+    assert_eq!(o.rows.len(), 2);
+    assert_eq!(o.plan.repetitions, 1);
+    let resolved = read(&dir.join("out"), "plan.resolved.json");
+    assert!(resolved.contains("\"repetitions\": 1"));
+}
+
+/// The error text of running a bad plan.
+fn bad(name: &str, plan: &str) -> (LabError, String) {
+    let dir = tmpdir(name);
+    let p = write_plan(&dir, plan);
+    let e = run_plan(&p, &dir.join("out"), &opts(1)).unwrap_err();
+    let msg = e.to_string();
+    eprintln!("{name}: {msg}");
+    assert!(msg.contains("plan.toml"), "{msg}");
+    (e, msg)
+}
+
+#[test]
+fn bad_plans_name_file_line_and_key() {
+    let (_, m) = bad(
+        "unknown",
+        &good_plan().replace("repetitions = 2", "repetitions = 2\nrepetition = 3"),
+    );
+    assert!(
+        m.contains("repetition") && m.contains("plan.toml:8:"),
+        "{m}"
+    );
+
+    let (_, m) = bad(
+        "empty",
+        &good_plan().replace("values = [2, 10]", "values = []"),
+    );
+    assert!(
+        m.contains("axes[0] (delay)") && m.contains("at least one value"),
+        "{m}"
+    );
+    assert!(m.contains("plan.toml:9:"), "{m}");
+
+    let (e, m) = bad(
+        "type",
+        &good_plan().replace("repetitions = 2", "repetitions = \"x\""),
+    );
+    assert!(matches!(e, LabError::Toml { line: Some(7), .. }), "{m}");
+    assert!(m.contains("repetitions"), "{m}");
+
+    let (_, m) = bad(
+        "axisref",
+        &good_plan().replace(
+            "= \"delay\"\n\"topology.return",
+            "= \"delay * rtt\"\n\"topology.return",
+        ),
+    );
+    assert!(
+        m.contains("set.topology.forward.delay_ms") && m.contains("unknown variable `rtt`"),
+        "{m}"
+    );
+
+    let (_, m) = bad(
+        "setkey",
+        &good_plan().replace("forward.delay_ms", "forward.delay_msx"),
+    );
+    assert!(m.contains("delay_msx") && m.contains("point 0"), "{m}");
+
+    let (_, m) = bad(
+        "both",
+        &good_plan().replace(
+            "values = [0.0, 0.2]",
+            "values = [0.0]\nrange = { from = 0, to = 1, steps = 2 }",
+        ),
+    );
+    assert!(m.contains("exactly one of"), "{m}");
+
+    let (_, m) = bad(
+        "steps",
+        &good_plan().replace(
+            "values = [0.0, 0.2]",
+            "range = { from = 0.1, to = 1, steps = 1, scale = \"log\" }",
+        ),
+    );
+    assert!(m.contains("range.steps"), "{m}");
+
+    let (_, m) = bad(
+        "logrange",
+        &good_plan().replace(
+            "values = [0.0, 0.2]",
+            "range = { from = 0, to = 1, steps = 3, scale = \"log\" }",
+        ),
+    );
+    assert!(m.contains("positive"), "{m}");
+
+    let (_, m) = bad(
+        "zip",
+        &good_plan().replace("master_seed = 7", "master_seed = 7\ncombine = \"zip\""),
+    );
+    assert!(m.contains("same number of values"), "{m}");
+
+    let (_, m) = bad(
+        "dup",
+        &good_plan().replace("name = \"loss\"", "name = \"delay\""),
+    );
+    assert!(m.contains("duplicate axis name"), "{m}");
+
+    let (_, m) = bad(
+        "expmetric",
+        &good_plan().replace("ttfb = \"4 *", "ttfbx = \"4 *"),
+    );
+    assert!(
+        m.contains("expected.ttfbx") && m.contains("no such metric"),
+        "{m}"
+    );
+
+    let (_, m) = bad(
+        "reps0",
+        &good_plan().replace("repetitions = 2", "repetitions = 0"),
+    );
+    assert!(
+        m.contains("repetitions") && m.contains("plan.toml:7"),
+        "{m}"
+    );
+
+    let (_, m) = bad(
+        "intkey",
+        &good_plan().replace(
+            "[metrics]",
+            "\"flows[0].workload.size\" = \"delay / 4\"\n\n[metrics]",
+        ),
+    );
+    assert!(
+        m.contains("set.flows[0].workload.size") && m.contains("round"),
+        "{m}"
+    );
+
+    // An absent key written as a float where the scenario wants an integer: the culprit
+    // is found by trying each [set] entry alone.
+    let (_, m) = bad(
+        "absentkey",
+        &good_plan().replace(
+            "[metrics]",
+            "\"topology.forward.mtu\" = \"delay / 4 + 1000\"\n\n[metrics]",
+        ),
+    );
+    assert!(
+        m.contains("set.topology.forward.mtu") && m.contains("u32"),
+        "{m}"
+    );
+
+    let (_, m) = bad(
+        "textarith",
+        &good_plan().replace(
+            "\"loss\"\n\n[metrics]",
+            "\"loss\"\n\"stop.time_s\" = \"model + 1\"\n\n[metrics]",
+        ),
+    );
+    assert!(m.contains("text"), "{m}");
+
+    let (_, m) = bad(
+        "badpath",
+        &good_plan().replace("flows[3].ttlb_s", "flows[x].ttlb_s"),
+    );
+    assert!(m.contains("metrics.missing"), "{m}");
+}
