@@ -6,14 +6,18 @@
 //! (`out/cache/<key>.json`) --> rows, [`stats::Stats`] per point --> result files
 //! ([`output`]).
 
+pub mod adhoc;
+pub mod csvread;
 pub mod error;
 pub mod expand;
 pub mod expr;
+pub mod figures;
 pub mod locate;
 pub mod output;
 pub mod path;
 pub mod plan;
 pub mod plot;
+pub mod report;
 pub mod runner;
 pub mod stats;
 pub mod validate;

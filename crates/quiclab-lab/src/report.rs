@@ -1,0 +1,912 @@
+//! Reports of one experiment's results directory (`report.md` and a self-contained
+//! `report.html`) and an index over several experiments. Both formats are rendered from
+//! one small document model so they always say the same thing.
+
+use crate::csvread::{self, CsvError, Table};
+use crate::plan::{AxisValue, Combine, Plan};
+use crate::plot::Scale;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Why a report could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Csv(#[from] CsvError),
+    #[error("{path}: {why}")]
+    Plan { path: String, why: String },
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ReportError + '_ {
+    move |source| ReportError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+/// Writes `dir/report.md` and `dir/report.html` for the results directory `dir`
+/// (`plan.resolved.json` or `plan.toml`, `summary.csv`, `figures/*.png`); returns the
+/// path of `report.md`.
+pub fn write_report(dir: &Path) -> Result<PathBuf, ReportError> {
+    let (plan, plan_text) = load_plan(dir)?;
+    let summary = csvread::read(dir.join("summary.csv"))?;
+    let figures = list_figures(dir)?;
+    let doc = report_doc(&plan, plan_text.as_deref(), &summary, &figures)?;
+    let md = dir.join("report.md");
+    std::fs::write(&md, to_markdown(&doc)).map_err(io_err(&md))?;
+    let html = dir.join("report.html");
+    std::fs::write(&html, to_html(&plan.title, &doc)).map_err(io_err(&html))?;
+    Ok(md)
+}
+
+/// Writes `root/index.md` and `root/index.html` linking to each experiment's report
+/// (in `dirs`) with its title and overall verdict; an experiment whose results cannot be
+/// read is listed with the error. Returns the path of `index.md`.
+pub fn write_index(root: &Path, dirs: &[PathBuf]) -> Result<PathBuf, ReportError> {
+    let mut md_links = Vec::new();
+    let mut html_links = Vec::new();
+    for dir in dirs {
+        let (title, note) = match load_plan(dir).and_then(|(plan, _)| {
+            let summary = csvread::read(dir.join("summary.csv"))?;
+            Ok((plan.title.clone(), overall_verdict(&plan, &summary)?))
+        }) {
+            Ok((title, Some(v))) => (title, v),
+            Ok((title, None)) => (title, "no verdict (no tolerance or expectations)".into()),
+            Err(e) => (dir.display().to_string(), format!("error: {e}")),
+        };
+        let rel = dir.strip_prefix(root).unwrap_or(dir);
+        let href = |file: &str| {
+            let mut parts: Vec<String> = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            parts.push(file.to_string());
+            parts.join("/")
+        };
+        md_links.push((title.clone(), href("report.md"), note.clone()));
+        html_links.push((title, href("report.html"), note));
+    }
+    let doc = |links| {
+        vec![
+            Block::Heading(1, "quiclab-lab experiments".into()),
+            Block::Links(links),
+        ]
+    };
+    std::fs::create_dir_all(root).map_err(io_err(root))?;
+    let md = root.join("index.md");
+    std::fs::write(&md, to_markdown(&doc(md_links))).map_err(io_err(&md))?;
+    let html = root.join("index.html");
+    std::fs::write(&html, to_html("quiclab-lab experiments", &doc(html_links)))
+        .map_err(io_err(&html))?;
+    Ok(md)
+}
+
+/// The plan of a results directory: `plan.resolved.json` (what actually ran), else
+/// `plan.toml`; plus the text of `plan.toml` when present.
+pub(crate) fn load_plan(dir: &Path) -> Result<(Plan, Option<String>), ReportError> {
+    let toml_path = dir.join("plan.toml");
+    let plan_text = std::fs::read_to_string(&toml_path).ok();
+    let json_path = dir.join("plan.resolved.json");
+    match std::fs::read_to_string(&json_path) {
+        Ok(json) => {
+            let plan = serde_json::from_str(&json).map_err(|e| ReportError::Plan {
+                path: json_path.display().to_string(),
+                why: e.to_string(),
+            })?;
+            Ok((plan, plan_text))
+        }
+        Err(_) => {
+            let text = plan_text.ok_or_else(|| ReportError::Plan {
+                path: dir.display().to_string(),
+                why: "neither plan.resolved.json nor plan.toml".into(),
+            })?;
+            let plan = toml::from_str(&text).map_err(|e| ReportError::Plan {
+                path: toml_path.display().to_string(),
+                why: e.to_string(),
+            })?;
+            Ok((plan, Some(text)))
+        }
+    }
+}
+
+/// File stems of `dir/figures/*.png`, sorted.
+fn list_figures(dir: &Path) -> Result<Vec<String>, ReportError> {
+    let fig_dir = dir.join("figures");
+    let Ok(entries) = std::fs::read_dir(&fig_dir) else {
+        return Ok(Vec::new());
+    };
+    let mut stems = Vec::new();
+    for entry in entries {
+        let path = entry.map_err(io_err(&fig_dir))?.path();
+        if path.extension().is_some_and(|e| e == "png") {
+            if let Some(stem) = path.file_stem() {
+                stems.push(stem.to_string_lossy().into_owned());
+            }
+        }
+    }
+    stems.sort();
+    Ok(stems)
+}
+
+/// A piece of a report, rendered to Markdown and HTML.
+#[derive(Clone, Debug, PartialEq)]
+enum Block {
+    Heading(u8, String),
+    Para(String),
+    Quote(String),
+    List(Vec<String>),
+    Table {
+        header: Vec<String>,
+        rows: Vec<Vec<String>>,
+    },
+    Code(String),
+    Image {
+        title: String,
+        src: String,
+    },
+    /// (text, href, note after the link)
+    Links(Vec<(String, String, String)>),
+}
+
+/// Significant digits for tables: about 4, scientific outside 1e-3..1e6.
+pub fn fmt_num(x: f64) -> String {
+    if x == 0.0 {
+        return "0".into();
+    }
+    if !x.is_finite() {
+        return x.to_string();
+    }
+    let mag = x.abs().log10().floor() as i32;
+    if !(-3..6).contains(&mag) {
+        format!("{x:.3e}")
+    } else {
+        let decimals = (3 - mag).max(0) as usize;
+        format!("{x:.decimals$}")
+    }
+}
+
+/// A relative deviation as a signed percentage.
+fn fmt_pct(x: f64) -> String {
+    format!("{:+.2}%", x * 100.0)
+}
+
+/// A tolerance as a percentage without needless decimals ("5%", "2.5%").
+fn fmt_tol(t: f64) -> String {
+    let s = format!("{:.3}", t * 100.0);
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("{s}%")
+}
+
+fn fmt_axis_value(v: &AxisValue) -> String {
+    match v {
+        AxisValue::Number(n) => n.to_string(),
+        AxisValue::Text(s) => s.clone(),
+    }
+}
+
+/// Per point and metric with an expectation: measured mean, expected, deviation.
+struct Check {
+    row: usize,
+    metric: String,
+    mean: Option<f64>,
+    expected: Option<f64>,
+    deviation: Option<f64>,
+}
+
+/// Metrics that have an expectation in the plan and an `<m>_expected` column.
+fn checked_metrics(plan: &Plan, summary: &Table) -> Vec<String> {
+    plan.expected
+        .keys()
+        .filter(|m| summary.column(&format!("{m}_expected")).is_some())
+        .cloned()
+        .collect()
+}
+
+fn checks(plan: &Plan, summary: &Table) -> Result<Vec<Check>, CsvError> {
+    let metrics = checked_metrics(plan, summary);
+    let mut out = Vec::new();
+    for row in 0..summary.rows.len() {
+        for m in &metrics {
+            let mean = summary.f64(row, &format!("{m}_mean"))?;
+            let expected = summary.f64(row, &format!("{m}_expected"))?;
+            let dev_col = format!("{m}_deviation");
+            let deviation = match summary.column(&dev_col) {
+                Some(c) => summary.f64_at(row, c)?,
+                None => None,
+            }
+            .or(match (mean, expected) {
+                (Some(a), Some(e)) if e != 0.0 => Some(a / e - 1.0),
+                _ => None,
+            });
+            out.push(Check {
+                row,
+                metric: m.clone(),
+                mean,
+                expected,
+                deviation,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Per point: Some(true) within tolerance for every checked metric, Some(false) outside
+/// for some metric, None without data.
+fn point_verdicts(checks: &[Check], points: usize, tol: f64) -> Vec<Option<bool>> {
+    (0..points)
+        .map(|p| {
+            let mut verdict = Some(true);
+            for c in checks.iter().filter(|c| c.row == p) {
+                match c.deviation {
+                    Some(d) if d.is_nan() || d.abs() > tol => return Some(false),
+                    Some(_) => {}
+                    None => verdict = None,
+                }
+            }
+            verdict
+        })
+        .collect()
+}
+
+/// "12 of 12 points within 5%" (plus points without data), or `None` when the plan has
+/// no tolerance or no expectation with values in the summary.
+pub fn overall_verdict(plan: &Plan, summary: &Table) -> Result<Option<String>, CsvError> {
+    let Some(tol) = plan.tolerance else {
+        return Ok(None);
+    };
+    if checked_metrics(plan, summary).is_empty() {
+        return Ok(None);
+    }
+    let checks = checks(plan, summary)?;
+    let verdicts = point_verdicts(&checks, summary.rows.len(), tol);
+    let within = verdicts.iter().filter(|v| **v == Some(true)).count();
+    let missing = verdicts.iter().filter(|v| v.is_none()).count();
+    let mut line = format!(
+        "{within} of {} points within {}",
+        verdicts.len(),
+        fmt_tol(tol)
+    );
+    if missing > 0 {
+        let _ = write!(line, " ({missing} without data)");
+    }
+    Ok(Some(line))
+}
+
+fn report_doc(
+    plan: &Plan,
+    plan_text: Option<&str>,
+    summary: &Table,
+    figures: &[String],
+) -> Result<Vec<Block>, ReportError> {
+    let axis_cols = plan
+        .axes
+        .iter()
+        .map(|a| summary.require(&a.name))
+        .collect::<Result<Vec<_>, _>>()?;
+    let axis_names: Vec<String> = plan.axes.iter().map(|a| a.name.clone()).collect();
+    let axis_cells = |row: usize| -> Vec<String> {
+        axis_cols
+            .iter()
+            .map(|&c| summary.get(row, c).unwrap_or("–").to_string())
+            .collect()
+    };
+    let point = |row: usize| {
+        summary
+            .column("point")
+            .and_then(|c| summary.get(row, c))
+            .unwrap_or("")
+            .to_string()
+    };
+
+    let mut doc = vec![
+        Block::Heading(1, plan.title.clone()),
+        Block::Heading(2, "Question".into()),
+        Block::Para(plan.question.clone()),
+    ];
+
+    // The plan.
+    doc.push(Block::Heading(2, "Plan".into()));
+    doc.push(Block::Para(format!(
+        "Plan {}: base scenario {}, master seed {}, {} repetition(s) per point, axes combined {}, {} point(s).",
+        plan.name,
+        plan.base,
+        plan.master_seed,
+        plan.repetitions,
+        match plan.combine {
+            Combine::Cartesian => "as a cartesian product",
+            Combine::Zip => "element-wise (zip)",
+        },
+        summary.rows.len()
+    )));
+    doc.push(Block::Heading(3, "Axes".into()));
+    doc.push(Block::List(
+        plan.axes
+            .iter()
+            .map(|a| {
+                let mut s = a.name.clone();
+                if let Some(l) = &a.label {
+                    let _ = write!(s, " ({l})");
+                }
+                if let Some(vs) = &a.values {
+                    let vs: Vec<String> = vs.iter().map(fmt_axis_value).collect();
+                    let _ = write!(s, ": {}", vs.join(", "));
+                }
+                if let Some(r) = &a.range {
+                    let scale = match r.scale {
+                        Scale::Linear => "linear",
+                        Scale::Log => "log",
+                    };
+                    let _ = write!(
+                        s,
+                        ": {} to {}, {} steps, {scale} scale",
+                        r.from, r.to, r.steps
+                    );
+                }
+                s
+            })
+            .collect(),
+    ));
+    doc.push(Block::Heading(3, "Scenario settings".into()));
+    if plan.set.is_empty() {
+        doc.push(Block::Para("None: the base scenario as is.".into()));
+    } else {
+        doc.push(Block::Table {
+            header: vec!["scenario key".into(), "expression".into()],
+            rows: plan
+                .set
+                .iter()
+                .map(|(k, v)| vec![k.clone(), v.clone()])
+                .collect(),
+        });
+    }
+    doc.push(Block::Heading(3, "Metrics".into()));
+    doc.push(Block::Table {
+        header: vec!["metric".into(), "result path".into(), "expected".into()],
+        rows: plan
+            .metrics
+            .iter()
+            .map(|(k, v)| {
+                let e = plan.expected.get(k).cloned().unwrap_or_default();
+                vec![k.clone(), v.clone(), e]
+            })
+            .collect(),
+    });
+    if let Some(t) = plan.tolerance {
+        doc.push(Block::Para(format!(
+            "Tolerance of measured vs expected: {}.",
+            fmt_tol(t)
+        )));
+    }
+    doc.push(Block::Heading(3, "Plan file".into()));
+    let text = match plan_text {
+        Some(t) => t.to_string(),
+        None => toml::to_string(plan)
+            .or_else(|_| serde_json::to_string_pretty(plan))
+            .unwrap_or_default(),
+    };
+    doc.push(Block::Code(text));
+
+    // Figures.
+    doc.push(Block::Heading(2, "Figures".into()));
+    if figures.is_empty() {
+        doc.push(Block::Para("No figures.".into()));
+    }
+    for stem in figures {
+        let title = plan
+            .figures
+            .iter()
+            .find(|f| &f.file == stem)
+            .map(|f| f.title.clone())
+            .unwrap_or_else(|| stem.clone());
+        doc.push(Block::Heading(3, title.clone()));
+        doc.push(Block::Image {
+            title,
+            src: format!("figures/{stem}.png"),
+        });
+    }
+    let missing: Vec<&str> = plan
+        .figures
+        .iter()
+        .filter(|f| !figures.contains(&f.file))
+        .map(|f| f.file.as_str())
+        .collect();
+    if !missing.is_empty() {
+        doc.push(Block::Para(format!(
+            "Not rendered: {}.",
+            missing.join(", ")
+        )));
+    }
+
+    // Summary tables, one per metric.
+    doc.push(Block::Heading(2, "Summary".into()));
+    for m in plan.metrics.keys() {
+        let col = |s: &str| summary.require(&format!("{m}_{s}"));
+        let (mean, n, lo, hi) = (col("mean")?, col("n")?, col("ci_lo")?, col("ci_hi")?);
+        let exp = summary.column(&format!("{m}_expected"));
+        let dev = summary.column(&format!("{m}_deviation"));
+        let bps = m.ends_with("_bps");
+        let mut header = vec!["point".to_string()];
+        header.extend(axis_names.iter().cloned());
+        header.extend(["mean".into(), "CI".into(), "n".into()]);
+        if bps {
+            header.extend(["mean (Mbit/s)".into(), "CI (Mbit/s)".into()]);
+        }
+        if exp.is_some() {
+            header.extend(["expected".into(), "deviation".into()]);
+        }
+        let mut rows = Vec::new();
+        for r in 0..summary.rows.len() {
+            let num = |c: usize, scale: f64| -> Result<Option<f64>, CsvError> {
+                Ok(summary.f64_at(r, c)?.map(|v| v * scale))
+            };
+            let show = |v: Option<f64>| v.map(fmt_num).unwrap_or_else(|| "–".into());
+            let ci = |scale: f64| -> Result<String, CsvError> {
+                Ok(match (num(lo, scale)?, num(hi, scale)?) {
+                    (Some(a), Some(b)) => format!("[{}, {}]", fmt_num(a), fmt_num(b)),
+                    _ => "–".into(),
+                })
+            };
+            let mut row = vec![point(r)];
+            row.extend(axis_cells(r));
+            row.push(show(num(mean, 1.0)?));
+            row.push(ci(1.0)?);
+            row.push(summary.get(r, n).unwrap_or("0").to_string());
+            if bps {
+                row.push(show(num(mean, 1e-6)?));
+                row.push(ci(1e-6)?);
+            }
+            if let Some(e) = exp {
+                let ev = num(e, 1.0)?;
+                row.push(show(ev));
+                let d = match dev {
+                    Some(d) => num(d, 1.0)?,
+                    None => None,
+                }
+                .or(match (num(mean, 1.0)?, ev) {
+                    (Some(a), Some(e)) if e != 0.0 => Some(a / e - 1.0),
+                    _ => None,
+                });
+                row.push(d.map(fmt_pct).unwrap_or_else(|| "–".into()));
+            }
+            rows.push(row);
+        }
+        doc.push(Block::Heading(3, m.clone()));
+        doc.push(Block::Table { header, rows });
+    }
+
+    // Comparison with the expected / published result.
+    doc.push(Block::Heading(
+        2,
+        "Comparison with the expected result".into(),
+    ));
+    if !plan.published.trim().is_empty() {
+        doc.push(Block::Para("Published / expected result:".into()));
+        doc.push(Block::Quote(plan.published.clone()));
+    }
+    let metrics = checked_metrics(plan, summary);
+    for m in plan.expected.keys().filter(|m| !metrics.contains(m)) {
+        doc.push(Block::Para(format!(
+            "The plan expects {m}, but {} has no column {m}_expected.",
+            summary.source
+        )));
+    }
+    match plan.tolerance {
+        Some(tol) if !metrics.is_empty() => {
+            let checks = checks(plan, summary)?;
+            let verdicts = point_verdicts(&checks, summary.rows.len(), tol);
+            let mut header = vec!["point".to_string()];
+            header.extend(axis_names.iter().cloned());
+            header.extend(
+                ["metric", "measured", "expected", "deviation", "verdict"].map(String::from),
+            );
+            let rows = checks
+                .iter()
+                .map(|c| {
+                    let mut row = vec![point(c.row)];
+                    row.extend(axis_cells(c.row));
+                    let show = |v: Option<f64>| v.map(fmt_num).unwrap_or_else(|| "–".into());
+                    row.push(c.metric.clone());
+                    row.push(show(c.mean));
+                    row.push(show(c.expected));
+                    row.push(c.deviation.map(fmt_pct).unwrap_or_else(|| "–".into()));
+                    row.push(
+                        match c.deviation {
+                            Some(d) if !d.is_nan() && d.abs() <= tol => "within",
+                            Some(_) => "outside",
+                            None => "no data",
+                        }
+                        .into(),
+                    );
+                    row
+                })
+                .collect();
+            doc.push(Block::Table { header, rows });
+            let outside: Vec<String> = verdicts
+                .iter()
+                .enumerate()
+                .filter(|(_, v)| **v == Some(false))
+                .map(|(r, _)| point(r))
+                .collect();
+            if !outside.is_empty() {
+                doc.push(Block::Para(format!(
+                    "Points outside tolerance: {}.",
+                    outside.join(", ")
+                )));
+            }
+            if let Some(line) = overall_verdict(plan, summary)? {
+                doc.push(Block::Para(format!("Overall: {line}.")));
+            }
+        }
+        Some(_) => doc.push(Block::Para(
+            "No expectations with values in the summary: no verdict.".into(),
+        )),
+        None => doc.push(Block::Para("No tolerance set: no verdict.".into())),
+    }
+    Ok(doc)
+}
+
+/// One line of text for a heading, list item or table cell.
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn md_cell(s: &str) -> String {
+    one_line(s).replace('|', "\\|")
+}
+
+fn to_markdown(doc: &[Block]) -> String {
+    let mut out = String::new();
+    for block in doc {
+        match block {
+            Block::Heading(level, text) => {
+                let _ = writeln!(out, "{} {}", "#".repeat(*level as usize), one_line(text));
+            }
+            Block::Para(text) => out.push_str(text.trim_end()),
+            Block::Quote(text) => {
+                let lines: Vec<String> = text
+                    .trim_end()
+                    .lines()
+                    .map(|l| format!("> {l}").trim_end().to_string())
+                    .collect();
+                out.push_str(&lines.join("\n"));
+            }
+            Block::List(items) => {
+                let items: Vec<String> =
+                    items.iter().map(|i| format!("- {}", one_line(i))).collect();
+                out.push_str(&items.join("\n"));
+            }
+            Block::Table { header, rows } => {
+                let line = |cells: &[String]| {
+                    let cells: Vec<String> = cells.iter().map(|c| md_cell(c)).collect();
+                    format!("| {} |", cells.join(" | "))
+                };
+                let _ = writeln!(out, "{}", line(header));
+                let _ = writeln!(out, "|{}", "---|".repeat(header.len()));
+                let rows: Vec<String> = rows.iter().map(|r| line(r)).collect();
+                out.push_str(&rows.join("\n"));
+            }
+            Block::Code(text) => {
+                let mut fence = "```".to_string();
+                while text.contains(&fence) {
+                    fence.push('`');
+                }
+                let _ = write!(out, "{fence}\n{}\n{fence}", text.trim_end());
+            }
+            Block::Image { title, src } => {
+                let src = if src.contains(' ') {
+                    format!("<{src}>")
+                } else {
+                    src.clone()
+                };
+                let _ = write!(out, "![{}]({src})", one_line(title).replace(']', "\\]"));
+            }
+            Block::Links(links) => {
+                let items: Vec<String> = links
+                    .iter()
+                    .map(|(text, href, note)| {
+                        format!(
+                            "- [{}]({}) — {}",
+                            one_line(text).replace(']', "\\]"),
+                            href.replace(' ', "%20"),
+                            one_line(note)
+                        )
+                    })
+                    .collect();
+                out.push_str(&items.join("\n"));
+            }
+        }
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Escapes text for HTML element content and attribute values.
+pub fn html_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;line-height:1.45;color:#222}
+table{border-collapse:collapse;margin:1rem 0;font-size:.9rem}
+th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:right}
+th{background:#f2f2f2}
+td:first-child,th:first-child{text-align:left}
+pre{background:#f6f6f6;padding:.75rem;overflow-x:auto}
+blockquote{border-left:4px solid #bbb;margin:1rem 0;padding:.25rem 1rem;color:#444}
+figure{margin:1rem 0}
+img{max-width:100%}";
+
+fn to_html(title: &str, doc: &[Block]) -> String {
+    let e = html_escape;
+    let mut out = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>\n{STYLE}\n</style>\n</head>\n<body>\n",
+        e(title)
+    );
+    let paras = |text: &str| -> String {
+        text.split("\n\n")
+            .filter(|p| !p.trim().is_empty())
+            .map(|p| format!("<p>{}</p>", e(p.trim()).replace('\n', "<br>\n")))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    for block in doc {
+        match block {
+            Block::Heading(level, text) => {
+                let _ = writeln!(out, "<h{level}>{}</h{level}>", e(text));
+            }
+            Block::Para(text) => {
+                let _ = writeln!(out, "{}", paras(text));
+            }
+            Block::Quote(text) => {
+                let _ = writeln!(out, "<blockquote>\n{}\n</blockquote>", paras(text));
+            }
+            Block::List(items) => {
+                out.push_str("<ul>\n");
+                for i in items {
+                    let _ = writeln!(out, "<li>{}</li>", e(i));
+                }
+                out.push_str("</ul>\n");
+            }
+            Block::Table { header, rows } => {
+                out.push_str("<table>\n<thead><tr>");
+                for h in header {
+                    let _ = write!(out, "<th>{}</th>", e(h));
+                }
+                out.push_str("</tr></thead>\n<tbody>\n");
+                for row in rows {
+                    out.push_str("<tr>");
+                    for c in row {
+                        let _ = write!(out, "<td>{}</td>", e(c));
+                    }
+                    out.push_str("</tr>\n");
+                }
+                out.push_str("</tbody>\n</table>\n");
+            }
+            Block::Code(text) => {
+                let _ = writeln!(out, "<pre><code>{}</code></pre>", e(text.trim_end()));
+            }
+            Block::Image { title, src } => {
+                let _ = writeln!(
+                    out,
+                    "<figure><img src=\"{}\" alt=\"{}\"><figcaption>{}</figcaption></figure>",
+                    e(src),
+                    e(title),
+                    e(title)
+                );
+            }
+            Block::Links(links) => {
+                out.push_str("<ul>\n");
+                for (text, href, note) in links {
+                    let _ = writeln!(
+                        out,
+                        "<li><a href=\"{}\">{}</a> — {}</li>",
+                        e(href),
+                        e(text),
+                        e(note)
+                    );
+                }
+                out.push_str("</ul>\n");
+            }
+        }
+    }
+    out.push_str("</body>\n</html>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{Axis, FigureSpec, Quick};
+    use std::collections::BTreeMap;
+
+    /// A fresh, unique temporary directory (removed at the end of the test).
+    struct TempDir(PathBuf);
+    impl TempDir {
+        fn new(tag: &str) -> TempDir {
+            let p = std::env::temp_dir().join(format!(
+                "quiclab-report-{tag}-{}-{:?}",
+                std::process::id(),
+                std::thread::current().id()
+            ));
+            let _ = std::fs::remove_dir_all(&p);
+            std::fs::create_dir_all(&p).unwrap();
+            TempDir(p)
+        }
+    }
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn plan() -> Plan {
+        Plan {
+            name: "bdp".into(),
+            title: "Throughput <vs> RTT".into(),
+            question: "Does throughput fall as 1/RTT when the window is capped?".into(),
+            published: "Throughput = window / RTT (Mathis et al.)".into(),
+            base: "base.toml".into(),
+            master_seed: 7,
+            repetitions: 3,
+            combine: Combine::Cartesian,
+            axes: vec![Axis {
+                name: "rtt".into(),
+                values: Some(vec![AxisValue::Number(10.0), AxisValue::Number(20.0)]),
+                range: None,
+                label: Some("RTT (ms)".into()),
+            }],
+            set: BTreeMap::from([(
+                "topology.forward.delay_ms".to_string(),
+                "rtt / 2".to_string(),
+            )]),
+            metrics: BTreeMap::from([(
+                "tput_bps".to_string(),
+                "links[0].payload_throughput_bps".to_string(),
+            )]),
+            expected: BTreeMap::from([("tput_bps".to_string(), "1e9 / rtt".to_string())]),
+            tolerance: Some(0.05),
+            quick: Quick::default(),
+            figures: vec![FigureSpec {
+                file: "tput".into(),
+                title: "Throughput vs RTT".into(),
+                kind: "lines".into(),
+                x: Some("rtt".into()),
+                y: "tput_bps".into(),
+                series: None,
+                x_label: None,
+                y_label: None,
+                y_factor: 1e-6,
+                x_scale: Scale::Linear,
+                y_scale: Scale::Linear,
+                expected: true,
+                filter: BTreeMap::new(),
+            }],
+        }
+    }
+
+    const SUMMARY: &str = "\
+point,rtt,tput_bps_n,tput_bps_mean,tput_bps_median,tput_bps_p5,tput_bps_p95,tput_bps_ci_lo,tput_bps_ci_hi,tput_bps_expected,tput_bps_deviation
+0,10,3,98000000,98000000,97000000,99000000,97000000,99000000,100000000,-0.02
+1,20,3,40000000,40000000,40000000,40000000,40000000,40000000,50000000,-0.2
+";
+
+    fn results_dir(tag: &str, with_json: bool) -> TempDir {
+        let t = TempDir::new(tag);
+        let d = &t.0;
+        let p = plan();
+        std::fs::write(d.join("plan.toml"), toml::to_string(&p).unwrap()).unwrap();
+        if with_json {
+            std::fs::write(
+                d.join("plan.resolved.json"),
+                serde_json::to_string(&p).unwrap(),
+            )
+            .unwrap();
+        }
+        std::fs::write(d.join("summary.csv"), SUMMARY).unwrap();
+        std::fs::create_dir_all(d.join("figures")).unwrap();
+        std::fs::write(d.join("figures/tput.png"), b"not really a png").unwrap();
+        t
+    }
+
+    #[test]
+    fn report_has_question_table_and_verdict() {
+        let t = results_dir("full", true);
+        let md_path = write_report(&t.0).unwrap();
+        assert_eq!(md_path, t.0.join("report.md"));
+        let md = std::fs::read_to_string(&md_path).unwrap();
+        assert!(md.starts_with("# Throughput <vs> RTT\n"), "{md}");
+        assert!(md.contains("Does throughput fall as 1/RTT"));
+        assert!(md.contains("| 0 | 10 | 9.800e7 | [9.700e7, 9.900e7] | 3 | 98.00 | [97.00, 99.00] | 1.000e8 | -2.00% |"), "{md}");
+        assert!(md.contains("| within |"));
+        assert!(md.contains("| outside |"));
+        assert!(md.contains("Overall: 1 of 2 points within 5%."), "{md}");
+        assert!(md.contains("> Throughput = window / RTT"));
+        assert!(md.contains("![Throughput vs RTT](figures/tput.png)"));
+        assert!(md.contains("topology.forward.delay_ms"));
+        assert!(md.contains("```\n"));
+        assert!(md.contains("rtt (RTT (ms)): 10, 20"));
+
+        let html = std::fs::read_to_string(t.0.join("report.html")).unwrap();
+        assert!(html.starts_with("<!DOCTYPE html>"));
+        assert!(html.contains("<h1>Throughput &lt;vs&gt; RTT</h1>"));
+        assert!(!html.contains("<vs>"));
+        assert!(html.contains("<img src=\"figures/tput.png\""));
+        assert!(html.trim_end().ends_with("</html>"));
+    }
+
+    #[test]
+    fn falls_back_to_plan_toml_and_indexes() {
+        let a = results_dir("toml", false);
+        write_report(&a.0).unwrap();
+        let md = std::fs::read_to_string(a.0.join("report.md")).unwrap();
+        assert!(md.contains("1 of 2 points within 5%"));
+
+        let root = TempDir::new("index");
+        let exp = root.0.join("bdp");
+        std::fs::create_dir_all(&exp).unwrap();
+        for f in ["plan.toml", "summary.csv"] {
+            std::fs::copy(a.0.join(f), exp.join(f)).unwrap();
+        }
+        let bad = root.0.join("broken");
+        let idx = write_index(&root.0, &[exp, bad]).unwrap();
+        let md = std::fs::read_to_string(idx).unwrap();
+        assert!(
+            md.contains("- [Throughput <vs> RTT](bdp/report.md) — 1 of 2 points within 5%"),
+            "{md}"
+        );
+        assert!(md.contains("error:"));
+        let html = std::fs::read_to_string(root.0.join("index.html")).unwrap();
+        assert!(html.contains("<a href=\"bdp/report.html\">Throughput &lt;vs&gt; RTT</a>"));
+    }
+
+    #[test]
+    fn missing_inputs_are_errors_not_panics() {
+        let t = TempDir::new("empty");
+        let e = write_report(&t.0).unwrap_err().to_string();
+        assert!(e.contains("plan.resolved.json nor plan.toml"), "{e}");
+
+        let t = results_dir("nocol", true);
+        std::fs::write(t.0.join("summary.csv"), "point,rtt\n0,10\n").unwrap();
+        let e = write_report(&t.0).unwrap_err().to_string();
+        assert!(
+            e.contains("summary.csv") && e.contains("tput_bps_mean"),
+            "{e}"
+        );
+
+        std::fs::write(t.0.join("summary.csv"), "point,tput_bps_mean\n0,1\n").unwrap();
+        let e = write_report(&t.0).unwrap_err().to_string();
+        assert!(e.contains("\"rtt\""), "{e}");
+    }
+
+    #[test]
+    fn number_formatting() {
+        assert_eq!(fmt_num(0.0), "0");
+        assert_eq!(fmt_num(1.0), "1.000");
+        assert_eq!(fmt_num(12345.6), "12346");
+        assert_eq!(fmt_num(0.012346), "0.01235");
+        assert_eq!(fmt_num(-3.5), "-3.500");
+        assert_eq!(fmt_num(9.87e8), "9.870e8");
+        assert_eq!(fmt_num(1e-5), "1.000e-5");
+        assert_eq!(fmt_tol(0.05), "5%");
+        assert_eq!(fmt_tol(0.025), "2.5%");
+        assert_eq!(fmt_pct(-0.02), "-2.00%");
+    }
+}
