@@ -2,6 +2,7 @@
 //! [`setup`], the UDP loop in [`net`], the hq-interop application in [`hq`].
 
 mod hq;
+mod lab;
 mod net;
 mod setup;
 mod sim;
@@ -39,6 +40,21 @@ enum Command {
     /// The deterministic network simulator.
     #[command(subcommand)]
     Sim(sim::SimCommand),
+    /// Parameter sweeps over scenarios.
+    #[command(subcommand)]
+    Lab(LabCommand),
+    /// Plot columns of a results table (runs.csv or summary.csv).
+    Plot(lab::PlotArgs),
+    /// Write report.md and report.html for a plan's results directory.
+    Report(lab::ReportArgs),
+    /// Reproduce a named experiment (or `all`) from experiments/: runs, figures, reports.
+    Reproduce(lab::ReproduceArgs),
+}
+
+#[derive(Subcommand)]
+enum LabCommand {
+    /// Run a plan: cached parallel runs, result tables, figures and a report.
+    Run(lab::LabRunArgs),
 }
 
 /// Options both sides take.
@@ -97,6 +113,10 @@ fn main() {
         Command::Server(a) => server(a),
         Command::Client(a) => client(a),
         Command::Sim(c) => sim::run(c),
+        Command::Lab(LabCommand::Run(a)) => lab::lab_run(a),
+        Command::Plot(a) => lab::plot(a),
+        Command::Report(a) => lab::report(a),
+        Command::Reproduce(a) => lab::reproduce(a),
     };
     if let Err(e) = result {
         eprintln!("quiclab: {e:#}");

@@ -18,6 +18,7 @@ pub mod path;
 pub mod plan;
 pub mod plot;
 pub mod report;
+pub mod reproduce;
 pub mod runner;
 pub mod stats;
 pub mod validate;

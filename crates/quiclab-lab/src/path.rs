@@ -172,3 +172,85 @@ mod tests {
             .is_err());
     }
 }
+
+/// A metric path: a [`Path`] to a number, or `path@from:to` to the mean y of a series of
+/// `[x, y]` pairs (such as `flows[0].goodput_series`) over `from <= x < to`. Bins absent
+/// from the series are not counted (the simulator omits bins with no delivery).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MetricPath {
+    pub path: Path,
+    pub window: Option<(f64, f64)>,
+}
+
+impl MetricPath {
+    /// Parses `a.b[0].c` or `a.b[0].c@25:40`; the error says what is wrong.
+    pub fn parse(s: &str) -> Result<MetricPath, String> {
+        let Some((p, w)) = s.split_once('@') else {
+            return Ok(MetricPath {
+                path: Path::parse(s)?,
+                window: None,
+            });
+        };
+        let bad = || format!("bad window in `{s}`: expected `path@from:to` with from < to");
+        let (a, b) = w.split_once(':').ok_or_else(bad)?;
+        let (from, to) = (
+            a.trim().parse::<f64>().map_err(|_| bad())?,
+            b.trim().parse::<f64>().map_err(|_| bad())?,
+        );
+        if !(from.is_finite() && to.is_finite() && from < to) {
+            return Err(bad());
+        }
+        Ok(MetricPath {
+            path: Path::parse(p)?,
+            window: Some((from, to)),
+        })
+    }
+
+    /// The metric's value in a run's result JSON, if present and finite.
+    pub fn value_in(&self, v: &serde_json::Value) -> Option<f64> {
+        let Some((from, to)) = self.window else {
+            return self.path.number_in(v);
+        };
+        let mut cur = v;
+        for s in &self.path.0 {
+            cur = match s {
+                Seg::Key(k) => cur.as_object()?.get(k)?,
+                Seg::Index(i) => cur.as_array()?.get(*i)?,
+            };
+        }
+        let ys: Vec<f64> = cur
+            .as_array()?
+            .iter()
+            .filter_map(|p| {
+                let p = p.as_array()?;
+                let (x, y) = (p.first()?.as_f64()?, p.get(1)?.as_f64()?);
+                (x >= from && x < to && y.is_finite()).then_some(y)
+            })
+            .collect();
+        (!ys.is_empty()).then(|| ys.iter().sum::<f64>() / ys.len() as f64)
+    }
+}
+
+#[cfg(test)]
+mod metric_path_tests {
+    use super::MetricPath;
+
+    #[test]
+    fn window_mean_of_a_series() {
+        let v = serde_json::json!({"flows": [{"goodput_series": [[0.0, 1.0], [1.0, 3.0], [2.0, 5.0]], "x": 2.5}]});
+        let m = MetricPath::parse("flows[0].goodput_series@1:3").unwrap();
+        assert_eq!(m.value_in(&v), Some(4.0));
+        assert_eq!(
+            MetricPath::parse("flows[0].x").unwrap().value_in(&v),
+            Some(2.5)
+        );
+        assert_eq!(
+            MetricPath::parse("flows[0].goodput_series@5:6")
+                .unwrap()
+                .value_in(&v),
+            None
+        );
+        assert!(MetricPath::parse("a@3:1").is_err());
+        assert!(MetricPath::parse("a@x").is_err());
+    }
+}

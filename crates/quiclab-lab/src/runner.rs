@@ -14,7 +14,7 @@
 use crate::error::LabError;
 use crate::expand::{apply_quick, expand, load_plan, RunSpec};
 use crate::output::write_outputs;
-use crate::path::Path as KeyPath;
+use crate::path::MetricPath;
 use crate::plan::{AxisValue, Plan};
 use crate::stats::Stats;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -192,17 +192,17 @@ pub fn run_plan(plan_path: &Path, out: &Path, opts: &RunOptions) -> Result<PlanO
     pb.finish_and_clear();
     result?;
 
-    let paths: BTreeMap<&String, KeyPath> = plan
+    let paths: BTreeMap<&String, MetricPath> = plan
         .metrics
         .iter()
-        .filter_map(|(m, p)| Some((m, KeyPath::parse(p).ok()?)))
+        .filter_map(|(m, p)| Some((m, MetricPath::parse(p).ok()?)))
         .collect();
     let mut rows = Vec::with_capacity(specs.len());
     for s in &specs {
         let result = load_run(&cache_dir, &s.key)?;
         let metrics = paths
             .iter()
-            .filter_map(|(m, p)| Some(((*m).clone(), p.number_in(&result)?)))
+            .filter_map(|(m, p)| Some(((*m).clone(), p.value_in(&result)?)))
             .collect();
         rows.push(Row {
             point: s.point,

@@ -6,7 +6,7 @@ use crate::error::LabError;
 use crate::expand::{apply_quick, points};
 use crate::expr::Expr;
 use crate::locate::{line_of_entry, line_of_key};
-use crate::path::Path as KeyPath;
+use crate::path::{MetricPath, Path as KeyPath};
 use crate::plan::{AxisValue, Combine, Plan};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -156,7 +156,7 @@ pub fn validate(plan: &Plan, text: &str, file: &str) -> Result<(), LabError> {
         if !is_ident(m) || RESERVED.contains(&m.as_str()) || names.contains(m) {
             return Err(cx.invalid(line, format!("metrics.{m}"), "metric names must be identifiers, distinct from axis names and from point, rep, seed, key"));
         }
-        KeyPath::parse(p).map_err(|why| cx.invalid(line, format!("metrics.{m}"), why))?;
+        MetricPath::parse(p).map_err(|why| cx.invalid(line, format!("metrics.{m}"), why))?;
     }
     for (key, src) in &plan.set {
         check_set_key(&cx, "set", key)?;
