@@ -101,6 +101,9 @@ pub fn draw_figures(outcome: &PlanOutcome, out: &Path) -> Result<(), LabError> {
     Ok(())
 }
 
+/// One flow's goodput series in one run: (flow name, [(t, bit/s)]).
+type FlowSeries = (String, Vec<(f64, f64)>);
+
 /// A "timeseries" figure: each flow's goodput per interval, averaged over the
 /// repetitions of the first point, with 95% confidence intervals. Bins a run did not
 /// record (no delivery in that interval) count as zero.
@@ -115,8 +118,7 @@ fn timeseries(spec: &FigureSpec, outcome: &PlanOutcome) -> Result<Figure, LabErr
         ));
     }
     let runs: Vec<_> = outcome.rows.iter().filter(|r| r.point == 0).collect();
-    // Per run: flow index -> (name, [(t, y)]).
-    let mut per_run: Vec<Vec<(String, Vec<(f64, f64)>)>> = Vec::new();
+    let mut per_run: Vec<Vec<FlowSeries>> = Vec::new();
     for row in &runs {
         let result = load_run(&outcome.cache_dir, &row.key)?;
         let flows = result["flows"].as_array().cloned().unwrap_or_default();
