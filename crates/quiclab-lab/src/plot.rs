@@ -86,7 +86,60 @@ pub struct PlotError {
 }
 
 /// Writes `figure` to `<stem>.png` and `<stem>.svg` (stem = a path without extension).
+///
+/// Both files show the same figure at [`WIDTH`]x[`HEIGHT`]. Non-finite values (and
+/// non-positive ones on a log axis) are skipped; a figure left with nothing to draw is a
+/// [`PlotError`], never a panic. The SVG is byte-for-byte deterministic for a given figure.
 pub fn render(figure: &Figure, stem: &Path) -> Result<(), PlotError> {
-    let _ = (figure, stem);
-    todo!("L2")
+    let png = stem.with_extension("png");
+    let svg = stem.with_extension("svg");
+    let fail = |path: &Path, why: String| PlotError {
+        path: path.display().to_string(),
+        why,
+    };
+    let prepared = prep::prepare(figure).map_err(|why| fail(stem, why))?;
+    let text = render_svg_prepared(figure, &prepared).map_err(|why| fail(&svg, why))?;
+    std::fs::write(&svg, text).map_err(|e| fail(&svg, e.to_string()))?;
+    draw::to_png(figure, &prepared, &png).map_err(|why| fail(&png, why))?;
+    Ok(())
 }
+
+/// The SVG text of `figure`, without touching the file system (for reports that inline
+/// figures, and for determinism checks).
+pub fn render_svg(figure: &Figure) -> Result<String, PlotError> {
+    let fail = |why| PlotError {
+        path: "<svg>".into(),
+        why,
+    };
+    let prepared = prep::prepare(figure).map_err(fail)?;
+    render_svg_prepared(figure, &prepared).map_err(fail)
+}
+
+fn render_svg_prepared(figure: &Figure, prepared: &prep::Prepared) -> Result<String, String> {
+    draw::to_svg(figure, prepared)
+}
+
+/// Image size in pixels (PNG) and user units (SVG): wide enough for a legend beside data,
+/// the aspect of a typical paper figure.
+pub const WIDTH: u32 = 1000;
+/// See [`WIDTH`].
+pub const HEIGHT: u32 = 640;
+
+/// The bundled font: plotters' `ab_glyph` backend has no system font lookup, so text
+/// layout (and PNG glyphs) need one registered from bytes. DejaVu Sans: permissive
+/// license (assets/LICENSE-DejaVu.txt), broad Unicode coverage for units like µs.
+static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
+/// The family name every text style in this module uses.
+const FAMILY: &str = "sans-serif";
+
+/// Registers [`FONT`] once per process; later calls are no-ops.
+fn register_font() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // Can only fail on a corrupt font file; text drawing then reports the error.
+        let _ = plotters::style::register_font(FAMILY, plotters::style::FontStyle::Normal, FONT);
+    });
+}
+
+mod draw;
+mod prep;
