@@ -179,8 +179,10 @@ fn timeseries(spec: &FigureSpec, outcome: &PlanOutcome) -> Result<Figure, LabErr
                 .filter_map(|(bin, mut v)| {
                     v.resize(total, 0.0);
                     let s = Stats::of(&v)?;
-                    let err =
-                        (total > 1).then_some((s.ci_lo * spec.y_factor, s.ci_hi * spec.y_factor));
+                    // Goodput cannot be negative: a t-interval around a steep step (a
+                    // sender starting or stopping) can reach below zero; clamp it there.
+                    let err = (total > 1)
+                        .then_some((s.ci_lo.max(0.0) * spec.y_factor, s.ci_hi * spec.y_factor));
                     Some(Point {
                         x: bin as f64 * bin_width,
                         y: s.mean * spec.y_factor,

@@ -18,21 +18,38 @@ fn out_dir(name: &str) -> PathBuf {
 
 fn check(name: &str, plans: usize) {
     let out = out_dir(name);
-    let opts = RunOptions { jobs: 0, quick: true, progress: false };
+    let opts = RunOptions {
+        jobs: 0,
+        quick: true,
+        progress: false,
+    };
     let index = reproduce(&root(), name, &out, &opts).unwrap_or_else(|e| panic!("{e}"));
     let index_text = std::fs::read_to_string(&index).unwrap();
-    let reports: Vec<PathBuf> = walk(&out).into_iter().filter(|p| p.ends_with("report.md")).collect();
+    let reports: Vec<PathBuf> = walk(&out)
+        .into_iter()
+        .filter(|p| p.ends_with("report.md"))
+        .collect();
     assert_eq!(reports.len(), plans, "one report per plan: {reports:?}");
     for r in &reports {
         let dir = r.parent().unwrap();
         let text = std::fs::read_to_string(r).unwrap();
-        let pngs = walk(&dir.join("figures")).into_iter().filter(|p| p.extension().is_some_and(|e| e == "png")).count();
+        let pngs = walk(&dir.join("figures"))
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "png"))
+            .count();
         assert!(pngs >= 1, "{}: no figure", dir.display());
         assert!(dir.join("report.html").exists());
         // Plans with a tolerance state a verdict; it must be "all points within".
         if let Some(line) = text.lines().find(|l| l.contains("points within")) {
-            let nums: Vec<u64> = line.split(|c: char| !c.is_ascii_digit()).filter_map(|t| t.parse().ok()).collect();
-            assert!(nums.len() >= 2 && nums[0] == nums[1], "{}: {line}", dir.display());
+            let nums: Vec<u64> = line
+                .split(|c: char| !c.is_ascii_digit())
+                .filter_map(|t| t.parse().ok())
+                .collect();
+            assert!(
+                nums.len() >= 2 && nums[0] == nums[1],
+                "{}: {line}",
+                dir.display()
+            );
         }
     }
     assert!(index_text.contains("report"), "the index links the reports");
@@ -58,7 +75,11 @@ fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
 #[test]
 fn experiments_are_listed() {
     let names: Vec<String> = list(&root()).unwrap().into_iter().map(|e| e.name).collect();
-    assert!(names.contains(&"inet-validation".to_string()) && names.contains(&"handshake-latency".to_string()), "{names:?}");
+    assert!(
+        names.contains(&"inet-validation".to_string())
+            && names.contains(&"handshake-latency".to_string()),
+        "{names:?}"
+    );
 }
 
 #[test]
