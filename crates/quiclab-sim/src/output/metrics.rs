@@ -41,6 +41,8 @@ pub struct SideMetrics {
     /// Frames sent by frame type ("ack", "stream", ...): count and encoded bytes.
     pub sent_by_frame_type: BTreeMap<String, Count>,
     pub received_by_packet_type: BTreeMap<String, Count>,
+    /// Received packets that carried an ack-eliciting frame (RFC 9002 §2).
+    pub ack_eliciting_received: u64,
     pub packets_lost: u64,
     pub pto_expirations: u64,
     /// (time s, congestion window bytes) at each recovery metrics update.
@@ -65,6 +67,13 @@ impl SideMetrics {
     }
 
     /// Frames of one type sent and their encoded bytes (zero if none).
+    /// Ack-eliciting packets received per ACK frame sent: the ACK ratio this side
+    /// actually achieved (2 for RFC 9000's default, 10 for 1:10); `None` without ACKs.
+    pub fn ack_eliciting_per_ack(&self) -> Option<f64> {
+        let acks = self.frames_sent("ack").packets;
+        (acks > 0).then(|| self.ack_eliciting_received as f64 / acks as f64)
+    }
+
     pub fn frames_sent(&self, frame_type: &str) -> Count {
         self.sent_by_frame_type
             .get(frame_type)
@@ -143,12 +152,19 @@ impl EventSink for MetricsSink {
                     bump(&mut m.sent_by_frame_type, f.frame_type_name(), f.wire_len());
                 }
             }
-            Event::PacketReceived { header, size, .. } => {
+            Event::PacketReceived {
+                header,
+                size,
+                frames,
+            } => {
                 bump(
                     &mut m.received_by_packet_type,
                     packet_type_name(header.ty),
                     *size,
                 );
+                if frames.iter().any(|f| f.is_ack_eliciting()) {
+                    m.ack_eliciting_received += 1;
+                }
             }
             Event::PacketLost { .. } => m.packets_lost += 1,
             Event::PtoExpired { .. } => m.pto_expirations += 1,

@@ -18,7 +18,7 @@ pub const FLOWS_CSV_HEADER: &str = "name,workload,start_s,handshake_done_s,ttfb_
 goodput_bytes,goodput_bps,client_first_pto_ms,\
 client_packets_sent,client_bytes_sent,server_packets_sent,server_bytes_sent,\
 client_ack_frames_sent,client_ack_bytes_sent,server_ack_frames_sent,server_ack_bytes_sent,\
-client_packets_lost,server_packets_lost,client_ptos,server_ptos,close";
+client_ack_eliciting_per_ack,server_ack_eliciting_per_ack,client_packets_lost,server_packets_lost,client_ptos,server_ptos,close";
 
 /// Columns of `links.csv`, in order.
 pub const LINKS_CSV_HEADER: &str = "name,delivered_packets,delivered_bytes,throughput_bps,\
@@ -80,7 +80,7 @@ pub fn flows_csv(result: &RunResult) -> String {
         let (ca, sa) = (c.frames_sent("ack"), s.frames_sent("ack"));
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             csv_field(&f.name),
             csv_field(&f.workload),
             f.start_s,
@@ -98,6 +98,8 @@ pub fn flows_csv(result: &RunResult) -> String {
             ca.bytes,
             sa.packets,
             sa.bytes,
+            opt(c.ack_eliciting_per_ack()),
+            opt(s.ack_eliciting_per_ack()),
             c.packets_lost,
             s.packets_lost,
             c.pto_expirations,
@@ -404,9 +406,12 @@ mod tests {
         assert_eq!(
             lines[1],
             "bulk 1/a,bulk,0,0.0405,0.061,1.25,1000000,6400000,999,\
-             10,12000,20,30000,4,40,1,9,1,0,2,0,\"idle, \"\"timeout\"\"\""
+             10,12000,20,30000,4,40,1,9,0,0,1,0,2,0,\"idle, \"\"timeout\"\"\""
         );
-        assert_eq!(lines[2], "req,request,0.5,,,,0,0,,0,0,0,0,0,0,0,0,0,0,0,0,");
+        assert_eq!(
+            lines[2],
+            "req,request,0.5,,,,0,0,,0,0,0,0,0,0,0,0,,,0,0,0,0,"
+        );
         assert_eq!(lines.len(), 3);
         // Every row has as many cells as the header (the quoted comma aside).
         let n = FLOWS_CSV_HEADER.split(',').count();
