@@ -104,6 +104,50 @@ impl Default for FlowConfig {
     }
 }
 
+/// Server handshake options for the instant-ACK study (IMC '24, seed 000). Server side
+/// only: a client ignores them. The defaults reproduce a server that answers the
+/// ClientHello at once and acknowledges it together with its ServerHello.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HandshakeConfig {
+    /// Instant ACK (IACK): acknowledge the client's first Initial at once in its own
+    /// (ACK-only, unpadded) Initial packet, before the ServerHello is ready. Default
+    /// false: wait for the certificate (WFC), the ACK coalesced with the ServerHello.
+    pub instant_ack: bool,
+    /// Certificate availability delay Δt, ms (default 0): after the ClientHello
+    /// arrives, the server's TLS may produce its first flight only this much later
+    /// (a certificate kept on a remote store, as in CDN deployments).
+    pub certificate_delay_ms: f64,
+    /// Time to sign CertificateVerify, ms (default 0), added to the certificate delay.
+    pub signing_delay_ms: f64,
+    /// With `instant_ack`: put a PING in the instant-ACK packet (default false). The
+    /// PING makes the packet ack-eliciting (so it is padded to 1200 bytes, RFC 9000
+    /// §14.1, and counts against the amplification limit), and the client acknowledges
+    /// it at once: the *server* then gets an RTT sample ≈ 1 RTT before its first flight
+    /// leaves. Without it an IACK server has no sample when its first flight goes out
+    /// and uses the default PTO (1 s) if that flight is lost, where a WFC server would
+    /// have one; the IMC '24 study recommends combining IACK with a PING.
+    pub instant_ack_ping: bool,
+}
+
+impl Default for HandshakeConfig {
+    fn default() -> Self {
+        HandshakeConfig {
+            instant_ack: false,
+            certificate_delay_ms: 0.0,
+            signing_delay_ms: 0.0,
+            instant_ack_ping: false,
+        }
+    }
+}
+
+impl HandshakeConfig {
+    /// How long the server holds the ClientHello before TLS sees it (Δt + signing).
+    pub fn hold(&self) -> Duration {
+        Duration::from_secs_f64((self.certificate_delay_ms + self.signing_delay_ms) / 1e3)
+    }
+}
+
 /// Everything that shapes one connection's transport behaviour.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -129,6 +173,8 @@ pub struct TransportConfig {
     pub loss: LossConfig,
     pub flow: FlowConfig,
     pub congestion_control: CongestionControl,
+    /// Server handshake options (instant ACK, certificate and signing delays).
+    pub handshake: HandshakeConfig,
 }
 
 impl Default for TransportConfig {
@@ -146,6 +192,7 @@ impl Default for TransportConfig {
             loss: LossConfig::default(),
             flow: FlowConfig::default(),
             congestion_control: CongestionControl::default(),
+            handshake: HandshakeConfig::default(),
         }
     }
 }
@@ -233,6 +280,21 @@ impl TransportConfig {
         if self.flow.max_streams_bidi > 1 << 60 || self.flow.max_streams_uni > 1 << 60 {
             return err("flow.max_streams_*", "must be at most 2^60 (RFC 9000 §4.6)");
         }
+        for (key, v) in [
+            (
+                "handshake.certificate_delay_ms",
+                self.handshake.certificate_delay_ms,
+            ),
+            (
+                "handshake.signing_delay_ms",
+                self.handshake.signing_delay_ms,
+            ),
+        ] {
+            // Below ~300 years so the Duration conversion cannot overflow.
+            if !(v.is_finite() && (0.0..1e13).contains(&v)) {
+                return err(key, "must be a finite, non-negative number of ms");
+            }
+        }
         if let CongestionControl::NewReno(c) = &self.congestion_control {
             if !(c.loss_reduction_factor > 0.0 && c.loss_reduction_factor <= 1.0) {
                 return err(
@@ -286,5 +348,24 @@ mod tests {
             toml::from_str("[congestion_control]\nalgorithm = \"new_reno\"\ngrowth = \"exact\"")
                 .unwrap();
         c.validate().unwrap();
+    }
+
+    #[test]
+    fn handshake_options_parse_and_validate() {
+        let c: TransportConfig =
+            toml::from_str("handshake = { instant_ack = true, certificate_delay_ms = 50 }")
+                .unwrap();
+        c.validate().unwrap();
+        assert!(c.handshake.instant_ack);
+        assert_eq!(c.handshake.hold(), Duration::from_millis(50));
+        assert!(toml::from_str::<TransportConfig>("handshake = { iack = true }").is_err());
+        let c: TransportConfig = toml::from_str("handshake = { signing_delay_ms = -1.0 }").unwrap();
+        assert_eq!(c.validate().unwrap_err().key, "handshake.signing_delay_ms");
+        let c: TransportConfig =
+            toml::from_str("handshake = { certificate_delay_ms = nan }").unwrap();
+        assert_eq!(
+            c.validate().unwrap_err().key,
+            "handshake.certificate_delay_ms"
+        );
     }
 }

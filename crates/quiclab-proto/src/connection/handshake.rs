@@ -26,19 +26,65 @@ impl Connection {
         offset: u64,
         data: &[u8],
     ) -> Result<(), TransportError> {
-        let sp = &mut self.spaces[space as usize];
-        sp.crypto_recv.insert(offset, data)?;
+        self.spaces[space as usize]
+            .crypto_recv
+            .insert(offset, data)?;
+        if self.side == Side::Server && !self.hold_started && space == SpaceId::Initial {
+            self.hold_started = true;
+            let hs = &self.config.handshake;
+            let hold = hs.hold();
+            if hs.instant_ack || !hold.is_zero() {
+                // Certificate on a remote store / signing: TLS sees the ClientHello (and
+                // all later CRYPTO data, to keep order) only at the deadline.
+                self.hold_until = Some(now + hold);
+                self.iack_ping_pending = hs.instant_ack && hs.instant_ack_ping;
+            }
+        }
+        if self.hold_until.is_some() {
+            return Ok(());
+        }
+        self.feed_tls(space)?;
+        self.drive_tls(now)
+    }
+
+    /// Gives `space`'s contiguous received CRYPTO data to TLS.
+    fn feed_tls(&mut self, space: SpaceId) -> Result<(), TransportError> {
         let mut buf = std::mem::take(&mut self.scratch);
         buf.clear();
-        sp.crypto_recv.take_contiguous(&mut buf);
+        self.spaces[space as usize]
+            .crypto_recv
+            .take_contiguous(&mut buf);
         let res = if buf.is_empty() {
             Ok(())
         } else {
             self.tls.read_handshake(&buf)
         };
         self.scratch = buf;
-        res?;
+        res
+    }
+
+    /// The held handshake's deadline came: TLS reads the held CRYPTO data and writes
+    /// the server's first flight (the ACK of the client's Initial coalesced with the
+    /// ServerHello under WFC). Does nothing before the deadline, or (with instant ACK) before the instant ACK
+    /// left, so it goes in its own packet even when the hold is zero.
+    pub(super) fn release_handshake_hold(&mut self, now: Instant) -> Result<(), TransportError> {
+        if self.hold_until.is_none_or(|t| now < t)
+            || (self.config.handshake.instant_ack && !self.iack_sent)
+        {
+            return Ok(());
+        }
+        self.hold_until = None;
+        for space in SpaceId::ALL {
+            self.feed_tls(space)?;
+        }
         self.drive_tls(now)
+    }
+
+    /// WFC server holding the ClientHello: its ACK waits to be coalesced with the
+    /// ServerHello instead of going out alone (RFC 9000 §13.2.1 lets Initial ACKs be
+    /// sent at once, it does not require a separate packet).
+    pub(super) fn initial_ack_held(&self, space: SpaceId) -> bool {
+        space == SpaceId::Initial && self.hold_until.is_some() && !self.config.handshake.instant_ack
     }
 
     /// Collects TLS output and key changes; completes the handshake when TLS is done.

@@ -50,6 +50,9 @@ impl Connection {
                 self.handshake_confirmed,
                 max_ack_delay,
             );
+            if self.stats.first_sample_pto.is_none() {
+                self.stats.first_sample_pto = Some(self.rtt.pto_base());
+            }
         }
         if space == SpaceId::Handshake && self.side == Side::Client {
             // RFC 9002 A.8: the server validated our address once it ACKs a Handshake packet.

@@ -168,6 +168,15 @@ pub struct Connection {
     ack_policy: AckPolicy,
     /// Sequence number of the last ACK_FREQUENCY frame applied.
     ack_frequency_seq: Option<u64>,
+    /// Server: the ClientHello is held from TLS until then (certificate and signing
+    /// delays, `config.handshake`).
+    hold_until: Option<Instant>,
+    /// Server: the hold decision was taken (on the first Initial CRYPTO frame).
+    hold_started: bool,
+    /// Server: a PING goes with the instant ACK.
+    iack_ping_pending: bool,
+    /// Server: the instant ACK was sent (the hold ends only after it).
+    iack_sent: bool,
     /// Server: 1-RTT packets that arrived before the handshake completed.
     early_one_rtt: Vec<(recv::Parsed, Vec<u8>)>,
     /// PATH_CHALLENGE data to echo.
@@ -342,6 +351,10 @@ impl Connection {
             ack_frequency_seq: None,
             path_responses: Vec::new(),
             early_one_rtt: Vec::new(),
+            hold_until: None,
+            hold_started: false,
+            iack_ping_pending: false,
+            iack_sent: false,
             received_datagrams: VecDeque::new(),
             config,
         }
@@ -540,10 +553,12 @@ impl Connection {
         let ack = self
             .spaces
             .iter()
-            .filter(|s| s.can_send())
-            .filter_map(|s| s.acks.ack_deadline())
+            .zip(Space::ALL)
+            .filter(|(s, id)| s.can_send() && !self.initial_ack_held(*id))
+            .filter_map(|(s, _)| s.acks.ack_deadline())
             .min();
         [
+            self.hold_until,
             self.loss_timer,
             self.idle_deadline,
             ack,
@@ -576,6 +591,10 @@ impl Connection {
             self.state = State::Drained;
             self.set_state_event(now, ConnectionState::Closed);
             self.endpoint_events.push_back(EndpointEvent::Drained);
+            return;
+        }
+        if let Err(e) = self.release_handshake_hold(now) {
+            self.fail(now, e);
             return;
         }
         if self.loss_timer.is_some_and(|t| now >= t) {

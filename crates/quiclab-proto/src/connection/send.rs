@@ -52,6 +52,9 @@ impl Connection {
             State::Closing { .. } if !self.close_pending => return None,
             _ => {}
         }
+        if let Err(e) = self.release_handshake_hold(now) {
+            self.fail(now, e);
+        }
         // Recomputed below when the window is open; a stale deadline must not linger.
         self.pacing_deadline = None;
         let start = buf.len();
@@ -152,7 +155,8 @@ impl Connection {
     /// stream data within the congestion window).
     fn space_wants_to_send(&self, now: Instant, space: SpaceId, cwnd_open: bool) -> bool {
         let sp = &self.spaces[space as usize];
-        if sp.probes > 0 || sp.acks.ack_deadline().is_some_and(|t| t <= now) {
+        let ack_due = sp.acks.ack_deadline().is_some_and(|t| t <= now);
+        if sp.probes > 0 || (ack_due && !self.initial_ack_held(space)) {
             return true;
         }
         if sp.crypto_send.has_pending() {
@@ -262,6 +266,9 @@ impl Connection {
             return;
         }
         frame.encode(buf);
+        if p.space == SpaceId::Initial && self.hold_until.is_some() {
+            self.iack_sent = true;
+        }
         if let Frame::Ack(a) = &frame {
             p.record.ack_largest = Some(a.largest());
         }
@@ -305,6 +312,14 @@ impl Connection {
         cwnd_open: bool,
     ) {
         let space = p.space;
+        if space == SpaceId::Initial && self.iack_ping_pending && buf.len() < max {
+            // Config `handshake.instant_ack_ping`: the instant ACK becomes ack-eliciting,
+            // so the datagram is padded (RFC 9000 §14.1) and the client's ACK of it gives
+            // the server an RTT sample (RFC 9002 §5.1).
+            Frame::Ping.encode(buf);
+            p.ack_eliciting = true;
+            self.iack_ping_pending = false;
+        }
         let probing = self.spaces[space as usize].probes > 0;
         let may_send_data = cwnd_open || probing;
         {

@@ -27,6 +27,10 @@ pub struct ConnectionStats {
     pub pto_count_total: u64,
     /// The first probe timeout armed (RFC 9002 §6.2.1), and when it was armed.
     pub first_pto: Option<Duration>,
+    /// The PTO period right after the first RTT sample: smoothed_rtt + max(4 rttvar,
+    /// kGranularity) = 3x the sample (RFC 9002 §5.3, §6.2.1), without max_ack_delay
+    /// (handshake spaces). The "first PTO" of the IMC '24 instant-ACK study.
+    pub first_sample_pto: Option<Duration>,
     pub handshake_completed_at: Option<Instant>,
     pub handshake_confirmed_at: Option<Instant>,
     pub congestion_events: u64,
