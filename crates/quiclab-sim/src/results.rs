@@ -27,6 +27,9 @@ pub struct FlowResult {
     pub goodput_series: Vec<(f64, f64)>,
     /// First probe timeout armed by the client, ms.
     pub client_first_pto_ms: Option<f64>,
+    /// The client's PTO right after its first RTT sample (3x that sample, RFC 9002
+    /// §6.2.1), ms: the "first PTO" of the instant-ACK study.
+    pub client_first_sample_pto_ms: Option<f64>,
     pub client: SideMetrics,
     pub server: SideMetrics,
     /// The connection's close reason, if it closed.

@@ -635,6 +635,7 @@ impl Simulation {
                     .map(|(&b, &bytes)| (b as f64 * bin_s, bytes as f64 * 8.0 / bin_s))
                     .collect(),
                 client_first_pto_ms: stats.first_pto.map(|d| d.as_secs_f64() * 1e3),
+                client_first_sample_pto_ms: stats.first_sample_pto.map(|d| d.as_secs_f64() * 1e3),
                 client: lock(&f.client_metrics).clone(),
                 server: lock(&f.server_metrics).clone(),
                 close,

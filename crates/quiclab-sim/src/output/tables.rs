@@ -15,7 +15,7 @@ use std::path::Path;
 
 /// Columns of `flows.csv`, in order.
 pub const FLOWS_CSV_HEADER: &str = "name,workload,start_s,handshake_done_s,ttfb_s,ttlb_s,\
-goodput_bytes,goodput_bps,client_first_pto_ms,\
+goodput_bytes,goodput_bps,client_first_pto_ms,client_first_sample_pto_ms,\
 client_packets_sent,client_bytes_sent,server_packets_sent,server_bytes_sent,\
 client_ack_frames_sent,client_ack_bytes_sent,server_ack_frames_sent,server_ack_bytes_sent,\
 client_ack_eliciting_per_ack,server_ack_eliciting_per_ack,client_packets_lost,server_packets_lost,client_ptos,server_ptos,close";
@@ -80,7 +80,7 @@ pub fn flows_csv(result: &RunResult) -> String {
         let (ca, sa) = (c.frames_sent("ack"), s.frames_sent("ack"));
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             csv_field(&f.name),
             csv_field(&f.workload),
             f.start_s,
@@ -90,6 +90,7 @@ pub fn flows_csv(result: &RunResult) -> String {
             f.goodput_bytes,
             f.goodput_bps,
             opt(f.client_first_pto_ms),
+            opt(f.client_first_sample_pto_ms),
             cs.packets,
             cs.bytes,
             ss.packets,
@@ -368,6 +369,7 @@ mod tests {
             goodput_bps: 6_400_000.0,
             goodput_series: vec![(0.0, 1e6), (0.1, 2.5e6)],
             client_first_pto_ms: Some(999.0),
+            client_first_sample_pto_ms: Some(120.0),
             client,
             server: side(20, 30000, 1, 9, 0),
             close: Some("idle, \"timeout\"".into()),
@@ -405,12 +407,12 @@ mod tests {
         assert_eq!(lines[0], FLOWS_CSV_HEADER);
         assert_eq!(
             lines[1],
-            "bulk 1/a,bulk,0,0.0405,0.061,1.25,1000000,6400000,999,\
+            "bulk 1/a,bulk,0,0.0405,0.061,1.25,1000000,6400000,999,120,\
              10,12000,20,30000,4,40,1,9,0,0,1,0,2,0,\"idle, \"\"timeout\"\"\""
         );
         assert_eq!(
             lines[2],
-            "req,request,0.5,,,,0,0,,0,0,0,0,0,0,0,0,,,0,0,0,0,"
+            "req,request,0.5,,,,0,0,,,0,0,0,0,0,0,0,0,,,0,0,0,0,"
         );
         assert_eq!(lines.len(), 3);
         // Every row has as many cells as the header (the quoted comma aside).
