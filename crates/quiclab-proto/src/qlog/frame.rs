@@ -11,6 +11,8 @@ pub struct FrameSummary {
     /// Bytes of the frame on the wire ([`Frame::encoded_len`]; STREAM and DATAGRAM as
     /// encoded by this stack, i.e. with a Length field).
     pub wire_len: usize,
+    /// qlog's frame type name ([`Frame::qlog_name`]).
+    pub name: &'static str,
     pub kind: FrameKind,
 }
 
@@ -103,31 +105,7 @@ pub enum FrameKind {
 impl FrameSummary {
     /// qlog's `frame_type` string (same names as [`Frame::qlog_name`]).
     pub fn frame_type_name(&self) -> &'static str {
-        match &self.kind {
-            FrameKind::Padding { .. } => "padding",
-            FrameKind::Ping => "ping",
-            FrameKind::Ack { .. } => "ack",
-            FrameKind::ResetStream { .. } => "reset_stream",
-            FrameKind::StopSending { .. } => "stop_sending",
-            FrameKind::Crypto { .. } => "crypto",
-            FrameKind::NewToken { .. } => "new_token",
-            FrameKind::Stream { .. } => "stream",
-            FrameKind::MaxData { .. } => "max_data",
-            FrameKind::MaxStreamData { .. } => "max_stream_data",
-            FrameKind::MaxStreams { .. } => "max_streams",
-            FrameKind::DataBlocked { .. } => "data_blocked",
-            FrameKind::StreamDataBlocked { .. } => "stream_data_blocked",
-            FrameKind::StreamsBlocked { .. } => "streams_blocked",
-            FrameKind::NewConnectionId { .. } => "new_connection_id",
-            FrameKind::RetireConnectionId { .. } => "retire_connection_id",
-            FrameKind::PathChallenge(_) => "path_challenge",
-            FrameKind::PathResponse(_) => "path_response",
-            FrameKind::ConnectionClose { .. } => "connection_close",
-            FrameKind::HandshakeDone => "handshake_done",
-            FrameKind::Datagram { .. } => "datagram",
-            FrameKind::AckFrequency(_) => "ack_frequency",
-            FrameKind::ImmediateAck => "immediate_ack",
-        }
+        self.name
     }
 
     /// Bytes of the frame on the wire.
@@ -226,6 +204,7 @@ impl From<&Frame<'_>> for FrameSummary {
         };
         FrameSummary {
             wire_len: f.encoded_len(),
+            name: f.qlog_name(),
             kind,
         }
     }
