@@ -3,7 +3,9 @@
 //! resolved scenario, its seed and its cache key.
 //!
 //! Writing `[set]` values into the base scenario's TOML table follows one rule:
-//! - a text axis used alone (`"cc"`) writes a string;
+//! - a text axis used alone (`"cc"`) or a quoted literal (`"'exact'"`) writes a
+//!   string, except the texts "true" and "false", which write booleans (for switches
+//!   such as `pacing`);
 //! - a number replacing an existing **integer** must be integral and is written as an
 //!   integer (use `round(...)` otherwise); replacing an existing **float** writes a float;
 //! - a number at an absent key (or replacing a non-number) is written as an integer if it
@@ -13,7 +15,9 @@
 //! Seeds: `seed` = the first 8 bytes (big-endian) of SHA-256 over the master seed, the
 //! point's parameters (sorted by name, exact float bits) and the repetition index, with
 //! the top bit cleared so it fits a TOML integer. A run's seed therefore depends only on
-//! what it is, not on run order, `--jobs` or the other points of the plan.
+//! what it is, not on run order, `--jobs` or the other points of the plan. Axes listed
+//! in `common_random_numbers` are left out of the hash, so points differing only in
+//! them share seeds.
 
 use crate::error::LabError;
 use crate::expr::{Expr, ExprErrorKind};
@@ -184,6 +188,12 @@ pub fn run_key(scenario: &Scenario) -> Result<String, LabError> {
 }
 
 /// Numbers for expressions: the point's numeric axes.
+/// `'text'` in a `[set]` or `[cases]` entry: a literal string (or switch) to write.
+pub(crate) fn quoted_text(src: &str) -> Option<&str> {
+    let t = src.trim();
+    (t.len() >= 2 && t.starts_with('\'') && t.ends_with('\'')).then(|| &t[1..t.len() - 1])
+}
+
 fn numeric_vars(params: &BTreeMap<String, AxisValue>) -> BTreeMap<String, f64> {
     params
         .iter()
@@ -248,7 +258,8 @@ impl Resolver<'_> {
         }
     }
 
-    /// The base table with every `[set]` entry applied for this point.
+    /// The base table with every `[set]` and matching `[cases]` entry applied for this
+    /// point.
     fn point_table(
         &self,
         point: usize,
@@ -256,7 +267,14 @@ impl Resolver<'_> {
     ) -> Result<toml::Table, LabError> {
         let mut table = self.base.clone();
         let vars = numeric_vars(params);
-        for (key, src) in &self.plan.set {
+        // `[set]` first, then each text axis's `[cases]` entry for this point's value.
+        let mut entries: Vec<(&String, &String)> = self.plan.set.iter().collect();
+        for (axis, cases) in &self.plan.cases {
+            if let Some(AxisValue::Text(v)) = params.get(axis) {
+                entries.extend(cases.get(v).into_iter().flatten());
+            }
+        }
+        for (key, src) in entries {
             let expr_err = |source: crate::expr::ExprError| LabError::Expr {
                 file: self.file.clone(),
                 line: line_of_key(&self.text, "set", key),
@@ -266,14 +284,28 @@ impl Resolver<'_> {
             };
             let path =
                 KeyPath::parse(key).map_err(|why| self.set_error(key, point, params, why))?;
-            let expr = Expr::parse(src).map_err(expr_err)?;
-            let text = expr.as_variable().and_then(|v| match params.get(v) {
-                Some(AxisValue::Text(s)) => Some(s.clone()),
-                _ => None,
-            });
-            let write = match text {
-                Some(s) => path.write(&mut table, |_| Ok(toml::Value::String(s))),
+            let (expr, text) = match quoted_text(src) {
+                Some(t) => (None, Some(t.to_string())),
                 None => {
+                    let expr = Expr::parse(src).map_err(expr_err)?;
+                    let text = expr.as_variable().and_then(|v| match params.get(v) {
+                        Some(AxisValue::Text(s)) => Some(s.clone()),
+                        _ => None,
+                    });
+                    (Some(expr), text)
+                }
+            };
+            let write = match (text, expr) {
+                // "true"/"false" are switches (no scenario key takes them as strings).
+                (Some(s), _) => path.write(&mut table, |_| {
+                    Ok(match s.as_str() {
+                        "true" => toml::Value::Boolean(true),
+                        "false" => toml::Value::Boolean(false),
+                        _ => toml::Value::String(s),
+                    })
+                }),
+                (None, None) => unreachable!("an unquoted source always parses to an expression"),
+                (None, Some(expr)) => {
                     let v = expr.eval(&vars).map_err(|e| match (&e.kind, e.clone()) {
                         (ExprErrorKind::UnknownVariable(n), _) if params.contains_key(n) => self.set_error(
                             key,
@@ -423,12 +455,14 @@ pub fn expand(plan: &Plan, plan_path: &Path, quick: bool) -> Result<Vec<RunSpec>
     for (point, params) in points(&plan).into_iter().enumerate() {
         let table = r.point_table(point, &params)?;
         let vars = numeric_vars(&params);
+        let mut seed_params = params.clone();
+        seed_params.retain(|axis, _| !plan.common_random_numbers.contains(axis));
         let exp: BTreeMap<String, f64> = expected
             .iter()
             .filter_map(|(m, e)| Some((m.clone(), e.eval(&vars).ok().filter(|v| v.is_finite())?)))
             .collect();
         for rep in 0..plan.repetitions {
-            let seed = derive_seed(plan.master_seed, &params, rep);
+            let seed = derive_seed(plan.master_seed, &seed_params, rep);
             let mut t = table.clone();
             t.insert("seed".into(), toml::Value::Integer(seed as i64));
             let scenario_toml = toml::to_string(&t)

@@ -377,6 +377,7 @@ mod tests {
             master_seed: 1,
             repetitions: 2,
             combine: Combine::Cartesian,
+            common_random_numbers: vec![],
             axes: vec![
                 Axis {
                     name: "rtt".into(),
@@ -394,12 +395,14 @@ mod tests {
                     label: None,
                 },
             ],
+            cases: BTreeMap::new(),
             set: BTreeMap::new(),
             metrics: BTreeMap::from([("tput".to_string(), "links[0].x".to_string())]),
             expected: BTreeMap::from([("tput".to_string(), "1/rtt".to_string())]),
             tolerance: Some(0.05),
             quick: Quick::default(),
             figures: vec![],
+            findings: vec![],
         }
     }
 

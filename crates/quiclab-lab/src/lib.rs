@@ -12,6 +12,7 @@ pub mod error;
 pub mod expand;
 pub mod expr;
 pub mod figures;
+pub mod findings;
 pub mod locate;
 pub mod output;
 pub mod path;

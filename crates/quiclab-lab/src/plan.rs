@@ -118,6 +118,11 @@ pub struct Plan {
     pub repetitions: u32,
     #[serde(default)]
     pub combine: Combine,
+    /// Axes left out of the seed derivation: points that differ only in these axes run
+    /// with the same seeds (common random numbers), so a comparison between them sees
+    /// the same loss and jitter draws and needs fewer repetitions. Default: none.
+    #[serde(default)]
+    pub common_random_numbers: Vec<String>,
     pub axes: Vec<Axis>,
     /// Scenario key (dotted path, e.g. "topology.forward.delay_ms" or
     /// "server.ack.ack_eliciting_threshold") = expression over axis names
@@ -125,8 +130,15 @@ pub struct Plan {
     /// ceil, round); an expression that is just a text axis's name sets that text.
     #[serde(default)]
     pub set: BTreeMap<String, String>,
+    /// Settings per value of a text axis, applied after `[set]`: `[cases.policy."1:10"]`
+    /// holds `scenario key = expression` entries used at the points where axis `policy`
+    /// is "1:10" (for variants that differ in several keys at once).
+    #[serde(default)]
+    pub cases: BTreeMap<String, BTreeMap<String, BTreeMap<String, String>>>,
     /// Metric name = path into the run's result JSON (e.g. "links[0].payload_throughput_bps",
-    /// "flows[0].ttfb_s", "flows[0].client.sent_by_frame_type.ack.bytes").
+    /// "flows[0].ttfb_s", "flows[0].client.sent_by_frame_type.ack.bytes"), or
+    /// `= expression` over the run's path metrics and numeric axes (a derived metric,
+    /// e.g. "= ack_bytes / ack_frames").
     pub metrics: BTreeMap<String, String>,
     /// Metric name = expression over axis names: the analytic value at each point.
     #[serde(default)]
@@ -137,6 +149,9 @@ pub struct Plan {
     pub quick: Quick,
     #[serde(default)]
     pub figures: Vec<FigureSpec>,
+    /// Claims about directions (e.g. "1:10 lowers throughput"), checked in the report.
+    #[serde(default)]
+    pub findings: Vec<crate::findings::FindingSpec>,
 }
 
 fn one_u32() -> u32 {

@@ -3,6 +3,7 @@
 //! one small document model so they always say the same thing.
 
 use crate::csvread::{self, CsvError, Table};
+use crate::findings;
 use crate::plan::{AxisValue, Combine, Plan};
 use crate::plot::Scale;
 use std::fmt::Write as _;
@@ -36,7 +37,16 @@ pub fn write_report(dir: &Path) -> Result<PathBuf, ReportError> {
     let (plan, plan_text) = load_plan(dir)?;
     let summary = csvread::read(dir.join("summary.csv"))?;
     let figures = list_figures(dir)?;
-    let doc = report_doc(&plan, plan_text.as_deref(), &summary, &figures)?;
+    let found = findings::evaluate(&plan, &summary)?;
+    if !found.is_empty() {
+        let csv = dir.join("findings.csv");
+        std::fs::write(&csv, findings::findings_csv(&found)).map_err(io_err(&csv))?;
+    }
+    let mut doc = report_doc(&plan, plan_text.as_deref(), &summary, &figures)?;
+    // The findings come right after the question: they are the page's answer.
+    if !found.is_empty() {
+        doc.splice(3..3, findings_blocks(&found));
+    }
     let md = dir.join("report.md");
     std::fs::write(&md, to_markdown(&doc)).map_err(io_err(&md))?;
     let html = dir.join("report.html");
@@ -53,10 +63,18 @@ pub fn write_index(root: &Path, dirs: &[PathBuf]) -> Result<PathBuf, ReportError
     for dir in dirs {
         let (title, note) = match load_plan(dir).and_then(|(plan, _)| {
             let summary = csvread::read(dir.join("summary.csv"))?;
-            Ok((plan.title.clone(), overall_verdict(&plan, &summary)?))
+            let found = findings::verdict(&findings::evaluate(&plan, &summary)?);
+            let verdict = match (overall_verdict(&plan, &summary)?, found) {
+                (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+                (a, b) => a.or(b),
+            };
+            Ok((plan.title.clone(), verdict))
         }) {
             Ok((title, Some(v))) => (title, v),
-            Ok((title, None)) => (title, "no verdict (no tolerance or expectations)".into()),
+            Ok((title, None)) => (
+                title,
+                "no verdict (no tolerance, expectations or findings)".into(),
+            ),
             Err(e) => (dir.display().to_string(), format!("error: {e}")),
         };
         let rel = dir.strip_prefix(root).unwrap_or(dir);
@@ -277,6 +295,54 @@ pub fn overall_verdict(plan: &Plan, summary: &Table) -> Result<Option<String>, C
     Ok(Some(line))
 }
 
+/// The "Findings" section: each claim with our relative change next to the seed's.
+fn findings_blocks(found: &[findings::FindingResult]) -> Vec<Block> {
+    let change = |r: &findings::FindingResult| match r.change {
+        Some((mean, min, max)) if r.pairs > 1 => {
+            format!("{} ({} to {})", fmt_pct(mean), fmt_pct(min), fmt_pct(max))
+        }
+        Some((mean, _, _)) => fmt_pct(mean),
+        None => "–".into(),
+    };
+    let rows = found
+        .iter()
+        .map(|r| {
+            vec![
+                r.spec.claim.clone(),
+                r.spec.metric.clone(),
+                change(r),
+                r.spec.published.map(fmt_pct).unwrap_or_else(|| "–".into()),
+                r.spec.expect.clone(),
+                match r.holds {
+                    Some(true) => "holds",
+                    Some(false) => "does not hold",
+                    None => "no data",
+                }
+                .into(),
+            ]
+        })
+        .collect();
+    let mut blocks = vec![
+        Block::Heading(2, "Findings".into()),
+        Block::Para(
+            "Each claim compares a metric between two groups of points, paired on the other \
+             axes: the relative change (ours: mean over pairs, with the range), the seed's \
+             number where it gives one, and whether the expected direction holds."
+                .into(),
+        ),
+        Block::Table {
+            header: ["claim", "metric", "ours", "seed", "expected", "verdict"]
+                .map(String::from)
+                .to_vec(),
+            rows,
+        },
+    ];
+    if let Some(v) = findings::verdict(found) {
+        blocks.push(Block::Para(format!("Overall: {v}.")));
+    }
+    blocks
+}
+
 fn report_doc(
     plan: &Plan,
     plan_text: Option<&str>,
@@ -362,6 +428,23 @@ fn report_doc(
                 .iter()
                 .map(|(k, v)| vec![k.clone(), v.clone()])
                 .collect(),
+        });
+    }
+    if !plan.cases.is_empty() {
+        doc.push(Block::Para(
+            "Settings per value of a text axis (applied after the above):".into(),
+        ));
+        let mut rows = Vec::new();
+        for (axis, cases) in &plan.cases {
+            for (value, entries) in cases {
+                for (k, v) in entries {
+                    rows.push(vec![format!("{axis} = {value}"), k.clone(), v.clone()]);
+                }
+            }
+        }
+        doc.push(Block::Table {
+            header: vec!["case".into(), "scenario key".into(), "expression".into()],
+            rows,
         });
     }
     doc.push(Block::Heading(3, "Metrics".into()));
@@ -767,12 +850,14 @@ mod tests {
             master_seed: 7,
             repetitions: 3,
             combine: Combine::Cartesian,
+            common_random_numbers: vec![],
             axes: vec![Axis {
                 name: "rtt".into(),
                 values: Some(vec![AxisValue::Number(10.0), AxisValue::Number(20.0)]),
                 range: None,
                 label: Some("RTT (ms)".into()),
             }],
+            cases: BTreeMap::new(),
             set: BTreeMap::from([(
                 "topology.forward.delay_ms".to_string(),
                 "rtt / 2".to_string(),
@@ -799,6 +884,7 @@ mod tests {
                 expected: true,
                 filter: BTreeMap::new(),
             }],
+            findings: vec![],
         }
     }
 

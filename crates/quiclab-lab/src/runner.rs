@@ -13,6 +13,7 @@
 
 use crate::error::LabError;
 use crate::expand::{apply_quick, expand, load_plan, RunSpec};
+use crate::expr::Expr;
 use crate::output::write_outputs;
 use crate::path::MetricPath;
 use crate::plan::{AxisValue, Plan};
@@ -192,18 +193,11 @@ pub fn run_plan(plan_path: &Path, out: &Path, opts: &RunOptions) -> Result<PlanO
     pb.finish_and_clear();
     result?;
 
-    let paths: BTreeMap<&String, MetricPath> = plan
-        .metrics
-        .iter()
-        .filter_map(|(m, p)| Some((m, MetricPath::parse(p).ok()?)))
-        .collect();
+    let sources = metric_sources(&plan);
     let mut rows = Vec::with_capacity(specs.len());
     for s in &specs {
         let result = load_run(&cache_dir, &s.key)?;
-        let metrics = paths
-            .iter()
-            .filter_map(|(m, p)| Some(((*m).clone(), p.value_in(&result)?)))
-            .collect();
+        let metrics = extract_metrics(&sources, &result, &s.params);
         rows.push(Row {
             point: s.point,
             rep: s.rep,
@@ -225,6 +219,59 @@ pub fn run_plan(plan_path: &Path, out: &Path, opts: &RunOptions) -> Result<PlanO
         ran: missing.len(),
         reused: unique - missing.len(),
     })
+}
+
+/// Where a metric comes from: a path into the result, or `= expression` over the run's
+/// other metrics and the point's numeric axes (derived metrics such as bytes per ACK).
+enum MetricSource {
+    Path(MetricPath),
+    Derived(Expr),
+}
+
+/// The plan's metrics, parsed (validation already rejected bad ones).
+fn metric_sources(plan: &Plan) -> Vec<(String, MetricSource)> {
+    plan.metrics
+        .iter()
+        .filter_map(|(m, src)| {
+            let source = match src.trim().strip_prefix('=') {
+                Some(e) => MetricSource::Derived(Expr::parse(e).ok()?),
+                None => MetricSource::Path(MetricPath::parse(src).ok()?),
+            };
+            Some((m.clone(), source))
+        })
+        .collect()
+}
+
+/// One run's metrics: path metrics first, then derived ones (a derived metric whose
+/// inputs are missing, or whose value is not finite, is missing too).
+fn extract_metrics(
+    sources: &[(String, MetricSource)],
+    result: &serde_json::Value,
+    params: &BTreeMap<String, AxisValue>,
+) -> BTreeMap<String, f64> {
+    let mut metrics: BTreeMap<String, f64> = sources
+        .iter()
+        .filter_map(|(m, s)| match s {
+            MetricSource::Path(p) => Some((m.clone(), p.value_in(result)?)),
+            MetricSource::Derived(_) => None,
+        })
+        .collect();
+    let mut vars: BTreeMap<String, f64> = params
+        .iter()
+        .filter_map(|(k, v)| match v {
+            AxisValue::Number(n) => Some((k.clone(), *n)),
+            AxisValue::Text(_) => None,
+        })
+        .collect();
+    vars.extend(metrics.iter().map(|(k, v)| (k.clone(), *v)));
+    for (m, s) in sources {
+        if let MetricSource::Derived(e) = s {
+            if let Some(v) = e.eval(&vars).ok().filter(|v| v.is_finite()) {
+                metrics.insert(m.clone(), v);
+            }
+        }
+    }
+    metrics
 }
 
 /// Per-point statistics of every metric (rows sorted by point).

@@ -58,6 +58,9 @@ impl Ctx<'_> {
         src: &str,
         known: &BTreeSet<String>,
     ) -> Result<(), LabError> {
+        if crate::expand::quoted_text(src).is_some() {
+            return Ok(());
+        }
         let e = Expr::parse(src).and_then(|e| e.check_variables(known).map(|_| e));
         e.map(|_| ()).map_err(|source| LabError::Expr {
             file: self.file.to_string(),
@@ -156,11 +159,49 @@ pub fn validate(plan: &Plan, text: &str, file: &str) -> Result<(), LabError> {
         if !is_ident(m) || RESERVED.contains(&m.as_str()) || names.contains(m) {
             return Err(cx.invalid(line, format!("metrics.{m}"), "metric names must be identifiers, distinct from axis names and from point, rep, seed, key"));
         }
-        MetricPath::parse(p).map_err(|why| cx.invalid(line, format!("metrics.{m}"), why))?;
+        match p.trim().strip_prefix('=') {
+            // A derived metric: an expression over path metrics and numeric axes.
+            Some(e) => {
+                let mut known = names.clone();
+                known.extend(
+                    plan.metrics
+                        .iter()
+                        .filter(|(_, src)| !src.trim().starts_with('='))
+                        .map(|(k, _)| k.clone()),
+                );
+                cx.expr("metrics", m, e, &known)?;
+            }
+            None => {
+                MetricPath::parse(p)
+                    .map_err(|why| cx.invalid(line, format!("metrics.{m}"), why))?;
+            }
+        }
     }
     for (key, src) in &plan.set {
         check_set_key(&cx, "set", key)?;
         cx.expr("set", key, src, &names)?;
+    }
+    for (axis, cases) in &plan.cases {
+        let Some(a) = plan.axes.iter().find(|a| &a.name == axis) else {
+            return Err(cx.top("cases", format!("`{axis}` is not an axis")));
+        };
+        let values = a.values.as_deref().unwrap_or_default();
+        for (value, entries) in cases {
+            if !values
+                .iter()
+                .any(|v| matches!(v, AxisValue::Text(t) if t == value))
+            {
+                return Err(cx.top(
+                    "cases",
+                    format!("axis `{axis}` has no text value \"{value}\""),
+                ));
+            }
+            let section = format!("cases.{axis}.\"{value}\"");
+            for (key, src) in entries {
+                check_set_key(&cx, &section, key)?;
+                cx.expr(&section, key, src, &names)?;
+            }
+        }
     }
     for (key, src) in &plan.quick.set {
         check_set_key(&cx, "quick.set", key)?;
@@ -218,8 +259,68 @@ pub fn validate(plan: &Plan, text: &str, file: &str) -> Result<(), LabError> {
             return Err(at("filter", format!("`{a}` is not an axis")));
         }
     }
+    if let Some(a) = plan
+        .common_random_numbers
+        .iter()
+        .find(|a| !names.contains(*a))
+    {
+        return Err(cx.top("common_random_numbers", format!("`{a}` is not an axis")));
+    }
+    check_findings(&cx, plan, &names)?;
     check_points(&cx, plan, "")?;
     check_points(&cx, &apply_quick(plan), "quick: ")
+}
+
+/// Findings name metrics and axis values that exist, compare the same axes on both
+/// sides, and state a direction that parses.
+fn check_findings(cx: &Ctx, plan: &Plan, names: &BTreeSet<String>) -> Result<(), LabError> {
+    for (i, f) in plan.findings.iter().enumerate() {
+        let at = |field: &str, why: String| {
+            cx.invalid(
+                line_of_entry(cx.text, "findings", i, &f.name),
+                format!("findings[{i}] ({}).{field}", f.name),
+                why,
+            )
+        };
+        if !plan.metrics.contains_key(&f.metric) {
+            return Err(at("metric", format!("`{}` is not a metric", f.metric)));
+        }
+        crate::findings::Expect::parse(&f.expect).map_err(|e| at("expect", e))?;
+        if f.of.is_empty() {
+            return Err(at("of", "name at least one axis value".into()));
+        }
+        if f.against.is_empty() {
+            if !plan.expected.contains_key(&f.metric) {
+                return Err(at(
+                    "against",
+                    format!("without `against` the finding compares with [expected] `{}`, which is missing", f.metric),
+                ));
+            }
+        } else if !f.of.keys().eq(f.against.keys()) {
+            return Err(at(
+                "against",
+                "`of` and `against` must name the same axes".into(),
+            ));
+        }
+        for (field, filter) in [("of", &f.of), ("against", &f.against)] {
+            for (axis, v) in filter {
+                if !names.contains(axis) {
+                    return Err(at(field, format!("`{axis}` is not an axis")));
+                }
+                let a = plan.axes.iter().find(|a| &a.name == axis);
+                let values = a.and_then(|a| a.values.as_ref());
+                if let Some(vs) = values {
+                    if !vs.iter().any(|x| canonical_value(x) == canonical_value(v)) {
+                        return Err(at(
+                            field,
+                            format!("axis `{axis}` has no value {}", show_value(v)),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 fn check_values(
@@ -290,6 +391,14 @@ fn check_points(cx: &Ctx, plan: &Plan, prefix: &str) -> Result<(), LabError> {
         }
     }
     Ok(())
+}
+
+/// A value as a person writes it, for error messages.
+fn show_value(v: &AxisValue) -> String {
+    match v {
+        AxisValue::Number(n) => n.to_string(),
+        AxisValue::Text(s) => format!("\"{s}\""),
+    }
 }
 
 /// A value as text that distinguishes numbers from strings and is exact for floats.

@@ -16,7 +16,9 @@ fn out_dir(name: &str) -> PathBuf {
     d
 }
 
-fn check(name: &str, plans: usize) {
+/// Runs `reproduce NAME --quick`, checks its reports and figures, and returns the
+/// findings (all of which hold).
+fn check(name: &str, plans: usize) -> Vec<(String, String)> {
     let out = out_dir(name);
     let opts = RunOptions {
         jobs: 0,
@@ -53,7 +55,38 @@ fn check(name: &str, plans: usize) {
         }
     }
     assert!(index_text.contains("report"), "the index links the reports");
+    let findings = findings_of(&out);
     let _ = std::fs::remove_dir_all(&out);
+    findings
+}
+
+/// Every finding in the results under `out` as (plan dir name, finding name) -> holds.
+/// A finding that does not hold, or has no data, fails the test with its row.
+fn findings_of(out: &std::path::Path) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for f in walk(out)
+        .into_iter()
+        .filter(|p| p.ends_with("findings.csv"))
+    {
+        let t = quiclab_lab::csvread::read(&f).unwrap();
+        let (name, holds) = (t.require("name").unwrap(), t.require("holds").unwrap());
+        for r in 0..t.rows.len() {
+            let row = t.rows[r]
+                .iter()
+                .map(|c| c.clone().unwrap_or_default())
+                .collect::<Vec<_>>();
+            assert_eq!(t.get(r, holds), Some("true"), "{}: {row:?}", f.display());
+            let dir = f
+                .parent()
+                .unwrap()
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            found.push((dir, t.get(r, name).unwrap_or("").to_string()));
+        }
+    }
+    found
 }
 
 fn walk(dir: &std::path::Path) -> Vec<PathBuf> {

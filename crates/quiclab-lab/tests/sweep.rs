@@ -371,3 +371,181 @@ fn bad_plans_name_file_line_and_key() {
     );
     assert!(m.contains("metrics.missing"), "{m}");
 }
+
+/// `[cases]`, quoted literals, common random numbers, derived metrics and findings work
+/// together: each case writes its keys, the compared points share seeds, the derived
+/// metric is computed per run, and the report's findings land in `findings.csv`.
+#[test]
+fn cases_common_seeds_derived_metrics_and_findings() {
+    let dir = tmpdir("cases");
+    let text = r#"
+name = "cases"
+title = "Cases"
+question = "Do cases, CRN, derived metrics and findings work?"
+base = "base.toml"
+master_seed = 3
+repetitions = 2
+common_random_numbers = ["variant"]
+
+[[axes]]
+name = "variant"
+values = ["near", "far"]
+
+[[axes]]
+name = "loss"
+values = [0.0, 0.1]
+
+[set]
+"topology.return.impairments.loss.p" = "loss"
+
+[cases.variant."near"]
+"topology.forward.delay_ms" = "2"
+"topology.return.impairments.loss.model" = "'bernoulli'"
+
+[cases.variant."far"]
+"topology.forward.delay_ms" = "20"
+"topology.return.impairments.loss.model" = "'bernoulli'"
+
+[metrics]
+ttlb = "flows[0].ttlb_s"
+ttfb = "flows[0].ttfb_s"
+tail = "= ttlb - ttfb"
+
+[[findings]]
+name = "far_is_slower"
+claim = "A longer forward delay lengthens the transfer"
+metric = "ttlb"
+of = { variant = "far" }
+against = { variant = "near" }
+expect = "higher"
+
+[[findings]]
+name = "wrong_way"
+claim = "A claim that must not hold"
+metric = "ttlb"
+of = { variant = "far" }
+against = { variant = "near" }
+expect = "lower"
+"#;
+    let plan = write_plan(&dir, text);
+    let out = dir.join("out");
+    let o = run_plan(&plan, &out, &opts(2)).unwrap();
+    // Seeds ignore the `variant` axis: the same (loss, rep) runs with the same seed.
+    for r in &o.rows {
+        let twin = o
+            .rows
+            .iter()
+            .find(|x| x.params["loss"] == r.params["loss"] && x.rep == r.rep && x.point != r.point)
+            .unwrap();
+        assert_eq!(r.seed, twin.seed);
+        let (ttlb, ttfb, tail) = (r.metrics["ttlb"], r.metrics["ttfb"], r.metrics["tail"]);
+        assert!((tail - (ttlb - ttfb)).abs() < 1e-12);
+    }
+    let resolved: Vec<String> = std::fs::read_to_string(out.join("runs.csv"))
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    assert_eq!(resolved.len(), 1 + 8);
+    quiclab_lab::report::write_report(&out).unwrap();
+    let f = read(&out, "findings.csv");
+    assert!(f.contains("far_is_slower,ttlb,2,"), "{f}");
+    let holds: Vec<&str> = f
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(8).unwrap())
+        .collect();
+    assert_eq!(holds, ["true", "false"], "{f}");
+    let report = read(&out, "report.md");
+    assert!(report.contains("## Findings") && report.contains("1 of 2 findings hold"));
+    // The far variant really ran with a 20 ms forward delay.
+    let far = o
+        .rows
+        .iter()
+        .find(|r| r.params["variant"] == quiclab_lab::plan::AxisValue::Text("far".into()))
+        .unwrap();
+    let near = o
+        .rows
+        .iter()
+        .find(|r| r.params["variant"] == quiclab_lab::plan::AxisValue::Text("near".into()))
+        .unwrap();
+    assert!(far.metrics["ttfb"] > near.metrics["ttfb"] + 0.03);
+}
+
+#[test]
+fn bad_cases_and_findings_are_named() {
+    let (_, m) = bad(
+        "case_axis",
+        &(good_plan() + "\n[cases.nope.\"x\"]\n\"stop.time_s\" = \"1\"\n"),
+    );
+    assert!(
+        m.contains("cases") && m.contains("`nope` is not an axis"),
+        "{m}"
+    );
+
+    let (_, m) = bad(
+        "case_value",
+        &(good_plan() + "\n[cases.model.\"gilbert\"]\n\"stop.time_s\" = \"1\"\n"),
+    );
+    assert!(m.contains("no text value \"gilbert\""), "{m}");
+
+    let (_, m) = bad(
+        "crn",
+        &good_plan().replace(
+            "master_seed = 7",
+            "master_seed = 7\ncommon_random_numbers = [\"rtt\"]",
+        ),
+    );
+    assert!(
+        m.contains("common_random_numbers") && m.contains("`rtt`"),
+        "{m}"
+    );
+
+    let (_, m) = bad(
+        "derived",
+        &good_plan().replace(
+            "missing = \"flows[3].ttlb_s\"",
+            "missing = \"= ttlb / nothing\"",
+        ),
+    );
+    assert!(
+        m.contains("metrics.missing") && m.contains("nothing"),
+        "{m}"
+    );
+
+    let finding =
+        |body: &str| good_plan() + "\n[[findings]]\nname = \"f\"\nclaim = \"c\"\n" + body + "\n";
+    let (_, m) = bad(
+        "f_metric",
+        &finding(
+            "metric = \"nope\"\nof = { delay = 2 }\nagainst = { delay = 10 }\nexpect = \"lower\"",
+        ),
+    );
+    assert!(m.contains("findings[0] (f).metric"), "{m}");
+    let (_, m) = bad(
+        "f_expect",
+        &finding(
+            "metric = \"ttlb\"\nof = { delay = 2 }\nagainst = { delay = 10 }\nexpect = \"smaller\"",
+        ),
+    );
+    assert!(m.contains("findings[0] (f).expect"), "{m}");
+    let (_, m) = bad(
+        "f_value",
+        &finding(
+            "metric = \"ttlb\"\nof = { delay = 3 }\nagainst = { delay = 10 }\nexpect = \"lower\"",
+        ),
+    );
+    assert!(m.contains("axis `delay` has no value 3"), "{m}");
+    let (_, m) = bad(
+        "f_axes",
+        &finding(
+            "metric = \"ttlb\"\nof = { delay = 2 }\nagainst = { loss = 0.2 }\nexpect = \"lower\"",
+        ),
+    );
+    assert!(m.contains("same axes"), "{m}");
+    let (_, m) = bad(
+        "f_expected",
+        &finding("metric = \"ttlb\"\nof = { delay = 2 }\nexpect = \"lower\""),
+    );
+    assert!(m.contains("[expected]"), "{m}");
+}

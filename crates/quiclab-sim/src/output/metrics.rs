@@ -36,6 +36,9 @@ fn bump(map: &mut BTreeMap<String, Count>, key: &str, bytes: usize) {
 /// What one endpoint of a connection sent and observed.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct SideMetrics {
+    /// Every packet sent (all types; a coalesced datagram counts each packet) and its
+    /// bytes: this side's whole volume, e.g. a download's return-path traffic.
+    pub sent: Count,
     /// Packets sent by packet type ("initial", "handshake", "1RTT", ...): count and bytes.
     pub sent_by_packet_type: BTreeMap<String, Count>,
     /// Frames sent by frame type ("ack", "stream", ...): count and encoded bytes.
@@ -66,7 +69,6 @@ impl SideMetrics {
         sum(&self.received_by_packet_type)
     }
 
-    /// Frames of one type sent and their encoded bytes (zero if none).
     /// Ack-eliciting packets received per ACK frame sent: the ACK ratio this side
     /// actually achieved (2 for RFC 9000's default, 10 for 1:10); `None` without ACKs.
     pub fn ack_eliciting_per_ack(&self) -> Option<f64> {
@@ -74,6 +76,7 @@ impl SideMetrics {
         (acks > 0).then(|| self.ack_eliciting_received as f64 / acks as f64)
     }
 
+    /// Frames of one type sent and their encoded bytes (zero if none).
     pub fn frames_sent(&self, frame_type: &str) -> Count {
         self.sent_by_frame_type
             .get(frame_type)
@@ -143,6 +146,7 @@ impl EventSink for MetricsSink {
                 size,
                 frames,
             } => {
+                m.sent.add(*size);
                 bump(
                     &mut m.sent_by_packet_type,
                     packet_type_name(header.ty),
@@ -301,6 +305,11 @@ mod tests {
         assert_eq!(m.sent_by_packet_type["handshake"], c(1, 60));
         assert_eq!(m.sent_by_packet_type["1RTT"], c(2, 2090));
         assert_eq!(m.sent_total(), c(4, 3350));
+        assert_eq!(
+            m.sent,
+            m.sent_total(),
+            "the running total matches the per-type sum"
+        );
         assert_eq!(m.received_by_packet_type["1RTT"], c(1, 40));
         assert_eq!(m.received_total(), c(1, 40));
 
