@@ -8,6 +8,7 @@
 //!   such as `pacing`);
 //! - a number replacing an existing **integer** must be integral and is written as an
 //!   integer (use `round(...)` otherwise); replacing an existing **float** writes a float;
+//!   replacing an existing **boolean** takes 0 (false) or 1 (true);
 //! - a number at an absent key (or replacing a non-number) is written as an integer if it
 //!   is integral (|v| <= 2^53), else as a float. Integers deserialize into float fields
 //!   too, so this suits both kinds of scenario keys.
@@ -225,6 +226,11 @@ fn number_value(old: Option<&toml::Value>, v: f64) -> Result<toml::Value, String
             "the base scenario has the integer {i} here, but the expression gives {v} (use round(...))"
         )),
         Some(toml::Value::Float(_)) => Ok(toml::Value::Float(v)),
+        // A switch (e.g. `server.handshake.instant_ack`) swept by a 0/1 axis.
+        Some(toml::Value::Boolean(_)) if v == 0.0 || v == 1.0 => Ok(toml::Value::Boolean(v == 1.0)),
+        Some(toml::Value::Boolean(_)) => Err(format!(
+            "the base scenario has a boolean here, but the expression gives {v} (use 0 or 1)"
+        )),
         _ if integral => Ok(toml::Value::Integer(v as i64)),
         _ => Ok(toml::Value::Float(v)),
     }

@@ -180,3 +180,33 @@ fn large_certificate_with_iack_respects_the_amplification_limit() {
         );
     }
 }
+
+/// RFC 9002 §6.2.3: every datagram arrives twice, so both endpoints see duplicate CRYPTO
+/// data all through the handshake; the early retransmissions this triggers stay within
+/// the per-connection limit (no ping-pong), and the handshake is still confirmed at 4 x D.
+#[test]
+fn duplicated_datagrams_trigger_a_bounded_number_of_early_retransmissions() {
+    let mut link = LinkConfig::delay(D);
+    link.duplicate = 1.0;
+    let mut pair = Pair::new(
+        TransportConfig::default(),
+        TransportConfig::default(),
+        [link.clone(), link],
+        3,
+    );
+    pair.run_until(Instant::from_millis(10_000), |p| {
+        p.client_conn().is_handshake_confirmed()
+    })
+    .unwrap();
+    assert!(
+        pair.now <= Instant::ZERO + 4 * D,
+        "confirmed at {:?}",
+        pair.now
+    );
+    let client = pair.client_conn().stats().early_crypto_retransmits;
+    let server = pair.server_conn().unwrap().stats().early_crypto_retransmits;
+    assert!(
+        client <= 2 && server <= 2,
+        "client {client}, server {server}"
+    );
+}

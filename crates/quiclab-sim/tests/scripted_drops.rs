@@ -129,3 +129,45 @@ fn dropped_rest_of_response_flight_delays_ttlb() {
     let (ttlb, base_ttlb) = (f.ttlb_s.expect("ttlb"), b.ttlb_s.expect("ttlb"));
     assert!(ttlb > base_ttlb, "ttlb {ttlb} s not above {base_ttlb} s");
 }
+
+/// RFC 9002 §6.2.3. `flight = 2` with no `max_drops` drops the client's second flight
+/// *and* its PTO probes (60, 120, 240, 480 ms later), because the server says nothing
+/// until its own PTO: without an RTT sample (the client's Initial ACK was in the lost
+/// flight) that is the default 1 s (3 x 333 ms, RFC 9002 §6.2.2). The server's
+/// retransmission reaches the client at 1.019 s carrying CRYPTO data the client already
+/// has; before §6.2.3 the client only acknowledged it and resent its Finished at its
+/// next, backed-off PTO (pto_count 4: 0.92 + 0.96 = 1.88 s), for a first byte at
+/// 1.94 s. Now the duplicate makes it resend the Finished at once.
+#[test]
+fn lost_client_finished_is_resent_on_the_servers_duplicate_crypto() {
+    let r = run("impairments = { drops = [{ flight = 2 }] }", "");
+    let f = &r.flows[0];
+    let ttfb = f.ttfb_s.expect("ttfb");
+    // Server PTO (1 s) + 1 RTT for the Finished + the request's own loss recovery.
+    assert!(
+        ttfb > 1.0,
+        "ttfb {ttfb} s: the server's 1 s PTO bounds recovery"
+    );
+    assert!(
+        ttfb < 1.2,
+        "ttfb {ttfb} s: was 1.94 s before RFC 9002 §6.2.3"
+    );
+}
+
+/// A single lost second flight (one datagram: Initial ACK, Handshake ACK + Finished,
+/// the request) is recovered by the client's first PTO, 3 x 20 ms after its RTT sample.
+#[test]
+fn single_lost_client_flight_is_recovered_by_the_first_pto() {
+    let r = run(
+        "impairments = { drops = [{ flight = 2, max_drops = 1 }] }",
+        "",
+    );
+    let f = &r.flows[0];
+    assert_eq!(r.links[0].impairment_drops, 1);
+    assert_eq!(
+        f.client.pto_expirations, 2,
+        "one Handshake and one 1-RTT PTO"
+    );
+    let ttfb = f.ttfb_s.expect("ttfb");
+    assert!(ttfb < 0.2, "ttfb {ttfb} s");
+}

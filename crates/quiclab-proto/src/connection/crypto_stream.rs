@@ -64,6 +64,16 @@ impl CryptoSend {
         }
     }
 
+    /// Whether some sent data is not acknowledged yet.
+    pub fn has_unacked(&self) -> bool {
+        let mut r = RangeSet::new();
+        r.insert(0..self.data.len() as u64);
+        for a in self.acked.iter() {
+            r.remove(a);
+        }
+        !r.is_empty()
+    }
+
     /// PTO probe: re-queue everything sent but not acknowledged (RFC 9002 §6.2.4).
     pub fn requeue_unacked(&mut self) {
         let total = self.data.len() as u64;
@@ -81,11 +91,13 @@ pub struct CryptoRecv {
 }
 
 impl CryptoRecv {
-    /// Stores a CRYPTO frame's data.
-    pub fn insert(&mut self, offset: u64, data: &[u8]) -> Result<(), TransportError> {
+    /// Stores a CRYPTO frame's data; returns `false` when it was all received before
+    /// (a duplicate: RFC 9002 §6.2.3 lets the receiver infer that the peer misses some of
+    /// our CRYPTO data or acknowledgments).
+    pub fn insert(&mut self, offset: u64, data: &[u8]) -> Result<bool, TransportError> {
         let end = offset + data.len() as u64;
         if end <= self.read_offset {
-            return Ok(()); // duplicate
+            return Ok(false); // duplicate
         }
         if end - self.read_offset > MAX_CRYPTO_BUFFER {
             return Err(TransportError::new(
@@ -97,12 +109,12 @@ impl CryptoRecv {
         let start = offset.max(self.read_offset);
         let seg = &data[skip..];
         match self.segments.get(&start) {
-            Some(existing) if existing.len() >= seg.len() => {}
+            Some(existing) if existing.len() >= seg.len() => Ok(false),
             _ => {
                 self.segments.insert(start, seg.to_vec());
+                Ok(true)
             }
         }
-        Ok(())
     }
 
     /// Takes the contiguous data available at the read offset.
@@ -128,14 +140,15 @@ mod tests {
     #[test]
     fn reassembles_out_of_order_with_overlap() {
         let mut r = CryptoRecv::default();
-        r.insert(5, b"fghij").unwrap();
+        assert!(r.insert(5, b"fghij").unwrap());
+        assert!(!r.insert(5, b"fgh").unwrap(), "already buffered");
         let mut out = Vec::new();
         r.take_contiguous(&mut out);
         assert!(out.is_empty());
         r.insert(0, b"abcdefg").unwrap();
         r.take_contiguous(&mut out);
         assert_eq!(out, b"abcdefghij");
-        r.insert(3, b"def").unwrap();
+        assert!(!r.insert(3, b"def").unwrap(), "below the read offset");
         out.clear();
         r.take_contiguous(&mut out);
         assert!(out.is_empty());

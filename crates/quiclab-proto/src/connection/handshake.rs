@@ -26,9 +26,14 @@ impl Connection {
         offset: u64,
         data: &[u8],
     ) -> Result<(), TransportError> {
-        self.spaces[space as usize]
+        let new_data = self.spaces[space as usize]
             .crypto_recv
             .insert(offset, data)?;
+        if !new_data {
+            // RFC 9002 §6.2.3: the peer repeats CRYPTO data we have, so it probably
+            // misses ours (or our ACK of it): resend ours without waiting for the PTO.
+            self.speed_up_handshake(now, space);
+        }
         if self.side == Side::Server && !self.hold_started && space == SpaceId::Initial {
             self.hold_started = true;
             let hs = &self.config.handshake;

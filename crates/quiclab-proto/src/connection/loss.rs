@@ -11,6 +11,10 @@ use crate::time::Instant;
 use crate::wire::{AckFrame, Side};
 use std::time::Duration;
 
+/// RFC 9002 §6.2.3: early CRYPTO retransmissions allowed per connection ("a limited
+/// number of times"; one per handshake space), one PTO period apart at least.
+const MAX_EARLY_CRYPTO_RETRANSMITS: u32 = 2;
+
 impl Connection {
     /// RFC 9002 A.7 OnAckReceived.
     pub(super) fn on_ack_frame(
@@ -301,6 +305,31 @@ impl Connection {
             );
         }
         self.set_loss_detection_timer(now);
+    }
+
+    /// RFC 9002 §6.2.3 "Speeding up Handshake Completion": the peer evidently misses
+    /// some of our CRYPTO data in `space` (it repeated CRYPTO data we already have, or,
+    /// at a client, sent packets we cannot read yet), so send what is unacknowledged
+    /// now instead of at the PTO. Limited per connection and to once per PTO period,
+    /// so two endpoints cannot ping-pong; the send path keeps the amplification limit.
+    pub(super) fn speed_up_handshake(&mut self, now: Instant, space: SpaceId) {
+        if space == SpaceId::Data
+            || self.handshake_confirmed
+            || self.early_crypto_retransmits >= MAX_EARLY_CRYPTO_RETRANSMITS
+            || self
+                .last_early_crypto_retransmit
+                .is_some_and(|t| now < t + self.rtt.pto_base())
+        {
+            return;
+        }
+        let sp = &mut self.spaces[space as usize];
+        if !sp.can_send() || !sp.crypto_send.has_unacked() {
+            return;
+        }
+        sp.crypto_send.requeue_unacked();
+        self.early_crypto_retransmits += 1;
+        self.last_early_crypto_retransmit = Some(now);
+        self.stats.early_crypto_retransmits += 1;
     }
 
     /// RFC 9002 §6.2.4: one or two ack-eliciting probes, carrying unacknowledged data

@@ -140,6 +140,9 @@ pub struct Connection {
     rtt: RttEstimator,
     cc: Box<dyn CongestionController>,
     pto_count: u32,
+    /// RFC 9002 §6.2.3: early CRYPTO retransmissions done, and when the last one was.
+    early_crypto_retransmits: u32,
+    last_early_crypto_retransmit: Option<Instant>,
     loss_timer: Option<Instant>,
     first_rtt_sample_time: Option<Instant>,
     /// The sender ran out of data with room left in the window (RFC 9002 §7.8).
@@ -322,6 +325,8 @@ impl Connection {
             rtt: RttEstimator::new(config.initial_rtt()),
             cc,
             pto_count: 0,
+            early_crypto_retransmits: 0,
+            last_early_crypto_retransmit: None,
             loss_timer: None,
             first_rtt_sample_time: None,
             app_limited: false,

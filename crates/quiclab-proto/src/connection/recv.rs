@@ -111,6 +111,11 @@ impl Connection {
             ty => SpaceId::of(ty).expect("protected packet types have a space"),
         };
         if !self.spaces[space as usize].can_send() {
+            if self.side == Side::Client && space != SpaceId::Initial {
+                // RFC 9002 §6.2.3: Handshake or 1-RTT packets before the Handshake keys:
+                // some of the server's Initial packets were probably lost.
+                self.speed_up_handshake(now, SpaceId::Initial);
+            }
             self.drop_packet(now, Some(h.ty), packet.len(), DropReason::KeyUnavailable);
             return false;
         }

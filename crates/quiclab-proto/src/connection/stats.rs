@@ -25,6 +25,9 @@ pub struct ConnectionStats {
     /// Packets dropped on receipt (undecryptable, duplicate, unparseable...).
     pub packets_dropped: u64,
     pub pto_count_total: u64,
+    /// Unacknowledged CRYPTO data retransmitted before the PTO because the peer
+    /// evidently missed some of it (RFC 9002 §6.2.3).
+    pub early_crypto_retransmits: u64,
     /// The first probe timeout armed (RFC 9002 §6.2.1), and when it was armed.
     pub first_pto: Option<Duration>,
     /// The PTO period right after the first RTT sample: smoothed_rtt + max(4 rttvar,
