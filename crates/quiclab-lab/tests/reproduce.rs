@@ -179,3 +179,28 @@ fn satellite_ack_quick() {
         ],
     );
 }
+
+/// Seed 000: the report pages state the instant-ACK findings, and they hold (the
+/// per-point directions are asserted in `reproduce_instant_ack.rs`).
+#[test]
+fn instant_ack_quick_report_findings() {
+    let found = check("instant-ack", 4);
+    assert_found(
+        &found,
+        "1-no-loss",
+        &[
+            "iack_shorter_first_pto",
+            "iack_faster_at_amplification_limit",
+        ],
+    );
+    assert_found(
+        &found,
+        "3-client-flight-lost",
+        &["iack_recovers_client_flight_faster"],
+    );
+    assert_found(
+        &found,
+        "4-server-flight-lost",
+        &["wfc_recovers_server_flight_faster"],
+    );
+}
