@@ -85,6 +85,10 @@ impl Connection {
                     .crypto_send
                     .on_acked(*offset, *len),
                 SentFrame::Stream(r) => self.streams.on_acked(r),
+                SentFrame::AckFrequency {
+                    sequence,
+                    max_ack_delay_us,
+                } => self.ack_freq.on_acked(*sequence, *max_ack_delay_us),
                 SentFrame::HandshakeDone
                 | SentFrame::NewConnectionId { .. }
                 | SentFrame::RetireConnectionId { .. } => {}
@@ -171,6 +175,10 @@ impl Connection {
                 SentFrame::RetireConnectionId { sequence } => {
                     self.cids.pending_retire.push_back(*sequence)
                 }
+                SentFrame::AckFrequency {
+                    sequence,
+                    max_ack_delay_us,
+                } => self.ack_freq.on_lost(*sequence, *max_ack_delay_us),
             }
         }
     }
