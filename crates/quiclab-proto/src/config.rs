@@ -517,4 +517,102 @@ mod tests {
             "handshake.certificate_delay_ms"
         );
     }
+
+    #[test]
+    fn ack_schedule_and_ack_frequency_parse_and_validate() {
+        let c: TransportConfig = toml::from_str(
+            "ack = { ack_eliciting_threshold = 2, schedule = { after_packets = 100, threshold = 10 } }",
+        )
+        .unwrap();
+        c.validate().unwrap();
+        assert_eq!(
+            c.ack.schedule,
+            Some(AckSchedule {
+                after_packets: 100,
+                threshold: 10
+            })
+        );
+        let c: TransportConfig =
+            toml::from_str("ack = { schedule = { after_packets = 1, threshold = 0 } }").unwrap();
+        assert_eq!(c.validate().unwrap_err().key, "ack.schedule.threshold");
+        assert!(toml::from_str::<TransportConfig>("ack = { schedule = { after = 1 } }").is_err());
+
+        let cases = [
+            ("{ kind = \"off\" }", AckFrequencyPolicy::Off),
+            (
+                "{ kind = \"fixed\", ratio = 10 }",
+                AckFrequencyPolicy::Fixed {
+                    ratio: 10,
+                    max_ack_delay_ms: None,
+                },
+            ),
+            (
+                "{ kind = \"after_slow_start\", ratio = 10, max_ack_delay_ms = 5 }",
+                AckFrequencyPolicy::AfterSlowStart {
+                    ratio: 10,
+                    max_ack_delay_ms: Some(5.0),
+                },
+            ),
+            (
+                "{ kind = \"cwnd\", acks_per_window = 4, max_ratio = 10, max_ack_delay_ms = 2.5 }",
+                AckFrequencyPolicy::Cwnd {
+                    acks_per_window: 4,
+                    max_ratio: 10,
+                    max_ack_delay_ms: Some(2.5),
+                },
+            ),
+        ];
+        for (policy, want) in cases {
+            let text = format!(
+                "min_ack_delay_us = 1000\n[ack_frequency]\npolicy = {policy}\nimmediate_ack_when_blocked = true"
+            );
+            let c: TransportConfig = toml::from_str(&text).unwrap();
+            c.validate().unwrap();
+            assert_eq!(c.ack_frequency.policy, want);
+            assert!(c.ack_frequency.immediate_ack_when_blocked);
+            assert_eq!(c.ack_frequency.reordering_threshold, 1);
+            let back: TransportConfig = toml::from_str(&toml::to_string(&c).unwrap()).unwrap();
+            assert_eq!(back, c);
+        }
+        for (policy, key) in [
+            (
+                "{ kind = \"fixed\", ratio = 0 }",
+                "ack_frequency.policy.ratio",
+            ),
+            (
+                "{ kind = \"cwnd\", acks_per_window = 0, max_ratio = 10 }",
+                "ack_frequency.policy.acks_per_window",
+            ),
+            (
+                "{ kind = \"cwnd\", acks_per_window = 4, max_ratio = 1 }",
+                "ack_frequency.policy.max_ratio",
+            ),
+            (
+                "{ kind = \"fixed\", ratio = 2, max_ack_delay_ms = 16384 }",
+                "ack_frequency.policy.max_ack_delay_ms",
+            ),
+        ] {
+            let c: TransportConfig =
+                toml::from_str(&format!("ack_frequency = {{ policy = {policy} }}")).unwrap();
+            assert_eq!(c.validate().unwrap_err().key, key, "{policy}");
+        }
+        for bad in [
+            "ack_frequency = { policy = { kind = \"sometimes\" } }",
+            "ack_frequency = { policy = { kind = \"fixed\", ratio = 2, extra = 1 } }",
+            "ack_frequency = { policy = { kind = \"fixed\" } }",
+            "ack_frequency = { immediate_ack = true }",
+        ] {
+            assert!(toml::from_str::<TransportConfig>(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn min_ack_delay_must_not_exceed_max_ack_delay() {
+        let c: TransportConfig =
+            toml::from_str("min_ack_delay_us = 25000\nack = { max_ack_delay_ms = 25 }").unwrap();
+        c.validate().unwrap();
+        let c: TransportConfig =
+            toml::from_str("min_ack_delay_us = 25001\nack = { max_ack_delay_ms = 25 }").unwrap();
+        assert_eq!(c.validate().unwrap_err().key, "min_ack_delay_us");
+    }
 }

@@ -219,7 +219,7 @@ impl Connection {
     }
 
     /// RFC 9002 A.8 GetPtoTimeAndSpace.
-    fn pto_time_and_space(&self, now: Instant) -> Option<(Instant, SpaceId)> {
+    pub(super) fn pto_time_and_space(&self, now: Instant) -> Option<(Instant, SpaceId)> {
         let backoff = 1u32 << self.pto_count.min(20);
         let duration = self.rtt.pto_base() * backoff;
         if !self.ack_eliciting_in_flight() {

@@ -306,7 +306,7 @@ impl Connection {
         Ok((ack_eliciting, immediate))
     }
 
-    fn on_frame(
+    pub(super) fn on_frame(
         &mut self,
         now: Instant,
         space: SpaceId,
