@@ -463,6 +463,38 @@ fn immediate_ack_goes_in_the_packet_that_fills_the_window_only() {
     assert_eq!(deadline, Some(now), "ACKed at once");
 }
 
+#[test]
+fn immediate_ack_not_in_small_packets_before_the_window_fills() {
+    // Application-limited writes of 100 bytes: many small packets approach the window,
+    // and only the one that reaches it carries IMMEDIATE_ACK (not every packet sent
+    // within a full-size packet of the edge).
+    let mut client = cfg(Some(1000));
+    client.pacing = false;
+    client.ack_frequency.immediate_ack_when_blocked = true;
+    let (mut p, sink) = quiet_pair(client, cfg(Some(1000)));
+    let now = p.now;
+    let id = p.client_conn().open_stream(Dir::Uni).unwrap();
+    let cwnd = p.client_conn().congestion_window();
+    sink.lock().take();
+    let mut buf = Vec::new();
+    while p.client_conn().bytes_in_flight() < cwnd {
+        p.client_conn().write(id, &[3u8; 100]).unwrap();
+        while p.client.poll_transmit(now, &mut buf).is_some() {
+            buf.clear();
+        }
+    }
+    let flags: Vec<bool> = one_rtt_sent(&sink)
+        .iter()
+        .map(|(_, f)| has_immediate_ack(f))
+        .collect();
+    assert!(flags.len() > 50, "{}", flags.len());
+    let last = flags.len() - 1;
+    assert!(
+        flags[last] && !flags[..last].iter().any(|&f| f),
+        "{flags:?}"
+    );
+}
+
 /// Time to move `total` bytes to a 1:10 receiver; (time, IMMEDIATE_ACKs, 1-RTT packets).
 fn transfer_time(
     immediate_ack_when_blocked: bool,
