@@ -77,6 +77,7 @@ pub enum AckFrequencyPolicy {
     },
     /// The peer's default ACKing until our congestion controller first leaves slow
     /// start, then one ACK per `ratio` (1:2 while cwnd grows, 1:ratio afterwards).
+    /// A controller without slow start (`algorithm = "none"`) requests at once.
     AfterSlowStart {
         ratio: u64,
         max_ack_delay_ms: Option<f64>,
