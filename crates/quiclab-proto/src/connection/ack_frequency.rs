@@ -292,18 +292,17 @@ impl Connection {
         buf: &mut Vec<u8>,
         packet_start: usize,
         max: usize,
-    ) -> bool {
+    ) {
         if !self.may_need_immediate_ack() || buf.len() >= max {
-            return false;
+            return;
         }
         let size = (buf.len() + 1 + TAG_LEN - packet_start) as u64;
         let before = self.bytes_in_flight();
         if before >= self.cc.window() || before + size < self.cc.window() {
-            return false;
+            return;
         }
         Frame::ImmediateAck.encode(buf);
         self.stats.immediate_ack_sent += 1;
-        true
     }
 }
 

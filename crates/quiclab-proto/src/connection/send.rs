@@ -342,11 +342,9 @@ impl Connection {
             // Keep a byte for IMMEDIATE_ACK when this packet may fill the window.
             let reserve = usize::from(cwnd_open && self.may_need_immediate_ack());
             self.write_data_frames(now, buf, p, max - reserve);
-            if cwnd_open
-                && p.ack_eliciting
-                && self.write_immediate_ack_if_blocking(buf, p.start, max)
-            {
-                p.ack_eliciting = true;
+            if cwnd_open && p.ack_eliciting {
+                // ack-frequency §5 / seed 002 §V.D: the last packet before cwnd-blocked.
+                self.write_immediate_ack_if_blocking(buf, p.start, max);
             }
         }
         if probing {
