@@ -29,6 +29,22 @@ pub struct AckConfig {
     pub reordering_threshold: u64,
     /// At most this many ACK ranges per ACK frame (default 32).
     pub max_ack_ranges: usize,
+    /// Receiver-side ratio schedule (draft-fairhurst-quic-ack-scaling): ACK every
+    /// `ack_eliciting_threshold` packets at first, every `schedule.threshold` later.
+    /// `None` (default): no switch. An ACK_FREQUENCY frame from the peer overrides it.
+    pub schedule: Option<AckSchedule>,
+}
+
+/// A one-step ACK ratio schedule: once `after_packets` ack-eliciting packets arrived in
+/// the application data space, ACK every `threshold` ack-eliciting packets (packet
+/// `after_packets + 1` is the first one counted under the new ratio). Lets a receiver
+/// ACK often while the sender's window grows and rarely afterwards (1:2 then 1:10).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AckSchedule {
+    pub after_packets: u64,
+    /// ACK after this many ack-eliciting packets (>= 1), as `ack_eliciting_threshold`.
+    pub threshold: u64,
 }
 
 impl Default for AckConfig {
@@ -39,6 +55,89 @@ impl Default for AckConfig {
             ack_delay_exponent: 3,
             reordering_threshold: 1,
             max_ack_ranges: 32,
+            schedule: None,
+        }
+    }
+}
+
+/// What a data sender asks of its peer with ACK_FREQUENCY (draft-ietf-quic-ack-frequency
+/// §4). Each kind may set `max_ack_delay_ms` (the Requested Max Ack Delay, ms, float);
+/// see [`AckFrequencyPolicy::requested_max_ack_delay_ms`] for the default.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum AckFrequencyPolicy {
+    /// Never send ACK_FREQUENCY (default).
+    #[default]
+    Off,
+    /// Once the handshake is confirmed, request one ACK per `ratio` ack-eliciting
+    /// packets (wire Ack-Eliciting Threshold = ratio - 1).
+    Fixed {
+        ratio: u64,
+        max_ack_delay_ms: Option<f64>,
+    },
+    /// The peer's default ACKing until our congestion controller first leaves slow
+    /// start, then one ACK per `ratio` (1:2 while cwnd grows, 1:ratio afterwards).
+    /// A controller without slow start (`algorithm = "none"`) requests at once.
+    AfterSlowStart {
+        ratio: u64,
+        max_ack_delay_ms: Option<f64>,
+    },
+    /// ack-frequency §8.1: about `acks_per_window` ACKs per congestion window, i.e.
+    /// ratio = clamp(cwnd_packets / acks_per_window, 2, max_ratio), never above the
+    /// full-size packets that fit in cwnd; updated when the ratio changes, at most once
+    /// per smoothed RTT. Requested Max Ack Delay: min(`max_ack_delay_ms` or the peer's
+    /// max_ack_delay, smoothed RTT).
+    Cwnd {
+        acks_per_window: u64,
+        max_ratio: u64,
+        max_ack_delay_ms: Option<f64>,
+    },
+}
+
+impl AckFrequencyPolicy {
+    /// The configured Requested Max Ack Delay, ms. `None`: request the max_ack_delay
+    /// the peer advertised (so only the threshold changes; `cwnd` still caps it at the
+    /// smoothed RTT). Whatever is requested is raised to the peer's min_ack_delay.
+    pub fn requested_max_ack_delay_ms(&self) -> Option<f64> {
+        match self {
+            AckFrequencyPolicy::Off => None,
+            AckFrequencyPolicy::Fixed {
+                max_ack_delay_ms, ..
+            }
+            | AckFrequencyPolicy::AfterSlowStart {
+                max_ack_delay_ms, ..
+            }
+            | AckFrequencyPolicy::Cwnd {
+                max_ack_delay_ms, ..
+            } => *max_ack_delay_ms,
+        }
+    }
+}
+
+/// Sender side of the ack-frequency extension. Active only when both sides offered it:
+/// our `min_ack_delay_us` is set and the peer sent min_ack_delay; otherwise nothing is
+/// sent (see `Connection::ack_frequency_active`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AckFrequencyConfig {
+    /// When to send ACK_FREQUENCY (default `{ kind = "off" }`).
+    pub policy: AckFrequencyPolicy,
+    /// The INET paper's I-bit (seed 002 §V.D) as an IMMEDIATE_ACK frame: put one in the
+    /// ack-eliciting 1-RTT packet that leaves bytes in flight at or above the congestion
+    /// window (the last packet before the sender is cwnd-blocked), so the receiver does
+    /// not sit on a partial ACK ratio for max_ack_delay. Default false.
+    pub immediate_ack_when_blocked: bool,
+    /// Reordering Threshold sent in ACK_FREQUENCY (default 1, RFC 9000 behaviour;
+    /// ack-frequency §9 suggests the loss packet threshold, 3; 0 = never ACK early).
+    pub reordering_threshold: u64,
+}
+
+impl Default for AckFrequencyConfig {
+    fn default() -> Self {
+        AckFrequencyConfig {
+            policy: AckFrequencyPolicy::Off,
+            immediate_ack_when_blocked: false,
+            reordering_threshold: 1,
         }
     }
 }
@@ -170,6 +269,8 @@ pub struct TransportConfig {
     /// min_ack_delay we advertise, µs (ack-frequency draft); `None` = not offered.
     pub min_ack_delay_us: Option<u64>,
     pub ack: AckConfig,
+    /// What we ask of the peer's ACKs (ACK_FREQUENCY, IMMEDIATE_ACK).
+    pub ack_frequency: AckFrequencyConfig,
     pub loss: LossConfig,
     pub flow: FlowConfig,
     pub congestion_control: CongestionControl,
@@ -189,6 +290,7 @@ impl Default for TransportConfig {
             max_datagram_frame_size: None,
             min_ack_delay_us: None,
             ack: AckConfig::default(),
+            ack_frequency: AckFrequencyConfig::default(),
             loss: LossConfig::default(),
             flow: FlowConfig::default(),
             congestion_control: CongestionControl::default(),
@@ -257,6 +359,13 @@ impl TransportConfig {
                 "must be at least 1 (1 = ACK every packet)",
             );
         }
+        if self.ack.schedule.is_some_and(|s| s.threshold == 0) {
+            return err(
+                "ack.schedule.threshold",
+                "must be at least 1 (1 = ACK every packet)",
+            );
+        }
+        self.validate_ack_frequency()?;
         if let Some(m) = self.min_ack_delay_us {
             if m > self.ack.max_ack_delay_ms * 1000 {
                 return err(
@@ -306,6 +415,47 @@ impl TransportConfig {
                 return err(
                     "congestion_control.minimum_window_packets",
                     "must be at least 1",
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_ack_frequency(&self) -> Result<(), ConfigError> {
+        let err = |key, why: &str| {
+            Err(ConfigError {
+                key,
+                why: why.to_string(),
+            })
+        };
+        match self.ack_frequency.policy {
+            AckFrequencyPolicy::Fixed { ratio: 0, .. }
+            | AckFrequencyPolicy::AfterSlowStart { ratio: 0, .. } => {
+                return err("ack_frequency.policy.ratio", "must be at least 1");
+            }
+            AckFrequencyPolicy::Cwnd {
+                acks_per_window,
+                max_ratio,
+                ..
+            } => {
+                if acks_per_window == 0 {
+                    return err("ack_frequency.policy.acks_per_window", "must be at least 1");
+                }
+                if max_ratio < 2 {
+                    return err(
+                        "ack_frequency.policy.max_ratio",
+                        "must be at least 2 (the lower clamp)",
+                    );
+                }
+            }
+            _ => {}
+        }
+        if let Some(d) = self.ack_frequency.policy.requested_max_ack_delay_ms() {
+            // ack-frequency §4: values of 2^14 ms or more are invalid.
+            if !(d.is_finite() && (0.0..16384.0).contains(&d)) {
+                return err(
+                    "ack_frequency.policy.max_ack_delay_ms",
+                    "must be a finite number of ms in [0, 16384)",
                 );
             }
         }
@@ -367,5 +517,103 @@ mod tests {
             c.validate().unwrap_err().key,
             "handshake.certificate_delay_ms"
         );
+    }
+
+    #[test]
+    fn ack_schedule_and_ack_frequency_parse_and_validate() {
+        let c: TransportConfig = toml::from_str(
+            "ack = { ack_eliciting_threshold = 2, schedule = { after_packets = 100, threshold = 10 } }",
+        )
+        .unwrap();
+        c.validate().unwrap();
+        assert_eq!(
+            c.ack.schedule,
+            Some(AckSchedule {
+                after_packets: 100,
+                threshold: 10
+            })
+        );
+        let c: TransportConfig =
+            toml::from_str("ack = { schedule = { after_packets = 1, threshold = 0 } }").unwrap();
+        assert_eq!(c.validate().unwrap_err().key, "ack.schedule.threshold");
+        assert!(toml::from_str::<TransportConfig>("ack = { schedule = { after = 1 } }").is_err());
+
+        let cases = [
+            ("{ kind = \"off\" }", AckFrequencyPolicy::Off),
+            (
+                "{ kind = \"fixed\", ratio = 10 }",
+                AckFrequencyPolicy::Fixed {
+                    ratio: 10,
+                    max_ack_delay_ms: None,
+                },
+            ),
+            (
+                "{ kind = \"after_slow_start\", ratio = 10, max_ack_delay_ms = 5 }",
+                AckFrequencyPolicy::AfterSlowStart {
+                    ratio: 10,
+                    max_ack_delay_ms: Some(5.0),
+                },
+            ),
+            (
+                "{ kind = \"cwnd\", acks_per_window = 4, max_ratio = 10, max_ack_delay_ms = 2.5 }",
+                AckFrequencyPolicy::Cwnd {
+                    acks_per_window: 4,
+                    max_ratio: 10,
+                    max_ack_delay_ms: Some(2.5),
+                },
+            ),
+        ];
+        for (policy, want) in cases {
+            let text = format!(
+                "min_ack_delay_us = 1000\n[ack_frequency]\npolicy = {policy}\nimmediate_ack_when_blocked = true"
+            );
+            let c: TransportConfig = toml::from_str(&text).unwrap();
+            c.validate().unwrap();
+            assert_eq!(c.ack_frequency.policy, want);
+            assert!(c.ack_frequency.immediate_ack_when_blocked);
+            assert_eq!(c.ack_frequency.reordering_threshold, 1);
+            let back: TransportConfig = toml::from_str(&toml::to_string(&c).unwrap()).unwrap();
+            assert_eq!(back, c);
+        }
+        for (policy, key) in [
+            (
+                "{ kind = \"fixed\", ratio = 0 }",
+                "ack_frequency.policy.ratio",
+            ),
+            (
+                "{ kind = \"cwnd\", acks_per_window = 0, max_ratio = 10 }",
+                "ack_frequency.policy.acks_per_window",
+            ),
+            (
+                "{ kind = \"cwnd\", acks_per_window = 4, max_ratio = 1 }",
+                "ack_frequency.policy.max_ratio",
+            ),
+            (
+                "{ kind = \"fixed\", ratio = 2, max_ack_delay_ms = 16384 }",
+                "ack_frequency.policy.max_ack_delay_ms",
+            ),
+        ] {
+            let c: TransportConfig =
+                toml::from_str(&format!("ack_frequency = {{ policy = {policy} }}")).unwrap();
+            assert_eq!(c.validate().unwrap_err().key, key, "{policy}");
+        }
+        for bad in [
+            "ack_frequency = { policy = { kind = \"sometimes\" } }",
+            "ack_frequency = { policy = { kind = \"fixed\", ratio = 2, extra = 1 } }",
+            "ack_frequency = { policy = { kind = \"fixed\" } }",
+            "ack_frequency = { immediate_ack = true }",
+        ] {
+            assert!(toml::from_str::<TransportConfig>(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn min_ack_delay_must_not_exceed_max_ack_delay() {
+        let c: TransportConfig =
+            toml::from_str("min_ack_delay_us = 25000\nack = { max_ack_delay_ms = 25 }").unwrap();
+        c.validate().unwrap();
+        let c: TransportConfig =
+            toml::from_str("min_ack_delay_us = 25001\nack = { max_ack_delay_ms = 25 }").unwrap();
+        assert_eq!(c.validate().unwrap_err().key, "min_ack_delay_us");
     }
 }

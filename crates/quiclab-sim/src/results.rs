@@ -30,6 +30,9 @@ pub struct FlowResult {
     /// The client's PTO right after its first RTT sample (3x that sample, RFC 9002
     /// §6.2.1), ms: the "first PTO" of the instant-ACK study.
     pub client_first_sample_pto_ms: Option<f64>,
+    /// Both sides negotiated the ack-frequency extension, so the client's
+    /// `ack_frequency` policy could act (`Connection::ack_frequency_active`).
+    pub client_ack_frequency_active: bool,
     pub client: SideMetrics,
     pub server: SideMetrics,
     /// The connection's close reason, if it closed.

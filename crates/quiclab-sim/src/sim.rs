@@ -636,6 +636,7 @@ impl Simulation {
                     .collect(),
                 client_first_pto_ms: stats.first_pto.map(|d| d.as_secs_f64() * 1e3),
                 client_first_sample_pto_ms: stats.first_sample_pto.map(|d| d.as_secs_f64() * 1e3),
+                client_ack_frequency_active: stats.ack_frequency_active,
                 client: lock(&f.client_metrics).clone(),
                 server: lock(&f.server_metrics).clone(),
                 close,

@@ -181,6 +181,8 @@ impl Connection {
         };
         self.idle_deadline = self.idle_timeout.map(|d| now + d);
         self.streams.apply_peer_params(&p);
+        self.stats.ack_frequency_active =
+            self.config.min_ack_delay_us.is_some() && p.min_ack_delay.is_some();
         if self.logging() {
             let alpn = self
                 .tls
@@ -199,9 +201,14 @@ impl Connection {
         Ok(())
     }
 
-    /// The peer's max_ack_delay (RFC 9002 §6.2.1 uses it in the PTO).
+    /// The peer's max_ack_delay (RFC 9002 §6.2.1 uses it in the PTO; §5.3 caps ACK
+    /// delays with it): the advertised value or our newest acknowledged ACK_FREQUENCY
+    /// request, raised to any request still in flight (ack-frequency §6) since the peer
+    /// may already apply it.
     pub(super) fn peer_max_ack_delay(&self) -> Duration {
-        Duration::from_millis(self.peer_params.as_ref().map_or(25, |p| p.max_ack_delay))
+        let advertised =
+            Duration::from_millis(self.peer_params.as_ref().map_or(25, |p| p.max_ack_delay));
+        self.ack_freq.peer_max_ack_delay(advertised)
     }
 
     /// The peer's ack_delay_exponent, to decode its ACK Delay fields.

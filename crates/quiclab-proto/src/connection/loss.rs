@@ -89,6 +89,10 @@ impl Connection {
                     .crypto_send
                     .on_acked(*offset, *len),
                 SentFrame::Stream(r) => self.streams.on_acked(r),
+                SentFrame::AckFrequency {
+                    sequence,
+                    max_ack_delay_us,
+                } => self.ack_freq.on_acked(*sequence, *max_ack_delay_us),
                 SentFrame::HandshakeDone
                 | SentFrame::NewConnectionId { .. }
                 | SentFrame::RetireConnectionId { .. } => {}
@@ -175,6 +179,10 @@ impl Connection {
                 SentFrame::RetireConnectionId { sequence } => {
                     self.cids.pending_retire.push_back(*sequence)
                 }
+                SentFrame::AckFrequency {
+                    sequence,
+                    max_ack_delay_us,
+                } => self.ack_freq.on_lost(*sequence, *max_ack_delay_us),
             }
         }
     }
@@ -215,7 +223,7 @@ impl Connection {
     }
 
     /// RFC 9002 A.8 GetPtoTimeAndSpace.
-    fn pto_time_and_space(&self, now: Instant) -> Option<(Instant, SpaceId)> {
+    pub(super) fn pto_time_and_space(&self, now: Instant) -> Option<(Instant, SpaceId)> {
         let backoff = 1u32 << self.pto_count.min(20);
         let duration = self.rtt.pto_base() * backoff;
         if !self.ack_eliciting_in_flight() {

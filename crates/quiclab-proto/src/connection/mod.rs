@@ -16,6 +16,7 @@
 //!
 //! `now` must never go backwards. Every entry point takes it; nothing reads a clock.
 
+mod ack_frequency;
 mod cids;
 mod crypto_stream;
 mod handshake;
@@ -171,6 +172,10 @@ pub struct Connection {
     ack_policy: AckPolicy,
     /// Sequence number of the last ACK_FREQUENCY frame applied.
     ack_frequency_seq: Option<u64>,
+    /// Ack-eliciting 1-RTT packets received (for the `ack.schedule` switch).
+    data_eliciting_received: u64,
+    /// Our ACK_FREQUENCY requests (config `ack_frequency`).
+    ack_freq: ack_frequency::AckFrequencySender,
     /// Server: the ClientHello is held from TLS until then (certificate and signing
     /// delays, `config.handshake`).
     hold_until: Option<Instant>,
@@ -354,6 +359,8 @@ impl Connection {
                 reordering_threshold: config.ack.reordering_threshold,
             },
             ack_frequency_seq: None,
+            data_eliciting_received: 0,
+            ack_freq: ack_frequency::AckFrequencySender::default(),
             path_responses: Vec::new(),
             early_one_rtt: Vec::new(),
             hold_until: None,

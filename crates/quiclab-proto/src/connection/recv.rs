@@ -170,7 +170,10 @@ impl Connection {
         }
         match self.process_frames(now, space, h.ty, &h.dcid, payload) {
             Ok((ack_eliciting, immediate)) => {
-                let policy = self.ack_policy;
+                let policy = self.receive_ack_policy();
+                if space == SpaceId::Data && ack_eliciting {
+                    self.data_eliciting_received += 1;
+                }
                 let immediate = immediate || space != SpaceId::Data;
                 self.spaces[space as usize].acks.on_packet_received(
                     now,
@@ -308,7 +311,7 @@ impl Connection {
         Ok((ack_eliciting, immediate))
     }
 
-    fn on_frame(
+    pub(super) fn on_frame(
         &mut self,
         now: Instant,
         space: SpaceId,
@@ -397,32 +400,6 @@ impl Connection {
                 *immediate = true;
             }
         }
-        Ok(())
-    }
-
-    /// draft-ietf-quic-ack-frequency §4: apply the newest request.
-    fn on_ack_frequency(
-        &mut self,
-        f: &crate::wire::AckFrequencyFrame,
-    ) -> Result<(), TransportError> {
-        let Some(min_ack_delay) = self.config.min_ack_delay_us else {
-            return Err(TransportError::protocol_violation(
-                "ACK_FREQUENCY without ack-frequency negotiation",
-            ));
-        };
-        if f.request_max_ack_delay < min_ack_delay {
-            return Err(TransportError::protocol_violation(
-                "Requested Max Ack Delay below min_ack_delay",
-            ));
-        }
-        if self.ack_frequency_seq.is_some_and(|s| f.sequence <= s) {
-            return Ok(());
-        }
-        self.ack_frequency_seq = Some(f.sequence);
-        // The draft's threshold counts packets *before* an ACK is owed: ACK on threshold + 1.
-        self.ack_policy.ack_eliciting_threshold = f.ack_eliciting_threshold.saturating_add(1);
-        self.ack_policy.max_ack_delay = std::time::Duration::from_micros(f.request_max_ack_delay);
-        self.ack_policy.reordering_threshold = f.reordering_threshold;
         Ok(())
     }
 }

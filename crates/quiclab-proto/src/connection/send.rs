@@ -35,7 +35,7 @@ struct OpenPacket {
 
 impl Connection {
     /// The largest UDP payload we may send on this path.
-    fn max_datagram_size(&self) -> usize {
+    pub(super) fn max_datagram_size(&self) -> usize {
         let ours = u64::from(self.config.max_udp_payload_size);
         let peer = self
             .peer_params
@@ -63,6 +63,9 @@ impl Connection {
             return None; // RFC 9000 §8.1: wait for more bytes from the client.
         }
         let closing = matches!(self.state, State::Closing { .. });
+        if !closing {
+            self.update_ack_frequency(now);
+        }
         let cwnd_open = self.bytes_in_flight() < self.cc.window() && self.pacer_allows(now);
         let mut open: Option<OpenPacket> = None;
         let mut pad_datagram = false;
@@ -178,6 +181,7 @@ impl Connection {
             || !self.cids.pending_new.is_empty()
             || !self.cids.pending_retire.is_empty()
             || self.streams.has_pending()
+            || self.ack_freq.has_pending()
     }
 
     /// RFC 9000 §10.2.3: before the handshake completes, CONNECTION_CLOSE goes in every
@@ -335,7 +339,13 @@ impl Connection {
             }
         }
         if space == SpaceId::Data && self.handshake_complete && may_send_data {
-            self.write_data_frames(now, buf, p, max);
+            // Keep a byte for IMMEDIATE_ACK when this packet may fill the window.
+            let reserve = usize::from(cwnd_open && self.may_need_immediate_ack());
+            self.write_data_frames(now, buf, p, max - reserve);
+            if cwnd_open && p.ack_eliciting {
+                // ack-frequency §5 / seed 002 §V.D: the last packet before cwnd-blocked.
+                self.write_immediate_ack_if_blocking(buf, p.start, max);
+            }
         }
         if probing {
             let sp = &mut self.spaces[space as usize];
@@ -358,6 +368,9 @@ impl Connection {
             Frame::HandshakeDone.encode(buf);
             self.handshake_done_pending = false;
             p.record.frames.push(SentFrame::HandshakeDone);
+            p.ack_eliciting = true;
+        }
+        if self.write_ack_frequency(buf, &mut p.record.frames, max) {
             p.ack_eliciting = true;
         }
         while let Some(d) = self.path_responses.last().copied() {

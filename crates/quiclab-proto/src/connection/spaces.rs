@@ -50,11 +50,24 @@ impl SpaceId {
 /// Something a sent packet carried that matters when it is acknowledged or lost.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SentFrame {
-    Crypto { offset: u64, len: u64 },
+    Crypto {
+        offset: u64,
+        len: u64,
+    },
     Stream(StreamFrameRecord),
     HandshakeDone,
-    NewConnectionId { sequence: u64 },
-    RetireConnectionId { sequence: u64 },
+    NewConnectionId {
+        sequence: u64,
+    },
+    RetireConnectionId {
+        sequence: u64,
+    },
+    /// ack-frequency §4: resent if lost (unless superseded); its Requested Max Ack
+    /// Delay counts for the PTO until acknowledged (§6).
+    AckFrequency {
+        sequence: u64,
+        max_ack_delay_us: u64,
+    },
 }
 
 /// The connection's record of a sent packet.

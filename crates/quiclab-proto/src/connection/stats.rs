@@ -41,6 +41,13 @@ pub struct ConnectionStats {
     pub idle_timeout: bool,
     /// Peer-initiated 1-RTT key updates followed.
     pub key_updates: u64,
+    /// ACK_FREQUENCY frames sent (including resends of lost ones).
+    pub ack_frequency_sent: u64,
+    /// IMMEDIATE_ACK frames sent (config `ack_frequency.immediate_ack_when_blocked`).
+    pub immediate_ack_sent: u64,
+    /// Both sides negotiated the ack-frequency extension (set when the peer's transport
+    /// parameters arrive); see `Connection::ack_frequency_active`.
+    pub ack_frequency_active: bool,
     /// The error we closed with because of a peer violation, if any.
     pub local_error: Option<TransportErrorCode>,
 }

@@ -370,6 +370,7 @@ mod tests {
             goodput_series: vec![(0.0, 1e6), (0.1, 2.5e6)],
             client_first_pto_ms: Some(999.0),
             client_first_sample_pto_ms: Some(120.0),
+            client_ack_frequency_active: false,
             client,
             server: side(20, 30000, 1, 9, 0),
             close: Some("idle, \"timeout\"".into()),
