@@ -85,6 +85,11 @@ pub fn draw_figures(outcome: &PlanOutcome, out: &Path) -> Result<(), LabError> {
     let dir = out.join("figures");
     std::fs::create_dir_all(&dir).map_err(|e| LabError::io(&dir, e))?;
     for spec in &outcome.plan.figures {
+        // A figure of points the run left out (a `--quick` run drops axis values) is
+        // skipped; the report lists it as not rendered.
+        if !any_row_matches(&summary, &spec.filter) {
+            continue;
+        }
         let figure = if spec.kind == "timeseries" {
             timeseries(spec, outcome)?
         } else {
@@ -99,6 +104,20 @@ pub fn draw_figures(outcome: &PlanOutcome, out: &Path) -> Result<(), LabError> {
         plot::render(&figure, &stem).map_err(|e| data_err(&stem, e))?;
     }
     Ok(())
+}
+
+/// Whether some row of `summary` has every axis value of `filter`.
+fn any_row_matches(
+    summary: &csvread::Table,
+    filter: &std::collections::BTreeMap<String, crate::plan::AxisValue>,
+) -> bool {
+    (0..summary.rows.len()).any(|r| {
+        filter.iter().all(|(axis, want)| {
+            summary
+                .column(axis)
+                .is_some_and(|c| crate::figures::cell_matches(summary.get(r, c), want))
+        })
+    })
 }
 
 /// One flow's goodput series in one run: (flow name, [(t, bit/s)]).
