@@ -171,3 +171,31 @@ fn single_lost_client_flight_is_recovered_by_the_first_pto() {
     let ttfb = f.ttfb_s.expect("ttfb");
     assert!(ttfb < 0.2, "ttfb {ttfb} s");
 }
+
+/// RFC 9002 §6.2.4: a lost request is repaired by the client's first PTO probe, which
+/// carries the request's stream data again (no new data is waiting), so the first byte
+/// comes one PTO plus one RTT late; a bare PING probe would add a loss-detection round
+/// trip on top. Forward 1-RTT datagrams after the handshake's are the request's here.
+#[test]
+fn lost_request_is_resent_in_the_pto_probe() {
+    let base = run("", "");
+    let r = run(
+        "impairments = { drops = [{ packet_type = \"one_rtt\", max_drops = 1 }] }",
+        "",
+    );
+    assert_eq!(r.links[0].impairment_drops, 1);
+    let (f, b) = (&r.flows[0], &base.flows[0]);
+    assert!(f.client.pto_expirations >= 1, "{f:?}");
+    let (ttfb, base_ttfb) = (f.ttfb_s.expect("ttfb"), b.ttfb_s.expect("ttfb"));
+    // RFC 9002 §6.2.1 after the handshake's 20 ms samples: smoothed_rtt 20 ms +
+    // 4 x rttvar (10 ms) + max_ack_delay 25 ms.
+    let pto = 0.020 + 4.0 * 0.010 + 0.025;
+    println!("ttfb {ttfb} s, baseline {base_ttfb} s, 1-RTT PTO {pto} s");
+    // Sent at 1 RTT and lost, resent by the probe one PTO later, answered one RTT on:
+    // the baseline plus one PTO. With a bare PING it would be one more RTT (0.145 s).
+    assert!(ttfb >= base_ttfb + pto - 0.001, "ttfb {ttfb}");
+    assert!(
+        ttfb < base_ttfb + pto + 0.010,
+        "ttfb {ttfb} s: the probe did not carry the request"
+    );
+}

@@ -81,7 +81,7 @@ impl Ranged for Axis {
     fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<f64> {
         match self {
             Axis::Lin(c) => c.key_points(hint),
-            Axis::Log(c) => c.key_points(hint),
+            Axis::Log(c) => log_ticks(c.range(), hint.max_num_points()),
             Axis::Cat(_, n) => (0..*n).map(|i| i as f64).collect(),
         }
     }
@@ -92,6 +92,50 @@ impl Ranged for Axis {
             Axis::Log(c) => c.range(),
         }
     }
+}
+
+/// Ticks of a log axis: m x 10^k inside the range, with the densest set of mantissas
+/// (1..9, then 1-2-5, 1-3, 1) that gives at most `max` ticks, so a range of one or two
+/// decades (0.25 to 5) is labelled too (plotters labels only powers of ten there).
+fn log_ticks(range: std::ops::Range<f64>, max: usize) -> Vec<f64> {
+    let (lo, hi) = (range.start.min(range.end), range.start.max(range.end));
+    if !(lo > 0.0 && hi.is_finite()) {
+        return Vec::new();
+    }
+    let (k0, k1) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    let within = |mantissas: &[f64]| -> Vec<f64> {
+        (k0..=k1)
+            // Divide for negative powers: 3 / 10 is 0.3 exactly as printed, 3 * 0.1 is not.
+            .flat_map(|k| {
+                mantissas.iter().map(move |m| {
+                    if k < 0 {
+                        m / 10f64.powi(-k)
+                    } else {
+                        m * 10f64.powi(k)
+                    }
+                })
+            })
+            .filter(|v| *v >= lo * (1.0 - 1e-9) && *v <= hi * (1.0 + 1e-9))
+            .collect()
+    };
+    let dense: [&[f64]; 4] = [
+        &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0],
+        &[1.0, 2.0, 5.0],
+        &[1.0, 3.0],
+        &[1.0],
+    ];
+    // Half the hint: log ticks bunch up at the top of each decade.
+    let limit = (max / 2).max(2);
+    for m in dense {
+        let v = within(m);
+        if v.len() <= limit {
+            return v;
+        }
+    }
+    // Many decades: every n-th power of ten.
+    let decades = within(&[1.0]);
+    let step = decades.len().div_ceil(limit);
+    decades.into_iter().step_by(step.max(1)).collect()
 }
 
 /// Tick label text: short, no float noise (0.30000000000000004 → "0.3"), scientific
@@ -401,4 +445,24 @@ fn legend_size(p: &Prepared) -> (i32, i32) {
         widest as i32 + LEGEND_SYMBOL + 2 * LEGEND_MARGIN,
         h + 2 * LEGEND_MARGIN,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::log_ticks;
+
+    #[test]
+    fn log_ticks_label_short_ranges_and_thin_long_ones() {
+        assert_eq!(log_ticks(0.25..5.0, 12), [0.5, 1.0, 2.0, 5.0]);
+        assert_eq!(log_ticks(2.0..8.0, 14), [2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]);
+        assert_eq!(log_ticks(0.3..0.8, 12), [0.3, 0.4, 0.5, 0.6, 0.7, 0.8]);
+        assert_eq!(log_ticks(1.0..1e3, 12), [1.0, 10.0, 100.0, 1000.0]);
+        assert_eq!(
+            log_ticks(1.0..1e3, 16),
+            [1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0]
+        );
+        let wide = log_ticks(1e-6..1e6, 10);
+        assert!(wide.len() <= 5 && wide.contains(&1e-6), "{wide:?}");
+        assert!(log_ticks(0.0..1.0, 10).is_empty());
+    }
 }

@@ -7,6 +7,7 @@ use crate::error::TransportError;
 use crate::events::{CongestionState, Event, LossTrigger, RecoveryMetrics};
 use crate::recovery::sent::is_persistent_congestion;
 use crate::recovery::SentPacket;
+use crate::streams::StreamFrameRecord;
 use crate::time::Instant;
 use crate::wire::{AckFrame, Side};
 use std::time::Duration;
@@ -344,18 +345,50 @@ impl Connection {
     /// where there is some. Before the handshake completes, probe both handshake spaces
     /// that have data in flight (the peer may be missing either flight).
     fn queue_probes(&mut self, space: SpaceId) {
-        let spaces: &[SpaceId] = if space == SpaceId::Data {
-            &[SpaceId::Data]
-        } else {
-            &[SpaceId::Initial, SpaceId::Handshake]
-        };
-        for &s in spaces {
+        if space == SpaceId::Data {
+            self.queue_data_probes();
+            return;
+        }
+        let spaces = [SpaceId::Initial, SpaceId::Handshake];
+        for s in spaces {
             let sp = &mut self.spaces[s as usize];
             if !sp.can_send() || (s != space && !sp.sent.has_ack_eliciting_in_flight()) {
                 continue;
             }
             sp.probes = 2;
             sp.crypto_send.requeue_unacked();
+        }
+    }
+
+    /// RFC 9002 §6.2.4: two 1-RTT probes. They carry new data when there is some;
+    /// otherwise ("previously sent data MAY be sent") the stream data of the two oldest
+    /// ack-eliciting packets in flight is queued again, so a probe repairs a lost tail
+    /// (a request, the end of a response) at once instead of eliciting an ACK whose
+    /// loss detection costs another round trip. The packets are not declared lost: the
+    /// window is untouched, and whichever copy is acknowledged first clears the other
+    /// (`SendStream::on_acked` drops the range from the retransmission queue).
+    fn queue_data_probes(&mut self) {
+        let sp = &mut self.spaces[SpaceId::Data as usize];
+        if !sp.can_send() {
+            return;
+        }
+        sp.probes = 2;
+        if self.streams.has_pending() {
+            return;
+        }
+        let oldest: Vec<StreamFrameRecord> = sp
+            .sent
+            .iter()
+            .filter(|p| p.ack_eliciting)
+            .take(2)
+            .flat_map(|p| p.data.frames.iter())
+            .filter_map(|f| match f {
+                SentFrame::Stream(r @ StreamFrameRecord::Stream { .. }) => Some(r.clone()),
+                _ => None,
+            })
+            .collect();
+        for r in &oldest {
+            self.streams.on_lost(r);
         }
     }
 
