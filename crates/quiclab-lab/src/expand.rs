@@ -178,23 +178,41 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// The cache key of a resolved scenario: what the simulator runs, plus the lab's
-/// version (a new version may measure differently).
+/// version and the build ([`code_id`]): other code may measure differently.
 pub fn run_key(scenario: &Scenario) -> Result<String, LabError> {
     let json = serde_json::to_string(scenario).map_err(|e| LabError::Data {
         file: scenario.name.clone(),
         why: e.to_string(),
     })?;
-    let text = format!("quiclab-lab run v1\n{}\n{json}", env!("CARGO_PKG_VERSION"));
+    let text = format!(
+        "quiclab-lab run v2\n{}\n{}\n{json}",
+        env!("CARGO_PKG_VERSION"),
+        code_id()
+    );
     Ok(hex(digest(&SHA256, text.as_bytes()).as_ref()))
 }
 
-/// Numbers for expressions: the point's numeric axes.
+/// A hash of the running executable, part of every cache key: results cached by one
+/// build are never reused by another (a changed controller or bug fix reruns the
+/// sweep instead of silently reporting the old numbers). "unknown" if the executable
+/// cannot be read, which only shares the cache among such runs.
+pub fn code_id() -> &'static str {
+    static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ID.get_or_init(|| {
+        std::env::current_exe()
+            .and_then(std::fs::read)
+            .map(|bytes| hex(&digest(&SHA256, &bytes).as_ref()[..8]))
+            .unwrap_or_else(|_| "unknown".into())
+    })
+}
+
 /// `'text'` in a `[set]` or `[cases]` entry: a literal string (or switch) to write.
 pub(crate) fn quoted_text(src: &str) -> Option<&str> {
     let t = src.trim();
     (t.len() >= 2 && t.starts_with('\'') && t.ends_with('\'')).then(|| &t[1..t.len() - 1])
 }
 
+/// Numbers for expressions: the point's numeric axes.
 fn numeric_vars(params: &BTreeMap<String, AxisValue>) -> BTreeMap<String, f64> {
     params
         .iter()
