@@ -283,6 +283,12 @@ pub(crate) fn xy_chart(
     if series.iter().all(|s| s.points.is_empty()) {
         return Err(format!("{}: no values to plot", t.source));
     }
+    // An expectation that does not depend on the series (a model baseline) is one
+    // curve, not one identical curve per series.
+    if curves.len() > 1 && curves.iter().all(|c| c.points == curves[0].points) {
+        curves.truncate(1);
+        curves[0].name = "expected".to_string();
+    }
     Ok(Chart::XY { series, curves })
 }
 
@@ -481,10 +487,10 @@ point,rep,seed,rtt,cc,tput,expected_tput
         // Missing mean: point skipped.
         assert_eq!(series[1].name, "cc = cubic");
         assert_eq!(series[1].points.len(), 1);
-        assert_eq!(curves.len(), 2);
-        assert_eq!(curves[0].name, "expected (reno)");
+        // Both series expect 1/rtt: one curve, not two identical ones.
+        assert_eq!(curves.len(), 1);
+        assert_eq!(curves[0].name, "expected");
         assert_eq!(curves[0].points, vec![(10.0, 10.0), (20.0, 5.0)]);
-        assert_eq!(curves[1].points, vec![(10.0, 10.0), (20.0, 5.0)]);
     }
 
     #[test]
@@ -513,7 +519,8 @@ point,rep,seed,rtt,cc,tput,expected_tput
         };
         assert_eq!(series.len(), 2);
         assert!(series.iter().all(|s| s.points.len() == 1));
-        assert_eq!(curves[0].name, "expected (reno)");
+        assert_eq!(curves.len(), 1);
+        assert_eq!(curves[0].name, "expected");
     }
 
     #[test]
