@@ -379,6 +379,7 @@ mod tests {
             title: "T".into(),
             question: "Q?".into(),
             published: String::new(),
+            discussion: String::new(),
             base: "base.toml".into(),
             master_seed: 1,
             repetitions: 2,

@@ -111,6 +111,10 @@ pub struct Plan {
     /// What the seed document found / the analytic expectation, for the report.
     #[serde(default)]
     pub published: String,
+    /// How our result compares with the seed's and why they differ, for the report
+    /// (written after looking at the results; the numbers themselves come from the runs).
+    #[serde(default)]
+    pub discussion: String,
     /// The base scenario file, relative to the plan file.
     pub base: String,
     pub master_seed: u64,

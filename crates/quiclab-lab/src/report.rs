@@ -44,9 +44,20 @@ pub fn write_report(dir: &Path) -> Result<PathBuf, ReportError> {
     }
     let mut doc = report_doc(&plan, plan_text.as_deref(), &summary, &figures)?;
     // The findings come right after the question: they are the page's answer.
-    if !found.is_empty() {
-        doc.splice(3..3, findings_blocks(&found));
+    let mut answer = if found.is_empty() {
+        Vec::new()
+    } else {
+        findings_blocks(&found)
+    };
+    if !plan.discussion.trim().is_empty() {
+        answer.push(Block::Heading(2, "Discussion".into()));
+        answer.extend(
+            plan.discussion
+                .split("\n\n")
+                .map(|p| Block::Para(p.trim().to_string())),
+        );
     }
+    doc.splice(3..3, answer);
     let md = dir.join("report.md");
     std::fs::write(&md, to_markdown(&doc)).map_err(io_err(&md))?;
     let html = dir.join("report.html");
@@ -846,6 +857,7 @@ mod tests {
             title: "Throughput <vs> RTT".into(),
             question: "Does throughput fall as 1/RTT when the window is capped?".into(),
             published: "Throughput = window / RTT (Mathis et al.)".into(),
+            discussion: String::new(),
             base: "base.toml".into(),
             master_seed: 7,
             repetitions: 3,
