@@ -122,6 +122,7 @@ fn figure_from_table(
         values,
         series: series.map(str::to_string),
         series_label: series.map(label),
+        value_labels: BTreeMap::new(),
         filter: &no_filter,
         y_factor: 1.0,
     };

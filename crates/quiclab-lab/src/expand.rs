@@ -521,6 +521,7 @@ mod tests {
             values: Some(values.iter().map(|v| AxisValue::Number(*v)).collect()),
             range: None,
             label: None,
+            value_labels: BTreeMap::new(),
         }
     }
 

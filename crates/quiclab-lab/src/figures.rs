@@ -26,11 +26,18 @@ pub fn build_figure(
             .unwrap_or_else(|| name.to_string())
     };
     let series_label = spec.series.as_deref().map(axis_label);
+    let value_labels = spec
+        .series
+        .as_deref()
+        .and_then(|name| plan.axes.iter().find(|a| a.name == name))
+        .map(|a| a.value_labels.clone())
+        .unwrap_or_default();
     let input = |table, values| Input {
         table,
         values,
         series: spec.series.clone(),
         series_label: series_label.clone(),
+        value_labels: value_labels.clone(),
         filter: &spec.filter,
         y_factor: spec.y_factor,
     };
@@ -127,6 +134,8 @@ pub(crate) struct Input<'a> {
     pub series: Option<String>,
     /// Label of the series column for series names ("<label> = <value>").
     pub series_label: Option<String>,
+    /// The series axis's `value_labels`.
+    pub value_labels: BTreeMap<String, String>,
     pub filter: &'a BTreeMap<String, AxisValue>,
     pub y_factor: f64,
 }
@@ -208,6 +217,15 @@ impl Input<'_> {
     }
 
     fn series_name(&self, value: &Option<String>, default: &str) -> String {
+        let named = value.as_ref().and_then(|v| {
+            self.value_labels
+                .iter()
+                .find(|(k, _)| cell_matches(Some(v), &AxisValue::Text(k.to_string())))
+                .map(|(_, name)| name.clone())
+        });
+        if let Some(name) = named {
+            return name;
+        }
         match (value, &self.series_label) {
             (Some(v), Some(label)) => format!("{label} = {v}"),
             (Some(v), None) => v.clone(),
@@ -391,6 +409,7 @@ mod tests {
                     values: Some(vec![AxisValue::Number(10.0), AxisValue::Number(20.0)]),
                     range: None,
                     label: Some("RTT (ms)".into()),
+                    value_labels: BTreeMap::new(),
                 },
                 Axis {
                     name: "cc".into(),
@@ -400,6 +419,7 @@ mod tests {
                     ]),
                     range: None,
                     label: None,
+                    value_labels: BTreeMap::new(),
                 },
             ],
             cases: BTreeMap::new(),
@@ -492,6 +512,22 @@ point,rep,seed,rtt,cc,tput,expected_tput
         assert_eq!(curves.len(), 1);
         assert_eq!(curves[0].name, "expected");
         assert_eq!(curves[0].points, vec![(10.0, 10.0), (20.0, 5.0)]);
+    }
+
+    #[test]
+    fn value_labels_name_the_series() {
+        let (s, r) = tables();
+        let mut p = plan();
+        p.axes[1].value_labels = BTreeMap::from([("reno".to_string(), "NewReno".to_string())]);
+        let f = build_figure(&spec("lines"), &p, &s, &r).unwrap();
+        let Chart::XY { series, .. } = f.chart else {
+            panic!("not xy")
+        };
+        assert_eq!(series[0].name, "NewReno");
+        assert_eq!(
+            series[1].name, "cc = cubic",
+            "unlabelled values keep label = value"
+        );
     }
 
     #[test]

@@ -36,6 +36,10 @@ pub struct Axis {
     pub range: Option<Range>,
     /// Label with unit for figures, e.g. "RTT (ms)" (default: the name).
     pub label: Option<String>,
+    /// Names for values in figure legends, e.g. `{ "1" = "IACK", "0" = "WFC" }` for a
+    /// 0/1 switch (default: "label = value").
+    #[serde(default)]
+    pub value_labels: BTreeMap<String, String>,
 }
 
 /// How axes combine into points.

@@ -868,6 +868,7 @@ mod tests {
                 values: Some(vec![AxisValue::Number(10.0), AxisValue::Number(20.0)]),
                 range: None,
                 label: Some("RTT (ms)".into()),
+                value_labels: BTreeMap::new(),
             }],
             cases: BTreeMap::new(),
             set: BTreeMap::from([(
