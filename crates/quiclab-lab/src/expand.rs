@@ -213,7 +213,7 @@ pub(crate) fn quoted_text(src: &str) -> Option<&str> {
 }
 
 /// Numbers for expressions: the point's numeric axes.
-fn numeric_vars(params: &BTreeMap<String, AxisValue>) -> BTreeMap<String, f64> {
+pub(crate) fn numeric_vars(params: &BTreeMap<String, AxisValue>) -> BTreeMap<String, f64> {
     params
         .iter()
         .filter_map(|(k, v)| match v {
@@ -308,28 +308,28 @@ impl Resolver<'_> {
             };
             let path =
                 KeyPath::parse(key).map_err(|why| self.set_error(key, point, params, why))?;
-            let (expr, text) = match quoted_text(src) {
-                Some(t) => (None, Some(t.to_string())),
+            // A quoted literal or a text axis used alone writes text; anything else is
+            // a number.
+            let text = match quoted_text(src) {
+                Some(t) => Ok(t.to_string()),
                 None => {
                     let expr = Expr::parse(src).map_err(expr_err)?;
-                    let text = expr.as_variable().and_then(|v| match params.get(v) {
-                        Some(AxisValue::Text(s)) => Some(s.clone()),
-                        _ => None,
-                    });
-                    (Some(expr), text)
+                    match expr.as_variable().and_then(|v| params.get(v)) {
+                        Some(AxisValue::Text(s)) => Ok(s.clone()),
+                        _ => Err(expr),
+                    }
                 }
             };
-            let write = match (text, expr) {
+            let write = match text {
                 // "true"/"false" are switches (no scenario key takes them as strings).
-                (Some(s), _) => path.write(&mut table, |_| {
+                Ok(s) => path.write(&mut table, |_| {
                     Ok(match s.as_str() {
                         "true" => toml::Value::Boolean(true),
                         "false" => toml::Value::Boolean(false),
                         _ => toml::Value::String(s),
                     })
                 }),
-                (None, None) => unreachable!("an unquoted source always parses to an expression"),
-                (None, Some(expr)) => {
+                Err(expr) => {
                     let v = expr.eval(&vars).map_err(|e| match (&e.kind, e.clone()) {
                         (ExprErrorKind::UnknownVariable(n), _) if params.contains_key(n) => self.set_error(
                             key,

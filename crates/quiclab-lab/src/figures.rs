@@ -158,11 +158,6 @@ impl Input<'_> {
     /// first appearance.
     fn rows(&self) -> Result<(Vec<Row>, Vec<Option<String>>), String> {
         let t = self.table;
-        let filters = self
-            .filter
-            .iter()
-            .map(|(k, v)| Ok((t.require(k).map_err(|e| self.err(e))?, v)))
-            .collect::<Result<Vec<_>, String>>()?;
         let series_col = match &self.series {
             Some(s) => Some(t.require(s).map_err(|e| self.err(e))?),
             None => None,
@@ -170,10 +165,7 @@ impl Input<'_> {
         let mut rows = Vec::new();
         let mut order: Vec<Option<String>> = Vec::new();
         for index in 0..t.rows.len() {
-            if !filters
-                .iter()
-                .all(|(c, v)| cell_matches(t.get(index, *c), v))
-            {
+            if !row_matches(t, index, self.filter).map_err(|e| self.err(e))? {
                 continue;
             }
             let series = series_col.map(|c| t.get(index, c).unwrap_or("").to_string());
@@ -232,6 +224,21 @@ impl Input<'_> {
             (None, _) => default.to_string(),
         }
     }
+}
+
+/// Whether row `row` of `t` has every axis value of `filter`: an error names a filter
+/// column the table lacks.
+pub(crate) fn row_matches(
+    t: &Table,
+    row: usize,
+    filter: &BTreeMap<String, AxisValue>,
+) -> Result<bool, crate::csvread::CsvError> {
+    for (axis, want) in filter {
+        if !cell_matches(t.get(row, t.require(axis)?), want) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// Whether a cell equals a filter value (numbers compare numerically).

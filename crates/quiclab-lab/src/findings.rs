@@ -7,7 +7,8 @@
 //! tests read to assert each finding.
 
 use crate::csvread::{CsvError, Table};
-use crate::figures::cell_matches;
+use crate::figures::row_matches;
+use crate::output::csv_field;
 use crate::plan::{AxisValue, Plan};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -103,15 +104,6 @@ fn evaluate_one(plan: &Plan, summary: &Table, f: &FindingSpec) -> Result<Finding
         .filter(|a| !f.of.contains_key(&a.name) && !f.against.contains_key(&a.name))
         .map(|a| summary.require(&a.name))
         .collect::<Result<_, _>>()?;
-    let matches = |row: usize, filter: &BTreeMap<String, AxisValue>| -> Result<bool, CsvError> {
-        for (axis, want) in filter {
-            let c = summary.require(axis)?;
-            if !cell_matches(summary.get(row, c), want) {
-                return Ok(false);
-            }
-        }
-        Ok(true)
-    };
     let key = |row: usize| -> Vec<String> {
         other
             .iter()
@@ -126,7 +118,7 @@ fn evaluate_one(plan: &Plan, summary: &Table, f: &FindingSpec) -> Result<Finding
     };
     let mut against: BTreeMap<Vec<String>, f64> = BTreeMap::new();
     for row in 0..summary.rows.len() {
-        if !vs_expected && matches(row, &f.against)? {
+        if !vs_expected && row_matches(summary, row, &f.against)? {
             if let Some(m) = summary.f64_at(row, mean_col)? {
                 against.insert(key(row), m);
             }
@@ -134,7 +126,7 @@ fn evaluate_one(plan: &Plan, summary: &Table, f: &FindingSpec) -> Result<Finding
     }
     let mut changes = Vec::new();
     for row in 0..summary.rows.len() {
-        if !matches(row, &f.of)? {
+        if !row_matches(summary, row, &f.of)? {
             continue;
         }
         let base = match expected_col {
@@ -167,14 +159,6 @@ fn evaluate_one(plan: &Plan, summary: &Table, f: &FindingSpec) -> Result<Finding
     })
 }
 
-fn csv_text(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
 /// `findings.csv`: one row per finding (changes as fractions; empty when no data).
 pub fn findings_csv(results: &[FindingResult]) -> String {
     let mut s = String::from(
@@ -188,13 +172,13 @@ pub fn findings_csv(results: &[FindingResult]) -> String {
         let _ = writeln!(
             s,
             "{},{},{},{mean},{min},{max},{},{},{},{}",
-            csv_text(&r.spec.name),
-            csv_text(&r.spec.metric),
+            csv_field(&r.spec.name),
+            csv_field(&r.spec.metric),
             r.pairs,
             r.spec.published.map(|p| p.to_string()).unwrap_or_default(),
-            csv_text(&r.spec.expect),
+            csv_field(&r.spec.expect),
             r.holds.map(|h| h.to_string()).unwrap_or_default(),
-            csv_text(&r.spec.claim),
+            csv_field(&r.spec.claim),
         );
     }
     s

@@ -18,7 +18,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 /// A CSV field, quoted when needed (RFC 4180).
-fn csv_field(s: &str) -> String {
+pub(crate) fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {

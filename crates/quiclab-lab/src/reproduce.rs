@@ -111,13 +111,8 @@ fn any_row_matches(
     summary: &csvread::Table,
     filter: &std::collections::BTreeMap<String, crate::plan::AxisValue>,
 ) -> bool {
-    (0..summary.rows.len()).any(|r| {
-        filter.iter().all(|(axis, want)| {
-            summary
-                .column(axis)
-                .is_some_and(|c| crate::figures::cell_matches(summary.get(r, c), want))
-        })
-    })
+    (0..summary.rows.len())
+        .any(|r| crate::figures::row_matches(summary, r, filter).unwrap_or(false))
 }
 
 /// One flow's goodput series in one run: (flow name, [(t, bit/s)]).

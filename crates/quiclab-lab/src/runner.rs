@@ -256,13 +256,7 @@ fn extract_metrics(
             MetricSource::Derived(_) => None,
         })
         .collect();
-    let mut vars: BTreeMap<String, f64> = params
-        .iter()
-        .filter_map(|(k, v)| match v {
-            AxisValue::Number(n) => Some((k.clone(), *n)),
-            AxisValue::Text(_) => None,
-        })
-        .collect();
+    let mut vars = crate::expand::numeric_vars(params);
     vars.extend(metrics.iter().map(|(k, v)| (k.clone(), *v)));
     for (m, s) in sources {
         if let MetricSource::Derived(e) = s {
