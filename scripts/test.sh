@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
-# The project's test command (README, CI): format, lints, unit and integration tests,
-# then interop against aioquic. Every step runs even if an earlier one failed, so one
-# CI log shows everything; the exit status is non-zero if any step failed. Tests run in
-# release mode so the interop step reuses the same build.
+# The project's test command (README, CI): installs what the tests need
+# (scripts/setup-tests.sh: rustfmt/clippy, a .venv with aioquic, tshark), then format,
+# lints, unit and integration tests, then interop against aioquic. Every step runs even
+# if an earlier one failed, so one CI log shows everything; the exit status is non-zero
+# if any step failed. Tests run in release mode so the interop step reuses the build.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+
+python=$(scripts/setup-tests.sh | tail -1) || {
+    echo "FAILED: scripts/setup-tests.sh (see its message above)"
+    exit 1
+}
+export PATH="$HOME/.cargo/bin:$PATH"
 
 failed=()
 step() {
@@ -16,7 +23,7 @@ step() {
 step cargo fmt --all --check
 step cargo clippy --workspace --all-targets -- -D warnings
 step cargo test --workspace --release --no-fail-fast
-step tests/interop/run.sh
+step env PYTHON="$python" tests/interop/run.sh
 
 echo
 if [[ ${#failed[@]} -gt 0 ]]; then

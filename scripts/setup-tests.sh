@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Installs what scripts/test.sh needs, on a fresh Debian machine with Rust (rustup) and
+# Python 3, and reuses what is already there (a second run takes about a second):
+# - rustfmt and clippy (rustup components);
+# - a project-local virtualenv .venv/ with tests/requirements.txt (aioquic for interop);
+# - tshark (the pcap decryption test), through apt-get when running as root; otherwise
+#   it stops and names the command to run.
+# Prints the venv's python on its last line (scripts/test.sh reads it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+
+say() { echo "setup: $*" >&2; }
+
+as_root() {
+    if [[ $(id -u) -eq 0 ]]; then
+        "$@"
+    else
+        say "needs root for: $*"
+        say "run it yourself (e.g. with sudo), then run scripts/test.sh again"
+        exit 1
+    fi
+}
+
+# apt's output goes to a log, shown only when it fails.
+apt_log=$(mktemp "${TMPDIR:-/tmp}/quiclab-apt.XXXXXX")
+apt_updated=0
+apt_install() {
+    if [[ $apt_updated -eq 0 ]]; then
+        as_root apt-get update >"$apt_log" 2>&1 || { cat "$apt_log" >&2; exit 1; }
+        apt_updated=1
+    fi
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y "$@" >>"$apt_log" 2>&1 ||
+        { cat "$apt_log" >&2; exit 1; }
+}
+
+if ! command -v cargo >/dev/null; then
+    say "cargo not found: install Rust stable with rustup (https://rustup.rs)"
+    exit 1
+fi
+if command -v rustup >/dev/null; then
+    for component in rustfmt clippy; do
+        if ! rustup component list --installed 2>/dev/null | grep -q "^$component"; then
+            say "adding rustup component $component"
+            rustup component add "$component" >&2
+        fi
+    done
+fi
+
+# The virtualenv: rebuilt when tests/requirements.txt changes (its copy is the stamp).
+venv=.venv
+stamp="$venv/.requirements.txt"
+if ! cmp -s tests/requirements.txt "$stamp" 2>/dev/null || ! "$venv/bin/python" -c "" 2>/dev/null; then
+    if ! python3 -m venv --help >/dev/null 2>&1 || ! python3 -c "import ensurepip" 2>/dev/null; then
+        say "python3 cannot make virtualenvs; installing python3-venv"
+        apt_install python3-venv
+    fi
+    say "creating $venv with tests/requirements.txt"
+    rm -rf "$venv"
+    python3 -m venv "$venv" >&2
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r tests/requirements.txt >&2
+    cp tests/requirements.txt "$stamp"
+fi
+
+if ! command -v tshark >/dev/null; then
+    say "installing tshark (pcap decryption test)"
+    # Answer the setuid-dumpcap question up front so the install never prompts.
+    echo "wireshark-common wireshark-common/install-setuid boolean false" | as_root debconf-set-selections
+    apt_install tshark
+fi
+
+echo "$PWD/$venv/bin/python"
