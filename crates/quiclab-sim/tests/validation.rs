@@ -44,7 +44,8 @@ fn set_transport(s: &mut Scenario, key: &str, value: toml::Value) {
     }
 }
 
-/// Case A: QUIC-layer throughput = (MTU - 28) / MTU x 100 Mbit/s, within 2%.
+/// Case A: QUIC-layer throughput = (MTU - 28) / MTU x 100 Mbit/s, within 0.01% (the
+/// figure the README quotes).
 #[test]
 fn a_link_bandwidth() {
     for mtu in [1280u32, 1452, 1500, 9000] {
@@ -67,7 +68,7 @@ fn a_link_bandwidth() {
             expected / 1e6,
             100.0 * (measured - expected) / expected
         );
-        assert!(err < 0.02, "mtu {mtu}: {measured} vs {expected}");
+        assert!(err < 1e-4, "mtu {mtu}: {measured} vs {expected}");
     }
 }
 
@@ -75,11 +76,13 @@ fn a_link_bandwidth() {
 /// window biases the mean by well under 1%.
 const CYCLES: f64 = 40.0;
 
-/// Case B: TP = maxQuicPacketSize / RTT x sqrt(3 / (2p)), within 5%. A representative
-/// subset of the paper's RTTs (2-100 ms) for each loss rate; the full sweep is a lab plan.
+/// Case B: TP = maxQuicPacketSize / RTT x sqrt(3 / (2p)), below the formula by at most
+/// 5% / 2% / 1.5% at p = 0.1% / 0.02% / 0.005% (the README's figures; why it sits below
+/// is explained there). A representative subset of the paper's RTTs (2-100 ms) for each
+/// loss rate; the full sweep is a lab plan.
 #[test]
 fn b_lossy_link() {
-    for p in [0.001, 0.0002, 0.00005] {
+    for (p, bound) in [(0.001, 0.05), (0.0002, 0.02), (0.00005, 0.015)] {
         for rtt_ms in [2.0, 20.0, 60.0, 100.0] {
             let (mut s, file) = load("b_lossy_link.toml");
             let (f, r) = links(&mut s);
@@ -104,14 +107,14 @@ fn b_lossy_link() {
                 100.0 * dev
             );
             assert!(
-                dev.abs() < 0.05,
+                (-bound..=0.0).contains(&dev),
                 "p {p} rtt {rtt_ms}: {measured} vs {expected}"
             );
         }
     }
 }
 
-/// Case C: GP = initialMaxData / RTT with congestion control off, within 2%.
+/// Case C: GP = initialMaxData / RTT with congestion control off, exact (within 1e-6).
 #[test]
 fn c_flow_control() {
     for credit in [65_000i64, 100_000, 140_000] {
@@ -135,7 +138,7 @@ fn c_flow_control() {
             let dev = (measured - expected) / expected;
             println!("C credit {credit} rtt {rtt_ms} ms: measured {:.3} Mbit/s, expected {:.3} ({:+.2}%)", measured / 1e6, expected / 1e6, 100.0 * dev);
             assert!(
-                dev.abs() < 0.02,
+                dev.abs() < 1e-6,
                 "credit {credit} rtt {rtt_ms}: {measured} vs {expected}"
             );
         }
@@ -149,8 +152,8 @@ fn jain(xs: &[f64]) -> f64 {
     s * s / (xs.len() as f64 * q)
 }
 
-/// Case D: in each phase the active senders share the link fairly (Jain >= 0.95) and
-/// together use it.
+/// Case D: in each phase the active senders share the link fairly (Jain >= 0.99, the
+/// README's figure) and together use it.
 #[test]
 fn d_shared_link() {
     let (s, file) = load("d_shared_link.toml");
@@ -185,7 +188,7 @@ fn d_shared_link() {
                 .collect::<Vec<_>>(),
             total / 1e6
         );
-        assert!(j >= 0.95, "phase {from}-{to}: Jain {j}");
+        assert!(j >= 0.99, "phase {from}-{to}: Jain {j}");
         // Goodput stays below the 10 Mbit/s line rate by the IPv4/UDP/QUIC headers
         // (about 6%) and the UDP cross traffic (about 0.07 Mbit/s on average).
         assert!(
