@@ -173,9 +173,11 @@ mod tests {
     }
 }
 
-/// A metric path: a [`Path`] to a number, or `path@from:to` to the mean y of a series of
-/// `[x, y]` pairs (such as `flows[0].goodput_series`) over `from <= x < to`. Bins absent
-/// from the series are not counted (the simulator omits bins with no delivery).
+/// A metric path: a [`Path`] to a number, or `path@from:to` to the mean of a binned
+/// series of `[bin start, y]` pairs (such as `flows[0].goodput_series`, whose bin width
+/// is the result's `series_interval_s`) over the bins starting in `[from, to)`. Bins
+/// absent from the series (no delivery) count as zero: the simulator's
+/// `results::window_mean` is the one definition.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MetricPath {
     pub path: Path,
@@ -218,16 +220,16 @@ impl MetricPath {
                 Seg::Index(i) => cur.as_array()?.get(*i)?,
             };
         }
-        let ys: Vec<f64> = cur
+        let series: Vec<(f64, f64)> = cur
             .as_array()?
             .iter()
             .filter_map(|p| {
                 let p = p.as_array()?;
-                let (x, y) = (p.first()?.as_f64()?, p.get(1)?.as_f64()?);
-                (x >= from && x < to && y.is_finite()).then_some(y)
+                Some((p.first()?.as_f64()?, p.get(1)?.as_f64()?))
             })
             .collect();
-        (!ys.is_empty()).then(|| ys.iter().sum::<f64>() / ys.len() as f64)
+        let interval = v.get("series_interval_s")?.as_f64()?;
+        quiclab_sim::results::window_mean(&series, interval, from, to)
     }
 }
 
@@ -237,18 +239,24 @@ mod metric_path_tests {
 
     #[test]
     fn window_mean_of_a_series() {
-        let v = serde_json::json!({"flows": [{"goodput_series": [[0.0, 1.0], [1.0, 3.0], [2.0, 5.0]], "x": 2.5}]});
+        // 1 s bins; nothing was delivered in [3, 4), so that bin is absent.
+        let v = serde_json::json!({"series_interval_s": 1.0, "flows": [{"goodput_series": [[0.0, 1.0], [1.0, 3.0], [2.0, 5.0], [4.0, 7.0]], "x": 2.5}]});
         let m = MetricPath::parse("flows[0].goodput_series@1:3").unwrap();
         assert_eq!(m.value_in(&v), Some(4.0));
         assert_eq!(
             MetricPath::parse("flows[0].x").unwrap().value_in(&v),
             Some(2.5)
         );
+        // Regression: an empty bin counts as zero, it is not skipped (a stall must not
+        // be flattered): (5 + 0 + 7) / 3, not (5 + 7) / 2.
+        let stall = MetricPath::parse("flows[0].goodput_series@2:5").unwrap();
+        assert_eq!(stall.value_in(&v), Some(4.0));
+        // A window after the last delivery is zero, not missing.
         assert_eq!(
             MetricPath::parse("flows[0].goodput_series@5:6")
                 .unwrap()
                 .value_in(&v),
-            None
+            Some(0.0)
         );
         assert!(MetricPath::parse("a@3:1").is_err());
         assert!(MetricPath::parse("a@x").is_err());

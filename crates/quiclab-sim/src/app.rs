@@ -24,6 +24,33 @@ pub struct AppMeasure {
     pub requests: Vec<(Instant, Option<Instant>, Option<Instant>)>,
     /// The workload finished (all bytes delivered / all requests answered).
     pub done_at: Option<Instant>,
+    /// Why a transfer ended without its data: the first stream read error (a reset by
+    /// the peer, a closed connection). A transfer that ends this way records no TTLB.
+    pub aborted: Option<String>,
+}
+
+impl AppMeasure {
+    /// Why the workload's transfer did not complete, if it did not: a stream aborted, or
+    /// the run ended first. A bulk flow without a byte count runs until it is stopped,
+    /// so it never counts as incomplete.
+    pub fn incomplete(&self, workload: &Workload) -> Option<String> {
+        if let Some(why) = &self.aborted {
+            return Some(format!("aborted: {why}"));
+        }
+        match workload {
+            Workload::Bulk { bytes: Some(b), .. } if self.done_at.is_none() => Some(format!(
+                "not finished when the run ended ({} of {b} bytes delivered)",
+                self.delivered
+            )),
+            Workload::Request { count, .. } => {
+                let answered = self.requests.iter().filter(|r| r.2.is_some()).count() as u64;
+                (answered < *count).then(|| {
+                    format!("not finished when the run ended ({answered} of {count} responses complete)")
+                })
+            }
+            Workload::Bulk { .. } => None,
+        }
+    }
 }
 
 /// Measurement settings shared by all flows.
@@ -48,22 +75,35 @@ impl AppMeasure {
     }
 }
 
-/// Reads everything available on `id`; returns (bytes, fin). Errors end the stream.
-fn drain(conn: &mut Connection, id: StreamId, buf: &mut [u8]) -> (u64, bool) {
+/// How a stream read left the stream.
+#[derive(Clone, Debug, PartialEq)]
+enum StreamEnd {
+    /// More data may come.
+    Open,
+    /// The peer's FIN arrived: every byte was delivered.
+    Fin,
+    /// The stream ended without its data (reset, closed connection): why.
+    Aborted(String),
+}
+
+/// Reads everything available on `id`; returns the bytes read and how the stream stands.
+/// A read error ends the stream as aborted, never as finished, so an aborted transfer
+/// cannot record a TTLB.
+fn drain(conn: &mut Connection, id: StreamId, buf: &mut [u8]) -> (u64, StreamEnd) {
     let mut total = 0;
     loop {
         match conn.read(id, buf) {
             Ok(r) => {
                 total += r.bytes as u64;
                 if r.fin {
-                    return (total, true);
+                    return (total, StreamEnd::Fin);
                 }
                 if r.bytes == 0 {
-                    return (total, false);
+                    return (total, StreamEnd::Open);
                 }
             }
-            Err(StreamError::Blocked) => return (total, false),
-            Err(_) => return (total, true),
+            Err(StreamError::Blocked) => return (total, StreamEnd::Open),
+            Err(e) => return (total, StreamEnd::Aborted(format!("stream {id:?}: {e}"))),
         }
     }
 }
@@ -187,14 +227,20 @@ impl ClientApp {
         think_ms: f64,
     ) {
         for (id, idx) in self.pending.clone() {
-            let (n, fin) = drain(conn, id, buf);
+            let (n, end) = drain(conn, id, buf);
             m.record(now, n, w);
             let r = &mut m.requests[idx];
             if n > 0 && r.1.is_none() {
                 r.1 = Some(now);
             }
-            if fin {
-                r.2 = Some(now);
+            if let StreamEnd::Aborted(why) = &end {
+                m.aborted
+                    .get_or_insert_with(|| format!("request {idx}: {why}"));
+            }
+            if end != StreamEnd::Open {
+                if end == StreamEnd::Fin {
+                    r.2 = Some(now);
+                }
                 self.pending.remove(&id);
                 if think_ms > 0.0 {
                     self.next_request_at = Some(now + Duration::from_secs_f64(think_ms / 1000.0));
@@ -267,12 +313,19 @@ impl ServerApp {
         let ids: Vec<StreamId> = self.streams.keys().copied().collect();
         for id in ids {
             if id.dir() == Dir::Uni {
-                let (n, fin) = drain(conn, id, buf);
+                let (n, end) = drain(conn, id, buf);
                 m.record(now, n, w);
-                if fin {
-                    self.streams.remove(&id);
-                    self.bulk_done = true;
-                    m.done_at.get_or_insert(now);
+                match end {
+                    StreamEnd::Open => {}
+                    StreamEnd::Fin => {
+                        self.streams.remove(&id);
+                        self.bulk_done = true;
+                        m.done_at.get_or_insert(now);
+                    }
+                    StreamEnd::Aborted(why) => {
+                        self.streams.remove(&id);
+                        m.aborted.get_or_insert(why);
+                    }
                 }
                 continue;
             }
@@ -312,7 +365,46 @@ fn parse_get(req: &[u8]) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_get;
+    use super::{parse_get, AppMeasure};
+    use crate::scenario::Workload;
+    use quiclab_proto::time::Instant;
+
+    #[test]
+    fn incomplete_transfers_say_why() {
+        let request = Workload::Request {
+            size: 10,
+            count: 2,
+            parallel: 1,
+            think_ms: 0.0,
+        };
+        let t = Some(Instant::ZERO);
+        let mut m = AppMeasure::default();
+        m.requests = vec![(Instant::ZERO, t, t), (Instant::ZERO, t, None)];
+        let why = m.incomplete(&request).expect("one response is missing");
+        assert!(why.contains("1 of 2 responses"), "{why}");
+        m.requests[1].2 = t;
+        assert_eq!(m.incomplete(&request), None);
+        // An aborted stream is reported even when the other responses completed.
+        m.aborted = Some("stream 4: the peer reset the stream (error code 7)".into());
+        assert!(m.incomplete(&request).unwrap().starts_with("aborted: "));
+
+        let sized = Workload::Bulk {
+            bytes: Some(100),
+            stop_s: None,
+        };
+        let mut b = AppMeasure {
+            delivered: 40,
+            ..Default::default()
+        };
+        assert!(b.incomplete(&sized).unwrap().contains("40 of 100 bytes"));
+        b.done_at = t;
+        assert_eq!(b.incomplete(&sized), None);
+        let endless = Workload::Bulk {
+            bytes: None,
+            stop_s: Some(1.0),
+        };
+        assert_eq!(AppMeasure::default().incomplete(&endless), None);
+    }
 
     #[test]
     fn parses_requests() {

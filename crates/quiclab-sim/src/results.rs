@@ -37,6 +37,10 @@ pub struct FlowResult {
     pub server: SideMetrics,
     /// The connection's close reason, if it closed.
     pub close: Option<String>,
+    /// Why the workload's transfer did not complete (a stream aborted, or the run ended
+    /// first); `None` when it completed or has no end. An incomplete request flow has no
+    /// `ttlb_s` for the unanswered request.
+    pub incomplete: Option<String>,
 }
 
 /// One link direction's results.
@@ -64,6 +68,54 @@ pub struct RunResult {
     /// Simulated time at the end, seconds.
     pub end_s: f64,
     pub events: u64,
+    /// The bin width of every `goodput_series`, seconds (`measure.interval_s`).
+    pub series_interval_s: f64,
     pub flows: Vec<FlowResult>,
     pub links: Vec<LinkResult>,
+}
+
+/// The mean of a binned rate series (`(bin start s, value)` pairs, bins `interval_s`
+/// wide, such as `FlowResult::goodput_series`) over the bins that start in
+/// `[from, to)`. Bins absent from the series (nothing delivered) count as zero, so a
+/// flow that stalls is not flattered: the divisor is the number of bins the window
+/// spans, not the number present. `None` for an empty or invalid window. This is the
+/// one definition of a windowed mean: the lab's `path@from:to` metrics and the
+/// simulator's validation tests both use it.
+pub fn window_mean(series: &[(f64, f64)], interval_s: f64, from: f64, to: f64) -> Option<f64> {
+    if !(interval_s > 0.0 && from.is_finite() && to.is_finite() && from < to) {
+        return None;
+    }
+    // Bins are indexed by their start: bin k starts at k * interval_s.
+    let first = (from / interval_s).ceil();
+    let end = (to / interval_s).ceil();
+    let bins = end - first;
+    if bins < 1.0 {
+        return None;
+    }
+    let sum: f64 = series
+        .iter()
+        .filter(|(t, y)| *t >= from && *t < to && y.is_finite())
+        .map(|(_, y)| y)
+        .sum();
+    Some(sum / bins)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::window_mean;
+
+    #[test]
+    fn empty_bins_count_as_zero() {
+        // Bins of 1 s; nothing delivered in [0, 1) and [3, 4).
+        let s = [(1.0, 4.0), (2.0, 8.0), (4.0, 2.0)];
+        assert_eq!(window_mean(&s, 1.0, 0.0, 5.0), Some(14.0 / 5.0));
+        assert_eq!(window_mean(&s, 1.0, 1.0, 3.0), Some(6.0));
+        // A window with no delivery at all is zero, not missing.
+        assert_eq!(window_mean(&s, 1.0, 10.0, 12.0), Some(0.0));
+        // Bins of 0.5 s: [0, 2) spans 4 bins.
+        let h = [(0.5, 2.0), (1.0, 2.0)];
+        assert_eq!(window_mean(&h, 0.5, 0.0, 2.0), Some(1.0));
+        assert_eq!(window_mean(&h, 0.0, 0.0, 2.0), None);
+        assert_eq!(window_mean(&h, 0.5, 2.0, 1.0), None);
+    }
 }

@@ -640,6 +640,7 @@ impl Simulation {
                 client: lock(&f.client_metrics).clone(),
                 server: lock(&f.server_metrics).clone(),
                 close,
+                incomplete: m.incomplete(&spec.workload),
             });
         }
         let span = self
@@ -706,6 +707,7 @@ impl Simulation {
             seed: self.scenario.seed,
             end_s: end.as_secs_f64(),
             events: self.event_count,
+            series_interval_s: self.window.bin.as_secs_f64(),
             flows,
             links,
         })

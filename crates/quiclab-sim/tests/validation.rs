@@ -3,6 +3,7 @@
 //! and compares the simulated result with the analytic one.
 
 use quiclab_sim::impair::LossModel;
+use quiclab_sim::results::window_mean;
 use quiclab_sim::scenario::Topology;
 use quiclab_sim::{RunResult, Scenario, Simulation};
 use std::path::PathBuf;
@@ -158,15 +159,10 @@ fn jain(xs: &[f64]) -> f64 {
 fn d_shared_link() {
     let (s, file) = load("d_shared_link.toml");
     let result = run(s, &file);
+    // The lab's `goodput_series@from:to` metric: bins with no delivery count as zero.
     let mean = |flow: usize, from: f64, to: f64| {
         let series = &result.flows[flow].goodput_series;
-        let v: Vec<f64> = series
-            .iter()
-            .filter(|(t, _)| *t >= from && *t < to)
-            .map(|(_, bps)| *bps)
-            .collect();
-        // Bins with no delivery are absent from the series: count them as zero.
-        v.iter().sum::<f64>() / (to - from)
+        window_mean(series, result.series_interval_s, from, to).expect("a valid window")
     };
     // Phases (s) and active senders; the first 5 s of each phase are convergence.
     let phases: [(f64, f64, &[usize]); 5] = [

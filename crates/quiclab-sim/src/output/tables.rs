@@ -18,7 +18,8 @@ pub const FLOWS_CSV_HEADER: &str = "name,workload,start_s,handshake_done_s,ttfb_
 goodput_bytes,goodput_bps,client_first_pto_ms,client_first_sample_pto_ms,\
 client_packets_sent,client_bytes_sent,server_packets_sent,server_bytes_sent,\
 client_ack_frames_sent,client_ack_bytes_sent,server_ack_frames_sent,server_ack_bytes_sent,\
-client_ack_eliciting_per_ack,server_ack_eliciting_per_ack,client_packets_lost,server_packets_lost,client_ptos,server_ptos,close";
+client_ack_eliciting_per_ack,server_ack_eliciting_per_ack,client_packets_lost,server_packets_lost,client_ptos,server_ptos,close,\
+incomplete";
 
 /// Columns of `links.csv`, in order.
 pub const LINKS_CSV_HEADER: &str = "name,delivered_packets,delivered_bytes,throughput_bps,\
@@ -80,7 +81,7 @@ pub fn flows_csv(result: &RunResult) -> String {
         let (ca, sa) = (c.frames_sent("ack"), s.frames_sent("ack"));
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             csv_field(&f.name),
             csv_field(&f.workload),
             f.start_s,
@@ -106,6 +107,7 @@ pub fn flows_csv(result: &RunResult) -> String {
             c.pto_expirations,
             s.pto_expirations,
             f.close.as_deref().map(csv_field).unwrap_or_default(),
+            f.incomplete.as_deref().map(csv_field).unwrap_or_default(),
         );
     }
     out
@@ -374,11 +376,13 @@ mod tests {
             client,
             server: side(20, 30000, 1, 9, 0),
             close: Some("idle, \"timeout\"".into()),
+            incomplete: None,
         };
         let pending = FlowResult {
             name: "req".into(),
             workload: "request".into(),
             start_s: 0.5,
+            incomplete: Some("not finished: 0 of 1".into()),
             ..Default::default()
         };
         RunResult {
@@ -386,6 +390,7 @@ mod tests {
             seed: 7,
             end_s: 2.0,
             events: 1234,
+            series_interval_s: 0.1,
             flows: vec![bulk, pending],
             links: vec![LinkResult {
                 name: "a->b".into(),
@@ -409,11 +414,11 @@ mod tests {
         assert_eq!(
             lines[1],
             "bulk 1/a,bulk,0,0.0405,0.061,1.25,1000000,6400000,999,120,\
-             10,12000,20,30000,4,40,1,9,0,0,1,0,2,0,\"idle, \"\"timeout\"\"\""
+             10,12000,20,30000,4,40,1,9,0,0,1,0,2,0,\"idle, \"\"timeout\"\"\","
         );
         assert_eq!(
             lines[2],
-            "req,request,0.5,,,,0,0,,,0,0,0,0,0,0,0,0,,,0,0,0,0,"
+            "req,request,0.5,,,,0,0,,,0,0,0,0,0,0,0,0,,,0,0,0,0,,not finished: 0 of 1"
         );
         assert_eq!(lines.len(), 3);
         // Every row has as many cells as the header (the quoted comma aside).
