@@ -378,8 +378,10 @@ mod tests {
             think_ms: 0.0,
         };
         let t = Some(Instant::ZERO);
-        let mut m = AppMeasure::default();
-        m.requests = vec![(Instant::ZERO, t, t), (Instant::ZERO, t, None)];
+        let mut m = AppMeasure {
+            requests: vec![(Instant::ZERO, t, t), (Instant::ZERO, t, None)],
+            ..Default::default()
+        };
         let why = m.incomplete(&request).expect("one response is missing");
         assert!(why.contains("1 of 2 responses"), "{why}");
         m.requests[1].2 = t;
