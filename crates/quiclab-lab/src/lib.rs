@@ -23,6 +23,7 @@ pub mod reproduce;
 pub mod runner;
 pub mod stats;
 pub mod validate;
+pub mod verdict;
 
 pub use error::LabError;
 pub use expand::{expand, load_plan, RunSpec};
