@@ -2,10 +2,11 @@
 //! `report.html`) and an index over several experiments. Both formats are rendered from
 //! one small document model so they always say the same thing.
 
-use crate::csvread::{self, CsvError, Table};
-use crate::findings;
-use crate::plan::{AxisValue, Combine, Plan};
-use crate::plot::Scale;
+use crate::csv::{self, CsvError, Table};
+use crate::error::LabError;
+use crate::plan::load::load_plan;
+use crate::plan::{AxisValue, Combine, Plan, Scale};
+use crate::present::findings;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -19,8 +20,8 @@ pub enum ReportError {
     },
     #[error(transparent)]
     Csv(#[from] CsvError),
-    #[error("{path}: {why}")]
-    Plan { path: String, why: String },
+    #[error(transparent)]
+    Plan(#[from] LabError),
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ReportError + '_ {
@@ -34,8 +35,9 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ReportError + '_ {
 /// (`plan.resolved.json` or `plan.toml`, `summary.csv`, `figures/*.png`); returns the
 /// path of `report.md`.
 pub fn write_report(dir: &Path) -> Result<PathBuf, ReportError> {
-    let (plan, plan_text) = load_plan(dir)?;
-    let summary = csvread::read(dir.join("summary.csv"))?;
+    let plan = load_plan(dir)?;
+    let plan_text = std::fs::read_to_string(dir.join("plan.toml")).ok();
+    let summary = csv::read(dir.join("summary.csv"))?;
     let figures = list_figures(dir)?;
     let found = findings::evaluate(&plan, &summary)?;
     if !found.is_empty() {
@@ -72,8 +74,9 @@ pub fn write_index(root: &Path, dirs: &[PathBuf]) -> Result<PathBuf, ReportError
     let mut md_links = Vec::new();
     let mut html_links = Vec::new();
     for dir in dirs {
-        let (title, note) = match load_plan(dir).and_then(|(plan, _)| {
-            let summary = csvread::read(dir.join("summary.csv"))?;
+        let loaded = load_plan(dir).map_err(ReportError::from);
+        let (title, note) = match loaded.and_then(|plan| {
+            let summary = csv::read(dir.join("summary.csv"))?;
             let found = findings::verdict(&findings::evaluate(&plan, &summary)?);
             let verdict = match (overall_verdict(&plan, &summary)?, found) {
                 (Some(a), Some(b)) => Some(format!("{a}; {b}")),
@@ -113,34 +116,6 @@ pub fn write_index(root: &Path, dirs: &[PathBuf]) -> Result<PathBuf, ReportError
     std::fs::write(&html, to_html("quiclab-lab experiments", &doc(html_links)))
         .map_err(io_err(&html))?;
     Ok(md)
-}
-
-/// The plan of a results directory: `plan.resolved.json` (what actually ran), else
-/// `plan.toml`; plus the text of `plan.toml` when present.
-pub(crate) fn load_plan(dir: &Path) -> Result<(Plan, Option<String>), ReportError> {
-    let toml_path = dir.join("plan.toml");
-    let plan_text = std::fs::read_to_string(&toml_path).ok();
-    let json_path = dir.join("plan.resolved.json");
-    match std::fs::read_to_string(&json_path) {
-        Ok(json) => {
-            let plan = serde_json::from_str(&json).map_err(|e| ReportError::Plan {
-                path: json_path.display().to_string(),
-                why: e.to_string(),
-            })?;
-            Ok((plan, plan_text))
-        }
-        Err(_) => {
-            let text = plan_text.ok_or_else(|| ReportError::Plan {
-                path: dir.display().to_string(),
-                why: "neither plan.resolved.json nor plan.toml".into(),
-            })?;
-            let plan = toml::from_str(&text).map_err(|e| ReportError::Plan {
-                path: toml_path.display().to_string(),
-                why: e.to_string(),
-            })?;
-            Ok((plan, Some(text)))
-        }
-    }
 }
 
 /// File stems of `dir/figures/*.png`, sorted.

@@ -3,11 +3,13 @@
 //! expression syntax and variables, metric paths, and the quick overrides.
 
 use crate::error::LabError;
-use crate::expand::{apply_quick, points};
 use crate::expr::Expr;
-use crate::locate::{line_of_entry, line_of_key};
-use crate::path::{MetricPath, Path as KeyPath};
-use crate::plan::{AxisValue, Combine, Plan};
+use crate::plan::locate::{line_of_entry, line_of_key};
+use crate::plan::path::{MetricPath, Path as KeyPath};
+use crate::plan::points::{
+    apply_quick, axis_len, canonical_params, canonical_value, points, quoted_text,
+};
+use crate::plan::{AxisValue, Combine, Expect, Plan, Scale};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Column names the result files use for their own fields.
@@ -58,7 +60,7 @@ impl Ctx<'_> {
         src: &str,
         known: &BTreeSet<String>,
     ) -> Result<(), LabError> {
-        if crate::expand::quoted_text(src).is_some() {
+        if quoted_text(src).is_some() {
             return Ok(());
         }
         let e = Expr::parse(src).and_then(|e| e.check_variables(known).map(|_| e));
@@ -127,7 +129,7 @@ pub fn validate(plan: &Plan, text: &str, file: &str) -> Result<(), LabError> {
                 if r.steps > MAX_RUNS {
                     return Err(cx.axis(i, &a.name, "range.steps", format!("at most {MAX_RUNS}")));
                 }
-                if r.scale == crate::plot::Scale::Log && !(r.from > 0.0 && r.to > 0.0) {
+                if r.scale == Scale::Log && !(r.from > 0.0 && r.to > 0.0) {
                     return Err(cx.axis(
                         i,
                         &a.name,
@@ -285,7 +287,7 @@ fn check_findings(cx: &Ctx, plan: &Plan, names: &BTreeSet<String>) -> Result<(),
         if !plan.metrics.contains_key(&f.metric) {
             return Err(at("metric", format!("`{}` is not a metric", f.metric)));
         }
-        crate::findings::Expect::parse(&f.expect).map_err(|e| at("expect", e))?;
+        Expect::parse(&f.expect).map_err(|e| at("expect", e))?;
         if f.of.is_empty() {
             return Err(at("of", "name at least one axis value".into()));
         }
@@ -363,7 +365,7 @@ fn check_set_key(cx: &Ctx, section: &str, key: &str) -> Result<(), LabError> {
 /// Counts points (cartesian: product with overflow check; zip: equal lengths) before
 /// materialising them.
 fn check_points(cx: &Ctx, plan: &Plan, prefix: &str) -> Result<(), LabError> {
-    let lens: Vec<usize> = plan.axes.iter().map(crate::expand::axis_len).collect();
+    let lens: Vec<usize> = plan.axes.iter().map(axis_len).collect();
     let n = match plan.combine {
         Combine::Cartesian => lens.iter().try_fold(1usize, |a, &l| a.checked_mul(l)),
         Combine::Zip => {
@@ -381,7 +383,7 @@ fn check_points(cx: &Ctx, plan: &Plan, prefix: &str) -> Result<(), LabError> {
     if plan.combine == Combine::Zip {
         let mut seen = BTreeMap::new();
         for (i, p) in points(plan).iter().enumerate() {
-            let canon = crate::expand::canonical_params(p);
+            let canon = canonical_params(p);
             if let Some(j) = seen.insert(canon, i) {
                 return Err(cx.top(
                     "axes",
@@ -398,13 +400,5 @@ fn show_value(v: &AxisValue) -> String {
     match v {
         AxisValue::Number(n) => n.to_string(),
         AxisValue::Text(s) => format!("\"{s}\""),
-    }
-}
-
-/// A value as text that distinguishes numbers from strings and is exact for floats.
-pub fn canonical_value(v: &AxisValue) -> String {
-    match v {
-        AxisValue::Number(n) => format!("n:{:016x}", (n + 0.0).to_bits()),
-        AxisValue::Text(s) => format!("s:{s}"),
     }
 }
