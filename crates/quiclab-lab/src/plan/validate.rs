@@ -91,6 +91,27 @@ pub fn validate(plan: &Plan, text: &str, file: &str) -> Result<(), LabError> {
     if plan.axes.is_empty() {
         return Err(cx.top("axes", "a plan needs at least one axis"));
     }
+    let names = check_axes(&cx, plan)?;
+    check_quick_axes(&cx, plan, &names)?;
+    check_metrics(&cx, plan, &names)?;
+    check_settings(&cx, plan, &names)?;
+    check_expected(&cx, plan, &names)?;
+    check_figures(&cx, plan, &names)?;
+    if let Some(a) = plan
+        .common_random_numbers
+        .iter()
+        .find(|a| !names.contains(*a))
+    {
+        return Err(cx.top("common_random_numbers", format!("`{a}` is not an axis")));
+    }
+    check_findings(&cx, plan, &names)?;
+    check_points(&cx, plan, "")?;
+    check_points(&cx, &apply_quick(plan), "quick: ")
+}
+
+/// Axes have distinct identifier names and exactly one of a valid value list or range;
+/// returns the names.
+fn check_axes(cx: &Ctx, plan: &Plan) -> Result<BTreeSet<String>, LabError> {
     let mut names = BTreeSet::new();
     for (i, a) in plan.axes.iter().enumerate() {
         if !is_ident(&a.name) || RESERVED.contains(&a.name.as_str()) {
@@ -113,7 +134,7 @@ pub fn validate(plan: &Plan, text: &str, file: &str) -> Result<(), LabError> {
                     "needs exactly one of `values` and `range`",
                 ))
             }
-            (Some(v), None) => check_values(&cx, i, &a.name, "values", v)?,
+            (Some(v), None) => check_values(cx, i, &a.name, "values", v)?,
             (None, Some(r)) => {
                 if !(r.from.is_finite() && r.to.is_finite()) {
                     return Err(cx.axis(i, &a.name, "range", "from and to must be finite"));
@@ -140,12 +161,17 @@ pub fn validate(plan: &Plan, text: &str, file: &str) -> Result<(), LabError> {
             }
         }
     }
+    Ok(names)
+}
+
+/// `[quick.axes]` replace existing axes with valid value lists.
+fn check_quick_axes(cx: &Ctx, plan: &Plan, names: &BTreeSet<String>) -> Result<(), LabError> {
     for (name, v) in &plan.quick.axes {
-        let line = line_of_key(text, "quick.axes", name);
+        let line = line_of_key(cx.text, "quick.axes", name);
         if !names.contains(name) {
             return Err(cx.invalid(line, format!("quick.axes.{name}"), "no such axis"));
         }
-        check_values(&cx, 0, name, "quick", v).map_err(|_| {
+        check_values(cx, 0, name, "quick", v).map_err(|_| {
             cx.invalid(
                 line,
                 format!("quick.axes.{name}"),
@@ -153,11 +179,17 @@ pub fn validate(plan: &Plan, text: &str, file: &str) -> Result<(), LabError> {
             )
         })?;
     }
+    Ok(())
+}
+
+/// Metrics are identifiers apart from the axes, each a result path or a derived
+/// expression over path metrics and numeric axes.
+fn check_metrics(cx: &Ctx, plan: &Plan, names: &BTreeSet<String>) -> Result<(), LabError> {
     if plan.metrics.is_empty() {
         return Err(cx.top("metrics", "a plan needs at least one metric"));
     }
     for (m, p) in &plan.metrics {
-        let line = line_of_key(text, "metrics", m);
+        let line = line_of_key(cx.text, "metrics", m);
         if !is_ident(m) || RESERVED.contains(&m.as_str()) || names.contains(m) {
             return Err(cx.invalid(line, format!("metrics.{m}"), "metric names must be identifiers, distinct from axis names and from point, rep, seed, key"));
         }
@@ -179,9 +211,15 @@ pub fn validate(plan: &Plan, text: &str, file: &str) -> Result<(), LabError> {
             }
         }
     }
+    Ok(())
+}
+
+/// `[set]`, `[cases]` and `[quick.set]`: key paths that parse, expressions over the
+/// axes, cases for text values that exist, and no seed.
+fn check_settings(cx: &Ctx, plan: &Plan, names: &BTreeSet<String>) -> Result<(), LabError> {
     for (key, src) in &plan.set {
-        check_set_key(&cx, "set", key)?;
-        cx.expr("set", key, src, &names)?;
+        check_set_key(cx, "set", key)?;
+        cx.expr("set", key, src, names)?;
     }
     for (axis, cases) in &plan.cases {
         let Some(a) = plan.axes.iter().find(|a| &a.name == axis) else {
@@ -200,39 +238,49 @@ pub fn validate(plan: &Plan, text: &str, file: &str) -> Result<(), LabError> {
             }
             let section = format!("cases.{axis}.\"{value}\"");
             for (key, src) in entries {
-                check_set_key(&cx, &section, key)?;
-                cx.expr(&section, key, src, &names)?;
+                check_set_key(cx, &section, key)?;
+                cx.expr(&section, key, src, names)?;
             }
         }
     }
     for (key, src) in &plan.quick.set {
-        check_set_key(&cx, "quick.set", key)?;
-        cx.expr("quick.set", key, src, &names)?;
+        check_set_key(cx, "quick.set", key)?;
+        cx.expr("quick.set", key, src, names)?;
     }
     if plan.set.contains_key("seed") || plan.quick.set.contains_key("seed") {
         return Err(cx.invalid(
-            line_of_key(text, "set", "seed"),
+            line_of_key(cx.text, "set", "seed"),
             "set.seed",
             "the seed is derived from master_seed; it cannot be set",
         ));
     }
+    Ok(())
+}
+
+/// `[expected]` names metrics with expressions over the axes; the tolerance is sane.
+fn check_expected(cx: &Ctx, plan: &Plan, names: &BTreeSet<String>) -> Result<(), LabError> {
     for (m, src) in &plan.expected {
         if !plan.metrics.contains_key(m) {
             return Err(cx.invalid(
-                line_of_key(text, "expected", m),
+                line_of_key(cx.text, "expected", m),
                 format!("expected.{m}"),
                 "no such metric",
             ));
         }
-        cx.expr("expected", m, src, &names)?;
+        cx.expr("expected", m, src, names)?;
     }
     if plan.tolerance.is_some_and(|t| !(t.is_finite() && t >= 0.0)) {
         return Err(cx.top("tolerance", "must be a non-negative number"));
     }
+    Ok(())
+}
+
+/// Figures have a known kind and name axes, metrics and expectations that exist.
+fn check_figures(cx: &Ctx, plan: &Plan, names: &BTreeSet<String>) -> Result<(), LabError> {
     for (i, f) in plan.figures.iter().enumerate() {
         let at = |field: &str, why: String| {
             cx.invalid(
-                line_of_entry(text, "figures", i, &f.file),
+                line_of_entry(cx.text, "figures", i, &f.file),
                 format!("figures[{i}] ({}).{field}", f.file),
                 why,
             )
@@ -261,16 +309,7 @@ pub fn validate(plan: &Plan, text: &str, file: &str) -> Result<(), LabError> {
             return Err(at("filter", format!("`{a}` is not an axis")));
         }
     }
-    if let Some(a) = plan
-        .common_random_numbers
-        .iter()
-        .find(|a| !names.contains(*a))
-    {
-        return Err(cx.top("common_random_numbers", format!("`{a}` is not an axis")));
-    }
-    check_findings(&cx, plan, &names)?;
-    check_points(&cx, plan, "")?;
-    check_points(&cx, &apply_quick(plan), "quick: ")
+    Ok(())
 }
 
 /// Findings name metrics and axis values that exist, compare the same axes on both
