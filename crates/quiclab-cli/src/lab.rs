@@ -3,8 +3,9 @@
 
 use anyhow::{anyhow, Context, Result};
 use clap::Args;
-use quiclab_lab::reproduce::{self, run_and_report};
-use quiclab_lab::{adhoc, report, RunOptions};
+use quiclab_lab::present::reproduce::{self, run_and_report};
+use quiclab_lab::present::{adhoc, report};
+use quiclab_lab::RunOptions;
 use std::path::PathBuf;
 use std::time::Instant as WallClock;
 

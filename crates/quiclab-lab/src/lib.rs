@@ -1,31 +1,27 @@
 //! quiclab-lab: sweeps over simulator scenarios, run in parallel with caching, with
 //! statistics, plots and reports, and the named reproductions of the seed documents.
 //!
-//! Data flow: `plan.toml` --[`expand::load_plan`]--> [`plan::Plan`]
-//! --[`expand::expand`]--> [`expand::RunSpec`]s --[`runner::run_plan`]--> cached runs
-//! (`out/cache/<key>.json`) --> rows, [`stats::Stats`] per point --> result files
-//! ([`output`]).
+//! Data flow, one folder per stage:
+//! - [`plan`]: `plan.toml` --[`plan::load::load_plan`]--> [`plan::Plan`]
+//!   --[`plan::expand::expand`]--> [`plan::expand::RunSpec`]s;
+//! - [`run`]: --[`run::runner::run_plan`]--> cached runs (`out/cache/<key>.json`) -->
+//!   [`run::rows::Row`]s and [`run::stats::Stats`] per point --> result files
+//!   ([`run::output`]);
+//! - [`present`]: figures, findings, reports and reproductions from the result files.
+//!
+//! Shared by the stages: [`error`], the expression language [`expr`] and [`csv`].
 
-pub mod adhoc;
-pub mod csvread;
+pub mod csv;
 pub mod error;
-pub mod expand;
 pub mod expr;
-pub mod figures;
-pub mod findings;
-pub mod locate;
-pub mod output;
-pub mod path;
 pub mod plan;
-pub mod plot;
-pub mod report;
-pub mod reproduce;
-pub mod runner;
-pub mod stats;
-pub mod validate;
-pub mod verdict;
+pub mod present;
+pub mod run;
 
 pub use error::LabError;
-pub use expand::{expand, load_plan, RunSpec};
-pub use runner::{load_run, run_plan, PlanOutcome, PointSummary, Row, RunOptions};
-pub use stats::Stats;
+pub use plan::expand::{expand, RunSpec};
+pub use plan::load::load_plan;
+pub use run::cache::load_run;
+pub use run::rows::{PointSummary, Row};
+pub use run::runner::{run_plan, PlanOutcome, RunOptions};
+pub use run::stats::Stats;

@@ -6,7 +6,9 @@
 
 use std::path::PathBuf;
 
-use quiclab_lab::plot::{render, render_svg, Chart, Curve, Figure, Point, Scale, Series, Style};
+use quiclab_lab::present::plot::{
+    render, render_svg, Chart, Curve, Figure, Point, Scale, Series, Style,
+};
 
 /// A fresh output directory per test (no tempfile dependency needed).
 fn out_dir(test: &str) -> PathBuf {

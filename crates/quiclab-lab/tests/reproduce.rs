@@ -2,7 +2,7 @@
 //! and figures are written, and every point lies within the plan's tolerance of the
 //! analytic result.
 
-use quiclab_lab::reproduce::{list, reproduce};
+use quiclab_lab::present::reproduce::{list, reproduce};
 use quiclab_lab::RunOptions;
 use std::path::PathBuf;
 
@@ -69,7 +69,7 @@ fn findings_of(out: &std::path::Path) -> Vec<(String, String)> {
         .into_iter()
         .filter(|p| p.ends_with("findings.csv"))
     {
-        let t = quiclab_lab::csvread::read(&f).unwrap();
+        let t = quiclab_lab::csv::read(&f).unwrap();
         let (name, holds) = (t.require("name").unwrap(), t.require("holds").unwrap());
         for r in 0..t.rows.len() {
             let row = t.rows[r]

@@ -4,8 +4,8 @@
 //! recovers sooner when the client's second flight is lost; WFC recovers sooner when
 //! the rest of the server's first flight is lost.
 
-use quiclab_lab::csvread;
-use quiclab_lab::reproduce::reproduce;
+use quiclab_lab::csv;
+use quiclab_lab::present::reproduce::reproduce;
 use quiclab_lab::RunOptions;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 /// Mean of `metric` per point, keyed by the point's axis values except `iack`,
 /// as (IACK, WFC) pairs.
 fn pairs(summary: &Path, axes: &[&str], metric: &str) -> BTreeMap<String, (f64, f64)> {
-    let t = csvread::read(summary).unwrap_or_else(|e| panic!("{e}"));
+    let t = csv::read(summary).unwrap_or_else(|e| panic!("{e}"));
     let mut out: BTreeMap<String, (Option<f64>, Option<f64>)> = BTreeMap::new();
     for row in 0..t.rows.len() {
         let key: Vec<String> = axes

@@ -447,7 +447,7 @@ expect = "lower"
         .map(String::from)
         .collect();
     assert_eq!(resolved.len(), 1 + 8);
-    quiclab_lab::report::write_report(&out).unwrap();
+    quiclab_lab::present::report::write_report(&out).unwrap();
     let f = read(&out, "findings.csv");
     assert!(f.contains("far_is_slower,ttlb,2,"), "{f}");
     let holds: Vec<&str> = f

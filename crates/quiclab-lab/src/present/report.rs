@@ -2,10 +2,11 @@
 //! `report.html`) and an index over several experiments. Both formats are rendered from
 //! one small document model so they always say the same thing.
 
-use crate::csvread::{self, CsvError, Table};
-use crate::findings;
-use crate::plan::{AxisValue, Combine, Plan};
-use crate::plot::Scale;
+use crate::csv::{self, CsvError, Table};
+use crate::error::LabError;
+use crate::plan::load::load_plan;
+use crate::plan::{AxisValue, Combine, Plan, Scale};
+use crate::present::findings;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -19,8 +20,8 @@ pub enum ReportError {
     },
     #[error(transparent)]
     Csv(#[from] CsvError),
-    #[error("{path}: {why}")]
-    Plan { path: String, why: String },
+    #[error(transparent)]
+    Plan(#[from] LabError),
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ReportError + '_ {
@@ -34,8 +35,9 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ReportError + '_ {
 /// (`plan.resolved.json` or `plan.toml`, `summary.csv`, `figures/*.png`); returns the
 /// path of `report.md`.
 pub fn write_report(dir: &Path) -> Result<PathBuf, ReportError> {
-    let (plan, plan_text) = load_plan(dir)?;
-    let summary = csvread::read(dir.join("summary.csv"))?;
+    let plan = load_plan(dir)?;
+    let plan_text = std::fs::read_to_string(dir.join("plan.toml")).ok();
+    let summary = csv::read(dir.join("summary.csv"))?;
     let figures = list_figures(dir)?;
     let found = findings::evaluate(&plan, &summary)?;
     if !found.is_empty() {
@@ -72,8 +74,9 @@ pub fn write_index(root: &Path, dirs: &[PathBuf]) -> Result<PathBuf, ReportError
     let mut md_links = Vec::new();
     let mut html_links = Vec::new();
     for dir in dirs {
-        let (title, note) = match load_plan(dir).and_then(|(plan, _)| {
-            let summary = csvread::read(dir.join("summary.csv"))?;
+        let loaded = load_plan(dir).map_err(ReportError::from);
+        let (title, note) = match loaded.and_then(|plan| {
+            let summary = csv::read(dir.join("summary.csv"))?;
             let found = findings::verdict(&findings::evaluate(&plan, &summary)?);
             let verdict = match (overall_verdict(&plan, &summary)?, found) {
                 (Some(a), Some(b)) => Some(format!("{a}; {b}")),
@@ -113,34 +116,6 @@ pub fn write_index(root: &Path, dirs: &[PathBuf]) -> Result<PathBuf, ReportError
     std::fs::write(&html, to_html("quiclab-lab experiments", &doc(html_links)))
         .map_err(io_err(&html))?;
     Ok(md)
-}
-
-/// The plan of a results directory: `plan.resolved.json` (what actually ran), else
-/// `plan.toml`; plus the text of `plan.toml` when present.
-pub(crate) fn load_plan(dir: &Path) -> Result<(Plan, Option<String>), ReportError> {
-    let toml_path = dir.join("plan.toml");
-    let plan_text = std::fs::read_to_string(&toml_path).ok();
-    let json_path = dir.join("plan.resolved.json");
-    match std::fs::read_to_string(&json_path) {
-        Ok(json) => {
-            let plan = serde_json::from_str(&json).map_err(|e| ReportError::Plan {
-                path: json_path.display().to_string(),
-                why: e.to_string(),
-            })?;
-            Ok((plan, plan_text))
-        }
-        Err(_) => {
-            let text = plan_text.ok_or_else(|| ReportError::Plan {
-                path: dir.display().to_string(),
-                why: "neither plan.resolved.json nor plan.toml".into(),
-            })?;
-            let plan = toml::from_str(&text).map_err(|e| ReportError::Plan {
-                path: toml_path.display().to_string(),
-                why: e.to_string(),
-            })?;
-            Ok((plan, Some(text)))
-        }
-    }
 }
 
 /// File stems of `dir/figures/*.png`, sorted.
@@ -354,40 +329,83 @@ fn findings_blocks(found: &[findings::FindingResult]) -> Vec<Block> {
     blocks
 }
 
+/// The summary's points: their number and axis cells, for the tables of a report.
+struct PointCells<'a> {
+    summary: &'a Table,
+    axis_cols: Vec<usize>,
+    axis_names: Vec<String>,
+}
+
+impl<'a> PointCells<'a> {
+    fn new(plan: &Plan, summary: &'a Table) -> Result<PointCells<'a>, CsvError> {
+        let axis_cols = plan
+            .axes
+            .iter()
+            .map(|a| summary.require(&a.name))
+            .collect::<Result<Vec<_>, _>>()?;
+        let axis_names = plan.axes.iter().map(|a| a.name.clone()).collect();
+        Ok(PointCells {
+            summary,
+            axis_cols,
+            axis_names,
+        })
+    }
+
+    fn axis_cells(&self, row: usize) -> Vec<String> {
+        self.axis_cols
+            .iter()
+            .map(|&c| self.summary.get(row, c).unwrap_or("–").to_string())
+            .collect()
+    }
+
+    fn point(&self, row: usize) -> String {
+        self.summary
+            .column("point")
+            .and_then(|c| self.summary.get(row, c))
+            .unwrap_or("")
+            .to_string()
+    }
+
+    /// "point", the axis names, then `rest`.
+    fn header(&self, rest: impl IntoIterator<Item = String>) -> Vec<String> {
+        let mut header = vec!["point".to_string()];
+        header.extend(self.axis_names.iter().cloned());
+        header.extend(rest);
+        header
+    }
+
+    /// The point and its axis cells: the start of a row.
+    fn row_start(&self, row: usize) -> Vec<String> {
+        let mut cells = vec![self.point(row)];
+        cells.extend(self.axis_cells(row));
+        cells
+    }
+}
+
+/// The report without findings and discussion: title and question, the plan, figures,
+/// summary tables and the comparison with the expected result.
 fn report_doc(
     plan: &Plan,
     plan_text: Option<&str>,
     summary: &Table,
     figures: &[String],
 ) -> Result<Vec<Block>, ReportError> {
-    let axis_cols = plan
-        .axes
-        .iter()
-        .map(|a| summary.require(&a.name))
-        .collect::<Result<Vec<_>, _>>()?;
-    let axis_names: Vec<String> = plan.axes.iter().map(|a| a.name.clone()).collect();
-    let axis_cells = |row: usize| -> Vec<String> {
-        axis_cols
-            .iter()
-            .map(|&c| summary.get(row, c).unwrap_or("–").to_string())
-            .collect()
-    };
-    let point = |row: usize| {
-        summary
-            .column("point")
-            .and_then(|c| summary.get(row, c))
-            .unwrap_or("")
-            .to_string()
-    };
-
+    let cells = PointCells::new(plan, summary)?;
     let mut doc = vec![
         Block::Heading(1, plan.title.clone()),
         Block::Heading(2, "Question".into()),
         Block::Para(plan.question.clone()),
     ];
+    doc.extend(plan_section(plan, plan_text, summary.rows.len()));
+    doc.extend(figures_section(plan, figures));
+    doc.extend(summary_section(plan, &cells)?);
+    doc.extend(comparison_section(plan, &cells)?);
+    Ok(doc)
+}
 
-    // The plan.
-    doc.push(Block::Heading(2, "Plan".into()));
+/// "Plan": how the sweep is built (axes, scenario settings, metrics) and the plan file.
+fn plan_section(plan: &Plan, plan_text: Option<&str>, points: usize) -> Vec<Block> {
+    let mut doc = vec![Block::Heading(2, "Plan".into())];
     doc.push(Block::Para(format!(
         "Plan {}: base scenario {}, master seed {}, {} repetition(s) per point, axes combined {}, {} point(s).",
         plan.name,
@@ -398,7 +416,7 @@ fn report_doc(
             Combine::Cartesian => "as a cartesian product",
             Combine::Zip => "element-wise (zip)",
         },
-        summary.rows.len()
+        points
     )));
     doc.push(Block::Heading(3, "Axes".into()));
     doc.push(Block::List(
@@ -484,9 +502,12 @@ fn report_doc(
             .unwrap_or_default(),
     };
     doc.push(Block::Code(text));
+    doc
+}
 
-    // Figures.
-    doc.push(Block::Heading(2, "Figures".into()));
+/// "Figures": each rendered figure under its title, and the plan's figures not rendered.
+fn figures_section(plan: &Plan, figures: &[String]) -> Vec<Block> {
+    let mut doc = vec![Block::Heading(2, "Figures".into())];
     if figures.is_empty() {
         doc.push(Block::Para("No figures.".into()));
     }
@@ -515,69 +536,82 @@ fn report_doc(
             missing.join(", ")
         )));
     }
+    doc
+}
 
-    // Summary tables, one per metric.
-    doc.push(Block::Heading(2, "Summary".into()));
+/// "Summary": one table per metric with mean, CI and n per point (and Mbit/s for
+/// `*_bps` metrics, expected value and deviation where the plan expects one).
+fn summary_section(plan: &Plan, cells: &PointCells) -> Result<Vec<Block>, CsvError> {
+    let mut doc = vec![Block::Heading(2, "Summary".into())];
     for m in plan.metrics.keys() {
-        let col = |s: &str| summary.require(&format!("{m}_{s}"));
-        let (mean, n, lo, hi) = (col("mean")?, col("n")?, col("ci_lo")?, col("ci_hi")?);
-        let exp = summary.column(&format!("{m}_expected"));
-        let dev = summary.column(&format!("{m}_deviation"));
-        let bps = m.ends_with("_bps");
-        let mut header = vec!["point".to_string()];
-        header.extend(axis_names.iter().cloned());
-        header.extend(["mean".into(), "CI".into(), "n".into()]);
-        if bps {
-            header.extend(["mean (Mbit/s)".into(), "CI (Mbit/s)".into()]);
-        }
-        if exp.is_some() {
-            header.extend(["expected".into(), "deviation".into()]);
-        }
-        let mut rows = Vec::new();
-        for r in 0..summary.rows.len() {
-            let num = |c: usize, scale: f64| -> Result<Option<f64>, CsvError> {
-                Ok(summary.f64_at(r, c)?.map(|v| v * scale))
-            };
-            let show = |v: Option<f64>| v.map(fmt_num).unwrap_or_else(|| "–".into());
-            let ci = |scale: f64| -> Result<String, CsvError> {
-                Ok(match (num(lo, scale)?, num(hi, scale)?) {
-                    (Some(a), Some(b)) => format!("[{}, {}]", fmt_num(a), fmt_num(b)),
-                    _ => "–".into(),
-                })
-            };
-            let mut row = vec![point(r)];
-            row.extend(axis_cells(r));
-            row.push(show(num(mean, 1.0)?));
-            row.push(ci(1.0)?);
-            row.push(summary.get(r, n).unwrap_or("0").to_string());
-            if bps {
-                row.push(show(num(mean, 1e-6)?));
-                row.push(ci(1e-6)?);
-            }
-            if let Some(e) = exp {
-                let ev = num(e, 1.0)?;
-                row.push(show(ev));
-                let d = match dev {
-                    Some(d) => num(d, 1.0)?,
-                    None => None,
-                }
-                .or(match (num(mean, 1.0)?, ev) {
-                    (Some(a), Some(e)) if e != 0.0 => Some(a / e - 1.0),
-                    _ => None,
-                });
-                row.push(d.map(fmt_pct).unwrap_or_else(|| "–".into()));
-            }
-            rows.push(row);
-        }
+        let (header, rows) = metric_table(m, cells)?;
         doc.push(Block::Heading(3, m.clone()));
         doc.push(Block::Table { header, rows });
     }
+    Ok(doc)
+}
 
-    // Comparison with the expected / published result.
-    doc.push(Block::Heading(
+/// The summary table of metric `m`: header and rows.
+fn metric_table(m: &str, cells: &PointCells) -> Result<(Vec<String>, Vec<Vec<String>>), CsvError> {
+    let summary = cells.summary;
+    let col = |s: &str| summary.require(&format!("{m}_{s}"));
+    let (mean, n, lo, hi) = (col("mean")?, col("n")?, col("ci_lo")?, col("ci_hi")?);
+    let exp = summary.column(&format!("{m}_expected"));
+    let dev = summary.column(&format!("{m}_deviation"));
+    let bps = m.ends_with("_bps");
+    let mut header = cells.header(["mean".into(), "CI".into(), "n".into()]);
+    if bps {
+        header.extend(["mean (Mbit/s)".into(), "CI (Mbit/s)".into()]);
+    }
+    if exp.is_some() {
+        header.extend(["expected".into(), "deviation".into()]);
+    }
+    let mut rows = Vec::new();
+    for r in 0..summary.rows.len() {
+        let num = |c: usize, scale: f64| -> Result<Option<f64>, CsvError> {
+            Ok(summary.f64_at(r, c)?.map(|v| v * scale))
+        };
+        let show = |v: Option<f64>| v.map(fmt_num).unwrap_or_else(|| "–".into());
+        let ci = |scale: f64| -> Result<String, CsvError> {
+            Ok(match (num(lo, scale)?, num(hi, scale)?) {
+                (Some(a), Some(b)) => format!("[{}, {}]", fmt_num(a), fmt_num(b)),
+                _ => "–".into(),
+            })
+        };
+        let mut row = cells.row_start(r);
+        row.push(show(num(mean, 1.0)?));
+        row.push(ci(1.0)?);
+        row.push(summary.get(r, n).unwrap_or("0").to_string());
+        if bps {
+            row.push(show(num(mean, 1e-6)?));
+            row.push(ci(1e-6)?);
+        }
+        if let Some(e) = exp {
+            let ev = num(e, 1.0)?;
+            row.push(show(ev));
+            let d = match dev {
+                Some(d) => num(d, 1.0)?,
+                None => None,
+            }
+            .or(match (num(mean, 1.0)?, ev) {
+                (Some(a), Some(e)) if e != 0.0 => Some(a / e - 1.0),
+                _ => None,
+            });
+            row.push(d.map(fmt_pct).unwrap_or_else(|| "–".into()));
+        }
+        rows.push(row);
+    }
+    Ok((header, rows))
+}
+
+/// "Comparison with the expected result": the published result, and per point and
+/// metric the deviation from the expectation with the verdict against the tolerance.
+fn comparison_section(plan: &Plan, cells: &PointCells) -> Result<Vec<Block>, CsvError> {
+    let summary = cells.summary;
+    let mut doc = vec![Block::Heading(
         2,
         "Comparison with the expected result".into(),
-    ));
+    )];
     if !plan.published.trim().is_empty() {
         doc.push(Block::Para("Published / expected result:".into()));
         doc.push(Block::Quote(plan.published.clone()));
@@ -590,56 +624,57 @@ fn report_doc(
         )));
     }
     match plan.tolerance {
-        Some(tol) if !metrics.is_empty() => {
-            let checks = checks(plan, summary)?;
-            let verdicts = point_verdicts(&checks, summary.rows.len(), tol);
-            let mut header = vec!["point".to_string()];
-            header.extend(axis_names.iter().cloned());
-            header.extend(
-                ["metric", "measured", "expected", "deviation", "verdict"].map(String::from),
-            );
-            let rows = checks
-                .iter()
-                .map(|c| {
-                    let mut row = vec![point(c.row)];
-                    row.extend(axis_cells(c.row));
-                    let show = |v: Option<f64>| v.map(fmt_num).unwrap_or_else(|| "–".into());
-                    row.push(c.metric.clone());
-                    row.push(show(c.mean));
-                    row.push(show(c.expected));
-                    row.push(c.deviation.map(fmt_pct).unwrap_or_else(|| "–".into()));
-                    row.push(
-                        match c.deviation {
-                            Some(d) if !d.is_nan() && d.abs() <= tol => "within",
-                            Some(_) => "outside",
-                            None => "no data",
-                        }
-                        .into(),
-                    );
-                    row
-                })
-                .collect();
-            doc.push(Block::Table { header, rows });
-            let outside: Vec<String> = verdicts
-                .iter()
-                .enumerate()
-                .filter(|(_, v)| **v == Some(false))
-                .map(|(r, _)| point(r))
-                .collect();
-            if !outside.is_empty() {
-                doc.push(Block::Para(format!(
-                    "Points outside tolerance: {}.",
-                    outside.join(", ")
-                )));
-            }
-            if let Some(line) = overall_verdict(plan, summary)? {
-                doc.push(Block::Para(format!("Overall: {line}.")));
-            }
-        }
+        Some(tol) if !metrics.is_empty() => doc.extend(tolerance_blocks(plan, cells, tol)?),
         Some(_) => doc.push(Block::Para(
             "No expectations with values in the summary: no verdict.".into(),
         )),
         None => doc.push(Block::Para("No tolerance set: no verdict.".into())),
+    }
+    Ok(doc)
+}
+
+/// Each check against the tolerance, the points outside it and the overall verdict.
+fn tolerance_blocks(plan: &Plan, cells: &PointCells, tol: f64) -> Result<Vec<Block>, CsvError> {
+    let summary = cells.summary;
+    let checks = checks(plan, summary)?;
+    let verdicts = point_verdicts(&checks, summary.rows.len(), tol);
+    let header =
+        cells.header(["metric", "measured", "expected", "deviation", "verdict"].map(String::from));
+    let rows = checks
+        .iter()
+        .map(|c| {
+            let mut row = cells.row_start(c.row);
+            let show = |v: Option<f64>| v.map(fmt_num).unwrap_or_else(|| "–".into());
+            row.push(c.metric.clone());
+            row.push(show(c.mean));
+            row.push(show(c.expected));
+            row.push(c.deviation.map(fmt_pct).unwrap_or_else(|| "–".into()));
+            row.push(
+                match c.deviation {
+                    Some(d) if !d.is_nan() && d.abs() <= tol => "within",
+                    Some(_) => "outside",
+                    None => "no data",
+                }
+                .into(),
+            );
+            row
+        })
+        .collect();
+    let mut doc = vec![Block::Table { header, rows }];
+    let outside: Vec<String> = verdicts
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| **v == Some(false))
+        .map(|(r, _)| cells.point(r))
+        .collect();
+    if !outside.is_empty() {
+        doc.push(Block::Para(format!(
+            "Points outside tolerance: {}.",
+            outside.join(", ")
+        )));
+    }
+    if let Some(line) = overall_verdict(plan, summary)? {
+        doc.push(Block::Para(format!("Overall: {line}.")));
     }
     Ok(doc)
 }

@@ -3,11 +3,13 @@
 //! expression syntax and variables, metric paths, and the quick overrides.
 
 use crate::error::LabError;
-use crate::expand::{apply_quick, points};
 use crate::expr::Expr;
-use crate::locate::{line_of_entry, line_of_key};
-use crate::path::{MetricPath, Path as KeyPath};
-use crate::plan::{AxisValue, Combine, Plan};
+use crate::plan::locate::{line_of_entry, line_of_key};
+use crate::plan::path::{MetricPath, Path as KeyPath};
+use crate::plan::points::{
+    apply_quick, axis_len, canonical_params, canonical_value, points, quoted_text,
+};
+use crate::plan::{AxisValue, Combine, Expect, Plan, Scale};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Column names the result files use for their own fields.
@@ -58,7 +60,7 @@ impl Ctx<'_> {
         src: &str,
         known: &BTreeSet<String>,
     ) -> Result<(), LabError> {
-        if crate::expand::quoted_text(src).is_some() {
+        if quoted_text(src).is_some() {
             return Ok(());
         }
         let e = Expr::parse(src).and_then(|e| e.check_variables(known).map(|_| e));
@@ -89,6 +91,27 @@ pub fn validate(plan: &Plan, text: &str, file: &str) -> Result<(), LabError> {
     if plan.axes.is_empty() {
         return Err(cx.top("axes", "a plan needs at least one axis"));
     }
+    let names = check_axes(&cx, plan)?;
+    check_quick_axes(&cx, plan, &names)?;
+    check_metrics(&cx, plan, &names)?;
+    check_settings(&cx, plan, &names)?;
+    check_expected(&cx, plan, &names)?;
+    check_figures(&cx, plan, &names)?;
+    if let Some(a) = plan
+        .common_random_numbers
+        .iter()
+        .find(|a| !names.contains(*a))
+    {
+        return Err(cx.top("common_random_numbers", format!("`{a}` is not an axis")));
+    }
+    check_findings(&cx, plan, &names)?;
+    check_points(&cx, plan, "")?;
+    check_points(&cx, &apply_quick(plan), "quick: ")
+}
+
+/// Axes have distinct identifier names and exactly one of a valid value list or range;
+/// returns the names.
+fn check_axes(cx: &Ctx, plan: &Plan) -> Result<BTreeSet<String>, LabError> {
     let mut names = BTreeSet::new();
     for (i, a) in plan.axes.iter().enumerate() {
         if !is_ident(&a.name) || RESERVED.contains(&a.name.as_str()) {
@@ -111,7 +134,7 @@ pub fn validate(plan: &Plan, text: &str, file: &str) -> Result<(), LabError> {
                     "needs exactly one of `values` and `range`",
                 ))
             }
-            (Some(v), None) => check_values(&cx, i, &a.name, "values", v)?,
+            (Some(v), None) => check_values(cx, i, &a.name, "values", v)?,
             (None, Some(r)) => {
                 if !(r.from.is_finite() && r.to.is_finite()) {
                     return Err(cx.axis(i, &a.name, "range", "from and to must be finite"));
@@ -127,7 +150,7 @@ pub fn validate(plan: &Plan, text: &str, file: &str) -> Result<(), LabError> {
                 if r.steps > MAX_RUNS {
                     return Err(cx.axis(i, &a.name, "range.steps", format!("at most {MAX_RUNS}")));
                 }
-                if r.scale == crate::plot::Scale::Log && !(r.from > 0.0 && r.to > 0.0) {
+                if r.scale == Scale::Log && !(r.from > 0.0 && r.to > 0.0) {
                     return Err(cx.axis(
                         i,
                         &a.name,
@@ -138,12 +161,17 @@ pub fn validate(plan: &Plan, text: &str, file: &str) -> Result<(), LabError> {
             }
         }
     }
+    Ok(names)
+}
+
+/// `[quick.axes]` replace existing axes with valid value lists.
+fn check_quick_axes(cx: &Ctx, plan: &Plan, names: &BTreeSet<String>) -> Result<(), LabError> {
     for (name, v) in &plan.quick.axes {
-        let line = line_of_key(text, "quick.axes", name);
+        let line = line_of_key(cx.text, "quick.axes", name);
         if !names.contains(name) {
             return Err(cx.invalid(line, format!("quick.axes.{name}"), "no such axis"));
         }
-        check_values(&cx, 0, name, "quick", v).map_err(|_| {
+        check_values(cx, 0, name, "quick", v).map_err(|_| {
             cx.invalid(
                 line,
                 format!("quick.axes.{name}"),
@@ -151,11 +179,17 @@ pub fn validate(plan: &Plan, text: &str, file: &str) -> Result<(), LabError> {
             )
         })?;
     }
+    Ok(())
+}
+
+/// Metrics are identifiers apart from the axes, each a result path or a derived
+/// expression over path metrics and numeric axes.
+fn check_metrics(cx: &Ctx, plan: &Plan, names: &BTreeSet<String>) -> Result<(), LabError> {
     if plan.metrics.is_empty() {
         return Err(cx.top("metrics", "a plan needs at least one metric"));
     }
     for (m, p) in &plan.metrics {
-        let line = line_of_key(text, "metrics", m);
+        let line = line_of_key(cx.text, "metrics", m);
         if !is_ident(m) || RESERVED.contains(&m.as_str()) || names.contains(m) {
             return Err(cx.invalid(line, format!("metrics.{m}"), "metric names must be identifiers, distinct from axis names and from point, rep, seed, key"));
         }
@@ -177,9 +211,15 @@ pub fn validate(plan: &Plan, text: &str, file: &str) -> Result<(), LabError> {
             }
         }
     }
+    Ok(())
+}
+
+/// `[set]`, `[cases]` and `[quick.set]`: key paths that parse, expressions over the
+/// axes, cases for text values that exist, and no seed.
+fn check_settings(cx: &Ctx, plan: &Plan, names: &BTreeSet<String>) -> Result<(), LabError> {
     for (key, src) in &plan.set {
-        check_set_key(&cx, "set", key)?;
-        cx.expr("set", key, src, &names)?;
+        check_set_key(cx, "set", key)?;
+        cx.expr("set", key, src, names)?;
     }
     for (axis, cases) in &plan.cases {
         let Some(a) = plan.axes.iter().find(|a| &a.name == axis) else {
@@ -198,39 +238,49 @@ pub fn validate(plan: &Plan, text: &str, file: &str) -> Result<(), LabError> {
             }
             let section = format!("cases.{axis}.\"{value}\"");
             for (key, src) in entries {
-                check_set_key(&cx, &section, key)?;
-                cx.expr(&section, key, src, &names)?;
+                check_set_key(cx, &section, key)?;
+                cx.expr(&section, key, src, names)?;
             }
         }
     }
     for (key, src) in &plan.quick.set {
-        check_set_key(&cx, "quick.set", key)?;
-        cx.expr("quick.set", key, src, &names)?;
+        check_set_key(cx, "quick.set", key)?;
+        cx.expr("quick.set", key, src, names)?;
     }
     if plan.set.contains_key("seed") || plan.quick.set.contains_key("seed") {
         return Err(cx.invalid(
-            line_of_key(text, "set", "seed"),
+            line_of_key(cx.text, "set", "seed"),
             "set.seed",
             "the seed is derived from master_seed; it cannot be set",
         ));
     }
+    Ok(())
+}
+
+/// `[expected]` names metrics with expressions over the axes; the tolerance is sane.
+fn check_expected(cx: &Ctx, plan: &Plan, names: &BTreeSet<String>) -> Result<(), LabError> {
     for (m, src) in &plan.expected {
         if !plan.metrics.contains_key(m) {
             return Err(cx.invalid(
-                line_of_key(text, "expected", m),
+                line_of_key(cx.text, "expected", m),
                 format!("expected.{m}"),
                 "no such metric",
             ));
         }
-        cx.expr("expected", m, src, &names)?;
+        cx.expr("expected", m, src, names)?;
     }
     if plan.tolerance.is_some_and(|t| !(t.is_finite() && t >= 0.0)) {
         return Err(cx.top("tolerance", "must be a non-negative number"));
     }
+    Ok(())
+}
+
+/// Figures have a known kind and name axes, metrics and expectations that exist.
+fn check_figures(cx: &Ctx, plan: &Plan, names: &BTreeSet<String>) -> Result<(), LabError> {
     for (i, f) in plan.figures.iter().enumerate() {
         let at = |field: &str, why: String| {
             cx.invalid(
-                line_of_entry(text, "figures", i, &f.file),
+                line_of_entry(cx.text, "figures", i, &f.file),
                 format!("figures[{i}] ({}).{field}", f.file),
                 why,
             )
@@ -259,16 +309,7 @@ pub fn validate(plan: &Plan, text: &str, file: &str) -> Result<(), LabError> {
             return Err(at("filter", format!("`{a}` is not an axis")));
         }
     }
-    if let Some(a) = plan
-        .common_random_numbers
-        .iter()
-        .find(|a| !names.contains(*a))
-    {
-        return Err(cx.top("common_random_numbers", format!("`{a}` is not an axis")));
-    }
-    check_findings(&cx, plan, &names)?;
-    check_points(&cx, plan, "")?;
-    check_points(&cx, &apply_quick(plan), "quick: ")
+    Ok(())
 }
 
 /// Findings name metrics and axis values that exist, compare the same axes on both
@@ -285,7 +326,7 @@ fn check_findings(cx: &Ctx, plan: &Plan, names: &BTreeSet<String>) -> Result<(),
         if !plan.metrics.contains_key(&f.metric) {
             return Err(at("metric", format!("`{}` is not a metric", f.metric)));
         }
-        crate::findings::Expect::parse(&f.expect).map_err(|e| at("expect", e))?;
+        Expect::parse(&f.expect).map_err(|e| at("expect", e))?;
         if f.of.is_empty() {
             return Err(at("of", "name at least one axis value".into()));
         }
@@ -363,7 +404,7 @@ fn check_set_key(cx: &Ctx, section: &str, key: &str) -> Result<(), LabError> {
 /// Counts points (cartesian: product with overflow check; zip: equal lengths) before
 /// materialising them.
 fn check_points(cx: &Ctx, plan: &Plan, prefix: &str) -> Result<(), LabError> {
-    let lens: Vec<usize> = plan.axes.iter().map(crate::expand::axis_len).collect();
+    let lens: Vec<usize> = plan.axes.iter().map(axis_len).collect();
     let n = match plan.combine {
         Combine::Cartesian => lens.iter().try_fold(1usize, |a, &l| a.checked_mul(l)),
         Combine::Zip => {
@@ -381,7 +422,7 @@ fn check_points(cx: &Ctx, plan: &Plan, prefix: &str) -> Result<(), LabError> {
     if plan.combine == Combine::Zip {
         let mut seen = BTreeMap::new();
         for (i, p) in points(plan).iter().enumerate() {
-            let canon = crate::expand::canonical_params(p);
+            let canon = canonical_params(p);
             if let Some(j) = seen.insert(canon, i) {
                 return Err(cx.top(
                     "axes",
@@ -398,13 +439,5 @@ fn show_value(v: &AxisValue) -> String {
     match v {
         AxisValue::Number(n) => n.to_string(),
         AxisValue::Text(s) => format!("\"{s}\""),
-    }
-}
-
-/// A value as text that distinguishes numbers from strings and is exact for floats.
-pub fn canonical_value(v: &AxisValue) -> String {
-    match v {
-        AxisValue::Number(n) => format!("n:{:016x}", (n + 0.0).to_bits()),
-        AxisValue::Text(s) => format!("s:{s}"),
     }
 }

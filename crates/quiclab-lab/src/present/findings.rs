@@ -6,74 +6,10 @@
 //! expected direction holds. The report renders them and writes `findings.csv`, which
 //! tests read to assert each finding.
 
-use crate::csvread::{CsvError, Table};
-use crate::figures::row_matches;
-use crate::output::csv_field;
-use crate::plan::{AxisValue, Plan};
-use serde::{Deserialize, Serialize};
+use crate::csv::{csv_field, row_matches, CsvError, Table};
+use crate::plan::{Expect, FindingSpec, Plan};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-
-/// A claim in a plan (`[[findings]]`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FindingSpec {
-    /// Identifier, a column value in `findings.csv` (e.g. "ratio10_vs_1").
-    pub name: String,
-    /// The claim in words, for the report.
-    pub claim: String,
-    /// A metric of the plan.
-    pub metric: String,
-    /// The points measured: axis name = value. Same axis names as `against`.
-    pub of: BTreeMap<String, AxisValue>,
-    /// The points compared against; empty (the default) compares the `of` points with
-    /// their own `[expected]` value of the metric (e.g. an analytic TCP baseline).
-    #[serde(default)]
-    pub against: BTreeMap<String, AxisValue>,
-    /// The relative change the seed reports (of / against - 1), if it gives one.
-    #[serde(default)]
-    pub published: Option<f64>,
-    /// The direction that must hold for the mean relative change: "lower" (< 0),
-    /// "higher" (> 0), "< x" or "> x" (x a fraction, e.g. "< -0.667": less than a third).
-    pub expect: String,
-}
-
-/// A parsed `expect`: the change must be below or above a bound.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Expect {
-    Below(f64),
-    Above(f64),
-}
-
-impl Expect {
-    /// Parses "lower", "higher", "< x", "> x"; the error says what is accepted.
-    pub fn parse(s: &str) -> Result<Expect, String> {
-        let t = s.trim();
-        let bound = |rest: &str| {
-            rest.trim()
-                .parse::<f64>()
-                .ok()
-                .filter(|x| x.is_finite())
-                .ok_or_else(|| format!("`{s}`: `{}` is not a number", rest.trim()))
-        };
-        match t {
-            "lower" => Ok(Expect::Below(0.0)),
-            "higher" => Ok(Expect::Above(0.0)),
-            _ if t.starts_with('<') => bound(&t[1..]).map(Expect::Below),
-            _ if t.starts_with('>') => bound(&t[1..]).map(Expect::Above),
-            _ => Err(format!(
-                "`{s}`: expected \"lower\", \"higher\", \"< x\" or \"> x\""
-            )),
-        }
-    }
-
-    pub fn holds(self, change: f64) -> bool {
-        match self {
-            Expect::Below(b) => change < b,
-            Expect::Above(b) => change > b,
-        }
-    }
-}
 
 /// A finding evaluated on a summary.
 #[derive(Clone, Debug, PartialEq)]
@@ -201,7 +137,7 @@ pub fn verdict(results: &[FindingResult]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::csvread::parse;
+    use crate::csv::parse;
 
     fn plan(findings: &str) -> Plan {
         let text = format!(

@@ -1,17 +1,8 @@
-//! From a plan file to runs: load and validate the plan, apply `--quick`, compute the
-//! points (cartesian or zip), and for each point and repetition build the fully
-//! resolved scenario, its seed and its cache key.
+//! From a loaded plan to runs: apply `--quick`, take the points (cartesian or zip), and
+//! for each point and repetition build the fully resolved scenario, its seed and its
+//! cache key.
 //!
-//! Writing `[set]` values into the base scenario's TOML table follows one rule:
-//! - a text axis used alone (`"cc"`) or a quoted literal (`"'exact'"`) writes a
-//!   string, except the texts "true" and "false", which write booleans (for switches
-//!   such as `pacing`);
-//! - a number replacing an existing **integer** must be integral and is written as an
-//!   integer (use `round(...)` otherwise); replacing an existing **float** writes a float;
-//!   replacing an existing **boolean** takes 0 (false) or 1 (true);
-//! - a number at an absent key (or replacing a non-number) is written as an integer if it
-//!   is integral (|v| <= 2^53), else as a float. Integers deserialize into float fields
-//!   too, so this suits both kinds of scenario keys.
+//! Values are written by the `[set]` rule of [`crate::plan::points`].
 //!
 //! Seeds: `seed` = the first 8 bytes (big-endian) of SHA-256 over the master seed, the
 //! point's parameters (sorted by name, exact float bits) and the repetition index, with
@@ -21,12 +12,14 @@
 //! them share seeds.
 
 use crate::error::LabError;
-use crate::expr::{Expr, ExprErrorKind};
-use crate::locate::{line_of_key, toml_error};
-use crate::path::Path as KeyPath;
-use crate::plan::{Axis, AxisValue, Combine, Plan};
-use crate::plot::Scale;
-use crate::validate::{canonical_value, validate};
+use crate::expr::{Expr, ExprError, ExprErrorKind};
+use crate::plan::locate::{line_of_key, toml_error};
+use crate::plan::path::Path as KeyPath;
+use crate::plan::points::{
+    apply_quick, canonical_params, number_value, numeric_vars, points, quoted_text,
+};
+use crate::plan::validate::validate;
+use crate::plan::{AxisValue, Plan};
 use quiclab_sim::scenario::ScenarioError;
 use quiclab_sim::Scenario;
 use ring::digest::{digest, SHA256};
@@ -51,114 +44,6 @@ pub struct RunSpec {
     pub key: String,
     /// `[expected]` values at this point (non-finite results are left out).
     pub expected: BTreeMap<String, f64>,
-}
-
-/// Reads and validates a plan; errors name the file, line, column and key.
-pub fn load_plan(path: &Path) -> Result<Plan, LabError> {
-    let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| LabError::io(path, e))?;
-    let plan: Plan = toml::from_str(&text).map_err(|e| toml_error(&file, &text, &e))?;
-    validate(&plan, &text, &file)?;
-    Ok(plan)
-}
-
-/// The plan as `--quick` runs it: quick repetitions, axis values and `[set]` entries
-/// replace the normal ones.
-pub fn apply_quick(plan: &Plan) -> Plan {
-    let mut p = plan.clone();
-    if let Some(r) = plan.quick.repetitions {
-        p.repetitions = r;
-    }
-    for axis in &mut p.axes {
-        if let Some(v) = plan.quick.axes.get(&axis.name) {
-            axis.values = Some(v.clone());
-            axis.range = None;
-        }
-    }
-    for (k, v) in &plan.quick.set {
-        p.set.insert(k.clone(), v.clone());
-    }
-    p
-}
-
-/// How many values an axis has (without materialising a range).
-pub fn axis_len(axis: &Axis) -> usize {
-    match (&axis.values, &axis.range) {
-        (Some(v), _) => v.len(),
-        (None, Some(r)) => r.steps,
-        (None, None) => 0,
-    }
-}
-
-/// An axis's values; range endpoints are exact.
-pub fn axis_values(axis: &Axis) -> Vec<AxisValue> {
-    if let Some(v) = &axis.values {
-        return v.clone();
-    }
-    let Some(r) = &axis.range else {
-        return Vec::new();
-    };
-    if r.steps <= 1 {
-        return vec![AxisValue::Number(r.from)];
-    }
-    let last = (r.steps - 1) as f64;
-    (0..r.steps)
-        .map(|i| {
-            let t = i as f64 / last;
-            let v = if i == 0 {
-                r.from
-            } else if i == r.steps - 1 {
-                r.to
-            } else if r.scale == Scale::Log {
-                (r.from.ln() + (r.to.ln() - r.from.ln()) * t).exp()
-            } else {
-                r.from + (r.to - r.from) * t
-            };
-            AxisValue::Number(v)
-        })
-        .collect()
-}
-
-/// The plan's points in order: cartesian in axis order with the last axis fastest, or
-/// zipped.
-pub fn points(plan: &Plan) -> Vec<BTreeMap<String, AxisValue>> {
-    let values: Vec<Vec<AxisValue>> = plan.axes.iter().map(axis_values).collect();
-    if values.iter().any(Vec::is_empty) {
-        return Vec::new();
-    }
-    match plan.combine {
-        Combine::Zip => (0..values[0].len())
-            .map(|i| {
-                plan.axes
-                    .iter()
-                    .zip(&values)
-                    .filter_map(|(a, v)| Some((a.name.clone(), v.get(i)?.clone())))
-                    .collect()
-            })
-            .collect(),
-        Combine::Cartesian => {
-            let total: usize = values.iter().map(Vec::len).product();
-            (0..total)
-                .map(|mut n| {
-                    let mut p = BTreeMap::new();
-                    for (a, v) in plan.axes.iter().zip(&values).rev() {
-                        p.insert(a.name.clone(), v[n % v.len()].clone());
-                        n /= v.len();
-                    }
-                    p
-                })
-                .collect()
-        }
-    }
-}
-
-/// Parameters as one canonical string (sorted names, exact float bits).
-pub fn canonical_params(params: &BTreeMap<String, AxisValue>) -> String {
-    params
-        .iter()
-        .map(|(k, v)| format!("{k}={}", canonical_value(v)))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// The seed of one run (see the module docs).
@@ -206,23 +91,6 @@ pub fn code_id() -> &'static str {
     })
 }
 
-/// `'text'` in a `[set]` or `[cases]` entry: a literal string (or switch) to write.
-pub(crate) fn quoted_text(src: &str) -> Option<&str> {
-    let t = src.trim();
-    (t.len() >= 2 && t.starts_with('\'') && t.ends_with('\'')).then(|| &t[1..t.len() - 1])
-}
-
-/// Numbers for expressions: the point's numeric axes.
-pub(crate) fn numeric_vars(params: &BTreeMap<String, AxisValue>) -> BTreeMap<String, f64> {
-    params
-        .iter()
-        .filter_map(|(k, v)| match v {
-            AxisValue::Number(n) => Some((k.clone(), *n)),
-            AxisValue::Text(_) => None,
-        })
-        .collect()
-}
-
 fn params_text(params: &BTreeMap<String, AxisValue>) -> String {
     params
         .iter()
@@ -232,26 +100,6 @@ fn params_text(params: &BTreeMap<String, AxisValue>) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// The TOML value a `[set]` number becomes (see the module docs).
-fn number_value(old: Option<&toml::Value>, v: f64) -> Result<toml::Value, String> {
-    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
-    let integral = v.fract() == 0.0 && v.abs() <= EXACT;
-    match old {
-        Some(toml::Value::Integer(_)) if integral => Ok(toml::Value::Integer(v as i64)),
-        Some(toml::Value::Integer(i)) => Err(format!(
-            "the base scenario has the integer {i} here, but the expression gives {v} (use round(...))"
-        )),
-        Some(toml::Value::Float(_)) => Ok(toml::Value::Float(v)),
-        // A switch (e.g. `server.handshake.instant_ack`) swept by a 0/1 axis.
-        Some(toml::Value::Boolean(_)) if v == 0.0 || v == 1.0 => Ok(toml::Value::Boolean(v == 1.0)),
-        Some(toml::Value::Boolean(_)) => Err(format!(
-            "the base scenario has a boolean here, but the expression gives {v} (use 0 or 1)"
-        )),
-        _ if integral => Ok(toml::Value::Integer(v as i64)),
-        _ => Ok(toml::Value::Float(v)),
-    }
 }
 
 struct Resolver<'a> {
@@ -299,7 +147,7 @@ impl Resolver<'_> {
             }
         }
         for (key, src) in entries {
-            let expr_err = |source: crate::expr::ExprError| LabError::Expr {
+            let expr_err = |source: ExprError| LabError::Expr {
                 file: self.file.clone(),
                 line: line_of_key(&self.text, "set", key),
                 key: format!("set.{key}"),
@@ -513,38 +361,6 @@ pub fn expand(plan: &Plan, plan_path: &Path, quick: bool) -> Result<Vec<RunSpec>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::Range;
-
-    fn axis(name: &str, values: &[f64]) -> Axis {
-        Axis {
-            name: name.into(),
-            values: Some(values.iter().map(|v| AxisValue::Number(*v)).collect()),
-            range: None,
-            label: None,
-            value_labels: BTreeMap::new(),
-        }
-    }
-
-    #[test]
-    fn ranges() {
-        let mut a = axis("x", &[]);
-        a.values = None;
-        a.range = Some(Range {
-            from: 1.0,
-            to: 100.0,
-            steps: 3,
-            scale: Scale::Log,
-        });
-        let v = axis_values(&a);
-        assert_eq!(v[0], AxisValue::Number(1.0));
-        assert_eq!(v[2], AxisValue::Number(100.0));
-        let AxisValue::Number(mid) = v[1] else {
-            panic!()
-        };
-        assert!((mid - 10.0).abs() < 1e-12);
-        a.range.as_mut().unwrap().scale = Scale::Linear;
-        assert_eq!(axis_values(&a)[1], AxisValue::Number(50.5));
-    }
 
     #[test]
     fn seeds_depend_only_on_the_run() {
@@ -554,16 +370,5 @@ mod tests {
         assert_ne!(derive_seed(1, &p(2.0), 0), derive_seed(2, &p(2.0), 0));
         assert_ne!(derive_seed(1, &p(2.0), 0), derive_seed(1, &p(3.0), 0));
         assert!(derive_seed(1, &p(2.0), 0) <= i64::MAX as u64);
-    }
-
-    #[test]
-    fn number_rule() {
-        let i = toml::Value::Integer(1);
-        let f = toml::Value::Float(1.0);
-        assert_eq!(number_value(Some(&i), 3.0), Ok(toml::Value::Integer(3)));
-        assert!(number_value(Some(&i), 2.5).is_err());
-        assert_eq!(number_value(Some(&f), 3.0), Ok(toml::Value::Float(3.0)));
-        assert_eq!(number_value(None, 3.0), Ok(toml::Value::Integer(3)));
-        assert_eq!(number_value(None, 0.5), Ok(toml::Value::Float(0.5)));
     }
 }

@@ -37,14 +37,8 @@ pub struct Curve {
     pub points: Vec<(f64, f64)>,
 }
 
-/// Axis scale.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Scale {
-    #[default]
-    Linear,
-    Log,
-}
+/// Axis scale: a plan's figure axes name it, so it is defined with the plan types.
+pub use crate::plan::Scale;
 
 /// What kind of chart.
 #[derive(Clone, Debug, PartialEq)]
@@ -128,7 +122,7 @@ pub const HEIGHT: u32 = 640;
 /// The bundled font: plotters' `ab_glyph` backend has no system font lookup, so text
 /// layout (and PNG glyphs) need one registered from bytes. DejaVu Sans: permissive
 /// license (assets/LICENSE-DejaVu.txt), broad Unicode coverage for units like µs.
-static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
+static FONT: &[u8] = include_bytes!("../../../assets/DejaVuSans.ttf");
 /// The family name every text style in this module uses.
 const FAMILY: &str = "sans-serif";
 

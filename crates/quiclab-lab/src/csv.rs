@@ -1,8 +1,12 @@
-//! A small RFC 4180 CSV reader for the lab's own result files (`runs.csv`,
-//! `summary.csv`): a header row plus data rows, quoted fields that may hold commas,
-//! doubled quotes and newlines, and empty cells read as missing values. Kept in-house so
-//! reports and plots need no extra dependency, and so every error names file and line.
+//! CSV for the lab's own result files (`runs.csv`, `summary.csv`, `findings.csv`): a
+//! small RFC 4180 reader (a header row plus data rows, quoted fields that may hold
+//! commas, doubled quotes and newlines, and empty cells read as missing values), the
+//! field quoting the writers use, and the row filter figures and findings select points
+//! with. Kept in-house so reports and plots need no extra dependency, and so every error
+//! names file and line.
 
+use crate::plan::AxisValue;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 
@@ -240,6 +244,46 @@ impl Table {
     pub fn f64_column(&self, name: &str) -> Result<Vec<Option<f64>>, CsvError> {
         let col = self.require(name)?;
         (0..self.rows.len()).map(|r| self.f64_at(r, col)).collect()
+    }
+}
+
+/// A CSV field, quoted when needed (RFC 4180).
+pub fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// Whether row `row` of `t` has every axis value of `filter`: an error names a filter
+/// column the table lacks.
+pub fn row_matches(
+    t: &Table,
+    row: usize,
+    filter: &BTreeMap<String, AxisValue>,
+) -> Result<bool, CsvError> {
+    for (axis, want) in filter {
+        if !cell_matches(t.get(row, t.require(axis)?), want) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// Whether a cell equals a filter value (numbers compare numerically).
+pub fn cell_matches(cell: Option<&str>, want: &AxisValue) -> bool {
+    let Some(cell) = cell else { return false };
+    match want {
+        AxisValue::Number(n) => cell
+            .trim()
+            .parse::<f64>()
+            .is_ok_and(|c| c == *n || (c - n).abs() <= 1e-9 * c.abs().max(n.abs())),
+        AxisValue::Text(s) => {
+            cell == s
+                || matches!((cell.trim().parse::<f64>(), s.trim().parse::<f64>()),
+                    (Ok(a), Ok(b)) if a == b)
+        }
     }
 }
 

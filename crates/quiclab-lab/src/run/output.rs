@@ -11,20 +11,12 @@
 //! - `plan.toml`: the plan file as given; `plan.resolved.json`: the plan as run (after
 //!   `--quick` overrides).
 
+use crate::csv::csv_field;
 use crate::error::LabError;
 use crate::plan::{AxisValue, Plan};
-use crate::runner::{write_atomic, PointSummary, Row};
+use crate::run::rows::{write_atomic, PointSummary, Row};
 use std::fmt::Write as _;
 use std::path::Path;
-
-/// A CSV field, quoted when needed (RFC 4180).
-pub(crate) fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
 
 fn axis_text(v: Option<&AxisValue>) -> String {
     match v {

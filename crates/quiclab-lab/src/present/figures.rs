@@ -3,9 +3,9 @@
 //! rendering so the data can be tested without images, and reused by the ad-hoc
 //! `quiclab plot` command.
 
-use crate::csvread::Table;
+use crate::csv::{cell_matches, row_matches, CsvError, Table};
 use crate::plan::{AxisValue, FigureSpec, Plan};
-use crate::plot::{Chart, Curve, Figure, Point, Series, Style};
+use crate::present::plot::{Chart, Curve, Figure, Point, Series, Style};
 use std::collections::BTreeMap;
 
 /// Builds the data of the figure `spec` of `plan` from the plan's `summary` and `runs`
@@ -150,7 +150,7 @@ struct Row {
 }
 
 impl Input<'_> {
-    fn err(&self, e: crate::csvread::CsvError) -> String {
+    fn err(&self, e: CsvError) -> String {
         e.to_string()
     }
 
@@ -222,37 +222,6 @@ impl Input<'_> {
             (Some(v), Some(label)) => format!("{label} = {v}"),
             (Some(v), None) => v.clone(),
             (None, _) => default.to_string(),
-        }
-    }
-}
-
-/// Whether row `row` of `t` has every axis value of `filter`: an error names a filter
-/// column the table lacks.
-pub(crate) fn row_matches(
-    t: &Table,
-    row: usize,
-    filter: &BTreeMap<String, AxisValue>,
-) -> Result<bool, crate::csvread::CsvError> {
-    for (axis, want) in filter {
-        if !cell_matches(t.get(row, t.require(axis)?), want) {
-            return Ok(false);
-        }
-    }
-    Ok(true)
-}
-
-/// Whether a cell equals a filter value (numbers compare numerically).
-pub(crate) fn cell_matches(cell: Option<&str>, want: &AxisValue) -> bool {
-    let Some(cell) = cell else { return false };
-    match want {
-        AxisValue::Number(n) => cell
-            .trim()
-            .parse::<f64>()
-            .is_ok_and(|c| c == *n || (c - n).abs() <= 1e-9 * c.abs().max(n.abs())),
-        AxisValue::Text(s) => {
-            cell == s
-                || matches!((cell.trim().parse::<f64>(), s.trim().parse::<f64>()),
-                    (Ok(a), Ok(b)) if a == b)
         }
     }
 }
@@ -394,9 +363,8 @@ pub(crate) fn cdf_chart(input: &Input<'_>) -> Result<Chart, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::csvread::parse;
-    use crate::plan::{Axis, Combine, Quick};
-    use crate::plot::Scale;
+    use crate::csv::parse;
+    use crate::plan::{Axis, Combine, Quick, Scale};
 
     fn plan() -> Plan {
         Plan {

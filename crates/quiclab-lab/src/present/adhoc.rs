@@ -1,9 +1,10 @@
 //! Ad-hoc plots of any result table (`quiclab plot RESULTS --x .. --y ..`), for looking
 //! at results in ways the plan's figures did not anticipate, without writing a plan.
 
-use crate::csvread::{self, CsvError, Table};
-use crate::figures::{bars_chart, cdf_chart, xy_chart, Input, Values};
-use crate::plot::{self, Figure, PlotError, Scale, Style};
+use crate::csv::{self, CsvError, Table};
+use crate::plan::load::load_plan;
+use crate::present::figures::{bars_chart, cdf_chart, xy_chart, Input, Values};
+use crate::present::plot::{self, Figure, PlotError, Scale, Style};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -75,11 +76,13 @@ pub fn build_adhoc(
     title: Option<&str>,
 ) -> Result<Figure, AdhocError> {
     let path = resolve(results)?;
-    let table = csvread::read(&path)?;
-    let plan = path
-        .parent()
-        .and_then(|d| crate::report::load_plan(d).ok())
-        .map(|(p, _)| p);
+    let table = csv::read(&path)?;
+    // The results directory of the CSV (its plan names the axes' labels), if any.
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let plan = load_plan(dir).ok();
     let label = |name: &str| {
         plan.as_ref()
             .and_then(|p| p.axes.iter().find(|a| a.name == name))
@@ -154,8 +157,8 @@ fn figure_from_table(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::csvread::parse;
-    use crate::plot::{Chart, Point};
+    use crate::csv::parse;
+    use crate::present::plot::{Chart, Point};
 
     fn plain(name: &str) -> String {
         name.to_string()

@@ -3,9 +3,25 @@
 //! the report. A plan expands into runs, each with a fully resolved scenario and a seed
 //! derived from the master seed, the point's parameters and the repetition index.
 
-use crate::plot::Scale;
+pub mod claim;
+pub mod expand;
+pub mod load;
+pub mod locate;
+pub mod path;
+pub mod points;
+pub mod validate;
+
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+/// Axis scale (of a range's spacing and of a figure's axes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scale {
+    #[default]
+    Linear,
+    Log,
+}
 
 /// A value an axis takes: a number or a string (e.g. a congestion controller name).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -159,9 +175,70 @@ pub struct Plan {
     pub figures: Vec<FigureSpec>,
     /// Claims about directions (e.g. "1:10 lowers throughput"), checked in the report.
     #[serde(default)]
-    pub findings: Vec<crate::findings::FindingSpec>,
+    pub findings: Vec<FindingSpec>,
 }
 
 fn one_u32() -> u32 {
     1
+}
+
+/// A claim in a plan (`[[findings]]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FindingSpec {
+    /// Identifier, a column value in `findings.csv` (e.g. "ratio10_vs_1").
+    pub name: String,
+    /// The claim in words, for the report.
+    pub claim: String,
+    /// A metric of the plan.
+    pub metric: String,
+    /// The points measured: axis name = value. Same axis names as `against`.
+    pub of: BTreeMap<String, AxisValue>,
+    /// The points compared against; empty (the default) compares the `of` points with
+    /// their own `[expected]` value of the metric (e.g. an analytic TCP baseline).
+    #[serde(default)]
+    pub against: BTreeMap<String, AxisValue>,
+    /// The relative change the seed reports (of / against - 1), if it gives one.
+    #[serde(default)]
+    pub published: Option<f64>,
+    /// The direction that must hold for the mean relative change: "lower" (< 0),
+    /// "higher" (> 0), "< x" or "> x" (x a fraction, e.g. "< -0.667": less than a third).
+    pub expect: String,
+}
+
+/// A parsed `expect`: the change must be below or above a bound.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Expect {
+    Below(f64),
+    Above(f64),
+}
+
+impl Expect {
+    /// Parses "lower", "higher", "< x", "> x"; the error says what is accepted.
+    pub fn parse(s: &str) -> Result<Expect, String> {
+        let t = s.trim();
+        let bound = |rest: &str| {
+            rest.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| format!("`{s}`: `{}` is not a number", rest.trim()))
+        };
+        match t {
+            "lower" => Ok(Expect::Below(0.0)),
+            "higher" => Ok(Expect::Above(0.0)),
+            _ if t.starts_with('<') => bound(&t[1..]).map(Expect::Below),
+            _ if t.starts_with('>') => bound(&t[1..]).map(Expect::Above),
+            _ => Err(format!(
+                "`{s}`: expected \"lower\", \"higher\", \"< x\" or \"> x\""
+            )),
+        }
+    }
+
+    pub fn holds(self, change: f64) -> bool {
+        match self {
+            Expect::Below(b) => change < b,
+            Expect::Above(b) => change > b,
+        }
+    }
 }

@@ -2,7 +2,7 @@
 //! involved: all filtering of non-finite values and all range arithmetic lives here, so
 //! the PNG and SVG drawings cannot disagree and bad data cannot reach plotters.
 
-use super::{Chart, Figure, Scale, Style};
+use super::{Chart, Curve, Figure, Point, Scale, Series, Style};
 
 /// One axis: its scale and the (padded) value range, plus category names for bar charts.
 #[derive(Clone, Debug, PartialEq)]
@@ -168,164 +168,187 @@ fn axis(values: &[f64], log: bool, from_zero: bool) -> Result<AxisSpec, String> 
 pub(super) fn prepare(fig: &Figure) -> Result<Prepared, String> {
     let xlog = fig.x_scale == Scale::Log;
     let ylog = fig.y_scale == Scale::Log;
-    let mut layers = vec![];
-    let (mut xs, mut ys) = (vec![], vec![]);
     match &fig.chart {
-        Chart::XY { series, curves } => {
-            for (i, s) in series.iter().enumerate() {
-                let mut points = vec![];
-                let mut errs = vec![];
-                for p in &s.points {
-                    if !(ok(p.x, xlog) && ok(p.y, ylog)) {
-                        continue;
-                    }
-                    points.push((p.x, p.y));
-                    xs.push(p.x);
-                    ys.push(p.y);
-                    if let Some((a, b)) = p.err.filter(|(a, b)| a.is_finite() && b.is_finite()) {
-                        // Bars always enclose the point, whatever order lo/hi came in.
-                        let (lo, hi) = (a.min(b).min(p.y), a.max(b).max(p.y));
-                        ys.extend([lo, hi].into_iter().filter(|&v| ok(v, ylog)));
-                        errs.push((p.x, lo, hi));
-                    }
-                }
-                let line = match s.style {
-                    Style::Lines => runs(s.points.iter().map(|p| (p.x, p.y)), xlog, ylog),
-                    Style::Scatter => vec![],
-                };
-                if !points.is_empty() {
-                    let kind = LayerKind::Measured {
-                        runs: line,
-                        points,
-                        errs,
-                    };
-                    layers.push(Layer {
-                        name: s.name.clone(),
-                        colour: i,
-                        kind,
-                    });
-                }
-            }
-            let names: Vec<&str> = series.iter().map(|s| s.name.as_str()).collect();
-            for (j, c) in curves.iter().enumerate() {
-                let runs = runs(c.points.iter().copied(), xlog, ylog);
-                if runs.is_empty() {
-                    continue;
-                }
-                for &(x, y) in runs.iter().flatten() {
-                    xs.push(x);
-                    ys.push(y);
-                }
-                layers.push(Layer {
-                    name: c.name.clone(),
-                    colour: curve_colour(&c.name, &names, j),
-                    kind: LayerKind::Curve { runs },
-                });
-            }
-            let x = axis(&xs, xlog, false)?;
-            let y = axis(&ys, ylog, true)?;
-            Ok(Prepared { x, y, layers })
-        }
-        Chart::Cdf { samples } => {
-            let mut sorted = vec![];
-            for (i, (name, v)) in samples.iter().enumerate() {
-                let mut v: Vec<f64> = v.iter().copied().filter(|&s| ok(s, xlog)).collect();
-                if v.is_empty() {
-                    continue;
-                }
-                v.sort_by(f64::total_cmp);
-                xs.extend([v[0], v[v.len() - 1]]);
-                sorted.push((i, name, v));
-            }
-            let x = axis(&xs, xlog, false)?;
-            for (i, name, v) in sorted {
-                layers.push(Layer {
-                    name: name.clone(),
-                    colour: i,
-                    kind: LayerKind::Step {
-                        path: step_path(&v, x.lo, x.hi),
-                    },
-                });
-            }
-            // Slightly beyond [0, 1] so the flat ends are not hidden by the axes.
-            let y = AxisSpec {
-                log: false,
-                lo: -0.03,
-                hi: 1.03,
-                categories: None,
-            };
-            Ok(Prepared { x, y, layers })
-        }
+        Chart::XY { series, curves } => prepare_xy(series, curves, xlog, ylog),
+        Chart::Cdf { samples } => prepare_cdf(samples, xlog),
         Chart::Bars {
             categories,
             groups,
             values,
-        } => {
-            let ncat = values
-                .iter()
-                .map(Vec::len)
-                .max()
-                .unwrap_or(0)
-                .max(categories.len());
-            let ngroups = values.len();
-            for row in values {
-                for p in row {
-                    if ok(p.y, ylog) {
-                        ys.push(p.y);
-                        if let Some((a, b)) = p.err {
-                            ys.extend([a, b].into_iter().filter(|&v| ok(v, ylog)));
-                        }
-                    }
-                }
+        } => prepare_bars(categories, groups, values, ylog),
+    }
+}
+
+/// Measured series (points, lines, error bars) and analytic curves.
+fn prepare_xy(
+    series: &[Series],
+    curves: &[Curve],
+    xlog: bool,
+    ylog: bool,
+) -> Result<Prepared, String> {
+    let mut layers = vec![];
+    let (mut xs, mut ys) = (vec![], vec![]);
+    for (i, s) in series.iter().enumerate() {
+        let mut points = vec![];
+        let mut errs = vec![];
+        for p in &s.points {
+            if !(ok(p.x, xlog) && ok(p.y, ylog)) {
+                continue;
             }
-            if ys.is_empty() {
-                return Err("nothing to draw: no finite bar values".into());
+            points.push((p.x, p.y));
+            xs.push(p.x);
+            ys.push(p.y);
+            if let Some((a, b)) = p.err.filter(|(a, b)| a.is_finite() && b.is_finite()) {
+                // Bars always enclose the point, whatever order lo/hi came in.
+                let (lo, hi) = (a.min(b).min(p.y), a.max(b).max(p.y));
+                ys.extend([lo, hi].into_iter().filter(|&v| ok(v, ylog)));
+                errs.push((p.x, lo, hi));
             }
-            if !ylog {
-                ys.push(0.0); // bars grow from 0, negative ones downwards
-            }
-            let y = axis(&ys, ylog, true)?;
-            let base = if ylog { y.lo } else { 0.0 };
-            // Groups share 80% of a category's width, leaving a gap between categories.
-            let w = 0.8 / ngroups as f64;
-            for (g, row) in values.iter().enumerate() {
-                let mut rects = vec![];
-                let mut errs = vec![];
-                for (c, p) in row.iter().enumerate() {
-                    if !ok(p.y, ylog) {
-                        continue;
-                    }
-                    let x0 = c as f64 - 0.4 + g as f64 * w;
-                    let (x0, x1) = (x0 + w * 0.05, x0 + w * 0.95);
-                    rects.push((x0, x1, base, p.y));
-                    if let Some((a, b)) = p.err.filter(|(a, b)| a.is_finite() && b.is_finite()) {
-                        errs.push(((x0 + x1) / 2.0, a.min(b).min(p.y), a.max(b).max(p.y)));
-                    }
-                }
-                if rects.is_empty() {
-                    continue;
-                }
-                layers.push(Layer {
-                    name: groups
-                        .get(g)
-                        .cloned()
-                        .unwrap_or_else(|| format!("group {g}")),
-                    colour: g,
-                    kind: LayerKind::Bars { rects, errs },
-                });
-            }
-            let names = (0..ncat)
-                .map(|c| categories.get(c).cloned().unwrap_or_default())
-                .collect();
-            let x = AxisSpec {
-                log: false,
-                lo: -0.5,
-                hi: ncat as f64 - 0.5,
-                categories: Some(names),
+        }
+        let line = match s.style {
+            Style::Lines => runs(s.points.iter().map(|p| (p.x, p.y)), xlog, ylog),
+            Style::Scatter => vec![],
+        };
+        if !points.is_empty() {
+            let kind = LayerKind::Measured {
+                runs: line,
+                points,
+                errs,
             };
-            Ok(Prepared { x, y, layers })
+            layers.push(Layer {
+                name: s.name.clone(),
+                colour: i,
+                kind,
+            });
         }
     }
+    let names: Vec<&str> = series.iter().map(|s| s.name.as_str()).collect();
+    for (j, c) in curves.iter().enumerate() {
+        let runs = runs(c.points.iter().copied(), xlog, ylog);
+        if runs.is_empty() {
+            continue;
+        }
+        for &(x, y) in runs.iter().flatten() {
+            xs.push(x);
+            ys.push(y);
+        }
+        layers.push(Layer {
+            name: c.name.clone(),
+            colour: curve_colour(&c.name, &names, j),
+            kind: LayerKind::Curve { runs },
+        });
+    }
+    let x = axis(&xs, xlog, false)?;
+    let y = axis(&ys, ylog, true)?;
+    Ok(Prepared { x, y, layers })
+}
+
+/// One step path per sample set; y spans [0, 1].
+fn prepare_cdf(samples: &[(String, Vec<f64>)], xlog: bool) -> Result<Prepared, String> {
+    let mut layers = vec![];
+    let mut xs = vec![];
+    let mut sorted = vec![];
+    for (i, (name, v)) in samples.iter().enumerate() {
+        let mut v: Vec<f64> = v.iter().copied().filter(|&s| ok(s, xlog)).collect();
+        if v.is_empty() {
+            continue;
+        }
+        v.sort_by(f64::total_cmp);
+        xs.extend([v[0], v[v.len() - 1]]);
+        sorted.push((i, name, v));
+    }
+    let x = axis(&xs, xlog, false)?;
+    for (i, name, v) in sorted {
+        layers.push(Layer {
+            name: name.clone(),
+            colour: i,
+            kind: LayerKind::Step {
+                path: step_path(&v, x.lo, x.hi),
+            },
+        });
+    }
+    // Slightly beyond [0, 1] so the flat ends are not hidden by the axes.
+    let y = AxisSpec {
+        log: false,
+        lo: -0.03,
+        hi: 1.03,
+        categories: None,
+    };
+    Ok(Prepared { x, y, layers })
+}
+
+/// Grouped bars from 0 (or the axis bottom on a log scale), with error bars.
+fn prepare_bars(
+    categories: &[String],
+    groups: &[String],
+    values: &[Vec<Point>],
+    ylog: bool,
+) -> Result<Prepared, String> {
+    let mut layers = vec![];
+    let mut ys = vec![];
+    let ncat = values
+        .iter()
+        .map(Vec::len)
+        .max()
+        .unwrap_or(0)
+        .max(categories.len());
+    let ngroups = values.len();
+    for row in values {
+        for p in row {
+            if ok(p.y, ylog) {
+                ys.push(p.y);
+                if let Some((a, b)) = p.err {
+                    ys.extend([a, b].into_iter().filter(|&v| ok(v, ylog)));
+                }
+            }
+        }
+    }
+    if ys.is_empty() {
+        return Err("nothing to draw: no finite bar values".into());
+    }
+    if !ylog {
+        ys.push(0.0); // bars grow from 0, negative ones downwards
+    }
+    let y = axis(&ys, ylog, true)?;
+    let base = if ylog { y.lo } else { 0.0 };
+    // Groups share 80% of a category's width, leaving a gap between categories.
+    let w = 0.8 / ngroups as f64;
+    for (g, row) in values.iter().enumerate() {
+        let mut rects = vec![];
+        let mut errs = vec![];
+        for (c, p) in row.iter().enumerate() {
+            if !ok(p.y, ylog) {
+                continue;
+            }
+            let x0 = c as f64 - 0.4 + g as f64 * w;
+            let (x0, x1) = (x0 + w * 0.05, x0 + w * 0.95);
+            rects.push((x0, x1, base, p.y));
+            if let Some((a, b)) = p.err.filter(|(a, b)| a.is_finite() && b.is_finite()) {
+                errs.push(((x0 + x1) / 2.0, a.min(b).min(p.y), a.max(b).max(p.y)));
+            }
+        }
+        if rects.is_empty() {
+            continue;
+        }
+        layers.push(Layer {
+            name: groups
+                .get(g)
+                .cloned()
+                .unwrap_or_else(|| format!("group {g}")),
+            colour: g,
+            kind: LayerKind::Bars { rects, errs },
+        });
+    }
+    let names = (0..ncat)
+        .map(|c| categories.get(c).cloned().unwrap_or_default())
+        .collect();
+    let x = AxisSpec {
+        log: false,
+        lo: -0.5,
+        hi: ncat as f64 - 0.5,
+        categories: Some(names),
+    };
+    Ok(Prepared { x, y, layers })
 }
 
 /// Above this many samples the step path keeps every k-th order statistic only: the

@@ -1,30 +1,29 @@
 //! Running a plan: the missing runs in parallel (rayon), each result cached under its
-//! run key so an interrupted sweep resumes where it stopped, then the metrics of every
-//! run and the per-point statistics, written as deterministic files.
-//!
-//! Cache: `out/cache/<key>.json` = `{"key", "seed", "rep", "params", "result"}` where
-//! `result` is the simulator's `RunResult`. It is written to a temporary file and renamed,
-//! so a killed sweep leaves either a complete entry or a stray `*.tmp-*` file, which is
-//! ignored. An entry that does not parse is treated as missing and re-run.
+//! run key ([`crate::run::cache`]) so an interrupted sweep resumes where it stopped, then
+//! the metrics of every run and the per-point statistics, written as deterministic files
+//! ([`crate::run::output`]).
 //!
 //! Metrics: each `[metrics]` path is read from `result`; a missing step, `null` or a
 //! non-number makes the metric absent for that run (an empty CSV cell, `null` in JSON),
 //! and statistics are over the runs where it is present.
 
 use crate::error::LabError;
-use crate::expand::{apply_quick, expand, load_plan, RunSpec};
 use crate::expr::Expr;
-use crate::output::write_outputs;
-use crate::path::MetricPath;
+use crate::plan::expand::{expand, RunSpec};
+use crate::plan::load::load_plan;
+use crate::plan::path::MetricPath;
+use crate::plan::points::{apply_quick, numeric_vars};
 use crate::plan::{AxisValue, Plan};
-use crate::stats::Stats;
+use crate::run::cache::{load_run, read_entry, store};
+use crate::run::output::write_outputs;
+use crate::run::rows::{PointSummary, Row};
+use crate::run::stats::Stats;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use quiclab_sim::Simulation;
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// How to run a plan.
 #[derive(Clone, Debug, Default)]
@@ -35,31 +34,6 @@ pub struct RunOptions {
     pub quick: bool,
     /// Show a progress bar (only when stderr is a terminal).
     pub progress: bool,
-}
-
-/// One run's row of the results.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Row {
-    pub point: usize,
-    pub rep: u32,
-    pub seed: u64,
-    pub params: BTreeMap<String, AxisValue>,
-    /// Metrics present in this run.
-    pub metrics: BTreeMap<String, f64>,
-    /// The point's expected values.
-    pub expected: BTreeMap<String, f64>,
-    /// Cache key: `load_run(cache_dir, key)` gives the full result.
-    pub key: String,
-}
-
-/// One point's statistics over its repetitions.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PointSummary {
-    pub point: usize,
-    pub params: BTreeMap<String, AxisValue>,
-    /// Metrics present in at least one run.
-    pub stats: BTreeMap<String, Stats>,
-    pub expected: BTreeMap<String, f64>,
 }
 
 /// What running a plan produced.
@@ -77,48 +51,6 @@ pub struct PlanOutcome {
     pub reused: usize,
 }
 
-fn cache_path(cache_dir: &Path, key: &str) -> PathBuf {
-    cache_dir.join(format!("{key}.json"))
-}
-
-/// A cache entry's full JSON, if present and readable.
-fn read_entry(cache_dir: &Path, key: &str) -> Option<serde_json::Value> {
-    let text = std::fs::read(cache_path(cache_dir, key)).ok()?;
-    let v: serde_json::Value = serde_json::from_slice(&text).ok()?;
-    (v.get("key")?.as_str()? == key && v.get("result")?.is_object()).then_some(v)
-}
-
-/// The cached result of one run (the simulator's `RunResult` as JSON), e.g. for a
-/// figure of its goodput time series.
-pub fn load_run(cache_dir: &Path, key: &str) -> Result<serde_json::Value, LabError> {
-    let path = cache_path(cache_dir, key);
-    let text = std::fs::read(&path).map_err(|e| LabError::io(&path, e))?;
-    let mut v: serde_json::Value = serde_json::from_slice(&text).map_err(|e| LabError::Data {
-        file: path.display().to_string(),
-        why: e.to_string(),
-    })?;
-    v.get_mut("result")
-        .map(serde_json::Value::take)
-        .ok_or_else(|| LabError::Data {
-            file: path.display().to_string(),
-            why: "no `result` in cache entry".into(),
-        })
-}
-
-/// Writes `bytes` to `path` via a temporary file in the same directory and a rename,
-/// so readers never see a partial file.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), LabError> {
-    static COUNTER: AtomicUsize = AtomicUsize::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
-    let tmp = path.with_file_name(format!("{name}.tmp-{}-{n}", std::process::id()));
-    std::fs::write(&tmp, bytes).map_err(|e| LabError::io(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        LabError::io(path, e)
-    })
-}
-
 /// Runs one simulation and stores its cache entry.
 fn run_one(spec: &RunSpec, plan_file: &str, cache_dir: &Path) -> Result<(), LabError> {
     let label = format!(
@@ -132,15 +64,7 @@ fn run_one(spec: &RunSpec, plan_file: &str, cache_dir: &Path) -> Result<(), LabE
     let result = Simulation::new(spec.scenario.clone(), &label, None)
         .and_then(Simulation::run)
         .map_err(|e| fail(e.to_string()))?;
-    let entry = serde_json::json!({
-        "key": spec.key,
-        "seed": spec.seed,
-        "rep": spec.rep,
-        "params": spec.params,
-        "result": result,
-    });
-    let bytes = serde_json::to_vec(&entry).map_err(|e| fail(e.to_string()))?;
-    write_atomic(&cache_path(cache_dir, &spec.key), &bytes)
+    store(cache_dir, spec, &result)
 }
 
 fn progress_bar(total: usize, done: usize, show: bool) -> ProgressBar {
@@ -256,7 +180,7 @@ fn extract_metrics(
             MetricSource::Derived(_) => None,
         })
         .collect();
-    let mut vars = crate::expand::numeric_vars(params);
+    let mut vars = numeric_vars(params);
     vars.extend(metrics.iter().map(|(k, v)| (k.clone(), *v)));
     for (m, s) in sources {
         if let MetricSource::Derived(e) = s {

@@ -2,14 +2,15 @@
 //! group of plans. Reproducing runs each plan (cached, in parallel), draws its figures,
 //! writes its report, and writes an index of all reports.
 
-use crate::csvread;
+use crate::csv::{self, row_matches};
 use crate::error::LabError;
-use crate::figures::build_figure;
-use crate::plan::FigureSpec;
-use crate::plot::{self, Chart, Figure, Point, Series, Style};
-use crate::report;
-use crate::runner::{load_run, run_plan, PlanOutcome, RunOptions};
-use crate::stats::Stats;
+use crate::plan::{AxisValue, FigureSpec};
+use crate::present::figures::build_figure;
+use crate::present::plot::{self, Chart, Figure, Point, Series, Style};
+use crate::present::report;
+use crate::run::cache::load_run;
+use crate::run::runner::{run_plan, PlanOutcome, RunOptions};
+use crate::run::stats::Stats;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -78,10 +79,9 @@ pub fn run_and_report(
 
 /// Draws every figure of a plan's results into `out/figures/`.
 pub fn draw_figures(outcome: &PlanOutcome, out: &Path) -> Result<(), LabError> {
-    let summary = csvread::read(out.join("summary.csv"))
-        .map_err(|e| data_err(&out.join("summary.csv"), e))?;
-    let runs =
-        csvread::read(out.join("runs.csv")).map_err(|e| data_err(&out.join("runs.csv"), e))?;
+    let summary =
+        csv::read(out.join("summary.csv")).map_err(|e| data_err(&out.join("summary.csv"), e))?;
+    let runs = csv::read(out.join("runs.csv")).map_err(|e| data_err(&out.join("runs.csv"), e))?;
     let dir = out.join("figures");
     std::fs::create_dir_all(&dir).map_err(|e| LabError::io(&dir, e))?;
     for spec in &outcome.plan.figures {
@@ -107,12 +107,8 @@ pub fn draw_figures(outcome: &PlanOutcome, out: &Path) -> Result<(), LabError> {
 }
 
 /// Whether some row of `summary` has every axis value of `filter`.
-fn any_row_matches(
-    summary: &csvread::Table,
-    filter: &std::collections::BTreeMap<String, crate::plan::AxisValue>,
-) -> bool {
-    (0..summary.rows.len())
-        .any(|r| crate::figures::row_matches(summary, r, filter).unwrap_or(false))
+fn any_row_matches(summary: &csv::Table, filter: &BTreeMap<String, AxisValue>) -> bool {
+    (0..summary.rows.len()).any(|r| row_matches(summary, r, filter).unwrap_or(false))
 }
 
 /// One flow's goodput series in one run: (flow name, [(t, bit/s)]).
