@@ -106,6 +106,8 @@ pub enum Verdict {
     Inconclusive,
     Fails,
     NoData,
+    /// Not judged: `[quick] skip_findings` leaves it out of a quick run on purpose.
+    LeftOut,
 }
 
 impl Verdict {
@@ -116,7 +118,14 @@ impl Verdict {
             Verdict::Inconclusive => "inconclusive",
             Verdict::Fails => "fails",
             Verdict::NoData => "no data",
+            Verdict::LeftOut => "left out (quick)",
         }
+    }
+
+    /// Whether the verdict makes `quiclab reproduce` / `lab run` exit non-zero: a claim
+    /// that fails or that has no data.
+    pub fn is_failure(self) -> bool {
+        matches!(self, Verdict::Fails | Verdict::NoData)
     }
 }
 

@@ -11,6 +11,7 @@ pub mod path;
 pub mod points;
 pub mod validate;
 
+use claim::{Claim, Published};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -118,6 +119,10 @@ pub struct Quick {
     /// Replacement `[set]` expressions (e.g. shorter runs).
     #[serde(default)]
     pub set: BTreeMap<String, String>,
+    /// Findings the quick run leaves out on purpose (their points are not run); any
+    /// other finding without data fails the quick run too.
+    #[serde(default)]
+    pub skip_findings: Vec<String>,
 }
 
 /// A plan file.
@@ -176,6 +181,17 @@ pub struct Plan {
     /// Claims about directions (e.g. "1:10 lowers throughput"), checked in the report.
     #[serde(default)]
     pub findings: Vec<FindingSpec>,
+    /// Pairs a stochastic finding needs before it can hold or fail (default 5).
+    #[serde(default = "five")]
+    pub min_pairs: usize,
+    /// Set by `--quick` in the plan as run (`plan.resolved.json`), so the report knows
+    /// which findings `[quick] skip_findings` left out. Not a plan-file key.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub quick_run: bool,
+}
+
+fn five() -> usize {
+    5
 }
 
 fn one_u32() -> u32 {
@@ -198,47 +214,122 @@ pub struct FindingSpec {
     /// their own `[expected]` value of the metric (e.g. an analytic TCP baseline).
     #[serde(default)]
     pub against: BTreeMap<String, AxisValue>,
-    /// The relative change the seed reports (of / against - 1), if it gives one.
+    /// A comparison of two effects: the claim is about the change of `of` against
+    /// `against` minus the change of `than` against `against` ("1:10 loses more than
+    /// 1:2" is `of = {ratio = 10}`, `than = {ratio = 2}`, `against = {ratio = 1}`,
+    /// `expect = "lower"`). Same axis names as `of`; needs `against`.
     #[serde(default)]
-    pub published: Option<f64>,
-    /// The direction that must hold for the mean relative change: "lower" (< 0),
-    /// "higher" (> 0), "< x" or "> x" (x a fraction, e.g. "< -0.667": less than a third).
-    pub expect: String,
+    pub than: BTreeMap<String, AxisValue>,
+    /// What the seed reports: a relative change (`-0.062`, or `{ change = -0.062,
+    /// precision = 0.0005 }`), a range of changes (`{ between = [0.25, 0.50] }`), or
+    /// an absolute value of the metric at the `of` points (`{ value = 0.31, unit = "s" }`).
+    #[serde(default)]
+    pub published: Option<PublishedSpec>,
+    /// A one-sided claim on the relative change: "lower" (< 0), "higher" (> 0),
+    /// "< x" or "> x" (x a fraction, e.g. "< -0.667": less than a third).
+    #[serde(default)]
+    pub expect: Option<String>,
+    /// A two-sided claim: |change| <= `within` (e.g. 0.01: the same within 1%).
+    #[serde(default)]
+    pub within: Option<f64>,
+    /// A two-sided claim: the change lies in `[lo, hi]`.
+    #[serde(default)]
+    pub between: Option<[f64; 2]>,
+    /// Pairs needed before a stochastic finding can hold or fail (default: the plan's
+    /// `min_pairs`).
+    #[serde(default)]
+    pub min_pairs: Option<usize>,
 }
 
-/// A parsed `expect`: the change must be below or above a bound.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Expect {
-    Below(f64),
-    Above(f64),
-}
-
-impl Expect {
-    /// Parses "lower", "higher", "< x", "> x"; the error says what is accepted.
-    pub fn parse(s: &str) -> Result<Expect, String> {
-        let t = s.trim();
-        let bound = |rest: &str| {
-            rest.trim()
-                .parse::<f64>()
-                .ok()
-                .filter(|x| x.is_finite())
-                .ok_or_else(|| format!("`{s}`: `{}` is not a number", rest.trim()))
-        };
-        match t {
-            "lower" => Ok(Expect::Below(0.0)),
-            "higher" => Ok(Expect::Above(0.0)),
-            _ if t.starts_with('<') => bound(&t[1..]).map(Expect::Below),
-            _ if t.starts_with('>') => bound(&t[1..]).map(Expect::Above),
-            _ => Err(format!(
-                "`{s}`: expected \"lower\", \"higher\", \"< x\" or \"> x\""
+impl FindingSpec {
+    /// The claim as a [`Claim`]: exactly one of `expect`, `within`, `between`. The error
+    /// names the key at fault.
+    pub fn parsed_claim(&self) -> Result<Claim, (&'static str, String)> {
+        match (&self.expect, self.within, self.between) {
+            (Some(e), None, None) => Claim::parse_expect(e).map_err(|w| ("expect", w)),
+            (None, Some(w), None) => Claim::within(w).map_err(|w| ("within", w)),
+            (None, None, Some([lo, hi])) => Claim::between(lo, hi).map_err(|w| ("between", w)),
+            (None, None, None) => Err((
+                "expect",
+                "give one of `expect`, `within` or `between`".into(),
+            )),
+            _ => Err((
+                "expect",
+                "give only one of `expect`, `within` and `between`".into(),
             )),
         }
     }
 
-    pub fn holds(self, change: f64) -> bool {
-        match self {
-            Expect::Below(b) => change < b,
-            Expect::Above(b) => change > b,
+    /// The seed's number, checked: see [`PublishedSpec`].
+    pub fn parsed_published(&self) -> Result<Option<Published>, String> {
+        self.published
+            .as_ref()
+            .map(PublishedSpec::parse)
+            .transpose()
+    }
+}
+
+/// A finding's `published` entry as written in the plan.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum PublishedSpec {
+    /// A relative change, exact.
+    Change(f64),
+    /// `{ change = x }`, `{ between = [lo, hi] }` or `{ value = x, unit = "s" }`, each
+    /// with an optional `precision` (the seed's stated precision, default 0).
+    Table(PublishedTable),
+}
+
+/// The table form of [`PublishedSpec`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PublishedTable {
+    pub change: Option<f64>,
+    pub between: Option<[f64; 2]>,
+    pub value: Option<f64>,
+    pub unit: Option<String>,
+    pub precision: Option<f64>,
+}
+
+impl PublishedSpec {
+    /// Checks the entry: exactly one of `change`, `between` and `value`, finite
+    /// numbers, a precision >= 0, a unit only with a value.
+    pub fn parse(&self) -> Result<Published, String> {
+        let t = match self {
+            PublishedSpec::Change(c) => &PublishedTable {
+                change: Some(*c),
+                ..Default::default()
+            },
+            PublishedSpec::Table(t) => t,
+        };
+        let precision = t.precision.unwrap_or(0.0);
+        if !(precision.is_finite() && precision >= 0.0) {
+            return Err(format!("precision {precision} is not a finite number >= 0"));
+        }
+        let finite = |x: f64| {
+            x.is_finite()
+                .then_some(x)
+                .ok_or_else(|| format!("{x} is not a finite number"))
+        };
+        if t.unit.is_some() && t.value.is_none() {
+            return Err("`unit` goes with `value`".into());
+        }
+        match (t.change, t.between, t.value) {
+            (Some(c), None, None) => Ok(Published::Change {
+                value: finite(c)?,
+                precision,
+            }),
+            (None, Some([lo, hi]), None) if t.precision.is_none() => {
+                Claim::between(lo, hi)?;
+                Ok(Published::Between(lo, hi))
+            }
+            (None, Some(_), None) => Err("`between` takes no `precision`".into()),
+            (None, None, Some(v)) => Ok(Published::Value {
+                value: finite(v)?,
+                precision,
+                unit: t.unit.clone().unwrap_or_default(),
+            }),
+            _ => Err("give exactly one of `change`, `between` and `value`".into()),
         }
     }
 }

@@ -32,6 +32,7 @@ pub fn apply_quick(plan: &Plan) -> Plan {
     for (k, v) in &plan.quick.set {
         p.set.insert(k.clone(), v.clone());
     }
+    p.quick_run = true;
     p
 }
 

@@ -9,7 +9,7 @@ use crate::plan::path::{MetricPath, Path as KeyPath};
 use crate::plan::points::{
     apply_quick, axis_len, canonical_params, canonical_value, points, quoted_text,
 };
-use crate::plan::{AxisValue, Combine, Expect, Plan, Scale};
+use crate::plan::{AxisValue, Combine, Plan, Scale};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Column names the result files use for their own fields.
@@ -312,9 +312,32 @@ fn check_figures(cx: &Ctx, plan: &Plan, names: &BTreeSet<String>) -> Result<(), 
     Ok(())
 }
 
-/// Findings name metrics and axis values that exist, compare the same axes on both
-/// sides, and state a direction that parses.
+/// Findings name metrics and axis values that exist, compare the same axes on every
+/// side, state one claim that parses, and publish a well-formed number; `[quick]
+/// skip_findings` names findings that exist.
 fn check_findings(cx: &Ctx, plan: &Plan, names: &BTreeSet<String>) -> Result<(), LabError> {
+    if plan.quick_run {
+        return Err(cx.top(
+            "quick_run",
+            "set by --quick in the plan as run, not a plan-file key",
+        ));
+    }
+    if plan.min_pairs == 0 {
+        return Err(cx.top("min_pairs", "must be at least 1"));
+    }
+    if let Some(n) = plan
+        .quick
+        .skip_findings
+        .iter()
+        .find(|n| !plan.findings.iter().any(|f| &f.name == *n))
+    {
+        return Err(cx.invalid(
+            line_of_key(cx.text, "quick", "skip_findings"),
+            "quick.skip_findings",
+            format!("`{n}` is not a finding of this plan"),
+        ));
+    }
+    let mut seen = BTreeSet::new();
     for (i, f) in plan.findings.iter().enumerate() {
         let at = |field: &str, why: String| {
             cx.invalid(
@@ -323,41 +346,77 @@ fn check_findings(cx: &Ctx, plan: &Plan, names: &BTreeSet<String>) -> Result<(),
                 why,
             )
         };
+        if !seen.insert(f.name.as_str()) {
+            return Err(at("name", "two findings have this name".into()));
+        }
         if !plan.metrics.contains_key(&f.metric) {
             return Err(at("metric", format!("`{}` is not a metric", f.metric)));
         }
-        Expect::parse(&f.expect).map_err(|e| at("expect", e))?;
-        if f.of.is_empty() {
-            return Err(at("of", "name at least one axis value".into()));
+        f.parsed_claim().map_err(|(key, why)| at(key, why))?;
+        f.parsed_published().map_err(|e| at("published", e))?;
+        if f.min_pairs == Some(0) {
+            return Err(at("min_pairs", "must be at least 1".into()));
         }
-        if f.against.is_empty() {
-            if !plan.expected.contains_key(&f.metric) {
-                return Err(at(
-                    "against",
-                    format!("without `against` the finding compares with [expected] `{}`, which is missing", f.metric),
-                ));
-            }
-        } else if !f.of.keys().eq(f.against.keys()) {
-            return Err(at(
-                "against",
-                "`of` and `against` must name the same axes".into(),
+        check_finding_sides(plan, f).map_err(|(key, why)| at(key, why))?;
+        for (field, filter) in [("of", &f.of), ("against", &f.against), ("than", &f.than)] {
+            check_finding_filter(plan, names, filter).map_err(|why| at(field, why))?;
+        }
+    }
+    Ok(())
+}
+
+/// `of` names axes; `against` names the same ones (or is empty, to compare with
+/// `[expected]`); `than` names the same ones and needs `against`.
+fn check_finding_sides(
+    plan: &Plan,
+    f: &crate::plan::FindingSpec,
+) -> Result<(), (&'static str, String)> {
+    if f.of.is_empty() {
+        return Err(("of", "name at least one axis value".into()));
+    }
+    if f.against.is_empty() {
+        if !f.than.is_empty() {
+            return Err((
+                "than",
+                "comparing two effects needs `against`, the points both are measured against"
+                    .into(),
             ));
         }
-        for (field, filter) in [("of", &f.of), ("against", &f.against)] {
-            for (axis, v) in filter {
-                if !names.contains(axis) {
-                    return Err(at(field, format!("`{axis}` is not an axis")));
-                }
-                let a = plan.axes.iter().find(|a| &a.name == axis);
-                let values = a.and_then(|a| a.values.as_ref());
-                if let Some(vs) = values {
-                    if !vs.iter().any(|x| canonical_value(x) == canonical_value(v)) {
-                        return Err(at(
-                            field,
-                            format!("axis `{axis}` has no value {}", show_value(v)),
-                        ));
-                    }
-                }
+        if !plan.expected.contains_key(&f.metric) {
+            return Err((
+                "against",
+                format!(
+                    "without `against` the finding compares with [expected] `{}`, which is missing",
+                    f.metric
+                ),
+            ));
+        }
+    } else if !f.of.keys().eq(f.against.keys()) {
+        return Err((
+            "against",
+            "`of` and `against` must name the same axes".into(),
+        ));
+    }
+    if !f.than.is_empty() && !f.of.keys().eq(f.than.keys()) {
+        return Err(("than", "`of` and `than` must name the same axes".into()));
+    }
+    Ok(())
+}
+
+/// Every axis a finding filters on exists and has the value named.
+fn check_finding_filter(
+    plan: &Plan,
+    names: &BTreeSet<String>,
+    filter: &BTreeMap<String, AxisValue>,
+) -> Result<(), String> {
+    for (axis, v) in filter {
+        if !names.contains(axis) {
+            return Err(format!("`{axis}` is not an axis"));
+        }
+        let a = plan.axes.iter().find(|a| &a.name == axis);
+        if let Some(vs) = a.and_then(|a| a.values.as_ref()) {
+            if !vs.iter().any(|x| canonical_value(x) == canonical_value(v)) {
+                return Err(format!("axis `{axis}` has no value {}", show_value(v)));
             }
         }
     }

@@ -405,6 +405,8 @@ mod tests {
             quick: Quick::default(),
             figures: vec![],
             findings: vec![],
+            min_pairs: 5,
+            quick_run: false,
         }
     }
 

@@ -39,7 +39,7 @@ pub fn write_report(dir: &Path) -> Result<PathBuf, ReportError> {
     let plan_text = std::fs::read_to_string(dir.join("plan.toml")).ok();
     let summary = csv::read(dir.join("summary.csv"))?;
     let figures = list_figures(dir)?;
-    let found = findings::evaluate(&plan, &summary)?;
+    let found = findings::evaluate_dir(dir)?;
     if !found.is_empty() {
         let csv = dir.join("findings.csv");
         std::fs::write(&csv, findings::findings_csv(&found)).map_err(io_err(&csv))?;
@@ -77,7 +77,7 @@ pub fn write_index(root: &Path, dirs: &[PathBuf]) -> Result<PathBuf, ReportError
         let loaded = load_plan(dir).map_err(ReportError::from);
         let (title, note) = match loaded.and_then(|plan| {
             let summary = csv::read(dir.join("summary.csv"))?;
-            let found = findings::verdict(&findings::evaluate(&plan, &summary)?);
+            let found = findings::verdict(&findings::evaluate_dir(dir)?);
             let verdict = match (overall_verdict(&plan, &summary)?, found) {
                 (Some(a), Some(b)) => Some(format!("{a}; {b}")),
                 (a, b) => a.or(b),
@@ -281,30 +281,48 @@ pub fn overall_verdict(plan: &Plan, summary: &Table) -> Result<Option<String>, C
     Ok(Some(line))
 }
 
-/// The "Findings" section: each claim with our relative change next to the seed's.
+/// The "Findings" section: each claim with our relative change (and its CI) next to
+/// the seed's number, the verdict, and whether the seed's number agrees with ours.
 fn findings_blocks(found: &[findings::FindingResult]) -> Vec<Block> {
-    let change = |r: &findings::FindingResult| match r.change {
-        Some((mean, min, max)) if r.pairs > 1 => {
-            format!("{} ({} to {})", fmt_pct(mean), fmt_pct(min), fmt_pct(max))
-        }
-        Some((mean, _, _)) => fmt_pct(mean),
+    let ours = |r: &findings::FindingResult| match r.estimate {
+        Some(e) => match e.ci {
+            Some((lo, hi)) => format!(
+                "{} [{}, {}], {} pairs",
+                fmt_pct(e.mean),
+                fmt_pct(lo),
+                fmt_pct(hi),
+                e.n
+            ),
+            None if e.n > 1 => format!(
+                "{} ({} to {}), {} single runs",
+                fmt_pct(e.mean),
+                fmt_pct(e.min),
+                fmt_pct(e.max),
+                e.n
+            ),
+            None => format!("{}, single run", fmt_pct(e.mean)),
+        },
         None => "–".into(),
     };
     let rows = found
         .iter()
         .map(|r| {
+            let mut verdict = r.verdict.as_str().to_string();
+            if !r.reason.is_empty() {
+                let _ = write!(verdict, " ({})", r.reason);
+            }
+            let (seed, agrees) = match &r.published {
+                Some((p, a)) => (p.describe(), if *a { "yes" } else { "no" }.to_string()),
+                None => ("–".into(), "–".into()),
+            };
             vec![
                 r.spec.claim.clone(),
                 r.spec.metric.clone(),
-                change(r),
-                r.spec.published.map(fmt_pct).unwrap_or_else(|| "–".into()),
-                r.spec.expect.clone(),
-                match r.holds {
-                    Some(true) => "holds",
-                    Some(false) => "does not hold",
-                    None => "no data",
-                }
-                .into(),
+                ours(r),
+                r.claim.map(|c| c.describe()).unwrap_or_default(),
+                verdict,
+                seed,
+                agrees,
             ]
         })
         .collect();
@@ -312,14 +330,21 @@ fn findings_blocks(found: &[findings::FindingResult]) -> Vec<Block> {
         Block::Heading(2, "Findings".into()),
         Block::Para(
             "Each claim compares a metric between two groups of points, paired on the other \
-             axes: the relative change (ours: mean over pairs, with the range), the seed's \
-             number where it gives one, and whether the expected direction holds."
+             axes and on the repetition (the same seed under common random numbers). Ours: \
+             the mean relative change with its 95% confidence interval over the pairs, or, \
+             where each point ran once, the mean and range over single runs. A claim holds \
+             only when the whole interval lies on the claimed side or inside the claimed \
+             band (single runs: every pair), fails when it lies wholly outside, and is \
+             inconclusive otherwise. \"Agrees\" says whether the seed's number lies in our \
+             interval (within the seed's stated precision), separately from the verdict."
                 .into(),
         ),
         Block::Table {
-            header: ["claim", "metric", "ours", "seed", "expected", "verdict"]
-                .map(String::from)
-                .to_vec(),
+            header: [
+                "claim", "metric", "ours", "claimed", "verdict", "seed", "agrees",
+            ]
+            .map(String::from)
+            .to_vec(),
             rows,
         },
     ];
@@ -933,6 +958,8 @@ mod tests {
                 filter: BTreeMap::new(),
             }],
             findings: vec![],
+            min_pairs: 5,
+            quick_run: false,
         }
     }
 
