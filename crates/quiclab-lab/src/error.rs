@@ -60,6 +60,15 @@ pub enum LabError {
         key: String,
         why: String,
     },
+    /// A scenario override `key=value` ([`crate::plan::points::apply_set`], e.g.
+    /// `quiclab sim run --set`) cannot be applied: the key path does not parse, the value
+    /// is no number, expression or `'text'`, or it does not fit the key's existing value.
+    #[error("{key}={value}: {why}")]
+    Set {
+        key: String,
+        value: String,
+        why: String,
+    },
     /// A run failed in the simulator.
     #[error("run {label}: {why}")]
     Run { label: String, why: String },

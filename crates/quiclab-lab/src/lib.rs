@@ -21,6 +21,7 @@ pub mod run;
 pub use error::LabError;
 pub use plan::expand::{expand, RunSpec};
 pub use plan::load::load_plan;
+pub use plan::points::apply_set;
 pub use run::cache::load_run;
 pub use run::rows::{PointSummary, Row};
 pub use run::runner::{run_plan, PlanOutcome, RunOptions};

@@ -12,11 +12,10 @@
 //! them share seeds.
 
 use crate::error::LabError;
-use crate::expr::{Expr, ExprError, ExprErrorKind};
+use crate::expr::Expr;
 use crate::plan::locate::{line_of_key, toml_error};
-use crate::plan::path::Path as KeyPath;
 use crate::plan::points::{
-    apply_quick, canonical_params, number_value, numeric_vars, points, quoted_text,
+    apply_quick, canonical_params, numeric_vars, points, write_set, SetError,
 };
 use crate::plan::validate::validate;
 use crate::plan::{AxisValue, Plan};
@@ -138,7 +137,6 @@ impl Resolver<'_> {
         params: &BTreeMap<String, AxisValue>,
     ) -> Result<toml::Table, LabError> {
         let mut table = self.base.clone();
-        let vars = numeric_vars(params);
         // `[set]` first, then each text axis's `[cases]` entry for this point's value.
         let mut entries: Vec<(&String, &String)> = self.plan.set.iter().collect();
         for (axis, cases) in &self.plan.cases {
@@ -147,58 +145,16 @@ impl Resolver<'_> {
             }
         }
         for (key, src) in entries {
-            let expr_err = |source: ExprError| LabError::Expr {
-                file: self.file.clone(),
-                line: line_of_key(&self.text, "set", key),
-                key: format!("set.{key}"),
-                expr: src.clone(),
-                source: Box::new(source),
-            };
-            let path =
-                KeyPath::parse(key).map_err(|why| self.set_error(key, point, params, why))?;
-            // A quoted literal or a text axis used alone writes text; anything else is
-            // a number.
-            let text = match quoted_text(src) {
-                Some(t) => Ok(t.to_string()),
-                None => {
-                    let expr = Expr::parse(src).map_err(expr_err)?;
-                    match expr.as_variable().and_then(|v| params.get(v)) {
-                        Some(AxisValue::Text(s)) => Ok(s.clone()),
-                        _ => Err(expr),
-                    }
-                }
-            };
-            let write = match text {
-                // "true"/"false" are switches (no scenario key takes them as strings).
-                Ok(s) => path.write(&mut table, |_| {
-                    Ok(match s.as_str() {
-                        "true" => toml::Value::Boolean(true),
-                        "false" => toml::Value::Boolean(false),
-                        _ => toml::Value::String(s),
-                    })
-                }),
-                Err(expr) => {
-                    let v = expr.eval(&vars).map_err(|e| match (&e.kind, e.clone()) {
-                        (ExprErrorKind::UnknownVariable(n), _) if params.contains_key(n) => self.set_error(
-                            key,
-                            point,
-                            params,
-                            format!("axis `{n}` has a text value here; a text axis can only be used alone"),
-                        ),
-                        (_, e) => expr_err(e),
-                    })?;
-                    if !v.is_finite() {
-                        return Err(self.set_error(
-                            key,
-                            point,
-                            params,
-                            format!("`{src}` evaluates to {v}"),
-                        ));
-                    }
-                    path.write(&mut table, |old| number_value(old, v))
-                }
-            };
-            write.map_err(|why| self.set_error(key, point, params, why))?;
+            write_set(&mut table, key, src, params).map_err(|e| match e {
+                SetError::Expr(source) => LabError::Expr {
+                    file: self.file.clone(),
+                    line: line_of_key(&self.text, "set", key),
+                    key: format!("set.{key}"),
+                    expr: src.clone(),
+                    source: Box::new(source),
+                },
+                SetError::Invalid(why) => self.set_error(key, point, params, why),
+            })?;
         }
         Ok(table)
     }
