@@ -4,7 +4,7 @@
 use anyhow::{anyhow, Context, Result};
 use clap::Args;
 use quiclab_lab::present::reproduce::{self, run_and_report};
-use quiclab_lab::present::{adhoc, report};
+use quiclab_lab::present::{adhoc, findings, report};
 use quiclab_lab::RunOptions;
 use std::path::PathBuf;
 use std::time::Instant as WallClock;
@@ -18,6 +18,9 @@ pub struct SweepOptions {
     /// Fewer points and repetitions (each plan's [quick] section), for CI and a first look.
     #[arg(long)]
     quick: bool,
+    /// Exit 0 even when a finding fails or has no data (the reports say so anyway).
+    #[arg(long)]
+    keep_going: bool,
 }
 
 impl SweepOptions {
@@ -95,7 +98,27 @@ pub fn lab_run(a: LabRunArgs) -> Result<()> {
     let report = run_and_report(&a.plan, &out, &a.sweep.options())?;
     eprintln!("done in {:.1} s", started.elapsed().as_secs_f64());
     println!("report: {}", report.display());
-    Ok(())
+    findings_gate(&[out], a.sweep.keep_going)
+}
+
+/// Prints the findings' counts and fails (exit status 1) when one fails or has no
+/// data, unless `keep_going`.
+fn findings_gate(dirs: &[PathBuf], keep_going: bool) -> Result<()> {
+    let (counts, failing) = findings::gate(dirs)?;
+    if counts == findings::Counts::default() {
+        return Ok(());
+    }
+    println!("findings: {counts}");
+    for line in &failing {
+        eprintln!("  {line}");
+    }
+    if failing.is_empty() || keep_going {
+        return Ok(());
+    }
+    Err(anyhow!(
+        "{} finding(s) fail or have no data (--keep-going to exit 0 anyway)",
+        failing.len()
+    ))
 }
 
 pub fn plot(a: PlotArgs) -> Result<()> {
@@ -127,8 +150,8 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
         })?,
     };
     let started = WallClock::now();
-    let index = reproduce::reproduce(&root, &a.name, &a.out, &a.sweep.options())?;
+    let done = reproduce::reproduce(&root, &a.name, &a.out, &a.sweep.options())?;
     eprintln!("done in {:.1} s", started.elapsed().as_secs_f64());
-    println!("report: {}", index.display());
-    Ok(())
+    println!("report: {}", done.index.display());
+    findings_gate(&done.dirs, a.sweep.keep_going)
 }

@@ -289,6 +289,26 @@ impl std::fmt::Display for Counts {
     }
 }
 
+/// The findings of several results directories: their counts, and one line per
+/// finding that fails or has no data ("dir: name: verdict (reason)"). This is what
+/// decides the exit status of `quiclab reproduce` and `quiclab lab run`.
+pub fn gate(dirs: &[std::path::PathBuf]) -> Result<(Counts, Vec<String>), LabError> {
+    let mut counts = Counts::default();
+    let mut failing = Vec::new();
+    for dir in dirs {
+        let found = evaluate_dir(dir)?;
+        counts.add(Counts::of(&found));
+        for r in found.iter().filter(|r| r.verdict.is_failure()) {
+            let mut line = format!("{}: {}: {}", dir.display(), r.spec.name, r.verdict.as_str());
+            if !r.reason.is_empty() {
+                let _ = write!(line, " ({})", r.reason);
+            }
+            failing.push(line);
+        }
+    }
+    Ok((counts, failing))
+}
+
 /// `findings.csv`: one row per finding. Changes are fractions; cells are empty where a
 /// value does not exist (no CI for single runs, no published number).
 pub fn findings_csv(results: &[FindingResult]) -> String {

@@ -73,11 +73,14 @@ pub fn write_report(dir: &Path) -> Result<PathBuf, ReportError> {
 pub fn write_index(root: &Path, dirs: &[PathBuf]) -> Result<PathBuf, ReportError> {
     let mut md_links = Vec::new();
     let mut html_links = Vec::new();
+    let mut totals = findings::Counts::default();
     for dir in dirs {
         let loaded = load_plan(dir).map_err(ReportError::from);
         let (title, note) = match loaded.and_then(|plan| {
             let summary = csv::read(dir.join("summary.csv"))?;
-            let found = findings::verdict(&findings::evaluate_dir(dir)?);
+            let evaluated = findings::evaluate_dir(dir)?;
+            totals.add(findings::Counts::of(&evaluated));
+            let found = findings::verdict(&evaluated);
             let verdict = match (overall_verdict(&plan, &summary)?, found) {
                 (Some(a), Some(b)) => Some(format!("{a}; {b}")),
                 (a, b) => a.or(b),
@@ -103,9 +106,11 @@ pub fn write_index(root: &Path, dirs: &[PathBuf]) -> Result<PathBuf, ReportError
         md_links.push((title.clone(), href("report.md"), note.clone()));
         html_links.push((title, href("report.html"), note));
     }
+    let totals = Block::Para(format!("Findings over all experiments: {totals}."));
     let doc = |links| {
         vec![
             Block::Heading(1, "quiclab-lab experiments".into()),
+            totals.clone(),
             Block::Links(links),
         ]
     };

@@ -67,6 +67,14 @@ fn data_err(file: &Path, why: impl std::fmt::Display) -> LabError {
 
 /// Runs one plan into `out`, draws its figures and writes its report; returns the
 /// report's path.
+/// What `reproduce` wrote: the index and each plan's results directory (for
+/// [`crate::present::findings::gate`]).
+#[derive(Clone, Debug)]
+pub struct Reproduction {
+    pub index: PathBuf,
+    pub dirs: Vec<PathBuf>,
+}
+
 pub fn run_and_report(
     plan_path: &Path,
     out: &Path,
@@ -223,7 +231,7 @@ pub fn reproduce(
     name: &str,
     out: &Path,
     opts: &RunOptions,
-) -> Result<PathBuf, LabError> {
+) -> Result<Reproduction, LabError> {
     let all = list(root)?;
     let chosen: Vec<&Experiment> = if name == "all" {
         all.iter().collect()
@@ -253,7 +261,8 @@ pub fn reproduce(
             dirs.push(dir);
         }
     }
-    report::write_index(out, &dirs).map_err(|e| data_err(out, e))
+    let index = report::write_index(out, &dirs).map_err(|e| data_err(out, e))?;
+    Ok(Reproduction { index, dirs })
 }
 
 /// The experiments directory: `experiments/` under the current directory or one of its
