@@ -5,9 +5,9 @@ use super::*;
 use crate::config::{AckFrequencyConfig, AckSchedule, TransportConfig};
 use crate::connection::SpaceId;
 use crate::error::TransportErrorCode;
+use crate::events::FrameKind;
 use crate::events::{Event, SharedSink, VecSink};
 use crate::pair::{LinkConfig, Pair};
-use crate::qlog::FrameKind;
 use crate::streams::StreamError;
 use crate::wire::{ConnectionId, Dir, StreamId};
 

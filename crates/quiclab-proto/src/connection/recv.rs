@@ -5,7 +5,7 @@ use super::spaces::SpaceId;
 use super::{CloseReason, Connection, EndpointEvent, State};
 use crate::crypto::protect::{decrypt_payload, unprotect_header};
 use crate::error::{TransportError, TransportErrorCode};
-use crate::events::{DropReason, Event, FrameSummary, Owner, PacketHeaderInfo};
+use crate::events::{frame_type_name, DropReason, Event, FrameSummary, Owner, PacketHeaderInfo};
 use crate::time::Instant;
 use crate::wire::header::{decode_packet_number, parse_header, parse_version_negotiation};
 use crate::wire::{decode_frames, ConnectionId, Frame, PacketType, Side, VERSION_1};
@@ -290,7 +290,7 @@ impl Connection {
             if !frame.permitted_in(ty) {
                 return Err(TransportError::protocol_violation(format!(
                     "{} frame not allowed in {ty:?} packets",
-                    frame.qlog_name()
+                    frame_type_name(&frame)
                 ))
                 .with_frame(frame.type_code()));
             }

@@ -2,6 +2,9 @@
 //! draft-ietf-quic-qlog-main-schema (QlogFileSeq) and draft-ietf-quic-qlog-quic-events
 //! (the `quic:` namespace) in `shared/specs`.
 //!
+//! A pure sink: it serializes [`Event`]s and owns no domain types; the events, their
+//! frame summaries and the packet and frame type names live in [`crate::events`].
+//!
 //! qvis: qvis reads JSON-SEQ files whose header carries `qlog_format: "JSON-SEQ"` and
 //! `qlog_version: "0.3"`, fields the current draft dropped (it uses `file_schema` and
 //! `serialization_format`). The header carries both sets so either reader accepts it.
@@ -23,18 +26,15 @@
 //!   draft requires, and also as a top-level `length` (qlog 0.3, read by qvis).
 //!   Other frames log their full encoded size in `raw.length`.
 
-mod frame;
 mod json;
-
-pub use frame::{FrameKind, FrameSummary};
 
 use crate::error::TransportErrorCode;
 use crate::events::{
-    CongestionState, ConnectionState, DropReason, Event, EventSink, KeyType, LossTrigger, Owner,
-    PacketHeaderInfo, RecoveryMetrics,
+    packet_type_name, CongestionState, ConnectionState, DropReason, Event, EventSink, FrameKind,
+    FrameSummary, KeyType, LossTrigger, Owner, PacketHeaderInfo, RecoveryMetrics,
 };
 use crate::time::{duration_nanos, Instant};
-use crate::wire::{ConnectionId, Dir, PacketType, Side, TransportParameters};
+use crate::wire::{ConnectionId, Dir, Side, TransportParameters};
 use json::Json;
 use std::io::{self, Write};
 
@@ -702,18 +702,6 @@ fn owner_index(o: Owner) -> usize {
     match o {
         Owner::Local => 0,
         Owner::Remote => 1,
-    }
-}
-
-/// The draft's `$PacketType` strings.
-pub fn packet_type_name(t: PacketType) -> &'static str {
-    match t {
-        PacketType::Initial => "initial",
-        PacketType::Handshake => "handshake",
-        PacketType::ZeroRtt => "0RTT",
-        PacketType::OneRtt => "1RTT",
-        PacketType::Retry => "retry",
-        PacketType::VersionNegotiation => "version_negotiation",
     }
 }
 
