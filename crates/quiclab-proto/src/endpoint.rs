@@ -10,7 +10,7 @@
 //! be read; [`Endpoint::remove`] drops one.
 
 use crate::config::TransportConfig;
-use crate::connection::{Connection, EndpointEvent, Transmit};
+use crate::connection::{Connection, EndpointEvent, Parsed, Transmit};
 use crate::error::TransportError;
 use crate::events::EventSink;
 use crate::rng::DetRng;
@@ -134,12 +134,15 @@ impl Endpoint {
             Err(_) => return Err(Unrouted::Dropped),
         };
         let (ty, dcid, scid) = (header.ty, header.dcid, header.scid);
+        // Connections parse short headers with the same config (connection ID length),
+        // so the first packet's header is handed over rather than parsed again.
+        let first = Parsed::from(&header);
         let handle = match self.routes.get(&dcid) {
             Some(&h) => h,
             None => self.accept_new(now, remote, ty, dcid, scid, data.len())?,
         };
         let conn = self.connections.get_mut(&handle).ok_or(Unrouted::Dropped)?;
-        conn.handle_datagram(now, remote, data);
+        conn.handle_routed_datagram(now, remote, data, Some(first));
         self.process_endpoint_events(handle);
         Ok(handle)
     }

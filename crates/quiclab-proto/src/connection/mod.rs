@@ -27,6 +27,7 @@ mod send;
 mod spaces;
 mod stats;
 
+pub(crate) use recv::Parsed;
 pub use spaces::SpaceId;
 pub use stats::ConnectionStats;
 
