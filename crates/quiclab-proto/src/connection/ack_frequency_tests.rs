@@ -7,7 +7,7 @@ use crate::connection::SpaceId;
 use crate::error::TransportErrorCode;
 use crate::events::FrameKind;
 use crate::events::{Event, SharedSink, VecSink};
-use crate::pair::{LinkConfig, Pair};
+use crate::testing::{LinkConfig, Pair};
 use crate::streams::StreamError;
 use crate::wire::{ConnectionId, Dir, StreamId};
 
