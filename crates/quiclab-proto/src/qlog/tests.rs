@@ -1,7 +1,7 @@
 use super::*;
-use crate::events::{frame_type_name, VecSink};
+use crate::events::{frame_type_name, FrameKind, FrameSummary, PacketHeaderInfo, VecSink};
 use crate::wire::{
-    AckFrame, AckFrequencyFrame, ConnectionCloseFrame, EcnCounts, Frame, NewConnectionIdFrame,
+    AckFrame, AckFrequencyFrame, ConnectionCloseFrame, Dir, EcnCounts, Frame, NewConnectionIdFrame,
     PacketType, StreamFrame, StreamId,
 };
 use serde_json::Value;
@@ -111,7 +111,7 @@ fn sample_events() -> Vec<(Instant, Event)> {
         ..TransportParameters::default()
     };
     let t = Instant::from_micros;
-    vec![
+    let mut events = vec![
         (
             t(0),
             Event::ConnectionStarted {
@@ -181,6 +181,15 @@ fn sample_events() -> Vec<(Instant, Event)> {
                 reason: DropReason::HeaderParseError,
             },
         ),
+    ];
+    events.extend(sample_recovery_and_close_events());
+    events
+}
+
+/// The second half of [`sample_events`]: losses, recovery, keys and closes.
+fn sample_recovery_and_close_events() -> Vec<(Instant, Event)> {
+    let t = Instant::from_micros;
+    vec![
         (
             t(30_000),
             Event::PacketLost {
