@@ -7,8 +7,8 @@ use crate::connection::SpaceId;
 use crate::error::TransportErrorCode;
 use crate::events::FrameKind;
 use crate::events::{Event, SharedSink, VecSink};
-use crate::testing::{LinkConfig, Pair};
 use crate::streams::StreamError;
+use crate::testing::{LinkConfig, Pair};
 use crate::wire::{ConnectionId, Dir, StreamId};
 
 const MS: fn(u64) -> Duration = Duration::from_millis;

@@ -28,6 +28,7 @@ mod spaces;
 mod stats;
 
 pub(crate) use recv::Parsed;
+pub use send::MIN_INITIAL_DATAGRAM;
 pub use spaces::SpaceId;
 pub use stats::ConnectionStats;
 
