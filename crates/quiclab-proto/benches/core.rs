@@ -6,8 +6,8 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use quiclab_proto::crypto::initial::initial_keys;
 use quiclab_proto::crypto::protect::seal;
-use quiclab_proto::pair::{LinkConfig, Pair};
 use quiclab_proto::streams::StreamError;
+use quiclab_proto::testing::{LinkConfig, Pair};
 use quiclab_proto::wire::header::write_short_header;
 use quiclab_proto::wire::{ConnectionId, Dir, Side, VERSION_1};
 use quiclab_proto::{Instant, TransportConfig};

@@ -10,7 +10,7 @@
 //! be read; [`Endpoint::remove`] drops one.
 
 use crate::config::TransportConfig;
-use crate::connection::{Connection, EndpointEvent, Transmit};
+use crate::connection::{Connection, EndpointEvent, Parsed, Transmit, MIN_INITIAL_DATAGRAM};
 use crate::error::TransportError;
 use crate::events::EventSink;
 use crate::rng::DetRng;
@@ -122,7 +122,7 @@ impl Endpoint {
             Ok(h) => h,
             Err(HeaderError::UnsupportedVersion { dcid, scid, .. }) => {
                 // RFC 9000 §6.1 and §14.1: answer only datagrams big enough for an Initial.
-                if self.server.is_some() && data.len() >= 1200 {
+                if self.server.is_some() && data.len() >= MIN_INITIAL_DATAGRAM {
                     let mut pkt = Vec::new();
                     let unused = self.rng.next_u64() as u8;
                     write_version_negotiation(&mut pkt, &scid, &dcid, &[VERSION_1], unused);
@@ -134,17 +134,21 @@ impl Endpoint {
             Err(_) => return Err(Unrouted::Dropped),
         };
         let (ty, dcid, scid) = (header.ty, header.dcid, header.scid);
+        // Connections parse short headers with the same config (connection ID length),
+        // so the first packet's header is handed over rather than parsed again.
+        let first = Parsed::from(&header);
         let handle = match self.routes.get(&dcid) {
             Some(&h) => h,
             None => self.accept_new(now, remote, ty, dcid, scid, data.len())?,
         };
         let conn = self.connections.get_mut(&handle).ok_or(Unrouted::Dropped)?;
-        conn.handle_datagram(now, remote, data);
+        conn.handle_routed_datagram(now, remote, data, Some(first));
         self.process_endpoint_events(handle);
         Ok(handle)
     }
 
-    /// RFC 9000 §7.2, §14.1: a server accepts an Initial of at least 1200 bytes whose
+    /// RFC 9000 §7.2, §14.1: a server accepts an Initial of at least
+    /// [`MIN_INITIAL_DATAGRAM`] bytes whose
     /// DCID is at least 8 bytes.
     fn accept_new(
         &mut self,
@@ -158,7 +162,7 @@ impl Endpoint {
         let Some(tls) = self.server.clone() else {
             return Err(Unrouted::Dropped);
         };
-        if ty != PacketType::Initial || len < 1200 || dcid.len() < 8 {
+        if ty != PacketType::Initial || len < MIN_INITIAL_DATAGRAM || dcid.len() < 8 {
             return Err(Unrouted::Dropped);
         }
         let seed = self.rng.next_u64();

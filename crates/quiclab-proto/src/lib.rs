@@ -18,12 +18,14 @@ pub mod crypto;
 pub mod endpoint;
 pub mod error;
 pub mod events;
-pub mod pair;
 pub mod qlog;
 pub mod range_set;
 pub mod recovery;
 pub mod rng;
 pub mod streams;
+/// The in-memory two-endpoint harness for tests and benchmarks (cargo feature `testing`).
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 pub mod time;
 pub mod wire;
 

@@ -3,7 +3,7 @@
 //! with the instant ACK, and large certificates under the amplification limit.
 
 use quiclab_proto::config::HandshakeConfig;
-use quiclab_proto::pair::{LinkConfig, Pair};
+use quiclab_proto::testing::{LinkConfig, Pair};
 use quiclab_proto::{Instant, TransportConfig};
 use std::time::Duration;
 

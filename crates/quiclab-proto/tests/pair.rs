@@ -3,9 +3,9 @@
 use proptest::prelude::*;
 use quiclab_proto::connection::CloseReason;
 use quiclab_proto::events::Owner;
-use quiclab_proto::pair::{LinkConfig, Pair};
 use quiclab_proto::rng::DetRng;
 use quiclab_proto::streams::{StreamError, StreamEvent};
+use quiclab_proto::testing::{LinkConfig, Pair};
 use quiclab_proto::wire::{Dir, StreamId};
 use quiclab_proto::{Connection, ConnectionEvent, Instant, TransportConfig};
 use std::collections::BTreeMap;

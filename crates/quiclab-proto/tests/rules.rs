@@ -5,7 +5,7 @@
 use quiclab_proto::connection::CloseReason;
 use quiclab_proto::crypto::cert;
 use quiclab_proto::endpoint::Unrouted;
-use quiclab_proto::pair::{LinkConfig, Pair};
+use quiclab_proto::testing::{LinkConfig, Pair};
 use quiclab_proto::wire::header::{parse_header, parse_version_negotiation, write_long_header};
 use quiclab_proto::wire::{varint, ConnectionId, PacketType, VERSION_1};
 use quiclab_proto::{Endpoint, Instant, TransportConfig};

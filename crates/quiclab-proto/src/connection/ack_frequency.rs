@@ -12,13 +12,12 @@ use super::spaces::SentFrame;
 use super::Connection;
 use crate::ack::AckPolicy;
 use crate::config::AckFrequencyPolicy;
+use crate::crypto::TAG_LEN;
 use crate::error::TransportError;
 use crate::time::Instant;
 use crate::wire::{AckFrequencyFrame, Frame};
 use std::time::Duration;
 
-/// AEAD tag length (as in `send.rs`): counts toward a packet's size in flight.
-const TAG_LEN: usize = 16;
 /// ack-frequency §4: a Requested Max Ack Delay of 2^14 ms or more is invalid.
 const MAX_REQUESTED_DELAY_US: u64 = (1 << 14) * 1000 - 1;
 /// RFC 9000 §13.2.2: without ACK_FREQUENCY a receiver ACKs every second packet.

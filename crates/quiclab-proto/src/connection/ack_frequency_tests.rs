@@ -5,10 +5,10 @@ use super::*;
 use crate::config::{AckFrequencyConfig, AckSchedule, TransportConfig};
 use crate::connection::SpaceId;
 use crate::error::TransportErrorCode;
+use crate::events::FrameKind;
 use crate::events::{Event, SharedSink, VecSink};
-use crate::pair::{LinkConfig, Pair};
-use crate::qlog::FrameKind;
 use crate::streams::StreamError;
+use crate::testing::{LinkConfig, Pair};
 use crate::wire::{ConnectionId, Dir, StreamId};
 
 const MS: fn(u64) -> Duration = Duration::from_millis;

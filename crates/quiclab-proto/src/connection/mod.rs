@@ -27,6 +27,8 @@ mod send;
 mod spaces;
 mod stats;
 
+pub(crate) use recv::Parsed;
+pub use send::MIN_INITIAL_DATAGRAM;
 pub use spaces::SpaceId;
 pub use stats::ConnectionStats;
 

@@ -5,18 +5,21 @@ use super::spaces::SpaceId;
 use super::{CloseReason, Connection, EndpointEvent, State};
 use crate::crypto::protect::{decrypt_payload, unprotect_header};
 use crate::error::{TransportError, TransportErrorCode};
-use crate::events::{DropReason, Event, FrameSummary, Owner, PacketHeaderInfo};
+use crate::events::{frame_type_name, DropReason, Event, FrameSummary, Owner, PacketHeaderInfo};
 use crate::time::Instant;
 use crate::wire::header::{decode_packet_number, parse_header, parse_version_negotiation};
-use crate::wire::{decode_frames, ConnectionId, Frame, PacketType, Side, VERSION_1};
+use crate::wire::{
+    decode_frames, ConnectionId, Frame, PacketType, ProtectedHeader, Side, VERSION_1,
+};
 use std::net::SocketAddr;
 
 /// How many 1-RTT packets a server keeps while its handshake is incomplete.
 const MAX_EARLY_ONE_RTT: usize = 16;
 
 /// The parts of a parsed header the receive path keeps (owned, so the packet bytes can
-/// be decrypted in place).
-pub(super) struct Parsed {
+/// be decrypted in place). The endpoint builds one for the first packet of a datagram
+/// when it routes the datagram, and hands it over so the header is parsed only once.
+pub(crate) struct Parsed {
     ty: PacketType,
     dcid: ConnectionId,
     scid: ConnectionId,
@@ -24,9 +27,35 @@ pub(super) struct Parsed {
     packet_len: usize,
 }
 
+impl From<&ProtectedHeader<'_>> for Parsed {
+    fn from(h: &ProtectedHeader<'_>) -> Self {
+        Parsed {
+            ty: h.ty,
+            dcid: h.dcid,
+            scid: h.scid,
+            pn_offset: h.pn_offset,
+            packet_len: h.packet_len,
+        }
+    }
+}
+
 impl Connection {
     /// Processes one UDP datagram from `remote`; decrypts in place, so `data` is clobbered.
     pub fn handle_datagram(&mut self, now: Instant, remote: SocketAddr, data: &mut [u8]) {
+        self.handle_routed_datagram(now, remote, data, None);
+    }
+
+    /// [`Connection::handle_datagram`] with the header of the datagram's first packet
+    /// already parsed (by the endpoint, to route it) with this connection's short-header
+    /// DCID length; later coalesced packets are parsed here.
+    pub(crate) fn handle_routed_datagram(
+        &mut self,
+        now: Instant,
+        remote: SocketAddr,
+        data: &mut [u8],
+        first: Option<Parsed>,
+    ) {
+        let mut first = first;
         if matches!(self.state, State::Drained | State::Draining { .. }) {
             return;
         }
@@ -41,18 +70,15 @@ impl Connection {
         let mut any_processed = false;
         while offset < total {
             let rest = &mut data[offset..];
-            let parsed = match parse_header(rest, self.config.connection_id_length as usize) {
-                Ok(h) => Parsed {
-                    ty: h.ty,
-                    dcid: h.dcid,
-                    scid: h.scid,
-                    pn_offset: h.pn_offset,
-                    packet_len: h.packet_len,
+            let parsed = match first.take() {
+                Some(parsed) => parsed,
+                None => match parse_header(rest, self.config.connection_id_length as usize) {
+                    Ok(h) => Parsed::from(&h),
+                    Err(_) => {
+                        self.drop_packet(now, None, rest.len(), DropReason::HeaderParseError);
+                        break;
+                    }
                 },
-                Err(_) => {
-                    self.drop_packet(now, None, rest.len(), DropReason::HeaderParseError);
-                    break;
-                }
             };
             let len = parsed.packet_len.min(rest.len());
             any_processed |= self.handle_packet(now, parsed, &mut rest[..len]);
@@ -148,27 +174,18 @@ impl Connection {
         }
         self.stats.packets_received[space as usize] += 1;
         let payload = &packet[payload];
-        if self.logging() {
-            let frames = decode_frames(payload)
-                .filter_map(Result::ok)
-                .map(|f| FrameSummary::from(&f))
-                .collect();
-            let header = PacketHeaderInfo {
-                ty: h.ty,
-                pn: Some(pn),
-                dcid: h.dcid,
-                scid: (h.ty != PacketType::OneRtt).then_some(h.scid),
-            };
-            self.emit(
-                now,
-                Event::PacketReceived {
-                    header,
-                    size: packet.len(),
-                    frames,
-                },
-            );
-        }
-        match self.process_frames(now, space, h.ty, &h.dcid, payload) {
+        // Frames are decoded once: with a sink, the decoded frames (up to and including
+        // a decoding error, where the iterator stops) give the event and are then
+        // processed; without one, they are processed as they are decoded.
+        let outcome = if self.logging() {
+            let frames: Vec<_> = decode_frames(payload).collect();
+            self.log_received(now, &h, pn, packet.len(), &frames);
+            self.process_frames(now, space, h.ty, &h.dcid, payload.is_empty(), frames)
+        } else {
+            let frames = decode_frames(payload);
+            self.process_frames(now, space, h.ty, &h.dcid, payload.is_empty(), frames)
+        };
+        match outcome {
             Ok((ack_eliciting, immediate)) => {
                 let policy = self.receive_ack_policy();
                 if space == SpaceId::Data && ack_eliciting {
@@ -190,6 +207,36 @@ impl Connection {
             Err(e) => self.fail(now, e),
         }
         true
+    }
+
+    /// Emits `PacketReceived` with a summary of each frame that decoded.
+    fn log_received(
+        &mut self,
+        now: Instant,
+        h: &Parsed,
+        pn: u64,
+        size: usize,
+        frames: &[Result<Frame<'_>, TransportError>],
+    ) {
+        let frames = frames
+            .iter()
+            .filter_map(|f| f.as_ref().ok())
+            .map(FrameSummary::from)
+            .collect();
+        let header = PacketHeaderInfo {
+            ty: h.ty,
+            pn: Some(pn),
+            dcid: h.dcid,
+            scid: (h.ty != PacketType::OneRtt).then_some(h.scid),
+        };
+        self.emit(
+            now,
+            Event::PacketReceived {
+                header,
+                size,
+                frames,
+            },
+        );
     }
 
     /// Removes header protection and decrypts; returns the packet number and the
@@ -271,26 +318,28 @@ impl Connection {
         self.endpoint_events.push_back(EndpointEvent::Drained);
     }
 
-    /// Dispatches a packet's frames; returns (ack-eliciting, IMMEDIATE_ACK seen).
-    fn process_frames(
+    /// Dispatches a packet's decoded frames (`empty`: the payload had no bytes); returns
+    /// (ack-eliciting, IMMEDIATE_ACK seen).
+    fn process_frames<'a>(
         &mut self,
         now: Instant,
         space: SpaceId,
         ty: PacketType,
         dcid: &ConnectionId,
-        payload: &[u8],
+        empty: bool,
+        frames: impl IntoIterator<Item = Result<Frame<'a>, TransportError>>,
     ) -> Result<(bool, bool), TransportError> {
-        if payload.is_empty() {
+        if empty {
             return Err(TransportError::protocol_violation("packet without frames"));
         }
         let mut ack_eliciting = false;
         let mut immediate = false;
-        for frame in decode_frames(payload) {
+        for frame in frames {
             let frame = frame?;
             if !frame.permitted_in(ty) {
                 return Err(TransportError::protocol_violation(format!(
                     "{} frame not allowed in {ty:?} packets",
-                    frame.qlog_name()
+                    frame_type_name(&frame)
                 ))
                 .with_frame(frame.type_code()));
             }

@@ -5,6 +5,7 @@
 use super::spaces::{SentFrame, SentRecord, SpaceId};
 use super::{CloseReason, Connection, State, Transmit};
 use crate::crypto::protect::seal;
+use crate::crypto::TAG_LEN;
 use crate::error::TransportErrorCode;
 use crate::events::{Event, FrameSummary, PacketHeaderInfo};
 use crate::recovery::SentPacket;
@@ -12,10 +13,10 @@ use crate::time::Instant;
 use crate::wire::header::{packet_number_len, write_long_header, write_short_header};
 use crate::wire::{decode_frames, varint, ConnectionCloseFrame, Frame, PacketType, Side};
 
-/// RFC 9000 §14.1: datagrams carrying Initial packets are expanded to this size.
-const MIN_INITIAL_DATAGRAM: usize = 1200;
-/// AEAD tag length of every QUIC v1 cipher suite.
-const TAG_LEN: usize = 16;
+/// RFC 9000 §14.1: a client expands datagrams carrying Initial packets to at least this
+/// size, and a server only creates a connection for (and only answers with Version
+/// Negotiation) a datagram at least this large.
+pub const MIN_INITIAL_DATAGRAM: usize = 1200;
 /// Smallest useful packet: header room plus a few frame bytes and the tag.
 const MIN_PACKET_ROOM: usize = 64;
 

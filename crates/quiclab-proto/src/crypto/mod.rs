@@ -17,6 +17,11 @@ pub use rustls::quic::{
     DirectionalKeys, HeaderProtectionKey, KeyChange, Keys, PacketKey, PacketKeySet, Secrets,
 };
 
+/// Length of the AEAD tag that protects every QUIC v1 and v2 packet: the cipher suites
+/// QUIC may use (AES-128-GCM, AES-256-GCM, ChaCha20-Poly1305; RFC 9001 §5.3) all have
+/// 16-byte tags. It counts toward every packet's size (RFC 9001 §5.3, RFC 9000 §14.1).
+pub const TAG_LEN: usize = 16;
+
 /// Packet protection failed: the packet is dropped (RFC 9001 §5.5 / §9.5), never a panic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum CryptoError {

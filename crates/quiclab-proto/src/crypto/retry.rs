@@ -1,5 +1,7 @@
 //! Retry packet integrity (RFC 9001 §5.8; RFC 9369 §3.3.3 for v2).
 
+use super::TAG_LEN;
+use crate::wire::header::RETRY_TAG_LEN;
 use crate::wire::{ConnectionId, VERSION_2};
 use ring::aead;
 
@@ -18,7 +20,10 @@ const NONCE_V2: [u8; 12] = [
     0xd8, 0x69, 0x69, 0xbc, 0x2d, 0x7c, 0x6d, 0x99, 0x90, 0xef, 0xb0, 0x4a,
 ];
 
-const TAG_LEN: usize = 16;
+// RFC 9001 §5.8: the Retry Integrity Tag is the AEAD_AES_128_GCM tag, so the wire
+// layer's field length (which it needs to parse Retry packets, below this layer) is the
+// AEAD tag length.
+const _: () = assert!(RETRY_TAG_LEN == TAG_LEN);
 
 /// The key, nonce and pseudo-packet (RFC 9001 §5.8, Figure 8) for one Retry.
 fn prepare(
@@ -48,14 +53,14 @@ pub fn integrity_tag(
     version: u32,
     original_dcid: &ConnectionId,
     retry_without_tag: &[u8],
-) -> [u8; 16] {
+) -> [u8; RETRY_TAG_LEN] {
     let (key, nonce, pseudo) = prepare(version, original_dcid, retry_without_tag);
     // RFC 9001 §5.8: empty plaintext, the pseudo-packet as associated data; the tag is
     // the whole output. Sealing an empty plaintext cannot fail.
     let tag = key
         .seal_in_place_separate_tag(nonce, aead::Aad::from(&pseudo), &mut [])
         .expect("AES-GCM over an empty plaintext");
-    let mut out = [0u8; TAG_LEN];
+    let mut out = [0u8; RETRY_TAG_LEN];
     out.copy_from_slice(tag.as_ref());
     out
 }
@@ -63,12 +68,12 @@ pub fn integrity_tag(
 /// Whether the last 16 bytes of `retry_packet` are a valid tag for `original_dcid`.
 /// The tag is checked by ring's AEAD open, in constant time.
 pub fn verify(version: u32, original_dcid: &ConnectionId, retry_packet: &[u8]) -> bool {
-    let Some(body_len) = retry_packet.len().checked_sub(TAG_LEN) else {
+    let Some(body_len) = retry_packet.len().checked_sub(RETRY_TAG_LEN) else {
         return false;
     };
     let (body, tag) = retry_packet.split_at(body_len);
     let (key, nonce, pseudo) = prepare(version, original_dcid, body);
-    let mut tag_buf = [0u8; TAG_LEN];
+    let mut tag_buf = [0u8; RETRY_TAG_LEN];
     tag_buf.copy_from_slice(tag);
     key.open_in_place(nonce, aead::Aad::from(&pseudo), &mut tag_buf)
         .is_ok()

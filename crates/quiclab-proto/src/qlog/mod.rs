@@ -2,6 +2,9 @@
 //! draft-ietf-quic-qlog-main-schema (QlogFileSeq) and draft-ietf-quic-qlog-quic-events
 //! (the `quic:` namespace) in `shared/specs`.
 //!
+//! A pure sink: it serializes [`Event`]s and owns no domain types; the events, their
+//! frame summaries and the packet and frame type names live in [`crate::events`].
+//!
 //! qvis: qvis reads JSON-SEQ files whose header carries `qlog_format: "JSON-SEQ"` and
 //! `qlog_version: "0.3"`, fields the current draft dropped (it uses `file_schema` and
 //! `serialization_format`). The header carries both sets so either reader accepts it.
@@ -23,26 +26,24 @@
 //!   draft requires, and also as a top-level `length` (qlog 0.3, read by qvis).
 //!   Other frames log their full encoded size in `raw.length`.
 
-mod frame;
 mod json;
-
-pub use frame::{FrameKind, FrameSummary};
+mod packet;
+mod record;
 
 use crate::error::TransportErrorCode;
 use crate::events::{
-    CongestionState, ConnectionState, DropReason, Event, EventSink, KeyType, LossTrigger, Owner,
-    PacketHeaderInfo, RecoveryMetrics,
+    packet_type_name, CongestionState, ConnectionState, DropReason, Event, EventSink, KeyType,
+    LossTrigger, Owner, RecoveryMetrics,
 };
 use crate::time::{duration_nanos, Instant};
-use crate::wire::{ConnectionId, Dir, PacketType, Side, TransportParameters};
+use crate::wire::{ConnectionId, PacketType, Side, TransportParameters};
 use json::Json;
+use packet::write_packet;
+use record::{begin, end, write_transport_error, RS};
 use std::io::{self, Write};
 
 /// The event schema URI of the draft implemented (its number appended, as drafts must).
 pub const EVENT_SCHEMA: &str = "urn:ietf:params:qlog:events:quic-13";
-
-/// JSON-SEQ record separator (RFC 7464).
-const RS: u8 = 0x1e;
 
 /// Writes a connection's events as qlog JSON-SEQ to `W`.
 ///
@@ -149,18 +150,7 @@ impl<W: Write + Send> QlogWriter<W> {
                 local_cid,
                 remote_cid,
                 ..
-            } => {
-                let mut j = begin(buf, now, "quic:connection_started");
-                for (key, cid) in [("local", local_cid), ("remote", remote_cid)] {
-                    j.key(key).begin_obj();
-                    j.key("connection_ids").begin_arr().hex(cid.as_bytes());
-                    j.end_arr().end_obj();
-                }
-                end(j);
-                let mut j = begin(buf, now, "quic:version_information");
-                j.key("chosen_version").hex(&version.to_be_bytes());
-                end(j);
-            }
+            } => connection_started(buf, now, *version, local_cid, remote_cid),
             Event::ConnectionStateUpdated { new } => {
                 let mut j = begin(buf, now, "quic:connection_state_updated");
                 if let Some(old) = self.conn_state {
@@ -174,23 +164,7 @@ impl<W: Write + Send> QlogWriter<W> {
                 owner,
                 params,
                 alpn,
-            } => {
-                match owner {
-                    Owner::Local => self.local_ack_delay_exponent = params.ack_delay_exponent,
-                    Owner::Remote => self.remote_ack_delay_exponent = params.ack_delay_exponent,
-                }
-                let mut j = begin(buf, now, "quic:parameters_set");
-                j.key("initiator").lit(owner_name(*owner));
-                write_params(&mut j, params);
-                end(j);
-                if let Some(alpn) = alpn {
-                    let mut j = begin(buf, now, "quic:alpn_information");
-                    j.key("chosen_alpn").begin_obj();
-                    j.key("string_value").str(alpn);
-                    j.end_obj();
-                    end(j);
-                }
-            }
+            } => self.parameters_set(buf, now, *owner, params, alpn.as_deref()),
             Event::PacketSent {
                 header,
                 size,
@@ -208,31 +182,9 @@ impl<W: Write + Send> QlogWriter<W> {
                 write_packet(buf, now, "quic:packet_received", header, *size, frames, exp);
             }
             Event::PacketDropped { ty, size, reason } => {
-                let mut j = begin(buf, now, "quic:packet_dropped");
-                if let Some(ty) = ty {
-                    j.key("header").begin_obj();
-                    j.key("packet_type").lit(packet_type_name(*ty));
-                    j.end_obj();
-                }
-                j.key("raw").begin_obj();
-                j.key("length").u64(*size as u64);
-                j.end_obj();
-                // The draft's triggers are coarser than our reasons: keep ours too.
-                j.key("details").begin_obj();
-                j.key("reason").lit(drop_reason_name(*reason));
-                j.end_obj();
-                j.key("trigger").lit(drop_trigger(*reason));
-                end(j);
+                packet_dropped(buf, now, *ty, *size, *reason);
             }
-            Event::PacketLost { ty, pn, trigger } => {
-                let mut j = begin(buf, now, "quic:packet_lost");
-                j.key("header").begin_obj();
-                j.key("packet_type").lit(packet_type_name(*ty));
-                j.key("packet_number").u64(*pn);
-                j.end_obj();
-                j.key("trigger").lit(loss_trigger_name(*trigger));
-                end(j);
-            }
+            Event::PacketLost { ty, pn, trigger } => packet_lost(buf, now, *ty, *pn, *trigger),
             Event::MetricsUpdated(m) => {
                 let mut j = begin(buf, now, "quic:recovery_metrics_updated");
                 write_metrics(&mut j, m);
@@ -247,36 +199,8 @@ impl<W: Write + Send> QlogWriter<W> {
                 end(j);
                 self.cc_state = Some(*new);
             }
-            Event::KeyUpdated { key, owner } => {
-                let side = self.key_side(*owner);
-                let mut j = begin(buf, now, "quic:key_updated");
-                j.key("key_type").lit(key_type_name(side, *key));
-                if *key == KeyType::OneRtt {
-                    // The first 1-RTT keys come from TLS; later ones are key updates,
-                    // whose initiator the event does not say, so no trigger is logged.
-                    let slot = &mut self.key_phase[owner_index(*owner)];
-                    let phase = slot.map_or(0, |p| p + 1);
-                    *slot = Some(phase);
-                    j.key("key_phase").u64(phase);
-                    if phase == 0 {
-                        j.key("trigger").lit("tls");
-                    }
-                } else {
-                    j.key("trigger").lit("tls");
-                }
-                end(j);
-            }
-            Event::KeyDiscarded { key } => {
-                // Discarding a packet number space's keys drops both directions.
-                for side in [Side::Client, Side::Server] {
-                    let mut j = begin(buf, now, "quic:key_discarded");
-                    j.key("key_type").lit(key_type_name(side, *key));
-                    if *key != KeyType::OneRtt {
-                        j.key("trigger").lit("tls");
-                    }
-                    end(j);
-                }
-            }
+            Event::KeyUpdated { key, owner } => self.key_updated(buf, now, *key, *owner),
+            Event::KeyDiscarded { key } => key_discarded(buf, now, *key),
             Event::PtoExpired { pto_count } => {
                 let mut j = begin(buf, now, "quic:timer_updated");
                 j.key("timer_type").lit("pto");
@@ -289,24 +213,56 @@ impl<W: Write + Send> QlogWriter<W> {
                 code,
                 application,
                 reason,
-            } => {
-                let mut j = begin(buf, now, "quic:connection_closed");
-                j.key("initiator").lit(owner_name(*owner));
-                if *application {
-                    j.key("application_error").lit("unknown");
-                    j.key("error_code").u64(code.0);
-                } else {
-                    write_transport_error(&mut j, "connection_error", code.0);
-                }
-                j.key("reason").str(reason);
-                if *application {
-                    j.key("trigger").lit("application");
-                } else if *code != TransportErrorCode::NO_ERROR {
-                    j.key("trigger").lit("error");
-                }
-                end(j);
-            }
+            } => connection_closed(buf, now, *owner, *code, *application, reason),
         }
+    }
+
+    /// `parameters_set` (and `alpn_information` once the ALPN is known); remembers the
+    /// ack_delay_exponent to scale later ACK frames.
+    fn parameters_set(
+        &mut self,
+        buf: &mut Vec<u8>,
+        now: Instant,
+        owner: Owner,
+        params: &TransportParameters,
+        alpn: Option<&str>,
+    ) {
+        match owner {
+            Owner::Local => self.local_ack_delay_exponent = params.ack_delay_exponent,
+            Owner::Remote => self.remote_ack_delay_exponent = params.ack_delay_exponent,
+        }
+        let mut j = begin(buf, now, "quic:parameters_set");
+        j.key("initiator").lit(owner_name(owner));
+        write_params(&mut j, params);
+        end(j);
+        if let Some(alpn) = alpn {
+            let mut j = begin(buf, now, "quic:alpn_information");
+            j.key("chosen_alpn").begin_obj();
+            j.key("string_value").str(alpn);
+            j.end_obj();
+            end(j);
+        }
+    }
+
+    /// `key_updated`; counts 1-RTT key phases per direction.
+    fn key_updated(&mut self, buf: &mut Vec<u8>, now: Instant, key: KeyType, owner: Owner) {
+        let side = self.key_side(owner);
+        let mut j = begin(buf, now, "quic:key_updated");
+        j.key("key_type").lit(key_type_name(side, key));
+        if key == KeyType::OneRtt {
+            // The first 1-RTT keys come from TLS; later ones are key updates,
+            // whose initiator the event does not say, so no trigger is logged.
+            let slot = &mut self.key_phase[owner_index(owner)];
+            let phase = slot.map_or(0, |p| p + 1);
+            *slot = Some(phase);
+            j.key("key_phase").u64(phase);
+            if phase == 0 {
+                j.key("trigger").lit("tls");
+            }
+        } else {
+            j.key("trigger").lit("tls");
+        }
+        end(j);
     }
 }
 
@@ -326,6 +282,97 @@ impl<W: Write + Send> Drop for QlogWriter<W> {
     fn drop(&mut self) {
         self.flush();
     }
+}
+
+/// `connection_started` and `version_information`.
+fn connection_started(
+    buf: &mut Vec<u8>,
+    now: Instant,
+    version: u32,
+    local_cid: &ConnectionId,
+    remote_cid: &ConnectionId,
+) {
+    let mut j = begin(buf, now, "quic:connection_started");
+    for (key, cid) in [("local", local_cid), ("remote", remote_cid)] {
+        j.key(key).begin_obj();
+        j.key("connection_ids").begin_arr().hex(cid.as_bytes());
+        j.end_arr().end_obj();
+    }
+    end(j);
+    let mut j = begin(buf, now, "quic:version_information");
+    j.key("chosen_version").hex(&version.to_be_bytes());
+    end(j);
+}
+
+fn packet_dropped(
+    buf: &mut Vec<u8>,
+    now: Instant,
+    ty: Option<PacketType>,
+    size: usize,
+    reason: DropReason,
+) {
+    let mut j = begin(buf, now, "quic:packet_dropped");
+    if let Some(ty) = ty {
+        j.key("header").begin_obj();
+        j.key("packet_type").lit(packet_type_name(ty));
+        j.end_obj();
+    }
+    j.key("raw").begin_obj();
+    j.key("length").u64(size as u64);
+    j.end_obj();
+    // The draft's triggers are coarser than our reasons: keep ours too.
+    j.key("details").begin_obj();
+    j.key("reason").lit(drop_reason_name(reason));
+    j.end_obj();
+    j.key("trigger").lit(drop_trigger(reason));
+    end(j);
+}
+
+fn packet_lost(buf: &mut Vec<u8>, now: Instant, ty: PacketType, pn: u64, trigger: LossTrigger) {
+    let mut j = begin(buf, now, "quic:packet_lost");
+    j.key("header").begin_obj();
+    j.key("packet_type").lit(packet_type_name(ty));
+    j.key("packet_number").u64(pn);
+    j.end_obj();
+    j.key("trigger").lit(loss_trigger_name(trigger));
+    end(j);
+}
+
+/// Discarding a packet number space's keys drops both directions.
+fn key_discarded(buf: &mut Vec<u8>, now: Instant, key: KeyType) {
+    for side in [Side::Client, Side::Server] {
+        let mut j = begin(buf, now, "quic:key_discarded");
+        j.key("key_type").lit(key_type_name(side, key));
+        if key != KeyType::OneRtt {
+            j.key("trigger").lit("tls");
+        }
+        end(j);
+    }
+}
+
+fn connection_closed(
+    buf: &mut Vec<u8>,
+    now: Instant,
+    owner: Owner,
+    code: TransportErrorCode,
+    application: bool,
+    reason: &str,
+) {
+    let mut j = begin(buf, now, "quic:connection_closed");
+    j.key("initiator").lit(owner_name(owner));
+    if application {
+        j.key("application_error").lit("unknown");
+        j.key("error_code").u64(code.0);
+    } else {
+        write_transport_error(&mut j, "connection_error", code.0);
+    }
+    j.key("reason").str(reason);
+    if application {
+        j.key("trigger").lit("application");
+    } else if code != TransportErrorCode::NO_ERROR {
+        j.key("trigger").lit("error");
+    }
+    end(j);
 }
 
 fn write_header(
@@ -372,225 +419,6 @@ fn write_header(
         .end_arr();
     j.end_obj();
     j.end_obj().raw(b"\n");
-}
-
-/// Opens a record up to the inside of its `data` object.
-fn begin<'a>(buf: &'a mut Vec<u8>, now: Instant, name: &str) -> Json<'a> {
-    let mut j = Json::new(buf);
-    j.raw(&[RS]).begin_obj();
-    j.key("time").ms(now.as_nanos());
-    j.key("name").lit(name);
-    j.key("data").begin_obj();
-    j
-}
-
-/// Closes `data`, the record, and the line.
-fn end(mut j: Json<'_>) {
-    j.end_obj().end_obj().raw(b"\n");
-}
-
-fn write_packet(
-    buf: &mut Vec<u8>,
-    now: Instant,
-    name: &str,
-    header: &PacketHeaderInfo,
-    size: usize,
-    frames: &[FrameSummary],
-    ack_delay_exponent: u64,
-) {
-    let mut j = begin(buf, now, name);
-    j.key("header").begin_obj();
-    j.key("packet_type").lit(packet_type_name(header.ty));
-    if let Some(pn) = header.pn {
-        j.key("packet_number").u64(pn);
-    }
-    j.key("dcid").hex(header.dcid.as_bytes());
-    if let Some(scid) = &header.scid {
-        j.key("scid").hex(scid.as_bytes());
-    }
-    j.end_obj();
-    j.key("raw").begin_obj();
-    j.key("length").u64(size as u64);
-    j.end_obj();
-    j.key("frames").begin_arr();
-    for f in frames {
-        write_frame(&mut j, f, ack_delay_exponent);
-    }
-    j.end_arr();
-    end(j);
-}
-
-/// One `$QuicFrame` object.
-fn write_frame(j: &mut Json<'_>, f: &FrameSummary, ack_delay_exponent: u64) {
-    j.begin_obj();
-    j.key("frame_type").lit(f.frame_type_name());
-    // Set for frames whose Length field the draft puts in `raw.length`.
-    let mut data_len = None;
-    match &f.kind {
-        FrameKind::Padding { len } => data_len = Some(*len),
-        FrameKind::Ping | FrameKind::HandshakeDone | FrameKind::ImmediateAck => {}
-        FrameKind::Ack {
-            ack_delay,
-            ranges,
-            ecn,
-        } => {
-            let us = ack_delay.checked_shl(ack_delay_exponent.min(63) as u32);
-            j.key("ack_delay").ms_from_us(us.unwrap_or(u64::MAX));
-            j.key("acked_ranges").begin_arr();
-            // Lowest first reads naturally; the draft allows any order.
-            for &(lo, hi) in ranges.iter().rev() {
-                j.begin_arr().u64(lo);
-                if hi != lo {
-                    j.u64(hi);
-                }
-                j.end_arr();
-            }
-            j.end_arr();
-            if let Some(e) = ecn {
-                j.key("ect1").u64(e.ect1);
-                j.key("ect0").u64(e.ect0);
-                j.key("ce").u64(e.ce);
-            }
-        }
-        FrameKind::ResetStream {
-            id,
-            error_code,
-            final_size,
-        } => {
-            j.key("stream_id").u64(id.0);
-            j.key("error").lit("unknown");
-            j.key("error_code").u64(*error_code);
-            j.key("final_size").u64(*final_size);
-        }
-        FrameKind::StopSending { id, error_code } => {
-            j.key("stream_id").u64(id.0);
-            j.key("error").lit("unknown");
-            j.key("error_code").u64(*error_code);
-        }
-        FrameKind::Crypto { offset, length } => {
-            j.key("offset").u64(*offset);
-            j.key("length").u64(*length as u64);
-            data_len = Some(*length);
-        }
-        FrameKind::NewToken { length } => {
-            j.key("token").begin_obj();
-            j.key("raw").begin_obj();
-            j.key("length").u64(*length as u64);
-            j.end_obj().end_obj();
-        }
-        FrameKind::Stream {
-            id,
-            offset,
-            length,
-            fin,
-        } => {
-            j.key("stream_id").u64(id.0);
-            j.key("offset").u64(*offset);
-            j.key("length").u64(*length as u64);
-            j.key("fin").bool(*fin);
-            data_len = Some(*length);
-        }
-        FrameKind::MaxData { max } => {
-            j.key("maximum").u64(*max);
-        }
-        FrameKind::MaxStreamData { id, max } => {
-            j.key("stream_id").u64(id.0);
-            j.key("maximum").u64(*max);
-        }
-        FrameKind::MaxStreams { dir, max } => {
-            j.key("stream_type").lit(stream_type_name(*dir));
-            j.key("maximum").u64(*max);
-        }
-        FrameKind::DataBlocked { limit } => {
-            j.key("limit").u64(*limit);
-        }
-        FrameKind::StreamDataBlocked { id, limit } => {
-            j.key("stream_id").u64(id.0);
-            j.key("limit").u64(*limit);
-        }
-        FrameKind::StreamsBlocked { dir, limit } => {
-            j.key("stream_type").lit(stream_type_name(*dir));
-            j.key("limit").u64(*limit);
-        }
-        FrameKind::NewConnectionId {
-            sequence,
-            retire_prior_to,
-            id,
-            reset_token,
-        } => {
-            j.key("sequence_number").u64(*sequence);
-            j.key("retire_prior_to").u64(*retire_prior_to);
-            j.key("connection_id_length").u64(id.len() as u64);
-            j.key("connection_id").hex(id.as_bytes());
-            j.key("stateless_reset_token").hex(reset_token);
-        }
-        FrameKind::RetireConnectionId { sequence } => {
-            j.key("sequence_number").u64(*sequence);
-        }
-        FrameKind::PathChallenge(d) | FrameKind::PathResponse(d) => {
-            j.key("data").hex(d);
-        }
-        FrameKind::ConnectionClose {
-            frame_type,
-            error_code,
-            reason,
-        } => match frame_type {
-            Some(ft) => {
-                j.key("error_space").lit("transport");
-                write_transport_error(j, "error", *error_code);
-                j.key("reason").str(reason);
-                j.key("trigger_frame_type").u64(*ft);
-            }
-            None => {
-                j.key("error_space").lit("application");
-                j.key("error").lit("unknown");
-                j.key("error_code").u64(*error_code);
-                j.key("reason").str(reason);
-            }
-        },
-        FrameKind::Datagram { length } => {
-            j.key("length").u64(*length as u64);
-            data_len = Some(*length);
-        }
-        FrameKind::AckFrequency(a) => {
-            j.key("sequence_number").u64(a.sequence);
-            j.key("ack_eliciting_threshold")
-                .u64(a.ack_eliciting_threshold);
-            j.key("request_max_ack_delay")
-                .ms_from_us(a.request_max_ack_delay);
-            j.key("reordering_threshold").u64(a.reordering_threshold);
-        }
-    }
-    j.key("raw").begin_obj();
-    match data_len {
-        Some(n) => {
-            j.key("length").u64(n as u64);
-            j.key("payload_length").u64(n as u64);
-        }
-        None => {
-            j.key("length").u64(f.wire_len as u64);
-        }
-    }
-    j.end_obj();
-    j.end_obj();
-}
-
-/// `key` (`error` or `connection_error`) and, for codes without a name, `error_code`.
-fn write_transport_error(j: &mut Json<'_>, key: &str, code: u64) {
-    let name = TransportErrorCode(code).name();
-    match name {
-        "crypto_error" => {
-            j.key(key);
-            j.lit(&format!("crypto_error_0x{code:03x}"));
-        }
-        "unknown" => {
-            j.key(key).lit("unknown");
-            j.key("error_code").u64(code);
-        }
-        name => {
-            j.key(key).lit(name);
-        }
-    }
 }
 
 fn write_params(j: &mut Json<'_>, p: &TransportParameters) {
@@ -702,25 +530,6 @@ fn owner_index(o: Owner) -> usize {
     match o {
         Owner::Local => 0,
         Owner::Remote => 1,
-    }
-}
-
-/// The draft's `$PacketType` strings.
-pub fn packet_type_name(t: PacketType) -> &'static str {
-    match t {
-        PacketType::Initial => "initial",
-        PacketType::Handshake => "handshake",
-        PacketType::ZeroRtt => "0RTT",
-        PacketType::OneRtt => "1RTT",
-        PacketType::Retry => "retry",
-        PacketType::VersionNegotiation => "version_negotiation",
-    }
-}
-
-fn stream_type_name(d: Dir) -> &'static str {
-    match d {
-        Dir::Bi => "bidirectional",
-        Dir::Uni => "unidirectional",
     }
 }
 

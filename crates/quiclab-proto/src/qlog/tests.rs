@@ -1,8 +1,8 @@
 use super::*;
-use crate::events::VecSink;
+use crate::events::{frame_type_name, FrameKind, FrameSummary, PacketHeaderInfo, VecSink};
 use crate::wire::{
-    AckFrame, AckFrequencyFrame, ConnectionCloseFrame, EcnCounts, Frame, NewConnectionIdFrame,
-    StreamFrame, StreamId,
+    AckFrame, AckFrequencyFrame, ConnectionCloseFrame, Dir, EcnCounts, Frame, NewConnectionIdFrame,
+    PacketType, StreamFrame, StreamId,
 };
 use serde_json::Value;
 use std::time::Duration;
@@ -111,7 +111,7 @@ fn sample_events() -> Vec<(Instant, Event)> {
         ..TransportParameters::default()
     };
     let t = Instant::from_micros;
-    vec![
+    let mut events = vec![
         (
             t(0),
             Event::ConnectionStarted {
@@ -181,6 +181,15 @@ fn sample_events() -> Vec<(Instant, Event)> {
                 reason: DropReason::HeaderParseError,
             },
         ),
+    ];
+    events.extend(sample_recovery_and_close_events());
+    events
+}
+
+/// The second half of [`sample_events`]: losses, recovery, keys and closes.
+fn sample_recovery_and_close_events() -> Vec<(Instant, Event)> {
+    let t = Instant::from_micros;
+    vec![
         (
             t(30_000),
             Event::PacketLost {
@@ -367,7 +376,7 @@ fn qlog_events_parse_with_draft_names_and_fields() {
         .iter()
         .map(|f| f["frame_type"].as_str().unwrap())
         .collect();
-    let expected: Vec<&str> = sample_frames().iter().map(|f| f.qlog_name()).collect();
+    let expected: Vec<&str> = sample_frames().iter().map(frame_type_name).collect();
     assert_eq!(types, expected);
     assert_eq!(frames[0]["raw"]["payload_length"], 10);
     // ACK: raw 125 << local exponent 2 = 500 µs; ranges lowest first.
@@ -525,7 +534,7 @@ fn qlog_frame_summary() {
     for f in sample_frames() {
         let s = FrameSummary::from(&f);
         assert_eq!(s.wire_len(), f.encoded_len());
-        assert_eq!(s.frame_type_name(), f.qlog_name());
+        assert_eq!(s.frame_type_name(), frame_type_name(&f));
         assert_eq!(s.is_ack_eliciting(), f.is_ack_eliciting());
     }
     let s = FrameSummary::from(&sample_frames()[7]);

@@ -220,33 +220,4 @@ impl Frame<'_> {
             Frame::ImmediateAck => t::IMMEDIATE_ACK,
         }
     }
-
-    /// qlog's name for the frame type (draft-ietf-quic-qlog-quic-events).
-    pub fn qlog_name(&self) -> &'static str {
-        match self {
-            Frame::Padding { .. } => "padding",
-            Frame::Ping => "ping",
-            Frame::Ack(_) => "ack",
-            Frame::ResetStream { .. } => "reset_stream",
-            Frame::StopSending { .. } => "stop_sending",
-            Frame::Crypto { .. } => "crypto",
-            Frame::NewToken { .. } => "new_token",
-            Frame::Stream(_) => "stream",
-            Frame::MaxData(_) => "max_data",
-            Frame::MaxStreamData { .. } => "max_stream_data",
-            Frame::MaxStreams { .. } => "max_streams",
-            Frame::DataBlocked { .. } => "data_blocked",
-            Frame::StreamDataBlocked { .. } => "stream_data_blocked",
-            Frame::StreamsBlocked { .. } => "streams_blocked",
-            Frame::NewConnectionId(_) => "new_connection_id",
-            Frame::RetireConnectionId { .. } => "retire_connection_id",
-            Frame::PathChallenge(_) => "path_challenge",
-            Frame::PathResponse(_) => "path_response",
-            Frame::ConnectionClose(_) => "connection_close",
-            Frame::HandshakeDone => "handshake_done",
-            Frame::Datagram { .. } => "datagram",
-            Frame::AckFrequency(_) => "ack_frequency",
-            Frame::ImmediateAck => "immediate_ack",
-        }
-    }
 }

@@ -68,7 +68,10 @@ pub struct ProtectedHeader<'a> {
     pub packet_len: usize,
 }
 
-/// Length of a Retry packet's integrity tag (RFC 9001 §5.8).
+/// Length of a Retry packet's Retry Integrity Tag field (RFC 9000 §17.2.5). The tag is
+/// an AEAD_AES_128_GCM tag (RFC 9001 §5.8), so this is the AEAD tag length
+/// `crypto::TAG_LEN`; the wire layer sits below crypto and cannot name it, so
+/// `crypto::retry` asserts at compile time that the two agree.
 pub const RETRY_TAG_LEN: usize = 16;
 
 impl From<UnexpectedEnd> for HeaderError {

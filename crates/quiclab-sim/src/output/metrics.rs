@@ -1,7 +1,6 @@
 //! Per-connection measurements collected from the connection's event stream.
 
-use quiclab_proto::events::{Event, EventSink, RecoveryMetrics};
-use quiclab_proto::qlog::packet_type_name;
+use quiclab_proto::events::{packet_type_name, Event, EventSink, RecoveryMetrics};
 use quiclab_proto::time::Instant;
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -1,7 +1,8 @@
 //! A deterministic two-endpoint harness in virtual time: a client and a server
 //! endpoint joined by two one-way links with seeded delay, loss, reordering and
 //! duplication. Used by tests and benchmarks; the simulator (`quiclab-sim`) builds
-//! richer networks on the same contract.
+//! richer networks on the same contract. Behind the cargo feature `testing`: enable it in
+//! a crate's `[dev-dependencies]` to use the harness.
 
 use crate::config::TransportConfig;
 use crate::connection::Connection;

@@ -2,6 +2,7 @@
 //! while a sink is attached, so it copies only integers (an ACK's ranges and a
 //! CONNECTION_CLOSE reason are the only allocations) and never the payload bytes.
 
+use super::names::frame_type_name;
 use crate::wire::{AckFrequencyFrame, ConnectionId, Dir, EcnCounts, Frame, StreamId};
 
 /// An owned summary of a frame for events: data is replaced by its length, and the
@@ -11,7 +12,7 @@ pub struct FrameSummary {
     /// Bytes of the frame on the wire ([`Frame::encoded_len`]; STREAM and DATAGRAM as
     /// encoded by this stack, i.e. with a Length field).
     pub wire_len: usize,
-    /// qlog's frame type name ([`Frame::qlog_name`]).
+    /// The frame type's event name ([`frame_type_name`]).
     pub name: &'static str,
     pub kind: FrameKind,
 }
@@ -103,7 +104,7 @@ pub enum FrameKind {
 }
 
 impl FrameSummary {
-    /// qlog's `frame_type` string (same names as [`Frame::qlog_name`]).
+    /// The draft's `frame_type` string (as [`frame_type_name`] gives it).
     pub fn frame_type_name(&self) -> &'static str {
         self.name
     }
@@ -204,7 +205,7 @@ impl From<&Frame<'_>> for FrameSummary {
         };
         FrameSummary {
             wire_len: f.encoded_len(),
-            name: f.qlog_name(),
+            name: frame_type_name(f),
             kind,
         }
     }

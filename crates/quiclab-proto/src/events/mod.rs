@@ -8,7 +8,11 @@ use crate::wire::{ConnectionId, PacketType, Side, TransportParameters};
 use std::time::Duration;
 
 mod collect;
+mod frames;
+mod names;
 pub use collect::{SharedSink, VecSink};
+pub use frames::{FrameKind, FrameSummary};
+pub use names::{frame_type_name, packet_type_name};
 
 /// Receives a connection's events in order.
 pub trait EventSink: Send {
@@ -95,8 +99,6 @@ pub struct RecoveryMetrics {
     pub bytes_in_flight: Option<u64>,
     pub ssthresh: Option<u64>,
 }
-
-pub use crate::qlog::FrameSummary;
 
 /// Everything a connection reports.
 #[derive(Clone, Debug, PartialEq)]

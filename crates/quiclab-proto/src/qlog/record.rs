@@ -1,0 +1,43 @@
+//! Record framing shared by every qlog event writer: JSON-SEQ records (RFC 7464) with
+//! the draft's `time`, `name` and `data` members, and the transport error field that
+//! both frames and `connection_closed` carry.
+
+use super::json::Json;
+use crate::error::TransportErrorCode;
+use crate::time::Instant;
+
+/// JSON-SEQ record separator (RFC 7464).
+pub(super) const RS: u8 = 0x1e;
+
+/// Opens a record up to the inside of its `data` object.
+pub(super) fn begin<'a>(buf: &'a mut Vec<u8>, now: Instant, name: &str) -> Json<'a> {
+    let mut j = Json::new(buf);
+    j.raw(&[RS]).begin_obj();
+    j.key("time").ms(now.as_nanos());
+    j.key("name").lit(name);
+    j.key("data").begin_obj();
+    j
+}
+
+/// Closes `data`, the record, and the line.
+pub(super) fn end(mut j: Json<'_>) {
+    j.end_obj().end_obj().raw(b"\n");
+}
+
+/// `key` (`error` or `connection_error`) and, for codes without a name, `error_code`.
+pub(super) fn write_transport_error(j: &mut Json<'_>, key: &str, code: u64) {
+    let name = TransportErrorCode(code).name();
+    match name {
+        "crypto_error" => {
+            j.key(key);
+            j.lit(&format!("crypto_error_0x{code:03x}"));
+        }
+        "unknown" => {
+            j.key(key).lit("unknown");
+            j.key("error_code").u64(code);
+        }
+        name => {
+            j.key(key).lit(name);
+        }
+    }
+}
