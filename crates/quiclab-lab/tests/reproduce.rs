@@ -17,16 +17,16 @@ fn out_dir(name: &str) -> PathBuf {
 }
 
 /// Runs `reproduce NAME --quick`, checks its reports and figures, and returns the
-/// findings (all of which hold).
-fn check(name: &str, plans: usize) -> Vec<(String, String)> {
+/// findings (none of which fails or lacks data).
+fn check(name: &str, plans: usize) -> Vec<(String, String, String)> {
     let out = out_dir(name);
     let opts = RunOptions {
         jobs: 0,
         quick: true,
         progress: false,
     };
-    let index = reproduce(&root(), name, &out, &opts).unwrap_or_else(|e| panic!("{e}"));
-    let index_text = std::fs::read_to_string(&index).unwrap();
+    let done = reproduce(&root(), name, &out, &opts).unwrap_or_else(|e| panic!("{e}"));
+    let index_text = std::fs::read_to_string(&done.index).unwrap();
     let reports: Vec<PathBuf> = walk(&out)
         .into_iter()
         .filter(|p| p.ends_with("report.md"))
@@ -60,28 +60,30 @@ fn check(name: &str, plans: usize) -> Vec<(String, String)> {
     findings
 }
 
-/// The findings with data in the results under `out`, as (plan dir name, finding name):
+/// The findings in the results under `out`, as (plan dir name, finding name, verdict):
 /// the dir is the experiment's name, or the plan file's stem in a directory of plans.
-/// A finding that does not hold fails the test with its row.
-fn findings_of(out: &std::path::Path) -> Vec<(String, String)> {
+/// A finding that fails, or that has no data without `[quick] skip_findings` leaving it
+/// out, fails the test with its row; "inconclusive" is allowed (a quick run has few
+/// repetitions), and the tests name the findings that must hold even so.
+fn findings_of(out: &std::path::Path) -> Vec<(String, String, String)> {
     let mut found = Vec::new();
     for f in walk(out)
         .into_iter()
         .filter(|p| p.ends_with("findings.csv"))
     {
         let t = quiclab_lab::csv::read(&f).unwrap();
-        let (name, holds) = (t.require("name").unwrap(), t.require("holds").unwrap());
+        let (name, verdict) = (t.require("name").unwrap(), t.require("verdict").unwrap());
         for r in 0..t.rows.len() {
             let row = t.rows[r]
                 .iter()
                 .map(|c| c.clone().unwrap_or_default())
                 .collect::<Vec<_>>();
-            // A quick run may leave out the points of some findings (no data); what it
-            // does measure must hold.
-            if t.get(r, holds).is_none() {
-                continue;
-            }
-            assert_eq!(t.get(r, holds), Some("true"), "{}: {row:?}", f.display());
+            let v = t.get(r, verdict).unwrap_or("").to_string();
+            assert!(
+                v != "fails" && v != "no data",
+                "{}: a finding {v}: {row:?}",
+                f.display()
+            );
             let dir = f
                 .parent()
                 .unwrap()
@@ -89,7 +91,7 @@ fn findings_of(out: &std::path::Path) -> Vec<(String, String)> {
                 .unwrap()
                 .to_string_lossy()
                 .into_owned();
-            found.push((dir, t.get(r, name).unwrap_or("").to_string()));
+            found.push((dir, t.get(r, name).unwrap_or("").to_string(), v));
         }
     }
     found
@@ -121,9 +123,16 @@ fn experiments_are_listed() {
     );
 }
 
+/// INET case D: Jain's index of the active senders is at least 0.99 in every phase
+/// with more than one sender.
 #[test]
 fn inet_validation_quick() {
-    check("inet-validation", 4);
+    let found = check("inet-validation", 4);
+    assert_found(
+        &found,
+        "d_shared_link",
+        &["fair_phase2", "fair_phase3", "fair_phase4"],
+    );
 }
 
 #[test]
@@ -131,13 +140,14 @@ fn handshake_latency_quick() {
     check("handshake-latency", 1);
 }
 
-/// Asserts that `found` (from [`check`]) contains each named finding of plan `dir`
-/// (check() already failed on any finding that does not hold).
-fn assert_found(found: &[(String, String)], dir: &str, names: &[&str]) {
+/// Asserts that each named finding of plan `dir` holds in `found` (from [`check`]).
+fn assert_found(found: &[(String, String, String)], dir: &str, names: &[&str]) {
     for n in names {
         assert!(
-            found.iter().any(|(d, f)| d == dir && f == n),
-            "{dir}: finding {n} missing from {found:?}"
+            found
+                .iter()
+                .any(|(d, f, v)| d == dir && f == n && v == "holds"),
+            "{dir}: finding {n} does not hold: {found:?}"
         );
     }
 }
@@ -153,11 +163,15 @@ fn ack_ratio_quick() {
         &[
             "ratio2_lowers",
             "ratio10_lowers",
+            "ratio10_loses_more_than_ratio2",
             "fix_helps_ratio10",
             "fix_removes_loss_ratio10",
+            "fix_removes_loss_ratio2",
         ],
     );
-    assert_found(&found, "lower-loss", &["ratio10_p002", "fix_ratio10_p002"]);
+    // With 5 quick repetitions the fix's ±1% band is still inconclusive at p = 0.02%
+    // (CI about ±2%); the full run decides it.
+    assert_found(&found, "lower-loss", &["ratio10_p002"]);
 }
 
 /// Seed 001: on a GEO path 1:10 cuts return-path ACK bytes below a third of 1:2's
@@ -190,6 +204,7 @@ fn instant_ack_quick_report_findings() {
         "1-no-loss",
         &[
             "iack_shorter_first_pto",
+            "same_first_pto_without_delay",
             "iack_faster_at_amplification_limit",
         ],
     );

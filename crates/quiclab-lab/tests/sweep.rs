@@ -385,6 +385,7 @@ question = "Do cases, CRN, derived metrics and findings work?"
 base = "base.toml"
 master_seed = 3
 repetitions = 2
+min_pairs = 4
 common_random_numbers = ["variant"]
 
 [[axes]]
@@ -449,15 +450,15 @@ expect = "lower"
     assert_eq!(resolved.len(), 1 + 8);
     quiclab_lab::present::report::write_report(&out).unwrap();
     let f = read(&out, "findings.csv");
-    assert!(f.contains("far_is_slower,ttlb,2,"), "{f}");
-    let holds: Vec<&str> = f
-        .lines()
-        .skip(1)
-        .map(|l| l.split(',').nth(8).unwrap())
-        .collect();
-    assert_eq!(holds, ["true", "false"], "{f}");
+    // 2 loss values x 2 repetitions, paired by seed.
+    assert!(f.contains("far_is_slower,ttlb,holds,paired,4,"), "{f}");
+    assert!(f.contains("wrong_way,ttlb,fails,paired,4,"), "{f}");
     let report = read(&out, "report.md");
-    assert!(report.contains("## Findings") && report.contains("1 of 2 findings hold"));
+    assert!(
+        report.contains("## Findings")
+            && report.contains("findings: 1 hold, 0 inconclusive, 1 fail, 0 no data"),
+        "{report}"
+    );
     // The far variant really ran with a 20 ms forward delay.
     let far = o
         .rows
