@@ -65,8 +65,6 @@ fn data_err(file: &Path, why: impl std::fmt::Display) -> LabError {
     }
 }
 
-/// Runs one plan into `out`, draws its figures and writes its report; returns the
-/// report's path.
 /// What `reproduce` wrote: the index and each plan's results directory (for
 /// [`crate::present::findings::gate`]).
 #[derive(Clone, Debug)]
@@ -75,6 +73,8 @@ pub struct Reproduction {
     pub dirs: Vec<PathBuf>,
 }
 
+/// Runs one plan into `out`, draws its figures and writes its report; returns the
+/// report's path.
 pub fn run_and_report(
     plan_path: &Path,
     out: &Path,
