@@ -14,6 +14,10 @@ that is a module file), and builds two graphs:
 The crate root (`lib.rs` / `main.rs`) is a node too (`crate`): it declares and
 re-exports modules, so a module that uses a root re-export closes a cycle.
 
+Test code is left out: files named `tests.rs` or `*_tests.rs` and the bodies of
+`#[cfg(test)] mod ... { }` blocks. Like a dev-dependency, a test may use a layer above
+the code it tests (e.g. the `testing` harness); it is not linked into the crate.
+
 Cycles (strongly connected components with more than one node) are printed with one
 reference per edge (file:line and the path written there). Exit status 1 if any.
 
@@ -227,16 +231,38 @@ def name(node):
     return "::".join(node) if node else "crate"
 
 
+def is_test_file(path):
+    return path.name == "tests.rs" or path.name.endswith("_tests.rs")
+
+
+def blank_test_modules(text):
+    """The text with every `#[cfg(test)] mod name { ... }` body blanked (newlines kept)."""
+    for m in reversed(list(re.finditer(r"#\[cfg\(test\)\]\s*(pub(\([^)]*\))?\s+)?mod\s+" + IDENT + r"\s*\{", text))):
+        depth, j = 1, m.end()
+        while j < len(text) and depth:
+            if text[j] == "{":
+                depth += 1
+            elif text[j] == "}":
+                depth -= 1
+            j += 1
+        text = text[: m.start()] + re.sub(r"[^\n]", " ", text[m.start() : j]) + text[j:]
+    return text
+
+
 def check_crate(crate_dir):
     src = crate_dir / "src"
-    files = sorted(p for p in src.rglob("*.rs") if "bin" not in p.relative_to(src).parts[:1])
+    files = sorted(
+        p
+        for p in src.rglob("*.rs")
+        if "bin" not in p.relative_to(src).parts[:1] and not is_test_file(p)
+    )
     modules = {module_path(src, f): f for f in files}
     found = 0
     for label, depth in (("files", 2), ("top-level", 1)):
         edges, why = {}, {}
         nodes = {m[:depth] for m in modules}
         for mod, f in modules.items():
-            text = strip_comments_and_strings(f.read_text(encoding="utf-8"))
+            text = blank_test_modules(strip_comments_and_strings(f.read_text(encoding="utf-8")))
             a = mod[:depth]
             for line, written, segs in references(text, mod):
                 b = resolve(modules, segs)[:depth]
