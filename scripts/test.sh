@@ -23,6 +23,7 @@ step() {
 step cargo fmt --all --check
 step cargo clippy --workspace --all-targets -- -D warnings
 step python3 scripts/check_module_cycles.py
+step python3 scripts/doc_figures.py --check --only validation
 step cargo test --workspace --release --no-fail-fast
 step env PYTHON="$python" tests/interop/run.sh
 

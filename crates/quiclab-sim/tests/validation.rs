@@ -8,6 +8,12 @@ use quiclab_sim::scenario::Topology;
 use quiclab_sim::{RunResult, Scenario, Simulation};
 use std::path::PathBuf;
 
+/// One line per validation point for `scripts/doc_figures.py`, which regenerates the
+/// README's validation table from them: `FIGURE case key value`.
+fn figure(case: &str, key: &str, value: f64) {
+    println!("FIGURE {case} {key} {value:e}");
+}
+
 fn load(name: &str) -> (Scenario, String) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../scenarios/validation")
@@ -69,6 +75,7 @@ fn a_link_bandwidth() {
             expected / 1e6,
             100.0 * (measured - expected) / expected
         );
+        figure("A", &format!("mtu={mtu}"), (measured - expected) / expected);
         assert!(err < 1e-4, "mtu {mtu}: {measured} vs {expected}");
     }
 }
@@ -107,6 +114,7 @@ fn b_lossy_link() {
                 expected / 1e6,
                 100.0 * dev
             );
+            figure("B", &format!("p={p},rtt_ms={rtt_ms}"), dev);
             assert!(
                 (-bound..=0.0).contains(&dev),
                 "p {p} rtt {rtt_ms}: {measured} vs {expected}"
@@ -138,6 +146,7 @@ fn c_flow_control() {
             let expected = credit as f64 * 8.0 / (rtt_ms / 1000.0);
             let dev = (measured - expected) / expected;
             println!("C credit {credit} rtt {rtt_ms} ms: measured {:.3} Mbit/s, expected {:.3} ({:+.2}%)", measured / 1e6, expected / 1e6, 100.0 * dev);
+            figure("C", &format!("credit={credit},rtt_ms={rtt_ms}"), dev);
             assert!(
                 dev.abs() < 1e-6,
                 "credit {credit} rtt {rtt_ms}: {measured} vs {expected}"
@@ -184,6 +193,9 @@ fn d_shared_link() {
                 .collect::<Vec<_>>(),
             total / 1e6
         );
+        if active.len() > 1 {
+            figure("D", &format!("phase={from}-{to}"), j);
+        }
         assert!(j >= 0.99, "phase {from}-{to}: Jain {j}");
         // Goodput stays below the 10 Mbit/s line rate by the IPv4/UDP/QUIC headers
         // (about 6%) and the UDP cross traffic (about 0.07 Mbit/s on average).

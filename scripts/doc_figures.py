@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Regenerates the figures that README.md and docs/PERFORMANCE.md quote, from runs, so
+the documents cannot drift from the code (Python 3 stdlib only).
+
+- validation: runs the INET validation test (`cargo test --release -p quiclab-sim --test
+  validation -- --nocapture`), reads its `FIGURE case key value` lines and rewrites the
+  README's validation table (between `<!-- doc_figures:validation -->` markers). The
+  figures are deterministic, so `--check` compares instead of writing and fails when the
+  README is stale (scripts/test.sh runs that).
+- timing: times reproductions from an empty output directory with the release binary and
+  rewrites the wall-time table of docs/PERFORMANCE.md (between
+  `<!-- doc_figures:timing -->` markers), with the machine's core count. Wall times vary:
+  this part only writes. `--with-ack-ratio` adds the full ack-ratio sweeps (~80 min).
+
+Usage: scripts/doc_figures.py [--check] [--only validation|timing] [--with-ack-ratio]
+"""
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+PERFORMANCE = ROOT / "docs" / "PERFORMANCE.md"
+
+
+def replace_block(text, name, body):
+    """`text` with the lines between the `name` markers replaced by `body`."""
+    start, end = f"<!-- doc_figures:{name} -->", f"<!-- /doc_figures:{name} -->"
+    pattern = re.compile(re.escape(start) + r"\n.*?" + re.escape(end), re.S)
+    if not pattern.search(text):
+        sys.exit(f"doc_figures: no {start} ... {end} block")
+    return pattern.sub(lambda _: f"{start}\n{body}{end}", text)
+
+
+def validation_figures():
+    """{case: [(key, value)]} from the validation test's output."""
+    out = subprocess.run(
+        ["cargo", "test", "--release", "-q", "-p", "quiclab-sim", "--test", "validation",
+         "--", "--nocapture", "--test-threads", "2"],
+        cwd=ROOT, capture_output=True, text=True,
+    )
+    if out.returncode != 0:
+        sys.stderr.write(out.stdout + out.stderr)
+        sys.exit("doc_figures: the validation test failed")
+    figures = defaultdict(list)
+    for line in out.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[0] == "FIGURE":
+            figures[parts[1]].append((parts[2], float(parts[3])))
+    for case in "ABCD":
+        if not figures[case]:
+            sys.exit(f"doc_figures: no figures for case {case}")
+    return figures
+
+
+def pct(x, digits=2):
+    return f"{x * 100:+.{digits}f}%"
+
+
+def validation_table(f):
+    a = max(abs(v) for _, v in f["A"])
+    by_p = defaultdict(list)
+    for key, v in f["B"]:
+        by_p[float(key.split(",")[0].split("=")[1])].append(v)
+    ps = sorted(by_p, reverse=True)
+    b_means = " / ".join(pct(sum(by_p[p]) / len(by_p[p])) for p in ps)
+    b_spread = max(max(by_p[p]) - min(by_p[p]) for p in ps)
+    c = max(abs(v) for _, v in f["C"])
+    c_text = "exact (every point within 1e-9)" if c < 1e-9 else f"within {abs(c) * 100:.4f}%"
+    d = min(v for _, v in f["D"])
+    return (
+        "| INET validation case (seed 002, §IV) | analytic result | quiclab-sim |\n"
+        "|---|---|---|\n"
+        f"| A: link bandwidth, 100 Mbit/s, MTU 1280-9000 | (MTU-28)/MTU x BW | "
+        f"within {a * 100:.3f}% (asserted: 0.01%) |\n"
+        f"| B: periodic loss 0.1%/0.02%/0.005%, RTT 2-100 ms | Mathis: MSS/RTT x sqrt(3/2p) | "
+        f"{b_means} (each the same at every RTT within {b_spread * 100:.2f} points; "
+        f"asserted: below by at most 5% / 2% / 1.5%) |\n"
+        f"| C: flow-control limited, no CC, 65-140 kB, RTT 2-100 ms | initialMaxData / RTT | "
+        f"{c_text} |\n"
+        f"| D: three senders + UDP cross traffic over 10 Mbit/s | fair shares 1, 1/2, 1/3 | "
+        f"Jain index >= {d:.3f} in every phase with two or three senders (asserted: 0.99) |\n"
+    )
+
+
+def timing_table(with_ack_ratio):
+    """Times each reproduction with the release binary into a fresh directory."""
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "quiclab-cli"], cwd=ROOT, check=True)
+    binary = ROOT / "target" / "release" / "quiclab"
+    jobs = [
+        ("`quiclab reproduce all --quick` (the README's main job)", ["all", "--quick"]),
+        ("`quiclab reproduce inet-validation`", ["inet-validation"]),
+        ("`quiclab reproduce handshake-latency`", ["handshake-latency"]),
+        ("`quiclab reproduce satellite-ack`", ["satellite-ack"]),
+        ("`quiclab reproduce instant-ack`", ["instant-ack"]),
+    ]
+    if with_ack_ratio:
+        jobs.append(("`quiclab reproduce ack-ratio` (fig7 and lower-loss)", ["ack-ratio"]))
+    rows = []
+    for label, args in jobs:
+        out = Path(tempfile.mkdtemp(prefix="quiclab-doc-figures-"))
+        started = time.monotonic()
+        subprocess.run([str(binary), "reproduce", *args, "--out", str(out), "--keep-going"],
+                       cwd=ROOT, check=True, capture_output=True)
+        wall = time.monotonic() - started
+        runs = sum(max(0, len(p.read_text().splitlines()) - 1) for p in out.rglob("runs.csv"))
+        shutil.rmtree(out)
+        shown = f"{wall:.0f} s" if wall < 120 else f"{wall / 60:.0f} min"
+        rows.append(f"| {label} | {runs:,} | {shown} |\n")
+        print(f"{label}: {runs} runs, {wall:.1f} s", file=sys.stderr)
+    return (
+        f"Wall time on this machine ({os.cpu_count()} cores), release build, empty cache, "
+        f"measured {time.strftime('%Y-%m-%d')} by `scripts/doc_figures.py --only timing`:\n\n"
+        "| command | runs | wall time |\n|---|---|---|\n" + "".join(rows)
+    )
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true",
+                    help="compare the README's validation table instead of writing it")
+    ap.add_argument("--only", choices=["validation", "timing"])
+    ap.add_argument("--with-ack-ratio", action="store_true")
+    a = ap.parse_args()
+    if a.only in (None, "validation"):
+        text = README.read_text()
+        new = replace_block(text, "validation", validation_table(validation_figures()))
+        if a.check:
+            if new != text:
+                sys.exit("doc_figures: README.md's validation table is stale; "
+                         "run scripts/doc_figures.py --only validation")
+            print("doc_figures: README.md's validation table matches the test")
+        elif new != text:
+            README.write_text(new)
+            print("doc_figures: README.md updated")
+    if a.only in (None, "timing") and not a.check:
+        text = PERFORMANCE.read_text()
+        PERFORMANCE.write_text(replace_block(text, "timing", timing_table(a.with_ack_ratio)))
+        print("doc_figures: docs/PERFORMANCE.md updated")
+
+
+if __name__ == "__main__":
+    main()
