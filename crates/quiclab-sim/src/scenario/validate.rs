@@ -66,7 +66,7 @@ impl Check<'_> {
 
     /// A time in milliseconds, as [`Check::seconds`].
     pub fn millis(&self, key: impl Into<String>, v: f64) -> Result<(), ScenarioError> {
-        if v.is_finite() && v >= 0.0 && v <= MAX_SECONDS * 1e3 {
+        if (0.0..=MAX_SECONDS * 1e3).contains(&v) {
             return Ok(());
         }
         self.bad(
