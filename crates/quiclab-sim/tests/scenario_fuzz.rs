@@ -5,7 +5,9 @@
 //! [`RUN_STOP_S`] and at most [`RUN_MAX_EVENTS`] events, so a case is quick.
 //!
 //! `QUICLAB_FUZZ_CASES=100000 cargo test --release -p quiclab-sim --test scenario_fuzz`
-//! runs more cases than the default 256.
+//! runs more cases than the default 256. With `QUICLAB_FUZZ_LAST=<file>` each case is
+//! written there before it runs, so a case that aborts the process (out of memory, which
+//! `catch_unwind` cannot report) is left behind.
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence};
@@ -121,6 +123,7 @@ const EXTRA_PATHS: &[&str] = &[
     "server.max_udp_payload_size",
     "client.flow.initial_max_data",
     "server.flow.send_buffer",
+    "client.flow.send_buffer",
     "cross_traffic[0].interval_min_ms",
     "cross_traffic[0].size_max",
     "schedule[0].at_s",
@@ -396,6 +399,24 @@ fn the_issue_case_is_a_typed_error() {
     );
 }
 
+/// Found by this test (the process ran out of memory): a server buffering a huge
+/// response through a huge send buffer.
+#[test]
+fn a_huge_send_buffer_is_a_typed_error() {
+    let text = INLINE_BASES[1]
+        .replacen("size = 20000", "size = 4611686018427387903", 1)
+        .replacen(
+            "[[flows]]",
+            "[server]\nflow = { send_buffer = 4611686018427387903 }\n[[flows]]",
+            1,
+        );
+    let err = Scenario::parse(&text, FILE).expect_err("refused");
+    assert!(
+        err.to_string().contains("flows[0].server.flow.send_buffer"),
+        "{err}"
+    );
+}
+
 proptest! {
     #![proptest_config(Config {
         cases: cases(),
@@ -413,6 +434,9 @@ proptest! {
         let Some(mutated) = mutate(text, &ops) else {
             return Ok(());
         };
+        if let Ok(last) = std::env::var("QUICLAB_FUZZ_LAST") {
+            std::fs::write(last, format!("# base {name}\n{mutated}")).expect("QUICLAB_FUZZ_LAST");
+        }
         let outcome = catch_unwind(AssertUnwindSafe(|| check(&mutated)));
         match outcome {
             Ok(Ok(())) => {}

@@ -6,7 +6,8 @@
 //! Limits beyond signs (see `validate`): times are at most [`MAX_SECONDS`] (1e9 s, in
 //! any unit the key uses), link rates are [`MIN_RATE_MBPS`] (1 bit/s) to
 //! [`MAX_RATE_MBPS`], measurement bins and cross-traffic gaps at least 1 ns, at most
-//! [`MAX_PAIRS`] dumbbell pairs and [`MAX_FLOWS`] flows. A scenario whose estimated
+//! [`MAX_PAIRS`] dumbbell pairs and [`MAX_FLOWS`] flows, and a flow's send buffers
+//! (`flow.send_buffer` x streams) at most [`MAX_SEND_MEMORY`]. A scenario whose estimated
 //! work exceeds `stop.max_events` (default [`DEFAULT_MAX_EVENTS`]) is refused up front
 //! (see `budget`).
 
@@ -21,8 +22,8 @@ mod validate;
 
 pub use budget::{max_events, SourceWork, DEFAULT_MAX_EVENTS};
 pub use validate::{
-    MAX_CERTIFICATE_PADDING, MAX_FLOWS, MAX_PAIRS, MAX_RATE_MBPS, MAX_SECONDS, MIN_RATE_MBPS,
-    MIN_STEP_SECONDS,
+    MAX_CERTIFICATE_PADDING, MAX_FLOWS, MAX_PAIRS, MAX_RATE_MBPS, MAX_SECONDS, MAX_SEND_MEMORY,
+    MIN_RATE_MBPS, MIN_STEP_SECONDS,
 };
 
 /// A scenario file's top level.

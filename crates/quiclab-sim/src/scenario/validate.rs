@@ -27,6 +27,8 @@ pub const MIN_STEP_SECONDS: f64 = 1e-9;
 pub const MAX_PAIRS: usize = 256 * 250;
 /// Flows: flow i's client uses UDP port 40000 + i.
 pub const MAX_FLOWS: usize = 65536 - 40000;
+/// Send-buffer bytes a flow may hold at once (send_buffer x streams in use): 1 GiB.
+pub const MAX_SEND_MEMORY: u64 = 1 << 30;
 /// Extra certificate bytes (a 1 MiB certificate is already far beyond real TLS chains).
 pub const MAX_CERTIFICATE_PADDING: usize = 1 << 20;
 
@@ -235,6 +237,39 @@ impl Scenario {
                     ),
                 );
             }
+        }
+        self.check_send_memory(c, i, f)
+    }
+
+    /// The sender writes its workload into stream send buffers at once, up to
+    /// `flow.send_buffer` per open stream, and the simulator holds those bytes in memory:
+    /// a huge buffer times many streams would exhaust it (an abort, not an error).
+    fn check_send_memory(&self, c: Check, i: usize, f: &Flow) -> Result<(), ScenarioError> {
+        let (client, server) = (
+            self.transport(i, false, c.file)?,
+            self.transport(i, true, c.file)?,
+        );
+        let (side, sender, streams) = match f.workload {
+            Workload::Bulk { .. } => ("client", &client, 1),
+            // The client opens at most `parallel` request streams, within the server's
+            // stream limit; the server buffers each response.
+            Workload::Request {
+                count, parallel, ..
+            } => (
+                "server",
+                &server,
+                parallel.min(count).min(server.flow.max_streams_bidi),
+            ),
+        };
+        let buffered = u128::from(sender.flow.send_buffer) * u128::from(streams);
+        if buffered > u128::from(MAX_SEND_MEMORY) {
+            return c.bad(
+                format!("flows[{i}].{side}.flow.send_buffer"),
+                format!(
+                    "{} bytes x {streams} streams may be buffered at once; at most {MAX_SEND_MEMORY} bytes per flow",
+                    sender.flow.send_buffer
+                ),
+            );
         }
         Ok(())
     }
