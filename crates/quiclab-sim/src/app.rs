@@ -1,6 +1,7 @@
 //! The applications on simulated hosts: a flow's client workload (bulk sender or
 //! hq-interop-style requester) and its server (discard receiver and responder).
 
+use crate::engine::saturating_secs;
 use crate::scenario::Workload;
 use quiclab_proto::streams::StreamError;
 use quiclab_proto::time::Instant;
@@ -138,9 +139,7 @@ pub struct ClientApp {
 impl ClientApp {
     pub fn new(workload: Workload, start: Instant) -> Self {
         let stop_at = match &workload {
-            Workload::Bulk { stop_s, .. } => {
-                stop_s.map(|s| Instant::ZERO + Duration::from_secs_f64(s))
-            }
+            Workload::Bulk { stop_s, .. } => stop_s.map(|s| Instant::ZERO + saturating_secs(s)),
             Workload::Request { .. } => None,
         };
         let _ = start;
@@ -243,7 +242,7 @@ impl ClientApp {
                 }
                 self.pending.remove(&id);
                 if think_ms > 0.0 {
-                    self.next_request_at = Some(now + Duration::from_secs_f64(think_ms / 1000.0));
+                    self.next_request_at = Some(now + saturating_secs(think_ms / 1000.0));
                 }
             }
         }

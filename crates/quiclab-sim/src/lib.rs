@@ -14,4 +14,4 @@ pub mod topology;
 
 pub use results::RunResult;
 pub use scenario::Scenario;
-pub use sim::{SimError, Simulation};
+pub use sim::{Progress, ProgressHook, SimError, Simulation};

@@ -185,9 +185,11 @@ impl Link {
         let tx = match self.rate_bps {
             None => Duration::ZERO,
             Some(rate) => {
+                // A zero rate is refused by scenario validation; 1 bit/s is the floor here.
+                let rate = u128::from(rate.max(1));
                 let total = u128::from(size) * 8 * 1_000_000_000 + self.carry;
-                self.carry = total % u128::from(rate);
-                Duration::from_nanos((total / u128::from(rate)) as u64)
+                self.carry = total % rate;
+                Duration::from_nanos(u64::try_from(total / rate).unwrap_or(u64::MAX))
             }
         };
         Some(LinkAction::TxDone(now + tx, pkt))

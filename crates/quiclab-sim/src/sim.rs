@@ -7,13 +7,13 @@
 //! order; so a run is a pure function of the scenario and its seed.
 
 use crate::app::{AppMeasure, ClientApp, MeasureWindow, ServerApp};
-use crate::engine::{EventQueue, Next, Slab};
+use crate::engine::{saturating_secs, EventQueue, Next, Slab};
 use crate::link::{LinkAction, Packet};
 use crate::output::metrics::{MetricsSink, SideMetrics, Tee};
 use crate::output::pcap::PcapWriter;
 use crate::results::{FlowResult, LinkResult, RunResult};
-use crate::scenario::{Scenario, ScenarioError, Workload};
-use crate::topology::{derive_seed, Network};
+use crate::scenario::{max_events, Scenario, ScenarioError, Workload};
+use crate::topology::{derive_seed, rate_bps, Network};
 use quiclab_proto::crypto::cert::{self, MemoryKeyLog, ServerVerification};
 use quiclab_proto::endpoint::ConnectionHandle;
 use quiclab_proto::events::EventSink;
@@ -44,7 +44,29 @@ pub enum SimError {
     },
     #[error("no progress at {0}: the same instant repeated too often (a bug; please report the scenario)")]
     Stuck(Instant),
+    #[error("{file}: stop.max_events: the run reached {limit} events at {at} of virtual time; raise stop.max_events if you mean it")]
+    EventLimit {
+        file: String,
+        limit: u64,
+        at: Instant,
+    },
 }
+
+/// Where a run stands, for progress displays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// Current virtual time.
+    pub now: Instant,
+    /// The scenario's stop time.
+    pub stop: Instant,
+    /// Events handled so far.
+    pub events: u64,
+}
+
+/// Called with the run's [`Progress`] every so many events. The simulator never reads a
+/// clock; a display reads wall time in the hook. A hook only observes: it cannot change
+/// the run's results.
+pub type ProgressHook = Box<dyn FnMut(Progress) + Send>;
 
 enum Ev {
     /// A link finishes serializing a packet (a key into `Simulation::flying`).
@@ -123,23 +145,31 @@ pub struct Simulation {
     spare: Vec<Vec<u8>>,
     read_buf: Vec<u8>,
     event_count: u64,
+    /// `stop.max_events` (or its default).
+    max_events: u64,
+    /// The progress hook, its period in events, and the event count of its next call.
+    progress: Option<(ProgressHook, u64)>,
+    next_progress: u64,
 }
 
+/// Seconds from the scenario as virtual time (saturating; validated values never are).
 fn secs(s: f64) -> Instant {
-    Instant::ZERO + Duration::from_secs_f64(s)
+    Instant::ZERO + saturating_secs(s)
 }
 
 impl Simulation {
     /// Builds the network and flows. `file` names the scenario in errors; `out` is where
     /// qlog and pcap files go (they are only written when the scenario asks and `out` is set).
+    /// The scenario is validated again here (it may have been edited since it was loaded).
     pub fn new(scenario: Scenario, file: &str, out: Option<&Path>) -> Result<Self, SimError> {
+        scenario.validate(file)?;
         let seed = scenario.seed;
         let mut net = Network::build(&scenario.topology, seed, file)?;
         let m = scenario.measure.clone();
         let window = MeasureWindow {
             from: secs(m.from_s),
             to: m.to_s.map_or(Instant::MAX, secs),
-            bin: Duration::from_secs_f64(m.interval_s),
+            bin: saturating_secs(m.interval_s),
         };
         for l in &mut net.links {
             l.traces = m.traces;
@@ -186,6 +216,9 @@ impl Simulation {
             spare: Vec::new(),
             read_buf: vec![0u8; 64 * 1024],
             event_count: 0,
+            max_events: max_events(&scenario),
+            progress: None,
+            next_progress: u64::MAX,
             net,
             scenario,
         };
@@ -316,6 +349,35 @@ impl Simulation {
         Ok(())
     }
 
+    /// Calls `hook` every `every_events` events (at least 1) while the run goes on.
+    pub fn set_progress_hook(&mut self, every_events: u64, hook: ProgressHook) {
+        let every = every_events.max(1);
+        self.progress = Some((hook, every));
+        self.next_progress = every;
+    }
+
+    /// Calls the progress hook if it is due; enforces `stop.max_events`.
+    fn on_event_count(&mut self) -> Result<(), SimError> {
+        if self.event_count > self.max_events {
+            return Err(SimError::EventLimit {
+                file: self.file.clone(),
+                limit: self.max_events,
+                at: self.now,
+            });
+        }
+        if self.event_count >= self.next_progress {
+            if let Some((hook, every)) = self.progress.as_mut() {
+                self.next_progress = self.event_count.saturating_add(*every);
+                hook(Progress {
+                    now: self.now,
+                    stop: self.stop,
+                    events: self.event_count,
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Runs to the stop condition and returns the results (and writes qlog/pcap files).
     pub fn run(mut self) -> Result<RunResult, SimError> {
         let mut same_time = 0u64;
@@ -324,6 +386,12 @@ impl Simulation {
                 if t <= self.now {
                     let (_, ev) = self.events.pop().expect("peeked");
                     self.event_count += 1;
+                    // One comparison in the common case: neither the limit nor the
+                    // next progress call is due.
+                    if self.event_count >= self.next_progress.min(self.max_events.saturating_add(1))
+                    {
+                        self.on_event_count()?;
+                    }
                     same_time += 1;
                     if same_time > 50_000_000 {
                         return Err(SimError::Stuck(self.now));
@@ -556,7 +624,7 @@ impl Simulation {
         self.capture(&pkt);
         let l = self.net.routes[pkt.route][0];
         self.events
-            .push(now + Duration::from_secs_f64(gap_ms / 1000.0), Ev::Cross(i));
+            .push(now + saturating_secs(gap_ms / 1000.0), Ev::Cross(i));
         let a = self.net.links[l].arrive(now, pkt);
         self.schedule_link(l, a);
     }
@@ -578,16 +646,16 @@ impl Simulation {
         let l = self.net.bottleneck[c.link as usize];
         let link = &mut self.net.links[l];
         if let Some(r) = c.rate_mbps {
-            link.rate_bps = Some((r * 1e6).round() as u64);
+            link.rate_bps = Some(rate_bps(r));
         }
         if let Some(d) = c.delay_ms {
-            link.delay = Duration::from_secs_f64(d / 1000.0);
+            link.delay = saturating_secs(d / 1000.0);
         }
         if let Some(loss) = c.loss {
             link.impairments.set_loss(loss);
         }
         if let Some(o) = c.outage_s {
-            link.down_until = Some(self.now + Duration::from_secs_f64(o));
+            link.down_until = Some(self.now + saturating_secs(o));
         }
     }
 

@@ -1,5 +1,6 @@
 //! Building hosts, links and routes from a scenario's topology.
 
+use crate::engine::saturating_secs;
 use crate::impair::Impairments;
 use crate::link::{Link, Packet};
 use crate::queue::{Queue, QueueConfig};
@@ -7,7 +8,6 @@ use crate::scenario::{LinkConfig, ScenarioError, Topology};
 use quiclab_proto::rng::DetRng;
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
-use std::time::Duration;
 
 /// A seed for a named component: the same name gives the same stream whatever else the
 /// scenario contains.
@@ -47,8 +47,8 @@ fn build_link(
     let rng = DetRng::new(derive_seed(seed, &format!("link:{name}")));
     let impairments =
         Impairments::new(&c.impairments, rng).map_err(|w| invalid(format!("impairments: {w}")))?;
-    let rate = c.rate_mbps.map(|r| (r * 1e6).round() as u64);
-    let delay = Duration::from_secs_f64(c.delay_ms / 1000.0);
+    let rate = c.rate_mbps.map(rate_bps);
+    let delay = saturating_secs(c.delay_ms / 1000.0);
     let mtu = u64::from(c.mtu.unwrap_or(65535));
     Ok(Link::new(
         name.to_string(),
@@ -58,6 +58,12 @@ fn build_link(
         queue,
         impairments,
     ))
+}
+
+/// A link rate in bit/s from Mbit/s, at least 1 (validation refuses lower rates; `as`
+/// saturates above).
+pub fn rate_bps(mbps: f64) -> u64 {
+    ((mbps * 1e6).round() as u64).max(1)
 }
 
 /// An ideal access link: unlimited rate, no loss, a large queue.

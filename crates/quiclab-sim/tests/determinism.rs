@@ -211,3 +211,31 @@ fn adding_a_later_flow_leaves_an_earlier_one_alone() {
         assert!(fa[name] == fb[name], "{name} changed when a flow was added");
     }
 }
+
+/// A progress hook only observes: a run with one called on every event writes the same
+/// results and files as a run without, and sees virtual time advance to the stop time.
+#[test]
+fn progress_hook_changes_nothing() {
+    use quiclab_sim::Progress;
+    use std::sync::{Arc, Mutex};
+    let (a, b) = (TempDir::new("det-hook-a"), TempDir::new("det-hook-b"));
+    let plain = run(LOSSY, a.path());
+    let s = Scenario::parse(LOSSY, "inline").unwrap_or_else(|e| panic!("{e}"));
+    let seen: Arc<Mutex<Vec<Progress>>> = Arc::default();
+    let log = seen.clone();
+    let mut sim = Simulation::new(s, "inline", Some(b.path())).unwrap_or_else(|e| panic!("{e}"));
+    sim.set_progress_hook(1, Box::new(move |p| log.lock().expect("lock").push(p)));
+    let hooked = sim.run().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(json(&plain), json(&hooked), "the hook changed the results");
+    assert_eq!(
+        files(a.path()),
+        files(b.path()),
+        "the hook changed the files"
+    );
+    let seen = seen.lock().expect("lock");
+    assert_eq!(seen.len() as u64, hooked.events, "one call per event");
+    assert!(seen
+        .windows(2)
+        .all(|w| w[0].now <= w[1].now && w[0].events < w[1].events));
+    assert!(seen.iter().all(|p| p.now <= p.stop));
+}

@@ -2,12 +2,29 @@
 //! transport config, seed and stop condition. Unknown keys and impossible values are
 //! errors naming the file and the key; nothing is silently defaulted (absent optional
 //! keys take the documented defaults below).
+//!
+//! Limits beyond signs (see `validate`): times are at most [`MAX_SECONDS`] (1e9 s, in
+//! any unit the key uses), link rates are [`MIN_RATE_MBPS`] (1 bit/s) to
+//! [`MAX_RATE_MBPS`], measurement bins and cross-traffic gaps at least 1 ns, at most
+//! [`MAX_PAIRS`] dumbbell pairs and [`MAX_FLOWS`] flows, and a flow's send buffers
+//! (`flow.send_buffer` x streams) at most [`MAX_SEND_MEMORY`]. A scenario whose estimated
+//! work exceeds `stop.max_events` (default [`DEFAULT_MAX_EVENTS`]) is refused up front
+//! (see `budget`).
 
 use crate::impair::ImpairmentConfig;
 use crate::queue::QueueConfig;
 use quiclab_proto::TransportConfig;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
+
+mod budget;
+mod validate;
+
+pub use budget::{max_events, SourceWork, DEFAULT_MAX_EVENTS};
+pub use validate::{
+    MAX_CERTIFICATE_PADDING, MAX_FLOWS, MAX_PAIRS, MAX_RATE_MBPS, MAX_SECONDS, MAX_SEND_MEMORY,
+    MIN_RATE_MBPS, MIN_STEP_SECONDS,
+};
 
 /// A scenario file's top level.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -51,6 +68,13 @@ pub struct Stop {
     /// Also stop as soon as every flow with a finite workload has completed.
     #[serde(default)]
     pub when_flows_done: bool,
+    /// Most events the run may take (default [`DEFAULT_MAX_EVENTS`], about half an hour).
+    /// A scenario whose estimated work (see [`Scenario::estimate_work`]) exceeds it is
+    /// refused when loaded, naming the source that contributes most, and a run that
+    /// reaches it stops with [`crate::SimError::EventLimit`]. Raise it for a long run
+    /// you mean.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_events: Option<u64>,
 }
 
 /// What to measure and write.
@@ -282,226 +306,19 @@ impl Scenario {
             key: format!("{key}.{}", e.key),
             why: e.why,
         })?;
-        Ok(config)
-    }
-
-    fn validate(&self, file: &str) -> Result<(), ScenarioError> {
-        let bad = |key: String, why: &str| {
-            Err(ScenarioError::Invalid {
-                file: file.to_string(),
-                key,
-                why: why.to_string(),
-            })
-        };
-        let finite_nonneg = |v: f64| v.is_finite() && v >= 0.0;
-        if !(self.stop.time_s.is_finite() && self.stop.time_s > 0.0) {
-            return bad("stop.time_s".into(), "must be a positive number of seconds");
-        }
-        if !(self.measure.interval_s.is_finite() && self.measure.interval_s > 0.0) {
-            return bad("measure.interval_s".into(), "must be positive");
-        }
-        if !finite_nonneg(self.measure.from_s)
-            || self
-                .measure
-                .to_s
-                .is_some_and(|t| !(t.is_finite() && t > self.measure.from_s))
-        {
-            return bad("measure".into(), "needs 0 <= from_s < to_s");
-        }
-        let pairs = match &self.topology {
-            Topology::PointToPoint { forward, ret } => {
-                validate_link(forward, "topology.forward", file)?;
-                validate_link(ret, "topology.return", file)?;
-                1
-            }
-            Topology::Dumbbell {
-                pairs,
-                access_delay_ms,
-                forward,
-                ret,
-            } => {
-                validate_link(forward, "topology.forward", file)?;
-                validate_link(ret, "topology.return", file)?;
-                if *pairs == 0 {
-                    return bad("topology.pairs".into(), "must be at least 1");
-                }
-                if !access_delay_ms.is_empty() && access_delay_ms.len() != *pairs {
-                    return bad(
-                        "topology.access_delay_ms".into(),
-                        "needs one value per pair (or none)",
-                    );
-                }
-                if access_delay_ms.iter().any(|d| !finite_nonneg(*d)) {
-                    return bad(
-                        "topology.access_delay_ms".into(),
-                        "delays must be non-negative",
-                    );
-                }
-                *pairs
-            }
-        };
-        // Unknown keys and wrong types in the scenario-wide transport tables, named as
-        // written (the per-flow checks below see them merged, and only if there are flows).
-        parse_transport(&self.client, "client", file)?;
-        parse_transport(&self.server, "server", file)?;
-        if self.flows.is_empty() && self.cross_traffic.is_empty() {
-            return bad(
-                "flows".into(),
-                "a scenario needs at least one flow or cross-traffic source",
-            );
-        }
-        let mut names = std::collections::BTreeSet::new();
-        for (i, f) in self.flows.iter().enumerate() {
-            let key = format!("flows[{i}]");
-            if !names.insert(f.name.clone()) {
-                return bad(format!("{key}.name"), "flow names must be unique");
-            }
-            if f.pair >= pairs {
-                return bad(format!("{key}.pair"), "no such pair in the topology");
-            }
-            if !finite_nonneg(f.start_s) {
-                return bad(format!("{key}.start_s"), "must be non-negative");
-            }
-            match &f.workload {
-                Workload::Bulk { bytes, stop_s } => {
-                    if bytes.is_none() && stop_s.is_none() && self.stop.when_flows_done {
-                        return bad(
-                            format!("{key}.workload"),
-                            "an unlimited bulk flow never finishes: set bytes or stop_s",
-                        );
-                    }
-                    if stop_s.is_some_and(|s| !(s.is_finite() && s > f.start_s)) {
-                        return bad(format!("{key}.workload.stop_s"), "must be after start_s");
-                    }
-                }
-                Workload::Request {
-                    count,
-                    parallel,
-                    think_ms,
-                    ..
-                } => {
-                    if *count == 0 || *parallel == 0 {
-                        return bad(
-                            format!("{key}.workload"),
-                            "count and parallel must be at least 1",
-                        );
-                    }
-                    if !finite_nonneg(*think_ms) {
-                        return bad(format!("{key}.workload.think_ms"), "must be non-negative");
-                    }
-                }
-            }
-            for server in [false, true] {
-                let t = self.transport(i, server, file)?;
-                let mtu = self.path_mtu(if server {
-                    LinkSide::Return
-                } else {
-                    LinkSide::Forward
-                });
-                if u32::from(t.max_udp_payload_size) + 28 > mtu {
-                    let side = if server { "server" } else { "client" };
-                    return bad(
-                        format!("{key}.{side}.max_udp_payload_size"),
-                        &format!(
-                            "{} + 28 bytes of IPv4/UDP headers exceeds the link mtu {mtu}",
-                            t.max_udp_payload_size
-                        ),
-                    );
-                }
-            }
-        }
-        for (i, c) in self.cross_traffic.iter().enumerate() {
-            let key = format!("cross_traffic[{i}]");
-            if c.pair >= pairs {
-                return bad(format!("{key}.pair"), "no such pair in the topology");
-            }
-            if c.size_min == 0 || c.size_min > c.size_max || c.size_max > 65507 {
-                return bad(
-                    format!("{key}.size_min"),
-                    "needs 1 <= size_min <= size_max <= 65507",
-                );
-            }
-            if !(c.interval_min_ms > 0.0
-                && c.interval_min_ms <= c.interval_max_ms
-                && c.interval_max_ms.is_finite())
-            {
-                return bad(
-                    format!("{key}.interval_min_ms"),
-                    "needs 0 < interval_min_ms <= interval_max_ms",
-                );
-            }
-        }
-        for (i, c) in self.schedule.iter().enumerate() {
-            let key = format!("schedule[{i}]");
-            if !finite_nonneg(c.at_s) {
-                return bad(format!("{key}.at_s"), "must be non-negative");
-            }
-            if c.rate_mbps.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
-                return bad(format!("{key}.rate_mbps"), "must be positive");
-            }
-            if let Some(Err(why)) = c.loss.as_ref().map(|l| l.validate()) {
-                return bad(format!("{key}.loss"), &why);
-            }
-            if c.delay_ms.is_some_and(|d| !finite_nonneg(d))
-                || c.outage_s.is_some_and(|d| !finite_nonneg(d))
-            {
-                return bad(key, "delays and outages must be non-negative");
-            }
-        }
-        Ok(())
-    }
-
-    /// The smallest MTU on a direction's path.
-    fn path_mtu(&self, side: LinkSide) -> u32 {
-        let (f, r) = match &self.topology {
-            Topology::PointToPoint { forward, ret } | Topology::Dumbbell { forward, ret, .. } => {
-                (forward, ret)
-            }
-        };
-        let l = if side == LinkSide::Forward { f } else { r };
-        l.mtu.unwrap_or(65535)
-    }
-}
-
-fn validate_link(l: &LinkConfig, key: &str, file: &str) -> Result<(), ScenarioError> {
-    let bad = |k: &str, why: &str| {
-        Err(ScenarioError::Invalid {
+        validate::check_wire_limits(&config).map_err(|(k, why)| ScenarioError::Invalid {
             file: file.to_string(),
             key: format!("{key}.{k}"),
-            why: why.to_string(),
-        })
-    };
-    if l.rate_mbps.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
-        return bad(
-            "rate_mbps",
-            "must be positive (omit it for an unlimited link)",
-        );
-    }
-    if !(l.delay_ms.is_finite() && l.delay_ms >= 0.0) {
-        return bad("delay_ms", "must be non-negative");
-    }
-    if l.mtu.is_some_and(|m| !(68..=65535).contains(&m)) {
-        return bad("mtu", "must be 68 to 65535");
-    }
-    // Checked again when the link is built; here so a loaded scenario is a valid one.
-    if let Err(why) = l.impairments.validate() {
-        return bad("impairments", &why);
-    }
-    // Queue errors already name the field (`queue.packets ...`).
-    if let Err(why) = crate::queue::Queue::<()>::new(&l.queue) {
-        return Err(ScenarioError::Invalid {
-            file: file.to_string(),
-            key: key.to_string(),
             why,
-        });
+        })?;
+        Ok(config)
     }
-    Ok(())
 }
 
 /// Deserializes a transport table; `key` names it in errors. Errors from a `toml::Value`
 /// carry no key path, so the top-level key that fails on its own is added to `key`
 /// (every TransportConfig key has a default, so the others deserialize alone).
-fn parse_transport(
+pub(crate) fn parse_transport(
     table: &toml::Table,
     key: &str,
     file: &str,
