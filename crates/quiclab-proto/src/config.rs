@@ -310,6 +310,51 @@ pub struct ConfigError {
 
 impl TransportConfig {
     /// Rejects values the RFCs forbid or that could never work.
+    /// Values that go on the wire as variable-length integers (RFC 9000 §16: below
+    /// 2^62), as transport parameters (§18.2) or in MAX_DATA / MAX_STREAM_DATA frames
+    /// (the receive windows): larger ones could not be encoded.
+    fn validate_wire_limits(&self) -> Result<(), ConfigError> {
+        const VARINT_MAX: u64 = (1 << 62) - 1;
+        let f = &self.flow;
+        let values = [
+            ("idle_timeout_ms", Some(self.idle_timeout_ms)),
+            (
+                "active_connection_id_limit",
+                Some(self.active_connection_id_limit),
+            ),
+            ("max_datagram_frame_size", self.max_datagram_frame_size),
+            ("min_ack_delay_us", self.min_ack_delay_us),
+            ("flow.initial_max_data", Some(f.initial_max_data)),
+            (
+                "flow.initial_max_stream_data",
+                Some(f.initial_max_stream_data),
+            ),
+            ("flow.max_receive_window", Some(f.max_receive_window)),
+            (
+                "flow.max_stream_receive_window",
+                Some(f.max_stream_receive_window),
+            ),
+            (
+                "ack.reordering_threshold",
+                Some(self.ack.reordering_threshold),
+            ),
+            (
+                "ack_frequency.reordering_threshold",
+                Some(self.ack_frequency.reordering_threshold),
+            ),
+        ];
+        match values
+            .into_iter()
+            .find(|(_, v)| v.is_some_and(|v| v > VARINT_MAX))
+        {
+            Some((key, _)) => Err(ConfigError {
+                key,
+                why: "must be below 2^62 (RFC 9000 §16)".into(),
+            }),
+            None => Ok(()),
+        }
+    }
+
     pub fn validate(&self) -> Result<(), ConfigError> {
         let err = |key, why: &str| {
             Err(ConfigError {
@@ -366,6 +411,7 @@ impl TransportConfig {
             );
         }
         self.validate_ack_frequency()?;
+        self.validate_wire_limits()?;
         if let Some(m) = self.min_ack_delay_us {
             if m > self.ack.max_ack_delay_ms * 1000 {
                 return err(
@@ -615,5 +661,15 @@ mod tests {
         let c: TransportConfig =
             toml::from_str("min_ack_delay_us = 25001\nack = { max_ack_delay_ms = 25 }").unwrap();
         assert_eq!(c.validate().unwrap_err().key, "min_ack_delay_us");
+    }
+
+    #[test]
+    fn values_beyond_a_varint_are_refused() {
+        let mut c = TransportConfig::default();
+        c.flow.initial_max_data = 1 << 62;
+        let e = c.validate().unwrap_err();
+        assert_eq!(e.key, "flow.initial_max_data");
+        c.flow.initial_max_data = (1 << 62) - 1;
+        assert!(c.validate().is_ok());
     }
 }

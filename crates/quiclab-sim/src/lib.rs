@@ -7,11 +7,12 @@ pub mod impair;
 pub mod link;
 pub mod output;
 pub mod queue;
-pub mod results;
 pub mod scenario;
 pub mod sim;
 pub mod topology;
 
+/// The results of a run, as data (`output/results.rs`), at the path users know.
+pub use output::results;
 pub use results::RunResult;
 pub use scenario::Scenario;
 pub use sim::{Progress, ProgressHook, SimError, Simulation};

@@ -11,7 +11,7 @@ use crate::engine::{saturating_secs, EventQueue, Next, Slab};
 use crate::link::{LinkAction, Packet};
 use crate::output::metrics::{MetricsSink, SideMetrics, Tee};
 use crate::output::pcap::PcapWriter;
-use crate::results::{FlowResult, LinkResult, RunResult};
+use crate::output::results::{FlowResult, LinkResult, RunResult};
 use crate::scenario::{max_events, Scenario, ScenarioError, Workload};
 use crate::topology::{derive_seed, rate_bps, Network};
 use quiclab_proto::crypto::cert::{self, MemoryKeyLog, ServerVerification};

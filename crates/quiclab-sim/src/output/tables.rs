@@ -6,7 +6,7 @@
 //! ordered), so result directories can be diffed across commits.
 
 use crate::output::metrics::SideMetrics;
-use crate::results::{FlowResult, RunResult};
+use crate::output::results::{FlowResult, RunResult};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::fs;
@@ -333,7 +333,7 @@ fn render(out: &mut String, header: &[&str], rows: &[Vec<String>], left: &[usize
 mod tests {
     use super::*;
     use crate::output::metrics::Count;
-    use crate::results::LinkResult;
+    use crate::output::results::LinkResult;
 
     fn side(sent: u64, bytes: u64, acks: u64, ack_bytes: u64, lost: u64) -> SideMetrics {
         let mut m = SideMetrics::default();

@@ -306,11 +306,6 @@ impl Scenario {
             key: format!("{key}.{}", e.key),
             why: e.why,
         })?;
-        validate::check_wire_limits(&config).map_err(|(k, why)| ScenarioError::Invalid {
-            file: file.to_string(),
-            key: format!("{key}.{k}"),
-            why,
-        })?;
         Ok(config)
     }
 }

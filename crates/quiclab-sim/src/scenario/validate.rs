@@ -9,7 +9,6 @@ use super::{
     parse_transport, CrossTraffic, Flow, LinkChange, LinkConfig, LinkSide, Scenario, ScenarioError,
     Topology, Workload,
 };
-use quiclab_proto::TransportConfig;
 
 /// The largest time any key may give, seconds (about 31.7 years). Virtual time counts
 /// nanoseconds in a u64 (about 584 years); the margin keeps sums of such times (start +
@@ -289,45 +288,6 @@ impl Scenario {
         let l = if side == LinkSide::Forward { f } else { r };
         l.mtu.unwrap_or(65535)
     }
-}
-
-/// Transport values that go on the wire as QUIC variable-length integers (RFC 9000
-/// §16: below 2^62) as transport parameters (§18.2) or in MAX_DATA / MAX_STREAM_DATA
-/// frames (the receive windows). `TransportConfig::validate` does not check these yet;
-/// an encoder would panic on them.
-pub(super) fn check_wire_limits(t: &TransportConfig) -> Result<(), (&'static str, String)> {
-    const VARINT_MAX: u64 = (1 << 62) - 1;
-    let f = &t.flow;
-    let values = [
-        ("idle_timeout_ms", Some(t.idle_timeout_ms)),
-        (
-            "active_connection_id_limit",
-            Some(t.active_connection_id_limit),
-        ),
-        ("max_datagram_frame_size", t.max_datagram_frame_size),
-        ("min_ack_delay_us", t.min_ack_delay_us),
-        ("flow.initial_max_data", Some(f.initial_max_data)),
-        (
-            "flow.initial_max_stream_data",
-            Some(f.initial_max_stream_data),
-        ),
-        ("flow.max_receive_window", Some(f.max_receive_window)),
-        (
-            "flow.max_stream_receive_window",
-            Some(f.max_stream_receive_window),
-        ),
-        ("ack.reordering_threshold", Some(t.ack.reordering_threshold)),
-        (
-            "ack_frequency.reordering_threshold",
-            Some(t.ack_frequency.reordering_threshold),
-        ),
-    ];
-    for (key, v) in values {
-        if v.is_some_and(|v| v > VARINT_MAX) {
-            return Err((key, "must be below 2^62 (RFC 9000 §16)".to_string()));
-        }
-    }
-    Ok(())
 }
 
 fn check_link(c: Check, l: &LinkConfig, key: &str) -> Result<(), ScenarioError> {
