@@ -127,19 +127,22 @@ def module_path(src, file):
     return tuple(parts)
 
 
+def block_end(text, start):
+    """The index just past the `}` closing the block whose body starts at `start`."""
+    depth, j = 1, start
+    while j < len(text) and depth:
+        if text[j] == "{":
+            depth += 1
+        elif text[j] == "}":
+            depth -= 1
+        j += 1
+    return j
+
+
 def inline_mod_spans(text):
     """(start, end) of every inline `mod name { ... }` body."""
-    spans = []
-    for m in re.finditer(r"\bmod\s+" + IDENT + r"\s*\{", text):
-        depth, j = 1, m.end()
-        while j < len(text) and depth:
-            if text[j] == "{":
-                depth += 1
-            elif text[j] == "}":
-                depth -= 1
-            j += 1
-        spans.append((m.end(), j))
-    return spans
+    return [(m.end(), block_end(text, m.end()))
+            for m in re.finditer(r"\bmod\s+" + IDENT + r"\s*\{", text)]
 
 
 def references(text, here):
@@ -237,14 +240,9 @@ def is_test_file(path):
 
 def blank_test_modules(text):
     """The text with every `#[cfg(test)] mod name { ... }` body blanked (newlines kept)."""
-    for m in reversed(list(re.finditer(r"#\[cfg\(test\)\]\s*(pub(\([^)]*\))?\s+)?mod\s+" + IDENT + r"\s*\{", text))):
-        depth, j = 1, m.end()
-        while j < len(text) and depth:
-            if text[j] == "{":
-                depth += 1
-            elif text[j] == "}":
-                depth -= 1
-            j += 1
+    test_mod = r"#\[cfg\(test\)\]\s*(pub(\([^)]*\))?\s+)?mod\s+" + IDENT + r"\s*\{"
+    for m in reversed(list(re.finditer(test_mod, text))):
+        j = block_end(text, m.end())
         text = text[: m.start()] + re.sub(r"[^\n]", " ", text[m.start() : j]) + text[j:]
     return text
 
