@@ -74,7 +74,10 @@ def validation_table(f):
     b_means = " / ".join(pct(sum(by_p[p]) / len(by_p[p])) for p in ps)
     b_spread = max(max(by_p[p]) - min(by_p[p]) for p in ps)
     c = max(abs(v) for _, v in f["C"])
-    c_text = "exact (every point within 1e-9)" if c < 1e-9 else f"within {abs(c) * 100:.4f}%"
+    c_rtts = sorted({float(k.split("rtt_ms=")[1]) for k, _ in f["C"]})
+    c_at = ", ".join(f"{r:g}" for r in c_rtts)
+    c_text = (f"exact at RTT {c_at} ms (every point within 1e-9)" if c < 1e-9
+              else f"within {abs(c) * 100:.4f}% at RTT {c_at} ms")
     d = min(v for _, v in f["D"])
     return (
         "| INET validation case (seed 002, §IV) | analytic result | quiclab-sim |\n"
