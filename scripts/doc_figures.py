@@ -116,7 +116,7 @@ def timing_table(with_ack_ratio):
         wall = time.monotonic() - started
         runs = sum(max(0, len(p.read_text().splitlines()) - 1) for p in out.rglob("runs.csv"))
         shutil.rmtree(out)
-        shown = f"{wall:.0f} s" if wall < 120 else f"{wall / 60:.0f} min"
+        shown = f"{wall:.1f} s" if wall < 10 else f"{wall:.0f} s" if wall < 600 else f"{wall / 60:.0f} min"
         rows.append(f"| {label} | {runs:,} | {shown} |\n")
         print(f"{label}: {runs} runs, {wall:.1f} s", file=sys.stderr)
     return (
