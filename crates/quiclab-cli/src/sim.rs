@@ -32,7 +32,7 @@ pub struct RunArgs {
     #[arg(long)]
     seed: Option<u64>,
     /// Override a scenario key (repeatable), with a plan's `[set]` syntax: a number or
-    /// expression (`topology.forward.delay_ms=2*20`) or quoted text (`server.cc='cubic'`).
+    /// expression (`topology.forward.delay_ms=2*20`) or quoted text (`client.congestion_control.algorithm='none'`).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
 }
