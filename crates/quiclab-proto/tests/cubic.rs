@@ -43,7 +43,11 @@ fn cubic_config_parses_from_toml_and_is_validated() {
     );
     assert_eq!(c.congestion_control.build(1200).window(), 32 * 1200);
     // Unknown keys, including NewReno's, are errors.
-    for bad in ["gamma = 1.0", "growth = \"exact\"", "loss_reduction_factor = 0.5"] {
+    for bad in [
+        "gamma = 1.0",
+        "growth = \"exact\"",
+        "loss_reduction_factor = 0.5",
+    ] {
         let text = format!("[congestion_control]\nalgorithm = \"cubic\"\n{bad}");
         assert!(toml::from_str::<TransportConfig>(&text).is_err(), "{bad}");
     }
@@ -121,7 +125,12 @@ fn bulk_transfer_with_cubic_under_random_loss_is_byte_exact() {
         fin
     })
     .unwrap_or_else(|e| panic!("{e}; client {:?}", pair.client_conn().stats()));
-    assert!(got == data, "received {} of {} bytes", got.len(), data.len());
+    assert!(
+        got == data,
+        "received {} of {} bytes",
+        got.len(),
+        data.len()
+    );
     let client = pair.client_conn();
     let cc = client.congestion_controller();
     assert_eq!(cc.name(), "cubic");
