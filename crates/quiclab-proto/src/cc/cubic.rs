@@ -23,7 +23,7 @@ pub struct CubicConfig {
     pub initial_window_packets: Option<u64>,
     /// Minimum window in packets (RFC 9002 §7.2 and RFC 9438 §4.6: 2).
     pub minimum_window_packets: u64,
-    /// C, in segments / s^3 (RFC 9438 §5: 0.4). Must be finite and positive.
+    /// C, in segments / s^3 (RFC 9438 §5.1: 0.4). Must be finite and positive.
     pub c: f64,
     /// β_cubic, the multiplicative decrease factor (RFC 9438 §4.6: 0.7). In (0, 1).
     pub beta: f64,
@@ -85,6 +85,8 @@ pub struct Cubic {
 }
 
 impl Cubic {
+    /// A controller in slow start at the initial window, for a path whose maximum
+    /// datagram size (the RFC's segment) is `max_datagram_size` bytes.
     pub fn new(config: CubicConfig, max_datagram_size: u64) -> Self {
         let mds = max_datagram_size.max(1);
         let min_window = config.minimum_window_packets.saturating_mul(mds);
