@@ -450,19 +450,48 @@ impl TransportConfig {
                 return err(key, "must be a finite, non-negative number of ms");
             }
         }
-        if let CongestionControl::NewReno(c) = &self.congestion_control {
-            if !(c.loss_reduction_factor > 0.0 && c.loss_reduction_factor <= 1.0) {
-                return err(
-                    "congestion_control.loss_reduction_factor",
-                    "must be in (0, 1]",
-                );
+        self.validate_congestion_control()
+    }
+
+    /// The controller's knobs (`[congestion_control]`).
+    fn validate_congestion_control(&self) -> Result<(), ConfigError> {
+        let err = |key, why: &str| {
+            Err(ConfigError {
+                key,
+                why: why.to_string(),
+            })
+        };
+        match &self.congestion_control {
+            CongestionControl::NewReno(c) => {
+                if !(c.loss_reduction_factor > 0.0 && c.loss_reduction_factor <= 1.0) {
+                    return err(
+                        "congestion_control.loss_reduction_factor",
+                        "must be in (0, 1]",
+                    );
+                }
+                if c.minimum_window_packets == 0 {
+                    return err(
+                        "congestion_control.minimum_window_packets",
+                        "must be at least 1",
+                    );
+                }
             }
-            if c.minimum_window_packets == 0 {
-                return err(
-                    "congestion_control.minimum_window_packets",
-                    "must be at least 1",
-                );
+            CongestionControl::Cubic(c) => {
+                // RFC 9438 §4.6 / §5.1: β in (0, 1) and C > 0.
+                if !(c.beta > 0.0 && c.beta < 1.0) {
+                    return err("congestion_control.beta", "must be in (0, 1)");
+                }
+                if !(c.c > 0.0 && c.c.is_finite()) {
+                    return err("congestion_control.c", "must be a finite number above 0");
+                }
+                if c.minimum_window_packets == 0 {
+                    return err(
+                        "congestion_control.minimum_window_packets",
+                        "must be at least 1",
+                    );
+                }
             }
+            CongestionControl::None => {}
         }
         Ok(())
     }

@@ -1,8 +1,10 @@
 //! Congestion control behind a trait, one file per controller (RFC 9002 §7).
 
+mod cubic;
 mod new_reno;
 mod no_cc;
 
+pub use cubic::{Cubic, CubicConfig};
 pub use new_reno::{NewReno, NewRenoConfig, WindowGrowth};
 pub use no_cc::NoCongestionControl;
 
@@ -66,6 +68,8 @@ pub trait CongestionController: Debug + Send {
 #[serde(tag = "algorithm", rename_all = "snake_case", deny_unknown_fields)]
 pub enum CongestionControl {
     NewReno(NewRenoConfig),
+    /// CUBIC (RFC 9438).
+    Cubic(CubicConfig),
     /// No congestion control: the window is unlimited (flow control still applies), for
     /// validation experiments.
     None,
@@ -82,7 +86,17 @@ impl CongestionControl {
     pub fn build(&self, max_datagram_size: u64) -> Box<dyn CongestionController> {
         match self {
             CongestionControl::NewReno(c) => Box::new(NewReno::new(c.clone(), max_datagram_size)),
+            CongestionControl::Cubic(c) => Box::new(Cubic::new(c.clone(), max_datagram_size)),
             CongestionControl::None => Box::new(NoCongestionControl),
         }
+    }
+}
+
+/// RFC 9002 §7.2 initial window in bytes: `packets` * mds if configured, else
+/// min(10 * mds, max(2 * mds, 14720)).
+fn initial_window(packets: Option<u64>, mds: u64) -> u64 {
+    match packets {
+        Some(p) => p.saturating_mul(mds),
+        None => (10 * mds).min((2 * mds).max(14_720)),
     }
 }

@@ -1,0 +1,641 @@
+//! CUBIC as specified in RFC 9438, driven the QUIC way (RFC 9002 §7).
+//!
+//! The window (`cwnd`, `ssthresh`) is kept in integer bytes; f64 is used only for the
+//! cubic function and its state (`W_max`, `K`, `W_est`), so a run is deterministic on a
+//! given platform. Time comes only from the `now` arguments.
+//!
+//! Not implemented yet:
+//! - HyStart++ (RFC 9406; RFC 9438 §4.10 SHOULD): slow start is RFC 9002's exponential
+//!   growth until ssthresh, in [`Cubic::slow_start_ack`], the seam for it.
+//! - Spurious-congestion undo (RFC 9438 §4.9): it needs a signal that a declared loss was
+//!   spurious, which the `CongestionController` trait does not carry and the connection
+//!   does not detect; so every congestion event stands.
+
+use super::{initial_window, CongestionController};
+use crate::recovery::RttEstimator;
+use crate::time::Instant;
+
+/// CUBIC's knobs; defaults are RFC 9438's.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CubicConfig {
+    /// Initial window in packets; `None` = RFC 9002 §7.2: min(10 * mds, max(2 * mds, 14720)).
+    pub initial_window_packets: Option<u64>,
+    /// Minimum window in packets (RFC 9002 §7.2 and RFC 9438 §4.6: 2).
+    pub minimum_window_packets: u64,
+    /// C, in segments / s^3 (RFC 9438 §5.1: 0.4). Must be finite and positive.
+    pub c: f64,
+    /// β_cubic, the multiplicative decrease factor (RFC 9438 §4.6: 0.7). In (0, 1).
+    pub beta: f64,
+    /// Fast convergence (RFC 9438 §4.7: SHOULD be implemented; on by default, though the
+    /// RFC says to disable it for a lone flow).
+    pub fast_convergence: bool,
+}
+
+impl Default for CubicConfig {
+    fn default() -> Self {
+        CubicConfig {
+            initial_window_packets: None,
+            minimum_window_packets: 2,
+            c: 0.4,
+            beta: 0.7,
+            fast_convergence: true,
+        }
+    }
+}
+
+/// The state of the current congestion-avoidance stage (RFC 9438 §4.1.2).
+#[derive(Clone, Copy, Debug)]
+struct Epoch {
+    /// t_epoch, shifted forward by application-limited and idle periods (§4.2, §5.8).
+    start: Instant,
+    /// K in seconds (§4.2, eq. 2).
+    k: f64,
+    /// The last time the epoch's clock was looked at: an ACK in congestion avoidance, or
+    /// a send that restarted an idle flight. Time after it that turns out to be
+    /// application-limited is cut out of t.
+    last_seen: Instant,
+}
+
+/// RFC 9438 CUBIC.
+#[derive(Debug)]
+pub struct Cubic {
+    config: CubicConfig,
+    mds: u64,
+    /// kMinimumWindow in bytes (RFC 9002 §7.2).
+    min_window: u64,
+    cwnd: u64,
+    ssthresh: u64,
+    /// cwnd_prior in bytes: cwnd just before the last reduction (§4.1.2).
+    cwnd_prior: u64,
+    /// W_max in segments (§4.1.2); 0 until a congestion event, and after persistent
+    /// congestion (then the next epoch starts with W_max = cwnd_epoch, K = 0: §4.8).
+    w_max: f64,
+    /// W_est in bytes (§4.3).
+    w_est: f64,
+    /// `None` outside congestion avoidance; started by the first ACK there.
+    epoch: Option<Epoch>,
+    /// The fractional part of the per-ACK growth carried between ACKs (a numerator over
+    /// the window at the time), so that large windows do not stall.
+    ca_remainder: u128,
+    /// RFC 9002 B.2 congestion_recovery_start_time.
+    recovery_start: Option<Instant>,
+    /// A recovery period is running (RFC 9002 §7.3.2); reporting only.
+    in_recovery: bool,
+}
+
+impl Cubic {
+    /// A controller in slow start at the initial window, for a path whose maximum
+    /// datagram size (the RFC's segment) is `max_datagram_size` bytes.
+    pub fn new(config: CubicConfig, max_datagram_size: u64) -> Self {
+        let mds = max_datagram_size.max(1);
+        let min_window = config.minimum_window_packets.saturating_mul(mds);
+        Cubic {
+            mds,
+            min_window,
+            cwnd: initial_window(config.initial_window_packets, mds).max(min_window),
+            ssthresh: u64::MAX,
+            cwnd_prior: 0,
+            w_max: 0.0,
+            w_est: 0.0,
+            epoch: None,
+            ca_remainder: 0,
+            recovery_start: None,
+            in_recovery: false,
+            config,
+        }
+    }
+
+    /// kMinimumWindow in bytes.
+    pub fn minimum_window(&self) -> u64 {
+        self.min_window
+    }
+    /// W_max in segments (0 before the first congestion event).
+    pub fn w_max_segments(&self) -> f64 {
+        self.w_max
+    }
+    /// K in seconds of the running congestion-avoidance stage.
+    pub fn k_seconds(&self) -> Option<f64> {
+        self.epoch.map(|e| e.k)
+    }
+    /// W_est in bytes, the Reno-friendly estimate (§4.3).
+    pub fn reno_estimate_bytes(&self) -> f64 {
+        self.w_est
+    }
+
+    /// α_cubic = 3 (1 − β) / (1 + β) (RFC 9438 §4.3).
+    fn alpha_cubic(&self) -> f64 {
+        let b = self.config.beta;
+        3.0 * (1.0 - b) / (1.0 + b)
+    }
+
+    /// W_cubic(t) = C (t − K)^3 + W_max, in bytes (RFC 9438 §4.2, eq. 1).
+    fn w_cubic_bytes(&self, t: f64, k: f64) -> f64 {
+        let d = t - k;
+        (self.config.c * d * d * d + self.w_max) * self.mds as f64
+    }
+
+    /// RFC 9002 B.4 InCongestionRecovery: sent at or before the recovery start.
+    fn sent_in_recovery(&self, sent_time: Instant) -> bool {
+        self.recovery_start.is_some_and(|start| sent_time <= start)
+    }
+
+    /// Slow start: RFC 9002 §7.3.1, one byte per acknowledged byte until ssthresh.
+    /// HyStart++ (RFC 9406) goes here, with its round tracking fed from `on_packet_sent`.
+    fn slow_start_ack(&mut self, bytes: u64) {
+        self.cwnd = self.cwnd.saturating_add(bytes);
+    }
+
+    /// Starts a congestion-avoidance stage at `now` (RFC 9438 §4.2, §4.3, §4.8).
+    fn start_epoch(&mut self, now: Instant) -> Epoch {
+        let cwnd_epoch = self.cwnd as f64 / self.mds as f64;
+        let k = if self.w_max <= cwnd_epoch {
+            // §4.8 / §4.10: no useful W_max (after persistent congestion, or a window
+            // already above it): plateau at the current window, K = 0.
+            self.w_max = cwnd_epoch;
+            0.0
+        } else {
+            // §4.2 eq. 2: K = cbrt((W_max − cwnd_epoch) / C).
+            ((self.w_max - cwnd_epoch) / self.config.c).cbrt()
+        };
+        // §4.3: W_est starts at cwnd_epoch.
+        self.w_est = self.cwnd as f64;
+        self.ca_remainder = 0;
+        let epoch = Epoch {
+            start: now,
+            k,
+            last_seen: now,
+        };
+        self.epoch = Some(epoch);
+        epoch
+    }
+
+    /// Cuts the time since the epoch's clock was last looked at out of t: it was
+    /// application-limited or idle (RFC 9438 §4.2 and §5.8).
+    fn pause_epoch(&mut self, now: Instant) {
+        if let Some(e) = &mut self.epoch {
+            let paused = now - e.last_seen;
+            e.start = (e.start + paused).min(now);
+            e.last_seen = now;
+        }
+    }
+
+    /// Congestion avoidance on one acknowledged packet (RFC 9438 §4.2–§4.5).
+    fn congestion_avoidance_ack(&mut self, now: Instant, bytes: u64, rtt: &RttEstimator) {
+        let mut epoch = match self.epoch {
+            Some(e) => e,
+            None => self.start_epoch(now),
+        };
+        epoch.last_seen = now;
+        self.epoch = Some(epoch);
+        let t = (now - epoch.start).as_secs_f64();
+        let cwnd = self.cwnd.max(1);
+        // §4.3 eq. 4 in bytes: W_est += α · mds · bytes_acked / cwnd; α becomes 1 once
+        // W_est has reached cwnd_prior.
+        let alpha = if self.w_est >= self.cwnd_prior as f64 {
+            1.0
+        } else {
+            self.alpha_cubic()
+        };
+        self.w_est += alpha * (self.mds as f64) * (bytes as f64) / cwnd as f64;
+        // §4.3: Reno-friendly region when W_cubic(t) < W_est: cwnd follows W_est (never
+        // shrinking on an ACK).
+        if self.w_cubic_bytes(t, epoch.k) < self.w_est {
+            self.cwnd = self.cwnd.max(self.w_est as u64);
+            self.ca_remainder = 0;
+            return;
+        }
+        // §4.2: target = W_cubic(t + RTT), bounded to [cwnd, 1.5 cwnd].
+        let lookahead = rtt.smoothed().as_secs_f64();
+        let w = self.w_cubic_bytes(t + lookahead, epoch.k);
+        let upper = cwnd.saturating_add(cwnd / 2);
+        let target = if w < cwnd as f64 {
+            cwnd
+        } else {
+            (w as u64).min(upper)
+        };
+        // §4.4 / §4.5: cwnd += (target − cwnd) / cwnd per segment, in bytes scaled by the
+        // acknowledged bytes, keeping the remainder.
+        let num = u128::from(target - cwnd) * u128::from(bytes) + self.ca_remainder;
+        self.ca_remainder = num % u128::from(cwnd);
+        let inc = u64::try_from(num / u128::from(cwnd)).unwrap_or(u64::MAX);
+        self.cwnd = self.cwnd.saturating_add(inc);
+    }
+
+    /// RFC 9438 §4.6 and §4.7: one multiplicative decrease.
+    fn reduce(&mut self) {
+        let cwnd_seg = self.cwnd as f64 / self.mds as f64;
+        let beta = self.config.beta;
+        // §4.7 fast convergence: a loss below the previous W_max lowers it further.
+        self.w_max = if self.config.fast_convergence && cwnd_seg < self.w_max {
+            cwnd_seg * (1.0 + beta) / 2.0
+        } else {
+            cwnd_seg
+        };
+        self.cwnd_prior = self.cwnd;
+        // §4.6: ssthresh = cwnd · β (cwnd, not flight size: the connection's app_limited
+        // flag keeps cwnd from growing unused, as §4.6 requires), at least the minimum.
+        self.ssthresh = ((self.cwnd as f64 * beta) as u64).max(self.min_window);
+        self.cwnd = self.ssthresh;
+        // The next ACK in congestion avoidance starts a new stage.
+        self.epoch = None;
+        self.ca_remainder = 0;
+    }
+}
+
+impl CongestionController for Cubic {
+    fn on_packet_sent(&mut self, now: Instant, bytes: u64, bytes_in_flight: u64) {
+        // RFC 9438 §5.8: a send into an empty flight ends an idle period, which must
+        // not count towards t.
+        if bytes_in_flight <= bytes {
+            self.pause_epoch(now);
+        }
+    }
+
+    fn on_packet_acked(
+        &mut self,
+        now: Instant,
+        sent_time: Instant,
+        bytes: u64,
+        app_limited: bool,
+        rtt: &RttEstimator,
+    ) {
+        // RFC 9002 B.5: no change for packets sent before the recovery period began.
+        if self.sent_in_recovery(sent_time) {
+            return;
+        }
+        // RFC 9002 §7.3.2: a packet sent during recovery was acknowledged: recovery ends.
+        self.in_recovery = false;
+        // RFC 9002 §7.8 / RFC 9438 §5.8: no growth while application-limited, and the
+        // time does not count towards t.
+        if app_limited {
+            self.pause_epoch(now);
+            return;
+        }
+        if self.cwnd < self.ssthresh {
+            self.slow_start_ack(bytes);
+        } else {
+            self.congestion_avoidance_ack(now, bytes, rtt);
+        }
+    }
+
+    fn on_congestion_event(
+        &mut self,
+        now: Instant,
+        largest_lost_sent_time: Instant,
+        persistent: bool,
+        _lost_bytes: u64,
+    ) {
+        // RFC 9002 §7.3.2: one reduction per recovery period.
+        if !self.sent_in_recovery(largest_lost_sent_time) {
+            self.recovery_start = Some(now);
+            self.in_recovery = true;
+            self.reduce();
+        }
+        // RFC 9002 §7.6.2: persistent congestion collapses to the minimum window and
+        // forgets the recovery period; RFC 9438 §4.8: the next stage starts with K = 0
+        // and W_max = cwnd_epoch.
+        if persistent {
+            self.recovery_start = None;
+            self.in_recovery = false;
+            self.cwnd = self.min_window;
+            self.w_max = 0.0;
+            self.epoch = None;
+            self.ca_remainder = 0;
+        }
+    }
+
+    fn window(&self) -> u64 {
+        self.cwnd
+    }
+    fn ssthresh(&self) -> u64 {
+        self.ssthresh
+    }
+    fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+    fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+    fn name(&self) -> &'static str {
+        "cubic"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::CongestionState;
+    use std::time::Duration;
+
+    const MDS: u64 = 1200;
+
+    fn ms(v: u64) -> Instant {
+        Instant::from_millis(v)
+    }
+
+    /// A controller whose window is `packets` full-size packets, in slow start.
+    fn cubic_at(packets: u64, fast_convergence: bool) -> Cubic {
+        Cubic::new(
+            CubicConfig {
+                initial_window_packets: Some(packets),
+                fast_convergence,
+                ..CubicConfig::default()
+            },
+            MDS,
+        )
+    }
+
+    /// A sender that keeps one window in flight over a fixed RTT: each round acknowledges
+    /// the window (as it was at the round's start) in `MDS` packets spread evenly over
+    /// the RTT, each sent one RTT before its ACK.
+    struct Flow {
+        cc: Cubic,
+        rtt: RttEstimator,
+        rtt_ns: u64,
+        now_ns: u64,
+    }
+
+    impl Flow {
+        /// Congestion event at `start_ms` with the window `packets`, then ACK clocking
+        /// from one RTT later.
+        fn after_loss(packets: u64, fast_convergence: bool, rtt_ms: u64, start_ms: u64) -> Self {
+            let mut cc = cubic_at(packets, fast_convergence);
+            cc.on_congestion_event(ms(start_ms), ms(start_ms - 1), false, MDS);
+            Flow {
+                cc,
+                rtt: RttEstimator::new(Duration::from_millis(rtt_ms)),
+                rtt_ns: rtt_ms * 1_000_000,
+                // Packets acknowledged from here on were sent after the loss.
+                now_ns: (start_ms + rtt_ms) * 1_000_000,
+            }
+        }
+
+        fn ack(&mut self, at_ns: u64, app_limited: bool) {
+            let sent = Instant::from_nanos(at_ns.saturating_sub(self.rtt_ns));
+            let now = Instant::from_nanos(at_ns);
+            self.cc
+                .on_packet_acked(now, sent, MDS, app_limited, &self.rtt);
+        }
+
+        /// One RTT of ACKs; returns the window at its end.
+        fn round(&mut self, app_limited: bool) -> u64 {
+            let n = (self.cc.window() / MDS).max(1);
+            for i in 1..=n {
+                self.ack(self.now_ns + self.rtt_ns * i / n, app_limited);
+            }
+            self.now_ns += self.rtt_ns;
+            self.cc.window()
+        }
+
+        /// Seconds since `epoch_ns`, at the current time.
+        fn t(&self, epoch_ns: u64) -> f64 {
+            (self.now_ns - epoch_ns) as f64 / 1e9
+        }
+    }
+
+    /// W_cubic(t) in segments for the defaults (RFC 9438 eq. 1).
+    fn w_cubic(t: f64, k: f64, w_max: f64) -> f64 {
+        0.4 * (t - k).powi(3) + w_max
+    }
+
+    #[test]
+    fn defaults_and_initial_window() {
+        let cc = Cubic::new(CubicConfig::default(), MDS);
+        assert_eq!((cc.window(), cc.minimum_window()), (12_000, 2 * MDS));
+        assert_eq!(cc.ssthresh(), u64::MAX);
+        assert_eq!(cc.congestion_state(), CongestionState::SlowStart);
+        assert_eq!(cc.name(), "cubic");
+        let mut cc = cc;
+        // RFC 9002 slow start: one byte per acknowledged byte.
+        cc.on_packet_acked(
+            ms(100),
+            ms(0),
+            MDS,
+            false,
+            &RttEstimator::new(Duration::ZERO),
+        );
+        assert_eq!(cc.window(), 12_000 + MDS);
+    }
+
+    #[test]
+    fn loss_sets_beta_w_max_and_k() {
+        let mut f = Flow::after_loss(100, false, 100, 1_000);
+        // §4.6: cwnd = ssthresh = β · W_max (floor in bytes).
+        assert_eq!(f.cc.w_max_segments(), 100.0);
+        let expect = 0.7 * 100.0 * MDS as f64;
+        assert!(
+            (f.cc.window() as f64 - expect).abs() <= 1.0,
+            "{}",
+            f.cc.window()
+        );
+        assert_eq!(f.cc.ssthresh(), f.cc.window());
+        assert_eq!(f.cc.cwnd_prior, 100 * MDS);
+        assert_eq!(f.cc.congestion_state(), CongestionState::Recovery);
+        assert_eq!(f.cc.k_seconds(), None);
+        // The first ACK of a packet sent after the loss starts the epoch:
+        // §4.2 K = cbrt(W_max (1 − β) / C) = cbrt(75) s.
+        f.round(false);
+        let k = f.cc.k_seconds().unwrap();
+        assert!((k - 75f64.cbrt()).abs() < 1e-6, "K = {k}");
+        assert!((k - 4.217_163).abs() < 1e-5);
+        assert!(!f.cc.in_recovery());
+    }
+
+    #[test]
+    fn window_returns_to_w_max_at_k_then_grows_convexly() {
+        // W_max = 1000 segments over 100 ms: K ≈ 9.09 s, far outside the Reno-friendly
+        // region (W_est only gains ~0.53 segments per RTT).
+        let mut f = Flow::after_loss(1_000, false, 100, 1_000);
+        let epoch_ns = f.now_ns + f.rtt_ns / f.cc.window().div_euclid(MDS);
+        f.round(false);
+        let k = f.cc.k_seconds().unwrap();
+        assert!((k - 750f64.cbrt()).abs() < 1e-6);
+        while f.t(epoch_ns) + 0.1 <= k {
+            let w = f.round(false) as f64 / MDS as f64;
+            let t = f.t(epoch_ns);
+            // Concave region: the window tracks W_cubic(t) and stays below W_max.
+            assert!((w - w_cubic(t, k, 1000.0)).abs() < 2.0, "t {t}: {w}");
+            assert!(w <= 1_000.0 + 1.0, "t {t}: {w}");
+        }
+        let w = f.cc.window() as f64 / MDS as f64;
+        assert!((w - 1000.0).abs() <= 1.0, "at t = K: {w} segments");
+        // Convex region: growth per RTT keeps increasing past W_max.
+        let mut last_growth = 0;
+        for _ in 0..30 {
+            let before = f.cc.window();
+            let after = f.round(false);
+            let growth = after - before;
+            assert!(growth >= last_growth, "{growth} < {last_growth}");
+            last_growth = growth;
+        }
+        let t = f.t(epoch_ns);
+        let w = f.cc.window() as f64 / MDS as f64;
+        assert!(w > 1_000.0 + 5.0, "{w}");
+        assert!((w - w_cubic(t, k, 1000.0)).abs() < 2.0, "t {t}: {w}");
+    }
+
+    #[test]
+    fn target_is_bounded_to_one_and_a_half_windows_per_rtt() {
+        // A huge C puts W_cubic(t + RTT) far above 1.5 cwnd: §4.2 caps the target.
+        let mut cc = Cubic::new(
+            CubicConfig {
+                initial_window_packets: Some(100),
+                c: 10_000.0,
+                ..CubicConfig::default()
+            },
+            MDS,
+        );
+        cc.on_congestion_event(ms(1_000), ms(999), false, MDS);
+        let mut f = Flow {
+            cc,
+            rtt: RttEstimator::new(Duration::from_secs(1)),
+            rtt_ns: 1_000_000_000,
+            now_ns: 2_000_000_000,
+        };
+        let before = f.cc.window();
+        let after = f.round(false);
+        // One RTT of ACKs adds at most half a window (each ACK (1.5 cwnd − cwnd) / cwnd).
+        assert!(after > before + before / 2 - MDS, "{before} -> {after}");
+        assert!(after <= before + before / 2, "{before} -> {after}");
+    }
+
+    #[test]
+    fn reno_friendly_region_follows_w_est() {
+        // Small window, 1 ms RTT: W_cubic barely moves in a few RTTs, W_est wins.
+        let mut f = Flow::after_loss(20, false, 1, 1_000);
+        let alpha = 3.0 * 0.3 / 1.7;
+        let start = f.cc.window();
+        let mut before = start;
+        for _ in 0..10 {
+            let after = f.round(false);
+            assert_eq!(after, f.cc.reno_estimate_bytes() as u64);
+            // §4.3 eq. 4: about α segments per RTT (a little less as cwnd grows).
+            let growth = (after - before) as f64 / MDS as f64;
+            assert!(growth > 0.9 * alpha && growth <= alpha, "{growth}");
+            before = after;
+        }
+        // Until W_est reaches cwnd_prior; then α = 1: one segment per RTT.
+        while f.cc.window() < 20 * MDS {
+            f.round(false);
+        }
+        let before = f.round(false);
+        let growth = (f.round(false) - before) as f64 / MDS as f64;
+        assert!(growth > 0.9 && growth <= 1.0, "{growth}");
+    }
+
+    #[test]
+    fn fast_convergence_lowers_w_max() {
+        for (fc, factor) in [(true, 1.7 / 2.0), (false, 1.0)] {
+            let mut f = Flow::after_loss(100, fc, 100, 1_000);
+            f.round(false);
+            // A second loss well below the previous W_max of 100 segments.
+            let w = f.cc.window() as f64 / MDS as f64;
+            assert!((70.0..80.0).contains(&w), "{w}");
+            let now = f.now_ns / 1_000_000;
+            f.cc.on_congestion_event(ms(now), ms(now - 1), false, MDS);
+            let w_max = f.cc.w_max_segments();
+            // §4.7: W_max = cwnd (1 + β) / 2 with fast convergence, else cwnd.
+            let expect = w * factor;
+            assert!(
+                (w_max - expect).abs() < 1e-6,
+                "fc {fc}: {w_max} vs {expect}"
+            );
+        }
+    }
+
+    #[test]
+    fn app_limited_does_not_grow_and_stops_the_clock() {
+        let mut a = Flow::after_loss(100, false, 100, 1_000);
+        let mut b = Flow::after_loss(100, false, 100, 1_000);
+        for _ in 0..10 {
+            a.round(false);
+            b.round(false);
+        }
+        // b is application-limited for 20 RTTs: no growth, and t does not advance.
+        let w = b.cc.window();
+        for _ in 0..20 {
+            assert_eq!(b.round(true), w);
+        }
+        for _ in 0..10 {
+            assert_eq!(a.round(false), b.round(false));
+        }
+        assert!(a.cc.window() > w);
+        // Slow start does not grow either.
+        let mut cc = cubic_at(10, true);
+        cc.on_packet_acked(
+            ms(100),
+            ms(0),
+            MDS,
+            true,
+            &RttEstimator::new(Duration::ZERO),
+        );
+        assert_eq!(cc.window(), 10 * MDS);
+    }
+
+    #[test]
+    fn idle_restart_stops_the_clock() {
+        let mut a = Flow::after_loss(100, false, 100, 1_000);
+        let mut b = Flow::after_loss(100, false, 100, 1_000);
+        for _ in 0..10 {
+            a.round(false);
+            b.round(false);
+        }
+        // b sits idle for 5 s, then sends into an empty flight.
+        b.now_ns += 5_000_000_000;
+        b.cc.on_packet_sent(Instant::from_nanos(b.now_ns), MDS, MDS);
+        for _ in 0..10 {
+            assert_eq!(a.round(false), b.round(false));
+        }
+    }
+
+    #[test]
+    fn one_reduction_per_recovery_period() {
+        let mut cc = cubic_at(10, true);
+        cc.on_congestion_event(ms(100), ms(50), false, MDS);
+        assert_eq!((cc.window(), cc.ssthresh()), (8_400, 8_400));
+        // More losses of packets sent before recovery began: no further reduction.
+        cc.on_congestion_event(ms(110), ms(99), false, MDS);
+        cc.on_congestion_event(ms(120), ms(100), false, MDS);
+        assert_eq!(cc.window(), 8_400);
+        // ACKs of packets sent before recovery: no growth, still in recovery.
+        let rtt = RttEstimator::new(Duration::from_millis(100));
+        cc.on_packet_acked(ms(130), ms(90), MDS, false, &rtt);
+        assert_eq!(cc.window(), 8_400);
+        assert!(cc.in_recovery());
+        cc.on_packet_acked(ms(230), ms(101), MDS, false, &rtt);
+        assert!(!cc.in_recovery());
+        assert_eq!(cc.congestion_state(), CongestionState::CongestionAvoidance);
+        // A loss of a packet sent after the recovery start reduces again (β = 0.7).
+        let w = cc.window();
+        cc.on_congestion_event(ms(300), ms(150), false, MDS);
+        assert_eq!(cc.window(), (w as f64 * 0.7) as u64);
+        // Never below the minimum window.
+        for i in 0..10 {
+            cc.on_congestion_event(ms(400 + 100 * i), ms(350 + 100 * i), false, MDS);
+        }
+        assert_eq!((cc.window(), cc.ssthresh()), (2 * MDS, 2 * MDS));
+    }
+
+    #[test]
+    fn persistent_congestion_collapses_and_restarts_with_k_zero() {
+        let mut f = Flow::after_loss(100, true, 100, 1_000);
+        f.round(false);
+        let now = f.now_ns / 1_000_000;
+        f.cc.on_congestion_event(ms(now), ms(now - 1), true, 10 * MDS);
+        assert_eq!(f.cc.window(), 2 * MDS);
+        assert!(!f.cc.in_recovery());
+        assert!(f.cc.in_slow_start());
+        let ssthresh = f.cc.ssthresh();
+        // Slow start back to ssthresh, then a stage with K = 0 and W_max = cwnd_epoch.
+        while f.cc.in_slow_start() {
+            f.round(false);
+        }
+        let w = f.cc.window();
+        assert!(w >= ssthresh);
+        f.round(false);
+        assert_eq!(f.cc.k_seconds(), Some(0.0));
+        assert!(f.cc.w_max_segments() >= ssthresh as f64 / MDS as f64);
+        assert!(f.cc.window() >= w);
+    }
+}
