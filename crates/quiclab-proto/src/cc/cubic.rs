@@ -11,6 +11,7 @@
 //!   spurious, which the `CongestionController` trait does not carry and the connection
 //!   does not detect; so every congestion event stands.
 
+use super::recovery_period::RecoveryPeriod;
 use super::{initial_window, CongestionController};
 use crate::recovery::RttEstimator;
 use crate::time::Instant;
@@ -78,10 +79,8 @@ pub struct Cubic {
     /// The fractional part of the per-ACK growth carried between ACKs (a numerator over
     /// the window at the time), so that large windows do not stall.
     ca_remainder: u128,
-    /// RFC 9002 B.2 congestion_recovery_start_time.
-    recovery_start: Option<Instant>,
-    /// A recovery period is running (RFC 9002 §7.3.2); reporting only.
-    in_recovery: bool,
+    /// RFC 9002 §7.3.2: one reduction per recovery period.
+    recovery: RecoveryPeriod,
 }
 
 impl Cubic {
@@ -100,8 +99,7 @@ impl Cubic {
             w_est: 0.0,
             epoch: None,
             ca_remainder: 0,
-            recovery_start: None,
-            in_recovery: false,
+            recovery: RecoveryPeriod::default(),
             config,
         }
     }
@@ -133,11 +131,6 @@ impl Cubic {
     fn w_cubic_bytes(&self, t: f64, k: f64) -> f64 {
         let d = t - k;
         (self.config.c * d * d * d + self.w_max) * self.mds as f64
-    }
-
-    /// RFC 9002 B.4 InCongestionRecovery: sent at or before the recovery start.
-    fn sent_in_recovery(&self, sent_time: Instant) -> bool {
-        self.recovery_start.is_some_and(|start| sent_time <= start)
     }
 
     /// Slow start: RFC 9002 §7.3.1, one byte per acknowledged byte until ssthresh.
@@ -261,11 +254,10 @@ impl CongestionController for Cubic {
         rtt: &RttEstimator,
     ) {
         // RFC 9002 B.5: no change for packets sent before the recovery period began.
-        if self.sent_in_recovery(sent_time) {
+        // RFC 9002 §7.3.2: a packet sent during recovery was acknowledged: recovery ends.
+        if !self.recovery.on_ack(sent_time) {
             return;
         }
-        // RFC 9002 §7.3.2: a packet sent during recovery was acknowledged: recovery ends.
-        self.in_recovery = false;
         // RFC 9002 §7.8 / RFC 9438 §5.8: no growth while application-limited, and the
         // time does not count towards t.
         if app_limited {
@@ -287,17 +279,17 @@ impl CongestionController for Cubic {
         _lost_bytes: u64,
     ) {
         // RFC 9002 §7.3.2: one reduction per recovery period.
-        if !self.sent_in_recovery(largest_lost_sent_time) {
-            self.recovery_start = Some(now);
-            self.in_recovery = true;
+        if self
+            .recovery
+            .on_congestion_event(now, largest_lost_sent_time)
+        {
             self.reduce();
         }
         // RFC 9002 §7.6.2: persistent congestion collapses to the minimum window and
         // forgets the recovery period; RFC 9438 §4.8: the next stage starts with K = 0
         // and W_max = cwnd_epoch.
         if persistent {
-            self.recovery_start = None;
-            self.in_recovery = false;
+            self.recovery.reset();
             self.cwnd = self.min_window;
             self.w_max = 0.0;
             self.epoch = None;
@@ -315,7 +307,7 @@ impl CongestionController for Cubic {
         self.cwnd < self.ssthresh
     }
     fn in_recovery(&self) -> bool {
-        self.in_recovery
+        self.recovery.is_running()
     }
     fn name(&self) -> &'static str {
         "cubic"

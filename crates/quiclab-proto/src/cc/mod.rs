@@ -3,6 +3,7 @@
 mod cubic;
 mod new_reno;
 mod no_cc;
+mod recovery_period;
 
 pub use cubic::{Cubic, CubicConfig};
 pub use new_reno::{NewReno, NewRenoConfig, WindowGrowth};

@@ -1,5 +1,6 @@
 //! NewReno as specified in RFC 9002 §7 and Appendix B.
 
+use super::recovery_period::RecoveryPeriod;
 use super::CongestionController;
 use crate::recovery::RttEstimator;
 use crate::time::Instant;
@@ -48,12 +49,8 @@ pub struct NewReno {
     min_window: u64,
     cwnd: u64,
     ssthresh: u64,
-    /// RFC 9002 B.2 congestion_recovery_start_time; `None` = no recovery yet (or reset
-    /// by persistent congestion, B.8).
-    recovery_start: Option<Instant>,
-    /// A recovery period is running: cleared when a packet sent after `recovery_start`
-    /// is acknowledged (RFC 9002 §7.3.2). Reporting only; decisions use send times.
-    in_recovery: bool,
+    /// RFC 9002 §7.3.2: one reduction per recovery period.
+    recovery: RecoveryPeriod,
     /// `WindowGrowth::Exact`: acknowledged bytes not yet turned into window growth.
     ca_acked: u64,
     /// `WindowGrowth::Approximate`: the fractional part of mds * acked / cwnd carried
@@ -75,8 +72,7 @@ impl NewReno {
             min_window,
             cwnd: initial.max(min_window),
             ssthresh: u64::MAX,
-            recovery_start: None,
-            in_recovery: false,
+            recovery: RecoveryPeriod::default(),
             ca_acked: 0,
             ca_remainder: 0,
             config,
@@ -86,11 +82,6 @@ impl NewReno {
     /// kMinimumWindow in bytes.
     pub fn minimum_window(&self) -> u64 {
         self.min_window
-    }
-
-    /// RFC 9002 B.4 InCongestionRecovery: sent at or before the recovery start.
-    fn sent_in_recovery(&self, sent_time: Instant) -> bool {
-        self.recovery_start.is_some_and(|start| sent_time <= start)
     }
 
     /// cwnd * kLossReductionFactor: exact in integers for the RFC's 0.5, else one f64
@@ -119,11 +110,10 @@ impl CongestionController for NewReno {
         _rtt: &RttEstimator,
     ) {
         // RFC 9002 B.5: no change for packets sent before the recovery period began.
-        if self.sent_in_recovery(sent_time) {
+        // RFC 9002 §7.3.2: a packet sent during recovery was acknowledged: recovery ends.
+        if !self.recovery.on_ack(sent_time) {
             return;
         }
-        // RFC 9002 §7.3.2: a packet sent during recovery was acknowledged: recovery ends.
-        self.in_recovery = false;
         // RFC 9002 §7.8: do not grow a window the sender is not using.
         if app_limited {
             return;
@@ -165,9 +155,10 @@ impl CongestionController for NewReno {
         _lost_bytes: u64,
     ) {
         // RFC 9002 B.6 OnCongestionEvent: one reduction per recovery period (§7.3.2).
-        if !self.sent_in_recovery(largest_lost_sent_time) {
-            self.recovery_start = Some(now);
-            self.in_recovery = true;
+        if self
+            .recovery
+            .on_congestion_event(now, largest_lost_sent_time)
+        {
             self.ssthresh = self.reduced();
             self.cwnd = self.ssthresh.max(self.min_window);
             self.ca_acked = 0;
@@ -176,8 +167,7 @@ impl CongestionController for NewReno {
         // RFC 9002 §7.6.2 / B.8: persistent congestion collapses to the minimum window
         // and forgets the recovery period, so that the next loss reduces again.
         if persistent {
-            self.recovery_start = None;
-            self.in_recovery = false;
+            self.recovery.reset();
             self.cwnd = self.min_window;
             self.ca_acked = 0;
             self.ca_remainder = 0;
@@ -194,7 +184,7 @@ impl CongestionController for NewReno {
         self.cwnd < self.ssthresh
     }
     fn in_recovery(&self) -> bool {
-        self.in_recovery
+        self.recovery.is_running()
     }
     fn name(&self) -> &'static str {
         "new_reno"
