@@ -456,7 +456,7 @@ expect = "lower"
     let report = read(&out, "report.md");
     assert!(
         report.contains("## Findings")
-            && report.contains("findings: 1 hold, 0 inconclusive, 1 fail, 0 no data"),
+            && report.contains("Overall: 1 hold, 0 inconclusive, 1 fail, 0 no data."),
         "{report}"
     );
     // The far variant really ran with a 20 ms forward delay.

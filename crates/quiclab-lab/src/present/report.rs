@@ -353,9 +353,10 @@ fn findings_blocks(found: &[findings::FindingResult]) -> Vec<Block> {
             rows,
         },
     ];
-    if let Some(v) = findings::verdict(found) {
-        blocks.push(Block::Para(format!("Overall: {v}.")));
-    }
+    blocks.push(Block::Para(format!(
+        "Overall: {}.",
+        findings::Counts::of(found)
+    )));
     blocks
 }
 
