@@ -354,6 +354,36 @@ mod tests {
         Instant::from_millis(v)
     }
 
+    /// Drives `cc` ACK-clocked through flights whose RTT is `rtts_ms[i]`: each flight's
+    /// ACKs (one per window packet, 1 µs apart) arrive one RTT after it left, and each
+    /// ACK releases a send.
+    /// `path` carries the RTT estimator and the next flight's send time (ns) across calls.
+    fn flights(cc: &mut dyn CongestionController, path: &mut (RttEstimator, u64), rtts_ms: &[u64]) {
+        let (rtt, start) = path;
+        cc.on_packet_sent(Instant::from_nanos(*start), MDS, MDS);
+        for &r in rtts_ms {
+            let rtt_ns = r * 1_000_000;
+            for i in 0..cc.window() / MDS {
+                let now = Instant::from_nanos(*start + rtt_ns + i * 1_000);
+                rtt.update(
+                    Duration::from_millis(r),
+                    Duration::ZERO,
+                    true,
+                    Duration::ZERO,
+                );
+                cc.on_packet_acked(
+                    now,
+                    Instant::from_nanos(*start + i * 1_000),
+                    MDS,
+                    false,
+                    rtt,
+                );
+                cc.on_packet_sent(now, MDS, MDS);
+            }
+            *start += rtt_ns;
+        }
+    }
+
     /// A controller whose window is `packets` full-size packets, in slow start.
     fn cubic_at(packets: u64, fast_convergence: bool) -> Cubic {
         Cubic::new(
@@ -657,5 +687,36 @@ mod tests {
         assert_eq!(f.cc.k_seconds(), Some(0.0));
         assert!(f.cc.w_max_segments() >= ssthresh as f64 / MDS as f64);
         assert!(f.cc.window() >= w);
+    }
+
+    #[test]
+    fn hystart_exit_starts_congestion_avoidance_with_k_zero() {
+        let mut cc = Cubic::new(CubicConfig::default(), MDS);
+        let mut path = (RttEstimator::new(Duration::from_millis(100)), 1_000_000);
+        flights(&mut cc, &mut path, &[100, 100, 100, 150]);
+        assert!(matches!(cc.hystart_phase(), HystartPhase::Css { .. }));
+        flights(&mut cc, &mut path, &[150; 5]);
+        assert!(!cc.in_slow_start());
+        // RFC 9406 §4.2: ssthresh = cwnd at the exit; RFC 9438 §4.10: cwnd_prior = cwnd,
+        // and the stage (started by the next ACK) has K = 0 and W_max = that cwnd.
+        let w = cc.ssthresh();
+        assert!(w > 12_000 << 3 && w < u64::MAX);
+        assert_eq!(cc.cwnd_prior, w);
+        assert_eq!(cc.k_seconds(), Some(0.0));
+        assert_eq!(cc.w_max_segments(), w as f64 / MDS as f64);
+        let before = cc.window();
+        flights(&mut cc, &mut path, &[150]);
+        assert!(cc.window() > before);
+        // With HyStart++ off the same path stays in slow start.
+        let mut cc = Cubic::new(
+            CubicConfig {
+                hystart: HystartConfig::default(),
+                ..CubicConfig::default()
+            },
+            MDS,
+        );
+        let mut path = (RttEstimator::new(Duration::from_millis(100)), 1_000_000);
+        flights(&mut cc, &mut path, &[100, 100, 100, 150, 150]);
+        assert!(cc.in_slow_start());
     }
 }

@@ -237,6 +237,36 @@ mod tests {
         )
     }
 
+    /// Drives `cc` ACK-clocked through flights whose RTT is `rtts_ms[i]`: each flight's
+    /// ACKs (one per window packet, 1 µs apart) arrive one RTT after it left, and each
+    /// ACK releases a send.
+    /// `path` carries the RTT estimator and the next flight's send time (ns) across calls.
+    fn flights(cc: &mut dyn CongestionController, path: &mut (RttEstimator, u64), rtts_ms: &[u64]) {
+        let (rtt, start) = path;
+        cc.on_packet_sent(Instant::from_nanos(*start), MDS, MDS);
+        for &r in rtts_ms {
+            let rtt_ns = r * 1_000_000;
+            for i in 0..cc.window() / MDS {
+                let now = Instant::from_nanos(*start + rtt_ns + i * 1_000);
+                rtt.update(
+                    Duration::from_millis(r),
+                    Duration::ZERO,
+                    true,
+                    Duration::ZERO,
+                );
+                cc.on_packet_acked(
+                    now,
+                    Instant::from_nanos(*start + i * 1_000),
+                    MDS,
+                    false,
+                    rtt,
+                );
+                cc.on_packet_sent(now, MDS, MDS);
+            }
+            *start += rtt_ns;
+        }
+    }
+
     fn rtt() -> RttEstimator {
         RttEstimator::new(Duration::from_millis(100))
     }
@@ -397,5 +427,33 @@ mod tests {
             (MDS * 9 / 10..=MDS).contains(&growth),
             "growth {growth} over a 6 MB window"
         );
+    }
+
+    #[test]
+    fn hystart_off_by_default_and_css_then_congestion_avoidance_when_on() {
+        // Off: a rising RTT changes nothing (RFC 9002 slow start).
+        let mut cc = reno(WindowGrowth::Approximate);
+        let mut path = (RttEstimator::new(Duration::from_millis(100)), 1_000_000);
+        flights(&mut cc, &mut path, &[100, 100, 100, 150]);
+        assert_eq!(cc.window(), 12_000 << 4);
+        assert_eq!(cc.hystart_phase(), HystartPhase::Off);
+        let mut cc = NewReno::new(
+            NewRenoConfig {
+                hystart: HystartConfig::enabled(),
+                ..NewRenoConfig::default()
+            },
+            MDS,
+        );
+        let mut path = (RttEstimator::new(Duration::from_millis(100)), 1_000_000);
+        flights(&mut cc, &mut path, &[100, 100, 100, 150]);
+        assert!(matches!(cc.hystart_phase(), HystartPhase::Css { .. }));
+        assert!(cc.in_slow_start());
+        // RFC 9406 §4.2: five CSS rounds, then ssthresh = cwnd.
+        flights(&mut cc, &mut path, &[150; 5]);
+        // The rest of the last flight grew the window in congestion avoidance (< 1 mds).
+        assert!(!cc.in_slow_start());
+        assert!((cc.ssthresh()..cc.ssthresh() + MDS).contains(&cc.window()));
+        assert!(cc.ssthresh() > 12_000 << 3);
+        assert_eq!(cc.congestion_state(), CongestionState::CongestionAvoidance);
     }
 }
