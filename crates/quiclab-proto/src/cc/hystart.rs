@@ -226,7 +226,7 @@ impl Hystart {
     /// Ends the round when a packet sent at or after its start is acknowledged (§4.2:
     /// `windowEnd` acknowledged); returns true when CSS has run CSS_ROUNDS rounds.
     fn end_round_if_done(&mut self, sent_time: Instant) -> bool {
-        if !self.round_start.is_some_and(|start| sent_time >= start) {
+        if self.round_start.is_none_or(|start| sent_time < start) {
             return false;
         }
         // §4.2: at the start of each round, lastRoundMinRTT = currentRoundMinRTT,
