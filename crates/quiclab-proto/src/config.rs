@@ -2,7 +2,7 @@
 //! scenario can set any of them and a result records exactly what produced it.
 //! Unknown keys are errors (`deny_unknown_fields`); absent keys take the defaults below.
 
-use crate::cc::CongestionControl;
+use crate::cc::{CongestionControl, HystartConfig};
 use crate::error::TransportError;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -475,6 +475,7 @@ impl TransportConfig {
                         "must be at least 1",
                     );
                 }
+                validate_hystart(&c.hystart)?;
             }
             CongestionControl::Cubic(c) => {
                 // RFC 9438 §4.6 / §5.1: β in (0, 1) and C > 0.
@@ -490,6 +491,7 @@ impl TransportConfig {
                         "must be at least 1",
                     );
                 }
+                validate_hystart(&c.hystart)?;
             }
             CongestionControl::None => {}
         }
@@ -543,6 +545,52 @@ impl TransportConfig {
     pub fn initial_rtt(&self) -> Duration {
         Duration::from_millis(self.loss.initial_rtt_ms)
     }
+}
+
+/// HyStart++'s knobs (`[congestion_control.hystart]`, RFC 9406 §4.3), checked whether or
+/// not it is enabled, so that a bad value never waits for the switch to be flipped.
+fn validate_hystart(h: &HystartConfig) -> Result<(), ConfigError> {
+    let err = |key, why: &str| {
+        Err(ConfigError {
+            key,
+            why: why.to_string(),
+        })
+    };
+    if h.min_rtt_thresh_ms > h.max_rtt_thresh_ms {
+        return err(
+            "congestion_control.hystart.min_rtt_thresh_ms",
+            "must not exceed max_rtt_thresh_ms",
+        );
+    }
+    // Below ~300 years, so the Duration arithmetic cannot overflow.
+    if h.max_rtt_thresh_ms >= 10_000_000_000_000 {
+        return err(
+            "congestion_control.hystart.max_rtt_thresh_ms",
+            "must be below 1e13 ms",
+        );
+    }
+    if h.min_rtt_divisor == 0 {
+        return err("congestion_control.hystart.min_rtt_divisor", "must be >= 1");
+    }
+    if h.n_rtt_sample == 0 {
+        return err("congestion_control.hystart.n_rtt_sample", "must be >= 1");
+    }
+    if h.css_growth_divisor == 0 {
+        return err(
+            "congestion_control.hystart.css_growth_divisor",
+            "must be >= 1",
+        );
+    }
+    if h.css_rounds == 0 {
+        return err("congestion_control.hystart.css_rounds", "must be >= 1");
+    }
+    if h.ack_growth_limit_segments == Some(0) {
+        return err(
+            "congestion_control.hystart.ack_growth_limit_segments",
+            "must be >= 1 (omit it for no cap)",
+        );
+    }
+    Ok(())
 }
 
 impl From<ConfigError> for TransportError {

@@ -39,6 +39,7 @@ fn cubic_config_parses_from_toml_and_is_validated() {
             c: 0.4,
             beta: 0.8,
             fast_convergence: false,
+            ..CubicConfig::default()
         })
     );
     assert_eq!(c.congestion_control.build(1200).window(), 32 * 1200);

@@ -4,13 +4,16 @@
 //! cubic function and its state (`W_max`, `K`, `W_est`), so a run is deterministic on a
 //! given platform. Time comes only from the `now` arguments.
 //!
+//! Slow start uses HyStart++ (RFC 9406, RFC 9438 §4.10 SHOULD) by default
+//! ([`CubicConfig::hystart`]); leaving it without a loss starts congestion avoidance with
+//! K = 0 and W_max = cwnd (§4.10).
+//!
 //! Not implemented yet:
-//! - HyStart++ (RFC 9406; RFC 9438 §4.10 SHOULD): slow start is RFC 9002's exponential
-//!   growth until ssthresh, in [`Cubic::slow_start_ack`], the seam for it.
 //! - Spurious-congestion undo (RFC 9438 §4.9): it needs a signal that a declared loss was
 //!   spurious, which the `CongestionController` trait does not carry and the connection
 //!   does not detect; so every congestion event stands.
 
+use super::hystart::{Hystart, HystartConfig, HystartPhase};
 use super::recovery_period::RecoveryPeriod;
 use super::{initial_window, CongestionController};
 use crate::recovery::RttEstimator;
@@ -31,6 +34,8 @@ pub struct CubicConfig {
     /// Fast convergence (RFC 9438 §4.7: SHOULD be implemented; on by default, though the
     /// RFC says to disable it for a lone flow).
     pub fast_convergence: bool,
+    /// HyStart++ in the initial slow start (RFC 9438 §4.10: SHOULD); on by default.
+    pub hystart: HystartConfig,
 }
 
 impl Default for CubicConfig {
@@ -41,6 +46,7 @@ impl Default for CubicConfig {
             c: 0.4,
             beta: 0.7,
             fast_convergence: true,
+            hystart: HystartConfig::enabled(),
         }
     }
 }
@@ -81,6 +87,8 @@ pub struct Cubic {
     ca_remainder: u128,
     /// RFC 9002 §7.3.2: one reduction per recovery period.
     recovery: RecoveryPeriod,
+    /// Slow start's exit and growth (RFC 9406 when enabled, else RFC 9002 §7.3.1).
+    hystart: Hystart,
 }
 
 impl Cubic {
@@ -100,6 +108,7 @@ impl Cubic {
             epoch: None,
             ca_remainder: 0,
             recovery: RecoveryPeriod::default(),
+            hystart: Hystart::new(config.hystart.clone()),
             config,
         }
     }
@@ -111,6 +120,10 @@ impl Cubic {
     /// W_max in segments (0 before the first congestion event).
     pub fn w_max_segments(&self) -> f64 {
         self.w_max
+    }
+    /// Where HyStart++ is in the initial slow start.
+    pub fn hystart_phase(&self) -> HystartPhase {
+        self.hystart.phase()
     }
     /// K in seconds of the running congestion-avoidance stage.
     pub fn k_seconds(&self) -> Option<f64> {
@@ -133,10 +146,21 @@ impl Cubic {
         (self.config.c * d * d * d + self.w_max) * self.mds as f64
     }
 
-    /// Slow start: RFC 9002 §7.3.1, one byte per acknowledged byte until ssthresh.
-    /// HyStart++ (RFC 9406) goes here, with its round tracking fed from `on_packet_sent`.
-    fn slow_start_ack(&mut self, bytes: u64) {
-        self.cwnd = self.cwnd.saturating_add(bytes);
+    /// Slow start: RFC 9002 §7.3.1, one byte per acknowledged byte until ssthresh, or
+    /// HyStart++ (RFC 9406 §4.2) when enabled.
+    fn slow_start_ack(&mut self, now: Instant, sent_time: Instant, bytes: u64, rtt: &RttEstimator) {
+        let step = self
+            .hystart
+            .on_slow_start_ack(now, sent_time, bytes, rtt, self.mds);
+        self.cwnd = self.cwnd.saturating_add(step.growth);
+        if step.enter_congestion_avoidance {
+            // RFC 9406 §4.2: ssthresh = cwnd. RFC 9438 §4.10: no loss, so cwnd_prior =
+            // cwnd; the next ACK starts a stage with K = 0 and W_max = cwnd_epoch
+            // (`start_epoch`, since W_max is still 0).
+            self.ssthresh = self.cwnd;
+            self.cwnd_prior = self.cwnd;
+            self.epoch = None;
+        }
     }
 
     /// Starts a congestion-avoidance stage at `now` (RFC 9438 §4.2, §4.3, §4.8).
@@ -238,6 +262,8 @@ impl Cubic {
 
 impl CongestionController for Cubic {
     fn on_packet_sent(&mut self, now: Instant, bytes: u64, bytes_in_flight: u64) {
+        // RFC 9406 §4.2: sends open HyStart++ rounds.
+        self.hystart.on_packet_sent(now);
         // RFC 9438 §5.8: a send into an empty flight ends an idle period, which must
         // not count towards t.
         if bytes_in_flight <= bytes {
@@ -265,7 +291,7 @@ impl CongestionController for Cubic {
             return;
         }
         if self.cwnd < self.ssthresh {
-            self.slow_start_ack(bytes);
+            self.slow_start_ack(now, sent_time, bytes, rtt);
         } else {
             self.congestion_avoidance_ack(now, bytes, rtt);
         }
@@ -278,6 +304,8 @@ impl CongestionController for Cubic {
         persistent: bool,
         _lost_bytes: u64,
     ) {
+        // RFC 9406 §4.2: a loss ends HyStart++ (only the initial slow start uses it).
+        self.hystart.on_congestion_event();
         // RFC 9002 §7.3.2: one reduction per recovery period.
         if self
             .recovery
@@ -324,6 +352,36 @@ mod tests {
 
     fn ms(v: u64) -> Instant {
         Instant::from_millis(v)
+    }
+
+    /// Drives `cc` ACK-clocked through flights whose RTT is `rtts_ms[i]`: each flight's
+    /// ACKs (one per window packet, 1 µs apart) arrive one RTT after it left, and each
+    /// ACK releases a send.
+    /// `path` carries the RTT estimator and the next flight's send time (ns) across calls.
+    fn flights(cc: &mut dyn CongestionController, path: &mut (RttEstimator, u64), rtts_ms: &[u64]) {
+        let (rtt, start) = path;
+        cc.on_packet_sent(Instant::from_nanos(*start), MDS, MDS);
+        for &r in rtts_ms {
+            let rtt_ns = r * 1_000_000;
+            for i in 0..cc.window() / MDS {
+                let now = Instant::from_nanos(*start + rtt_ns + i * 1_000);
+                rtt.update(
+                    Duration::from_millis(r),
+                    Duration::ZERO,
+                    true,
+                    Duration::ZERO,
+                );
+                cc.on_packet_acked(
+                    now,
+                    Instant::from_nanos(*start + i * 1_000),
+                    MDS,
+                    false,
+                    rtt,
+                );
+                cc.on_packet_sent(now, MDS, MDS);
+            }
+            *start += rtt_ns;
+        }
     }
 
     /// A controller whose window is `packets` full-size packets, in slow start.
@@ -629,5 +687,36 @@ mod tests {
         assert_eq!(f.cc.k_seconds(), Some(0.0));
         assert!(f.cc.w_max_segments() >= ssthresh as f64 / MDS as f64);
         assert!(f.cc.window() >= w);
+    }
+
+    #[test]
+    fn hystart_exit_starts_congestion_avoidance_with_k_zero() {
+        let mut cc = Cubic::new(CubicConfig::default(), MDS);
+        let mut path = (RttEstimator::new(Duration::from_millis(100)), 1_000_000);
+        flights(&mut cc, &mut path, &[100, 100, 100, 150]);
+        assert!(matches!(cc.hystart_phase(), HystartPhase::Css { .. }));
+        flights(&mut cc, &mut path, &[150; 5]);
+        assert!(!cc.in_slow_start());
+        // RFC 9406 §4.2: ssthresh = cwnd at the exit; RFC 9438 §4.10: cwnd_prior = cwnd,
+        // and the stage (started by the next ACK) has K = 0 and W_max = that cwnd.
+        let w = cc.ssthresh();
+        assert!(w > 12_000 << 3 && w < u64::MAX);
+        assert_eq!(cc.cwnd_prior, w);
+        assert_eq!(cc.k_seconds(), Some(0.0));
+        assert_eq!(cc.w_max_segments(), w as f64 / MDS as f64);
+        let before = cc.window();
+        flights(&mut cc, &mut path, &[150]);
+        assert!(cc.window() > before);
+        // With HyStart++ off the same path stays in slow start.
+        let mut cc = Cubic::new(
+            CubicConfig {
+                hystart: HystartConfig::default(),
+                ..CubicConfig::default()
+            },
+            MDS,
+        );
+        let mut path = (RttEstimator::new(Duration::from_millis(100)), 1_000_000);
+        flights(&mut cc, &mut path, &[100, 100, 100, 150, 150]);
+        assert!(cc.in_slow_start());
     }
 }

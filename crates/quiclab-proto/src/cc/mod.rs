@@ -1,11 +1,13 @@
 //! Congestion control behind a trait, one file per controller (RFC 9002 §7).
 
 mod cubic;
+mod hystart;
 mod new_reno;
 mod no_cc;
 mod recovery_period;
 
 pub use cubic::{Cubic, CubicConfig};
+pub use hystart::{Hystart, HystartConfig, HystartPhase, SlowStartStep};
 pub use new_reno::{NewReno, NewRenoConfig, WindowGrowth};
 pub use no_cc::NoCongestionControl;
 

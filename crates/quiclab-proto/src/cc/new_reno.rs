@@ -1,5 +1,6 @@
 //! NewReno as specified in RFC 9002 §7 and Appendix B.
 
+use super::hystart::{Hystart, HystartConfig, HystartPhase};
 use super::recovery_period::RecoveryPeriod;
 use super::CongestionController;
 use crate::recovery::RttEstimator;
@@ -27,6 +28,9 @@ pub struct NewRenoConfig {
     /// kLossReductionFactor (RFC 9002: 0.5).
     pub loss_reduction_factor: f64,
     pub growth: WindowGrowth,
+    /// HyStart++ in the initial slow start (RFC 9406); off by default, so that NewReno
+    /// stays RFC 9002's.
+    pub hystart: HystartConfig,
 }
 
 impl Default for NewRenoConfig {
@@ -36,6 +40,7 @@ impl Default for NewRenoConfig {
             minimum_window_packets: 2,
             loss_reduction_factor: 0.5,
             growth: WindowGrowth::Approximate,
+            hystart: HystartConfig::default(),
         }
     }
 }
@@ -56,6 +61,8 @@ pub struct NewReno {
     /// `WindowGrowth::Approximate`: the fractional part of mds * acked / cwnd carried
     /// between ACKs (as a numerator over the window at the time).
     ca_remainder: u128,
+    /// Slow start's exit and growth (RFC 9406 when enabled, else RFC 9002 §7.3.1).
+    hystart: Hystart,
 }
 
 impl NewReno {
@@ -75,6 +82,7 @@ impl NewReno {
             recovery: RecoveryPeriod::default(),
             ca_acked: 0,
             ca_remainder: 0,
+            hystart: Hystart::new(config.hystart.clone()),
             config,
         }
     }
@@ -82,6 +90,11 @@ impl NewReno {
     /// kMinimumWindow in bytes.
     pub fn minimum_window(&self) -> u64 {
         self.min_window
+    }
+
+    /// Where HyStart++ is in the initial slow start.
+    pub fn hystart_phase(&self) -> HystartPhase {
+        self.hystart.phase()
     }
 
     /// cwnd * kLossReductionFactor: exact in integers for the RFC's 0.5, else one f64
@@ -97,17 +110,18 @@ impl NewReno {
 }
 
 impl CongestionController for NewReno {
-    fn on_packet_sent(&mut self, _now: Instant, _bytes: u64, _bytes_in_flight: u64) {
-        // Bytes in flight are the connection's; NewReno needs nothing per send.
+    fn on_packet_sent(&mut self, now: Instant, _bytes: u64, _bytes_in_flight: u64) {
+        // Bytes in flight are the connection's; only HyStart++'s rounds need sends.
+        self.hystart.on_packet_sent(now);
     }
 
     fn on_packet_acked(
         &mut self,
-        _now: Instant,
+        now: Instant,
         sent_time: Instant,
         bytes: u64,
         app_limited: bool,
-        _rtt: &RttEstimator,
+        rtt: &RttEstimator,
     ) {
         // RFC 9002 B.5: no change for packets sent before the recovery period began.
         // RFC 9002 §7.3.2: a packet sent during recovery was acknowledged: recovery ends.
@@ -119,8 +133,16 @@ impl CongestionController for NewReno {
             return;
         }
         if self.cwnd < self.ssthresh {
-            // RFC 9002 §7.3.1 slow start: one byte per acknowledged byte.
-            self.cwnd = self.cwnd.saturating_add(bytes);
+            // RFC 9002 §7.3.1 slow start: one byte per acknowledged byte, unless
+            // HyStart++ (RFC 9406 §4.2) is in Conservative Slow Start or caps the ACK.
+            let step = self
+                .hystart
+                .on_slow_start_ack(now, sent_time, bytes, rtt, self.mds);
+            self.cwnd = self.cwnd.saturating_add(step.growth);
+            if step.enter_congestion_avoidance {
+                // RFC 9406 §4.2: after CSS_ROUNDS, ssthresh = cwnd.
+                self.ssthresh = self.cwnd;
+            }
             return;
         }
         // RFC 9002 §7.3.3 congestion avoidance.
@@ -154,6 +176,8 @@ impl CongestionController for NewReno {
         persistent: bool,
         _lost_bytes: u64,
     ) {
+        // RFC 9406 §4.2: a loss ends HyStart++ (only the initial slow start uses it).
+        self.hystart.on_congestion_event();
         // RFC 9002 B.6 OnCongestionEvent: one reduction per recovery period (§7.3.2).
         if self
             .recovery
@@ -211,6 +235,36 @@ mod tests {
             },
             MDS,
         )
+    }
+
+    /// Drives `cc` ACK-clocked through flights whose RTT is `rtts_ms[i]`: each flight's
+    /// ACKs (one per window packet, 1 µs apart) arrive one RTT after it left, and each
+    /// ACK releases a send.
+    /// `path` carries the RTT estimator and the next flight's send time (ns) across calls.
+    fn flights(cc: &mut dyn CongestionController, path: &mut (RttEstimator, u64), rtts_ms: &[u64]) {
+        let (rtt, start) = path;
+        cc.on_packet_sent(Instant::from_nanos(*start), MDS, MDS);
+        for &r in rtts_ms {
+            let rtt_ns = r * 1_000_000;
+            for i in 0..cc.window() / MDS {
+                let now = Instant::from_nanos(*start + rtt_ns + i * 1_000);
+                rtt.update(
+                    Duration::from_millis(r),
+                    Duration::ZERO,
+                    true,
+                    Duration::ZERO,
+                );
+                cc.on_packet_acked(
+                    now,
+                    Instant::from_nanos(*start + i * 1_000),
+                    MDS,
+                    false,
+                    rtt,
+                );
+                cc.on_packet_sent(now, MDS, MDS);
+            }
+            *start += rtt_ns;
+        }
     }
 
     fn rtt() -> RttEstimator {
@@ -373,5 +427,33 @@ mod tests {
             (MDS * 9 / 10..=MDS).contains(&growth),
             "growth {growth} over a 6 MB window"
         );
+    }
+
+    #[test]
+    fn hystart_off_by_default_and_css_then_congestion_avoidance_when_on() {
+        // Off: a rising RTT changes nothing (RFC 9002 slow start).
+        let mut cc = reno(WindowGrowth::Approximate);
+        let mut path = (RttEstimator::new(Duration::from_millis(100)), 1_000_000);
+        flights(&mut cc, &mut path, &[100, 100, 100, 150]);
+        assert_eq!(cc.window(), 12_000 << 4);
+        assert_eq!(cc.hystart_phase(), HystartPhase::Off);
+        let mut cc = NewReno::new(
+            NewRenoConfig {
+                hystart: HystartConfig::enabled(),
+                ..NewRenoConfig::default()
+            },
+            MDS,
+        );
+        let mut path = (RttEstimator::new(Duration::from_millis(100)), 1_000_000);
+        flights(&mut cc, &mut path, &[100, 100, 100, 150]);
+        assert!(matches!(cc.hystart_phase(), HystartPhase::Css { .. }));
+        assert!(cc.in_slow_start());
+        // RFC 9406 §4.2: five CSS rounds, then ssthresh = cwnd.
+        flights(&mut cc, &mut path, &[150; 5]);
+        // The rest of the last flight grew the window in congestion avoidance (< 1 mds).
+        assert!(!cc.in_slow_start());
+        assert!((cc.ssthresh()..cc.ssthresh() + MDS).contains(&cc.window()));
+        assert!(cc.ssthresh() > 12_000 << 3);
+        assert_eq!(cc.congestion_state(), CongestionState::CongestionAvoidance);
     }
 }
