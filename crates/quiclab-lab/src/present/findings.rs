@@ -127,23 +127,23 @@ fn pairs(plan: &Plan, runs: &Table, summary: &Table, f: &FindingSpec) -> Result<
         } else {
             against.get(key).and_then(|s| s.2)
         };
-        let b = if f.than.is_empty() {
-            Some(0.0)
-        } else {
-            than.get(key).and_then(|s| s.2)
-        };
-        match (a, base, b) {
-            (Some(a), Some(c), Some(b)) if c != 0.0 && a.is_finite() && c.is_finite() => {
-                // Two effects: (a/c - 1) - (b/c - 1) = (a - b) / c.
-                let change = if f.than.is_empty() {
-                    a / c - 1.0
+        let change = match (a, base) {
+            (Some(a), Some(c)) if c != 0.0 && a.is_finite() && c.is_finite() => {
+                if f.than.is_empty() {
+                    Some((a, a / c - 1.0))
                 } else {
-                    (a - b) / c
-                };
+                    // Two effects: (a/c - 1) - (b/c - 1) = (a - b) / c.
+                    than.get(key).and_then(|s| s.2).map(|b| (a, (a - b) / c))
+                }
+            }
+            _ => None,
+        };
+        match change {
+            Some((a, change)) => {
                 p.changes.push(change);
                 p.values.push(a);
             }
-            _ => p.missing.push(format!("point {point} rep {rep}")),
+            None => p.missing.push(format!("point {point} rep {rep}")),
         }
     }
     Ok(p)

@@ -2,7 +2,7 @@
 
 use super::hystart::{Hystart, HystartConfig, HystartPhase};
 use super::recovery_period::RecoveryPeriod;
-use super::CongestionController;
+use super::{initial_window, CongestionController};
 use crate::recovery::RttEstimator;
 use crate::time::Instant;
 
@@ -68,11 +68,7 @@ pub struct NewReno {
 impl NewReno {
     pub fn new(config: NewRenoConfig, max_datagram_size: u64) -> Self {
         let mds = max_datagram_size.max(1);
-        // RFC 9002 §7.2: min(10 * mds, max(2 * mds, 14720)) unless configured.
-        let initial = match config.initial_window_packets {
-            Some(p) => p.saturating_mul(mds),
-            None => (10 * mds).min((2 * mds).max(14_720)),
-        };
+        let initial = initial_window(config.initial_window_packets, mds);
         let min_window = config.minimum_window_packets.saturating_mul(mds);
         NewReno {
             mds,
