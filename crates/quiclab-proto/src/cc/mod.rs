@@ -100,8 +100,9 @@ pub trait CongestionController: Debug + Send {
     fn model(&self) -> Option<ModelEstimate> {
         None
     }
-    /// A state transition not visible through `congestion_state` alone (BBR's state
-    /// machine), reported once: the connection logs `congestion_state_updated` for it.
+    /// The next state transition not yet reported (BBR's state machine), oldest first:
+    /// the connection drains them after each rate sample and logs
+    /// `congestion_state_updated` for each.
     fn take_state_change(&mut self) -> Option<CongestionState> {
         None
     }

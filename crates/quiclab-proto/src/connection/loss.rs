@@ -89,7 +89,7 @@ impl Connection {
         if self.cc.wants_app_limited_mark() {
             self.delivery.mark_app_limited(in_flight);
         }
-        if let Some(new) = self.cc.take_state_change() {
+        while let Some(new) = self.cc.take_state_change() {
             if self.logging() {
                 self.emit(now, Event::CongestionStateUpdated { new });
             }
