@@ -23,8 +23,8 @@
 //!   is therefore that burst's bytes (§5.5.8 "QUIC Offload Budget": the send quantum).
 //! - Persistent congestion (RFC 9002 §7.6) plays the RTO's part (§5.6.4.4 OnEnterRTO),
 //!   collapsing cwnd to one packet.
-//! - Spurious loss recovery (§5.5.11) is not detected by the connection, so the undo
-//!   state is saved but never restored.
+//! - A spurious loss episode (§5.5.11) is one whose lost packets were all acknowledged
+//!   later (the connection's `SpuriousLossDetector`, 1-RTT packets only).
 
 mod config;
 mod control;
@@ -404,6 +404,10 @@ impl CongestionController for Bbr {
                 .on_congestion_event(now, largest_lost_sent_time);
             self.cwnd = self.mds;
         }
+    }
+
+    fn on_spurious_congestion(&mut self, _now: Instant) {
+        self.handle_spurious_loss_detection();
     }
 
     fn on_rate_sample(&mut self, now: Instant, rs: &RateSample, rtt: &RttEstimator) {

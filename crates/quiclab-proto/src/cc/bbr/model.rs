@@ -223,6 +223,33 @@ impl Bbr {
         self.undo_inflight_longterm = self.inflight_longterm;
     }
 
+    /// §5.5.11.2 HandleSpuriousLossDetection: the loss episode was spurious; restore
+    /// the model saved at its start, and the probing state it ended.
+    pub(super) fn handle_spurious_loss_detection(&mut self) {
+        self.restore_cwnd();
+        self.is_loss_in_round = false;
+        self.reset_full_bw();
+        self.bw_shortterm = self.bw_shortterm.max(self.undo_bw_shortterm);
+        self.inflight_shortterm = self.inflight_shortterm.max(self.undo_inflight_shortterm);
+        self.inflight_longterm = self.inflight_longterm.max(self.undo_inflight_longterm);
+        // If the flow was probing bandwidth, return to that state.
+        match self.undo_state {
+            Some(BbrState::Startup) if self.state != BbrState::Startup => {
+                self.full_bw_reached = false;
+                if self.state != BbrState::ProbeRtt {
+                    self.enter_startup();
+                }
+            }
+            Some(BbrState::ProbeBwUp)
+                if self.state != BbrState::ProbeBwUp && self.state != BbrState::ProbeRtt =>
+            {
+                self.start_probe_bw_refill();
+            }
+            _ => {}
+        }
+        self.undo_state = None;
+    }
+
     /// §5.3.3.6 TargetInflight: the BDP, unless congestion cut cwnd.
     pub(super) fn target_inflight(&self) -> u64 {
         self.bdp().unwrap_or(self.initial_cwnd).min(self.cwnd)

@@ -346,3 +346,34 @@ fn config_validation_names_the_knob() {
         assert_eq!(cfg.validate().unwrap_err().key, key);
     }
 }
+
+#[test]
+fn spurious_loss_restores_the_model_and_the_probe() {
+    // §5.5.11.2: a probe ended by a (spurious) loss goes back to REFILL with the old
+    // bounds.
+    let mut b = Bbr::new(BbrConfig::default(), MDS, 1);
+    b.full_bw_reached = true;
+    b.state = BbrState::ProbeBwDown;
+    b.undo_state = Some(BbrState::ProbeBwUp);
+    b.inflight_longterm = 50_000;
+    b.undo_inflight_longterm = 100_000;
+    b.prior_cwnd = 90_000;
+    b.on_spurious_congestion(Instant::from_millis(1));
+    assert_eq!(b.state(), BbrState::ProbeBwRefill);
+    assert_eq!(b.inflight_longterm(), 100_000);
+    assert_eq!(b.window(), 90_000);
+    assert_eq!(b.undo_state, None);
+    // A Startup exit on loss is undone back into Startup.
+    let mut b = Bbr::new(BbrConfig::default(), MDS, 1);
+    b.full_bw_reached = true;
+    b.state = BbrState::Drain;
+    b.undo_state = Some(BbrState::Startup);
+    b.on_spurious_congestion(Instant::from_millis(1));
+    assert_eq!(b.state(), BbrState::Startup);
+    assert!(!b.full_bw_reached());
+    // Nothing saved: nothing changes state.
+    let mut b = Bbr::new(BbrConfig::default(), MDS, 1);
+    b.state = BbrState::ProbeBwCruise;
+    b.on_spurious_congestion(Instant::from_millis(1));
+    assert_eq!(b.state(), BbrState::ProbeBwCruise);
+}
