@@ -16,7 +16,7 @@ use crate::events::EventSink;
 use crate::rng::DetRng;
 use crate::time::Instant;
 use crate::wire::header::{parse_header, write_version_negotiation, HeaderError};
-use crate::wire::{ConnectionId, PacketType, VERSION_1};
+use crate::wire::{ConnectionId, PacketType};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -122,29 +122,49 @@ impl Endpoint {
             Ok(h) => h,
             Err(HeaderError::UnsupportedVersion { dcid, scid, .. }) => {
                 // RFC 9000 §6.1 and §14.1: answer only datagrams big enough for an Initial.
-                if self.server.is_some() && data.len() >= MIN_INITIAL_DATAGRAM {
-                    let mut pkt = Vec::new();
-                    let unused = self.rng.next_u64() as u8;
-                    write_version_negotiation(&mut pkt, &scid, &dcid, &[VERSION_1], unused);
-                    self.responses.push_back((remote, pkt));
-                    return Err(Unrouted::VersionNegotiation);
-                }
-                return Err(Unrouted::Dropped);
+                return Err(self.version_negotiation(remote, &dcid, &scid, data.len()));
             }
             Err(_) => return Err(Unrouted::Dropped),
         };
         let (ty, dcid, scid) = (header.ty, header.dcid, header.scid);
+        let version = header.version;
         // Connections parse short headers with the same config (connection ID length),
         // so the first packet's header is handed over rather than parsed again.
         let first = Parsed::from(&header);
         let handle = match self.routes.get(&dcid) {
             Some(&h) => h,
-            None => self.accept_new(now, remote, ty, dcid, scid, data.len())?,
+            None if ty != PacketType::OneRtt && !self.config.versions.accepts(version) => {
+                // A version the parser knows (v2) but this endpoint does not accept.
+                let (d, s) = (dcid.as_bytes().to_vec(), scid.as_bytes().to_vec());
+                return Err(self.version_negotiation(remote, &d, &s, data.len()));
+            }
+            None => self.accept_new(now, remote, ty, (dcid, scid), version, data.len())?,
         };
         let conn = self.connections.get_mut(&handle).ok_or(Unrouted::Dropped)?;
         conn.handle_routed_datagram(now, remote, data, Some(first));
         self.process_endpoint_events(handle);
         Ok(handle)
+    }
+
+    /// RFC 9000 §6.1: a server answers a long header of a version it does not accept
+    /// with Version Negotiation listing its versions, never with a connection; §14.1:
+    /// only datagrams big enough for an Initial get an answer (so VN cannot amplify).
+    fn version_negotiation(
+        &mut self,
+        remote: SocketAddr,
+        dcid: &[u8],
+        scid: &[u8],
+        len: usize,
+    ) -> Unrouted {
+        if self.server.is_none() || len < MIN_INITIAL_DATAGRAM {
+            return Unrouted::Dropped;
+        }
+        let mut pkt = Vec::new();
+        let unused = self.rng.next_u64() as u8;
+        let versions = self.config.versions.supported_wire();
+        write_version_negotiation(&mut pkt, scid, dcid, &versions, unused);
+        self.responses.push_back((remote, pkt));
+        Unrouted::VersionNegotiation
     }
 
     /// RFC 9000 §7.2, §14.1: a server accepts an Initial of at least
@@ -155,8 +175,8 @@ impl Endpoint {
         now: Instant,
         remote: SocketAddr,
         ty: PacketType,
-        dcid: ConnectionId,
-        scid: ConnectionId,
+        (dcid, scid): (ConnectionId, ConnectionId),
+        version: u32,
         len: usize,
     ) -> Result<ConnectionHandle, Unrouted> {
         let Some(tls) = self.server.clone() else {
@@ -166,9 +186,17 @@ impl Endpoint {
             return Err(Unrouted::Dropped);
         }
         let seed = self.rng.next_u64();
-        let mut conn =
-            Connection::new_server(now, self.config.clone(), tls, remote, dcid, scid, seed)
-                .map_err(|_| Unrouted::Dropped)?;
+        let mut conn = Connection::new_server(
+            now,
+            self.config.clone(),
+            tls,
+            remote,
+            dcid,
+            scid,
+            version,
+            seed,
+        )
+        .map_err(|_| Unrouted::Dropped)?;
         let h = self.new_handle();
         if let Some(sink) = self.sink_factory.as_mut().and_then(|f| f(h, &conn)) {
             conn.set_event_sink(now, sink);

@@ -112,6 +112,13 @@ pub enum Event {
     ConnectionStateUpdated {
         new: ConnectionState,
     },
+    /// Versions each side offered and the one chosen (RFC 9000 §6, RFC 9368), when a
+    /// client acts on Version Negotiation or learns the server's version_information.
+    VersionInformation {
+        server_versions: Vec<u32>,
+        client_versions: Vec<u32>,
+        chosen: Option<u32>,
+    },
     ParametersSet {
         owner: Owner,
         params: Box<TransportParameters>,
