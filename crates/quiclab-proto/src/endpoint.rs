@@ -297,6 +297,7 @@ impl Endpoint {
                 continue;
             };
             let conn = self.connections.get_mut(&h).expect("listed");
+            conn.prepare_transmit(now);
             if let Some(t) = conn.poll_transmit(now, buf) {
                 self.next_to_send = ConnectionHandle(h.0 + 1);
                 self.process_endpoint_events(h);

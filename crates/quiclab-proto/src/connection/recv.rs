@@ -164,8 +164,13 @@ impl Connection {
         }
         let Some(pn) = self.unprotect(space, &h, packet) else {
             self.drop_packet(now, Some(h.ty), packet.len(), DropReason::DecryptionFailure);
+            // RFC 9001 §6.4, §6.6: key update violations and the integrity limit.
+            if let Some(e) = self.key_update.take_error() {
+                self.fail(now, e);
+            }
             return false;
         };
+        self.log_key_update(now);
         let (pn, payload) = pn;
         if self.spaces[space as usize].acks.is_duplicate(pn) {
             self.drop_packet(now, Some(h.ty), packet.len(), DropReason::Duplicate);
