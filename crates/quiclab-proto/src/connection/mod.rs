@@ -508,6 +508,10 @@ impl Connection {
     pub fn version(&self) -> u32 {
         self.version
     }
+    /// The negotiated TLS cipher suite, once chosen.
+    pub fn cipher_suite(&self) -> Option<rustls::CipherSuite> {
+        self.tls.cipher_suite().map(|s| s.suite())
+    }
     /// The negotiated ALPN protocol.
     pub fn alpn(&self) -> Option<&[u8]> {
         self.tls.alpn()
