@@ -195,6 +195,7 @@ impl Connection {
                     owner: Owner::Remote,
                     params: Box::new(p.clone()),
                     alpn,
+                    tls_cipher: self.cipher_suite().map(|s| format!("{s:?}")),
                 },
             );
         }

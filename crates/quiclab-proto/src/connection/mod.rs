@@ -427,6 +427,7 @@ impl Connection {
                 owner: Owner::Local,
                 params,
                 alpn: None,
+                tls_cipher: None,
             },
         );
     }

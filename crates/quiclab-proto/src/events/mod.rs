@@ -123,6 +123,9 @@ pub enum Event {
         owner: Owner,
         params: Box<TransportParameters>,
         alpn: Option<String>,
+        /// The negotiated TLS cipher suite (with the peer's parameters), e.g.
+        /// `TLS13_CHACHA20_POLY1305_SHA256`.
+        tls_cipher: Option<String>,
     },
     /// `size`: the packet's bytes on the wire (header, payload, tag).
     PacketSent {

@@ -164,7 +164,11 @@ impl<W: Write + Send> QlogWriter<W> {
                 owner,
                 params,
                 alpn,
-            } => self.parameters_set(buf, now, *owner, params, alpn.as_deref()),
+                tls_cipher,
+            } => {
+                let tls = (alpn.as_deref(), tls_cipher.as_deref());
+                self.parameters_set(buf, now, *owner, params, tls)
+            }
             Event::PacketSent {
                 header,
                 size,
@@ -230,7 +234,7 @@ impl<W: Write + Send> QlogWriter<W> {
         now: Instant,
         owner: Owner,
         params: &TransportParameters,
-        alpn: Option<&str>,
+        (alpn, tls_cipher): (Option<&str>, Option<&str>),
     ) {
         match owner {
             Owner::Local => self.local_ack_delay_exponent = params.ack_delay_exponent,
@@ -238,6 +242,9 @@ impl<W: Write + Send> QlogWriter<W> {
         }
         let mut j = begin(buf, now, "quic:parameters_set");
         j.key("initiator").lit(owner_name(owner));
+        if let Some(cipher) = tls_cipher {
+            j.key("tls_cipher").str(cipher);
+        }
         write_params(&mut j, params);
         end(j);
         if let Some(alpn) = alpn {
