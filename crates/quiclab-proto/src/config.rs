@@ -4,7 +4,7 @@
 
 mod security;
 
-pub use security::{KeyUpdateConfig, QuicVersion, VersionConfig};
+pub use security::{AdmissionConfig, KeyUpdateConfig, QuicVersion, VersionConfig};
 
 use crate::cc::{CongestionControl, HystartConfig};
 use crate::error::TransportError;
@@ -284,6 +284,8 @@ pub struct TransportConfig {
     pub versions: VersionConfig,
     /// 1-RTT key updates and AEAD limits (default: answer only, RFC limits).
     pub key_update: KeyUpdateConfig,
+    /// Server admission limits against Initial floods.
+    pub admission: AdmissionConfig,
 }
 
 impl Default for TransportConfig {
@@ -305,6 +307,7 @@ impl Default for TransportConfig {
             handshake: HandshakeConfig::default(),
             versions: VersionConfig::default(),
             key_update: KeyUpdateConfig::default(),
+            admission: AdmissionConfig::default(),
         }
     }
 }
@@ -424,6 +427,7 @@ impl TransportConfig {
         self.validate_wire_limits()?;
         self.versions.validate()?;
         self.key_update.validate()?;
+        self.admission.validate()?;
         if let Some(m) = self.min_ack_delay_us {
             if m > self.ack.max_ack_delay_ms * 1000 {
                 return err(

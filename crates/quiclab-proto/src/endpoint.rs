@@ -11,6 +11,7 @@
 
 use crate::config::TransportConfig;
 use crate::connection::{Connection, EndpointEvent, Parsed, Transmit, MIN_INITIAL_DATAGRAM};
+use crate::crypto::initial::is_valid_client_initial;
 use crate::error::TransportError;
 use crate::events::EventSink;
 use crate::rng::DetRng;
@@ -32,6 +33,15 @@ pub enum Unrouted {
     Dropped,
     /// An unknown version; a Version Negotiation packet was queued.
     VersionNegotiation,
+}
+
+/// The first packet of a datagram that may open a connection.
+struct Initial<'a> {
+    version: u32,
+    /// The packet's bytes (not the rest of the datagram).
+    packet: &'a [u8],
+    pn_offset: usize,
+    datagram_len: usize,
 }
 
 /// A QUIC endpoint: a client, a server, or both.
@@ -128,6 +138,7 @@ impl Endpoint {
         };
         let (ty, dcid, scid) = (header.ty, header.dcid, header.scid);
         let version = header.version;
+        let (pn_offset, packet_len) = (header.pn_offset, header.packet_len.min(data.len()));
         // Connections parse short headers with the same config (connection ID length),
         // so the first packet's header is handed over rather than parsed again.
         let first = Parsed::from(&header);
@@ -138,7 +149,15 @@ impl Endpoint {
                 let (d, s) = (dcid.as_bytes().to_vec(), scid.as_bytes().to_vec());
                 return Err(self.version_negotiation(remote, &d, &s, data.len()));
             }
-            None => self.accept_new(now, remote, ty, (dcid, scid), version, data.len())?,
+            None => {
+                let first_packet = Initial {
+                    version,
+                    packet: &data[..packet_len],
+                    pn_offset,
+                    datagram_len: data.len(),
+                };
+                self.accept_new(now, remote, ty, (dcid, scid), first_packet)?
+            }
         };
         let conn = self.connections.get_mut(&handle).ok_or(Unrouted::Dropped)?;
         conn.handle_routed_datagram(now, remote, data, Some(first));
@@ -176,13 +195,32 @@ impl Endpoint {
         remote: SocketAddr,
         ty: PacketType,
         (dcid, scid): (ConnectionId, ConnectionId),
-        version: u32,
-        len: usize,
+        initial: Initial<'_>,
     ) -> Result<ConnectionHandle, Unrouted> {
         let Some(tls) = self.server.clone() else {
             return Err(Unrouted::Dropped);
         };
-        if ty != PacketType::Initial || len < MIN_INITIAL_DATAGRAM || dcid.len() < 8 {
+        let version = initial.version;
+        if ty != PacketType::Initial
+            || initial.datagram_len < MIN_INITIAL_DATAGRAM
+            || dcid.len() < 8
+        {
+            return Err(Unrouted::Dropped);
+        }
+        // RFC 9001 §5.2: only an Initial that decrypts can be a client's; junk creates
+        // no state (Initial-flood resistance).
+        if !is_valid_client_initial(version, &dcid, initial.packet, initial.pn_offset) {
+            return Err(Unrouted::Dropped);
+        }
+        // At most `max_handshaking` connections may be mid-handshake at once: under an
+        // Initial flood from real clients, new ones wait (their Initials are dropped and
+        // retransmitted) rather than growing the server's state without bound.
+        let handshaking = self
+            .connections
+            .values()
+            .filter(|c| !c.is_handshake_complete() && !c.is_closed())
+            .count();
+        if handshaking >= self.config.admission.max_handshaking {
             return Err(Unrouted::Dropped);
         }
         let seed = self.rng.next_u64();

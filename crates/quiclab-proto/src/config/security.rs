@@ -141,3 +141,32 @@ impl KeyUpdateConfig {
         Ok(())
     }
 }
+
+/// Limits on what a server admits (`[admission]`), against Initial floods.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AdmissionConfig {
+    /// Connections that may be mid-handshake at once (default 1024); the Initials of
+    /// further new connections are dropped (clients retransmit them).
+    pub max_handshaking: usize,
+}
+
+impl Default for AdmissionConfig {
+    fn default() -> Self {
+        AdmissionConfig {
+            max_handshaking: 1024,
+        }
+    }
+}
+
+impl AdmissionConfig {
+    pub(crate) fn validate(&self) -> Result<(), ConfigError> {
+        if self.max_handshaking == 0 {
+            return Err(ConfigError {
+                key: "admission.max_handshaking",
+                why: "must be at least 1".into(),
+            });
+        }
+        Ok(())
+    }
+}
