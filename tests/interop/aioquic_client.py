@@ -26,6 +26,9 @@ class HqClient(QuicConnectionProtocol):
         super().__init__(*args, **kwargs)
         self._bodies: dict[int, bytearray] = {}
         self._waiters: dict[int, asyncio.Future] = {}
+        # keyupdate test case: update the 1-RTT keys once this much data arrived.
+        self.key_update_after: int | None = None
+        self._received = 0
 
     async def get(self, path: str) -> bytes:
         sid = self._quic.get_next_available_stream_id()
@@ -39,6 +42,10 @@ class HqClient(QuicConnectionProtocol):
     def quic_event_received(self, event: QuicEvent) -> None:
         if isinstance(event, StreamDataReceived) and event.stream_id in self._waiters:
             self._bodies[event.stream_id] += event.data
+            self._received += len(event.data)
+            if self.key_update_after is not None and self._received >= self.key_update_after:
+                self.key_update_after = None
+                self._quic.request_key_update()
             if event.end_stream:
                 waiter = self._waiters.pop(event.stream_id)
                 if not waiter.done():
@@ -56,7 +63,20 @@ class HqClient(QuicConnectionProtocol):
             self._waiters.clear()
 
 
-async def fetch_all(urls: list[str], output: str) -> int:
+def apply_testcase(config: QuicConfiguration, testcase: str) -> None:
+    """The interop runner's client side: chacha20 offers only ChaCha20-Poly1305; v2
+    starts in QUIC v2 (v1 as the fallback); keyupdate is done in HqClient."""
+    from aioquic.quic.packet import QuicProtocolVersion
+    from aioquic.tls import CipherSuite
+
+    if testcase == "chacha20":
+        config.cipher_suites = [CipherSuite.CHACHA20_POLY1305_SHA256]
+    elif testcase == "v2":
+        config.original_version = QuicProtocolVersion.VERSION_2
+        config.supported_versions = [QuicProtocolVersion.VERSION_2, QuicProtocolVersion.VERSION_1]
+
+
+async def fetch_all(urls: list[str], output: str, testcase: str = "transfer") -> int:
     parsed = [urlparse(u) for u in urls]
     authorities = {(p.hostname, p.port or 443) for p in parsed}
     if len(authorities) != 1 or any(p.scheme != "https" for p in parsed):
@@ -65,12 +85,15 @@ async def fetch_all(urls: list[str], output: str) -> int:
     host, port = authorities.pop()
     config = QuicConfiguration(alpn_protocols=["hq-interop"], is_client=True)
     config.verify_mode = ssl.CERT_NONE
+    apply_testcase(config, testcase)
     config.server_name = host
     keylog = os.environ.get("SSLKEYLOGFILE")
     if keylog:
         config.secrets_log_file = open(keylog, "a")
     failures = 0
     async with connect(host, port, configuration=config, create_protocol=HqClient) as client:
+        if testcase == "keyupdate":
+            client.key_update_after = 100_000
 
         async def one(p) -> int:
             path = p.path or "/"
@@ -97,9 +120,10 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("urls", nargs="+")
     p.add_argument("--output", required=True)
+    p.add_argument("--testcase", default="transfer", help="interop-runner test case")
     args = p.parse_args()
     os.makedirs(args.output, exist_ok=True)
-    sys.exit(1 if asyncio.run(fetch_all(args.urls, args.output)) else 0)
+    sys.exit(1 if asyncio.run(fetch_all(args.urls, args.output, args.testcase)) else 0)
 
 
 if __name__ == "__main__":

@@ -74,6 +74,18 @@ class HqServer(QuicConnectionProtocol):
         self.transmit()
 
 
+def apply_testcase(config: QuicConfiguration, testcase: str) -> None:
+    """The interop runner's server side: chacha20 offers only ChaCha20-Poly1305; v2
+    accepts QUIC v2 as well as v1 (aioquic's default); the rest need nothing."""
+    from aioquic.quic.packet import QuicProtocolVersion
+    from aioquic.tls import CipherSuite
+
+    if testcase == "chacha20":
+        config.cipher_suites = [CipherSuite.CHACHA20_POLY1305_SHA256]
+    elif testcase == "v2":
+        config.supported_versions = [QuicProtocolVersion.VERSION_2, QuicProtocolVersion.VERSION_1]
+
+
 async def main() -> None:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--host", default="127.0.0.1")
@@ -81,8 +93,10 @@ async def main() -> None:
     p.add_argument("--root", required=True)
     p.add_argument("--cert", required=True)
     p.add_argument("--key", required=True)
+    p.add_argument("--testcase", default="transfer", help="interop-runner test case")
     args = p.parse_args()
     config = QuicConfiguration(alpn_protocols=["hq-interop"], is_client=False)
+    apply_testcase(config, args.testcase)
     config.load_cert_chain(args.cert, args.key)
     keylog = os.environ.get("SSLKEYLOGFILE")
     if keylog:

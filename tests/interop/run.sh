@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
-# Interop: byte-exact (sha256) hq-interop downloads of a 1 MB and a 10 MB random file
-# between quiclab and aioquic, in both directions (plus quiclab against itself, to tell
-# a stack bug from an interop one). Needs python3 with aioquic. 127.0.0.1 only.
+# Interop: the QUIC interop runner's test cases (handshake, transfer, multiplexing,
+# keyupdate, chacha20, v2) between quiclab and aioquic in both directions, plus quiclab
+# against itself (to tell a stack bug from an interop one). Each case checks the
+# downloaded files byte for byte (sha256) AND the quiclab side's qlog for evidence of
+# the mechanism: key_updated with key_phase >= 1 (keyupdate), tls_cipher ChaCha20
+# (chacha20), chosen_version 6b3343cf (v2). Prints a matrix; needs python3 with aioquic
+# (scripts/setup-tests.sh makes .venv). 127.0.0.1 only.
 # Ends with "N passed, M failed"; exits non-zero on any failure.
-# Env: PYTHON (default python3), KEEP=1 keeps the work dir, CASE_TIMEOUT (s, default 120).
+# Env: PYTHON (default python3), KEEP=1 keeps the work dir, CASE_TIMEOUT (s, default 120),
+# CASES (default "handshake transfer multiplexing keyupdate chacha20 v2").
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 py=${PYTHON:-python3}
 case_timeout=${CASE_TIMEOUT:-120}
+cases=${CASES:-handshake transfer multiplexing keyupdate chacha20 v2}
 work=$(mktemp -d "${TMPDIR:-/tmp}/quiclab-interop.XXXXXX")
 pids=()
 passed=0
@@ -33,15 +39,39 @@ echo "== building quiclab (release)"
 (cd "$repo" && cargo build --release -q -p quiclab-cli) || { echo "FAIL build"; echo "0 passed, 1 failed"; exit 1; }
 quiclab="$repo/target/release/quiclab"
 
-mkdir -p "$work/www" "$work/qlog"
+mkdir -p "$work/www"
+head -c 10240 /dev/urandom >"$work/www/small.bin"
 head -c 1048576 /dev/urandom >"$work/www/1mb.bin"
 head -c 10485760 /dev/urandom >"$work/www/10mb.bin"
+for i in $(seq -w 1 20); do head -c 5000 /dev/urandom >"$work/www/m$i.bin"; done
 "$py" "$here/make_cert.py" "$work/cert.pem" "$work/key.pem" || { echo "FAIL cert"; exit 1; }
 
 # Ports from the PID, so parallel runs on one machine rarely collide.
 base=$((20000 + ($$ % 20000)))
 aioquic_port=$base
 quiclab_port=$((base + 1))
+
+# The files each test case fetches (all on one connection).
+files_for() {
+    case $1 in
+        handshake) echo small.bin ;;
+        transfer) echo 1mb.bin 10mb.bin ;;
+        multiplexing) (cd "$work/www" && echo m*.bin) ;;
+        *) echo 1mb.bin ;;
+    esac
+}
+
+# What the quiclab side's qlog (in DIR) must show for a test case.
+evidence() { # case dir
+    local dir=$2 pattern
+    case $1 in
+        keyupdate) pattern='"key_phase":[1-9]' ;;
+        chacha20) pattern='"tls_cipher":"TLS13_CHACHA20_POLY1305_SHA256"' ;;
+        v2) pattern='"chosen_version":"6b3343cf"' ;;
+        *) pattern='"quic:packet_received"' ;;
+    esac
+    grep -qsE "$pattern" "$dir"/*.sqlog 2>/dev/null || { echo "no qlog evidence /$pattern/ in $dir"; return 1; }
+}
 
 # Starts a server in the background and waits for its "listening"/"server on" line.
 start_server() { # name log ready-pattern cmd...
@@ -58,49 +88,86 @@ start_server() { # name log ready-pattern cmd...
     return 1
 }
 
-start_server "aioquic server" "$work/aioquic_server.log" "listening" \
-    "$py" "$here/aioquic_server.py" --host 127.0.0.1 --port "$aioquic_port" \
-    --root "$work/www" --cert "$work/cert.pem" --key "$work/key.pem" || failed=$((failed + 1))
-start_server "quiclab server" "$work/quiclab_server.log" "server on" \
-    "$quiclab" server --listen "127.0.0.1:$quiclab_port" --root "$work/www" \
-    --qlog-dir "$work/qlog" --seed 1 || failed=$((failed + 1))
+stop_servers() {
+    for pid in "${pids[@]}"; do
+        kill "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+    done
+    pids=()
+}
 
-# run_case NAME FILE OUTDIR LOG cmd...: runs a fetch and compares sha256 with the source.
+declare -A matrix
+# run_case CASE DIRECTION OUTDIR QLOGDIR LOG cmd...: fetch, compare sha256, check qlog.
 run_case() {
-    local name=$1 file=$2 out=$3 log=$4
-    shift 4
+    local tc=$1 dir=$2 out=$3 qlog=$4 log=$5
+    shift 5
     mkdir -p "$out"
-    local start end ok=1
+    local start end ok=1 why=""
     start=$(date +%s.%N)
-    timeout "$case_timeout" "$@" >"$log" 2>&1 || ok=0
+    timeout "$case_timeout" "$@" >"$log" 2>&1 || { ok=0; why="exit status"; }
     end=$(date +%s.%N)
+    if [[ $ok == 1 ]]; then
+        for f in $(files_for "$tc"); do
+            if [[ ! -f "$out/$f" || $(sha256sum <"$out/$f") != $(sha256sum <"$work/www/$f") ]]; then
+                ok=0; why="$f differs"; break
+            fi
+        done
+    fi
+    if [[ $ok == 1 ]]; then
+        why=$(evidence "$tc" "$qlog") || ok=0
+    fi
     local secs
     secs=$(awk "BEGIN { printf \"%.2f\", $end - $start }")
-    if [[ $ok == 1 && -f "$out/$file" ]] &&
-        [[ $(sha256sum <"$out/$file") == $(sha256sum <"$work/www/$file") ]]; then
-        echo "PASS $name ($(stat -c %s "$out/$file") bytes, ${secs} s)"
+    if [[ $ok == 1 ]]; then
+        echo "PASS $tc: $dir (${secs} s)"
         passed=$((passed + 1))
+        matrix[$tc,$dir]=PASS
     else
-        echo "FAIL $name (${secs} s); log $log:"
+        echo "FAIL $tc: $dir (${secs} s): $why; log $log:"
         tail -15 "$log" | sed 's/^/    /'
         failed=$((failed + 1))
+        matrix[$tc,$dir]=FAIL
     fi
 }
 
-for file in 1mb.bin 10mb.bin; do
-    run_case "quiclab client <- aioquic server: $file" "$file" "$work/out-qa" \
-        "$work/qa-$file.log" \
-        "$quiclab" client --ca "$work/cert.pem" --output "$work/out-qa" \
-        --qlog-dir "$work/qlog" "https://127.0.0.1:$aioquic_port/$file"
-    run_case "aioquic client <- quiclab server: $file" "$file" "$work/out-aq" \
-        "$work/aq-$file.log" \
-        "$py" "$here/aioquic_client.py" --output "$work/out-aq" \
-        "https://127.0.0.1:$quiclab_port/$file"
-    run_case "quiclab client <- quiclab server: $file" "$file" "$work/out-qq" \
-        "$work/qq-$file.log" \
-        "$quiclab" client --insecure --output "$work/out-qq" \
-        --qlog-dir "$work/qlog" "https://127.0.0.1:$quiclab_port/$file"
+dirs=("quiclab->aioquic" "aioquic->quiclab" "quiclab->quiclab")
+for tc in $cases; do
+    echo "== $tc"
+    q=$work/$tc
+    mkdir -p "$q"
+    start_server "aioquic server" "$q/aioquic_server.log" "listening" \
+        "$py" "$here/aioquic_server.py" --host 127.0.0.1 --port "$aioquic_port" \
+        --root "$work/www" --cert "$work/cert.pem" --key "$work/key.pem" --testcase "$tc" ||
+        failed=$((failed + 1))
+    start_server "quiclab server" "$q/quiclab_server.log" "server on" \
+        "$quiclab" server --listen "127.0.0.1:$quiclab_port" --root "$work/www" \
+        --qlog-dir "$q/qlog-server" --seed 1 --testcase "$tc" || failed=$((failed + 1))
+    urls_a=() urls_q=()
+    for f in $(files_for "$tc"); do
+        urls_a+=("https://127.0.0.1:$aioquic_port/$f")
+        urls_q+=("https://127.0.0.1:$quiclab_port/$f")
+    done
+    # quiclab client -> aioquic server: evidence in the client's qlog.
+    run_case "$tc" "${dirs[0]}" "$q/out-qa" "$q/qlog-qa" "$q/qa.log" \
+        "$quiclab" client --ca "$work/cert.pem" --output "$q/out-qa" --testcase "$tc" \
+        --qlog-dir "$q/qlog-qa" "${urls_a[@]}"
+    # aioquic client -> quiclab server: evidence in the server's qlog.
+    run_case "$tc" "${dirs[1]}" "$q/out-aq" "$q/qlog-server" "$q/aq.log" \
+        "$py" "$here/aioquic_client.py" --output "$q/out-aq" --testcase "$tc" "${urls_q[@]}"
+    run_case "$tc" "${dirs[2]}" "$q/out-qq" "$q/qlog-qq" "$q/qq.log" \
+        "$quiclab" client --insecure --output "$q/out-qq" --testcase "$tc" \
+        --qlog-dir "$q/qlog-qq" "${urls_q[@]}"
+    stop_servers
 done
 
+echo
+printf "%-14s" "test case"
+for d in "${dirs[@]}"; do printf " %-18s" "$d"; done
+echo
+for tc in $cases; do
+    printf "%-14s" "$tc"
+    for d in "${dirs[@]}"; do printf " %-18s" "${matrix[$tc,$d]:-n/a}"; done
+    echo
+done
 echo "$passed passed, $failed failed"
 [[ $failed == 0 ]]

@@ -13,6 +13,7 @@ use clap::{Args, Parser, Subcommand};
 use hq::client::{Client, Fetch, Output};
 use hq::server::Server;
 use quiclab_proto::crypto::cert::{self, ServerVerification};
+use quiclab_proto::wire::Side;
 use quiclab_proto::Endpoint;
 use setup::{detach_qlog, QlogDir, ALPN_HQ};
 use std::collections::BTreeMap;
@@ -69,6 +70,22 @@ struct Common {
     /// Seed of all protocol randomness (default: from the OS; printed).
     #[arg(long)]
     seed: Option<u64>,
+    /// An interop-runner test case (handshake, transfer, multiplexing, keyupdate,
+    /// chacha20, v2); others exit with status 127, the runner's "unsupported".
+    #[arg(long)]
+    testcase: Option<String>,
+    /// TLS cipher suites, in preference order (aes128gcm, aes256gcm, chacha20).
+    #[arg(long, value_delimiter = ',')]
+    cipher: Vec<quiclab_proto::crypto::choices::CipherSuite>,
+    /// Key exchange groups, in preference order (x25519, p256).
+    #[arg(long, value_delimiter = ',')]
+    kx: Vec<quiclab_proto::crypto::choices::KxGroup>,
+    /// QUIC versions (v1, v2), most preferred first; a client starts with the first.
+    #[arg(long, value_delimiter = ',')]
+    versions: Vec<setup::VersionArg>,
+    /// Initiate a 1-RTT key update every N packets sent (RFC 9001 §6).
+    #[arg(long)]
+    key_update_every: Option<u64>,
 }
 
 #[derive(Args)]
@@ -85,6 +102,9 @@ struct ServerArgs {
     /// Private key (PEM).
     #[arg(long, requires = "cert")]
     key: Option<PathBuf>,
+    /// Key type of the self-signed certificate (ed25519, ecdsa-p256, rsa2048).
+    #[arg(long, default_value = "ed25519", conflicts_with = "cert")]
+    cert_type: quiclab_proto::crypto::choices::CertType,
     #[command(flatten)]
     common: Common,
 }
@@ -107,6 +127,19 @@ struct ClientArgs {
     common: Common,
 }
 
+impl Common {
+    fn flags(&self) -> setup::Flags<'_> {
+        setup::Flags {
+            config: self.config.as_deref(),
+            testcase: self.testcase.as_deref(),
+            cipher: &self.cipher,
+            kx: &self.kx,
+            versions: &self.versions,
+            key_update_every: self.key_update_every,
+        }
+    }
+}
+
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -120,7 +153,8 @@ fn main() {
     };
     if let Err(e) = result {
         eprintln!("quiclab: {e:#}");
-        std::process::exit(1);
+        let unsupported = e.downcast_ref::<setup::UnsupportedTestcase>().is_some();
+        std::process::exit(if unsupported { 127 } else { 1 });
     }
 }
 
@@ -128,16 +162,16 @@ fn server(a: ServerArgs) -> Result<()> {
     if !a.root.is_dir() {
         bail!("--root {}: not a directory", a.root.display());
     }
-    let config = setup::load_config(a.common.config.as_deref())?;
+    let (config, choices) = setup::configure(&a.common.flags(), Side::Server)?;
     let seed = setup::seed(a.common.seed)?;
     let identity = match (&a.cert, &a.key) {
         (Some(c), Some(k)) => cert::load_pem(c, k)?,
         _ => {
             let names = ["localhost", "127.0.0.1", "::1"].map(String::from);
-            cert::self_signed(&names, seed, 0)
+            cert::self_signed_as(&names, seed, 0, a.cert_type)
         }
     };
-    let tls = cert::server_config(identity, &[ALPN_HQ.to_vec()], setup::key_log())?;
+    let tls = cert::server_config_with(identity, &[ALPN_HQ.to_vec()], setup::key_log(), &choices)?;
     let qlog = QlogDir::new(a.common.qlog_dir)?;
     let socket = UdpSocket::bind(a.listen).with_context(|| format!("binding {}", a.listen))?;
     eprintln!(
@@ -163,14 +197,14 @@ fn client(a: ClientArgs) -> Result<()> {
     if let Some(dir) = &a.output {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    let config = setup::load_config(a.common.config.as_deref())?;
+    let (config, choices) = setup::configure(&a.common.flags(), Side::Client)?;
     let seed = setup::seed(a.common.seed)?;
     let verify = match (&a.ca, a.insecure) {
         (Some(ca), _) => ServerVerification::Roots(setup::load_certs(ca)?),
         (None, true) => ServerVerification::Insecure,
         (None, false) => bail!("give --ca PEM or --insecure (no system roots are loaded)"),
     };
-    let tls = cert::client_config(verify, &[ALPN_HQ.to_vec()], setup::key_log());
+    let tls = cert::client_config_with(verify, &[ALPN_HQ.to_vec()], setup::key_log(), &choices);
     let qlog = QlogDir::new(a.common.qlog_dir)?;
 
     // One connection per authority, in first-seen order of the command line.

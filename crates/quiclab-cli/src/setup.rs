@@ -2,6 +2,8 @@
 //! log, and one qlog file per connection.
 
 use anyhow::{anyhow, bail, Context, Result};
+use quiclab_proto::config::{QuicVersion, VersionConfig};
+use quiclab_proto::crypto::choices::{CipherSuite, KxGroup, TlsChoices};
 use quiclab_proto::events::EventSink;
 use quiclab_proto::qlog::QlogWriter;
 use quiclab_proto::wire::Side;
@@ -31,6 +33,98 @@ pub fn load_config(path: Option<&Path>) -> Result<Arc<TransportConfig>> {
         None => anyhow!("{e}"),
     })?;
     Ok(Arc::new(config))
+}
+
+/// The transport and TLS flags both sides take (see `Common` in main.rs).
+pub struct Flags<'a> {
+    pub config: Option<&'a Path>,
+    pub testcase: Option<&'a str>,
+    pub cipher: &'a [CipherSuite],
+    pub kx: &'a [KxGroup],
+    pub versions: &'a [VersionArg],
+    pub key_update_every: Option<u64>,
+}
+
+/// A QUIC version on the command line (`v1`, `v2`).
+#[derive(Clone, Copy, Debug)]
+pub struct VersionArg(pub QuicVersion);
+
+impl std::str::FromStr for VersionArg {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "v1" | "1" => Ok(VersionArg(QuicVersion::V1)),
+            "v2" | "2" => Ok(VersionArg(QuicVersion::V2)),
+            _ => Err(format!("unknown QUIC version {s:?} (expected v1 or v2)")),
+        }
+    }
+}
+
+/// An interop-runner test case quiclab does not implement (exit status 127).
+#[derive(Debug)]
+pub struct UnsupportedTestcase(pub String);
+
+impl std::fmt::Display for UnsupportedTestcase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "test case {:?} is not supported", self.0)
+    }
+}
+
+impl std::error::Error for UnsupportedTestcase {}
+
+/// The config file with the flags applied on top: first the interop-runner test
+/// case's settings, then explicit flags (which win). Returns the transport config and
+/// the TLS choices.
+///
+/// Test cases (the QUIC interop runner's names): `handshake`, `transfer`,
+/// `multiplexing` need nothing special; `keyupdate`: the client updates its 1-RTT keys
+/// early and often (every 10 packets it sends: a downloading client sends mostly ACKs, few packets); `chacha20`: only ChaCha20-Poly1305;
+/// `v2`: the client starts in QUIC v2 (falling back to v1 after Version Negotiation),
+/// the server accepts v1 and v2. Anything else (retry, resumption, zerortt, ...) is
+/// [`UnsupportedTestcase`].
+pub fn configure(f: &Flags<'_>, side: Side) -> Result<(Arc<TransportConfig>, TlsChoices)> {
+    let mut config = (*load_config(f.config)?).clone();
+    let mut choices = TlsChoices::default();
+    match f.testcase {
+        None | Some("handshake" | "transfer" | "multiplexing") => {}
+        Some("keyupdate") => {
+            if side == Side::Client {
+                config.key_update.every_packets = Some(10);
+            }
+        }
+        Some("chacha20") => choices = TlsChoices::only_suite(CipherSuite::Chacha20Poly1305),
+        Some("v2") => {
+            config.versions = match side {
+                Side::Client => VersionConfig {
+                    initial: QuicVersion::V2,
+                    supported: vec![QuicVersion::V2, QuicVersion::V1],
+                },
+                Side::Server => VersionConfig {
+                    initial: QuicVersion::V1,
+                    supported: vec![QuicVersion::V1, QuicVersion::V2],
+                },
+            }
+        }
+        Some(other) => return Err(UnsupportedTestcase(other.to_string()).into()),
+    }
+    if !f.cipher.is_empty() {
+        choices.cipher_suites = f.cipher.to_vec();
+    }
+    if !f.kx.is_empty() {
+        choices.kx_groups = f.kx.to_vec();
+    }
+    if let Some((first, _)) = f.versions.split_first() {
+        config.versions = VersionConfig {
+            initial: first.0,
+            supported: f.versions.iter().map(|v| v.0).collect(),
+        };
+    }
+    if let Some(n) = f.key_update_every {
+        config.key_update.every_packets = Some(n);
+    }
+    config.validate().map_err(|e| anyhow!("{e}"))?;
+    choices.validate().map_err(|e| anyhow!("{e}"))?;
+    Ok((Arc::new(config), choices))
 }
 
 /// The given seed, or 64 bits from the OS (only the CLI reads OS randomness).

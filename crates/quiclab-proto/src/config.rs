@@ -2,6 +2,10 @@
 //! scenario can set any of them and a result records exactly what produced it.
 //! Unknown keys are errors (`deny_unknown_fields`); absent keys take the defaults below.
 
+mod security;
+
+pub use security::{AdmissionConfig, KeyUpdateConfig, QuicVersion, VersionConfig};
+
 use crate::cc::{CongestionControl, HystartConfig};
 use crate::error::TransportError;
 use serde::{Deserialize, Serialize};
@@ -276,6 +280,12 @@ pub struct TransportConfig {
     pub congestion_control: CongestionControl,
     /// Server handshake options (instant ACK, certificate and signing delays).
     pub handshake: HandshakeConfig,
+    /// QUIC versions used and accepted (default v1 only).
+    pub versions: VersionConfig,
+    /// 1-RTT key updates and AEAD limits (default: answer only, RFC limits).
+    pub key_update: KeyUpdateConfig,
+    /// Server admission limits against Initial floods.
+    pub admission: AdmissionConfig,
 }
 
 impl Default for TransportConfig {
@@ -295,6 +305,9 @@ impl Default for TransportConfig {
             flow: FlowConfig::default(),
             congestion_control: CongestionControl::default(),
             handshake: HandshakeConfig::default(),
+            versions: VersionConfig::default(),
+            key_update: KeyUpdateConfig::default(),
+            admission: AdmissionConfig::default(),
         }
     }
 }
@@ -412,6 +425,9 @@ impl TransportConfig {
         }
         self.validate_ack_frequency()?;
         self.validate_wire_limits()?;
+        self.versions.validate()?;
+        self.key_update.validate()?;
+        self.admission.validate()?;
         if let Some(m) = self.min_ack_delay_us {
             if m > self.ack.max_ack_delay_ms * 1000 {
                 return err(

@@ -11,12 +11,13 @@
 
 use crate::config::TransportConfig;
 use crate::connection::{Connection, EndpointEvent, Parsed, Transmit, MIN_INITIAL_DATAGRAM};
+use crate::crypto::initial::is_valid_client_initial;
 use crate::error::TransportError;
 use crate::events::EventSink;
 use crate::rng::DetRng;
 use crate::time::Instant;
 use crate::wire::header::{parse_header, write_version_negotiation, HeaderError};
-use crate::wire::{ConnectionId, PacketType, VERSION_1};
+use crate::wire::{ConnectionId, PacketType};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -32,6 +33,15 @@ pub enum Unrouted {
     Dropped,
     /// An unknown version; a Version Negotiation packet was queued.
     VersionNegotiation,
+}
+
+/// The first packet of a datagram that may open a connection.
+struct Initial<'a> {
+    version: u32,
+    /// The packet's bytes (not the rest of the datagram).
+    packet: &'a [u8],
+    pn_offset: usize,
+    datagram_len: usize,
 }
 
 /// A QUIC endpoint: a client, a server, or both.
@@ -122,29 +132,58 @@ impl Endpoint {
             Ok(h) => h,
             Err(HeaderError::UnsupportedVersion { dcid, scid, .. }) => {
                 // RFC 9000 §6.1 and §14.1: answer only datagrams big enough for an Initial.
-                if self.server.is_some() && data.len() >= MIN_INITIAL_DATAGRAM {
-                    let mut pkt = Vec::new();
-                    let unused = self.rng.next_u64() as u8;
-                    write_version_negotiation(&mut pkt, &scid, &dcid, &[VERSION_1], unused);
-                    self.responses.push_back((remote, pkt));
-                    return Err(Unrouted::VersionNegotiation);
-                }
-                return Err(Unrouted::Dropped);
+                return Err(self.version_negotiation(remote, &dcid, &scid, data.len()));
             }
             Err(_) => return Err(Unrouted::Dropped),
         };
         let (ty, dcid, scid) = (header.ty, header.dcid, header.scid);
+        let version = header.version;
+        let (pn_offset, packet_len) = (header.pn_offset, header.packet_len.min(data.len()));
         // Connections parse short headers with the same config (connection ID length),
         // so the first packet's header is handed over rather than parsed again.
         let first = Parsed::from(&header);
         let handle = match self.routes.get(&dcid) {
             Some(&h) => h,
-            None => self.accept_new(now, remote, ty, dcid, scid, data.len())?,
+            None if ty != PacketType::OneRtt && !self.config.versions.accepts(version) => {
+                // A version the parser knows (v2) but this endpoint does not accept.
+                let (d, s) = (dcid.as_bytes().to_vec(), scid.as_bytes().to_vec());
+                return Err(self.version_negotiation(remote, &d, &s, data.len()));
+            }
+            None => {
+                let first_packet = Initial {
+                    version,
+                    packet: &data[..packet_len],
+                    pn_offset,
+                    datagram_len: data.len(),
+                };
+                self.accept_new(now, remote, ty, (dcid, scid), first_packet)?
+            }
         };
         let conn = self.connections.get_mut(&handle).ok_or(Unrouted::Dropped)?;
         conn.handle_routed_datagram(now, remote, data, Some(first));
         self.process_endpoint_events(handle);
         Ok(handle)
+    }
+
+    /// RFC 9000 §6.1: a server answers a long header of a version it does not accept
+    /// with Version Negotiation listing its versions, never with a connection; §14.1:
+    /// only datagrams big enough for an Initial get an answer (so VN cannot amplify).
+    fn version_negotiation(
+        &mut self,
+        remote: SocketAddr,
+        dcid: &[u8],
+        scid: &[u8],
+        len: usize,
+    ) -> Unrouted {
+        if self.server.is_none() || len < MIN_INITIAL_DATAGRAM {
+            return Unrouted::Dropped;
+        }
+        let mut pkt = Vec::new();
+        let unused = self.rng.next_u64() as u8;
+        let versions = self.config.versions.supported_wire();
+        write_version_negotiation(&mut pkt, scid, dcid, &versions, unused);
+        self.responses.push_back((remote, pkt));
+        Unrouted::VersionNegotiation
     }
 
     /// RFC 9000 §7.2, §14.1: a server accepts an Initial of at least
@@ -155,20 +194,47 @@ impl Endpoint {
         now: Instant,
         remote: SocketAddr,
         ty: PacketType,
-        dcid: ConnectionId,
-        scid: ConnectionId,
-        len: usize,
+        (dcid, scid): (ConnectionId, ConnectionId),
+        initial: Initial<'_>,
     ) -> Result<ConnectionHandle, Unrouted> {
         let Some(tls) = self.server.clone() else {
             return Err(Unrouted::Dropped);
         };
-        if ty != PacketType::Initial || len < MIN_INITIAL_DATAGRAM || dcid.len() < 8 {
+        let version = initial.version;
+        if ty != PacketType::Initial
+            || initial.datagram_len < MIN_INITIAL_DATAGRAM
+            || dcid.len() < 8
+        {
+            return Err(Unrouted::Dropped);
+        }
+        // RFC 9001 §5.2: only an Initial that decrypts can be a client's; junk creates
+        // no state (Initial-flood resistance).
+        if !is_valid_client_initial(version, &dcid, initial.packet, initial.pn_offset) {
+            return Err(Unrouted::Dropped);
+        }
+        // At most `max_handshaking` connections may be mid-handshake at once: under an
+        // Initial flood from real clients, new ones wait (their Initials are dropped and
+        // retransmitted) rather than growing the server's state without bound.
+        let handshaking = self
+            .connections
+            .values()
+            .filter(|c| !c.is_handshake_complete() && !c.is_closed())
+            .count();
+        if handshaking >= self.config.admission.max_handshaking {
             return Err(Unrouted::Dropped);
         }
         let seed = self.rng.next_u64();
-        let mut conn =
-            Connection::new_server(now, self.config.clone(), tls, remote, dcid, scid, seed)
-                .map_err(|_| Unrouted::Dropped)?;
+        let mut conn = Connection::new_server(
+            now,
+            self.config.clone(),
+            tls,
+            remote,
+            dcid,
+            scid,
+            version,
+            seed,
+        )
+        .map_err(|_| Unrouted::Dropped)?;
         let h = self.new_handle();
         if let Some(sink) = self.sink_factory.as_mut().and_then(|f| f(h, &conn)) {
             conn.set_event_sink(now, sink);
@@ -269,6 +335,7 @@ impl Endpoint {
                 continue;
             };
             let conn = self.connections.get_mut(&h).expect("listed");
+            conn.prepare_transmit(now);
             if let Some(t) = conn.poll_transmit(now, buf) {
                 self.next_to_send = ConnectionHandle(h.0 + 1);
                 self.process_endpoint_events(h);

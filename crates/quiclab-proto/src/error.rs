@@ -24,6 +24,8 @@ impl TransportErrorCode {
     pub const KEY_UPDATE_ERROR: Self = Self(0x0e);
     pub const AEAD_LIMIT_REACHED: Self = Self(0x0f);
     pub const NO_VIABLE_PATH: Self = Self(0x10);
+    /// RFC 9368 §4: version downgrade detected or version_information inconsistent.
+    pub const VERSION_NEGOTIATION_ERROR: Self = Self(0x11);
 
     /// CRYPTO_ERROR carrying a TLS alert (RFC 9001 §4.8: 0x0100 + alert).
     pub const fn crypto(alert: u8) -> Self {
@@ -50,6 +52,7 @@ impl TransportErrorCode {
             0x0e => "key_update_error",
             0x0f => "aead_limit_reached",
             0x10 => "no_viable_path",
+            0x11 => "version_negotiation_error",
             0x0100..=0x01ff => "crypto_error",
             _ => "unknown",
         }

@@ -7,6 +7,7 @@
 use crate::config::TransportConfig;
 use crate::connection::Connection;
 use crate::crypto::cert::{self, ServerVerification};
+use crate::crypto::choices::{CertType, TlsChoices};
 use crate::endpoint::{ConnectionHandle, Endpoint};
 use crate::rng::DetRng;
 use crate::time::Instant;
@@ -89,6 +90,21 @@ pub struct Pair {
     pub capture: Option<Vec<Captured>>,
 }
 
+/// TLS setup of a [`Pair`]: the default is what [`Pair::new`] uses.
+#[derive(Default)]
+pub struct PairTls {
+    /// Cipher suites and groups the client offers.
+    pub client: TlsChoices,
+    /// Cipher suites and groups the server accepts.
+    pub server: TlsChoices,
+    /// The server certificate's key type.
+    pub cert: CertType,
+    /// Extra bytes in the server certificate.
+    pub cert_padding: usize,
+    /// A key log on the client's TLS config.
+    pub client_key_log: Option<Arc<dyn rustls::KeyLog>>,
+}
+
 /// Why [`Pair::run_until`] stopped without its condition becoming true.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum PairError {
@@ -142,15 +158,37 @@ impl Pair {
         cert_padding: usize,
         client_key_log: Option<Arc<dyn rustls::KeyLog>>,
     ) -> Self {
+        let tls = PairTls {
+            cert_padding,
+            client_key_log,
+            ..PairTls::default()
+        };
+        Self::with_tls(client_config, server_config, links, seed, tls)
+    }
+
+    /// Like [`Pair::new`] with TLS choices for each side and the certificate type.
+    pub fn with_tls(
+        client_config: TransportConfig,
+        server_config: TransportConfig,
+        links: [LinkConfig; 2],
+        seed: u64,
+        tls: PairTls,
+    ) -> Self {
         let mut rng = DetRng::new(seed);
-        let identity = cert::self_signed(&["localhost".to_string()], rng.next_u64(), cert_padding);
+        let identity = cert::self_signed_as(
+            &["localhost".to_string()],
+            rng.next_u64(),
+            tls.cert_padding,
+            tls.cert,
+        );
         let roots = vec![identity.chain[0].clone()];
-        let server_tls = cert::server_config(identity, &[ALPN.to_vec()], None)
-            .expect("self-signed identity is valid");
-        let client_tls = cert::client_config(
+        let server_tls = cert::server_config_with(identity, &[ALPN.to_vec()], None, &tls.server)
+            .expect("self-signed identity and valid choices");
+        let client_tls = cert::client_config_with(
             ServerVerification::Roots(roots),
             &[ALPN.to_vec()],
-            client_key_log,
+            tls.client_key_log,
+            &tls.client,
         );
         let client_addr: SocketAddr = "10.0.0.1:40000".parse().expect("literal");
         let server_addr: SocketAddr = "10.0.0.2:443".parse().expect("literal");

@@ -136,8 +136,8 @@ fn server_endpoint() -> Endpoint {
     Endpoint::new(Arc::new(TransportConfig::default()), Some(tls), 1)
 }
 
-/// A fake client Initial header with a zero-filled payload (not decryptable: the
-/// endpoint decides on the header alone).
+/// A fake client Initial header with a zero-filled payload (not decryptable, so the
+/// endpoint must never create a connection for it).
 fn initial_datagram(version: u32, dcid: &[u8], total: usize) -> Vec<u8> {
     let mut buf = Vec::new();
     let dcid = ConnectionId::new(dcid).unwrap();
@@ -171,13 +171,27 @@ fn server_accepts_only_full_size_initials_with_long_enough_cids() {
         ep.handle_datagram(now, addr, &mut initial_datagram(VERSION_1, &[1; 7], 1200)),
         Err(Unrouted::Dropped)
     );
+    // RFC 9001 §5.2: a full-size Initial that does not decrypt creates no state.
+    assert_eq!(
+        ep.handle_datagram(now, addr, &mut initial_datagram(VERSION_1, &[1; 8], 1200)),
+        Err(Unrouted::Dropped)
+    );
     assert!(ep.accept().is_none());
-    assert!(ep
-        .handle_datagram(now, addr, &mut initial_datagram(VERSION_1, &[1; 8], 1200))
-        .is_ok());
+    // A real client's first datagram (1200 bytes, 8-byte DCID) does.
+    let mut client = Endpoint::new(Arc::new(TransportConfig::default()), None, 2);
+    let tls = cert::client_config(
+        cert::ServerVerification::Insecure,
+        &[b"hq-interop".to_vec()],
+        None,
+    );
+    client.connect(now, tls, "localhost", addr).unwrap();
+    let mut first = Vec::new();
+    let t = client.poll_transmit(now, &mut first).unwrap();
+    assert_eq!(t.size, 1200);
+    assert!(ep.handle_datagram(now, addr, &mut first).is_ok());
     assert!(
         ep.accept().is_some(),
-        "a 1200-byte Initial with an 8-byte DCID creates a connection"
+        "a decryptable 1200-byte Initial with an 8-byte DCID creates a connection"
     );
 }
 

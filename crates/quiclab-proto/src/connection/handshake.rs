@@ -157,6 +157,7 @@ impl Connection {
         p: TransportParameters,
     ) -> Result<(), TransportError> {
         let tp_err = TransportError::transport_parameter;
+        self.check_peer_version_information(now, &p)?;
         if p.initial_source_connection_id != Some(self.cids.remote_cid()) {
             return Err(tp_err(
                 "initial_source_connection_id does not match the peer's Source Connection ID",
@@ -194,6 +195,7 @@ impl Connection {
                     owner: Owner::Remote,
                     params: Box::new(p.clone()),
                     alpn,
+                    tls_cipher: self.cipher_suite().map(|s| format!("{s:?}")),
                 },
             );
         }

@@ -1,10 +1,26 @@
-//! 1-RTT key updates, responder side (RFC 9001 §6): a packet with the other key phase
-//! is tried with the next keys; if it authenticates, both directions move to them.
+//! 1-RTT key updates (RFC 9001 §6) from both sides, and the AEAD limits (§6.6).
+//!
+//! Responder: a packet with the other key phase is tried with the next keys; if it
+//! authenticates, both directions move to them. Initiator: every
+//! `key_update.every_packets` packets sent, or before the confidentiality limit, once
+//! the handshake is confirmed and a packet of the current phase was acknowledged
+//! (§6.1). The initiation check runs before each datagram the endpoint asks for
+//! ([`Connection::prepare_transmit`]) and after each received datagram, so it needs no
+//! hook in the send path.
+//!
+//! Errors: a second update by the peer before we sent anything in the current phase
+//! (§6.2), or a packet that only the previous keys open although newer keys protected
+//! a lower packet number (§6.4), is KEY_UPDATE_ERROR; more failed authentications than
+//! the integrity limit is AEAD_LIMIT_REACHED (§6.6), as is running into the
+//! confidentiality limit when no update is possible.
 
 use super::spaces::SpaceId;
 use super::Connection;
 use crate::crypto::protect::decrypt_payload;
 use crate::crypto::{PacketKey, PacketKeySet, Secrets};
+use crate::error::{TransportError, TransportErrorCode};
+use crate::events::{Event, KeyType, Owner};
+use crate::time::Instant;
 use std::ops::Range;
 
 /// Key phase state of the 1-RTT keys.
@@ -16,8 +32,20 @@ pub struct KeyUpdate {
     /// Keys of the next phase, derived ahead of time.
     next: Option<PacketKeySet>,
     /// The previous phase's receive key, for packets reordered across the update,
-    /// with the first packet number of the current phase.
+    /// with the lowest packet number the peer sent in the current phase (`u64::MAX`
+    /// until one arrives after our own update).
     previous: Option<(Box<dyn PacketKey>, u64)>,
+    /// The first packet number we send in the current phase: once the peer
+    /// acknowledges it or a later one, we may update again (§6.1).
+    first_sent_pn: u64,
+    /// `stats.packets_sent[Data]` when the current phase began.
+    sent_at_phase_start: u64,
+    /// 1-RTT packets that failed authentication over the connection (§6.6).
+    failed_authentications: u64,
+    /// A violation found while decrypting, for the receive path to close with.
+    error: Option<TransportError>,
+    /// The key phase changed and qlog has not been told yet.
+    log_pending: bool,
 }
 
 impl KeyUpdate {
@@ -26,6 +54,19 @@ impl KeyUpdate {
         self.next = Some(secrets.next_packet_keys());
         self.secrets = Some(secrets);
     }
+
+    /// A violation found while decrypting (KEY_UPDATE_ERROR, AEAD_LIMIT_REACHED).
+    pub fn take_error(&mut self) -> Option<TransportError> {
+        self.error.take()
+    }
+}
+
+fn aead_limit(reason: &str) -> TransportError {
+    TransportError::new(TransportErrorCode::AEAD_LIMIT_REACHED, reason)
+}
+
+fn key_update_error(reason: &str) -> TransportError {
+    TransportError::new(TransportErrorCode::KEY_UPDATE_ERROR, reason)
 }
 
 impl Connection {
@@ -37,27 +78,204 @@ impl Connection {
         header_len: usize,
         pn: u64,
     ) -> Option<Range<usize>> {
+        let result = self.try_decrypt_one_rtt(phase, packet, header_len, pn);
+        if result.is_none() && self.key_update.error.is_none() {
+            self.on_authentication_failure();
+        }
+        result
+    }
+
+    fn try_decrypt_one_rtt(
+        &mut self,
+        phase: bool,
+        packet: &mut [u8],
+        header_len: usize,
+        pn: u64,
+    ) -> Option<Range<usize>> {
         let ku = &mut self.key_update;
         let keys = self.spaces[SpaceId::Data as usize].keys.as_mut()?;
         if phase == ku.phase {
-            return decrypt_payload(&*keys.remote.packet, packet, header_len, pn).ok();
+            let range = decrypt_payload(&*keys.remote.packet, packet, header_len, pn).ok()?;
+            if let Some((_, first)) = &mut ku.previous {
+                *first = (*first).min(pn);
+            }
+            return Some(range);
         }
+        // A copy for the §6.4 check: the previous keys open a packet numbered above
+        // one the current keys opened. Only when both could apply (rare), since a
+        // failed decryption leaves the buffer unusable.
+        let mut copy = None;
         if let Some((old, first_pn)) = &ku.previous {
             if pn < *first_pn {
                 return decrypt_payload(&**old, packet, header_len, pn).ok();
             }
+            copy = Some(packet.to_vec());
         }
-        // Trial decryption with the next keys: on failure the buffer is unusable anyway
-        // (the packet is dropped), so no copy is needed.
         let next = ku.next.as_ref()?;
-        let range = decrypt_payload(&*next.remote, packet, header_len, pn).ok()?;
-        let next = ku.next.take().expect("checked");
+        let Ok(range) = decrypt_payload(&*next.remote, packet, header_len, pn) else {
+            if let (Some(mut c), Some((old, _))) = (copy, &ku.previous) {
+                if decrypt_payload(&**old, &mut c, header_len, pn).is_ok() {
+                    ku.error = Some(key_update_error(
+                        "old keys protect a packet numbered above newer keys' packets",
+                    ));
+                }
+            }
+            return None;
+        };
+        // §6.2: the peer updates again before we sent anything with the keys of its
+        // previous update, so it cannot have seen our ACK in the new phase.
+        let sent_in_phase =
+            self.stats.packets_sent[SpaceId::Data as usize] - ku.sent_at_phase_start;
+        if ku.previous.is_some() && sent_in_phase == 0 {
+            ku.error = Some(key_update_error(
+                "consecutive key updates without awaiting confirmation",
+            ));
+            return None;
+        }
+        self.stats.key_updates += 1;
+        self.switch_keys(pn);
+        Some(range)
+    }
+
+    /// Moves both directions to the next keys; `peer_first_pn` is the first packet the
+    /// peer protected with them (`u64::MAX` when we initiate).
+    fn switch_keys(&mut self, peer_first_pn: u64) {
+        let ku = &mut self.key_update;
+        let Some(keys) = self.spaces[SpaceId::Data as usize].keys.as_mut() else {
+            return;
+        };
+        let Some(next) = ku.next.take() else {
+            return;
+        };
         let old_remote = std::mem::replace(&mut keys.remote.packet, next.remote);
         keys.local.packet = next.local;
-        ku.previous = Some((old_remote, pn));
+        ku.previous = Some((old_remote, peer_first_pn));
         ku.phase = !ku.phase;
         ku.next = ku.secrets.as_mut().map(|s| s.next_packet_keys());
-        self.stats.key_updates += 1;
-        Some(range)
+        ku.first_sent_pn = self.spaces[SpaceId::Data as usize].next_pn;
+        ku.sent_at_phase_start = self.stats.packets_sent[SpaceId::Data as usize];
+        ku.log_pending = true;
+    }
+
+    /// §6.6: count a 1-RTT packet that failed authentication; past the integrity
+    /// limit, the connection must close.
+    fn on_authentication_failure(&mut self) {
+        let Some(keys) = self.spaces[SpaceId::Data as usize].keys.as_ref() else {
+            return;
+        };
+        let limit = (self.config.key_update.integrity_limit)
+            .unwrap_or_else(|| keys.remote.packet.integrity_limit());
+        let ku = &mut self.key_update;
+        ku.failed_authentications += 1;
+        if ku.failed_authentications > limit && ku.error.is_none() {
+            ku.error = Some(aead_limit("integrity limit: too many forged packets"));
+        }
+    }
+
+    /// Packets sent with the current 1-RTT keys.
+    fn sent_in_phase(&self) -> u64 {
+        self.stats.packets_sent[SpaceId::Data as usize] - self.key_update.sent_at_phase_start
+    }
+
+    /// Before sending: initiate a key update when the policy or the confidentiality
+    /// limit asks for one and §6.1 allows it; close with AEAD_LIMIT_REACHED when the
+    /// limit is one packet away (room for the CONNECTION_CLOSE) and no update is
+    /// possible. Call before every `poll_transmit` (the endpoint does).
+    pub fn prepare_transmit(&mut self, now: Instant) {
+        if self.is_closed() {
+            return;
+        }
+        if let Some(e) = self.key_update.take_error() {
+            self.fail(now, e);
+            return;
+        }
+        self.log_key_update(now);
+        let data = &self.spaces[SpaceId::Data as usize];
+        let Some(keys) = data.keys.as_ref() else {
+            return;
+        };
+        let limit = (self.config.key_update.confidentiality_limit)
+            .unwrap_or_else(|| keys.local.packet.confidentiality_limit());
+        let sent = self.sent_in_phase();
+        // Update at 3/4 of the limit, leaving time for the ACK §6.1 waits for.
+        let due_by_limit = sent >= limit - limit / 4;
+        let due_by_policy = self
+            .config
+            .key_update
+            .every_packets
+            .is_some_and(|n| sent >= n);
+        if !(due_by_limit || due_by_policy) {
+            return;
+        }
+        let acked = data
+            .sent
+            .largest_acked()
+            .is_some_and(|l| l >= self.key_update.first_sent_pn);
+        let allowed = self.handshake_confirmed && acked && self.key_update.next.is_some();
+        if allowed {
+            self.stats.key_updates_initiated += 1;
+            self.switch_keys(u64::MAX);
+            self.log_key_update(now);
+        } else if sent + 1 >= limit {
+            self.fail(
+                now,
+                aead_limit("confidentiality limit reached, no key update possible"),
+            );
+        }
+    }
+
+    /// qlog `key_updated` for both directions after a key phase change.
+    pub(super) fn log_key_update(&mut self, now: Instant) {
+        if !std::mem::take(&mut self.key_update.log_pending) || !self.logging() {
+            return;
+        }
+        for owner in [Owner::Local, Owner::Remote] {
+            let key = KeyType::OneRtt;
+            self.emit(now, Event::KeyUpdated { key, owner });
+        }
+    }
+
+    /// The current 1-RTT key phase (RFC 9001 §6): flips with every key update.
+    pub fn key_phase(&self) -> bool {
+        self.key_update.phase
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::connection::CloseReason;
+    use crate::testing::{LinkConfig, Pair};
+    use crate::wire::Dir;
+    use crate::{Instant, TransportConfig, TransportErrorCode};
+    use std::time::Duration;
+
+    /// §6.2: a peer that updates twice before we sent anything in the first update's
+    /// phase (so before it could see our ACK in the new keys) is a KEY_UPDATE_ERROR.
+    #[test]
+    fn consecutive_updates_without_confirmation_are_an_error() {
+        let l = LinkConfig::delay(Duration::from_millis(10));
+        let config = TransportConfig::default();
+        let mut pair = Pair::new(config.clone(), config, [l.clone(), l], 9);
+        pair.run_until(Instant::from_millis(1_000), |p| {
+            p.client_conn().is_handshake_confirmed()
+        })
+        .unwrap();
+        let id = pair.client_conn().open_stream(Dir::Bi).unwrap();
+        for round in 0..2 {
+            // Bypasses the §6.1 ACK wait the initiator normally respects.
+            pair.client_conn().switch_keys(u64::MAX);
+            pair.client_conn().write(id, &[round; 100]).unwrap();
+            pair.flush();
+        }
+        pair.run_until(Instant::from_millis(2_000), |p| {
+            p.server_conn().is_some_and(|s| s.is_closed())
+        })
+        .unwrap();
+        let server = pair.server_conn().unwrap();
+        let Some(CloseReason::Transport { error, .. }) = server.close_reason().cloned() else {
+            panic!("{:?}", server.close_reason())
+        };
+        assert_eq!(error.code, TransportErrorCode::KEY_UPDATE_ERROR);
+        assert_eq!(server.stats().key_updates, 1);
     }
 }

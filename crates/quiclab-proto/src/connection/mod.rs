@@ -26,6 +26,7 @@ mod recv;
 mod send;
 mod spaces;
 mod stats;
+mod version;
 
 pub(crate) use recv::Parsed;
 pub use send::MIN_INITIAL_DATAGRAM;
@@ -118,7 +119,10 @@ enum State {
 pub struct Connection {
     side: Side,
     config: Arc<TransportConfig>,
+    /// The QUIC version of our long headers (RFC 9000 §15, RFC 9369).
     version: u32,
+    /// Version Negotiation seen and its outcome (client).
+    versions: version::VersionState,
     state: State,
     remote: SocketAddr,
     tls: TlsSession,
@@ -223,12 +227,13 @@ impl Connection {
             config.connection_id_length as usize,
             original_dcid,
         );
-        let mut local_params = Self::local_params(&config);
+        let version = config.versions.initial.wire();
+        let mut local_params = Self::local_params(&config, version);
         local_params.initial_source_connection_id = Some(cids.local_cid());
         let mut tp = Vec::new();
         local_params.encode(&mut tp);
         let tls_rng = rng.fork("tls");
-        let tls = TlsSession::client(tls, server_name, tp, tls_rng)?;
+        let tls = TlsSession::client(tls, server_name, tp, version, tls_rng)?;
         let mut conn = Self::new_common(
             now,
             Side::Client,
@@ -245,8 +250,9 @@ impl Connection {
         Ok(conn)
     }
 
-    /// A server connection answering a client whose first Initial had destination
-    /// `original_dcid` and source `client_scid`. The endpoint then feeds it that Initial.
+    /// A server connection answering a client whose first Initial, of QUIC `version`
+    /// (one the config supports), had destination `original_dcid` and source
+    /// `client_scid`. The endpoint then feeds it that Initial.
     #[allow(clippy::too_many_arguments)]
     pub fn new_server(
         now: Instant,
@@ -255,19 +261,25 @@ impl Connection {
         remote: SocketAddr,
         original_dcid: ConnectionId,
         client_scid: ConnectionId,
+        version: u32,
         seed: u64,
     ) -> Result<Self, TransportError> {
         config.validate()?;
+        if !config.versions.accepts(version) {
+            return Err(TransportError::internal(format!(
+                "version {version:#x} is not supported"
+            )));
+        }
         let mut rng = DetRng::new(seed);
         let cids = CidState::new(&mut rng, config.connection_id_length as usize, client_scid);
-        let mut local_params = Self::local_params(&config);
+        let mut local_params = Self::local_params(&config, version);
         local_params.initial_source_connection_id = Some(cids.local_cid());
         local_params.original_destination_connection_id = Some(original_dcid);
         local_params.stateless_reset_token = Some(cids.local_reset_token());
         let mut tp = Vec::new();
         local_params.encode(&mut tp);
         let tls_rng = rng.fork("tls");
-        let tls = TlsSession::server(tls, tp, tls_rng)?;
+        let tls = TlsSession::server(tls, tp, version, tls_rng)?;
         let mut conn = Self::new_common(
             now,
             Side::Server,
@@ -295,6 +307,7 @@ impl Connection {
         local_params: TransportParameters,
         rng: DetRng,
     ) -> Self {
+        let version = tls.version();
         let f = &config.flow;
         let streams = Streams::new(
             side,
@@ -319,7 +332,8 @@ impl Connection {
             (config.idle_timeout_ms > 0).then(|| Duration::from_millis(config.idle_timeout_ms));
         Connection {
             side,
-            version: crate::wire::VERSION_1,
+            version,
+            versions: version::VersionState::default(),
             state: State::Handshake,
             remote,
             tls,
@@ -383,9 +397,10 @@ impl Connection {
         }
     }
 
-    fn local_params(config: &TransportConfig) -> TransportParameters {
+    fn local_params(config: &TransportConfig, version: u32) -> TransportParameters {
         let f = &config.flow;
         TransportParameters {
+            version_information: version::local_information(config, version),
             max_idle_timeout: config.idle_timeout_ms,
             max_udp_payload_size: u64::from(config.max_udp_payload_size),
             initial_max_data: f.initial_max_data,
@@ -421,6 +436,7 @@ impl Connection {
                 owner: Owner::Local,
                 params,
                 alpn: None,
+                tls_cipher: None,
             },
         );
     }
@@ -497,6 +513,14 @@ impl Connection {
     /// The peer's transport parameters, once received.
     pub fn peer_params(&self) -> Option<&TransportParameters> {
         self.peer_params.as_ref()
+    }
+    /// The QUIC version in use (after any Version Negotiation).
+    pub fn version(&self) -> u32 {
+        self.version
+    }
+    /// The negotiated TLS cipher suite, once chosen.
+    pub fn cipher_suite(&self) -> Option<rustls::CipherSuite> {
+        self.tls.cipher_suite().map(|s| s.suite())
     }
     /// The negotiated ALPN protocol.
     pub fn alpn(&self) -> Option<&[u8]> {

@@ -7,10 +7,8 @@ use crate::crypto::protect::{decrypt_payload, unprotect_header};
 use crate::error::{TransportError, TransportErrorCode};
 use crate::events::{frame_type_name, DropReason, Event, FrameSummary, Owner, PacketHeaderInfo};
 use crate::time::Instant;
-use crate::wire::header::{decode_packet_number, parse_header, parse_version_negotiation};
-use crate::wire::{
-    decode_frames, ConnectionId, Frame, PacketType, ProtectedHeader, Side, VERSION_1,
-};
+use crate::wire::header::{decode_packet_number, parse_header};
+use crate::wire::{decode_frames, ConnectionId, Frame, PacketType, ProtectedHeader, Side};
 use std::net::SocketAddr;
 
 /// How many 1-RTT packets a server keeps while its handshake is incomplete.
@@ -21,6 +19,8 @@ const MAX_EARLY_ONE_RTT: usize = 16;
 /// when it routes the datagram, and hands it over so the header is parsed only once.
 pub(crate) struct Parsed {
     ty: PacketType,
+    /// 0 for short headers and Version Negotiation.
+    version: u32,
     dcid: ConnectionId,
     scid: ConnectionId,
     pn_offset: usize,
@@ -31,6 +31,7 @@ impl From<&ProtectedHeader<'_>> for Parsed {
     fn from(h: &ProtectedHeader<'_>) -> Self {
         Parsed {
             ty: h.ty,
+            version: h.version,
             dcid: h.dcid,
             scid: h.scid,
             pn_offset: h.pn_offset,
@@ -126,7 +127,13 @@ impl Connection {
     fn handle_packet(&mut self, now: Instant, h: Parsed, packet: &mut [u8]) -> bool {
         let space = match h.ty {
             PacketType::VersionNegotiation => {
-                self.on_version_negotiation(now, packet);
+                self.on_version_negotiation(now, &h.scid, packet);
+                return false;
+            }
+            // RFC 9000 §5.2: a long header of another version than the connection's
+            // (a v1 Initial retransmitted after we moved to v2, say) is not ours.
+            ty if ty != PacketType::OneRtt && h.version != self.version => {
+                self.drop_packet(now, Some(ty), packet.len(), DropReason::UnsupportedVersion);
                 return false;
             }
             // No Retry or 0-RTT support yet: such packets are dropped.
@@ -157,8 +164,13 @@ impl Connection {
         }
         let Some(pn) = self.unprotect(space, &h, packet) else {
             self.drop_packet(now, Some(h.ty), packet.len(), DropReason::DecryptionFailure);
+            // RFC 9001 §6.4, §6.6: key update violations and the integrity limit.
+            if let Some(e) = self.key_update.take_error() {
+                self.fail(now, e);
+            }
             return false;
         };
+        self.log_key_update(now);
         let (pn, payload) = pn;
         if self.spaces[space as usize].acks.is_duplicate(pn) {
             self.drop_packet(now, Some(h.ty), packet.len(), DropReason::Duplicate);
@@ -290,32 +302,6 @@ impl Connection {
             }
             self.discard_space(now, SpaceId::Initial);
         }
-    }
-
-    fn on_version_negotiation(&mut self, now: Instant, packet: &[u8]) {
-        // RFC 9000 §6.2: only before any other server packet; ignore if it lists our version.
-        if self.side != Side::Client || self.received_server_packet {
-            return;
-        }
-        let Ok(versions) = parse_version_negotiation(packet) else {
-            return;
-        };
-        if versions.contains(&VERSION_1) {
-            return;
-        }
-        let error = TransportError::new(
-            TransportErrorCode::NO_ERROR,
-            format!("server offers only versions {versions:x?}"),
-        );
-        self.start_draining(
-            now,
-            CloseReason::Transport {
-                owner: Owner::Remote,
-                error,
-            },
-        );
-        self.state = State::Drained;
-        self.endpoint_events.push_back(EndpointEvent::Drained);
     }
 
     /// Dispatches a packet's decoded frames (`empty`: the payload had no bytes); returns

@@ -44,6 +44,9 @@ pub struct ConnectionStats {
     pub idle_timeout: bool,
     /// Peer-initiated 1-RTT key updates followed.
     pub key_updates: u64,
+    /// 1-RTT key updates we initiated (RFC 9001 §6.1: `key_update.every_packets` or
+    /// the confidentiality limit).
+    pub key_updates_initiated: u64,
     /// ACK_FREQUENCY frames sent (including resends of lost ones).
     pub ack_frequency_sent: u64,
     /// IMMEDIATE_ACK frames sent (config `ack_frequency.immediate_ack_when_blocked`).

@@ -1,7 +1,8 @@
 //! Certificates and TLS configs: seeded self-signed Ed25519 certificates (rcgen) by
 //! default, PEM files on request, and the client/server rustls configs QUIC needs.
 
-use super::provider::provider;
+use super::choices::{CertType, TlsChoices};
+use super::provider::{provider, provider_for};
 use crate::rng::DetRng;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName, UnixTime};
@@ -15,6 +16,9 @@ use std::sync::Arc;
 pub struct Identity {
     pub chain: Vec<CertificateDer<'static>>,
     pub key: PrivateKeyDer<'static>,
+    /// A deterministic signer for `key`, used instead of ring's (whose ECDSA nonces
+    /// come from the OS) when present.
+    pub signer: Option<Arc<dyn rustls::sign::SigningKey>>,
 }
 
 /// Loading certificates failed.
@@ -41,20 +45,51 @@ const ED25519_PKCS8_PREFIX: [u8; 16] = [
 
 /// A self-signed Ed25519 certificate for `names`, identical for the same `seed`.
 /// `padding` adds that many bytes of an extra, non-critical extension, for experiments
-/// that vary certificate size.
-///
-/// Determinism: the key comes from 32 bytes of `DetRng::new(seed)`, the validity dates
-/// and serial number are fixed, and Ed25519 signatures are deterministic. Names that are
-/// neither an IP address nor a valid DNS name are left out of the certificate (so a
-/// client asking for them fails verification, rather than this function panicking).
+/// that vary certificate size. See [`self_signed_as`].
 pub fn self_signed(names: &[String], seed: u64, padding: usize) -> Identity {
-    let mut seed_bytes = [0u8; 32];
-    DetRng::new(seed).fill(&mut seed_bytes);
-    let mut pkcs8 = ED25519_PKCS8_PREFIX.to_vec();
-    pkcs8.extend_from_slice(&seed_bytes);
+    self_signed_as(names, seed, padding, CertType::Ed25519)
+}
 
-    let key_pair =
-        rcgen::KeyPair::try_from(pkcs8.as_slice()).expect("a well-formed Ed25519 PKCS#8 document");
+/// A self-signed certificate of type `ty` for `names`, identical for the same `seed`.
+///
+/// Determinism: the key comes from `DetRng::new(seed)` (Ed25519 and P-256: 32 bytes;
+/// RSA-2048: prime search driven by the generator), the validity dates and serial
+/// number are fixed, and the certificate signature is deterministic (Ed25519, ECDSA
+/// with RFC 6979 nonces, RSA PKCS#1 v1.5). Names that are neither an IP address nor a
+/// valid DNS name are left out of the certificate (so a client asking for them fails
+/// verification, rather than this function panicking).
+pub fn self_signed_as(names: &[String], seed: u64, padding: usize, ty: CertType) -> Identity {
+    let mut rng = DetRng::new(seed);
+    let (key_pair, pkcs8, signer) = match ty {
+        CertType::Ed25519 => {
+            let mut seed_bytes = [0u8; 32];
+            rng.fill(&mut seed_bytes);
+            let mut pkcs8 = ED25519_PKCS8_PREFIX.to_vec();
+            pkcs8.extend_from_slice(&seed_bytes);
+            let kp = rcgen::KeyPair::try_from(pkcs8.as_slice())
+                .expect("a well-formed Ed25519 PKCS#8 document");
+            (kp, pkcs8, None)
+        }
+        CertType::EcdsaP256 => {
+            let key = DetEcdsaP256::from_rng(&mut rng);
+            let pkcs8 = key.pkcs8();
+            let signer: Arc<dyn rustls::sign::SigningKey> = Arc::new(key.clone());
+            let kp = rcgen::KeyPair::from_remote(Box::new(key)).expect("a P-256 key");
+            (kp, pkcs8, Some(signer))
+        }
+        CertType::Rsa2048 => {
+            use rsa::pkcs8::EncodePrivateKey;
+            let key = rsa::RsaPrivateKey::new(&mut RngAdapter(&mut rng), 2048)
+                .expect("RSA-2048 key generation");
+            let pkcs8 = key.to_pkcs8_der().expect("RSA PKCS#8").as_bytes().to_vec();
+            let kp = rcgen::KeyPair::from_pkcs8_der_and_sign_algo(
+                &PrivatePkcs8KeyDer::from(pkcs8.clone()),
+                &rcgen::PKCS_RSA_SHA256,
+            )
+            .expect("ring accepts a 2048-bit RSA key");
+            (kp, pkcs8, None)
+        }
+    };
     let mut params = rcgen::CertificateParams::default();
     params.subject_alt_names = names
         .iter()
@@ -82,10 +117,120 @@ pub fn self_signed(names: &[String], seed: u64, padding: usize) -> Identity {
     }
     let cert = params
         .self_signed(&key_pair)
-        .expect("rcgen signs with an in-memory Ed25519 key");
+        .expect("rcgen signs with an in-memory key");
     Identity {
         chain: vec![cert.der().clone()],
         key: PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(pkcs8)),
+        signer,
+    }
+}
+
+/// [`DetRng`] as a `rand_core` generator, for RSA key generation.
+struct RngAdapter<'a>(&'a mut DetRng);
+
+impl rand_core::RngCore for RngAdapter<'_> {
+    fn next_u32(&mut self) -> u32 {
+        self.0.next_u64() as u32
+    }
+    fn next_u64(&mut self) -> u64 {
+        self.0.next_u64()
+    }
+    fn fill_bytes(&mut self, dest: &mut [u8]) {
+        self.0.fill(dest);
+    }
+    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), rand_core::Error> {
+        self.0.fill(dest);
+        Ok(())
+    }
+}
+
+/// Only for key generation from a seeded generator, which is the point here.
+impl rand_core::CryptoRng for RngAdapter<'_> {}
+
+/// An ECDSA P-256 key with deterministic (RFC 6979) signatures, for both the
+/// certificate (rcgen) and CertificateVerify (rustls), so server flights are
+/// reproducible byte for byte.
+#[derive(Clone, Debug)]
+struct DetEcdsaP256 {
+    key: p256::ecdsa::SigningKey,
+    public: Vec<u8>,
+}
+
+impl DetEcdsaP256 {
+    fn from_rng(rng: &mut DetRng) -> Self {
+        loop {
+            let mut bytes = [0u8; 32];
+            rng.fill(&mut bytes);
+            if let Ok(key) = p256::ecdsa::SigningKey::from_slice(&bytes) {
+                let public = key
+                    .verifying_key()
+                    .to_encoded_point(false)
+                    .as_bytes()
+                    .to_vec();
+                return DetEcdsaP256 { key, public };
+            }
+        }
+    }
+
+    fn pkcs8(&self) -> Vec<u8> {
+        use p256::pkcs8::EncodePrivateKey;
+        let secret = p256::SecretKey::from(&self.key);
+        secret
+            .to_pkcs8_der()
+            .expect("P-256 PKCS#8")
+            .as_bytes()
+            .to_vec()
+    }
+
+    fn sign_der(&self, msg: &[u8]) -> Vec<u8> {
+        use p256::ecdsa::signature::Signer as _;
+        let sig: p256::ecdsa::Signature = self.key.sign(msg);
+        sig.to_der().as_bytes().to_vec()
+    }
+}
+
+impl rcgen::RemoteKeyPair for DetEcdsaP256 {
+    fn public_key(&self) -> &[u8] {
+        &self.public
+    }
+    fn sign(&self, msg: &[u8]) -> Result<Vec<u8>, rcgen::Error> {
+        Ok(self.sign_der(msg))
+    }
+    fn algorithm(&self) -> &'static rcgen::SignatureAlgorithm {
+        &rcgen::PKCS_ECDSA_P256_SHA256
+    }
+}
+
+impl rustls::sign::SigningKey for DetEcdsaP256 {
+    fn choose_scheme(&self, offered: &[SignatureScheme]) -> Option<Box<dyn rustls::sign::Signer>> {
+        offered
+            .contains(&SignatureScheme::ECDSA_NISTP256_SHA256)
+            .then(|| Box::new(self.clone()) as Box<dyn rustls::sign::Signer>)
+    }
+    fn algorithm(&self) -> rustls::SignatureAlgorithm {
+        rustls::SignatureAlgorithm::ECDSA
+    }
+}
+
+impl rustls::sign::Signer for DetEcdsaP256 {
+    fn sign(&self, message: &[u8]) -> Result<Vec<u8>, rustls::Error> {
+        Ok(self.sign_der(message))
+    }
+    fn scheme(&self) -> SignatureScheme {
+        SignatureScheme::ECDSA_NISTP256_SHA256
+    }
+}
+
+/// Serves one certified key to every client.
+#[derive(Debug)]
+struct FixedCert(Arc<rustls::sign::CertifiedKey>);
+
+impl rustls::server::ResolvesServerCert for FixedCert {
+    fn resolve(
+        &self,
+        _hello: rustls::server::ClientHello<'_>,
+    ) -> Option<Arc<rustls::sign::CertifiedKey>> {
+        Some(self.0.clone())
     }
 }
 
@@ -115,6 +260,7 @@ pub fn load_pem(cert: &Path, key: &Path) -> Result<Identity, CertError> {
     Ok(Identity {
         chain,
         key: key_der,
+        signer: None,
     })
 }
 
@@ -135,8 +281,18 @@ pub fn client_config(
     alpn: &[Vec<u8>],
     key_log: Option<Arc<dyn rustls::KeyLog>>,
 ) -> Arc<rustls::ClientConfig> {
+    client_config_with(verify, alpn, key_log, &TlsChoices::default())
+}
+
+/// [`client_config`] offering only `choices`' cipher suites and groups, in order.
+pub fn client_config_with(
+    verify: ServerVerification,
+    alpn: &[Vec<u8>],
+    key_log: Option<Arc<dyn rustls::KeyLog>>,
+    choices: &TlsChoices,
+) -> Arc<rustls::ClientConfig> {
     // RFC 9001 §4.2: QUIC requires TLS 1.3.
-    let builder = rustls::ClientConfig::builder_with_provider(provider())
+    let builder = rustls::ClientConfig::builder_with_provider(provider_for(choices))
         .with_protocol_versions(&[&rustls::version::TLS13])
         .expect("our provider has TLS 1.3 suites and groups");
     let mut config = match verify {
@@ -165,15 +321,34 @@ pub fn server_config(
     alpn: &[Vec<u8>],
     key_log: Option<Arc<dyn rustls::KeyLog>>,
 ) -> Result<Arc<rustls::ServerConfig>, CertError> {
-    let mut config = rustls::ServerConfig::builder_with_provider(provider())
+    server_config_with(identity, alpn, key_log, &TlsChoices::default())
+}
+
+/// [`server_config`] accepting only `choices`' cipher suites and groups (the first
+/// suite in this order that the client offers wins).
+pub fn server_config_with(
+    identity: Identity,
+    alpn: &[Vec<u8>],
+    key_log: Option<Arc<dyn rustls::KeyLog>>,
+    choices: &TlsChoices,
+) -> Result<Arc<rustls::ServerConfig>, CertError> {
+    let invalid = |what: String| CertError::Invalid {
+        path: "<identity>".into(),
+        what,
+    };
+    choices.validate().map_err(|e| invalid(e.to_string()))?;
+    let builder = rustls::ServerConfig::builder_with_provider(provider_for(choices))
         .with_protocol_versions(&[&rustls::version::TLS13])
         .expect("our provider has TLS 1.3 suites and groups")
-        .with_no_client_auth()
-        .with_single_cert(identity.chain, identity.key)
-        .map_err(|e| CertError::Invalid {
-            path: "<identity>".into(),
-            what: e.to_string(),
-        })?;
+        .with_no_client_auth();
+    let mut config = match identity.signer {
+        Some(signer) => builder.with_cert_resolver(Arc::new(FixedCert(Arc::new(
+            rustls::sign::CertifiedKey::new(identity.chain, signer),
+        )))),
+        None => builder
+            .with_single_cert(identity.chain, identity.key)
+            .map_err(|e| invalid(e.to_string()))?,
+    };
     config.alpn_protocols = alpn.to_vec();
     config.max_early_data_size = 0;
     config.send_tls13_tickets = 0;

@@ -86,6 +86,28 @@ impl hkdf::KeyType for Len {
     }
 }
 
+/// Whether `packet` (one Initial packet of QUIC `version`, its Packet Number field at
+/// `pn_offset`) is a genuine client Initial: it decrypts with the Initial keys of its
+/// Destination Connection ID (RFC 9001 §5.2). A server checks this on a copy before it
+/// creates any state for a new connection, so undecryptable junk costs only a key
+/// derivation and one AEAD open.
+pub fn is_valid_client_initial(
+    version: u32,
+    dcid: &ConnectionId,
+    packet: &[u8],
+    pn_offset: usize,
+) -> bool {
+    use super::protect::{decrypt_payload, unprotect_header};
+    let keys = initial_keys(version, dcid, Side::Server);
+    let mut copy = packet.to_vec();
+    let Ok(h) = unprotect_header(&*keys.remote.header, &mut copy, pn_offset) else {
+        return false;
+    };
+    // The first packet number space starts at 0: decoding against no largest received.
+    let pn = crate::wire::header::decode_packet_number(None, h.truncated_pn, h.pn_len);
+    decrypt_payload(&*keys.remote.packet, &mut copy, pn_offset + h.pn_len, pn).is_ok()
+}
+
 /// HKDF-Expand-Label(secret, label, "", N) with SHA-256 (RFC 8446 §7.1, used by
 /// RFC 9001 §5.1): info = length (u16) || len || "tls13 " + label || empty context.
 pub(crate) fn expand_label<const N: usize>(prk: &hkdf::Prk, label: &[u8]) -> [u8; N] {

@@ -7,6 +7,7 @@
 //! (deterministic signatures), generated from a seed.
 
 pub mod cert;
+pub mod choices;
 pub mod initial;
 pub mod protect;
 pub mod provider;

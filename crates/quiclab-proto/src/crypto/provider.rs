@@ -9,11 +9,13 @@
 //! `GetRandomFailed` (the handshake fails with an internal error) instead of silently
 //! falling back to the OS: a silent fallback would break reproducibility unnoticed.
 //!
-//! Only X25519 is offered as key exchange: ring's other groups draw their ephemeral keys
-//! from the OS, which would make key shares irreproducible. Signatures are deterministic
-//! with the default Ed25519 certificate; ECDSA keys loaded from PEM sign with ring's
-//! OS-random nonces, so server flights with such keys differ between runs.
+//! Key exchange is X25519 or P-256, both implemented here with private keys drawn from
+//! the seeded generator (ring's groups draw their ephemeral keys from the OS, which
+//! would make key shares irreproducible). Signatures are deterministic with the
+//! Ed25519 and seeded ECDSA certificates (`cert.rs`); keys loaded from PEM sign with
+//! ring, whose ECDSA nonces and RSA-PSS salts are OS-random.
 
+use super::choices::{CipherSuite, KxGroup, TlsChoices};
 use crate::rng::DetRng;
 use rustls::crypto::{
     ActiveKeyExchange, CryptoProvider, GetRandomFailed, SecureRandom, SharedSecret,
@@ -43,28 +45,47 @@ fn draw(buf: &mut [u8]) -> Result<(), GetRandomFailed> {
     })
 }
 
-/// The provider every quiclab TLS config uses: ring's TLS 1.3 cipher suites
+/// The provider every quiclab TLS config uses by default: ring's TLS 1.3 cipher suites
 /// (AES-128-GCM, AES-256-GCM, ChaCha20-Poly1305), a seeded X25519 key exchange, ring's
 /// signature verification, and the thread-local seeded random source.
 pub fn provider() -> Arc<CryptoProvider> {
     static PROVIDER: OnceLock<Arc<CryptoProvider>> = OnceLock::new();
     PROVIDER
-        .get_or_init(|| {
-            use rustls::crypto::ring::{cipher_suite, default_provider};
-            let ring = default_provider();
-            Arc::new(CryptoProvider {
-                cipher_suites: vec![
-                    cipher_suite::TLS13_AES_128_GCM_SHA256,
-                    cipher_suite::TLS13_AES_256_GCM_SHA384,
-                    cipher_suite::TLS13_CHACHA20_POLY1305_SHA256,
-                ],
-                kx_groups: vec![&SeededX25519],
-                signature_verification_algorithms: ring.signature_verification_algorithms,
-                secure_random: &SeededRandom,
-                key_provider: ring.key_provider,
-            })
-        })
+        .get_or_init(|| provider_for(&TlsChoices::default()))
         .clone()
+}
+
+/// A provider offering exactly `choices`' cipher suites and key exchange groups, in
+/// their order (seeded key shares for both X25519 and P-256).
+pub fn provider_for(choices: &TlsChoices) -> Arc<CryptoProvider> {
+    use rustls::crypto::ring::{cipher_suite, default_provider};
+    let ring = default_provider();
+    let cipher_suites = choices
+        .cipher_suites
+        .iter()
+        .map(|s| match s {
+            CipherSuite::Aes128Gcm => cipher_suite::TLS13_AES_128_GCM_SHA256,
+            CipherSuite::Aes256Gcm => cipher_suite::TLS13_AES_256_GCM_SHA384,
+            CipherSuite::Chacha20Poly1305 => cipher_suite::TLS13_CHACHA20_POLY1305_SHA256,
+        })
+        .collect();
+    let kx_groups = choices
+        .kx_groups
+        .iter()
+        .map(|g| -> &'static dyn SupportedKxGroup {
+            match g {
+                KxGroup::X25519 => &SeededX25519,
+                KxGroup::P256 => &SeededP256,
+            }
+        })
+        .collect();
+    Arc::new(CryptoProvider {
+        cipher_suites,
+        kx_groups,
+        signature_verification_algorithms: ring.signature_verification_algorithms,
+        secure_random: &SeededRandom,
+        key_provider: ring.key_provider,
+    })
 }
 
 /// Runs `f` with `rng` as the random source of every rustls call `f` makes on this
@@ -147,6 +168,60 @@ impl ActiveKeyExchange for X25519Exchange {
     }
 }
 
+/// P-256 ECDHE (RFC 8446 §4.2.8.2: uncompressed points) with the private key drawn
+/// from the installed [`DetRng`].
+#[derive(Debug)]
+struct SeededP256;
+
+impl SupportedKxGroup for SeededP256 {
+    fn start(&self) -> Result<Box<dyn ActiveKeyExchange>, rustls::Error> {
+        use p256::elliptic_curve::sec1::ToEncodedPoint;
+        // A scalar of 0 or >= n has probability ~2^-32: draw again.
+        loop {
+            let mut private = [0u8; 32];
+            draw(&mut private)?;
+            if let Ok(secret) = p256::SecretKey::from_slice(&private) {
+                let public = secret
+                    .public_key()
+                    .to_encoded_point(false)
+                    .as_bytes()
+                    .to_vec();
+                return Ok(Box::new(P256Exchange { secret, public }));
+            }
+        }
+    }
+
+    fn name(&self) -> NamedGroup {
+        NamedGroup::secp256r1
+    }
+}
+
+struct P256Exchange {
+    secret: p256::SecretKey,
+    public: Vec<u8>,
+}
+
+impl ActiveKeyExchange for P256Exchange {
+    fn complete(self: Box<Self>, peer_pub_key: &[u8]) -> Result<SharedSecret, rustls::Error> {
+        // RFC 8446 §4.2.8.2: the share is an uncompressed point; it must be on the curve.
+        if peer_pub_key.len() != 65 || peer_pub_key[0] != 4 {
+            return Err(PeerMisbehaved::InvalidKeyShare.into());
+        }
+        let peer = p256::PublicKey::from_sec1_bytes(peer_pub_key)
+            .map_err(|_| PeerMisbehaved::InvalidKeyShare)?;
+        let shared = p256::ecdh::diffie_hellman(self.secret.to_nonzero_scalar(), peer.as_affine());
+        Ok(SharedSecret::from(&shared.raw_secret_bytes()[..]))
+    }
+
+    fn pub_key(&self) -> &[u8] {
+        &self.public
+    }
+
+    fn group(&self) -> NamedGroup {
+        NamedGroup::secp256r1
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,5 +279,21 @@ mod tests {
         let d = with_rng(&mut DetRng::new(12), || SeededX25519.start()).unwrap();
         assert!(d.complete(&[0; 32]).is_err(), "low-order point");
         assert!(SeededX25519.start().is_err(), "no generator installed");
+    }
+
+    #[test]
+    fn p256_agrees_and_rejects_bad_shares() {
+        let a = with_rng(&mut DetRng::new(20), || SeededP256.start()).unwrap();
+        let b = with_rng(&mut DetRng::new(21), || SeededP256.start()).unwrap();
+        let (pa, pb) = (a.pub_key().to_vec(), b.pub_key().to_vec());
+        assert_eq!(pa.len(), 65);
+        let sa = a.complete(&pb).unwrap();
+        let sb = b.complete(&pa).unwrap();
+        assert_eq!(sa.secret_bytes(), sb.secret_bytes());
+        let again = with_rng(&mut DetRng::new(20), || SeededP256.start()).unwrap();
+        assert_eq!(again.pub_key(), &pa[..], "same seed, same share");
+        let mut off_curve = pb.clone();
+        off_curve[64] ^= 1;
+        assert!(again.complete(&off_curve).is_err());
     }
 }

@@ -21,24 +21,43 @@ pub struct TlsSession {
     /// The 1-RTT secrets of the next key phase (RFC 9001 §6), copied from the
     /// `KeyChange::OneRtt { next }` that [`TlsSession::write_handshake`] returned.
     next_secrets: Option<Secrets>,
+    /// The QUIC version the keys are derived for (RFC 9369 §3.3.2 labels).
+    version: u32,
+    /// Client: its config and server name, to start over in another version after
+    /// Version Negotiation ([`TlsSession::restart_client`]).
+    client_origin: Option<(Arc<rustls::ClientConfig>, String)>,
+}
+
+/// rustls's name for a QUIC version: v2 uses the "quicv2 " labels (RFC 9369 §3.3.2);
+/// anything else is v1 (other versions never get this far: they get Version
+/// Negotiation).
+fn rustls_version(version: u32) -> rustls::quic::Version {
+    if version == crate::wire::VERSION_2 {
+        rustls::quic::Version::V2
+    } else {
+        rustls::quic::Version::V1
+    }
 }
 
 impl TlsSession {
-    /// A client for `server_name`, sending `transport_params` (encoded) in its ClientHello.
+    /// A client for `server_name`, sending `transport_params` (encoded) in its
+    /// ClientHello, deriving packet keys for QUIC `version`.
     pub fn client(
         config: Arc<rustls::ClientConfig>,
         server_name: &str,
         transport_params: Vec<u8>,
+        version: u32,
         rng: DetRng,
     ) -> Result<Self, TransportError> {
         let mut rng = rng;
         let name = rustls::pki_types::ServerName::try_from(server_name.to_owned())
             .map_err(|e| TransportError::internal(format!("server name {server_name:?}: {e}")))?;
         // The ClientHello (random, key share) is built here, so the generator must be set.
+        let origin = (config.clone(), server_name.to_owned());
         let conn = with_rng(&mut rng, || {
             rustls::quic::ClientConnection::new(
                 config,
-                rustls::quic::Version::V1,
+                rustls_version(version),
                 name,
                 transport_params,
             )
@@ -48,25 +67,54 @@ impl TlsSession {
             rng,
             conn: conn.into(),
             next_secrets: None,
+            version,
+            client_origin: Some(origin),
         })
     }
 
-    /// A server sending `transport_params` in its EncryptedExtensions.
+    /// Client: a new session for the same server in QUIC `version` (RFC 9000 §6.2: after
+    /// Version Negotiation the client starts a new connection attempt), with new
+    /// transport parameters and randomness. `None` for a server session.
+    pub fn restart_client(
+        &self,
+        transport_params: Vec<u8>,
+        version: u32,
+        rng: DetRng,
+    ) -> Option<Result<Self, TransportError>> {
+        let (config, name) = self.client_origin.clone()?;
+        Some(Self::client(config, &name, transport_params, version, rng))
+    }
+
+    /// A server sending `transport_params` in its EncryptedExtensions, deriving packet
+    /// keys for QUIC `version`.
     pub fn server(
         config: Arc<rustls::ServerConfig>,
         transport_params: Vec<u8>,
+        version: u32,
         rng: DetRng,
     ) -> Result<Self, TransportError> {
         let mut rng = rng;
         let conn = with_rng(&mut rng, || {
-            rustls::quic::ServerConnection::new(config, rustls::quic::Version::V1, transport_params)
+            rustls::quic::ServerConnection::new(config, rustls_version(version), transport_params)
         })
         .map_err(|e| local_error("creating TLS server", e))?;
         Ok(TlsSession {
             rng,
             conn: conn.into(),
             next_secrets: None,
+            version,
+            client_origin: None,
         })
+    }
+
+    /// The QUIC version this session derives keys for.
+    pub fn version(&self) -> u32 {
+        self.version
+    }
+
+    /// The negotiated cipher suite, once the handshake picked one.
+    pub fn cipher_suite(&self) -> Option<rustls::SupportedCipherSuite> {
+        self.conn.negotiated_cipher_suite()
     }
 
     /// Feeds handshake bytes received in CRYPTO frames of the current read level.
@@ -189,11 +237,17 @@ mod tests {
             cc,
             "localhost",
             b"client tp".to_vec(),
+            crate::wire::VERSION_1,
             DetRng::new(seed + 100),
         )
         .unwrap();
-        let server =
-            TlsSession::server(sc, b"server tp".to_vec(), DetRng::new(seed + 200)).unwrap();
+        let server = TlsSession::server(
+            sc,
+            b"server tp".to_vec(),
+            crate::wire::VERSION_1,
+            DetRng::new(seed + 200),
+        )
+        .unwrap();
         (client, server, log)
     }
 
@@ -350,11 +404,11 @@ mod tests {
         let id = self_signed(&["example.org".to_string()], 3, 0);
         let cc = client_config(ServerVerification::Insecure, &[ALPN.to_vec()], None);
         let sc = server_config(id, &[ALPN.to_vec()], None).unwrap();
-        let mut c = TlsSession::client(cc, "other.name", vec![], DetRng::new(1)).unwrap();
-        let mut s = TlsSession::server(sc.clone(), vec![], DetRng::new(2)).unwrap();
+        let mut c = TlsSession::client(cc, "other.name", vec![], 1, DetRng::new(1)).unwrap();
+        let mut s = TlsSession::server(sc.clone(), vec![], 1, DetRng::new(2)).unwrap();
         handshake(&mut c, &mut s).unwrap();
 
-        let mut s = TlsSession::server(sc, vec![], DetRng::new(2)).unwrap();
+        let mut s = TlsSession::server(sc, vec![], 1, DetRng::new(2)).unwrap();
         let err = s.read_handshake(&[0x01, 0, 0, 3, 1, 2, 3]).unwrap_err();
         assert!((0x100..=0x1ff).contains(&err.code.0), "{err:?}");
     }

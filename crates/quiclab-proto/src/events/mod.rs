@@ -126,10 +126,20 @@ pub enum Event {
     ConnectionStateUpdated {
         new: ConnectionState,
     },
+    /// Versions each side offered and the one chosen (RFC 9000 §6, RFC 9368), when a
+    /// client acts on Version Negotiation or learns the server's version_information.
+    VersionInformation {
+        server_versions: Vec<u32>,
+        client_versions: Vec<u32>,
+        chosen: Option<u32>,
+    },
     ParametersSet {
         owner: Owner,
         params: Box<TransportParameters>,
         alpn: Option<String>,
+        /// The negotiated TLS cipher suite (with the peer's parameters), e.g.
+        /// `TLS13_CHACHA20_POLY1305_SHA256`.
+        tls_cipher: Option<String>,
     },
     /// `size`: the packet's bytes on the wire (header, payload, tag).
     PacketSent {

@@ -164,7 +164,11 @@ impl<W: Write + Send> QlogWriter<W> {
                 owner,
                 params,
                 alpn,
-            } => self.parameters_set(buf, now, *owner, params, alpn.as_deref()),
+                tls_cipher,
+            } => {
+                let tls = (alpn.as_deref(), tls_cipher.as_deref());
+                self.parameters_set(buf, now, *owner, params, tls)
+            }
             Event::PacketSent {
                 header,
                 size,
@@ -201,6 +205,11 @@ impl<W: Write + Send> QlogWriter<W> {
             }
             Event::KeyUpdated { key, owner } => self.key_updated(buf, now, *key, *owner),
             Event::KeyDiscarded { key } => key_discarded(buf, now, *key),
+            Event::VersionInformation {
+                server_versions,
+                client_versions,
+                chosen,
+            } => version_information(buf, now, server_versions, client_versions, *chosen),
             Event::PtoExpired { pto_count } => {
                 let mut j = begin(buf, now, "quic:timer_updated");
                 j.key("timer_type").lit("pto");
@@ -225,7 +234,7 @@ impl<W: Write + Send> QlogWriter<W> {
         now: Instant,
         owner: Owner,
         params: &TransportParameters,
-        alpn: Option<&str>,
+        (alpn, tls_cipher): (Option<&str>, Option<&str>),
     ) {
         match owner {
             Owner::Local => self.local_ack_delay_exponent = params.ack_delay_exponent,
@@ -233,6 +242,9 @@ impl<W: Write + Send> QlogWriter<W> {
         }
         let mut j = begin(buf, now, "quic:parameters_set");
         j.key("initiator").lit(owner_name(owner));
+        if let Some(cipher) = tls_cipher {
+            j.key("tls_cipher").str(cipher);
+        }
         write_params(&mut j, params);
         end(j);
         if let Some(alpn) = alpn {
@@ -339,6 +351,28 @@ fn packet_lost(buf: &mut Vec<u8>, now: Instant, ty: PacketType, pn: u64, trigger
 }
 
 /// Discarding a packet number space's keys drops both directions.
+/// `quic:version_information` (qlog QUIC events §4.1): versions as hex strings.
+fn version_information(
+    buf: &mut Vec<u8>,
+    now: Instant,
+    server: &[u32],
+    client: &[u32],
+    chosen: Option<u32>,
+) {
+    let mut j = begin(buf, now, "quic:version_information");
+    for (key, list) in [("server_versions", server), ("client_versions", client)] {
+        j.key(key).begin_arr();
+        for v in list {
+            j.hex(&v.to_be_bytes());
+        }
+        j.end_arr();
+    }
+    if let Some(v) = chosen {
+        j.key("chosen_version").hex(&v.to_be_bytes());
+    }
+    end(j);
+}
+
 fn key_discarded(buf: &mut Vec<u8>, now: Instant, key: KeyType) {
     for side in [Side::Client, Side::Server] {
         let mut j = begin(buf, now, "quic:key_discarded");

@@ -133,6 +133,7 @@ fn sample_events() -> Vec<(Instant, Event)> {
                 owner: Owner::Local,
                 params: Box::new(params.clone()),
                 alpn: None,
+                tls_cipher: None,
             },
         ),
         (
@@ -152,6 +153,7 @@ fn sample_events() -> Vec<(Instant, Event)> {
                     ..params
                 }),
                 alpn: Some("hq-interop".into()),
+                tls_cipher: None,
             },
         ),
         (

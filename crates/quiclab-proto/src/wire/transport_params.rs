@@ -23,6 +23,8 @@ pub mod id {
     pub const ACTIVE_CONNECTION_ID_LIMIT: u64 = 0x0e;
     pub const INITIAL_SOURCE_CONNECTION_ID: u64 = 0x0f;
     pub const RETRY_SOURCE_CONNECTION_ID: u64 = 0x10;
+    /// RFC 9368 §3.
+    pub const VERSION_INFORMATION: u64 = 0x11;
     pub const MAX_DATAGRAM_FRAME_SIZE: u64 = 0x20;
     pub const MIN_ACK_DELAY: u64 = 0xff04de1b;
 }
@@ -67,6 +69,18 @@ pub struct TransportParameters {
     /// draft-ietf-quic-ack-frequency (0xff04de1b), microseconds: absent = the extension
     /// is not negotiated; larger than max_ack_delay is invalid.
     pub min_ack_delay: Option<u64>,
+    /// RFC 9368 §3 (0x11): the version in use and the versions the sender supports;
+    /// absent = the sender does not take part in version downgrade prevention.
+    pub version_information: Option<VersionInformation>,
+}
+
+/// The version_information transport parameter (RFC 9368 §3).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VersionInformation {
+    /// The version of the packets that carried the handshake (never 0).
+    pub chosen: u32,
+    /// The sender's supported versions, most preferred first (never 0).
+    pub available: Vec<u32>,
 }
 
 impl Default for TransportParameters {
@@ -91,6 +105,7 @@ impl Default for TransportParameters {
             retry_source_connection_id: None,
             max_datagram_frame_size: None,
             min_ack_delay: None,
+            version_information: None,
         }
     }
 }
@@ -128,6 +143,25 @@ fn get_cid(value: &[u8]) -> Result<ConnectionId, TransportError> {
 }
 
 /// RFC 9000 §18.2, Figure 22.
+/// RFC 9368 §3: a Chosen Version and zero or more Available Versions, 4 bytes each;
+/// a length that is not a multiple of 4, or a version 0, is a TRANSPORT_PARAMETER_ERROR.
+fn decode_version_information(value: &[u8]) -> Result<VersionInformation, TransportError> {
+    if value.is_empty() || value.len() % 4 != 0 {
+        return Err(tp_err(
+            "version_information length is not a positive multiple of 4",
+        ));
+    }
+    let mut versions = value
+        .chunks_exact(4)
+        .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]));
+    let chosen = versions.next().unwrap_or(0);
+    let available: Vec<u32> = versions.collect();
+    if chosen == 0 || available.contains(&0) {
+        return Err(tp_err("version_information lists version 0"));
+    }
+    Ok(VersionInformation { chosen, available })
+}
+
 fn encode_preferred_address(p: &PreferredAddress) -> Vec<u8> {
     let mut v = Vec::with_capacity(41 + p.connection_id.len());
     let (ip4, port4) = p.ipv4.unwrap_or(([0; 4], 0));
@@ -255,6 +289,13 @@ impl TransportParameters {
         if let Some(v) = self.min_ack_delay {
             put_varint(buf, id::MIN_ACK_DELAY, v);
         }
+        if let Some(vi) = &self.version_information {
+            let mut value = vi.chosen.to_be_bytes().to_vec();
+            for v in &vi.available {
+                value.extend_from_slice(&v.to_be_bytes());
+            }
+            put_bytes(buf, id::VERSION_INFORMATION, &value);
+        }
     }
 
     /// Decodes and validates the parameters `sent_by` an endpoint (RFC 9000 §7.4, §18.2):
@@ -322,6 +363,9 @@ impl TransportParameters {
                     tp.max_datagram_frame_size = Some(get_varint(value)?)
                 }
                 id::MIN_ACK_DELAY => tp.min_ack_delay = Some(get_varint(value)?),
+                id::VERSION_INFORMATION => {
+                    tp.version_information = Some(decode_version_information(value)?)
+                }
                 // RFC 9000 §18.1: unknown (e.g. GREASE 31*N+27) parameters are ignored.
                 _ => {}
             }
@@ -407,6 +451,10 @@ mod tests {
             retry_source_connection_id: Some(cid(&[4; 4])),
             max_datagram_frame_size: Some(0),
             min_ack_delay: Some(1000),
+            version_information: Some(VersionInformation {
+                chosen: 0x6b33_43cf,
+                available: vec![0x6b33_43cf, 1],
+            }),
         }
     }
 
@@ -462,6 +510,23 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(encoded(&tp), vec![0x0f, 0x00]);
+    }
+
+    #[test]
+    fn version_information_rules() {
+        let ok = param(id::VERSION_INFORMATION, &[0, 0, 0, 1]);
+        let tp = TransportParameters::decode(&ok, Side::Client).unwrap();
+        let vi = tp.version_information.unwrap();
+        assert_eq!((vi.chosen, vi.available), (1, vec![]));
+        for bad in [
+            &[][..],
+            &[0, 0, 1],
+            &[0, 0, 0, 0],
+            &[0, 0, 0, 1, 0, 0, 0, 0],
+        ] {
+            let buf = param(id::VERSION_INFORMATION, bad);
+            assert_eq!(code(&buf, Side::Client), Code::TRANSPORT_PARAMETER_ERROR);
+        }
     }
 
     #[test]
@@ -634,6 +699,7 @@ mod tests {
                 retry_source_connection_id: cids.2,
                 max_datagram_frame_size: dgram,
                 min_ack_delay: min_frac.map(|f| (f * (mad * 1000) as f64) as u64),
+                version_information: None,
             }
         }
     }

@@ -1,0 +1,172 @@
+//! The knobs of versions, key updates and TLS: which QUIC versions a connection speaks
+//! (RFC 9000 §6, RFC 9369, RFC 9368), when it updates its 1-RTT keys and the AEAD
+//! limits it enforces (RFC 9001 §6), and the TLS cipher suite, key exchange group and
+//! certificate type (RFC 9001 §5.3). Defaults reproduce a QUIC v1-only stack that never
+//! initiates a key update, offers every cipher suite and uses X25519 with an Ed25519
+//! certificate, so existing experiments are unchanged.
+
+use super::ConfigError;
+use crate::wire::{VERSION_1, VERSION_2};
+use serde::{Deserialize, Serialize};
+
+/// A QUIC version quiclab speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QuicVersion {
+    /// QUIC version 1 (RFC 9000), 0x00000001.
+    V1,
+    /// QUIC version 2 (RFC 9369), 0x6b3343cf.
+    V2,
+}
+
+impl QuicVersion {
+    /// The version number on the wire.
+    pub fn wire(self) -> u32 {
+        match self {
+            QuicVersion::V1 => VERSION_1,
+            QuicVersion::V2 => VERSION_2,
+        }
+    }
+
+    /// The version with this wire number, if quiclab speaks it.
+    pub fn from_wire(v: u32) -> Option<Self> {
+        match v {
+            VERSION_1 => Some(QuicVersion::V1),
+            VERSION_2 => Some(QuicVersion::V2),
+            _ => None,
+        }
+    }
+}
+
+/// Which versions a connection uses and accepts (`[versions]`).
+///
+/// The version_information transport parameter (RFC 9368 §3) is sent only when the
+/// config differs from the default (v1 only) or after Version Negotiation, so default
+/// handshakes stay byte-identical to a v1-only stack.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct VersionConfig {
+    /// Client: the version of its first Initial (default v1). Must be in `supported`.
+    pub initial: QuicVersion,
+    /// The versions we accept, most preferred first (default `["v1"]`). A server
+    /// answers an Initial of any other version with Version Negotiation listing these
+    /// (RFC 9000 §6.1); a client picks its next version from them after Version
+    /// Negotiation (§6.2).
+    pub supported: Vec<QuicVersion>,
+}
+
+impl Default for VersionConfig {
+    fn default() -> Self {
+        VersionConfig {
+            initial: QuicVersion::V1,
+            supported: vec![QuicVersion::V1],
+        }
+    }
+}
+
+impl VersionConfig {
+    /// The wire numbers of `supported`, in preference order.
+    pub fn supported_wire(&self) -> Vec<u32> {
+        self.supported.iter().map(|v| v.wire()).collect()
+    }
+
+    /// Whether `version` (wire number) is one we accept.
+    pub fn accepts(&self, version: u32) -> bool {
+        self.supported.iter().any(|v| v.wire() == version)
+    }
+
+    /// Whether version_information is sent (see the type's docs).
+    pub fn announce(&self) -> bool {
+        *self != VersionConfig::default()
+    }
+
+    pub(crate) fn validate(&self) -> Result<(), ConfigError> {
+        let err = |key, why: &str| {
+            Err(ConfigError {
+                key,
+                why: why.to_string(),
+            })
+        };
+        if self.supported.is_empty() {
+            return err("versions.supported", "must list at least one version");
+        }
+        let mut sorted = self.supported.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        if sorted.len() != self.supported.len() {
+            return err("versions.supported", "lists a version twice");
+        }
+        if !self.supported.contains(&self.initial) {
+            return err("versions.initial", "must be one of versions.supported");
+        }
+        Ok(())
+    }
+}
+
+/// 1-RTT key update policy and AEAD limits (`[key_update]`, RFC 9001 §6).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct KeyUpdateConfig {
+    /// Initiate a key update after this many 1-RTT packets were sent with the current
+    /// keys (RFC 9001 §6.1). `None` (default): only when the confidentiality limit
+    /// comes near. Answering the peer's updates is always on.
+    pub every_packets: Option<u64>,
+    /// Packets protected with one key before we must update (RFC 9001 §6.6).
+    /// `None` (default): the limit of the negotiated AEAD (AES-GCM 2^23, ChaCha20-Poly1305
+    /// 2^62). Lower values exist to test the limit.
+    pub confidentiality_limit: Option<u64>,
+    /// Packets that failed authentication, over the connection, before it closes with
+    /// AEAD_LIMIT_REACHED (RFC 9001 §6.6). `None` (default): the AEAD's limit
+    /// (AES-GCM 2^52, ChaCha20-Poly1305 2^36).
+    pub integrity_limit: Option<u64>,
+}
+
+impl KeyUpdateConfig {
+    pub(crate) fn validate(&self) -> Result<(), ConfigError> {
+        for (key, v) in [
+            ("key_update.every_packets", self.every_packets),
+            (
+                "key_update.confidentiality_limit",
+                self.confidentiality_limit,
+            ),
+            ("key_update.integrity_limit", self.integrity_limit),
+        ] {
+            if v == Some(0) {
+                return Err(ConfigError {
+                    key,
+                    why: "must be at least 1".into(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Limits on what a server admits (`[admission]`), against Initial floods.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AdmissionConfig {
+    /// Connections that may be mid-handshake at once (default 1024); the Initials of
+    /// further new connections are dropped (clients retransmit them).
+    pub max_handshaking: usize,
+}
+
+impl Default for AdmissionConfig {
+    fn default() -> Self {
+        AdmissionConfig {
+            max_handshaking: 1024,
+        }
+    }
+}
+
+impl AdmissionConfig {
+    pub(crate) fn validate(&self) -> Result<(), ConfigError> {
+        if self.max_handshaking == 0 {
+            return Err(ConfigError {
+                key: "admission.max_handshaking",
+                why: "must be at least 1".into(),
+            });
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,96 @@
+//! Helpers shared by the integration tests of versions, key updates and TLS choices:
+//! one request/response fetch over a [`Pair`].
+
+#![allow(dead_code)]
+
+use quiclab_proto::streams::StreamError;
+use quiclab_proto::testing::Pair;
+use quiclab_proto::wire::{Dir, StreamId};
+use quiclab_proto::{Connection, Instant, TransportConfig};
+
+/// A config with a long idle timeout, so slow tests do not time out.
+pub fn config() -> TransportConfig {
+    TransportConfig {
+        idle_timeout_ms: 600_000,
+        ..TransportConfig::default()
+    }
+}
+
+fn read_all(conn: &mut Connection, id: StreamId, out: &mut Vec<u8>) -> bool {
+    let mut buf = [0u8; 16384];
+    loop {
+        match conn.read(id, &mut buf) {
+            Ok(r) => {
+                out.extend_from_slice(&buf[..r.bytes]);
+                if r.fin {
+                    return true;
+                }
+                if r.bytes == 0 {
+                    return false;
+                }
+            }
+            Err(StreamError::Blocked) => return false,
+            Err(e) => panic!("read {id}: {e}"),
+        }
+    }
+}
+
+fn write_some(conn: &mut Connection, id: StreamId, data: &[u8], sent: &mut usize) {
+    while *sent < data.len() {
+        match conn.write(id, &data[*sent..]) {
+            Ok(0) | Err(StreamError::Blocked) => return,
+            Ok(n) => *sent += n,
+            Err(e) => panic!("write {id}: {e}"),
+        }
+    }
+    if *sent == data.len() {
+        conn.finish(id).expect("finish");
+        *sent = usize::MAX;
+    }
+}
+
+/// Completes the handshake, then the client asks for `len` bytes on one stream and
+/// the server sends them; returns the bytes the client received.
+pub fn fetch(pair: &mut Pair, len: usize) -> Result<Vec<u8>, String> {
+    let limit = pair.now + std::time::Duration::from_secs(600);
+    pair.run_until(limit, |p| {
+        p.client_conn().is_handshake_complete() || p.client_conn().is_closed()
+    })
+    .map_err(|e| e.to_string())?;
+    if pair.client_conn().is_closed() {
+        return Err(format!("closed: {:?}", pair.client_conn().close_reason()));
+    }
+    let id = pair.client_conn().open_stream(Dir::Bi).ok_or("no stream")?;
+    let mut req_sent = 0;
+    write_some(pair.client_conn(), id, b"GET /", &mut req_sent);
+    let body: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+    let mut server_stream = None;
+    let mut req_done = false;
+    let mut resp_sent = 0;
+    let mut got = Vec::new();
+    pair.run_until(limit, |p| {
+        if let Some(s) = p.server_conn() {
+            if server_stream.is_none() {
+                server_stream = s.accept_stream(Dir::Bi);
+            }
+            if let Some(sid) = server_stream {
+                if !req_done {
+                    let mut req = Vec::new();
+                    req_done = read_all(s, sid, &mut req);
+                }
+                write_some(s, sid, &body, &mut resp_sent);
+            }
+        }
+        read_all(p.client_conn(), id, &mut got) || p.client_conn().is_closed()
+    })
+    .map_err(|e| e.to_string())?;
+    if got != body {
+        return Err(format!(
+            "got {} of {len} bytes; client closed: {:?}",
+            got.len(),
+            pair.client_conn().close_reason()
+        ));
+    }
+    let _ = Instant::ZERO;
+    Ok(got)
+}

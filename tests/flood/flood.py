@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Initial-flood benchmark on loopback (issue 10): sends N junk 1200-byte QUIC v1
+Initials (random connection IDs and bodies, so they never decrypt) at a `quiclab
+server` while a `quiclab client` fetches 1 MB from it. Prints the fetch time and the
+server's memory (VmRSS before and after, VmHWM peak) and fails if the fetch takes
+1 s or more or the server grew by 20 MB or more.
+
+Usage: tests/flood/flood.py [--quiclab target/release/quiclab] [--count 50000]"""
+
+import argparse
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+
+def rss_kb(pid: int, field: str) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise RuntimeError(f"{field} not in /proc/{pid}/status")
+
+
+def junk_initial() -> bytes:
+    d = bytearray(os.urandom(1200))
+    d[0] = 0xC3  # long header, fixed bit, Initial, 4-byte packet number
+    d[1:5] = (1).to_bytes(4, "big")
+    d[5] = 8  # DCID length
+    d[14] = 8  # SCID length
+    d[23] = 0  # token length
+    d[24:26] = (0x4000 | 1150).to_bytes(2, "big")
+    return bytes(d)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--quiclab", default="target/release/quiclab")
+    p.add_argument("--count", type=int, default=50_000)
+    p.add_argument("--port", type=int, default=24000 + os.getpid() % 10000)
+    args = p.parse_args()
+    work = tempfile.mkdtemp(prefix="quiclab-flood.")
+    www = os.path.join(work, "www")
+    os.makedirs(www)
+    with open(os.path.join(www, "1mb.bin"), "wb") as f:
+        f.write(os.urandom(1 << 20))
+    log = open(os.path.join(work, "server.log"), "w")
+    server = subprocess.Popen(
+        [args.quiclab, "server", "--listen", f"127.0.0.1:{args.port}", "--root", www, "--seed", "1"],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        for _ in range(100):
+            time.sleep(0.05)
+            if "server on" in open(log.name).read():
+                break
+        else:
+            print("server did not start", file=sys.stderr)
+            return 1
+        before = rss_kb(server.pid, "VmRSS")
+        sent = [0]
+        started = threading.Event()
+
+        def flood() -> None:
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            pkts = [junk_initial() for _ in range(1000)]
+            t0 = time.monotonic()
+            for i in range(args.count):
+                s.sendto(pkts[i % 1000][:6] + os.urandom(8) + pkts[i % 1000][14:], ("127.0.0.1", args.port))
+                sent[0] += 1
+                if i == args.count // 10:
+                    started.set()
+            sent.append(time.monotonic() - t0)
+
+        t = threading.Thread(target=flood)
+        t.start()
+        started.wait()
+        out = os.path.join(work, "out")
+        t0 = time.monotonic()
+        r = subprocess.run(
+            [args.quiclab, "client", "--insecure", "--output", out, f"https://127.0.0.1:{args.port}/1mb.bin"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        fetch_s = time.monotonic() - t0
+        sent_during_fetch = sent[0]
+        t.join()
+        time.sleep(0.5)
+        after = rss_kb(server.pid, "VmRSS")
+        peak = rss_kb(server.pid, "VmHWM")
+        ok_fetch = r.returncode == 0 and os.path.getsize(os.path.join(out, "1mb.bin")) == 1 << 20
+        growth_mb = (after - before) / 1024
+        print(
+            f"junk Initials: {args.count} sent in {sent[-1]:.2f} s "
+            f"({sent_during_fetch} by the end of the fetch)\n"
+            f"1 MB fetch: {'ok' if ok_fetch else 'FAILED'} in {fetch_s:.3f} s\n"
+            f"server RSS: {before / 1024:.1f} MB before, {after / 1024:.1f} MB after "
+            f"(growth {growth_mb:.1f} MB), peak {peak / 1024:.1f} MB"
+        )
+        if not ok_fetch:
+            print(r.stderr, file=sys.stderr)
+        good = ok_fetch and fetch_s < 1.0 and growth_mb < 20
+        print("PASS" if good else "FAIL")
+        return 0 if good else 1
+    finally:
+        server.kill()
+        server.wait()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
