@@ -6,6 +6,7 @@ use pyo3::prelude::*;
 use quiclab_sim::output::tables::{
     flows_csv, goodput_csv, links_csv, summary_table, write_results,
 };
+use quiclab_sim::scenario::ScenarioError;
 use quiclab_sim::{RunResult, Scenario, Simulation};
 use std::path::PathBuf;
 
@@ -42,7 +43,15 @@ fn scenario(
         quiclab_lab::apply_set(&mut table, key, value).map_err(py_err)?;
     }
     let text = toml::to_string(&table).map_err(py_err)?;
-    Scenario::parse(&text, label).map_err(py_err)
+    // The schema's reason (e.g. an unknown key) without toml's excerpt of the generated
+    // text, whose line numbers are not the caller's (as `quiclab sim run --set`).
+    Scenario::parse(&text, label).map_err(|e| match e {
+        ScenarioError::Parse { file, message } => {
+            let reason = message.lines().rev().find(|l| !l.trim().is_empty());
+            py_err(format!("{file}: {}", reason.unwrap_or_default().trim()))
+        }
+        e => py_err(e),
+    })
 }
 
 /// Runs one scenario. `kind` is "path", "toml" or "json" (a dict's JSON); `overrides`
