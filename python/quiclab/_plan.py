@@ -79,6 +79,7 @@ class Plan:
         out: Optional[PathLike] = None,
         jobs: Optional[int] = None,
         progress: bool = False,
+        batch: Optional[int] = None,
     ) -> "PlanRun":
         """Runs the plan into ``out`` (default ``out/lab/<plan stem>``) and writes
         ``runs.csv``, ``runs.jsonl``, ``summary.csv``, ``plan.toml``,
@@ -88,7 +89,8 @@ class Plan:
         ``executor``: ``None`` runs here on ``jobs`` threads (default all cores); a
         ``dask.distributed.Client`` or a ``concurrent.futures.Executor`` runs each
         missing run on a worker (``jobs`` is then ignored). Every finished run is cached
-        as it arrives, so an interrupted sweep resumes.
+        as it arrives, so an interrupted sweep resumes. ``batch``: runs per task
+        (default: about 8 tasks per worker; short runs cost less per run in batches).
         """
         out = Path(out) if out is not None else default_out(self.path)
         out.mkdir(parents=True, exist_ok=True)
@@ -97,7 +99,7 @@ class Plan:
         else:
             from ._executors import run_missing
 
-            ran = run_missing(self._core, executor, out, progress=progress)
+            ran = run_missing(self._core, executor, out, progress=progress, batch=batch)
             report, ran, reused = self._core.finish(os.fspath(out), ran)
         return PlanRun(out=out, report=Path(report), ran=ran, reused=reused)
 

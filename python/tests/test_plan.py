@@ -97,7 +97,7 @@ def test_futures_executor_matches(root, cli_out, tmp_path):
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(2) as pool:
-        quiclab.Plan.load(root / PLANS[0], quick=True).run(executor=pool, out=tmp_path)
+        quiclab.Plan.load(root / PLANS[0], quick=True).run(executor=pool, out=tmp_path, batch=2)
     assert_same_results(tmp_path, cli_out[PLANS[0]])
 
 
@@ -128,3 +128,16 @@ def test_python_m_quiclab(root, cli_out, tmp_path):
     assert f"report: {out / 'report.md'}" in p.stdout
     assert_same_results(out, cli_out[PLANS[0]])
     shutil.rmtree(out / "cache")
+
+
+def test_batches_cover_every_run_once():
+    from quiclab._executors import batches
+
+    runs = [(str(i), "{}") for i in range(23)]
+    for workers, batch in ((1, None), (2, None), (4, 3), (64, None), (2, 100)):
+        tasks = batches(runs, workers, batch)
+        flat = sorted(k for t in tasks for k, _ in t)
+        assert flat == sorted(r[0] for r in runs)
+        if batch:
+            assert max(len(t) for t in tasks) <= batch
+    assert len(batches(runs, 1, None)) == 12  # 23 // 8 = 2 runs per task
