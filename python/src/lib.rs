@@ -15,7 +15,7 @@ use ring::digest::{digest, SHA256};
 use std::path::PathBuf;
 
 create_exception!(
-    _core,
+    quiclab._core,
     QuiclabError,
     PyException,
     "An error from quiclab (a bad scenario or plan, a failed run, an I/O error); the message is the Rust error's text."

@@ -141,3 +141,14 @@ def test_batches_cover_every_run_once():
         if batch:
             assert max(len(t) for t in tasks) <= batch
     assert len(batches(runs, 1, None)) == 12  # 23 // 8 = 2 runs per task
+
+
+def test_worker_errors_reach_the_client(dask_client):
+    import pickle
+
+    from quiclab._executors import execute
+
+    e = pickle.loads(pickle.dumps(quiclab.QuiclabError("text")))
+    assert isinstance(e, quiclab.QuiclabError) and str(e) == "text"
+    with pytest.raises(quiclab.QuiclabError, match="line 1 column"):
+        dask_client.submit(execute, "{not json", pure=False).result()
