@@ -2,7 +2,8 @@
 # Installs what scripts/test.sh needs, on a fresh Debian machine with Rust (rustup) and
 # Python 3, and reuses what is already there (a second run takes about a second):
 # - rustfmt and clippy (rustup components);
-# - a project-local virtualenv .venv/ with tests/requirements.txt (aioquic for interop);
+# - a project-local virtualenv .venv/ with tests/requirements.txt (aioquic for interop;
+#   maturin, pytest, pandas, dask for the Python package) and the package itself (python/);
 # - tshark (the pcap decryption test), through apt-get when running as root; otherwise
 #   it stops and names the command to run.
 # Prints the venv's python on its last line (scripts/test.sh reads it).
@@ -61,6 +62,28 @@ if ! cmp -s tests/requirements.txt "$stamp" 2>/dev/null || ! "$venv/bin/python" 
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r tests/requirements.txt >&2
     cp tests/requirements.txt "$stamp"
 fi
+
+# --- Python package quiclab (python/, docs/PYTHON.md) ---------------------------------
+# Built by maturin (from tests/requirements.txt) into target/ and installed into the
+# venv, again only when its sources change: the stamp is a hash of python/, the crates'
+# sources and the Cargo files. A fresh build compiles pyo3 and the extension crate only
+# when the workspace is already built.
+py_stamp="$venv/.quiclab-python.sha256"
+py_hash=$(find python crates/*/src crates/*/Cargo.toml Cargo.toml Cargo.lock -type f \
+        \( -name '*.rs' -o -name '*.py' -o -name '*.toml' -o -name Cargo.lock \) \
+        -not -path '*/__pycache__/*' -not -path 'python/build/*' -print0 |
+    LC_ALL=C sort -z | xargs -0 cat | sha256sum | cut -d' ' -f1)
+if [[ "$(cat "$py_stamp" 2>/dev/null)" != "$py_hash" ]] || ! "$venv/bin/python" -c "import quiclab" 2>/dev/null; then
+    say "building and installing the Python package (python/) into $venv"
+    # A failed build fails only the pytest step (its import), not every other test step.
+    if PATH="$PWD/$venv/bin:$PATH" "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+        --no-build-isolation --no-deps --force-reinstall ./python >&2; then
+        echo "$py_hash" >"$py_stamp"
+    else
+        say "building the Python package failed (see above); its tests will fail"
+    fi
+fi
+# --- end Python package ---------------------------------------------------------------
 
 if ! command -v tshark >/dev/null; then
     say "installing tshark (pcap decryption test)"

@@ -26,6 +26,8 @@ step python3 scripts/check_module_cycles.py
 step python3 scripts/doc_figures.py --check --only validation
 step cargo test --workspace --release --no-fail-fast
 step env PYTHON="$python" tests/interop/run.sh
+# Python package (python/): pytest, incl. a Dask LocalCluster sweep vs `quiclab lab run`.
+step "$python" -m pytest -q python/tests
 
 echo
 if [[ ${#failed[@]} -gt 0 ]]; then

@@ -4,7 +4,8 @@
 //! Data flow, one folder per stage:
 //! - [`plan`]: `plan.toml` --[`plan::load::load_plan`]--> [`plan::Plan`]
 //!   --[`plan::expand::expand`]--> [`plan::expand::RunSpec`]s;
-//! - [`run`]: --[`run::runner::run_plan`]--> cached runs (`out/cache/<key>.json`) -->
+//! - [`run`]: --[`run::runner::run_plan`] (or another executor: [`run::prepare`],
+//!   [`run::execute`], [`run::collect`])--> cached runs (`out/cache/<key>.json`) -->
 //!   [`run::rows::Row`]s and [`run::stats::Stats`] per point --> result files
 //!   ([`run::output`]);
 //! - [`present`]: figures, findings, reports and reproductions from the result files.
@@ -23,6 +24,9 @@ pub use plan::expand::{expand, RunSpec};
 pub use plan::load::load_plan;
 pub use plan::points::apply_set;
 pub use run::cache::load_run;
+pub use run::collect::PlanOutcome;
+pub use run::execute::{execute, ResolvedRun};
+pub use run::prepare::PreparedPlan;
 pub use run::rows::{PointSummary, Row};
-pub use run::runner::{run_plan, PlanOutcome, RunOptions};
+pub use run::runner::{run_plan, RunOptions};
 pub use run::stats::Stats;

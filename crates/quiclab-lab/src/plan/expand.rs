@@ -76,13 +76,21 @@ pub fn run_key(scenario: &Scenario) -> Result<String, LabError> {
     Ok(hex(digest(&SHA256, text.as_bytes()).as_ref()))
 }
 
+static CODE_ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Sets the build id of [`code_id`] for code embedded in another executable (the
+/// Python extension, whose executable is the interpreter: it passes a hash of its own
+/// library file). Call before any run key is made; false if the id was already fixed.
+pub fn set_code_id(id: String) -> bool {
+    CODE_ID.set(id).is_ok()
+}
+
 /// A hash of the running executable, part of every cache key: results cached by one
 /// build are never reused by another (a changed controller or bug fix reruns the
 /// sweep instead of silently reporting the old numbers). "unknown" if the executable
 /// cannot be read, which only shares the cache among such runs.
 pub fn code_id() -> &'static str {
-    static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    ID.get_or_init(|| {
+    CODE_ID.get_or_init(|| {
         std::env::current_exe()
             .and_then(std::fs::read)
             .map(|bytes| hex(&digest(&SHA256, &bytes).as_ref()[..8]))

@@ -4,8 +4,9 @@
 //! file, which is ignored. An entry that does not parse is treated as missing and re-run.
 
 use crate::error::LabError;
-use crate::plan::expand::RunSpec;
+use crate::plan::AxisValue;
 use crate::run::rows::write_atomic;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 fn cache_path(cache_dir: &Path, key: &str) -> PathBuf {
@@ -36,23 +37,54 @@ pub fn load_run(cache_dir: &Path, key: &str) -> Result<serde_json::Value, LabErr
         })
 }
 
-/// Stores the result of `spec`'s run as its cache entry.
-pub(crate) fn store<R: serde::Serialize>(
-    cache_dir: &Path,
-    spec: &RunSpec,
+/// Whether `cache_dir` holds a complete entry for `key` (a run to skip on resume).
+pub fn is_cached(cache_dir: &Path, key: &str) -> bool {
+    read_entry(cache_dir, key).is_some()
+}
+
+/// The bytes of one cache entry: the run's identity and its result. The local runner
+/// and a remote worker ([`crate::run::execute`]) both make entries here, so an entry is
+/// the same bytes wherever the run executed.
+pub fn entry_bytes<R: serde::Serialize>(
+    key: &str,
+    seed: u64,
+    rep: u32,
+    params: &BTreeMap<String, AxisValue>,
     result: &R,
-) -> Result<(), LabError> {
+) -> Result<Vec<u8>, LabError> {
     let entry = serde_json::json!({
-        "key": spec.key,
-        "seed": spec.seed,
-        "rep": spec.rep,
-        "params": spec.params,
+        "key": key,
+        "seed": seed,
+        "rep": rep,
+        "params": params,
         "result": result,
     });
-    let path = cache_path(cache_dir, &spec.key);
-    let bytes = serde_json::to_vec(&entry).map_err(|e| LabError::Data {
-        file: path.display().to_string(),
+    serde_json::to_vec(&entry).map_err(|e| LabError::Data {
+        file: format!("{key}.json"),
         why: e.to_string(),
-    })?;
-    write_atomic(&path, &bytes)
+    })
+}
+
+/// Writes cache entry bytes made by [`entry_bytes`] in this process.
+pub(crate) fn write_entry(cache_dir: &Path, key: &str, bytes: &[u8]) -> Result<(), LabError> {
+    write_atomic(&cache_path(cache_dir, key), bytes)
+}
+
+/// Stores an entry made elsewhere (by [`entry_bytes`], e.g. on a Dask worker) under
+/// `key`, after checking that it is a complete entry for that key: a truncated or
+/// mismatched entry is an error, never cached.
+pub fn store_entry(cache_dir: &Path, key: &str, bytes: &[u8]) -> Result<(), LabError> {
+    let path = cache_path(cache_dir, key);
+    let bad = |why: &str| LabError::Data {
+        file: path.display().to_string(),
+        why: why.to_string(),
+    };
+    let v: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| bad(&e.to_string()))?;
+    if v.get("key").and_then(serde_json::Value::as_str) != Some(key) {
+        return Err(bad("the entry is for another run key"));
+    }
+    if !v.get("result").is_some_and(serde_json::Value::is_object) {
+        return Err(bad("the entry has no `result` object"));
+    }
+    write_atomic(&path, bytes)
 }

@@ -1,8 +1,15 @@
 //! Running a plan: expanded runs executed in parallel and cached, their metrics as rows,
 //! per-point statistics, and the deterministic result files.
+//!
+//! Stages: [`prepare`] (a plan's resolved runs, which are missing from the cache) ->
+//! [`execute`] (one run -> its cache entry; anywhere) -> [`collect`] (rows, statistics
+//! and files from the cache). [`runner`] chains them locally.
 
 pub mod cache;
+pub mod collect;
+pub mod execute;
 pub mod output;
+pub mod prepare;
 pub mod rows;
 pub mod runner;
 pub mod stats;

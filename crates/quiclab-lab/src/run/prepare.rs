@@ -1,0 +1,72 @@
+//! A plan expanded into its resolved runs, ready to execute anywhere: locally
+//! ([`crate::run::runner::run_plan`]) or on other machines (the Python package's Dask
+//! executor ships each [`ResolvedRun`] to a worker). Which runs are still to do is
+//! read from the run cache, so any executor resumes an interrupted sweep.
+
+use crate::error::LabError;
+use crate::plan::expand::{expand, RunSpec};
+use crate::plan::load::load_plan;
+use crate::plan::points::apply_quick;
+use crate::plan::Plan;
+use crate::run::cache::is_cached;
+use crate::run::execute::ResolvedRun;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// A loaded and expanded plan.
+#[derive(Clone, Debug)]
+pub struct PreparedPlan {
+    pub plan_path: PathBuf,
+    /// The plan as run (after `--quick` overrides when quick).
+    pub plan: Plan,
+    /// Every run in (point, rep) order; runs with equal keys are one simulation.
+    pub specs: Vec<RunSpec>,
+}
+
+impl PreparedPlan {
+    /// Loads `plan_path` and expands it (`quick`: with its `[quick]` overrides).
+    pub fn load(plan_path: &Path, quick: bool) -> Result<PreparedPlan, LabError> {
+        let plan = load_plan(plan_path)?;
+        let specs = expand(&plan, plan_path, quick)?;
+        let plan = if quick { apply_quick(&plan) } else { plan };
+        Ok(PreparedPlan {
+            plan_path: plan_path.to_path_buf(),
+            plan,
+            specs,
+        })
+    }
+
+    /// The plan file as errors name it.
+    pub fn plan_file(&self) -> String {
+        self.plan_path.display().to_string()
+    }
+
+    /// The distinct runs (the first spec of each key), in (point, rep) order.
+    pub fn unique(&self) -> Vec<&RunSpec> {
+        let mut seen = BTreeSet::new();
+        self.specs
+            .iter()
+            .filter(|s| seen.insert(s.key.as_str()))
+            .collect()
+    }
+
+    /// The distinct runs without a cache entry in `cache_dir`, in (point, rep) order.
+    pub fn missing(&self, cache_dir: &Path) -> Vec<&RunSpec> {
+        self.unique()
+            .into_iter()
+            .filter(|s| !is_cached(cache_dir, &s.key))
+            .collect()
+    }
+
+    /// The wire form of one of this plan's runs.
+    pub fn resolved(&self, spec: &RunSpec) -> ResolvedRun {
+        ResolvedRun::of(spec, &self.plan_file())
+    }
+}
+
+/// The run cache of the results directory `out` (`out/cache`), created if missing.
+pub fn cache_dir(out: &Path) -> Result<PathBuf, LabError> {
+    let dir = out.join("cache");
+    std::fs::create_dir_all(&dir).map_err(|e| LabError::io(&dir, e))?;
+    Ok(dir)
+}
