@@ -493,6 +493,14 @@ impl TransportConfig {
                 }
                 validate_hystart(&c.hystart)?;
             }
+            CongestionControl::Bbr(c) => {
+                if let Err(e) = c.validate() {
+                    return Err(ConfigError {
+                        key: bbr_key(e.key),
+                        why: e.why.to_string(),
+                    });
+                }
+            }
             CongestionControl::None => {}
         }
         Ok(())
@@ -545,6 +553,28 @@ impl TransportConfig {
     pub fn initial_rtt(&self) -> Duration {
         Duration::from_millis(self.loss.initial_rtt_ms)
     }
+}
+
+/// The dotted config path of a BBR knob.
+fn bbr_key(knob: &str) -> &'static str {
+    const KEYS: [&str; 12] = [
+        "congestion_control.startup_pacing_gain",
+        "congestion_control.cwnd_gain",
+        "congestion_control.drain_pacing_gain",
+        "congestion_control.loss_thresh",
+        "congestion_control.beta",
+        "congestion_control.headroom",
+        "congestion_control.pacing_margin_percent",
+        "congestion_control.probe_rtt_duration_ms",
+        "congestion_control.probe_rtt_interval_ms",
+        "congestion_control.min_rtt_filter_len_ms",
+        "congestion_control.extra_acked_filter_rounds",
+        "congestion_control.startup_full_loss_count",
+    ];
+    KEYS.iter()
+        .find(|k| k.strip_prefix("congestion_control.") == Some(knob))
+        .copied()
+        .unwrap_or("congestion_control.initial_window_packets")
 }
 
 /// HyStart++'s knobs (`[congestion_control.hystart]`, RFC 9406 §4.3), checked whether or

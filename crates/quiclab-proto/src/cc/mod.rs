@@ -1,25 +1,42 @@
 //! Congestion control behind a trait, one file per controller (RFC 9002 §7).
 
+mod bbr;
 mod cubic;
 mod hystart;
 mod new_reno;
 mod no_cc;
 mod recovery_period;
 
+pub use bbr::{Bbr, BbrConfig, BbrConfigError, BbrState};
 pub use cubic::{Cubic, CubicConfig};
 pub use hystart::{Hystart, HystartConfig, HystartPhase, SlowStartStep};
 pub use new_reno::{NewReno, NewRenoConfig, WindowGrowth};
 pub use no_cc::NoCongestionControl;
 
 use crate::events::CongestionState;
-use crate::recovery::RttEstimator;
+use crate::recovery::{LostPacket, RateSample, RttEstimator};
 use crate::time::Instant;
 use std::fmt::Debug;
+use std::time::Duration;
 
-/// A congestion controller. The connection calls it in this order per event:
-/// `on_packet_sent` for each in-flight packet; on an ACK, `on_packet_acked` for each newly
-/// acknowledged in-flight packet (after the RTT update), then `on_congestion_event` once
-/// if packets were declared lost.
+/// A congestion controller: window-based (NewReno, CUBIC), or rate- and model-based
+/// (BBR), which also set the pacing rate and read delivery-rate samples.
+///
+/// The connection calls it in this order per event:
+/// - per send: `on_packet_sent` for each in-flight packet;
+/// - per ACK: `on_packet_acked` for each newly acknowledged in-flight packet (after the
+///   RTT update); then, if loss detection declared packets lost, `on_packet_lost` for
+///   each lost in-flight packet and `on_congestion_event` once; then `on_rate_sample`
+///   once with the ACK's delivery-rate sample (draft-ietf-ccwg-bbr §4.1: losses are
+///   marked before the controller's per-ACK model update, as in the draft's
+///   UpdateOnACK); then `wants_app_limited_mark` and `take_state_change`;
+/// - loss detection by timer: `on_packet_lost` and `on_congestion_event` alone;
+/// - ECN: `on_ecn_ce` when the peer reports new CE marks (no-op by default).
+///
+/// Between calls the connection reads `window` (bytes in flight may not exceed it) and
+/// `pacing_rate` (the pacer's rate; `None` = RFC 9002 §7.7's 1.25 · cwnd / srtt).
+/// Everything beyond the first five methods has a default, so a window-based controller
+/// only implements those.
 pub trait CongestionController: Debug + Send {
     /// An in-flight packet of `bytes` left; `bytes_in_flight` includes it.
     fn on_packet_sent(&mut self, now: Instant, bytes: u64, bytes_in_flight: u64);
@@ -53,6 +70,41 @@ pub trait CongestionController: Debug + Send {
     fn in_recovery(&self) -> bool {
         false
     }
+    /// One ACK's delivery-rate sample (draft-ietf-ccwg-bbr §4.1.2.3 GenerateRateSample),
+    /// after its per-packet and loss calls. Window-based controllers ignore it.
+    fn on_rate_sample(&mut self, now: Instant, rs: &RateSample, rtt: &RttEstimator) {
+        let _ = (now, rs, rtt);
+    }
+    /// An in-flight packet was declared lost (draft-ietf-ccwg-bbr §5.5.10.2
+    /// HandleLostPacket), before the `on_congestion_event` of the same detection.
+    fn on_packet_lost(&mut self, now: Instant, lost: &LostPacket) {
+        let _ = (now, lost);
+    }
+    /// The peer reported `new_ce` more ECN-CE marked packets (RFC 9002 §7.1). A hook:
+    /// quiclab does not send ECT yet, so nothing calls it with a non-zero count today.
+    fn on_ecn_ce(&mut self, now: Instant, new_ce: u64) {
+        let _ = (now, new_ce);
+    }
+    /// The pacing rate in bytes per second, when the controller sets one; `None` leaves
+    /// the pacer at RFC 9002 §7.7's 1.25 · cwnd / smoothed_rtt.
+    fn pacing_rate(&self) -> Option<u64> {
+        None
+    }
+    /// Whether the connection should mark itself application-limited now, so that the
+    /// coming rate samples are not taken as the path's capacity (BBR's ProbeRTT calls
+    /// MarkConnectionAppLimited, draft §5.3.4.4). Asked after each `on_rate_sample`.
+    fn wants_app_limited_mark(&self) -> bool {
+        false
+    }
+    /// The model quantities for qlog `metrics_updated`, for model-based controllers.
+    fn model(&self) -> Option<ModelEstimate> {
+        None
+    }
+    /// A state transition not visible through `congestion_state` alone (BBR's state
+    /// machine), reported once: the connection logs `congestion_state_updated` for it.
+    fn take_state_change(&mut self) -> Option<CongestionState> {
+        None
+    }
     /// The state for qlog `congestion_state_updated`. Application-limited is the
     /// connection's knowledge, so it is never reported here.
     fn congestion_state(&self) -> CongestionState {
@@ -66,6 +118,15 @@ pub trait CongestionController: Debug + Send {
     }
 }
 
+/// A model-based controller's path estimates, for logs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ModelEstimate {
+    /// Estimated bottleneck bandwidth in bytes per second (BBR.bw).
+    pub bandwidth: Option<u64>,
+    /// Estimated round-trip propagation delay (BBR.min_rtt).
+    pub min_rtt: Option<Duration>,
+}
+
 /// Which controller a connection runs; part of the serde transport config.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "algorithm", rename_all = "snake_case", deny_unknown_fields)]
@@ -73,6 +134,8 @@ pub enum CongestionControl {
     NewReno(NewRenoConfig),
     /// CUBIC (RFC 9438).
     Cubic(CubicConfig),
+    /// BBRv3 (draft-ietf-ccwg-bbr).
+    Bbr(BbrConfig),
     /// No congestion control: the window is unlimited (flow control still applies), for
     /// validation experiments.
     None,
@@ -85,9 +148,17 @@ impl Default for CongestionControl {
 }
 
 impl CongestionControl {
-    /// A fresh controller for a path whose maximum datagram size is `max_datagram_size`.
+    /// A fresh controller for a path whose maximum datagram size is `max_datagram_size`
+    /// (randomised choices, BBR's only, from seed 0).
     pub fn build(&self, max_datagram_size: u64) -> Box<dyn CongestionController> {
+        self.build_seeded(max_datagram_size, 0)
+    }
+
+    /// [`build`](Self::build) with the seed for the controller's randomised choices
+    /// (BBR's ProbeBW wait, draft-ietf-ccwg-bbr §5.3.3.5).
+    pub fn build_seeded(&self, max_datagram_size: u64, seed: u64) -> Box<dyn CongestionController> {
         match self {
+            CongestionControl::Bbr(c) => Box::new(Bbr::new(c.clone(), max_datagram_size, seed)),
             CongestionControl::NewReno(c) => Box::new(NewReno::new(c.clone(), max_datagram_size)),
             CongestionControl::Cubic(c) => Box::new(Cubic::new(c.clone(), max_datagram_size)),
             CongestionControl::None => Box::new(NoCongestionControl),

@@ -68,6 +68,7 @@ impl Connection {
             self.on_packet_acked(now, space, p);
         }
         self.detect_and_remove_lost(now, space);
+        self.deliver_rate_sample(now);
         if self.peer_completed_address_validation() {
             self.pto_count = 0;
         }
@@ -76,8 +77,29 @@ impl Connection {
         Ok(())
     }
 
+    /// draft-ietf-ccwg-bbr §4.1.2.3 GenerateRateSample and §5.2 UpdateOnACK: the ACK's
+    /// rate sample goes to the controller after its losses were marked; a controller
+    /// in ProbeRTT asks for the app-limited mark; a model state change is logged.
+    fn deliver_rate_sample(&mut self, now: Instant) {
+        let in_flight = self.bytes_in_flight();
+        let Some(rs) = self.delivery.generate(self.rtt.min(), in_flight) else {
+            return;
+        };
+        self.cc.on_rate_sample(now, &rs, &self.rtt);
+        if self.cc.wants_app_limited_mark() {
+            self.delivery.mark_app_limited(in_flight);
+        }
+        if let Some(new) = self.cc.take_state_change() {
+            if self.logging() {
+                self.emit(now, Event::CongestionStateUpdated { new });
+            }
+        }
+    }
+
     fn on_packet_acked(&mut self, now: Instant, space: SpaceId, p: &SentPacket<SentRecord>) {
         if p.in_flight {
+            self.delivery
+                .on_acked(now, p.pn, p.time_sent, p.size, &p.delivery);
             self.cc
                 .on_packet_acked(now, p.time_sent, p.size, self.app_limited, &self.rtt);
         }
@@ -143,6 +165,8 @@ impl Connection {
             if p.in_flight {
                 lost_bytes += p.size;
                 largest_lost_sent = Some(p.time_sent);
+                let lost = self.delivery.on_lost(p.size, &p.delivery);
+                self.cc.on_packet_lost(now, &lost);
             }
             self.requeue_lost(space, &p.data);
         }
@@ -405,9 +429,13 @@ impl Connection {
             congestion_window: Some(self.cc.window()),
             bytes_in_flight: Some(self.bytes_in_flight()),
             ssthresh: (self.cc.ssthresh() != u64::MAX).then(|| self.cc.ssthresh()),
+            pacing_rate: self.cc.pacing_rate(),
+            model_bandwidth: self.cc.model().and_then(|m| m.bandwidth),
+            model_min_rtt: self.cc.model().and_then(|m| m.min_rtt),
         };
         self.emit(now, Event::MetricsUpdated(m));
-        if was_slow_start && !self.cc.in_slow_start() {
+        // Model-based controllers report their own transitions (`take_state_change`).
+        if was_slow_start && !self.cc.in_slow_start() && self.cc.model().is_none() {
             self.emit(
                 now,
                 Event::CongestionStateUpdated {

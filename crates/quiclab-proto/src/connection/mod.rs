@@ -38,7 +38,7 @@ use crate::config::TransportConfig;
 use crate::crypto::tls::TlsSession;
 use crate::error::{TransportError, TransportErrorCode};
 use crate::events::{ConnectionState, Event, EventSink, Owner};
-use crate::recovery::{Pacer, RttEstimator};
+use crate::recovery::{DeliveryRateEstimator, Pacer, RttEstimator};
 use crate::rng::DetRng;
 use crate::streams::{ReadOutcome, StreamError, StreamEvent, StreamParams, Streams};
 use crate::time::Instant;
@@ -150,6 +150,8 @@ pub struct Connection {
     first_rtt_sample_time: Option<Instant>,
     /// The sender ran out of data with room left in the window (RFC 9002 §7.8).
     app_limited: bool,
+    /// Delivery-rate sampling for the controller (draft-ietf-ccwg-bbr §4.1).
+    delivery: DeliveryRateEstimator,
     pacer: Pacer,
     /// Data is waiting for the pacer until this time.
     pacing_deadline: Option<Instant>,
@@ -305,9 +307,12 @@ impl Connection {
                 send_buffer: f.send_buffer,
             },
         );
+        // Cloned, so that the other consumers' streams do not shift (results of
+        // controllers without randomness stay as they were).
+        let cc_seed = rng.clone().fork("congestion_control").next_u64();
         let cc = config
             .congestion_control
-            .build(u64::from(config.max_udp_payload_size));
+            .build_seeded(u64::from(config.max_udp_payload_size), cc_seed);
         let idle_timeout =
             (config.idle_timeout_ms > 0).then(|| Duration::from_millis(config.idle_timeout_ms));
         Connection {
@@ -337,6 +342,7 @@ impl Connection {
             loss_timer: None,
             first_rtt_sample_time: None,
             app_limited: false,
+            delivery: DeliveryRateEstimator::new(),
             pacer: Pacer::new(u64::from(config.max_udp_payload_size)),
             pacing_deadline: None,
             idle_timeout,

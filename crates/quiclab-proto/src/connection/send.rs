@@ -8,7 +8,7 @@ use crate::crypto::protect::seal;
 use crate::crypto::TAG_LEN;
 use crate::error::TransportErrorCode;
 use crate::events::{Event, FrameSummary, PacketHeaderInfo};
-use crate::recovery::SentPacket;
+use crate::recovery::{DeliverySnapshot, PacingRate, SentPacket};
 use crate::time::Instant;
 use crate::wire::header::{packet_number_len, write_long_header, write_short_header};
 use crate::wire::{decode_frames, varint, ConnectionCloseFrame, Frame, PacketType, Side};
@@ -119,8 +119,8 @@ impl Connection {
         // congestion controlled and must not spend the pacer's tokens (a receiver's
         // stream of ACKs would otherwise starve its own MAX_DATA updates).
         if self.config.pacing && in_flight {
-            self.pacer
-                .on_sent(now, size as u64, self.cc.window(), self.rtt.smoothed());
+            let rate = self.pacing_rate();
+            self.pacer.on_sent(now, size as u64, rate);
         }
         self.stats.datagrams_sent.packets += 1;
         self.stats.datagrams_sent.bytes += size as u64;
@@ -134,6 +134,15 @@ impl Connection {
         })
     }
 
+    /// The pacer's rate: the controller's if it sets one (BBR), else RFC 9002 §7.7's
+    /// 1.25 · cwnd / smoothed_rtt.
+    fn pacing_rate(&self) -> Option<PacingRate> {
+        match self.cc.pacing_rate() {
+            Some(r) => PacingRate::from_bytes_per_sec(r),
+            None => PacingRate::from_window(self.cc.window(), self.rtt.smoothed()),
+        }
+    }
+
     /// RFC 9002 §7.7: whether the pacer lets a full-sized datagram of new data leave
     /// now; otherwise remembers when it will.
     fn pacer_allows(&mut self, now: Instant) -> bool {
@@ -141,10 +150,7 @@ impl Connection {
             return true;
         }
         let size = self.max_datagram_size() as u64;
-        match self
-            .pacer
-            .next_send_time(now, size, self.cc.window(), self.rtt.smoothed())
-        {
+        match self.pacer.next_send_time(now, size, self.pacing_rate()) {
             Some(t) if t > now => {
                 if self.data_space_pending() {
                     self.pacing_deadline = Some(t);
@@ -422,6 +428,11 @@ impl Connection {
         self.stream_records = records;
         // RFC 9002 §7.8: out of data with room in the window means application-limited.
         self.app_limited = !self.streams.has_pending() && self.bytes_in_flight() < self.cc.window();
+        if self.app_limited {
+            // draft-ietf-ccwg-bbr §4.1.2.4 MarkConnectionAppLimited: rate samples of
+            // packets sent from here until the bubble is delivered are app-limited.
+            self.delivery.mark_app_limited(self.bytes_in_flight());
+        }
     }
 
     /// Pads, fixes the Length field, protects the packet, and records it as sent.
@@ -452,6 +463,15 @@ impl Connection {
                 .collect::<Vec<_>>()
         });
         buf.resize(payload_end + TAG_LEN, 0);
+        let size = (buf.len() - p.start) as u64;
+        let in_flight = p.ack_eliciting || p.padded;
+        // draft-ietf-ccwg-bbr §4.1.2.2 OnPacketSent: snapshot the delivery state.
+        let delivery = if in_flight {
+            let inflight = self.bytes_in_flight() + size;
+            self.delivery.on_sent(now, size, inflight)
+        } else {
+            DeliverySnapshot::default()
+        };
         let sp = &mut self.spaces[p.space as usize];
         let keys = sp.keys.as_ref().expect("space can send");
         seal(
@@ -463,14 +483,13 @@ impl Connection {
         )
         .expect("sealing our own packet cannot fail");
         sp.next_pn += 1;
-        let size = (buf.len() - p.start) as u64;
-        let in_flight = p.ack_eliciting || p.padded;
         sp.sent.on_sent(SentPacket {
             pn: p.pn,
             time_sent: now,
             size,
             ack_eliciting: p.ack_eliciting,
             in_flight,
+            delivery,
             data: p.record,
         });
         self.stats.packets_sent[p.space as usize] += 1;

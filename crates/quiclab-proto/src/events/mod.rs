@@ -45,6 +45,14 @@ pub enum CongestionState {
     CongestionAvoidance,
     Recovery,
     ApplicationLimited,
+    /// BBR's states (draft-ietf-ccwg-bbr §5.1).
+    BbrStartup,
+    BbrDrain,
+    BbrProbeBwDown,
+    BbrProbeBwCruise,
+    BbrProbeBwRefill,
+    BbrProbeBwUp,
+    BbrProbeRtt,
 }
 
 /// Why a packet was declared lost (qlog `packet_lost` trigger).
@@ -98,6 +106,12 @@ pub struct RecoveryMetrics {
     pub congestion_window: Option<u64>,
     pub bytes_in_flight: Option<u64>,
     pub ssthresh: Option<u64>,
+    /// Bytes per second (qlog logs bits per second); only for controllers that set it.
+    pub pacing_rate: Option<u64>,
+    /// A model-based controller's bandwidth estimate, bytes per second (BBR.bw).
+    pub model_bandwidth: Option<u64>,
+    /// A model-based controller's min_rtt estimate (BBR.min_rtt).
+    pub model_min_rtt: Option<Duration>,
 }
 
 /// Everything a connection reports.

@@ -510,6 +510,19 @@ fn write_metrics(j: &mut Json<'_>, m: &RecoveryMetrics) {
             j.key(key).u64(v);
         }
     }
+    // qlog: pacing_rate in bits per second; BBR's model as extension fields.
+    let rates = [
+        ("pacing_rate", m.pacing_rate),
+        ("bbr_bw", m.model_bandwidth),
+    ];
+    for (key, v) in rates {
+        if let Some(v) = v {
+            j.key(key).u64(v.saturating_mul(8));
+        }
+    }
+    if let Some(d) = m.model_min_rtt {
+        j.key("bbr_min_rtt").ms(duration_nanos(d));
+    }
 }
 
 fn side_name(s: Side) -> &'static str {
@@ -551,6 +564,13 @@ fn cc_state_name(s: CongestionState) -> &'static str {
         CongestionState::CongestionAvoidance => "congestion_avoidance",
         CongestionState::Recovery => "recovery",
         CongestionState::ApplicationLimited => "application_limited",
+        CongestionState::BbrStartup => "startup",
+        CongestionState::BbrDrain => "drain",
+        CongestionState::BbrProbeBwDown => "probe_bw_down",
+        CongestionState::BbrProbeBwCruise => "probe_bw_cruise",
+        CongestionState::BbrProbeBwRefill => "probe_bw_refill",
+        CongestionState::BbrProbeBwUp => "probe_bw_up",
+        CongestionState::BbrProbeRtt => "probe_rtt",
     }
 }
 

@@ -1,9 +1,11 @@
 //! Loss detection and RTT estimation (RFC 9002 §5-6), independent of what packets carry.
 
+pub mod delivery;
 pub mod pacer;
 pub mod rtt;
 pub mod sent;
 
-pub use pacer::Pacer;
+pub use delivery::{DeliveryRateEstimator, DeliverySnapshot, LostPacket, RateSample};
+pub use pacer::{Pacer, PacingRate};
 pub use rtt::{RttEstimator, GRANULARITY};
 pub use sent::{SentPacket, SentPackets};

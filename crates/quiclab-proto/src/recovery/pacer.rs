@@ -1,6 +1,8 @@
-//! Pacing (RFC 9002 §7.7): a token bucket filled at 1.25 · cwnd / smoothed_rtt that holds
-//! at most a burst of packets, so the window is spread over the RTT instead of being sent
-//! in one line-rate burst. Integer nanosecond/byte arithmetic only.
+//! Pacing (RFC 9002 §7.7): a token bucket filled at the pacing rate that holds at most a
+//! burst of packets, so the window is spread over the RTT instead of being sent in one
+//! line-rate burst. The rate is RFC 9002's 1.25 · cwnd / smoothed_rtt unless the
+//! congestion controller sets one (BBR, draft-ietf-ccwg-bbr §5.6.2). Integer
+//! nanosecond/byte arithmetic only.
 
 use crate::time::Instant;
 use std::time::Duration;
@@ -20,10 +22,43 @@ pub struct Pacer {
     last: Option<Instant>,
 }
 
-/// rate · elapsed in bytes, with rate = 5/4 · cwnd / srtt (RFC 9002 §7.7, N = 1.25).
-fn earned(elapsed: Duration, cwnd: u64, srtt: Duration) -> u64 {
-    let srtt = srtt.as_nanos().max(1);
-    let b = elapsed.as_nanos() * 5 * u128::from(cwnd) / (4 * srtt);
+/// The rate the bucket fills at, as the exact fraction `num / den` bytes per nanosecond.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacingRate {
+    num: u128,
+    den: u128,
+}
+
+impl PacingRate {
+    /// RFC 9002 §7.7: 5/4 · cwnd / srtt (N = 1.25); `None` when pacing does not apply
+    /// (no RTT estimate, or an empty or unlimited window).
+    pub fn from_window(cwnd: u64, srtt: Duration) -> Option<Self> {
+        if srtt.is_zero() || cwnd == u64::MAX || cwnd == 0 {
+            return None;
+        }
+        Some(PacingRate {
+            num: 5 * u128::from(cwnd),
+            den: 4 * srtt.as_nanos().max(1),
+        })
+    }
+
+    /// A rate set by the controller, in bytes per second; `None` for 0 (no pacing).
+    pub fn from_bytes_per_sec(rate: u64) -> Option<Self> {
+        (rate > 0).then(|| PacingRate {
+            num: u128::from(rate),
+            den: 1_000_000_000,
+        })
+    }
+
+    /// The rate in bytes per second (rounded down), for logs.
+    pub fn bytes_per_sec(&self) -> u64 {
+        u64::try_from(self.num * 1_000_000_000 / self.den).unwrap_or(u64::MAX)
+    }
+}
+
+/// rate · elapsed in bytes.
+fn earned(elapsed: Duration, rate: PacingRate) -> u64 {
+    let b = elapsed.as_nanos() * rate.num / rate.den;
     u64::try_from(b).unwrap_or(u64::MAX)
 }
 
@@ -46,11 +81,11 @@ impl Pacer {
     /// Tokens available at `now`, and the time they are counted from. The clock only
     /// advances once a whole byte was earned, so very frequent calls do not starve the
     /// bucket; each refill drops under one byte of rounding.
-    fn refill(&self, now: Instant, cwnd: u64, srtt: Duration) -> (u64, Instant) {
+    fn refill(&self, now: Instant, rate: PacingRate) -> (u64, Instant) {
         let Some(last) = self.last else {
             return (self.tokens, now);
         };
-        let gained = earned(now - last, cwnd, srtt);
+        let gained = earned(now - last, rate);
         if gained == 0 {
             return (self.tokens, last);
         }
@@ -58,37 +93,32 @@ impl Pacer {
     }
 
     /// When a packet of `bytes` may be sent: `None` = now (or pacing does not apply:
-    /// no RTT estimate, or an unlimited window); else the earliest instant.
+    /// `rate` is `None`); else the earliest instant.
     pub fn next_send_time(
         &self,
         now: Instant,
         bytes: u64,
-        cwnd: u64,
-        srtt: Duration,
+        rate: Option<PacingRate>,
     ) -> Option<Instant> {
-        if srtt.is_zero() || cwnd == u64::MAX || cwnd == 0 {
-            return None;
-        }
-        let (tokens, _) = self.refill(now, cwnd, srtt);
+        let rate = rate?;
+        let (tokens, _) = self.refill(now, rate);
         // A packet bigger than the bucket waits for a full bucket, not forever.
         let need = bytes.min(self.capacity);
         if tokens >= need {
             return None;
         }
-        // Smallest wait with earned(wait) >= need - tokens: ceil(missing·4·srtt / (5·cwnd)).
+        // Smallest wait with earned(wait) >= need - tokens: ceil(missing · den / num).
         let missing = u128::from(need - tokens);
-        let num = missing * 4 * srtt.as_nanos();
-        let den = 5 * u128::from(cwnd);
-        let wait = u64::try_from(num.div_ceil(den)).unwrap_or(u64::MAX);
+        let wait = u64::try_from((missing * rate.den).div_ceil(rate.num)).unwrap_or(u64::MAX);
         Some(now.saturating_add(Duration::from_nanos(wait)))
     }
 
-    /// A packet of `bytes` was sent at `now`: spend its tokens (never below zero).
-    pub fn on_sent(&mut self, now: Instant, bytes: u64, cwnd: u64, srtt: Duration) {
-        let (tokens, at) = if srtt.is_zero() || cwnd == u64::MAX {
-            (self.capacity, now)
-        } else {
-            self.refill(now, cwnd, srtt)
+    /// A packet of `bytes` was sent at `now` while the rate was `rate`: spend its
+    /// tokens (never below zero).
+    pub fn on_sent(&mut self, now: Instant, bytes: u64, rate: Option<PacingRate>) {
+        let (tokens, at) = match rate {
+            None => (self.capacity, now),
+            Some(rate) => self.refill(now, rate),
         };
         self.tokens = tokens.saturating_sub(bytes);
         self.last = Some(at);
@@ -108,20 +138,28 @@ mod tests {
         let mut p = Pacer::new(MDS);
         let t0 = Instant::from_millis(1_000);
         for _ in 0..10 {
-            assert_eq!(p.next_send_time(t0, MDS, cwnd, srtt), None);
-            p.on_sent(t0, MDS, cwnd, srtt);
+            assert_eq!(
+                p.next_send_time(t0, MDS, PacingRate::from_window(cwnd, srtt)),
+                None
+            );
+            p.on_sent(t0, MDS, PacingRate::from_window(cwnd, srtt));
         }
         // Bucket empty: 1200 bytes take 0.8 ms.
-        let next = p.next_send_time(t0, MDS, cwnd, srtt).unwrap();
+        let next = p
+            .next_send_time(t0, MDS, PacingRate::from_window(cwnd, srtt))
+            .unwrap();
         assert_eq!(next, t0 + Duration::from_micros(800));
-        assert_eq!(p.next_send_time(next, MDS, cwnd, srtt), None);
-        p.on_sent(next, MDS, cwnd, srtt);
+        assert_eq!(
+            p.next_send_time(next, MDS, PacingRate::from_window(cwnd, srtt)),
+            None
+        );
+        p.on_sent(next, MDS, PacingRate::from_window(cwnd, srtt));
         // Sending on schedule for one RTT (both ends included) moves 1.25 windows.
         let (mut now, mut sent) = (next, 0u64);
         while now <= next + srtt {
-            match p.next_send_time(now, MDS, cwnd, srtt) {
+            match p.next_send_time(now, MDS, PacingRate::from_window(cwnd, srtt)) {
                 None => {
-                    p.on_sent(now, MDS, cwnd, srtt);
+                    p.on_sent(now, MDS, PacingRate::from_window(cwnd, srtt));
                     sent += MDS;
                 }
                 Some(t) => now = t,
@@ -135,26 +173,60 @@ mod tests {
         let srtt = Duration::from_millis(10);
         let mut p = Pacer::with_burst(2 * MDS);
         let t0 = Instant::ZERO;
-        p.on_sent(t0, 2 * MDS, 12_000, srtt);
+        p.on_sent(t0, 2 * MDS, PacingRate::from_window(12_000, srtt));
         // After a long idle period only the burst is available.
         let later = Instant::from_millis(500);
-        assert_eq!(p.next_send_time(later, MDS, 12_000, srtt), None);
-        p.on_sent(later, MDS, 12_000, srtt);
-        p.on_sent(later, MDS, 12_000, srtt);
-        assert!(p.next_send_time(later, MDS, 12_000, srtt).is_some());
+        assert_eq!(
+            p.next_send_time(later, MDS, PacingRate::from_window(12_000, srtt)),
+            None
+        );
+        p.on_sent(later, MDS, PacingRate::from_window(12_000, srtt));
+        p.on_sent(later, MDS, PacingRate::from_window(12_000, srtt));
+        assert!(p
+            .next_send_time(later, MDS, PacingRate::from_window(12_000, srtt))
+            .is_some());
         // Oversized packets wait for a full bucket rather than forever.
-        assert!(p.next_send_time(later, 10 * MDS, 12_000, srtt).is_some());
+        assert!(p
+            .next_send_time(later, 10 * MDS, PacingRate::from_window(12_000, srtt))
+            .is_some());
+    }
+
+    #[test]
+    fn explicit_rate() {
+        // 1.5 MB/s = 1500 bytes per ms, as the window rate of `burst_then_paced`.
+        let rate = PacingRate::from_bytes_per_sec(1_500_000);
+        assert_eq!(rate.unwrap().bytes_per_sec(), 1_500_000);
+        let mut p = Pacer::with_burst(MDS);
+        let t0 = Instant::from_millis(1);
+        p.on_sent(t0, MDS, rate);
+        let next = p.next_send_time(t0, MDS, rate).unwrap();
+        assert_eq!(next, t0 + Duration::from_micros(800));
+        assert_eq!(PacingRate::from_bytes_per_sec(0), None);
+        let w = PacingRate::from_window(120_000, Duration::from_millis(100)).unwrap();
+        assert_eq!(w.bytes_per_sec(), 1_500_000);
     }
 
     #[test]
     fn no_pacing_without_estimate_or_window() {
         let mut p = Pacer::with_burst(MDS);
-        p.on_sent(Instant::ZERO, MDS, 12_000, Duration::from_millis(10));
+        p.on_sent(
+            Instant::ZERO,
+            MDS,
+            PacingRate::from_window(12_000, Duration::from_millis(10)),
+        );
         assert!(p
-            .next_send_time(Instant::ZERO, MDS, 12_000, Duration::ZERO)
+            .next_send_time(
+                Instant::ZERO,
+                MDS,
+                PacingRate::from_window(12_000, Duration::ZERO)
+            )
             .is_none());
         assert!(p
-            .next_send_time(Instant::ZERO, MDS, u64::MAX, Duration::from_millis(10))
+            .next_send_time(
+                Instant::ZERO,
+                MDS,
+                PacingRate::from_window(u64::MAX, Duration::from_millis(10))
+            )
             .is_none());
     }
 }

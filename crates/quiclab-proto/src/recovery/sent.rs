@@ -10,6 +10,7 @@
 //! packets; only acknowledging a run deep in the middle of a large window with both
 //! sides large moves more.
 
+use super::delivery::DeliverySnapshot;
 use crate::time::Instant;
 use std::collections::VecDeque;
 use std::ops::RangeInclusive;
@@ -25,6 +26,9 @@ pub struct SentPacket<T> {
     pub ack_eliciting: bool,
     /// Counts toward bytes in flight (ack-eliciting or padded; RFC 9002 §2).
     pub in_flight: bool,
+    /// The delivery-rate state at the send (draft-ietf-ccwg-bbr §4.1.2.2), for the
+    /// rate sample its acknowledgement produces.
+    pub delivery: DeliverySnapshot,
     /// The connection's record of what the packet carried, for retransmission.
     pub data: T,
 }
@@ -354,6 +358,7 @@ mod tests {
             size: 1000,
             ack_eliciting: true,
             in_flight: true,
+            delivery: DeliverySnapshot::default(),
             data: pn,
         }
     }
