@@ -255,7 +255,11 @@ fn cc_compete_quick() {
     assert_found(&found, "2-cubic-vs-reno", &["fair_at_bdp"]);
     assert_found(&found, "3-bbr-vs-cubic", &["no_starvation_at_bdp"]);
     assert_found(&found, "4-rtt-unfairness", &["cubic_fairer_than_reno"]);
-    assert_found(&found, "5-late-starter", &["reno_converges", "bbr_converges"]);
+    assert_found(
+        &found,
+        "5-late-starter",
+        &["reno_converges", "bbr_converges"],
+    );
 }
 
 /// Seed 000: the report pages state the instant-ACK findings, and they hold (the

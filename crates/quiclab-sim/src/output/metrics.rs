@@ -157,14 +157,15 @@ pub struct MetricsSink {
 impl EventSink for MetricsSink {
     fn event(&mut self, now: Instant, event: &Event) {
         // Most events count nothing: skip the lock for them.
-        let wanted = match event {
+        // (Metrics updates always count: they feed the window statistics.)
+        let wanted = matches!(
+            event,
             Event::PacketSent { .. }
-            | Event::PacketReceived { .. }
-            | Event::PacketLost { .. }
-            | Event::PtoExpired { .. }
-            | Event::MetricsUpdated(_) => true,
-            _ => false,
-        };
+                | Event::PacketReceived { .. }
+                | Event::PacketLost { .. }
+                | Event::PtoExpired { .. }
+                | Event::MetricsUpdated(_)
+        );
         if !wanted {
             return;
         }
