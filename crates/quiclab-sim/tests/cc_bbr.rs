@@ -157,3 +157,28 @@ fn probe_rtt_every_five_seconds() {
         assert!((5_200.0..5_600.0).contains(g), "ProbeRTT gap {g} ms");
     }
 }
+
+/// The scenario key: `congestion_control = { algorithm = "bbr", ... }` with knobs;
+/// unknown knobs and bad values are errors naming the key.
+#[test]
+fn bbr_scenario_keys_are_validated() {
+    let good = bulk(10.0, 50.0, 1.0, 1.0, 0.0, false).replace(
+        r#"congestion_control = { algorithm = "bbr" }
+flow = { initial_max_data = 1073741824, initial_max_stream_data = 1073741824, send_buffer"#,
+        r#"congestion_control = { algorithm = "bbr", loss_thresh = 0.05, beta = 0.8, probe_rtt_interval_ms = 2000 }
+flow = { initial_max_data = 1073741824, initial_max_stream_data = 1073741824, send_buffer"#,
+    );
+    assert!(good.contains("loss_thresh"));
+    Scenario::parse(&good, "inline").unwrap();
+    let unknown = good.replace("beta = 0.8", "bta = 0.8");
+    assert!(Scenario::parse(&unknown, "inline").is_err());
+    let bad = good.replace("loss_thresh = 0.05", "loss_thresh = 1.5");
+    let err = Scenario::parse(&bad, "inline").unwrap_err().to_string();
+    assert!(err.contains("loss_thresh"), "{err}");
+    let bad = good.replace(
+        "probe_rtt_interval_ms = 2000",
+        "probe_rtt_interval_ms = 20000",
+    );
+    let err = Scenario::parse(&bad, "inline").unwrap_err().to_string();
+    assert!(err.contains("min_rtt_filter_len_ms"), "{err}");
+}

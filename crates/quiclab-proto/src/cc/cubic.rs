@@ -8,10 +8,10 @@
 //! ([`CubicConfig::hystart`]); leaving it without a loss starts congestion avoidance with
 //! K = 0 and W_max = cwnd (§4.10).
 //!
-//! Not implemented yet:
-//! - Spurious-congestion undo (RFC 9438 §4.9): it needs a signal that a declared loss was
-//!   spurious, which the `CongestionController` trait does not carry and the connection
-//!   does not detect; so every congestion event stands.
+//! Spurious-congestion undo (RFC 9438 §4.9.2, a MAY) is a knob, off by default
+//! ([`CubicConfig::spurious_undo`]): the connection reports an episode whose lost packets
+//! were all acknowledged later, and the state saved before the last reduction is
+//! restored if cwnd is still below cwnd_prior.
 
 use super::hystart::{Hystart, HystartConfig, HystartPhase};
 use super::recovery_period::RecoveryPeriod;
@@ -36,6 +36,9 @@ pub struct CubicConfig {
     pub fast_convergence: bool,
     /// HyStart++ in the initial slow start (RFC 9438 §4.10: SHOULD); on by default.
     pub hystart: HystartConfig,
+    /// Undo a reduction caused by a spurious loss (RFC 9438 §4.9.2: MAY); off by
+    /// default, since the RFC warns about paths whose capacity changes suddenly.
+    pub spurious_undo: bool,
 }
 
 impl Default for CubicConfig {
@@ -47,8 +50,22 @@ impl Default for CubicConfig {
             beta: 0.7,
             fast_convergence: true,
             hystart: HystartConfig::enabled(),
+            spurious_undo: false,
         }
     }
+}
+
+/// The state saved before a reduction (RFC 9438 §4.9.2: undo_cwnd, undo_cwnd_prior,
+/// undo_ssthresh, undo_W_max, undo_K, undo_t_epoch, undo_W_est).
+#[derive(Clone, Copy, Debug)]
+struct Undo {
+    cwnd: u64,
+    cwnd_prior: u64,
+    ssthresh: u64,
+    w_max: f64,
+    /// K and t_epoch.
+    epoch: Option<Epoch>,
+    w_est: f64,
 }
 
 /// The state of the current congestion-avoidance stage (RFC 9438 §4.1.2).
@@ -89,6 +106,8 @@ pub struct Cubic {
     recovery: RecoveryPeriod,
     /// Slow start's exit and growth (RFC 9406 when enabled, else RFC 9002 §7.3.1).
     hystart: Hystart,
+    /// What the last reduction changed, while it may still be undone.
+    undo: Option<Undo>,
 }
 
 impl Cubic {
@@ -109,6 +128,7 @@ impl Cubic {
             ca_remainder: 0,
             recovery: RecoveryPeriod::default(),
             hystart: Hystart::new(config.hystart.clone()),
+            undo: None,
             config,
         }
     }
@@ -241,6 +261,15 @@ impl Cubic {
 
     /// RFC 9438 §4.6 and §4.7: one multiplicative decrease.
     fn reduce(&mut self) {
+        // §4.9.2: save what the reduction changes.
+        self.undo = self.config.spurious_undo.then_some(Undo {
+            cwnd: self.cwnd,
+            cwnd_prior: self.cwnd_prior,
+            ssthresh: self.ssthresh,
+            w_max: self.w_max,
+            epoch: self.epoch,
+            w_est: self.w_est,
+        });
         let cwnd_seg = self.cwnd as f64 / self.mds as f64;
         let beta = self.config.beta;
         // §4.7 fast convergence: a loss below the previous W_max lowers it further.
@@ -317,12 +346,30 @@ impl CongestionController for Cubic {
         // forgets the recovery period; RFC 9438 §4.8: the next stage starts with K = 0
         // and W_max = cwnd_epoch.
         if persistent {
+            self.undo = None;
             self.recovery.reset();
             self.cwnd = self.min_window;
             self.w_max = 0.0;
             self.epoch = None;
             self.ca_remainder = 0;
         }
+    }
+
+    /// RFC 9438 §4.9.2: restore the saved state if cwnd is still below cwnd_prior.
+    fn on_spurious_congestion(&mut self, _now: Instant) {
+        let Some(u) = self.undo.take() else {
+            return;
+        };
+        if self.cwnd >= self.cwnd_prior {
+            return; // detected long after: keep the current values
+        }
+        self.cwnd = u.cwnd;
+        self.cwnd_prior = u.cwnd_prior;
+        self.ssthresh = u.ssthresh;
+        self.w_max = u.w_max;
+        self.epoch = u.epoch;
+        self.w_est = u.w_est;
+        self.ca_remainder = 0;
     }
 
     fn window(&self) -> u64 {
@@ -665,6 +712,50 @@ mod tests {
             cc.on_congestion_event(ms(400 + 100 * i), ms(350 + 100 * i), false, MDS);
         }
         assert_eq!((cc.window(), cc.ssthresh()), (2 * MDS, 2 * MDS));
+    }
+
+    #[test]
+    fn spurious_undo_restores_the_state_before_the_reduction() {
+        for undo in [false, true] {
+            let mut f = Flow::after_loss(100, false, 100, 1_000);
+            f.cc.config.spurious_undo = undo;
+            for _ in 0..5 {
+                f.round(false);
+            }
+            let (cwnd, w_max, k, ssthresh) = (
+                f.cc.window(),
+                f.cc.w_max_segments(),
+                f.cc.k_seconds(),
+                f.cc.ssthresh(),
+            );
+            let prior = f.cc.cwnd_prior;
+            let now = f.now_ns / 1_000_000;
+            f.cc.on_congestion_event(ms(now), ms(now - 1), false, MDS);
+            assert!(f.cc.window() < cwnd);
+            f.cc.on_spurious_congestion(ms(now + 100));
+            if undo {
+                // §4.9.2: cwnd, cwnd_prior, ssthresh, W_max, K, t_epoch back.
+                assert_eq!((f.cc.window(), f.cc.ssthresh()), (cwnd, ssthresh));
+                assert_eq!((f.cc.w_max_segments(), f.cc.k_seconds()), (w_max, k));
+                assert_eq!(f.cc.cwnd_prior, prior);
+                // Only once: a second report changes nothing.
+                f.round(false);
+                let w = f.cc.window();
+                f.cc.on_spurious_congestion(ms(now + 300));
+                assert_eq!(f.cc.window(), w);
+            } else {
+                assert!(f.cc.window() < cwnd, "undo is off by default");
+            }
+        }
+        // Detected after cwnd regrew past cwnd_prior: keep the current values.
+        let mut f = Flow::after_loss(100, false, 100, 1_000);
+        f.cc.config.spurious_undo = true;
+        f.round(false);
+        let now = f.now_ns / 1_000_000;
+        f.cc.on_congestion_event(ms(now), ms(now - 1), false, MDS);
+        f.cc.cwnd = f.cc.cwnd_prior + MDS;
+        f.cc.on_spurious_congestion(ms(now + 100));
+        assert_eq!(f.cc.window(), f.cc.cwnd_prior + MDS);
     }
 
     #[test]

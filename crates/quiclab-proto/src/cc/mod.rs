@@ -27,7 +27,8 @@ use std::time::Duration;
 /// - per ACK: `on_packet_acked` for each newly acknowledged in-flight packet (after the
 ///   RTT update); then, if loss detection declared packets lost, `on_packet_lost` for
 ///   each lost in-flight packet and `on_congestion_event` once; then `on_rate_sample`
-///   once with the ACK's delivery-rate sample (draft-ietf-ccwg-bbr §4.1: losses are
+///   once with the ACK's delivery-rate sample (before those, `on_spurious_congestion`
+///   if the ACK showed the last congestion episode spurious) (draft-ietf-ccwg-bbr §4.1: losses are
 ///   marked before the controller's per-ACK model update, as in the draft's
 ///   UpdateOnACK); then `wants_app_limited_mark` and `take_state_change`;
 /// - loss detection by timer: `on_packet_lost` and `on_congestion_event` alone;
@@ -80,6 +81,11 @@ pub trait CongestionController: Debug + Send {
     fn on_packet_lost(&mut self, now: Instant, lost: &LostPacket) {
         let _ = (now, lost);
     }
+    /// Every packet of the last congestion episode was acknowledged after being
+    /// declared lost (RFC 9438 §4.9.2): the reduction may be undone.
+    fn on_spurious_congestion(&mut self, now: Instant) {
+        let _ = now;
+    }
     /// The peer reported `new_ce` more ECN-CE marked packets (RFC 9002 §7.1). A hook:
     /// quiclab does not send ECT yet, so nothing calls it with a non-zero count today.
     fn on_ecn_ce(&mut self, now: Instant, new_ce: u64) {
@@ -100,8 +106,9 @@ pub trait CongestionController: Debug + Send {
     fn model(&self) -> Option<ModelEstimate> {
         None
     }
-    /// A state transition not visible through `congestion_state` alone (BBR's state
-    /// machine), reported once: the connection logs `congestion_state_updated` for it.
+    /// The next state transition not yet reported (BBR's state machine), oldest first:
+    /// the connection drains them after each rate sample and logs
+    /// `congestion_state_updated` for each.
     fn take_state_change(&mut self) -> Option<CongestionState> {
         None
     }

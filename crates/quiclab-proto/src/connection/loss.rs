@@ -32,6 +32,12 @@ impl Connection {
             ));
         }
         let newly_acked = sp.sent.on_ack(&ack.ranges);
+        // RFC 9438 §4.9.2: every packet of the last congestion episode acknowledged
+        // after it was declared lost: the episode was spurious.
+        if space == SpaceId::Data && self.spurious.on_ack(&ack.ranges) {
+            self.stats.spurious_congestion_events += 1;
+            self.cc.on_spurious_congestion(now);
+        }
         if newly_acked.is_empty() {
             return Ok(());
         }
@@ -89,7 +95,7 @@ impl Connection {
         if self.cc.wants_app_limited_mark() {
             self.delivery.mark_app_limited(in_flight);
         }
-        if let Some(new) = self.cc.take_state_change() {
+        while let Some(new) = self.cc.take_state_change() {
             if self.logging() {
                 self.emit(now, Event::CongestionStateUpdated { new });
             }
@@ -143,6 +149,7 @@ impl Connection {
         );
         let mut lost_bytes = 0;
         let mut largest_lost_sent = None;
+        let mut new_episode = !self.cc.in_recovery();
         for p in &lost {
             self.stats.packets_lost += 1;
             if self.logging() {
@@ -167,6 +174,10 @@ impl Connection {
                 largest_lost_sent = Some(p.time_sent);
                 let lost = self.delivery.on_lost(p.size, &p.delivery);
                 self.cc.on_packet_lost(now, &lost);
+                if space == SpaceId::Data {
+                    self.spurious.on_lost(p.pn, new_episode);
+                    new_episode = false;
+                }
             }
             self.requeue_lost(space, &p.data);
         }
@@ -175,6 +186,7 @@ impl Connection {
             self.stats.congestion_events += 1;
             if persistent {
                 self.stats.persistent_congestion_events += 1;
+                self.spurious.close();
             }
             self.cc
                 .on_congestion_event(now, sent, persistent, lost_bytes);

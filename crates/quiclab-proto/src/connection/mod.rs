@@ -38,7 +38,7 @@ use crate::config::TransportConfig;
 use crate::crypto::tls::TlsSession;
 use crate::error::{TransportError, TransportErrorCode};
 use crate::events::{ConnectionState, Event, EventSink, Owner};
-use crate::recovery::{DeliveryRateEstimator, Pacer, RttEstimator};
+use crate::recovery::{DeliveryRateEstimator, Pacer, RttEstimator, SpuriousLossDetector};
 use crate::rng::DetRng;
 use crate::streams::{ReadOutcome, StreamError, StreamEvent, StreamParams, Streams};
 use crate::time::Instant;
@@ -152,6 +152,8 @@ pub struct Connection {
     app_limited: bool,
     /// Delivery-rate sampling for the controller (draft-ietf-ccwg-bbr §4.1).
     delivery: DeliveryRateEstimator,
+    /// Lost 1-RTT packets acknowledged later (RFC 9438 §4.9.2), for controllers' undo.
+    spurious: SpuriousLossDetector,
     pacer: Pacer,
     /// Data is waiting for the pacer until this time.
     pacing_deadline: Option<Instant>,
@@ -343,6 +345,7 @@ impl Connection {
             first_rtt_sample_time: None,
             app_limited: false,
             delivery: DeliveryRateEstimator::new(),
+            spurious: SpuriousLossDetector::new(),
             pacer: Pacer::new(u64::from(config.max_udp_payload_size)),
             pacing_deadline: None,
             idle_timeout,

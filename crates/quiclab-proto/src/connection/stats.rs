@@ -38,6 +38,9 @@ pub struct ConnectionStats {
     pub handshake_confirmed_at: Option<Instant>,
     pub congestion_events: u64,
     pub persistent_congestion_events: u64,
+    /// Congestion episodes whose lost packets were all acknowledged later (RFC 9438
+    /// §4.9.2); the controller may have undone its reduction.
+    pub spurious_congestion_events: u64,
     pub idle_timeout: bool,
     /// Peer-initiated 1-RTT key updates followed.
     pub key_updates: u64,

@@ -549,3 +549,51 @@ fn qlog_frame_summary() {
     );
     assert_eq!(s.app_data_len(), 50);
 }
+
+#[test]
+fn bbr_states_and_model_metrics() {
+    let t = |ms: u64| Instant::from_millis(ms);
+    let events = vec![
+        (
+            t(1),
+            Event::CongestionStateUpdated {
+                new: CongestionState::BbrStartup,
+            },
+        ),
+        (
+            t(2),
+            Event::MetricsUpdated(RecoveryMetrics {
+                congestion_window: Some(120_000),
+                bytes_in_flight: Some(60_000),
+                pacing_rate: Some(1_250_000),
+                model_bandwidth: Some(1_000_000),
+                model_min_rtt: Some(Duration::from_micros(50_100)),
+                ..RecoveryMetrics::default()
+            }),
+        ),
+        (
+            t(3),
+            Event::CongestionStateUpdated {
+                new: CongestionState::BbrProbeBwCruise,
+            },
+        ),
+        (
+            t(4),
+            Event::CongestionStateUpdated {
+                new: CongestionState::BbrProbeRtt,
+            },
+        ),
+    ];
+    let recs = parse(&write_all(&events));
+    let m = &find(&recs, "quic:recovery_metrics_updated")[0]["data"];
+    // qlog: pacing_rate in bits per second; BBR's bw likewise, min_rtt in ms.
+    assert_eq!(m["pacing_rate"], 10_000_000);
+    assert_eq!(m["bbr_bw"], 8_000_000);
+    assert_eq!(m["bbr_min_rtt"].as_f64(), Some(50.1));
+    assert_eq!(m["bytes_in_flight"], 60_000);
+    let cc = find(&recs, "quic:congestion_state_updated");
+    assert_eq!(cc[0]["data"]["new"], "startup");
+    assert_eq!(cc[1]["data"]["old"], "startup");
+    assert_eq!(cc[1]["data"]["new"], "probe_bw_cruise");
+    assert_eq!(cc[2]["data"]["new"], "probe_rtt");
+}

@@ -46,6 +46,7 @@ use crate::recovery::{pacer::DEFAULT_BURST_PACKETS, LostPacket, RateSample, RttE
 use crate::rng::DetRng;
 use crate::time::Instant;
 use filters::WindowedMax;
+use std::collections::VecDeque;
 use std::time::Duration;
 
 /// BBR's states (draft §5.1), ProbeBW's four phases included.
@@ -184,8 +185,9 @@ pub struct Bbr {
     prior_cwnd: u64,
     /// Times ProbeRTT was entered (for tests and reports).
     probe_rtt_count: u64,
-    /// A transition not yet reported through `take_state_change`.
-    state_changed: bool,
+    /// Transitions not yet reported through `take_state_change`, oldest first (one ACK
+    /// can pass through several states, e.g. Drain -> ProbeBW_DOWN -> CRUISE).
+    state_log: VecDeque<BbrState>,
 }
 
 impl Bbr {
@@ -259,12 +261,12 @@ impl Bbr {
             probe_rtt_round_done: false,
             prior_cwnd: 0,
             probe_rtt_count: 0,
-            state_changed: false,
+            state_log: VecDeque::new(),
             cfg,
         };
         bbr.init_pacing_rate(None);
         bbr.enter_startup();
-        bbr.state_changed = false;
+        bbr.state_log.clear();
         bbr
     }
 
@@ -300,7 +302,11 @@ impl Bbr {
     /// Changes state, remembering to report it.
     fn set_state(&mut self, s: BbrState) {
         if self.state != s {
-            self.state_changed = true;
+            // Bounded: a reader that never drains keeps the latest transitions.
+            if self.state_log.len() >= 16 {
+                self.state_log.pop_front();
+            }
+            self.state_log.push_back(s);
         }
         self.state = s;
     }
@@ -389,9 +395,13 @@ impl CongestionController for Bbr {
         if persistent {
             // §5.6.4.4 OnEnterRTO: C.cwnd = C.inflight + 1 packet; everything in flight
             // was just declared lost, so one packet.
+            // Recovery restarts now, so that RestoreCwnd waits for a packet sent after
+            // the collapse.
             self.save_cwnd();
             self.save_state_upon_loss();
             self.recovery.reset();
+            self.recovery
+                .on_congestion_event(now, largest_lost_sent_time);
             self.cwnd = self.mds;
         }
     }
@@ -440,7 +450,7 @@ impl CongestionController for Bbr {
         })
     }
     fn take_state_change(&mut self) -> Option<CongestionState> {
-        std::mem::take(&mut self.state_changed).then(|| self.state.qlog())
+        self.state_log.pop_front().map(BbrState::qlog)
     }
     fn congestion_state(&self) -> CongestionState {
         self.state.qlog()

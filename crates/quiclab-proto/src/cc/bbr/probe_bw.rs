@@ -67,7 +67,8 @@ impl Bbr {
         if self.adapt_long_term_model(rs) {
             return; // already decided a transition
         }
-        match self.state {
+        let state = self.state;
+        match state {
             BbrState::ProbeBwDown => {
                 if self.is_time_to_probe_bw(now) {
                     return;
@@ -79,18 +80,14 @@ impl Bbr {
             BbrState::ProbeBwCruise => {
                 self.is_time_to_probe_bw(now);
             }
-            BbrState::ProbeBwRefill => {
-                // After one round of REFILL, start UP.
-                if self.round_start {
-                    self.is_bw_probe_sample = true;
-                    self.start_probe_bw_up(rs);
-                }
+            // After one round of REFILL, start UP.
+            BbrState::ProbeBwRefill if self.round_start => {
+                self.is_bw_probe_sample = true;
+                self.start_probe_bw_up(rs);
             }
-            BbrState::ProbeBwUp => {
-                if self.is_time_to_go_down(rs) {
-                    self.prev_probe_too_high = false; // no high loss (yet)
-                    self.start_probe_bw_down(now);
-                }
+            BbrState::ProbeBwUp if self.is_time_to_go_down(rs) => {
+                self.prev_probe_too_high = false; // no high loss (yet)
+                self.start_probe_bw_down(now);
             }
             _ => {}
         }
