@@ -235,6 +235,16 @@ impl Simulation {
         Ok(sim)
     }
 
+    /// Empty metrics of one side of a flow, with the measurement window's statistics.
+    fn side_metrics(&self) -> SideMetrics {
+        let to = if self.window.to == Instant::MAX {
+            f64::INFINITY
+        } else {
+            self.window.to.as_secs_f64()
+        };
+        SideMetrics::with_window(self.window.from.as_secs_f64(), to)
+    }
+
     fn add_flow(
         &mut self,
         i: usize,
@@ -252,7 +262,7 @@ impl Simulation {
             Some(server_tls),
             derive_seed(seed, &format!("flow:{}:server", f.name)),
         );
-        let server_metrics = Arc::new(Mutex::new(SideMetrics::default()));
+        let server_metrics = Arc::new(Mutex::new(self.side_metrics()));
         let traces = self.scenario.measure.traces;
         let qlog_dir = self.qlog_dir();
         let sm = server_metrics.clone();
@@ -296,7 +306,7 @@ impl Simulation {
             client_node: cn,
             server_node: cn + 1,
             measure: AppMeasure::default(),
-            client_metrics: Arc::new(Mutex::new(SideMetrics::default())),
+            client_metrics: Arc::new(Mutex::new(self.side_metrics())),
             server_metrics,
             counted_done: false,
         });
@@ -705,8 +715,8 @@ impl Simulation {
                 client_first_pto_ms: stats.first_pto.map(|d| d.as_secs_f64() * 1e3),
                 client_first_sample_pto_ms: stats.first_sample_pto.map(|d| d.as_secs_f64() * 1e3),
                 client_ack_frequency_active: stats.ack_frequency_active,
-                client: lock(&f.client_metrics).clone(),
-                server: lock(&f.server_metrics).clone(),
+                client: finished(&f.client_metrics, end),
+                server: finished(&f.server_metrics, end),
                 close,
                 incomplete: m.incomplete(&spec.workload),
             });
@@ -784,6 +794,13 @@ impl Simulation {
 
 fn lock<T: Clone + Default>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// One side's metrics with the window statistics of a run that ended at `end`.
+fn finished(m: &Mutex<SideMetrics>, end: Instant) -> SideMetrics {
+    let mut s = lock(m).clone();
+    s.finish_window(end.as_secs_f64());
+    s
 }
 
 /// The event sink of one side of a flow: metrics, plus a qlog file when asked.

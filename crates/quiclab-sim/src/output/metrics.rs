@@ -1,5 +1,6 @@
 //! Per-connection measurements collected from the connection's event stream.
 
+use crate::output::window_stats::{WindowStats, WindowSummary};
 use quiclab_proto::events::{packet_type_name, Event, EventSink, RecoveryMetrics};
 use quiclab_proto::time::Instant;
 use serde::Serialize;
@@ -55,9 +56,29 @@ pub struct SideMetrics {
     /// carries `latest_rtt`, i.e. per ACK processed: an ACK that yields no new sample
     /// repeats the previous value.
     pub rtt_samples: Vec<f64>,
+    /// The window and RTT statistics over the measurement window (always collected;
+    /// filled in when the run ends, see [`SideMetrics::finish_window`]).
+    pub window: WindowSummary,
+    /// Their accumulator (not part of the results).
+    #[serde(skip)]
+    pub window_stats: WindowStats,
 }
 
 impl SideMetrics {
+    /// Empty metrics whose window statistics cover `[from_s, to_s)` (seconds since the
+    /// simulation start; `to_s` may be infinite).
+    pub fn with_window(from_s: f64, to_s: f64) -> Self {
+        SideMetrics {
+            window_stats: WindowStats::new(from_s, to_s),
+            ..SideMetrics::default()
+        }
+    }
+
+    /// Writes the window statistics of a run that ended at `end_s` into `window`.
+    pub fn finish_window(&mut self, end_s: f64) {
+        self.window = self.window_stats.summary(end_s);
+    }
+
     /// Packets and bytes sent, all packet types.
     pub fn sent_total(&self) -> Count {
         sum(&self.sent_by_packet_type)
@@ -81,6 +102,16 @@ impl SideMetrics {
             .get(frame_type)
             .cloned()
             .unwrap_or_default()
+    }
+
+    /// Feeds the window statistics (every update, traces or not).
+    fn record_window(&mut self, t: f64, m: &RecoveryMetrics) {
+        if let Some(cwnd) = m.congestion_window {
+            self.window_stats.on_cwnd(t, cwnd);
+        }
+        if let Some(l) = m.latest_rtt {
+            self.window_stats.on_rtt(t, ms(l));
+        }
     }
 
     fn record_metrics(&mut self, t: f64, m: &RecoveryMetrics) {
@@ -126,14 +157,15 @@ pub struct MetricsSink {
 impl EventSink for MetricsSink {
     fn event(&mut self, now: Instant, event: &Event) {
         // Most events count nothing: skip the lock for them.
-        let wanted = match event {
+        // (Metrics updates always count: they feed the window statistics.)
+        let wanted = matches!(
+            event,
             Event::PacketSent { .. }
-            | Event::PacketReceived { .. }
-            | Event::PacketLost { .. }
-            | Event::PtoExpired { .. } => true,
-            Event::MetricsUpdated(_) => self.traces,
-            _ => false,
-        };
+                | Event::PacketReceived { .. }
+                | Event::PacketLost { .. }
+                | Event::PtoExpired { .. }
+                | Event::MetricsUpdated(_)
+        );
         if !wanted {
             return;
         }
@@ -171,7 +203,13 @@ impl EventSink for MetricsSink {
             }
             Event::PacketLost { .. } => m.packets_lost += 1,
             Event::PtoExpired { .. } => m.pto_expirations += 1,
-            Event::MetricsUpdated(r) if self.traces => m.record_metrics(now.as_secs_f64(), r),
+            Event::MetricsUpdated(r) => {
+                let t = now.as_secs_f64();
+                m.record_window(t, r);
+                if self.traces {
+                    m.record_metrics(t, r);
+                }
+            }
             _ => {}
         }
     }
