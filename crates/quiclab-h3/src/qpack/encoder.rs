@@ -37,7 +37,7 @@ pub struct Encoder {
 
 /// Fields larger than this share of the capacity are never inserted: they would
 /// flush the table for one use.
-const INSERT_SHARE: usize = 4;
+const INSERT_SHARE: usize = 2;
 
 impl Encoder {
     /// An encoder that will use at most `knob` bytes of dynamic table.
