@@ -4,6 +4,8 @@
 //! [`H3Event`]s. No clock, socket or randomness is used here.
 
 pub mod error;
+pub mod frame;
 pub mod qpack;
+pub mod settings;
 
 pub use error::{code, H3Error};
