@@ -3,9 +3,19 @@
 //! [`quiclab_proto::Connection`] it runs on: forward stream events, call `poll`, read
 //! [`H3Event`]s. No clock, socket or randomness is used here.
 
+mod connection;
 pub mod error;
 pub mod frame;
+pub mod log;
+pub mod message;
+pub mod qlog;
 pub mod qpack;
+mod request;
 pub mod settings;
+mod uni;
+
+pub use connection::{H3Config, H3Connection, H3Event, H3Stats};
+pub use qpack::Field;
+pub use uni::stream_type;
 
 pub use error::{code, H3Error};
