@@ -46,7 +46,10 @@ impl Default for H3Config {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum H3Event {
     /// A request head (server), response head (client; 1xx included) or trailers.
-    Headers { stream: StreamId, fields: Vec<Field> },
+    Headers {
+        stream: StreamId,
+        fields: Vec<Field>,
+    },
     /// Body bytes.
     Data { stream: StreamId, data: Vec<u8> },
     /// The peer's side of the stream ended cleanly.
@@ -210,7 +213,12 @@ impl H3Connection {
         while let Some(id) = conn.accept_stream(Dir::Bi) {
             if self.side == Side::Client {
                 // RFC 9114 §6.1: servers open no bidirectional streams.
-                self.fail(conn, now, code::H3_STREAM_CREATION_ERROR, "server bidi stream");
+                self.fail(
+                    conn,
+                    now,
+                    code::H3_STREAM_CREATION_ERROR,
+                    "server bidi stream",
+                );
                 return;
             }
             self.next_request = self.next_request.max(id.0 + 4);
@@ -225,7 +233,8 @@ impl H3Connection {
                 stream: id.0,
                 stream_type: "request",
             });
-            self.requests.insert(id, Request::new(self.config.max_field_section_size));
+            self.requests
+                .insert(id, Request::new(self.config.max_field_section_size));
             self.stats.requests += 1;
             self.process_request(conn, now, id);
         }
@@ -234,7 +243,12 @@ impl H3Connection {
     /// The peer sent STOP_SENDING.
     fn stopped(&mut self, conn: &mut Connection, now: Instant, id: StreamId, err: u64) {
         if self.local.is_critical(id) {
-            self.fail(conn, now, code::H3_CLOSED_CRITICAL_STREAM, "critical stream stopped");
+            self.fail(
+                conn,
+                now,
+                code::H3_CLOSED_CRITICAL_STREAM,
+                "critical stream stopped",
+            );
             return;
         }
         if let Some(req) = self.requests.get_mut(&id).filter(|r| !r.send_done) {
@@ -244,7 +258,10 @@ impl H3Connection {
             if req.recv_done {
                 self.requests.remove(&id);
             }
-            self.events.push_back(H3Event::Reset { stream: id, code: err });
+            self.events.push_back(H3Event::Reset {
+                stream: id,
+                code: err,
+            });
         }
     }
 

@@ -55,9 +55,18 @@ pub struct FrameDecoder {
 enum State {
     /// Reading type and length varints.
     Header(Vec<u8>),
-    Payload { ty: u64, len: u64, buf: Vec<u8> },
-    Data { remaining: u64 },
-    Skip { ty: u64, remaining: u64 },
+    Payload {
+        ty: u64,
+        len: u64,
+        buf: Vec<u8>,
+    },
+    Data {
+        remaining: u64,
+    },
+    Skip {
+        ty: u64,
+        remaining: u64,
+    },
 }
 
 fn varint_len(first: u8) -> usize {
@@ -192,7 +201,10 @@ fn parse(ty: u64, p: &[u8]) -> Result<Frame, H3Error> {
         let mut r = Reader::new(p);
         match r.varint() {
             Ok(v) if r.is_empty() => Ok(v),
-            _ => Err(H3Error::new(code::H3_FRAME_ERROR, "malformed frame payload")),
+            _ => Err(H3Error::new(
+                code::H3_FRAME_ERROR,
+                "malformed frame payload",
+            )),
         }
     };
     Ok(match ty {

@@ -6,6 +6,7 @@
 mod connection;
 pub mod error;
 pub mod frame;
+pub mod fuzz;
 pub mod log;
 pub mod message;
 pub mod qlog;

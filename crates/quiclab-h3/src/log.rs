@@ -14,29 +14,60 @@ pub enum Owner {
 /// A frame as logged (payload summarized).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FrameInfo {
-    Data { length: u64 },
+    Data {
+        length: u64,
+    },
     /// Decoded fields (name, value), lossily as text.
-    Headers { fields: Vec<(String, String)> },
-    Settings { settings: Vec<(u64, u64)> },
-    GoAway { id: u64 },
-    CancelPush { id: u64 },
-    MaxPushId { id: u64 },
-    PushPromise { id: u64 },
-    Unknown { frame_type: u64 },
+    Headers {
+        fields: Vec<(String, String)>,
+    },
+    Settings {
+        settings: Vec<(u64, u64)>,
+    },
+    GoAway {
+        id: u64,
+    },
+    CancelPush {
+        id: u64,
+    },
+    MaxPushId {
+        id: u64,
+    },
+    PushPromise {
+        id: u64,
+    },
+    Unknown {
+        frame_type: u64,
+    },
 }
 
 /// An HTTP/3 event (qlog `http:` category).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum H3LogEvent {
     /// `http:parameters_set`.
-    ParametersSet { owner: Owner, settings: Vec<(u64, u64)> },
+    ParametersSet {
+        owner: Owner,
+        settings: Vec<(u64, u64)>,
+    },
     /// `http:stream_type_set`: "control", "request", "push", "qpack_encode",
     /// "qpack_decode" or "unknown".
-    StreamTypeSet { owner: Owner, stream: u64, stream_type: &'static str },
+    StreamTypeSet {
+        owner: Owner,
+        stream: u64,
+        stream_type: &'static str,
+    },
     /// `http:frame_created`.
-    FrameCreated { stream: u64, length: u64, frame: FrameInfo },
+    FrameCreated {
+        stream: u64,
+        length: u64,
+        frame: FrameInfo,
+    },
     /// `http:frame_parsed`.
-    FrameParsed { stream: u64, length: u64, frame: FrameInfo },
+    FrameParsed {
+        stream: u64,
+        length: u64,
+        frame: FrameInfo,
+    },
 }
 
 /// Receives a connection's HTTP/3 events in order.

@@ -68,7 +68,13 @@ pub fn get<'a>(fields: &'a [Field], name: &str) -> Option<&'a [u8]> {
 pub fn check_request(fields: &[Field]) -> Result<(), Malformed> {
     check_common(
         fields,
-        &[b":method", b":scheme", b":authority", b":path", b":protocol"],
+        &[
+            b":method",
+            b":scheme",
+            b":authority",
+            b":path",
+            b":protocol",
+        ],
     )?;
     let method = get(fields, ":method").ok_or("missing :method")?;
     if method == b"CONNECT" {
@@ -147,7 +153,10 @@ mod tests {
         let bad = vec![Field::new("a", "b"), Field::new(":method", "GET")];
         assert!(check_request(&bad).is_err());
         assert!(check_request(&[Field::new(":method", "GET")]).is_err());
-        let resp = vec![Field::new(":status", "200"), Field::new("content-length", "5")];
+        let resp = vec![
+            Field::new(":status", "200"),
+            Field::new("content-length", "5"),
+        ];
         assert_eq!(check_response(&resp), Ok(200));
         assert_eq!(content_length(&resp), Ok(Some(5)));
         assert!(check_response(&[Field::new(":status", "2000")]).is_err());

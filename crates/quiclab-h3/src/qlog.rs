@@ -59,7 +59,10 @@ fn frame_json(f: &FrameInfo) -> String {
                 .iter()
                 .map(|(n, v)| format!("{{\"name\":{},\"value\":{}}}", esc(n), esc(v)))
                 .collect();
-            format!("{{\"frame_type\":\"headers\",\"headers\":[{}]}}", h.join(","))
+            format!(
+                "{{\"frame_type\":\"headers\",\"headers\":[{}]}}",
+                h.join(",")
+            )
         }
         FrameInfo::Settings { settings } => format!(
             "{{\"frame_type\":\"settings\",\"settings\":{}}}",

@@ -167,7 +167,10 @@ impl H3Connection {
         }
         req.recv_done = true;
         req.send_done = true;
-        self.events.push_back(H3Event::Reset { stream: id, code: c });
+        self.events.push_back(H3Event::Reset {
+            stream: id,
+            code: c,
+        });
         Step::Go
     }
 
@@ -247,7 +250,13 @@ impl H3Connection {
     }
 
     /// A HEADERS frame: decode it (or block), check it, deliver it.
-    fn on_headers(&mut self, now: Instant, id: StreamId, req: &mut Request, block: Vec<u8>) -> Step {
+    fn on_headers(
+        &mut self,
+        now: Instant,
+        id: StreamId,
+        req: &mut Request,
+        block: Vec<u8>,
+    ) -> Step {
         if req.phase == Phase::Trailers {
             return Step::Conn(H3Error::new(
                 code::H3_FRAME_UNEXPECTED,
@@ -295,7 +304,8 @@ impl H3Connection {
             }
         }
         req.phase = next;
-        self.events.push_back(H3Event::Headers { stream: id, fields });
+        self.events
+            .push_back(H3Event::Headers { stream: id, fields });
         Step::Go
     }
 

@@ -117,7 +117,11 @@ impl H3Connection {
             (0, stream_type::QPACK_ENCODER, "qpack_encode"),
             (1, stream_type::QPACK_DECODER, "qpack_decode"),
         ] {
-            let cur = if slot == 0 { self.local.encoder } else { self.local.decoder };
+            let cur = if slot == 0 {
+                self.local.encoder
+            } else {
+                self.local.decoder
+            };
             if cur.is_some() || self.local.control.is_none() {
                 continue;
             }
@@ -166,7 +170,12 @@ impl H3Connection {
                 let critical = !matches!(self.uni.get(&id), Some(Uni::Ignored | Uni::Typing(_)));
                 if critical {
                     // RFC 9114 §6.2.1, RFC 9204 §4.2: closing these is an error.
-                    self.fail(conn, now, code::H3_CLOSED_CRITICAL_STREAM, "critical stream closed");
+                    self.fail(
+                        conn,
+                        now,
+                        code::H3_CLOSED_CRITICAL_STREAM,
+                        "critical stream closed",
+                    );
                 }
                 self.uni.remove(&id);
                 return;
@@ -225,7 +234,12 @@ impl H3Connection {
 
     /// What a new peer stream of type `ty` is; duplicates of the critical streams are
     /// H3_STREAM_CREATION_ERROR (RFC 9114 §6.2.1), pushes are refused (§6.2.2).
-    fn stream_kind(&mut self, conn: &mut Connection, id: StreamId, ty: u64) -> Result<Uni, H3Error> {
+    fn stream_kind(
+        &mut self,
+        conn: &mut Connection,
+        id: StreamId,
+        ty: u64,
+    ) -> Result<Uni, H3Error> {
         let exists = |want: fn(&Uni) -> bool| self.uni.values().any(want);
         let dup = || H3Error::new(code::H3_STREAM_CREATION_ERROR, "second critical stream");
         Ok(match ty {
@@ -286,7 +300,10 @@ impl H3Connection {
                 None => continue,
                 Some(Decoded::Frame(f)) => f,
                 Some(Decoded::DataHeader(_) | Decoded::Data(_)) => {
-                    return Err(H3Error::new(code::H3_FRAME_UNEXPECTED, "DATA on control stream"))
+                    return Err(H3Error::new(
+                        code::H3_FRAME_UNEXPECTED,
+                        "DATA on control stream",
+                    ))
                 }
             };
             self.control_frame(conn, now, id, frame)?;
@@ -332,7 +349,10 @@ impl H3Connection {
                 Ok(())
             }
             // RFC 9114 §6.2.1: SETTINGS must come first, and only once.
-            _ if first => Err(H3Error::new(code::H3_MISSING_SETTINGS, "first frame not SETTINGS")),
+            _ if first => Err(H3Error::new(
+                code::H3_MISSING_SETTINGS,
+                "first frame not SETTINGS",
+            )),
             Frame::Settings(_) => unexpected("second SETTINGS"),
             Frame::GoAway(g) => self.on_goaway(conn, now, id, g),
             Frame::MaxPushId(_) if self.side == Side::Client => unexpected("MAX_PUSH_ID"),
@@ -367,7 +387,10 @@ impl H3Connection {
             frame: FrameInfo::GoAway { id: g },
         });
         if self.side == Side::Client && g % 4 != 0 {
-            return Err(H3Error::new(code::H3_ID_ERROR, "GOAWAY with a non-request stream ID"));
+            return Err(H3Error::new(
+                code::H3_ID_ERROR,
+                "GOAWAY with a non-request stream ID",
+            ));
         }
         if self.goaway_received.is_some_and(|prev| g > prev) {
             return Err(H3Error::new(code::H3_ID_ERROR, "GOAWAY ID increased"));
@@ -376,7 +399,11 @@ impl H3Connection {
         self.events.push_back(H3Event::GoAway { id: g });
         if self.side == Side::Client {
             // Requests at or past the ID were not processed: they end rejected.
-            let gone: Vec<StreamId> = self.requests.range(StreamId(g)..).map(|(&s, _)| s).collect();
+            let gone: Vec<StreamId> = self
+                .requests
+                .range(StreamId(g)..)
+                .map(|(&s, _)| s)
+                .collect();
             for s in gone {
                 self.stream_error(conn, s, code::H3_REQUEST_REJECTED);
             }

@@ -10,7 +10,12 @@ use std::time::Duration;
 
 #[test]
 fn concurrent_gets_byte_exact() {
-    let mut p = H3Pair::new(H3Config::default(), H3Config::default(), H3Pair::delay(10), 1);
+    let mut p = H3Pair::new(
+        H3Config::default(),
+        H3Config::default(),
+        H3Pair::delay(10),
+        1,
+    );
     p.handshake();
     let sizes = [0u64, 1, 1000, 100_000, 1_000_000];
     let ids: Vec<_> = sizes.iter().map(|n| p.get(&format!("/{n}"), &[])).collect();
@@ -33,7 +38,10 @@ fn header_bytes(capacity: u64, n: usize) -> Vec<u64> {
     let mut p = H3Pair::new(cfg.clone(), cfg, H3Pair::delay(10), 2);
     p.handshake();
     let extra = [
-        Field::new("user-agent", "quiclab-test/0.1 (a long user agent string, as browsers send)"),
+        Field::new(
+            "user-agent",
+            "quiclab-test/0.1 (a long user agent string, as browsers send)",
+        ),
         Field::new("accept-language", "en-GB,en;q=0.9,de;q=0.8"),
         Field::new("cookie", "session=0123456789abcdef0123456789abcdef"),
     ];
@@ -62,7 +70,10 @@ fn dynamic_table_shrinks_repeated_headers() {
     assert!(dynamic[1..].iter().all(|&b| b * 3 < static_only[0]));
     let total_dyn: u64 = dynamic.iter().sum();
     let total_static: u64 = static_only.iter().sum();
-    assert!(total_dyn * 2 < total_static, "{total_dyn} vs {total_static}");
+    assert!(
+        total_dyn * 2 < total_static,
+        "{total_dyn} vs {total_static}"
+    );
 }
 
 #[test]
@@ -108,17 +119,28 @@ fn blocked_streams_limit_holds_under_reordering() {
         assert!(p.max_client_blocking <= limit as usize);
         assert!(p.server.error().is_none(), "{:?}", p.server.error());
         if limit > 0 {
-            assert!(p.max_client_blocking > 0, "the test never exercised blocking");
+            assert!(
+                p.max_client_blocking > 0,
+                "the test never exercised blocking"
+            );
         }
         decoder_blocked += p.max_server_blocked;
     }
     // Reordering did make the decoder wait on inserts (not only the encoder plan).
-    assert!(decoder_blocked > 0, "no stream was ever blocked at the decoder");
+    assert!(
+        decoder_blocked > 0,
+        "no stream was ever blocked at the decoder"
+    );
 }
 
 #[test]
 fn cancel_reaches_the_server() {
-    let mut p = H3Pair::new(H3Config::default(), H3Config::default(), H3Pair::delay(10), 7);
+    let mut p = H3Pair::new(
+        H3Config::default(),
+        H3Config::default(),
+        H3Pair::delay(10),
+        7,
+    );
     p.handshake();
     let id = p.get("/50000000", &[]);
     assert!(p.run(10, |p| p.responses[&id].body.len() > 10_000));
@@ -126,11 +148,23 @@ fn cancel_reaches_the_server() {
     let conn = p.pair.client_conn();
     p.client.cancel(conn, id, code::H3_REQUEST_CANCELLED);
     let _ = now;
-    let ok = p.run(10, |p| p
-        .server_events
-        .iter()
-        .any(|e| matches!(e, H3Event::Reset { code: c, .. } if *c == code::H3_REQUEST_CANCELLED)));
-    assert!(ok, "{:?} {:?}", p.server_events.iter().filter(|e| !matches!(e, H3Event::Data{..})).collect::<Vec<_>>(), p.client_events.iter().filter(|e| !matches!(e, H3Event::Data{..})).collect::<Vec<_>>());
+    let ok = p.run(10, |p| {
+        p.server_events.iter().any(
+            |e| matches!(e, H3Event::Reset { code: c, .. } if *c == code::H3_REQUEST_CANCELLED),
+        )
+    });
+    assert!(
+        ok,
+        "{:?} {:?}",
+        p.server_events
+            .iter()
+            .filter(|e| !matches!(e, H3Event::Data { .. }))
+            .collect::<Vec<_>>(),
+        p.client_events
+            .iter()
+            .filter(|e| !matches!(e, H3Event::Data { .. }))
+            .collect::<Vec<_>>()
+    );
     // The connection stays usable.
     let id2 = p.get("/1234", &[]);
     assert!(p.run(10, |p| p.responses[&id2].finished));
@@ -139,7 +173,12 @@ fn cancel_reaches_the_server() {
 
 #[test]
 fn goaway_refuses_new_requests_and_finishes_old() {
-    let mut p = H3Pair::new(H3Config::default(), H3Config::default(), H3Pair::delay(10), 8);
+    let mut p = H3Pair::new(
+        H3Config::default(),
+        H3Config::default(),
+        H3Pair::delay(10),
+        8,
+    );
     p.handshake();
     let a = p.get("/200000", &[]);
     assert!(p.run(10, |p| !p.server_events.is_empty()));

@@ -21,7 +21,9 @@ fn appendix_b_decoder() {
     let mut d = Decoder::new(220, 100, 16 * 1024);
 
     // B.1 Literal Field Line with Name Reference.
-    let r = d.decode(0, &hex("0000 510b 2f69 6e64 6578 2e68 746d 6c")).unwrap();
+    let r = d
+        .decode(0, &hex("0000 510b 2f69 6e64 6578 2e68 746d 6c"))
+        .unwrap();
     assert_eq!(r, Decoded::Fields(vec![f(":path", "/index.html")]));
     assert!(d.take_instructions().is_empty());
 
@@ -93,9 +95,15 @@ fn appendix_b_encoder_side() {
     let enc = e.take_instructions();
     assert!(!enc.is_empty());
     // Decoder-side: blocked until the encoder stream arrives.
-    assert!(matches!(d.decode(4, &section).unwrap(), Decoded::Blocked(_)));
+    assert!(matches!(
+        d.decode(4, &section).unwrap(),
+        Decoded::Blocked(_)
+    ));
     d.on_encoder_stream(&enc).unwrap();
-    assert_eq!(d.decode(4, &section).unwrap(), Decoded::Fields(fields.to_vec()));
+    assert_eq!(
+        d.decode(4, &section).unwrap(),
+        Decoded::Fields(fields.to_vec())
+    );
     assert_eq!(e.blocking_streams(), 1);
     e.on_decoder_stream(&d.take_instructions()).unwrap();
     assert_eq!(e.blocking_streams(), 0);
@@ -104,7 +112,10 @@ fn appendix_b_encoder_side() {
     let again = e.encode(8, &fields);
     assert_eq!(again.len(), 4);
     assert!(e.take_instructions().is_empty());
-    assert_eq!(d.decode(8, &again).unwrap(), Decoded::Fields(fields.to_vec()));
+    assert_eq!(
+        d.decode(8, &again).unwrap(),
+        Decoded::Fields(fields.to_vec())
+    );
     // Acknowledging a section twice is a decoder stream error.
     e.on_decoder_stream(&d.take_instructions()).unwrap();
     assert!(e.on_decoder_stream(&hex("88")).is_err());
@@ -125,6 +136,9 @@ fn decoder_rejects_bad_peer_input() {
     let mut z = Decoder::new(0, 0, 1024);
     assert!(z.decode(0, &hex("0200 80")).is_err());
     // Second blocked stream over a limit of one.
-    assert!(matches!(d.decode(0, &hex("0200 80")), Ok(Decoded::Blocked(1))));
+    assert!(matches!(
+        d.decode(0, &hex("0200 80")),
+        Ok(Decoded::Blocked(1))
+    ));
     assert!(d.decode(4, &hex("0200 80")).is_err());
 }

@@ -190,7 +190,8 @@ impl Decoder {
                 .and_then(|v| v.checked_sub(1))
                 .ok_or_else(|| dfail("negative base"))?
         } else {
-            ric.checked_add(delta).ok_or_else(|| dfail("base overflow"))?
+            ric.checked_add(delta)
+                .ok_or_else(|| dfail("base overflow"))?
         };
         let mut fields = Vec::new();
         let mut size = 0usize;
@@ -198,7 +199,10 @@ impl Decoder {
             let f = self.field_line(&mut c, ric, base)?;
             size = size.saturating_add(f.size());
             if size > self.max_section {
-                return Err(H3Error::new(code::H3_EXCESSIVE_LOAD, "field section too large"));
+                return Err(H3Error::new(
+                    code::H3_EXCESSIVE_LOAD,
+                    "field section too large",
+                ));
             }
             fields.push(f);
         }
@@ -246,7 +250,9 @@ impl Decoder {
                 let (n, v) = static_table::get(idx).ok_or_else(|| dfail("bad static index"))?;
                 (n.as_bytes().to_vec(), v.as_bytes().to_vec())
             } else {
-                let abs = base.checked_sub(idx + 1).ok_or_else(|| dfail("bad index"))?;
+                let abs = base
+                    .checked_sub(idx + 1)
+                    .ok_or_else(|| dfail("bad index"))?;
                 let e = self.dynamic(abs, ric)?;
                 (e.name.clone(), e.value.clone())
             }
@@ -256,7 +262,9 @@ impl Decoder {
                 let (n, _) = static_table::get(idx).ok_or_else(|| dfail("bad static index"))?;
                 n.as_bytes().to_vec()
             } else {
-                let abs = base.checked_sub(idx + 1).ok_or_else(|| dfail("bad index"))?;
+                let abs = base
+                    .checked_sub(idx + 1)
+                    .ok_or_else(|| dfail("bad index"))?;
                 self.dynamic(abs, ric)?.name.clone()
             };
             (name, c.string(7, max).map_err(prim)?)
@@ -283,7 +291,9 @@ impl Decoder {
         if abs >= ric {
             return Err(dfail("reference at or past the required insert count"));
         }
-        self.table.get(abs).ok_or_else(|| dfail("reference to an evicted entry"))
+        self.table
+            .get(abs)
+            .ok_or_else(|| dfail("reference to an evicted entry"))
     }
 
     /// The stream was reset or abandoned before its section was decoded (§4.4.2).

@@ -141,8 +141,13 @@ mod tests {
         out.clear();
         encode_int(&mut out, 0, 8, 42);
         assert_eq!(out, [42]);
-        assert_eq!(Cursor::new(&[0x1f, 0x9a]).int(5), Err(PrimError::Incomplete));
-        let huge = [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f];
+        assert_eq!(
+            Cursor::new(&[0x1f, 0x9a]).int(5),
+            Err(PrimError::Incomplete)
+        );
+        let huge = [
+            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f,
+        ];
         assert_eq!(Cursor::new(&huge).int(8), Err(PrimError::Overflow));
         for v in [0, 1, 30, 31, 127, 128, 255, 256, 1 << 20, (1 << 62) - 1] {
             for n in 1..=8 {

@@ -87,8 +87,7 @@ impl DynamicTable {
 
     fn can_evict_to(&self, target: usize, keep_from: u64) -> bool {
         let mut size = self.size;
-        let mut abs = self.dropped;
-        for e in &self.entries {
+        for (abs, e) in (self.dropped..).zip(self.entries.iter()) {
             if size <= target {
                 return true;
             }
@@ -96,7 +95,6 @@ impl DynamicTable {
                 return false;
             }
             size -= e.size();
-            abs += 1;
         }
         size <= target
     }

@@ -96,8 +96,12 @@ impl H3Pair {
             self.server_events.push(ev);
         }
         self.serve();
-        self.max_server_blocked = self.max_server_blocked.max(self.server.qpack().1.blocked_streams());
-        self.max_client_blocking = self.max_client_blocking.max(self.client.qpack().0.blocking_streams());
+        self.max_server_blocked = self
+            .max_server_blocked
+            .max(self.server.qpack().1.blocked_streams());
+        self.max_client_blocking = self
+            .max_client_blocking
+            .max(self.client.qpack().0.blocking_streams());
     }
 
     fn on_client_event(&mut self, ev: &H3Event) {
@@ -106,10 +110,15 @@ impl H3Pair {
                 let r = self.responses.entry(*stream).or_default();
                 r.status = get(fields, ":status").map(|s| s.to_vec());
             }
-            H3Event::Data { stream, data } => {
-                self.responses.entry(*stream).or_default().body.extend_from_slice(data)
+            H3Event::Data { stream, data } => self
+                .responses
+                .entry(*stream)
+                .or_default()
+                .body
+                .extend_from_slice(data),
+            H3Event::Finished { stream } => {
+                self.responses.entry(*stream).or_default().finished = true
             }
-            H3Event::Finished { stream } => self.responses.entry(*stream).or_default().finished = true,
             H3Event::Reset { stream, code } => {
                 self.responses.entry(*stream).or_default().reset = Some(*code)
             }
@@ -122,9 +131,14 @@ impl H3Pair {
             return;
         };
         let path = get(fields, ":path").unwrap_or(b"/");
-        let n: u64 = std::str::from_utf8(&path[1..]).ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+        let n: u64 = std::str::from_utf8(&path[1..])
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
         let now = self.pair.now;
-        let Some(conn) = self.pair.server_conn() else { return };
+        let Some(conn) = self.pair.server_conn() else {
+            return;
+        };
         let head = [
             Field::new(":status", "200"),
             Field::new("content-length", n.to_string()),
@@ -137,7 +151,9 @@ impl H3Pair {
     /// Writes response bodies as the streams take them.
     fn serve(&mut self) {
         let now = self.pair.now;
-        let Some(conn) = self.pair.server_conn() else { return };
+        let Some(conn) = self.pair.server_conn() else {
+            return;
+        };
         let mut done = vec![];
         for (&id, (next, end)) in self.serving.iter_mut() {
             while *next < *end {
@@ -183,17 +199,26 @@ impl H3Pair {
         let now = self.pair.now;
         let fields = quiclab_h3::message::get_request("localhost", path, extra);
         let conn = self.pair.client_conn();
-        let id = self.client.send_request(conn, now, &fields, true).expect("stream available");
+        let id = self
+            .client
+            .send_request(conn, now, &fields, true)
+            .expect("stream available");
         self.responses.insert(id, Response::default());
         id
     }
 
     pub fn all_done(&self) -> bool {
-        self.responses.values().all(|r| r.finished || r.reset.is_some())
+        self.responses
+            .values()
+            .all(|r| r.finished || r.reset.is_some())
     }
 }
 
 pub fn check_body(r: &Response, n: u64) {
     assert_eq!(r.body.len() as u64, n);
-    assert!(r.body.iter().enumerate().all(|(i, &b)| b == body_byte(i as u64)));
+    assert!(r
+        .body
+        .iter()
+        .enumerate()
+        .all(|(i, &b)| b == body_byte(i as u64)));
 }
