@@ -13,6 +13,7 @@ pub mod qlog;
 pub mod qpack;
 mod request;
 pub mod settings;
+mod streams;
 mod uni;
 
 pub use connection::{H3Config, H3Connection, H3Event, H3Stats};

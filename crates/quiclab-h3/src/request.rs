@@ -4,61 +4,14 @@
 
 use crate::connection::{H3Connection, H3Event};
 use crate::error::{code, H3Error};
-use crate::frame::{Decoded, Frame, FrameDecoder};
+use crate::frame::{Decoded, Frame};
 use crate::log::{fields_info, FrameInfo, H3LogEvent};
 use crate::message;
 use crate::qpack::decoder::Decoded as Qpack;
+use crate::streams::{Phase, Request};
 use quiclab_proto::streams::StreamError;
 use quiclab_proto::wire::{Side, StreamId};
 use quiclab_proto::{Connection, Instant};
-
-/// Where a message is in its frame sequence.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Phase {
-    /// Waiting for the (final) head.
-    Head,
-    Body,
-    /// Trailers received: nothing more may come but FIN.
-    Trailers,
-}
-
-/// One request stream.
-pub(crate) struct Request {
-    frames: FrameDecoder,
-    phase: Phase,
-    pub head_done: bool,
-    /// A HEADERS payload waiting for QPACK inserts.
-    pub blocked: Option<Vec<u8>>,
-    /// Bytes read from the stream and not yet processed (after a block).
-    stash: Vec<u8>,
-    recv_fin: bool,
-    pub recv_done: bool,
-    content_length: Option<u64>,
-    body: u64,
-    /// Framed bytes waiting for the QUIC stream.
-    pub send: Vec<u8>,
-    pub fin_requested: bool,
-    pub send_done: bool,
-}
-
-impl Request {
-    pub fn new(max_field_section: u64) -> Self {
-        Request {
-            frames: FrameDecoder::new(max_field_section),
-            phase: Phase::Head,
-            head_done: false,
-            blocked: None,
-            stash: Vec::new(),
-            recv_fin: false,
-            recv_done: false,
-            content_length: None,
-            body: 0,
-            send: Vec::new(),
-            fin_requested: false,
-            send_done: false,
-        }
-    }
-}
 
 /// What handling one decoded item led to.
 enum Step {

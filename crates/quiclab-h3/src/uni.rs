@@ -8,6 +8,7 @@ use crate::error::{code, H3Error};
 use crate::frame::{self, Decoded, Frame, FrameDecoder};
 use crate::log::{FrameInfo, H3LogEvent, Owner};
 use crate::settings::Settings;
+use crate::streams::Uni;
 use quiclab_proto::streams::StreamError;
 use quiclab_proto::wire::varint::{self, Reader};
 use quiclab_proto::wire::{Dir, Side, StreamId};
@@ -23,58 +24,6 @@ pub mod stream_type {
 
 /// Largest control frame payload we buffer (SETTINGS is the only big one).
 const MAX_CONTROL_FRAME: u64 = 4096;
-
-/// A peer unidirectional stream.
-pub(crate) enum Uni {
-    /// Reading the stream type.
-    Typing(Vec<u8>),
-    Control {
-        frames: FrameDecoder,
-        settings_seen: bool,
-    },
-    Encoder,
-    Decoder,
-    /// Unknown type: stopped, data discarded.
-    Ignored,
-}
-
-/// Our three unidirectional streams and what is waiting to be written on them.
-#[derive(Default)]
-pub(crate) struct LocalStreams {
-    pub control: Option<StreamId>,
-    pub encoder: Option<StreamId>,
-    pub decoder: Option<StreamId>,
-    pub control_buf: Vec<u8>,
-    pub encoder_buf: Vec<u8>,
-    pub decoder_buf: Vec<u8>,
-}
-
-impl LocalStreams {
-    pub fn is_critical(&self, id: StreamId) -> bool {
-        [self.control, self.encoder, self.decoder].contains(&Some(id))
-    }
-
-    /// Writes what the streams take; an error names a critical stream that failed.
-    pub fn flush(&mut self, conn: &mut Connection) -> Result<(), String> {
-        for (id, buf) in [
-            (self.control, &mut self.control_buf),
-            (self.encoder, &mut self.encoder_buf),
-            (self.decoder, &mut self.decoder_buf),
-        ] {
-            let Some(id) = id else { continue };
-            while !buf.is_empty() {
-                match conn.write(id, buf) {
-                    Ok(0) | Err(StreamError::Blocked) => break,
-                    Ok(n) => {
-                        buf.drain(..n);
-                    }
-                    Err(e) => return Err(format!("critical stream {id}: {e}")),
-                }
-            }
-        }
-        Ok(())
-    }
-}
 
 impl H3Connection {
     /// Opens the control stream (with SETTINGS) and the QPACK streams (RFC 9114
