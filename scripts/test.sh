@@ -27,6 +27,10 @@ step python3 scripts/doc_figures.py --check --only validation
 step cargo test --workspace --release --no-fail-fast
 step env PYTHON="$python" tests/interop/run.sh
 
+# --- HTTP/3 interop (aioquic.h3, ngtcp2; matrix) ---
+step env PYTHON="$python" tests/interop/h3.sh
+# --- end HTTP/3 interop ---
+
 echo
 if [[ ${#failed[@]} -gt 0 ]]; then
     printf 'FAILED: %s\n' "${failed[@]}"
