@@ -3,8 +3,7 @@
 # Python 3, and reuses what is already there (a second run takes about a second):
 # - rustfmt and clippy (rustup components);
 # - a project-local virtualenv .venv/ with tests/requirements.txt (aioquic for interop);
-# - tshark (the pcap decryption test) and ngtcp2-client/-server (HTTP/3 interop), through
-#   apt-get when running as root; otherwise
+# - tshark (the pcap decryption test), through apt-get when running as root; otherwise
 #   it stops and names the command to run.
 # Prints the venv's python on its last line (scripts/test.sh reads it).
 set -euo pipefail
@@ -70,7 +69,8 @@ if ! command -v tshark >/dev/null; then
     apt_install tshark
 fi
 
-# --- HTTP/3 interop: ngtcp2's example h3 client and server (tests/interop/h3.sh) ---
+# --- HTTP/3 interop: ngtcp2's example h3 client and server (tests/interop/h3.sh),
+# through apt-get as root like tshark ---
 if ! command -v gtlsclient >/dev/null || ! command -v gtlsserver >/dev/null; then
     say "installing ngtcp2-client and ngtcp2-server (HTTP/3 interop)"
     apt_install ngtcp2-client ngtcp2-server
