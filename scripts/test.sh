@@ -29,6 +29,7 @@ step env PYTHON="$python" tests/interop/run.sh
 
 # --- HTTP/3 interop (aioquic.h3, ngtcp2; matrix) ---
 step env PYTHON="$python" tests/interop/h3.sh
+step env PYTHON="$python" tests/interop/browser.sh
 # --- end HTTP/3 interop ---
 
 echo
