@@ -3,7 +3,7 @@
 //! server (discard receiver and responder).
 
 use crate::engine::saturating_secs;
-use crate::h3app::{PageClient, PageServer};
+use crate::h3app::{PageClient, PageProgress, PageServer};
 use crate::scenario::Workload;
 use quiclab_proto::streams::StreamError;
 use quiclab_proto::time::Instant;
@@ -207,8 +207,10 @@ impl ClientApp {
         buf: &mut [u8],
     ) {
         if let Some(page) = self.page.as_mut() {
-            page.drive(now, conn, m, w);
+            let mut progress = Vec::new();
+            page.drive(now, conn, &mut progress);
             self.finished = page.is_done();
+            record_page(now, &progress, m, w);
             return;
         }
         while conn.poll_event().is_some() {}
@@ -310,6 +312,31 @@ impl ClientApp {
 
     pub fn is_done(&self) -> bool {
         self.finished
+    }
+}
+
+/// Measures what a page load reported: requests sent, bytes, completions.
+fn record_page(now: Instant, progress: &[PageProgress], m: &mut AppMeasure, w: &MeasureWindow) {
+    for p in progress {
+        match p {
+            PageProgress::Requested => m.requests.push((now, None, None)),
+            PageProgress::Bytes { index, bytes } => {
+                m.record(now, *bytes, w);
+                if let Some(r) = m.requests.get_mut(*index) {
+                    r.1.get_or_insert(now);
+                }
+            }
+            PageProgress::Completed { index } => {
+                if let Some(r) = m.requests.get_mut(*index) {
+                    r.1.get_or_insert(now);
+                    r.2 = Some(now);
+                }
+            }
+            PageProgress::Aborted(why) => {
+                m.aborted.get_or_insert_with(|| why.clone());
+            }
+            PageProgress::Done => m.done_at = Some(now),
+        }
     }
 }
 
