@@ -23,6 +23,8 @@ enum Step {
 }
 
 const READ_CHUNK: usize = 16 * 1024;
+/// Most bytes read ahead from a QPACK-blocked stream (to notice a reset; bounded).
+const BLOCKED_READ_AHEAD: usize = 64 * 1024;
 
 impl H3Connection {
     /// Reads and processes what arrived on request stream `id`.
@@ -58,6 +60,7 @@ impl H3Connection {
         if let Some(block) = req.blocked.take() {
             match self.on_headers(now, id, req, block) {
                 Step::Go => {}
+                Step::Blocked => return self.read_ahead(conn, id, req),
                 other => return other,
             }
         }
@@ -111,6 +114,26 @@ impl H3Connection {
                 return self.on_fin(id, req);
             }
         }
+    }
+
+    /// While the head waits for QPACK inserts, reads a bounded amount ahead so that a
+    /// reset of the stream is noticed (and answered with Stream Cancellation).
+    fn read_ahead(&mut self, conn: &mut Connection, id: StreamId, req: &mut Request) -> Step {
+        let mut buf = [0u8; 4096];
+        while req.stash.len() < BLOCKED_READ_AHEAD && !req.recv_fin {
+            match conn.read(id, &mut buf) {
+                Ok(r) => {
+                    req.stash.extend_from_slice(&buf[..r.bytes]);
+                    req.recv_fin = r.fin;
+                    if r.bytes == 0 {
+                        break;
+                    }
+                }
+                Err(StreamError::Reset(c)) => return self.peer_reset(id, req, c),
+                Err(_) => break,
+            }
+        }
+        Step::Blocked
     }
 
     /// The peer reset its side of the stream (RFC 9114 §4.1.1).

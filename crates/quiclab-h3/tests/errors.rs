@@ -164,3 +164,21 @@ fn missing_settings_and_push_refused() {
     assert!(p.run(5, |p| p.client.error().is_some()));
     assert_eq!(p.client.error().unwrap().code, code::H3_ID_ERROR);
 }
+
+#[test]
+fn reset_of_a_qpack_blocked_stream_unblocks_it() {
+    let mut p = ready();
+    // HEADERS referencing dynamic entry 0, whose insert never comes (RIC = 1).
+    let conn = p.pair.client_conn();
+    let id = conn.open_stream(Dir::Bi).unwrap();
+    conn.write(id, &[0x01, 0x03, 0x02, 0x00, 0x80]).unwrap();
+    assert!(p.run(5, |p| p.server.qpack().1.blocked_streams() == 1));
+    let conn = p.pair.client_conn();
+    conn.reset_stream(id, code::H3_REQUEST_CANCELLED).unwrap();
+    assert!(p.run(5, |p| p.server.qpack().1.blocked_streams() == 0));
+    assert!(p.server.error().is_none());
+    assert!(p
+        .server_events
+        .iter()
+        .any(|e| matches!(e, H3Event::Reset { code: c, .. } if *c == code::H3_REQUEST_CANCELLED)));
+}
