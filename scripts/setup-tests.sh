@@ -92,4 +92,16 @@ if ! command -v tshark >/dev/null; then
     apt_install tshark
 fi
 
+# --- HTTP/3 interop: ngtcp2's example h3 client and server (tests/interop/h3.sh) and
+# Chromium (tests/interop/browser.sh), through apt-get as root like tshark ---
+if ! command -v gtlsclient >/dev/null || ! command -v gtlsserver >/dev/null; then
+    say "installing ngtcp2-client and ngtcp2-server (HTTP/3 interop)"
+    apt_install ngtcp2-client ngtcp2-server
+fi
+if ! command -v chromium >/dev/null; then
+    say "installing chromium (HTTP/3 browser test)"
+    apt_install chromium
+fi
+# --- end HTTP/3 interop ---
+
 echo "$PWD/$venv/bin/python"

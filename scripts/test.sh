@@ -29,6 +29,11 @@ step env PYTHON="$python" tests/interop/run.sh
 # Python package (python/): pytest, incl. a Dask LocalCluster sweep vs `quiclab lab run`.
 step "$python" -m pytest -q python/tests
 
+# --- HTTP/3 interop (aioquic.h3, ngtcp2; matrix) ---
+step env PYTHON="$python" tests/interop/h3.sh
+step env PYTHON="$python" tests/interop/browser.sh
+# --- end HTTP/3 interop ---
+
 echo
 if [[ ${#failed[@]} -gt 0 ]]; then
     printf 'FAILED: %s\n' "${failed[@]}"

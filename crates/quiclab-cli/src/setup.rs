@@ -157,6 +157,11 @@ impl QlogDir {
         Ok(QlogDir(dir))
     }
 
+    /// The directory, when qlog is on.
+    pub fn dir(&self) -> Option<&Path> {
+        self.0.as_deref()
+    }
+
     /// Attaches a `<odcid>_<side>.sqlog` writer to `conn`. A file that cannot be
     /// created is reported and skipped: logging never stops a transfer.
     pub fn attach(&self, conn: &mut Connection, now: Instant) {

@@ -1,7 +1,9 @@
 //! The applications on simulated hosts: a flow's client workload (bulk sender or
-//! hq-interop-style requester) and its server (discard receiver and responder).
+//! hq-interop-style requester, or an HTTP/3 page load in [`crate::h3app`]) and its
+//! server (discard receiver and responder).
 
 use crate::engine::saturating_secs;
+use crate::h3app::{PageClient, PageProgress, PageServer};
 use crate::scenario::Workload;
 use quiclab_proto::streams::StreamError;
 use quiclab_proto::time::Instant;
@@ -47,6 +49,15 @@ impl AppMeasure {
                 let answered = self.requests.iter().filter(|r| r.2.is_some()).count() as u64;
                 (answered < *count).then(|| {
                     format!("not finished when the run ended ({answered} of {count} responses complete)")
+                })
+            }
+            Workload::Page { objects, .. } => {
+                let answered = self.requests.iter().filter(|r| r.2.is_some()).count() as u64;
+                (answered < objects + 1).then(|| {
+                    format!(
+                        "page not loaded when the run ended ({answered} of {} responses complete)",
+                        objects + 1
+                    )
                 })
             }
             Workload::Bulk { .. } => None,
@@ -134,13 +145,23 @@ pub struct ClientApp {
     pending: BTreeMap<StreamId, usize>,
     issued: u64,
     next_request_at: Option<Instant>,
+    /// The HTTP/3 page load of a `page` workload.
+    page: Option<PageClient>,
 }
 
 impl ClientApp {
     pub fn new(workload: Workload, start: Instant) -> Self {
         let stop_at = match &workload {
             Workload::Bulk { stop_s, .. } => stop_s.map(|s| Instant::ZERO + saturating_secs(s)),
-            Workload::Request { .. } => None,
+            Workload::Request { .. } | Workload::Page { .. } => None,
+        };
+        let page = match &workload {
+            Workload::Page {
+                html_size,
+                objects,
+                object_size,
+            } => Some(PageClient::new(*html_size, *objects, *object_size)),
+            _ => None,
         };
         let _ = start;
         ClientApp {
@@ -152,7 +173,16 @@ impl ClientApp {
             pending: BTreeMap::new(),
             issued: 0,
             next_request_at: None,
+            page,
         }
+    }
+
+    /// Writes the HTTP/3 events of a `page` flow to a qlog file in `dir`, if any.
+    pub fn with_h3_qlog(mut self, dir: Option<&std::path::Path>, flow: &str) -> Self {
+        if let (Some(p), Some(dir)) = (self.page.as_mut(), dir) {
+            crate::h3app::attach_qlog(&mut p.h3, dir, flow, quiclab_proto::wire::Side::Client);
+        }
+        self
     }
 
     /// When the application next needs to act without network input.
@@ -163,6 +193,7 @@ impl ClientApp {
         match self.workload {
             Workload::Bulk { .. } => self.stop_at,
             Workload::Request { .. } => self.next_request_at,
+            Workload::Page { .. } => None,
         }
     }
 
@@ -175,6 +206,13 @@ impl ClientApp {
         w: &MeasureWindow,
         buf: &mut [u8],
     ) {
+        if let Some(page) = self.page.as_mut() {
+            let mut progress = Vec::new();
+            page.drive(now, conn, &mut progress);
+            self.finished = page.is_done();
+            record_page(now, &progress, m, w);
+            return;
+        }
         while conn.poll_event().is_some() {}
         if !conn.is_handshake_complete() || conn.is_closed() {
             return;
@@ -187,6 +225,7 @@ impl ClientApp {
                 parallel,
                 think_ms,
             } => self.drive_requests(now, conn, m, w, buf, size, count, parallel, think_ms),
+            Workload::Page { .. } => {}
         }
     }
 
@@ -276,6 +315,31 @@ impl ClientApp {
     }
 }
 
+/// Measures what a page load reported: requests sent, bytes, completions.
+fn record_page(now: Instant, progress: &[PageProgress], m: &mut AppMeasure, w: &MeasureWindow) {
+    for p in progress {
+        match p {
+            PageProgress::Requested => m.requests.push((now, None, None)),
+            PageProgress::Bytes { index, bytes } => {
+                m.record(now, *bytes, w);
+                if let Some(r) = m.requests.get_mut(*index) {
+                    r.1.get_or_insert(now);
+                }
+            }
+            PageProgress::Completed { index } => {
+                if let Some(r) = m.requests.get_mut(*index) {
+                    r.1.get_or_insert(now);
+                    r.2 = Some(now);
+                }
+            }
+            PageProgress::Aborted(why) => {
+                m.aborted.get_or_insert_with(|| why.clone());
+            }
+            PageProgress::Done => m.done_at = Some(now),
+        }
+    }
+}
+
 /// Per-stream state of a server connection.
 #[derive(Default)]
 struct ServerStream {
@@ -291,9 +355,34 @@ pub struct ServerApp {
     streams: BTreeMap<StreamId, ServerStream>,
     /// A bulk flow's delivered data was all received (FIN).
     bulk_done: bool,
+    /// The HTTP/3 server of a `page` workload.
+    page: Option<PageServer>,
 }
 
 impl ServerApp {
+    /// The server for `workload`; HTTP/3 events of a `page` flow go to a qlog file in
+    /// `qlog_dir`, if any.
+    pub fn for_workload(
+        workload: &Workload,
+        qlog_dir: Option<&std::path::Path>,
+        flow: &str,
+    ) -> Self {
+        let mut app = ServerApp::default();
+        if let Workload::Page { .. } = workload {
+            let mut page = PageServer::default();
+            if let Some(dir) = qlog_dir {
+                crate::h3app::attach_qlog(
+                    &mut page.h3,
+                    dir,
+                    flow,
+                    quiclab_proto::wire::Side::Server,
+                );
+            }
+            app.page = Some(page);
+        }
+        app
+    }
+
     pub fn drive(
         &mut self,
         now: Instant,
@@ -302,6 +391,10 @@ impl ServerApp {
         w: &MeasureWindow,
         buf: &mut [u8],
     ) {
+        if let Some(page) = self.page.as_mut() {
+            page.drive(now, conn);
+            return;
+        }
         while conn.poll_event().is_some() {}
         while let Some(id) = conn.accept_stream(Dir::Uni) {
             self.streams.insert(id, ServerStream::default());

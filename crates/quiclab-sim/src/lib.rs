@@ -3,6 +3,7 @@
 
 pub mod app;
 pub mod engine;
+mod h3app;
 pub mod impair;
 pub mod link;
 pub mod output;

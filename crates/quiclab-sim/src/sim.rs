@@ -287,7 +287,10 @@ impl Simulation {
             host: ch,
             flow: i,
             endpoint: client_ep,
-            app: App::Client(ClientApp::new(f.workload.clone(), secs(f.start_s))),
+            app: App::Client(
+                ClientApp::new(f.workload.clone(), secs(f.start_s))
+                    .with_h3_qlog(self.qlog_dir().as_deref(), &f.name),
+            ),
             conn: None,
             route: None,
         });
@@ -296,7 +299,11 @@ impl Simulation {
             host: sh,
             flow: i,
             endpoint: server_ep,
-            app: App::Server(ServerApp::default()),
+            app: App::Server(ServerApp::for_workload(
+                &f.workload,
+                self.qlog_dir().as_deref(),
+                &f.name,
+            )),
             conn: None,
             route: None,
         });
@@ -692,15 +699,19 @@ impl Simulation {
                 workload: match spec.workload {
                     Workload::Bulk { .. } => "bulk".into(),
                     Workload::Request { .. } => "request".into(),
+                    Workload::Page { .. } => "page".into(),
                 },
                 start_s: spec.start_s,
                 handshake_done_s: stats.handshake_completed_at.map(|t| t.as_secs_f64()),
                 ttfb_s: first
                     .and_then(|r| r.1)
                     .map(|t| t.as_secs_f64() - spec.start_s),
-                ttlb_s: first
-                    .and_then(|r| r.2)
-                    .map(|t| t.as_secs_f64() - spec.start_s),
+                // A page's last byte is its last object's (the page load time).
+                ttlb_s: match spec.workload {
+                    Workload::Page { .. } => m.done_at,
+                    _ => first.and_then(|r| r.2),
+                }
+                .map(|t| t.as_secs_f64() - spec.start_s),
                 goodput_bytes: m.delivered,
                 goodput_bps: if span > 0.0 {
                     m.window_bytes as f64 * 8.0 / span

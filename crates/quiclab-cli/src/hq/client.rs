@@ -38,7 +38,9 @@ pub struct Client {
     failures: usize,
 }
 
-struct Conn {
+/// The hq-interop side of one connection (also driven by the ALPN-dispatching client
+/// in [`crate::h3::client`]).
+pub(crate) struct Conn {
     queue: VecDeque<Fetch>,
     active: BTreeMap<StreamId, Active>,
     closing: bool,
@@ -110,8 +112,16 @@ impl Application for Client {
 }
 
 impl Conn {
+    pub(crate) fn new(fetches: Vec<Fetch>) -> Self {
+        Conn {
+            queue: fetches.into(),
+            active: BTreeMap::new(),
+            closing: false,
+        }
+    }
+
     /// Handles events, opens and writes requests, reads bodies; returns new failures.
-    fn drive(&mut self, conn: &mut Connection, now: Instant) -> usize {
+    pub(crate) fn drive(&mut self, conn: &mut Connection, now: Instant) -> usize {
         let mut failures = 0;
         while let Some(ev) = conn.poll_event() {
             match ev {

@@ -38,7 +38,9 @@ impl Server {
         }
     }
 
-    fn serve(&mut self, conn: &mut Connection, h: ConnectionHandle) {
+    /// Serves one connection's events and streams (the ALPN-dispatching server in
+    /// [`crate::h3::server`] calls this for hq-interop connections).
+    pub(crate) fn serve(&mut self, conn: &mut Connection, h: ConnectionHandle) {
         let streams = self.conns.entry(h).or_default();
         while let Some(ev) = conn.poll_event() {
             match ev {
@@ -61,6 +63,13 @@ impl Server {
         // Drain uni streams the peer may open; hq-interop does not use them.
         while conn.accept_stream(Dir::Uni).is_some() {}
         streams.retain(|&id, req| send_body(conn, id, req));
+    }
+}
+
+impl Server {
+    /// Drops the state of a connection that is gone.
+    pub(crate) fn forget(&mut self, h: ConnectionHandle) {
+        self.conns.remove(&h);
     }
 }
 

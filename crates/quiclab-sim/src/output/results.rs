@@ -16,7 +16,8 @@ pub struct FlowResult {
     /// (`None` if it never did); subtract `start_s` for the handshake duration.
     pub handshake_done_s: Option<f64>,
     /// Time to the first and to the last byte of the first request's response,
-    /// seconds from the flow's start (so they include the handshake).
+    /// seconds from the flow's start (so they include the handshake). For a `page`
+    /// workload, `ttlb_s` is the whole page's load time (its last object's last byte).
     pub ttfb_s: Option<f64>,
     pub ttlb_s: Option<f64>,
     /// Application bytes delivered to the receiving application.

@@ -121,6 +121,18 @@ impl Scenario {
                 LinkSide::Return,
                 parallel.min(count) as f64,
             ),
+            Workload::Page {
+                html_size,
+                objects,
+                object_size,
+            } => (
+                (html_size + objects * object_size) as f64 + REQUEST_BYTES * (objects + 1) as f64,
+                f64::INFINITY,
+                &server,
+                &client,
+                LinkSide::Return,
+                objects.max(1) as f64,
+            ),
         };
         let active = (end.min(self.stop.time_s) - f.start_s).max(0.0);
         let rate_bytes_s = self

@@ -164,6 +164,14 @@ pub enum Workload {
         #[serde(default)]
         think_ms: f64,
     },
+    /// A page load over HTTP/3 (RFC 9114, QPACK): GET an `html_size`-byte page, then
+    /// its `objects` embedded objects of `object_size` bytes each, all at once on
+    /// parallel request streams (as a browser does once the HTML arrived).
+    Page {
+        html_size: u64,
+        objects: u64,
+        object_size: u64,
+    },
 }
 
 fn one() -> u64 {

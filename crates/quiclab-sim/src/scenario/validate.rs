@@ -218,6 +218,7 @@ impl Scenario {
                 }
                 c.millis(format!("{key}.workload.think_ms"), *think_ms)?;
             }
+            Workload::Page { .. } => {}
         }
         for server in [false, true] {
             let t = self.transport(i, server, c.file)?;
@@ -258,6 +259,11 @@ impl Scenario {
                 "server",
                 &server,
                 parallel.min(count).min(server.flow.max_streams_bidi),
+            ),
+            Workload::Page { objects, .. } => (
+                "server",
+                &server,
+                (objects + 1).min(server.flow.max_streams_bidi),
             ),
         };
         let buffered = u128::from(sender.flow.send_buffer) * u128::from(streams);
