@@ -151,7 +151,7 @@ impl CidState {
         if f.sequence < self.remote_retire_prior_to {
             // Already retired: retire it again at once (RFC 9000 §19.15).
             self.pending_retire.push_back(f.sequence);
-            return Ok(());
+            return self.check_pending_retirements(limit);
         }
         self.remote.insert(f.sequence, (f.id, Some(f.reset_token)));
         if f.retire_prior_to > self.remote_retire_prior_to {
@@ -169,6 +169,7 @@ impl CidState {
                 self.active_remote = *self.remote.keys().next().expect("the new ID remains");
             }
         }
+        self.check_pending_retirements(limit)?;
         if self.remote.len() as u64 > limit {
             return Err(TransportError::new(
                 TransportErrorCode::CONNECTION_ID_LIMIT_ERROR,
@@ -183,5 +184,73 @@ impl CidState {
         self.remote
             .values()
             .any(|(_, t)| t.is_some_and(|t| t[..] == *token))
+    }
+}
+
+impl CidState {
+    /// RFC 9000 §5.1.2: track at least twice active_connection_id_limit retirements;
+    /// a peer forcing more is a CONNECTION_ID_LIMIT_ERROR, so the queue stays bounded
+    /// whatever it sends.
+    fn check_pending_retirements(&self, limit: u64) -> Result<(), TransportError> {
+        if self.pending_retire.len() as u64 > max_pending_retirements(limit) {
+            return Err(TransportError::new(
+                TransportErrorCode::CONNECTION_ID_LIMIT_ERROR,
+                "peer forced more connection ID retirements than can be tracked",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// How many RETIRE_CONNECTION_ID frames may wait to be sent: four times our
+/// active_connection_id_limit, above RFC 9000 §5.1.2's "at least twice".
+fn max_pending_retirements(limit: u64) -> u64 {
+    limit.saturating_mul(4)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(sequence: u64, retire_prior_to: u64) -> NewConnectionIdFrame {
+        NewConnectionIdFrame {
+            sequence,
+            retire_prior_to,
+            id: ConnectionId::new(&sequence.to_be_bytes()).unwrap(),
+            reset_token: [sequence as u8; 16],
+        }
+    }
+
+    fn state() -> CidState {
+        let mut rng = DetRng::new(1);
+        CidState::new(&mut rng, 8, ConnectionId::new(&[9; 8]).unwrap())
+    }
+
+    /// A peer that keeps retiring everything while we never get to send
+    /// RETIRE_CONNECTION_ID frames is cut off once the queue passes 4x the limit.
+    #[test]
+    fn forced_retirements_are_bounded() {
+        let limit = 4;
+        let mut cids = state();
+        let mut result = Ok(());
+        for seq in 1..100 {
+            result = cids.on_new_cid(&frame(seq, seq), limit);
+            if result.is_err() {
+                break;
+            }
+        }
+        let err = result.expect_err("an endless retirement stream must be refused");
+        assert_eq!(err.code, TransportErrorCode::CONNECTION_ID_LIMIT_ERROR);
+        assert!(cids.pending_retire.len() as u64 <= max_pending_retirements(limit) + 1);
+    }
+
+    /// Retirements the sender drains are never an error (RFC 9000 §5.1.2).
+    #[test]
+    fn drained_retirements_are_fine() {
+        let mut cids = state();
+        for seq in 1..100 {
+            cids.on_new_cid(&frame(seq, seq), 4).unwrap();
+            cids.pending_retire.clear();
+        }
     }
 }

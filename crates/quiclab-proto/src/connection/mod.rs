@@ -53,6 +53,14 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// DATAGRAM frame payloads kept for the application before the oldest is dropped
+/// (RFC 9221 §5: a receiver may drop what it cannot process). At the largest frame
+/// size this bounds the queue to about 64 MB per connection; `recv_datagram` drains it.
+pub const MAX_QUEUED_DATAGRAMS: usize = 1024;
+/// PATH_CHALLENGE data waiting to be echoed; a peer flooding challenges gets answers
+/// to the newest ones only (RFC 9000 §8.2.2: it sends more challenges as needed).
+pub(crate) const MAX_PENDING_PATH_RESPONSES: usize = 16;
+
 /// What the application learns from a connection.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ConnectionEvent {

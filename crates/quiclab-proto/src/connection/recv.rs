@@ -2,7 +2,9 @@
 //! frames (RFC 9000 §12, RFC 9001 §5).
 
 use super::spaces::SpaceId;
-use super::{CloseReason, Connection, EndpointEvent, State};
+use super::{
+    CloseReason, Connection, EndpointEvent, State, MAX_PENDING_PATH_RESPONSES, MAX_QUEUED_DATAGRAMS,
+};
 use crate::crypto::protect::{decrypt_payload, unprotect_header};
 use crate::error::{TransportError, TransportErrorCode};
 use crate::events::{frame_type_name, DropReason, Event, FrameSummary, Owner, PacketHeaderInfo};
@@ -385,7 +387,15 @@ impl Connection {
                     self.issue_connection_ids();
                 }
             }
-            Frame::PathChallenge(d) => self.path_responses.push(d),
+            Frame::PathChallenge(d) => {
+                // Memory stays bounded whatever the peer sends: the oldest challenges
+                // are answered last and dropped first; the peer sends more PATH_CHALLENGE
+                // frames as needed (RFC 9000 §8.2.2).
+                if self.path_responses.len() >= MAX_PENDING_PATH_RESPONSES {
+                    self.path_responses.remove(0);
+                }
+                self.path_responses.push(d);
+            }
             Frame::ConnectionClose(c) => {
                 let reason = String::from_utf8_lossy(c.reason).into_owned();
                 let reason = match c.frame_type {
@@ -423,6 +433,12 @@ impl Connection {
                         "DATAGRAM frame not negotiated or too large",
                     ));
                 }
+                // DATAGRAM frames have no flow control; a receiver that cannot keep
+                // them may drop them (RFC 9221 §5): the oldest unread one goes.
+                if self.received_datagrams.len() >= MAX_QUEUED_DATAGRAMS {
+                    self.received_datagrams.pop_front();
+                    self.stats.datagrams_dropped += 1;
+                }
                 self.received_datagrams.push_back(data.to_vec());
             }
             Frame::AckFrequency(f) => self.on_ack_frequency(&f)?,
@@ -438,3 +454,7 @@ impl Connection {
         Ok(())
     }
 }
+
+#[cfg(test)]
+#[path = "recv_bounds_tests.rs"]
+mod bounds_tests;

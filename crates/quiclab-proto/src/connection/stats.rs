@@ -42,6 +42,9 @@ pub struct ConnectionStats {
     /// §4.9.2); the controller may have undone its reduction.
     pub spurious_congestion_events: u64,
     pub idle_timeout: bool,
+    /// Received DATAGRAM frame payloads dropped because the application had left
+    /// [`MAX_QUEUED_DATAGRAMS`](crate::connection::MAX_QUEUED_DATAGRAMS) unread (RFC 9221 §5).
+    pub datagrams_dropped: u64,
     /// Peer-initiated 1-RTT key updates followed.
     pub key_updates: u64,
     /// 1-RTT key updates we initiated (RFC 9001 §6.1: `key_update.every_packets` or
