@@ -2,10 +2,10 @@
 //! CUBIC's undo (RFC 9438 §4.9.2) on a reordering path, and BBRv3 moving a bulk transfer
 //! byte-exact over a lossy, reordering path.
 
+mod common;
+
 use quiclab_proto::rng::DetRng;
-use quiclab_proto::streams::StreamError;
 use quiclab_proto::testing::{LinkConfig, Pair};
-use quiclab_proto::wire::Dir;
 use quiclab_proto::{Instant, TransportConfig};
 use std::time::Duration;
 
@@ -28,53 +28,7 @@ fn upload(cc: &str, link: LinkConfig, len: usize) -> (Pair, Duration) {
     pair.run_until(limit, |p| p.client_conn().is_handshake_complete())
         .unwrap();
     let start = pair.now;
-    let id = pair.client_conn().open_stream(Dir::Uni).unwrap();
-    let (mut sent, mut got, mut server_stream) = (0usize, Vec::new(), None);
-    let mut buf = vec![0u8; 65_536];
-    let mut fin = false;
-    pair.run_until(limit, |p| {
-        let c = p.client_conn();
-        while sent < data.len() {
-            match c.write(id, &data[sent..]) {
-                Ok(n) => sent += n,
-                Err(StreamError::Blocked) => break,
-                Err(e) => panic!("write: {e}"),
-            }
-        }
-        if sent == data.len() {
-            c.finish(id).expect("finish");
-            sent = usize::MAX;
-        }
-        let Some(s) = p.server_conn() else {
-            return false;
-        };
-        if server_stream.is_none() {
-            server_stream = s.accept_stream(Dir::Uni);
-        }
-        if let Some(sid) = server_stream {
-            loop {
-                match s.read(sid, &mut buf) {
-                    Ok(r) => {
-                        got.extend_from_slice(&buf[..r.bytes]);
-                        fin |= r.fin;
-                        if r.bytes == 0 || r.fin {
-                            break;
-                        }
-                    }
-                    Err(StreamError::Blocked) => break,
-                    Err(e) => panic!("read: {e}"),
-                }
-            }
-        }
-        fin
-    })
-    .unwrap_or_else(|e| panic!("{e}; client {:?}", pair.client_conn().stats()));
-    assert!(
-        got == data,
-        "received {} of {} bytes",
-        got.len(),
-        data.len()
-    );
+    common::upload_uni(&mut pair, &data, limit);
     let took = pair.now - start;
     (pair, took)
 }

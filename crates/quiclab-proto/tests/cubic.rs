@@ -1,11 +1,11 @@
 //! CUBIC (RFC 9438) end to end: configuration from TOML, and a bulk transfer over a
 //! lossy path in the pair harness.
 
+mod common;
+
 use quiclab_proto::cc::{CongestionControl, CubicConfig};
 use quiclab_proto::rng::DetRng;
-use quiclab_proto::streams::StreamError;
 use quiclab_proto::testing::{LinkConfig, Pair};
-use quiclab_proto::wire::Dir;
 use quiclab_proto::{Instant, TransportConfig};
 use std::time::Duration;
 
@@ -85,53 +85,7 @@ fn bulk_transfer_with_cubic_under_random_loss_is_byte_exact() {
     pair.run_until(limit, |p| p.client_conn().is_handshake_complete())
         .unwrap();
     assert_eq!(pair.client_conn().congestion_controller().name(), "cubic");
-    let id = pair.client_conn().open_stream(Dir::Uni).unwrap();
-    let (mut sent, mut got, mut server_stream) = (0usize, Vec::new(), None);
-    let mut buf = vec![0u8; 65_536];
-    let mut fin = false;
-    pair.run_until(limit, |p| {
-        let c = p.client_conn();
-        while sent < data.len() {
-            match c.write(id, &data[sent..]) {
-                Ok(n) => sent += n,
-                Err(StreamError::Blocked) => break,
-                Err(e) => panic!("write: {e}"),
-            }
-        }
-        if sent == data.len() {
-            c.finish(id).expect("finish");
-            sent = usize::MAX;
-        }
-        let Some(s) = p.server_conn() else {
-            return false;
-        };
-        if server_stream.is_none() {
-            server_stream = s.accept_stream(Dir::Uni);
-        }
-        if let Some(sid) = server_stream {
-            loop {
-                match s.read(sid, &mut buf) {
-                    Ok(r) => {
-                        got.extend_from_slice(&buf[..r.bytes]);
-                        fin |= r.fin;
-                        if r.bytes == 0 || r.fin {
-                            break;
-                        }
-                    }
-                    Err(StreamError::Blocked) => break,
-                    Err(e) => panic!("read: {e}"),
-                }
-            }
-        }
-        fin
-    })
-    .unwrap_or_else(|e| panic!("{e}; client {:?}", pair.client_conn().stats()));
-    assert!(
-        got == data,
-        "received {} of {} bytes",
-        got.len(),
-        data.len()
-    );
+    common::upload_uni(&mut pair, &data, limit);
     let client = pair.client_conn();
     let cc = client.congestion_controller();
     assert_eq!(cc.name(), "cubic");

@@ -94,3 +94,56 @@ pub fn fetch(pair: &mut Pair, len: usize) -> Result<Vec<u8>, String> {
     let _ = Instant::ZERO;
     Ok(got)
 }
+
+/// Sends `data` from client to server on one unidirectional stream and runs the pair
+/// until the server has read all of it (the handshake must be complete); asserts that it
+/// arrived intact.
+pub fn upload_uni(pair: &mut Pair, data: &[u8], limit: Instant) {
+    let id = pair.client_conn().open_stream(Dir::Uni).unwrap();
+    let (mut sent, mut got, mut server_stream) = (0usize, Vec::new(), None);
+    let mut buf = vec![0u8; 65_536];
+    let mut fin = false;
+    pair.run_until(limit, |p| {
+        let c = p.client_conn();
+        while sent < data.len() {
+            match c.write(id, &data[sent..]) {
+                Ok(n) => sent += n,
+                Err(StreamError::Blocked) => break,
+                Err(e) => panic!("write: {e}"),
+            }
+        }
+        if sent == data.len() {
+            c.finish(id).expect("finish");
+            sent = usize::MAX;
+        }
+        let Some(s) = p.server_conn() else {
+            return false;
+        };
+        if server_stream.is_none() {
+            server_stream = s.accept_stream(Dir::Uni);
+        }
+        if let Some(sid) = server_stream {
+            loop {
+                match s.read(sid, &mut buf) {
+                    Ok(r) => {
+                        got.extend_from_slice(&buf[..r.bytes]);
+                        fin |= r.fin;
+                        if r.bytes == 0 || r.fin {
+                            break;
+                        }
+                    }
+                    Err(StreamError::Blocked) => break,
+                    Err(e) => panic!("read: {e}"),
+                }
+            }
+        }
+        fin
+    })
+    .unwrap_or_else(|e| panic!("{e}; client {:?}", pair.client_conn().stats()));
+    assert!(
+        got == data,
+        "received {} of {} bytes",
+        got.len(),
+        data.len()
+    );
+}
