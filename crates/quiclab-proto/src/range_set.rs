@@ -34,6 +34,23 @@ impl RangeSet {
         if r.start >= r.end {
             return false;
         }
+        // Fast path: at or past the start of the highest range (packet numbers and
+        // stream offsets mostly arrive in order), so nothing above can merge: extend or
+        // append in place instead of removing and re-inserting the last range.
+        if let Some(mut last) = self.map.last_entry() {
+            let (s, e) = (*last.key(), *last.get());
+            if s <= r.start {
+                if e >= r.end {
+                    return false;
+                }
+                if e >= r.start {
+                    *last.get_mut() = r.end;
+                } else {
+                    self.map.insert(r.start, r.end);
+                }
+                return true;
+            }
+        }
         let (mut start, mut end) = (r.start, r.end);
         // A range starting at or before `start` that reaches it swallows the start.
         if let Some((&s, &e)) = self.map.range(..=start).next_back() {
@@ -61,24 +78,27 @@ impl RangeSet {
     }
 
     /// Removes every value in `r`.
+    ///
+    /// Walks the overlapping ranges from the highest down without collecting them (this
+    /// runs for every acknowledged STREAM frame): a range reaching below `r` is cut short
+    /// in place, a part above `r` is re-inserted at `r.end`.
     pub fn remove(&mut self, r: Range<u64>) {
         if r.start >= r.end {
             return;
         }
-        let overlapping: Vec<(u64, u64)> = self
-            .map
-            .range(..r.end)
-            .rev()
-            .take_while(|(_, &e)| e > r.start)
-            .map(|(&s, &e)| (s, e))
-            .collect();
-        for (s, e) in overlapping {
-            self.map.remove(&s);
-            if s < r.start {
-                self.map.insert(s, r.start);
+        while let Some((&s, e)) = self.map.range_mut(..r.end).next_back() {
+            let old_end = *e;
+            if old_end <= r.start {
+                break;
             }
-            if e > r.end {
-                self.map.insert(r.end, e);
+            if s < r.start {
+                // The part below `r` stays; it ends at r.start, which ends the walk.
+                *e = r.start;
+            } else {
+                self.map.remove(&s);
+            }
+            if old_end > r.end {
+                self.map.insert(r.end, old_end);
             }
         }
     }
