@@ -56,9 +56,26 @@ impl PacingRate {
     }
 }
 
+/// `a · b / d` rounded down (`up`: rounded up), exactly. Runs on every datagram: when
+/// all operands and the product fit in 64 bits (the usual case: nanoseconds since the
+/// last send times a window), it avoids the u128 multiply and the slow software
+/// 128-bit division; the result is the same either way.
+fn mul_div(a: u128, b: u128, d: u128, up: bool) -> u128 {
+    if let (Ok(a64), Ok(b64), Ok(d64)) = (u64::try_from(a), u64::try_from(b), u64::try_from(d)) {
+        if let Some(p) = a64.checked_mul(b64) {
+            return u128::from(if up { p.div_ceil(d64) } else { p / d64 });
+        }
+    }
+    if up {
+        (a * b).div_ceil(d)
+    } else {
+        a * b / d
+    }
+}
+
 /// rate · elapsed in bytes.
 fn earned(elapsed: Duration, rate: PacingRate) -> u64 {
-    let b = elapsed.as_nanos() * rate.num / rate.den;
+    let b = mul_div(elapsed.as_nanos(), rate.num, rate.den, false);
     u64::try_from(b).unwrap_or(u64::MAX)
 }
 
@@ -109,7 +126,7 @@ impl Pacer {
         }
         // Smallest wait with earned(wait) >= need - tokens: ceil(missing · den / num).
         let missing = u128::from(need - tokens);
-        let wait = u64::try_from((missing * rate.den).div_ceil(rate.num)).unwrap_or(u64::MAX);
+        let wait = u64::try_from(mul_div(missing, rate.den, rate.num, true)).unwrap_or(u64::MAX);
         Some(now.saturating_add(Duration::from_nanos(wait)))
     }
 
@@ -130,6 +147,29 @@ mod tests {
     use super::*;
 
     const MDS: u64 = 1200;
+
+    #[test]
+    fn mul_div_fast_path_matches_u128() {
+        let vals = [
+            0u128,
+            1,
+            3,
+            7,
+            1_000,
+            1 << 31,
+            u128::from(u32::MAX),
+            1 << 40,
+        ];
+        let big = [u128::from(u64::MAX), 1 << 64, (1 << 70) + 5];
+        for &a in vals.iter().chain(&big) {
+            for &b in &vals {
+                for d in [1u128, 3, 4_000_000_000, u128::from(u64::MAX), 1 << 65] {
+                    assert_eq!(mul_div(a, b, d, false), a * b / d, "{a} {b} {d}");
+                    assert_eq!(mul_div(a, b, d, true), (a * b).div_ceil(d), "{a} {b} {d}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn burst_then_paced() {
