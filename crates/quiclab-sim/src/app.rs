@@ -357,6 +357,9 @@ pub struct ServerApp {
     bulk_done: bool,
     /// The HTTP/3 server of a `page` workload.
     page: Option<PageServer>,
+    /// Scratch list of stream ids for [`ServerApp::drive`] (kept to avoid an allocation
+    /// per call).
+    ids: Vec<StreamId>,
 }
 
 impl ServerApp {
@@ -402,8 +405,11 @@ impl ServerApp {
         while let Some(id) = conn.accept_stream(Dir::Bi) {
             self.streams.insert(id, ServerStream::default());
         }
-        let ids: Vec<StreamId> = self.streams.keys().copied().collect();
-        for id in ids {
+        // Reuse one list across calls (this runs after every datagram the server gets).
+        let mut ids = std::mem::take(&mut self.ids);
+        ids.clear();
+        ids.extend(self.streams.keys().copied());
+        for &id in &ids {
             if id.dir() == Dir::Uni {
                 let (n, end) = drain(conn, id, buf);
                 m.record(now, n, w);
@@ -445,6 +451,7 @@ impl ServerApp {
                 self.streams.remove(&id);
             }
         }
+        self.ids = ids;
     }
 }
 

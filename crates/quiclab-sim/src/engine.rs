@@ -6,10 +6,16 @@
 //! deadline (~30 s ahead) on every packet, so stale heap entries would otherwise pile up
 //! by the hundred thousand and make every pop walk a deep heap. Timers and events share
 //! one sequence counter, so the order at equal times is still the scheduling order.
+//!
+//! The timers themselves are a second binary heap with lazy deletion (a re-armed key's
+//! old entry stays until it reaches the top, then is dropped; the heap is rebuilt when
+//! dead entries outnumber live ones): the simulator re-arms a node's timer after nearly
+//! every datagram, and a heap push is cheaper than a balanced-tree remove plus insert.
 
 use quiclab_proto::time::Instant;
 use std::cmp::Ordering;
-use std::collections::{BTreeSet, BinaryHeap};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::time::Duration;
 
 /// Seconds from a scenario value as a duration, saturating: negative and NaN give zero,
@@ -58,9 +64,12 @@ pub enum Next<E> {
 pub struct EventQueue<E> {
     heap: BinaryHeap<Entry<E>>,
     seq: u64,
-    /// Armed timers as (deadline, seq, key); `armed[key]` is the key's entry.
-    timers: BTreeSet<(Instant, u64, usize)>,
+    /// Timer entries (deadline, seq, key), earliest first; an entry is live only while
+    /// `armed[key]` holds its (deadline, seq). The top is always live (or the heap empty).
+    timers: BinaryHeap<Reverse<(Instant, u64, usize)>>,
     armed: Vec<Option<(Instant, u64)>>,
+    /// Keys whose timer is armed.
+    live_timers: usize,
 }
 
 impl<E> Default for EventQueue<E> {
@@ -68,8 +77,9 @@ impl<E> Default for EventQueue<E> {
         EventQueue {
             heap: BinaryHeap::new(),
             seq: 0,
-            timers: BTreeSet::new(),
+            timers: BinaryHeap::new(),
             armed: Vec::new(),
+            live_timers: 0,
         }
     }
 }
@@ -99,20 +109,37 @@ impl<E> EventQueue<E> {
         if self.armed.len() <= key {
             self.armed.resize(key + 1, None);
         }
-        if let Some((old, seq)) = self.armed[key].take() {
-            self.timers.remove(&(old, seq, key));
+        if self.armed[key].take().is_some() {
+            self.live_timers -= 1;
         }
         if let Some(at) = at {
             self.seq += 1;
-            self.timers.insert((at, self.seq, key));
+            self.timers.push(Reverse((at, self.seq, key)));
             self.armed[key] = Some((at, self.seq));
+            self.live_timers += 1;
+        }
+        if self.timers.len() > 2 * self.live_timers + 64 {
+            let armed = &self.armed;
+            self.timers
+                .retain(|Reverse((at, seq, k))| armed[*k] == Some((*at, *seq)));
+        }
+        self.drop_stale_top();
+    }
+
+    /// Pops dead entries off the top of the timer heap, so its top is the next timer.
+    fn drop_stale_top(&mut self) {
+        while let Some(&Reverse((at, seq, key))) = self.timers.peek() {
+            if self.armed[key] == Some((at, seq)) {
+                break;
+            }
+            self.timers.pop();
         }
     }
 
     /// Whether the next item is a timer (else an event, or nothing).
     fn timer_first(&self) -> bool {
-        match (self.heap.peek(), self.timers.first()) {
-            (Some(e), Some(&(at, seq, _))) => (at, seq) < (e.at, e.seq),
+        match (self.heap.peek(), self.timers.peek()) {
+            (Some(e), Some(&Reverse((at, seq, _)))) => (at, seq) < (e.at, e.seq),
             (None, t) => t.is_some(),
             (Some(_), None) => false,
         }
@@ -121,7 +148,7 @@ impl<E> EventQueue<E> {
     /// The time of the next event or timer.
     pub fn peek_time(&self) -> Option<Instant> {
         if self.timer_first() {
-            self.timers.first().map(|t| t.0)
+            self.timers.peek().map(|t| t.0 .0)
         } else {
             self.heap.peek().map(|e| e.at)
         }
@@ -130,19 +157,51 @@ impl<E> EventQueue<E> {
     /// Removes the next event or expired timer.
     pub fn pop(&mut self) -> Option<(Instant, Next<E>)> {
         if self.timer_first() {
-            let (at, _, key) = self.timers.pop_first()?;
+            let Reverse((at, _, key)) = self.timers.pop()?;
             self.armed[key] = None;
+            self.live_timers -= 1;
+            self.drop_stale_top();
             return Some((at, Next::Timer(key)));
         }
         self.heap.pop().map(|e| (e.at, Next::Event(e.event)))
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len() + self.timers.len()
+        self.heap.len() + self.live_timers
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// The nodes that must settle before time advances, handed out lowest index first (the
+/// order reaches results, so it must not depend on insertion order). A flag per key
+/// plus a min-heap: inserting a present key costs one load, and neither operation
+/// allocates once the heap has grown to the node count.
+#[derive(Default)]
+pub struct DirtySet {
+    present: Vec<bool>,
+    order: BinaryHeap<Reverse<usize>>,
+}
+
+impl DirtySet {
+    /// Adds `key` (no effect if present).
+    pub fn insert(&mut self, key: usize) {
+        if self.present.len() <= key {
+            self.present.resize(key + 1, false);
+        }
+        if !self.present[key] {
+            self.present[key] = true;
+            self.order.push(Reverse(key));
+        }
+    }
+
+    /// Removes and returns the lowest key.
+    pub fn pop_first(&mut self) -> Option<usize> {
+        let Reverse(key) = self.order.pop()?;
+        self.present[key] = false;
+        Some(key)
     }
 }
 
@@ -223,6 +282,54 @@ mod tests {
         use Next::{Event, Timer};
         assert_eq!(order, [Timer(1), Event("a"), Timer(0), Event("b")]);
         assert_eq!(q.timer(0), None);
+    }
+
+    /// Many re-arms (the lazy-deletion and rebuild paths) against a plain model: the
+    /// armed timers, fired in (deadline, arming order).
+    #[test]
+    fn timers_match_a_model_under_many_rearms() {
+        let mut q: EventQueue<()> = EventQueue::new();
+        let mut model: Vec<Option<(u64, u64)>> = vec![None; 7];
+        let mut seq = 0;
+        let mut x: u64 = 1;
+        for round in 0..3000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let key = (x >> 33) as usize % 7;
+            let at = round + (x >> 40) % 50;
+            let disarm = (x >> 20) % 9 == 0;
+            seq += 1;
+            model[key] = (!disarm).then_some((at, seq));
+            q.set_timer(key, (!disarm).then(|| Instant::from_millis(at)));
+            assert_eq!(q.len(), model.iter().flatten().count());
+            if round % 5 == 0 {
+                let next = (0..7)
+                    .filter_map(|k| model[k].map(|(a, s)| (a, s, k)))
+                    .min();
+                let got = q.pop();
+                match next {
+                    Some((a, _, k)) => {
+                        model[k] = None;
+                        assert_eq!(got, Some((Instant::from_millis(a), Next::Timer(k))));
+                    }
+                    None => assert_eq!(got, None),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn dirty_set_yields_lowest_first_once() {
+        let mut d = DirtySet::default();
+        for k in [5, 1, 5, 3, 1] {
+            d.insert(k);
+        }
+        assert_eq!(d.pop_first(), Some(1));
+        d.insert(0);
+        d.insert(3);
+        let rest: Vec<_> = std::iter::from_fn(|| d.pop_first()).collect();
+        assert_eq!(rest, [0, 3, 5]);
     }
 
     #[test]

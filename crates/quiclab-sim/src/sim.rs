@@ -7,7 +7,7 @@
 //! order; so a run is a pure function of the scenario and its seed.
 
 use crate::app::{AppMeasure, ClientApp, MeasureWindow, ServerApp};
-use crate::engine::{saturating_secs, EventQueue, Next, Slab};
+use crate::engine::{saturating_secs, DirtySet, EventQueue, Next, Slab};
 use crate::link::{LinkAction, Packet};
 use crate::output::metrics::{MetricsSink, SideMetrics, Tee};
 use crate::output::pcap::PcapWriter;
@@ -22,7 +22,7 @@ use quiclab_proto::rng::DetRng;
 use quiclab_proto::time::Instant;
 use quiclab_proto::wire::Side;
 use quiclab_proto::{Endpoint, TransportConfig};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::io::BufWriter;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::path::{Path, PathBuf};
@@ -132,7 +132,7 @@ pub struct Simulation {
     /// Flows whose workload has finished, so the stop check is O(1) per time step.
     flows_done: usize,
     cross: Vec<CrossState>,
-    dirty: BTreeSet<usize>,
+    dirty: DirtySet,
     window: MeasureWindow,
     client_tls: Arc<rustls::ClientConfig>,
     key_log: Arc<MemoryKeyLog>,
@@ -207,7 +207,7 @@ impl Simulation {
             flows: Vec::new(),
             flows_done: 0,
             cross: Vec::new(),
-            dirty: BTreeSet::new(),
+            dirty: DirtySet::default(),
             window,
             client_tls,
             key_log,
