@@ -12,6 +12,8 @@
 //!   0, over one 1 Gbit/s, 10 ms bottleneck. Work grows with N, so the cost per packet
 //!   should not: one flow per pair (the usual dumbbell) also exercises the per-host,
 //!   per-route and per-link structures, which grow with N.
+//! - `conns/10000`: 10,000 concurrent pairs with a 64 KiB flow each; prints the peak
+//!   resident memory per connection (run it alone: `-- conns/10000`).
 
 use quiclab_sim::{RunResult, Scenario, Simulation};
 use std::time::Instant;
@@ -56,6 +58,10 @@ workload = {{ kind = "bulk", bytes = 1073741824 }}
 }
 
 fn dumbbell(n: usize) -> String {
+    dumbbell_sized(n, 1_048_576)
+}
+
+fn dumbbell_sized(n: usize, bytes: u64) -> String {
     let mut s = format!(
         r#"
 name = "dumbbell_{n}"
@@ -84,19 +90,79 @@ max_udp_payload_size = 1452
     );
     for i in 0..n {
         s += &format!(
-            "[[flows]]\nname = \"f{i}\"\npair = {i}\nworkload = {{ kind = \"bulk\", bytes = 1048576 }}\n"
+            "[[flows]]\nname = \"f{i}\"\npair = {i}\nworkload = {{ kind = \"bulk\", bytes = {bytes} }}\n"
         );
     }
     s
 }
 
-/// One timed run (scenario parsing and setup included; they are small).
-fn run_once(text: &str) -> (f64, RunResult) {
+/// CPU time this thread has run, in seconds (Linux `/proc/thread-self/schedstat`), if
+/// known. On a shared machine wall time counts other jobs' time slices too; on-CPU time
+/// of the (single-threaded) simulation does not, so it is the steadier figure there.
+fn cpu_s() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = s.split_whitespace().next()?.parse().ok()?;
+    Some(ns as f64 / 1e9)
+}
+
+/// One timed run (scenario parsing and setup included; they are small): wall and CPU
+/// seconds.
+fn run_once(text: &str) -> (f64, f64, RunResult) {
     let scenario = Scenario::parse(text, "bench").expect("scenario");
-    let start = Instant::now();
+    let (start, cpu0) = (Instant::now(), cpu_s().unwrap_or(0.0));
     let sim = Simulation::new(scenario, "bench", None).expect("setup");
     let result = sim.run().expect("run");
-    (start.elapsed().as_secs_f64(), result)
+    let cpu = cpu_s().unwrap_or(0.0) - cpu0;
+    (start.elapsed().as_secs_f64(), cpu, result)
+}
+
+/// This process's resident set size in bytes (Linux `/proc/self/status` VmRSS), if known.
+fn rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// `conns/<N>`: N concurrent pairs (2N connections: client and server) of a 64 KiB bulk
+/// flow each, all starting at 0, over the dumbbell. Prints the wall time and the peak
+/// resident memory above the level before setup, per pair and per connection, sampled
+/// every 20,000 events (run it alone, e.g. `-- conns/10000`, so earlier cases' freed
+/// heap does not hide part of the growth).
+fn bench_memory(n: usize) {
+    let scenario = Scenario::parse(&dumbbell_sized(n, 65_536), "bench").expect("scenario");
+    let before = rss_bytes().unwrap_or(0);
+    let peak = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(before));
+    let start = Instant::now();
+    let mut sim = Simulation::new(scenario, "bench", None).expect("setup");
+    let p = peak.clone();
+    sim.set_progress_hook(
+        20_000,
+        Box::new(move |_| {
+            p.fetch_max(
+                rss_bytes().unwrap_or(0),
+                std::sync::atomic::Ordering::Relaxed,
+            );
+        }),
+    );
+    let r = sim.run().expect("run");
+    let wall = start.elapsed().as_secs_f64();
+    let grown = peak
+        .load(std::sync::atomic::Ordering::Relaxed)
+        .saturating_sub(before);
+    let done = r.flows.iter().filter(|f| f.incomplete.is_none()).count();
+    let datagrams: u64 = r.links[..2].iter().map(|l| l.delivered_packets).sum();
+    println!(
+        "conns/{n:<18} wall {wall:7.3} s  sim {:6.3} s  datagrams {datagrams:>8}  \
+         {:6.3} us/datagram  flows done {done}/{}  peak RSS +{:.1} MiB = {:.1} KiB per pair, \
+         {:.1} KiB per connection",
+        r.end_s,
+        wall * 1e6 / datagrams.max(1) as f64,
+        r.flows.len(),
+        grown as f64 / (1 << 20) as f64,
+        grown as f64 / 1024.0 / n as f64,
+        grown as f64 / 1024.0 / (2 * n) as f64,
+    );
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -106,18 +172,21 @@ fn median(v: &mut [f64]) -> f64 {
 
 fn bench(name: &str, text: &str, reps: usize, series: bool) {
     let mut walls = Vec::new();
+    let mut cpus = Vec::new();
     let mut last = None;
     for _ in 0..reps {
-        let (w, r) = if series {
+        let (w, c, r) = if series {
             run_once(&text.replacen("[topology]", "[measure]\ntraces = true\n[topology]", 1))
         } else {
             run_once(text)
         };
         walls.push(w);
+        cpus.push(c);
         last = Some(r);
     }
     let r = last.expect("at least one rep");
     let wall = median(&mut walls);
+    let cpu = median(&mut cpus);
     let all_pkts: u64 = r.links.iter().map(|l| l.delivered_packets).sum();
     // Every datagram crosses the bottleneck (links 0 and 1) exactly once.
     let datagrams: u64 = r.links[..2].iter().map(|l| l.delivered_packets).sum();
@@ -127,11 +196,13 @@ fn bench(name: &str, text: &str, reps: usize, series: bool) {
     println!(
         "{name:<24} wall {wall:7.3} s (min {:.3}, {reps} reps)  sim {:6.3} s  \
          datagrams {datagrams:>8}  link pkts {all_pkts:>8}  {:6.2} M link pkts/s  \
-         {:6.3} us/datagram  goodput {:7.1} Mbit/s  drops {drops}  flows {done}/{}  events {}",
+         {:6.3} us/datagram  cpu {cpu:7.3} s = {:6.3} us/datagram  goodput {:7.1} Mbit/s  \
+         drops {drops}  flows {done}/{}  events {}",
         walls[0],
         r.end_s,
         all_pkts as f64 / wall / 1e6,
         wall * 1e6 / datagrams as f64,
+        cpu * 1e6 / datagrams as f64,
         bytes as f64 * 8.0 / r.end_s / 1e6,
         r.flows.len(),
         r.events,
@@ -202,5 +273,9 @@ fn main() {
                 series,
             );
         }
+    }
+    let name = "conns/10000";
+    if want(name) {
+        bench_memory(10_000);
     }
 }
