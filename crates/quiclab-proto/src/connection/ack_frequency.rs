@@ -200,7 +200,7 @@ impl Connection {
                 }
             }
             AckFrequencyPolicy::AfterSlowStart { ratio, .. } => {
-                if !self.ack_freq.done && !self.cc.in_slow_start() {
+                if !self.ack_freq.done && !self.path.cc.in_slow_start() {
                     self.ack_freq.done = true;
                     let delay = self.requested_delay_us(false);
                     self.ack_freq.request(now, ratio, delay, reordering);
@@ -212,12 +212,12 @@ impl Connection {
                 ..
             } => {
                 let ratio = cwnd_ratio(
-                    self.cc.window(),
+                    self.path.cc.window(),
                     self.max_datagram_size() as u64,
                     acks_per_window,
                     max_ratio,
                 );
-                let srtt = self.rtt.smoothed();
+                let srtt = self.path.rtt.smoothed();
                 // ack-frequency §8.1: "not necessary ... more than once per RTT".
                 let rate_ok = self.ack_freq.last_request.is_none_or(|t| now >= t + srtt);
                 if ratio != self.ack_freq.current_ratio() && rate_ok {
@@ -242,7 +242,7 @@ impl Connection {
             .requested_max_ack_delay_ms()
             .map_or(advertised, |ms| (ms * 1000.0).round() as u64);
         if cap_at_srtt {
-            let srtt = u64::try_from(self.rtt.smoothed().as_micros()).unwrap_or(u64::MAX);
+            let srtt = u64::try_from(self.path.rtt.smoothed().as_micros()).unwrap_or(u64::MAX);
             d = d.min(srtt);
         }
         d.max(min).min(MAX_REQUESTED_DELAY_US)
@@ -278,7 +278,7 @@ impl Connection {
     pub(super) fn may_need_immediate_ack(&self) -> bool {
         self.config.ack_frequency.immediate_ack_when_blocked
             && self.ack_frequency_active()
-            && self.bytes_in_flight() + self.max_datagram_size() as u64 >= self.cc.window()
+            && self.bytes_in_flight() + self.max_datagram_size() as u64 >= self.path.cc.window()
     }
 
     /// The I-bit rule (seed 002 §V.D; ack-frequency §8.1.1): an ack-eliciting 1-RTT
@@ -297,7 +297,7 @@ impl Connection {
         }
         let size = (buf.len() + 1 + TAG_LEN - packet_start) as u64;
         let before = self.bytes_in_flight();
-        if before >= self.cc.window() || before + size < self.cc.window() {
+        if before >= self.path.cc.window() || before + size < self.path.cc.window() {
             return;
         }
         Frame::ImmediateAck.encode(buf);

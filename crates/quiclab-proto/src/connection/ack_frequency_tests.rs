@@ -619,7 +619,7 @@ fn pto_uses_the_largest_requested_delay_in_flight() {
         let last = sp.sent.time_of_last_ack_eliciting().unwrap();
         let (t, space) = c.pto_time_and_space(last).unwrap();
         assert_eq!(space, SpaceId::Data);
-        t.saturating_duration_since(last) - c.rtt.pto_base()
+        t.saturating_duration_since(last) - c.path.rtt.pto_base()
     };
     let until_acked = |p: &mut Pair| {
         p.run_until(Instant::from_millis(5000), |p| {

@@ -279,7 +279,7 @@ impl Connection {
                 },
             );
         }
-        self.pto_count = 0;
+        self.path.pto_count = 0;
         self.set_loss_detection_timer(now);
     }
 }

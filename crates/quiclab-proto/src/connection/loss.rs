@@ -34,9 +34,9 @@ impl Connection {
         let newly_acked = sp.sent.on_ack(&ack.ranges);
         // RFC 9438 §4.9.2: every packet of the last congestion episode acknowledged
         // after it was declared lost: the episode was spurious.
-        if space == SpaceId::Data && self.spurious.on_ack(&ack.ranges) {
+        if space == SpaceId::Data && self.path.spurious.on_ack(&ack.ranges) {
             self.stats.spurious_congestion_events += 1;
-            self.cc.on_spurious_congestion(now);
+            self.path.cc.on_spurious_congestion(now);
         }
         if newly_acked.is_empty() {
             return Ok(());
@@ -51,32 +51,32 @@ impl Connection {
             } else {
                 Duration::ZERO
             };
-            if self.first_rtt_sample_time.is_none() {
-                self.first_rtt_sample_time = Some(now);
+            if self.path.first_rtt_sample_time.is_none() {
+                self.path.first_rtt_sample_time = Some(now);
             }
             let max_ack_delay = self.peer_max_ack_delay();
-            self.rtt.update(
+            self.path.rtt.update(
                 latest_rtt,
                 ack_delay,
                 self.handshake_confirmed,
                 max_ack_delay,
             );
             if self.stats.first_sample_pto.is_none() {
-                self.stats.first_sample_pto = Some(self.rtt.pto_base());
+                self.stats.first_sample_pto = Some(self.path.rtt.pto_base());
             }
         }
         if space == SpaceId::Handshake && self.side == Side::Client {
             // RFC 9002 A.8: the server validated our address once it ACKs a Handshake packet.
             self.peer_validated_address = true;
         }
-        let in_slow_start = self.cc.in_slow_start();
+        let in_slow_start = self.path.cc.in_slow_start();
         for p in &newly_acked {
             self.on_packet_acked(now, space, p);
         }
         self.detect_and_remove_lost(now, space);
         self.deliver_rate_sample(now);
         if self.peer_completed_address_validation() {
-            self.pto_count = 0;
+            self.path.pto_count = 0;
         }
         self.set_loss_detection_timer(now);
         self.log_metrics(now, in_slow_start);
@@ -88,14 +88,14 @@ impl Connection {
     /// in ProbeRTT asks for the app-limited mark; a model state change is logged.
     fn deliver_rate_sample(&mut self, now: Instant) {
         let in_flight = self.bytes_in_flight();
-        let Some(rs) = self.delivery.generate(self.rtt.min(), in_flight) else {
+        let Some(rs) = self.path.delivery.generate(self.path.rtt.min(), in_flight) else {
             return;
         };
-        self.cc.on_rate_sample(now, &rs, &self.rtt);
-        if self.cc.wants_app_limited_mark() {
-            self.delivery.mark_app_limited(in_flight);
+        self.path.cc.on_rate_sample(now, &rs, &self.path.rtt);
+        if self.path.cc.wants_app_limited_mark() {
+            self.path.delivery.mark_app_limited(in_flight);
         }
-        while let Some(new) = self.cc.take_state_change() {
+        while let Some(new) = self.path.cc.take_state_change() {
             if self.logging() {
                 self.emit(now, Event::CongestionStateUpdated { new });
             }
@@ -104,10 +104,16 @@ impl Connection {
 
     fn on_packet_acked(&mut self, now: Instant, space: SpaceId, p: &SentPacket<SentRecord>) {
         if p.in_flight {
-            self.delivery
+            self.path
+                .delivery
                 .on_acked(now, p.pn, p.time_sent, p.size, &p.delivery);
-            self.cc
-                .on_packet_acked(now, p.time_sent, p.size, self.app_limited, &self.rtt);
+            self.path.cc.on_packet_acked(
+                now,
+                p.time_sent,
+                p.size,
+                self.path.app_limited,
+                &self.path.rtt,
+            );
         }
         if let Some(largest) = p.data.ack_largest {
             self.spaces[space as usize].acks.on_ack_acked(largest);
@@ -131,7 +137,7 @@ impl Connection {
 
     /// RFC 9002 A.10 DetectAndRemoveLostPackets, then A.11 OnPacketsLost.
     pub(super) fn detect_and_remove_lost(&mut self, now: Instant, space: SpaceId) {
-        let loss_delay = self.rtt.loss_delay(self.config.loss.time_threshold);
+        let loss_delay = self.path.rtt.loss_delay(self.config.loss.time_threshold);
         let sp = &mut self.spaces[space as usize];
         let largest_acked = sp.sent.largest_acked();
         let lost = sp
@@ -145,11 +151,11 @@ impl Connection {
             &lost,
             &self.spaces[space as usize].sent,
             pc_duration,
-            self.first_rtt_sample_time,
+            self.path.first_rtt_sample_time,
         );
         let mut lost_bytes = 0;
         let mut largest_lost_sent = None;
-        let mut new_episode = !self.cc.in_recovery();
+        let mut new_episode = !self.path.cc.in_recovery();
         for p in &lost {
             self.stats.packets_lost += 1;
             if self.logging() {
@@ -172,10 +178,10 @@ impl Connection {
             if p.in_flight {
                 lost_bytes += p.size;
                 largest_lost_sent = Some(p.time_sent);
-                let lost = self.delivery.on_lost(p.size, &p.delivery);
-                self.cc.on_packet_lost(now, &lost);
+                let lost = self.path.delivery.on_lost(p.size, &p.delivery);
+                self.path.cc.on_packet_lost(now, &lost);
                 if space == SpaceId::Data {
-                    self.spurious.on_lost(p.pn, new_episode);
+                    self.path.spurious.on_lost(p.pn, new_episode);
                     new_episode = false;
                 }
             }
@@ -186,9 +192,10 @@ impl Connection {
             self.stats.congestion_events += 1;
             if persistent {
                 self.stats.persistent_congestion_events += 1;
-                self.spurious.close();
+                self.path.spurious.close();
             }
-            self.cc
+            self.path
+                .cc
                 .on_congestion_event(now, sent, persistent, lost_bytes);
             if self.logging() {
                 self.emit(
@@ -226,7 +233,7 @@ impl Connection {
 
     /// RFC 9002 §7.6.1: (smoothed_rtt + max(4 rttvar, granularity) + max_ack_delay) * 3.
     fn persistent_congestion_duration(&self) -> Duration {
-        (self.rtt.pto_base() + self.peer_max_ack_delay())
+        (self.path.rtt.pto_base() + self.peer_max_ack_delay())
             * self.config.loss.persistent_congestion_threshold
     }
 
@@ -237,12 +244,8 @@ impl Connection {
 
     /// Server before address validation: may send at most 3x what it received (RFC 9000 §8.1).
     pub(super) fn amplification_budget(&self) -> u64 {
-        if self.address_validated {
-            u64::MAX
-        } else {
-            (self.amplification_received * self.config.amplification_factor)
-                .saturating_sub(self.amplification_sent)
-        }
+        self.path
+            .amplification_budget(self.config.amplification_factor)
     }
 
     fn ack_eliciting_in_flight(&self) -> bool {
@@ -261,8 +264,8 @@ impl Connection {
 
     /// RFC 9002 A.8 GetPtoTimeAndSpace.
     pub(super) fn pto_time_and_space(&self, now: Instant) -> Option<(Instant, SpaceId)> {
-        let backoff = 1u32 << self.pto_count.min(20);
-        let duration = self.rtt.pto_base() * backoff;
+        let backoff = self.path.pto_backoff();
+        let duration = self.path.rtt.pto_base() * backoff;
         if !self.ack_eliciting_in_flight() {
             // Anti-deadlock PTO (client only): from now, in the highest space with keys.
             let space = if self.spaces[SpaceId::Handshake as usize].can_send() {
@@ -314,8 +317,10 @@ impl Connection {
         let pto = self.pto_time_and_space(now);
         if self.stats.first_pto.is_none() {
             if let Some((t, _)) = pto {
-                self.stats.first_pto =
-                    Some(t.saturating_duration_since(now).max(self.rtt.pto_base()));
+                self.stats.first_pto = Some(
+                    t.saturating_duration_since(now)
+                        .max(self.path.rtt.pto_base()),
+                );
             }
         }
         self.loss_timer = pto.map(|(t, _)| t);
@@ -339,13 +344,13 @@ impl Connection {
         } else if let Some((_, space)) = self.pto_time_and_space(now) {
             self.queue_probes(space);
         }
-        self.pto_count += 1;
+        self.path.pto_count += 1;
         self.stats.pto_count_total += 1;
         if self.logging() {
             self.emit(
                 now,
                 Event::PtoExpired {
-                    pto_count: self.pto_count,
+                    pto_count: self.path.pto_count,
                 },
             );
         }
@@ -363,7 +368,7 @@ impl Connection {
             || self.early_crypto_retransmits >= MAX_EARLY_CRYPTO_RETRANSMITS
             || self
                 .last_early_crypto_retransmit
-                .is_some_and(|t| now < t + self.rtt.pto_base())
+                .is_some_and(|t| now < t + self.path.rtt.pto_base())
         {
             return;
         }
@@ -433,21 +438,21 @@ impl Connection {
             return;
         }
         let m = RecoveryMetrics {
-            min_rtt: Some(self.rtt.min()),
-            smoothed_rtt: Some(self.rtt.smoothed()),
-            latest_rtt: Some(self.rtt.latest()),
-            rtt_variance: Some(self.rtt.rttvar()),
-            pto_count: Some(self.pto_count),
-            congestion_window: Some(self.cc.window()),
+            min_rtt: Some(self.path.rtt.min()),
+            smoothed_rtt: Some(self.path.rtt.smoothed()),
+            latest_rtt: Some(self.path.rtt.latest()),
+            rtt_variance: Some(self.path.rtt.rttvar()),
+            pto_count: Some(self.path.pto_count),
+            congestion_window: Some(self.path.cc.window()),
             bytes_in_flight: Some(self.bytes_in_flight()),
-            ssthresh: (self.cc.ssthresh() != u64::MAX).then(|| self.cc.ssthresh()),
-            pacing_rate: self.cc.pacing_rate(),
-            model_bandwidth: self.cc.model().and_then(|m| m.bandwidth),
-            model_min_rtt: self.cc.model().and_then(|m| m.min_rtt),
+            ssthresh: (self.path.cc.ssthresh() != u64::MAX).then(|| self.path.cc.ssthresh()),
+            pacing_rate: self.path.cc.pacing_rate(),
+            model_bandwidth: self.path.cc.model().and_then(|m| m.bandwidth),
+            model_min_rtt: self.path.cc.model().and_then(|m| m.min_rtt),
         };
         self.emit(now, Event::MetricsUpdated(m));
         // Model-based controllers report their own transitions (`take_state_change`).
-        if was_slow_start && !self.cc.in_slow_start() && self.cc.model().is_none() {
+        if was_slow_start && !self.path.cc.in_slow_start() && self.path.cc.model().is_none() {
             self.emit(
                 now,
                 Event::CongestionStateUpdated {

@@ -22,6 +22,7 @@ mod crypto_stream;
 mod handshake;
 mod key_update;
 mod loss;
+mod path;
 mod recv;
 mod send;
 mod spaces;
@@ -39,13 +40,14 @@ use crate::config::TransportConfig;
 use crate::crypto::tls::TlsSession;
 use crate::error::{TransportError, TransportErrorCode};
 use crate::events::{ConnectionState, Event, EventSink, Owner};
-use crate::recovery::{DeliveryRateEstimator, Pacer, RttEstimator, SpuriousLossDetector};
+use crate::recovery::RttEstimator;
 use crate::rng::DetRng;
 use crate::streams::{ReadOutcome, StreamError, StreamEvent, StreamParams, Streams};
 use crate::time::Instant;
 use crate::wire::{ConnectionId, Dir, Side, StreamId, TransportParameters};
 use cids::CidState;
 use key_update::KeyUpdate;
+use path::PathData;
 use spaces::PacketSpace;
 use spaces::SpaceId as Space;
 use std::collections::VecDeque;
@@ -57,9 +59,6 @@ use std::time::Duration;
 /// (RFC 9221 §5: a receiver may drop what it cannot process). At the largest frame
 /// size this bounds the queue to about 64 MB per connection; `recv_datagram` drains it.
 pub const MAX_QUEUED_DATAGRAMS: usize = 1024;
-/// PATH_CHALLENGE data waiting to be echoed; a peer flooding challenges gets answers
-/// to the newest ones only (RFC 9000 §8.2.2: it sends more challenges as needed).
-pub(crate) const MAX_PENDING_PATH_RESPONSES: usize = 16;
 
 /// What the application learns from a connection.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -132,7 +131,9 @@ pub struct Connection {
     /// Version Negotiation seen and its outcome (client).
     versions: version::VersionState,
     state: State,
-    remote: SocketAddr,
+    /// The path's address, RTT, congestion controller, pacer, PTO backoff and
+    /// amplification budget.
+    path: PathData,
     tls: TlsSession,
     spaces: [PacketSpace; 3],
     cids: CidState,
@@ -145,28 +146,12 @@ pub struct Connection {
     handshake_done_pending: bool,
     /// Client: a packet from the server was processed (its SCID is now our DCID).
     received_server_packet: bool,
-    /// Server: the client's address is validated (RFC 9000 §8.1).
-    address_validated: bool,
     /// Client: the server acknowledged a Handshake packet (RFC 9002 A.8).
     peer_validated_address: bool,
-    /// Bytes received/sent before address validation, for the 3x limit.
-    amplification_received: u64,
-    amplification_sent: u64,
-    rtt: RttEstimator,
-    cc: Box<dyn CongestionController>,
-    pto_count: u32,
     /// RFC 9002 §6.2.3: early CRYPTO retransmissions done, and when the last one was.
     early_crypto_retransmits: u32,
     last_early_crypto_retransmit: Option<Instant>,
     loss_timer: Option<Instant>,
-    first_rtt_sample_time: Option<Instant>,
-    /// The sender ran out of data with room left in the window (RFC 9002 §7.8).
-    app_limited: bool,
-    /// Delivery-rate sampling for the controller (draft-ietf-ccwg-bbr §4.1).
-    delivery: DeliveryRateEstimator,
-    /// Lost 1-RTT packets acknowledged later (RFC 9438 §4.9.2), for controllers' undo.
-    spurious: SpuriousLossDetector,
-    pacer: Pacer,
     /// Data is waiting for the pacer until this time.
     pacing_deadline: Option<Instant>,
     idle_timeout: Option<Duration>,
@@ -205,8 +190,6 @@ pub struct Connection {
     iack_sent: bool,
     /// Server: 1-RTT packets that arrived before the handshake completed.
     early_one_rtt: Vec<(recv::Parsed, Vec<u8>)>,
-    /// PATH_CHALLENGE data to echo.
-    path_responses: Vec<[u8; 8]>,
     /// DATAGRAM frame payloads received (RFC 9221), oldest first.
     received_datagrams: VecDeque<Vec<u8>>,
     /// Scratch buffers reused across calls.
@@ -343,7 +326,7 @@ impl Connection {
             version,
             versions: version::VersionState::default(),
             state: State::Handshake,
-            remote,
+            path: PathData::new(&config, side, remote, cc),
             tls,
             spaces: [PacketSpace::new(), PacketSpace::new(), PacketSpace::new()],
             cids,
@@ -354,21 +337,10 @@ impl Connection {
             handshake_confirmed: false,
             handshake_done_pending: false,
             received_server_packet: false,
-            address_validated: side == Side::Client,
             peer_validated_address: side == Side::Server,
-            amplification_received: 0,
-            amplification_sent: 0,
-            rtt: RttEstimator::new(config.initial_rtt()),
-            cc,
-            pto_count: 0,
             early_crypto_retransmits: 0,
             last_early_crypto_retransmit: None,
             loss_timer: None,
-            first_rtt_sample_time: None,
-            app_limited: false,
-            delivery: DeliveryRateEstimator::new(),
-            spurious: SpuriousLossDetector::new(),
-            pacer: Pacer::new(u64::from(config.max_udp_payload_size)),
             pacing_deadline: None,
             idle_timeout,
             idle_deadline: idle_timeout.map(|d| now + d),
@@ -394,7 +366,6 @@ impl Connection {
             ack_frequency_seq: None,
             data_eliciting_received: 0,
             ack_freq: ack_frequency::AckFrequencySender::default(),
-            path_responses: Vec::new(),
             early_one_rtt: Vec::new(),
             hold_until: None,
             hold_started: false,
@@ -475,7 +446,7 @@ impl Connection {
         self.side
     }
     pub fn remote_address(&self) -> SocketAddr {
-        self.remote
+        self.path.remote
     }
     /// The client's original Destination Connection ID (for logs and qlog group IDs).
     pub fn original_dcid(&self) -> ConnectionId {
@@ -506,13 +477,13 @@ impl Connection {
         &self.stats
     }
     pub fn rtt(&self) -> &RttEstimator {
-        &self.rtt
+        &self.path.rtt
     }
     pub fn congestion_window(&self) -> u64 {
-        self.cc.window()
+        self.path.cc.window()
     }
     pub fn congestion_controller(&self) -> &dyn CongestionController {
-        &*self.cc
+        &*self.path.cc
     }
     /// Bytes in flight over all packet number spaces.
     pub fn bytes_in_flight(&self) -> u64 {
@@ -724,7 +695,7 @@ impl Connection {
 
     /// Three times the current PTO (RFC 9000 §10.2).
     fn close_period(&self) -> Duration {
-        3 * (self.rtt.pto_base() + self.config.max_ack_delay())
+        self.path.close_period(self.config.max_ack_delay())
     }
 
     /// A peer violation: close with its error code.

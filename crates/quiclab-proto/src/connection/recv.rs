@@ -2,9 +2,7 @@
 //! frames (RFC 9000 §12, RFC 9001 §5).
 
 use super::spaces::SpaceId;
-use super::{
-    CloseReason, Connection, EndpointEvent, State, MAX_PENDING_PATH_RESPONSES, MAX_QUEUED_DATAGRAMS,
-};
+use super::{CloseReason, Connection, EndpointEvent, State, MAX_QUEUED_DATAGRAMS};
 use crate::crypto::protect::{decrypt_payload, unprotect_header};
 use crate::error::{TransportError, TransportErrorCode};
 use crate::events::{frame_type_name, DropReason, Event, FrameSummary, Owner, PacketHeaderInfo};
@@ -65,9 +63,7 @@ impl Connection {
         let _ = remote; // No migration yet: packets are accepted from any address.
         self.stats.datagrams_received.packets += 1;
         self.stats.datagrams_received.bytes += data.len() as u64;
-        if !self.address_validated {
-            self.amplification_received += data.len() as u64;
-        }
+        self.path.on_datagram_received(data.len());
         let total = data.len();
         let mut offset = 0;
         let mut any_processed = false;
@@ -298,8 +294,8 @@ impl Connection {
         if self.side == Side::Server && space == SpaceId::Handshake {
             // RFC 9000 §8.1: a Handshake packet validates the client's address;
             // RFC 9001 §4.9.1: the server discards Initial keys on its first one.
-            if !self.address_validated {
-                self.address_validated = true;
+            if !self.path.validated {
+                self.path.validated = true;
                 self.set_loss_detection_timer(now);
             }
             self.discard_space(now, SpaceId::Initial);
@@ -388,13 +384,8 @@ impl Connection {
                 }
             }
             Frame::PathChallenge(d) => {
-                // Memory stays bounded whatever the peer sends: the oldest challenges
-                // are answered last and dropped first; the peer sends more PATH_CHALLENGE
-                // frames as needed (RFC 9000 §8.2.2).
-                if self.path_responses.len() >= MAX_PENDING_PATH_RESPONSES {
-                    self.path_responses.remove(0);
-                }
-                self.path_responses.push(d);
+                // Bounded, newest answered first (RFC 9000 §8.2.2).
+                self.path.on_path_challenge(d);
             }
             Frame::ConnectionClose(c) => {
                 let reason = String::from_utf8_lossy(c.reason).into_owned();

@@ -8,7 +8,7 @@ use crate::crypto::protect::seal;
 use crate::crypto::TAG_LEN;
 use crate::error::TransportErrorCode;
 use crate::events::{Event, FrameSummary, PacketHeaderInfo};
-use crate::recovery::{DeliverySnapshot, PacingRate, SentPacket};
+use crate::recovery::{DeliverySnapshot, SentPacket};
 use crate::time::Instant;
 use crate::wire::header::{packet_number_len, write_long_header, write_short_header};
 use crate::wire::{decode_frames, varint, ConnectionCloseFrame, Frame, PacketType, Side};
@@ -60,14 +60,14 @@ impl Connection {
         self.pacing_deadline = None;
         let start = buf.len();
         let budget = (self.max_datagram_size() as u64).min(self.amplification_budget()) as usize;
-        if budget < MIN_INITIAL_DATAGRAM && !self.address_validated {
+        if budget < MIN_INITIAL_DATAGRAM && !self.path.validated {
             return None; // RFC 9000 §8.1: wait for more bytes from the client.
         }
         let closing = matches!(self.state, State::Closing { .. });
         if !closing {
             self.update_ack_frequency(now);
         }
-        let cwnd_open = self.bytes_in_flight() < self.cc.window() && self.pacer_allows(now);
+        let cwnd_open = self.bytes_in_flight() < self.path.cc.window() && self.pacer_allows(now);
         let mut open: Option<OpenPacket> = None;
         let mut pad_datagram = false;
         // Whether any packet of this datagram counts toward bytes in flight.
@@ -119,28 +119,17 @@ impl Connection {
         // congestion controlled and must not spend the pacer's tokens (a receiver's
         // stream of ACKs would otherwise starve its own MAX_DATA updates).
         if self.config.pacing && in_flight {
-            let rate = self.pacing_rate();
-            self.pacer.on_sent(now, size as u64, rate);
+            let rate = self.path.pacing_rate();
+            self.path.pacer.on_sent(now, size as u64, rate);
         }
         self.stats.datagrams_sent.packets += 1;
         self.stats.datagrams_sent.bytes += size as u64;
-        if !self.address_validated {
-            self.amplification_sent += size as u64;
-        }
+        self.path.on_datagram_sent(size);
         self.set_loss_detection_timer(now);
         Some(Transmit {
-            destination: self.remote,
+            destination: self.path.remote,
             size,
         })
-    }
-
-    /// The pacer's rate: the controller's if it sets one (BBR), else RFC 9002 §7.7's
-    /// 1.25 · cwnd / smoothed_rtt.
-    fn pacing_rate(&self) -> Option<PacingRate> {
-        match self.cc.pacing_rate() {
-            Some(r) => PacingRate::from_bytes_per_sec(r),
-            None => PacingRate::from_window(self.cc.window(), self.rtt.smoothed()),
-        }
     }
 
     /// RFC 9002 §7.7: whether the pacer lets a full-sized datagram of new data leave
@@ -150,7 +139,11 @@ impl Connection {
             return true;
         }
         let size = self.max_datagram_size() as u64;
-        match self.pacer.next_send_time(now, size, self.pacing_rate()) {
+        match self
+            .path
+            .pacer
+            .next_send_time(now, size, self.path.pacing_rate())
+        {
             Some(t) if t > now => {
                 if self.data_space_pending() {
                     self.pacing_deadline = Some(t);
@@ -184,7 +177,7 @@ impl Connection {
 
     fn data_space_pending(&self) -> bool {
         self.handshake_done_pending
-            || !self.path_responses.is_empty()
+            || !self.path.responses.is_empty()
             || !self.cids.pending_new.is_empty()
             || !self.cids.pending_retire.is_empty()
             || self.streams.has_pending()
@@ -380,11 +373,11 @@ impl Connection {
         if self.write_ack_frequency(buf, &mut p.record.frames, max) {
             p.ack_eliciting = true;
         }
-        while let Some(d) = self.path_responses.last().copied() {
+        while let Some(d) = self.path.responses.last().copied() {
             if buf.len() + 9 > max {
                 break;
             }
-            self.path_responses.pop();
+            self.path.responses.pop();
             Frame::PathResponse(d).encode(buf);
             p.ack_eliciting = true;
         }
@@ -418,7 +411,7 @@ impl Connection {
         let before = buf.len();
         let mut records = std::mem::take(&mut self.stream_records);
         self.streams
-            .write_frames(now, self.rtt.smoothed(), buf, max, &mut records);
+            .write_frames(now, self.path.rtt.smoothed(), buf, max, &mut records);
         if buf.len() > before {
             p.ack_eliciting = true;
         }
@@ -427,11 +420,12 @@ impl Connection {
             .extend(records.drain(..).map(SentFrame::Stream));
         self.stream_records = records;
         // RFC 9002 §7.8: out of data with room in the window means application-limited.
-        self.app_limited = !self.streams.has_pending() && self.bytes_in_flight() < self.cc.window();
-        if self.app_limited {
+        self.path.app_limited =
+            !self.streams.has_pending() && self.bytes_in_flight() < self.path.cc.window();
+        if self.path.app_limited {
             // draft-ietf-ccwg-bbr §4.1.2.4 MarkConnectionAppLimited: rate samples of
             // packets sent from here until the bubble is delivered are app-limited.
-            self.delivery.mark_app_limited(self.bytes_in_flight());
+            self.path.delivery.mark_app_limited(self.bytes_in_flight());
         }
     }
 
@@ -468,7 +462,7 @@ impl Connection {
         // draft-ietf-ccwg-bbr §4.1.2.2 OnPacketSent: snapshot the delivery state.
         let delivery = if in_flight {
             let inflight = self.bytes_in_flight() + size;
-            self.delivery.on_sent(now, size, inflight)
+            self.path.delivery.on_sent(now, size, inflight)
         } else {
             DeliverySnapshot::default()
         };
@@ -495,7 +489,7 @@ impl Connection {
         self.stats.packets_sent[p.space as usize] += 1;
         if in_flight {
             let inflight = self.bytes_in_flight();
-            self.cc.on_packet_sent(now, size, inflight);
+            self.path.cc.on_packet_sent(now, size, inflight);
         }
         if p.ack_eliciting && self.idle_restart_on_send {
             // RFC 9000 §10.1: the first ack-eliciting packet after a receipt restarts the timer.

@@ -132,7 +132,7 @@ impl Connection {
         *initial = fresh;
         self.install_initial_keys(self.original_dcid);
         self.tls_write_space = SpaceId::Initial;
-        self.pto_count = 0;
+        self.path.pto_count = 0;
         self.set_loss_detection_timer(now);
         if self.logging() {
             let ev = Event::ConnectionStarted {
