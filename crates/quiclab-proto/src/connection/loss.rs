@@ -2,6 +2,7 @@
 //! Appendix A), applied to the connection's spaces, streams and congestion controller.
 
 use super::spaces::{SentFrame, SentRecord, SpaceId};
+use super::timers::Timer;
 use super::Connection;
 use crate::error::TransportError;
 use crate::events::{CongestionState, Event, LossTrigger, RecoveryMetrics};
@@ -11,10 +12,6 @@ use crate::streams::StreamFrameRecord;
 use crate::time::Instant;
 use crate::wire::{AckFrame, Side};
 use std::time::Duration;
-
-/// RFC 9002 §6.2.3: early CRYPTO retransmissions allowed per connection ("a limited
-/// number of times"; one per handshake space), one PTO period apart at least.
-const MAX_EARLY_CRYPTO_RETRANSMITS: u32 = 2;
 
 impl Connection {
     /// RFC 9002 A.7 OnAckReceived.
@@ -58,7 +55,7 @@ impl Connection {
             self.path.rtt.update(
                 latest_rtt,
                 ack_delay,
-                self.handshake_confirmed,
+                self.handshake.confirmed,
                 max_ack_delay,
             );
             if self.stats.first_sample_pto.is_none() {
@@ -67,7 +64,7 @@ impl Connection {
         }
         if space == SpaceId::Handshake && self.side == Side::Client {
             // RFC 9002 A.8: the server validated our address once it ACKs a Handshake packet.
-            self.peer_validated_address = true;
+            self.handshake.peer_validated_address = true;
         }
         let in_slow_start = self.path.cc.in_slow_start();
         for p in &newly_acked {
@@ -127,7 +124,10 @@ impl Connection {
                 SentFrame::AckFrequency {
                     sequence,
                     max_ack_delay_us,
-                } => self.ack_freq.on_acked(*sequence, *max_ack_delay_us),
+                } => self
+                    .ack_frequency
+                    .sender
+                    .on_acked(*sequence, *max_ack_delay_us),
                 SentFrame::HandshakeDone
                 | SentFrame::NewConnectionId { .. }
                 | SentFrame::RetireConnectionId { .. } => {}
@@ -216,7 +216,7 @@ impl Connection {
                     .crypto_send
                     .on_lost(*offset, *len),
                 SentFrame::Stream(r) => self.streams.on_lost(r),
-                SentFrame::HandshakeDone => self.handshake_done_pending = true,
+                SentFrame::HandshakeDone => self.handshake.done_pending = true,
                 SentFrame::NewConnectionId { sequence } => {
                     self.cids.pending_new.push_back(*sequence)
                 }
@@ -226,7 +226,10 @@ impl Connection {
                 SentFrame::AckFrequency {
                     sequence,
                     max_ack_delay_us,
-                } => self.ack_freq.on_lost(*sequence, *max_ack_delay_us),
+                } => self
+                    .ack_frequency
+                    .sender
+                    .on_lost(*sequence, *max_ack_delay_us),
             }
         }
     }
@@ -239,7 +242,9 @@ impl Connection {
 
     /// RFC 9002 A.8 PeerCompletedAddressValidation.
     pub(super) fn peer_completed_address_validation(&self) -> bool {
-        self.side == Side::Server || self.peer_validated_address || self.handshake_confirmed
+        self.side == Side::Server
+            || self.handshake.peer_validated_address
+            || self.handshake.confirmed
     }
 
     /// Server before address validation: may send at most 3x what it received (RFC 9000 §8.1).
@@ -283,7 +288,7 @@ impl Connection {
             }
             let mut d = duration;
             if space == SpaceId::Data {
-                if !self.handshake_confirmed {
+                if !self.handshake.confirmed {
                     return best;
                 }
                 d += self.peer_max_ack_delay() * backoff;
@@ -302,16 +307,16 @@ impl Connection {
     /// RFC 9002 A.8 SetLossDetectionTimer.
     pub(super) fn set_loss_detection_timer(&mut self, now: Instant) {
         if let Some((t, _)) = self.loss_time_and_space() {
-            self.loss_timer = Some(t);
+            self.timers.set(Timer::LossDetection, t);
             return;
         }
         if self.amplification_budget() == 0 {
             // RFC 9002 §6.2.2.1: a server at the amplification limit arms no PTO.
-            self.loss_timer = None;
+            self.timers.stop(Timer::LossDetection);
             return;
         }
         if !self.ack_eliciting_in_flight() && self.peer_completed_address_validation() {
-            self.loss_timer = None;
+            self.timers.stop(Timer::LossDetection);
             return;
         }
         let pto = self.pto_time_and_space(now);
@@ -323,7 +328,8 @@ impl Connection {
                 );
             }
         }
-        self.loss_timer = pto.map(|(t, _)| t);
+        self.timers
+            .set_or_stop(Timer::LossDetection, pto.map(|(t, _)| t));
     }
 
     /// RFC 9002 A.9 OnLossDetectionTimeout.
@@ -363,13 +369,7 @@ impl Connection {
     /// now instead of at the PTO. Limited per connection and to once per PTO period,
     /// so two endpoints cannot ping-pong; the send path keeps the amplification limit.
     pub(super) fn speed_up_handshake(&mut self, now: Instant, space: SpaceId) {
-        if space == SpaceId::Data
-            || self.handshake_confirmed
-            || self.early_crypto_retransmits >= MAX_EARLY_CRYPTO_RETRANSMITS
-            || self
-                .last_early_crypto_retransmit
-                .is_some_and(|t| now < t + self.path.rtt.pto_base())
-        {
+        if space == SpaceId::Data || !self.handshake.may_speed_up(now, self.path.rtt.pto_base()) {
             return;
         }
         let sp = &mut self.spaces[space as usize];
@@ -377,8 +377,7 @@ impl Connection {
             return;
         }
         sp.crypto_send.requeue_unacked();
-        self.early_crypto_retransmits += 1;
-        self.last_early_crypto_retransmit = Some(now);
+        self.handshake.on_speed_up(now);
         self.stats.early_crypto_retransmits += 1;
     }
 
