@@ -537,7 +537,7 @@ impl Connection {
             .filter(|(s, id)| s.can_send() && !self.initial_ack_held(*id))
             .filter_map(|(s, _)| s.acks.ack_deadline())
             .min();
-        [self.timers.next_open_deadline(), ack]
+        [self.timers.next_timeout(), ack]
             .into_iter()
             .flatten()
             .min()

@@ -65,18 +65,10 @@ impl TimerTable {
         self.data[timer as usize].is_some_and(|t| now >= t)
     }
 
-    /// The earliest armed deadline of all timers except [`Timer::Close`] (which only
-    /// matters once closing, when it is the only one that does).
-    pub fn next_open_deadline(&self) -> Option<Instant> {
-        [
-            Timer::ServerHold,
-            Timer::LossDetection,
-            Timer::Idle,
-            Timer::Pacing,
-        ]
-        .into_iter()
-        .filter_map(|t| self.get(t))
-        .min()
+    /// The earliest armed deadline. [`Timer::Close`] is armed only once closing, when
+    /// the connection asks for nothing else.
+    pub fn next_timeout(&self) -> Option<Instant> {
+        self.data.iter().flatten().min().copied()
     }
 }
 
@@ -132,3 +124,7 @@ impl IdleTimeout {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "timers_tests.rs"]
+mod tests;
