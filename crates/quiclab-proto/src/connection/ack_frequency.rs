@@ -23,6 +23,32 @@ const MAX_REQUESTED_DELAY_US: u64 = (1 << 14) * 1000 - 1;
 /// RFC 9000 §13.2.2: without ACK_FREQUENCY a receiver ACKs every second packet.
 const DEFAULT_RATIO: u64 = 2;
 
+/// Both sides of the extension, as the connection keeps them.
+#[derive(Clone, Debug)]
+pub(super) struct AckFrequencyState {
+    /// Receiver: ACK policy for the application data space (RFC 9000 §13.2, changed
+    /// by ACK_FREQUENCY).
+    pub policy: AckPolicy,
+    /// Receiver: sequence number of the last ACK_FREQUENCY frame applied.
+    pub peer_seq: Option<u64>,
+    /// Receiver: ack-eliciting 1-RTT packets received (for the `ack.schedule` switch).
+    pub data_eliciting_received: u64,
+    /// Sender: our ACK_FREQUENCY requests (config `ack_frequency`).
+    pub sender: AckFrequencySender,
+}
+
+impl AckFrequencyState {
+    /// Receiving with the configured `policy` until the peer asks for another.
+    pub fn new(policy: AckPolicy) -> Self {
+        AckFrequencyState {
+            policy,
+            peer_seq: None,
+            data_eliciting_received: 0,
+            sender: AckFrequencySender::default(),
+        }
+    }
+}
+
 /// Sender-side state: requests made, in flight and acknowledged.
 #[derive(Clone, Debug, Default)]
 pub(super) struct AckFrequencySender {
@@ -141,10 +167,10 @@ impl Connection {
     /// request once one arrived, else the local schedule's threshold after
     /// `after_packets` ack-eliciting packets, else the configured threshold.
     pub(super) fn receive_ack_policy(&self) -> AckPolicy {
-        let mut policy = self.ack_policy;
-        if self.ack_frequency_seq.is_none() {
+        let mut policy = self.ack_frequency.policy;
+        if self.ack_frequency.peer_seq.is_none() {
             if let Some(s) = self.config.ack.schedule {
-                if self.data_eliciting_received >= s.after_packets {
+                if self.ack_frequency.data_eliciting_received >= s.after_packets {
                     policy.ack_eliciting_threshold = s.threshold;
                 }
             }
@@ -171,14 +197,15 @@ impl Connection {
                 "Requested Max Ack Delay of 2^14 ms or more",
             ));
         }
-        if self.ack_frequency_seq.is_some_and(|s| f.sequence <= s) {
+        if self.ack_frequency.peer_seq.is_some_and(|s| f.sequence <= s) {
             return Ok(());
         }
-        self.ack_frequency_seq = Some(f.sequence);
+        self.ack_frequency.peer_seq = Some(f.sequence);
         // The draft's threshold counts packets *before* an ACK is owed: ACK on threshold + 1.
-        self.ack_policy.ack_eliciting_threshold = f.ack_eliciting_threshold.saturating_add(1);
-        self.ack_policy.max_ack_delay = Duration::from_micros(f.request_max_ack_delay);
-        self.ack_policy.reordering_threshold = f.reordering_threshold;
+        self.ack_frequency.policy.ack_eliciting_threshold =
+            f.ack_eliciting_threshold.saturating_add(1);
+        self.ack_frequency.policy.max_ack_delay = Duration::from_micros(f.request_max_ack_delay);
+        self.ack_frequency.policy.reordering_threshold = f.reordering_threshold;
         Ok(())
     }
 
@@ -186,24 +213,28 @@ impl Connection {
     /// Called before each packet is built; does nothing until the handshake is
     /// confirmed or when the extension is not active.
     pub(super) fn update_ack_frequency(&mut self, now: Instant) {
-        if !self.handshake_confirmed || !self.ack_frequency_active() {
+        if !self.handshake.confirmed || !self.ack_frequency_active() {
             return;
         }
         let reordering = self.config.ack_frequency.reordering_threshold;
         match self.config.ack_frequency.policy {
             AckFrequencyPolicy::Off => {}
             AckFrequencyPolicy::Fixed { ratio, .. } => {
-                if !self.ack_freq.done {
-                    self.ack_freq.done = true;
+                if !self.ack_frequency.sender.done {
+                    self.ack_frequency.sender.done = true;
                     let delay = self.requested_delay_us(false);
-                    self.ack_freq.request(now, ratio, delay, reordering);
+                    self.ack_frequency
+                        .sender
+                        .request(now, ratio, delay, reordering);
                 }
             }
             AckFrequencyPolicy::AfterSlowStart { ratio, .. } => {
-                if !self.ack_freq.done && !self.cc.in_slow_start() {
-                    self.ack_freq.done = true;
+                if !self.ack_frequency.sender.done && !self.path.cc.in_slow_start() {
+                    self.ack_frequency.sender.done = true;
                     let delay = self.requested_delay_us(false);
-                    self.ack_freq.request(now, ratio, delay, reordering);
+                    self.ack_frequency
+                        .sender
+                        .request(now, ratio, delay, reordering);
                 }
             }
             AckFrequencyPolicy::Cwnd {
@@ -212,17 +243,23 @@ impl Connection {
                 ..
             } => {
                 let ratio = cwnd_ratio(
-                    self.cc.window(),
+                    self.path.cc.window(),
                     self.max_datagram_size() as u64,
                     acks_per_window,
                     max_ratio,
                 );
-                let srtt = self.rtt.smoothed();
+                let srtt = self.path.rtt.smoothed();
                 // ack-frequency §8.1: "not necessary ... more than once per RTT".
-                let rate_ok = self.ack_freq.last_request.is_none_or(|t| now >= t + srtt);
-                if ratio != self.ack_freq.current_ratio() && rate_ok {
+                let rate_ok = self
+                    .ack_frequency
+                    .sender
+                    .last_request
+                    .is_none_or(|t| now >= t + srtt);
+                if ratio != self.ack_frequency.sender.current_ratio() && rate_ok {
                     let delay = self.requested_delay_us(true);
-                    self.ack_freq.request(now, ratio, delay, reordering);
+                    self.ack_frequency
+                        .sender
+                        .request(now, ratio, delay, reordering);
                 }
             }
         }
@@ -242,7 +279,7 @@ impl Connection {
             .requested_max_ack_delay_ms()
             .map_or(advertised, |ms| (ms * 1000.0).round() as u64);
         if cap_at_srtt {
-            let srtt = u64::try_from(self.rtt.smoothed().as_micros()).unwrap_or(u64::MAX);
+            let srtt = u64::try_from(self.path.rtt.smoothed().as_micros()).unwrap_or(u64::MAX);
             d = d.min(srtt);
         }
         d.max(min).min(MAX_REQUESTED_DELAY_US)
@@ -256,7 +293,7 @@ impl Connection {
         frames: &mut Vec<SentFrame>,
         max: usize,
     ) -> bool {
-        let Some(f) = self.ack_freq.pending() else {
+        let Some(f) = self.ack_frequency.sender.pending() else {
             return false;
         };
         let frame = Frame::AckFrequency(f);
@@ -264,7 +301,7 @@ impl Connection {
             return false;
         }
         frame.encode(buf);
-        self.ack_freq.on_sent(&f);
+        self.ack_frequency.sender.on_sent(&f);
         frames.push(SentFrame::AckFrequency {
             sequence: f.sequence,
             max_ack_delay_us: f.request_max_ack_delay,
@@ -278,7 +315,7 @@ impl Connection {
     pub(super) fn may_need_immediate_ack(&self) -> bool {
         self.config.ack_frequency.immediate_ack_when_blocked
             && self.ack_frequency_active()
-            && self.bytes_in_flight() + self.max_datagram_size() as u64 >= self.cc.window()
+            && self.bytes_in_flight() + self.max_datagram_size() as u64 >= self.path.cc.window()
     }
 
     /// The I-bit rule (seed 002 §V.D; ack-frequency §8.1.1): an ack-eliciting 1-RTT
@@ -297,7 +334,7 @@ impl Connection {
         }
         let size = (buf.len() + 1 + TAG_LEN - packet_start) as u64;
         let before = self.bytes_in_flight();
-        if before >= self.cc.window() || before + size < self.cc.window() {
+        if before >= self.path.cc.window() || before + size < self.path.cc.window() {
             return;
         }
         Frame::ImmediateAck.encode(buf);

@@ -224,13 +224,13 @@ fn schedule_switches_threshold_after_packets_and_ack_frequency_overrides() {
     })
     .unwrap();
     let s = p.server_conn().unwrap();
-    let base = s.data_eliciting_received;
+    let base = s.ack_frequency.data_eliciting_received;
     // Packets 1..=20 go by the configured threshold, the 21st and later by 10.
-    s.data_eliciting_received = 19;
+    s.ack_frequency.data_eliciting_received = 19;
     assert_eq!(s.receive_ack_policy().ack_eliciting_threshold, 2);
-    s.data_eliciting_received = 20;
+    s.ack_frequency.data_eliciting_received = 20;
     assert_eq!(s.receive_ack_policy().ack_eliciting_threshold, 10);
-    s.data_eliciting_received = base;
+    s.ack_frequency.data_eliciting_received = base;
     s.on_ack_frequency(&AckFrequencyFrame {
         sequence: 0,
         ack_eliciting_threshold: 3,
@@ -239,7 +239,7 @@ fn schedule_switches_threshold_after_packets_and_ack_frequency_overrides() {
     })
     .unwrap();
     for n in [0, 19, 20, 1000] {
-        s.data_eliciting_received = n;
+        s.ack_frequency.data_eliciting_received = n;
         let policy = s.receive_ack_policy();
         assert_eq!(policy.ack_eliciting_threshold, 4, "ACK_FREQUENCY wins");
         assert_eq!(policy.max_ack_delay, MS(40));
@@ -270,7 +270,11 @@ fn achieved_ratio(schedule: Option<AckSchedule>) -> (f64, u64) {
         })
         .filter(|&a| a)
         .count() as f64;
-    let received = p.server_conn().unwrap().data_eliciting_received;
+    let received = p
+        .server_conn()
+        .unwrap()
+        .ack_frequency
+        .data_eliciting_received;
     (received as f64 / acks, received)
 }
 
@@ -316,8 +320,8 @@ fn fixed_policy_sends_one_frame_after_confirmation() {
     assert!(c.ack_frequency_active() && c.stats().ack_frequency_active);
     assert_eq!(c.peer_max_ack_delay(), MS(25));
     let s = p.server_conn().unwrap();
-    assert_eq!(s.ack_policy.ack_eliciting_threshold, 10);
-    assert_eq!(s.ack_frequency_seq, Some(0));
+    assert_eq!(s.ack_frequency.policy.ack_eliciting_threshold, 10);
+    assert_eq!(s.ack_frequency.peer_seq, Some(0));
 }
 
 #[test]
@@ -566,7 +570,10 @@ fn ack_frequency_without_our_min_ack_delay_is_a_protocol_violation() {
     // The server never offered the extension; the client sends a request anyway.
     let (mut p, _) = quiet_pair(cfg(Some(1000)), cfg(None));
     let now = p.now;
-    p.client_conn().ack_freq.request(now, 10, 25_000, 1);
+    p.client_conn()
+        .ack_frequency
+        .sender
+        .request(now, 10, 25_000, 1);
     let _ = p.run_until(Instant::from_millis(5000), |p| p.client_conn().is_closed());
     let s = p.server_conn().unwrap();
     assert_eq!(
@@ -606,7 +613,7 @@ fn invalid_requested_max_ack_delay_is_a_protocol_violation() {
     })
     .unwrap();
     assert_eq!(
-        s.ack_policy.max_ack_delay,
+        s.ack_frequency.policy.max_ack_delay,
         Duration::from_micros(16_383_999)
     );
 }
@@ -619,21 +626,21 @@ fn pto_uses_the_largest_requested_delay_in_flight() {
         let last = sp.sent.time_of_last_ack_eliciting().unwrap();
         let (t, space) = c.pto_time_and_space(last).unwrap();
         assert_eq!(space, SpaceId::Data);
-        t.saturating_duration_since(last) - c.rtt.pto_base()
+        t.saturating_duration_since(last) - c.path.rtt.pto_base()
     };
     let until_acked = |p: &mut Pair| {
         p.run_until(Instant::from_millis(5000), |p| {
-            p.client_conn().ack_freq.in_flight.is_empty()
+            p.client_conn().ack_frequency.sender.in_flight.is_empty()
         })
         .unwrap();
     };
     let now = p.now;
     let c = p.client_conn();
-    c.ack_freq.request(now, 10, 200_000, 1);
+    c.ack_frequency.sender.request(now, 10, 200_000, 1);
     p.flush();
     let c = p.client_conn();
     assert_eq!(c.stats().ack_frequency_sent, 1);
-    assert_eq!(c.ack_freq.in_flight.len(), 1);
+    assert_eq!(c.ack_frequency.sender.in_flight.len(), 1);
     // In flight: max(25 ms advertised, 200 ms requested) (ack-frequency §6).
     assert_eq!(pto(c), MS(200));
     until_acked(&mut p);
@@ -645,10 +652,16 @@ fn pto_uses_the_largest_requested_delay_in_flight() {
     );
     // A smaller request counts only once acknowledged.
     let now = p.now;
-    p.client_conn().ack_freq.request(now, 10, 5_000, 1);
+    p.client_conn()
+        .ack_frequency
+        .sender
+        .request(now, 10, 5_000, 1);
     p.flush();
     assert_eq!(pto(p.client_conn()), MS(200));
     until_acked(&mut p);
     assert_eq!(p.client_conn().peer_max_ack_delay(), MS(5));
-    assert_eq!(p.server_conn().unwrap().ack_policy.max_ack_delay, MS(5));
+    assert_eq!(
+        p.server_conn().unwrap().ack_frequency.policy.max_ack_delay,
+        MS(5)
+    );
 }

@@ -15,7 +15,7 @@ use std::time::Duration;
 impl Connection {
     pub(super) fn install_initial_keys(&mut self, client_dcid: ConnectionId) {
         self.spaces[SpaceId::Initial as usize].keys =
-            Some(initial_keys(self.version, &client_dcid, self.side));
+            Some(initial_keys(self.versions.current, &client_dcid, self.side));
     }
 
     /// Handles a CRYPTO frame received in `space` (RFC 9001 §4.1.3).
@@ -34,18 +34,16 @@ impl Connection {
             // misses ours (or our ACK of it): resend ours without waiting for the PTO.
             self.speed_up_handshake(now, space);
         }
-        if self.side == Side::Server && !self.hold_started && space == SpaceId::Initial {
-            self.hold_started = true;
-            let hs = &self.config.handshake;
-            let hold = hs.hold();
-            if hs.instant_ack || !hold.is_zero() {
-                // Certificate on a remote store / signing: TLS sees the ClientHello (and
-                // all later CRYPTO data, to keep order) only at the deadline.
-                self.hold_until = Some(now + hold);
-                self.iack_ping_pending = hs.instant_ack && hs.instant_ack_ping;
-            }
+        if self.side == Side::Server && space == SpaceId::Initial {
+            // Certificate on a remote store / signing: TLS sees the ClientHello (and
+            // all later CRYPTO data, to keep order) only at the deadline.
+            self.handshake.hold.on_first_initial_crypto(
+                now,
+                &self.config.handshake,
+                &mut self.timers,
+            );
         }
-        if self.hold_until.is_some() {
+        if self.handshake.hold.is_holding(&self.timers) {
             return Ok(());
         }
         self.feed_tls(space)?;
@@ -54,7 +52,7 @@ impl Connection {
 
     /// Gives `space`'s contiguous received CRYPTO data to TLS.
     fn feed_tls(&mut self, space: SpaceId) -> Result<(), TransportError> {
-        let mut buf = std::mem::take(&mut self.scratch);
+        let mut buf = std::mem::take(&mut self.scratch.bytes);
         buf.clear();
         self.spaces[space as usize]
             .crypto_recv
@@ -64,7 +62,7 @@ impl Connection {
         } else {
             self.tls.read_handshake(&buf)
         };
-        self.scratch = buf;
+        self.scratch.bytes = buf;
         res
     }
 
@@ -73,23 +71,19 @@ impl Connection {
     /// ServerHello under WFC). Does nothing before the deadline, or (with instant ACK) before the instant ACK
     /// left, so it goes in its own packet even when the hold is zero.
     pub(super) fn release_handshake_hold(&mut self, now: Instant) -> Result<(), TransportError> {
-        if self.hold_until.is_none_or(|t| now < t)
-            || (self.config.handshake.instant_ack && !self.iack_sent)
-        {
+        if !self.handshake.hold.try_release(now, &mut self.timers) {
             return Ok(());
         }
-        self.hold_until = None;
         for space in SpaceId::ALL {
             self.feed_tls(space)?;
         }
         self.drive_tls(now)
     }
 
-    /// WFC server holding the ClientHello: its ACK waits to be coalesced with the
-    /// ServerHello instead of going out alone (RFC 9000 §13.2.1 lets Initial ACKs be
-    /// sent at once, it does not require a separate packet).
+    /// WFC server holding the ClientHello: its Initial ACK waits for the ServerHello
+    /// (see [`super::server_hold::ServerHold::holds_ack`]).
     pub(super) fn initial_ack_held(&self, space: SpaceId) -> bool {
-        space == SpaceId::Initial && self.hold_until.is_some() && !self.config.handshake.instant_ack
+        self.handshake.hold.holds_ack(space, &self.timers)
     }
 
     /// Collects TLS output and key changes; completes the handshake when TLS is done.
@@ -98,7 +92,7 @@ impl Connection {
             let mut out = Vec::new();
             let change = self.tls.write_handshake(&mut out);
             if !out.is_empty() {
-                self.spaces[self.tls_write_space as usize]
+                self.spaces[self.handshake.tls_write_space as usize]
                     .crypto_send
                     .push(&out);
             }
@@ -107,13 +101,13 @@ impl Connection {
                 None => {}
                 Some(KeyChange::Handshake { keys }) => {
                     self.spaces[SpaceId::Handshake as usize].keys = Some(keys);
-                    self.tls_write_space = SpaceId::Handshake;
+                    self.handshake.tls_write_space = SpaceId::Handshake;
                     self.log_keys(now, SpaceId::Handshake);
                 }
                 Some(KeyChange::OneRtt { keys, next }) => {
                     self.spaces[SpaceId::Data as usize].keys = Some(keys);
                     self.key_update.install(next);
-                    self.tls_write_space = SpaceId::Data;
+                    self.handshake.tls_write_space = SpaceId::Data;
                     self.log_keys(now, SpaceId::Data);
                 }
             }
@@ -124,7 +118,7 @@ impl Connection {
                 self.apply_peer_params(now, params)?;
             }
         }
-        if !self.handshake_complete && !self.tls.is_handshaking() {
+        if !self.handshake.complete && !self.tls.is_handshaking() {
             self.on_handshake_complete(now);
         }
         Ok(())
@@ -175,12 +169,8 @@ impl Connection {
             }
         }
         // RFC 9000 §10.1: the effective idle timeout is the minimum of the non-zero values.
-        let peer_idle = (p.max_idle_timeout > 0).then(|| Duration::from_millis(p.max_idle_timeout));
-        self.idle_timeout = match (self.idle_timeout, peer_idle) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        self.idle_deadline = self.idle_timeout.map(|d| now + d);
+        self.idle
+            .negotiate(now, p.max_idle_timeout, &mut self.timers);
         self.streams.apply_peer_params(&p);
         self.stats.ack_frequency_active =
             self.config.min_ack_delay_us.is_some() && p.min_ack_delay.is_some();
@@ -210,7 +200,7 @@ impl Connection {
     pub(super) fn peer_max_ack_delay(&self) -> Duration {
         let advertised =
             Duration::from_millis(self.peer_params.as_ref().map_or(25, |p| p.max_ack_delay));
-        self.ack_freq.peer_max_ack_delay(advertised)
+        self.ack_frequency.sender.peer_max_ack_delay(advertised)
     }
 
     /// The peer's ack_delay_exponent, to decode its ACK Delay fields.
@@ -221,14 +211,14 @@ impl Connection {
     }
 
     fn on_handshake_complete(&mut self, now: Instant) {
-        self.handshake_complete = true;
+        self.handshake.complete = true;
         self.state = super::State::Established;
         self.stats.handshake_completed_at = Some(now);
         self.events.push_back(ConnectionEvent::HandshakeCompleted);
         self.set_state_event(now, ConnectionState::HandshakeComplete);
         if self.side == Side::Server {
             // RFC 9001 §4.1.2: the server's handshake is confirmed when it completes.
-            self.handshake_done_pending = true;
+            self.handshake.done_pending = true;
             self.confirm_handshake(now);
         }
         self.issue_connection_ids();
@@ -250,11 +240,11 @@ impl Connection {
 
     /// RFC 9001 §4.1.2 / §4.9.2: confirmation discards the Handshake keys.
     pub(super) fn confirm_handshake(&mut self, now: Instant) {
-        if self.handshake_confirmed {
+        if self.handshake.confirmed {
             return;
         }
-        self.handshake_confirmed = true;
-        self.peer_validated_address = true;
+        self.handshake.confirmed = true;
+        self.handshake.peer_validated_address = true;
         self.stats.handshake_confirmed_at = Some(now);
         self.events.push_back(ConnectionEvent::HandshakeConfirmed);
         self.set_state_event(now, ConnectionState::HandshakeConfirmed);
@@ -279,7 +269,7 @@ impl Connection {
                 },
             );
         }
-        self.pto_count = 0;
+        self.path.pto_count = 0;
         self.set_loss_detection_timer(now);
     }
 }

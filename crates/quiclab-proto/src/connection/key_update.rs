@@ -211,7 +211,7 @@ impl Connection {
             .sent
             .largest_acked()
             .is_some_and(|l| l >= self.key_update.first_sent_pn);
-        let allowed = self.handshake_confirmed && acked && self.key_update.next.is_some();
+        let allowed = self.handshake.confirmed && acked && self.key_update.next.is_some();
         if allowed {
             self.stats.key_updates_initiated += 1;
             self.switch_keys(u64::MAX);

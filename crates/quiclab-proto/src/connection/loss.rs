@@ -2,6 +2,7 @@
 //! Appendix A), applied to the connection's spaces, streams and congestion controller.
 
 use super::spaces::{SentFrame, SentRecord, SpaceId};
+use super::timers::Timer;
 use super::Connection;
 use crate::error::TransportError;
 use crate::events::{CongestionState, Event, LossTrigger, RecoveryMetrics};
@@ -11,10 +12,6 @@ use crate::streams::StreamFrameRecord;
 use crate::time::Instant;
 use crate::wire::{AckFrame, Side};
 use std::time::Duration;
-
-/// RFC 9002 §6.2.3: early CRYPTO retransmissions allowed per connection ("a limited
-/// number of times"; one per handshake space), one PTO period apart at least.
-const MAX_EARLY_CRYPTO_RETRANSMITS: u32 = 2;
 
 impl Connection {
     /// RFC 9002 A.7 OnAckReceived.
@@ -34,9 +31,9 @@ impl Connection {
         let newly_acked = sp.sent.on_ack(&ack.ranges);
         // RFC 9438 §4.9.2: every packet of the last congestion episode acknowledged
         // after it was declared lost: the episode was spurious.
-        if space == SpaceId::Data && self.spurious.on_ack(&ack.ranges) {
+        if space == SpaceId::Data && self.path.spurious.on_ack(&ack.ranges) {
             self.stats.spurious_congestion_events += 1;
-            self.cc.on_spurious_congestion(now);
+            self.path.cc.on_spurious_congestion(now);
         }
         if newly_acked.is_empty() {
             return Ok(());
@@ -51,32 +48,32 @@ impl Connection {
             } else {
                 Duration::ZERO
             };
-            if self.first_rtt_sample_time.is_none() {
-                self.first_rtt_sample_time = Some(now);
+            if self.path.first_rtt_sample_time.is_none() {
+                self.path.first_rtt_sample_time = Some(now);
             }
             let max_ack_delay = self.peer_max_ack_delay();
-            self.rtt.update(
+            self.path.rtt.update(
                 latest_rtt,
                 ack_delay,
-                self.handshake_confirmed,
+                self.handshake.confirmed,
                 max_ack_delay,
             );
             if self.stats.first_sample_pto.is_none() {
-                self.stats.first_sample_pto = Some(self.rtt.pto_base());
+                self.stats.first_sample_pto = Some(self.path.rtt.pto_base());
             }
         }
         if space == SpaceId::Handshake && self.side == Side::Client {
             // RFC 9002 A.8: the server validated our address once it ACKs a Handshake packet.
-            self.peer_validated_address = true;
+            self.handshake.peer_validated_address = true;
         }
-        let in_slow_start = self.cc.in_slow_start();
+        let in_slow_start = self.path.cc.in_slow_start();
         for p in &newly_acked {
             self.on_packet_acked(now, space, p);
         }
         self.detect_and_remove_lost(now, space);
         self.deliver_rate_sample(now);
         if self.peer_completed_address_validation() {
-            self.pto_count = 0;
+            self.path.pto_count = 0;
         }
         self.set_loss_detection_timer(now);
         self.log_metrics(now, in_slow_start);
@@ -88,14 +85,14 @@ impl Connection {
     /// in ProbeRTT asks for the app-limited mark; a model state change is logged.
     fn deliver_rate_sample(&mut self, now: Instant) {
         let in_flight = self.bytes_in_flight();
-        let Some(rs) = self.delivery.generate(self.rtt.min(), in_flight) else {
+        let Some(rs) = self.path.delivery.generate(self.path.rtt.min(), in_flight) else {
             return;
         };
-        self.cc.on_rate_sample(now, &rs, &self.rtt);
-        if self.cc.wants_app_limited_mark() {
-            self.delivery.mark_app_limited(in_flight);
+        self.path.cc.on_rate_sample(now, &rs, &self.path.rtt);
+        if self.path.cc.wants_app_limited_mark() {
+            self.path.delivery.mark_app_limited(in_flight);
         }
-        while let Some(new) = self.cc.take_state_change() {
+        while let Some(new) = self.path.cc.take_state_change() {
             if self.logging() {
                 self.emit(now, Event::CongestionStateUpdated { new });
             }
@@ -104,10 +101,16 @@ impl Connection {
 
     fn on_packet_acked(&mut self, now: Instant, space: SpaceId, p: &SentPacket<SentRecord>) {
         if p.in_flight {
-            self.delivery
+            self.path
+                .delivery
                 .on_acked(now, p.pn, p.time_sent, p.size, &p.delivery);
-            self.cc
-                .on_packet_acked(now, p.time_sent, p.size, self.app_limited, &self.rtt);
+            self.path.cc.on_packet_acked(
+                now,
+                p.time_sent,
+                p.size,
+                self.path.app_limited,
+                &self.path.rtt,
+            );
         }
         if let Some(largest) = p.data.ack_largest {
             self.spaces[space as usize].acks.on_ack_acked(largest);
@@ -121,7 +124,10 @@ impl Connection {
                 SentFrame::AckFrequency {
                     sequence,
                     max_ack_delay_us,
-                } => self.ack_freq.on_acked(*sequence, *max_ack_delay_us),
+                } => self
+                    .ack_frequency
+                    .sender
+                    .on_acked(*sequence, *max_ack_delay_us),
                 SentFrame::HandshakeDone
                 | SentFrame::NewConnectionId { .. }
                 | SentFrame::RetireConnectionId { .. } => {}
@@ -131,7 +137,7 @@ impl Connection {
 
     /// RFC 9002 A.10 DetectAndRemoveLostPackets, then A.11 OnPacketsLost.
     pub(super) fn detect_and_remove_lost(&mut self, now: Instant, space: SpaceId) {
-        let loss_delay = self.rtt.loss_delay(self.config.loss.time_threshold);
+        let loss_delay = self.path.rtt.loss_delay(self.config.loss.time_threshold);
         let sp = &mut self.spaces[space as usize];
         let largest_acked = sp.sent.largest_acked();
         let lost = sp
@@ -145,11 +151,11 @@ impl Connection {
             &lost,
             &self.spaces[space as usize].sent,
             pc_duration,
-            self.first_rtt_sample_time,
+            self.path.first_rtt_sample_time,
         );
         let mut lost_bytes = 0;
         let mut largest_lost_sent = None;
-        let mut new_episode = !self.cc.in_recovery();
+        let mut new_episode = !self.path.cc.in_recovery();
         for p in &lost {
             self.stats.packets_lost += 1;
             if self.logging() {
@@ -172,10 +178,10 @@ impl Connection {
             if p.in_flight {
                 lost_bytes += p.size;
                 largest_lost_sent = Some(p.time_sent);
-                let lost = self.delivery.on_lost(p.size, &p.delivery);
-                self.cc.on_packet_lost(now, &lost);
+                let lost = self.path.delivery.on_lost(p.size, &p.delivery);
+                self.path.cc.on_packet_lost(now, &lost);
                 if space == SpaceId::Data {
-                    self.spurious.on_lost(p.pn, new_episode);
+                    self.path.spurious.on_lost(p.pn, new_episode);
                     new_episode = false;
                 }
             }
@@ -186,9 +192,10 @@ impl Connection {
             self.stats.congestion_events += 1;
             if persistent {
                 self.stats.persistent_congestion_events += 1;
-                self.spurious.close();
+                self.path.spurious.close();
             }
-            self.cc
+            self.path
+                .cc
                 .on_congestion_event(now, sent, persistent, lost_bytes);
             if self.logging() {
                 self.emit(
@@ -209,7 +216,7 @@ impl Connection {
                     .crypto_send
                     .on_lost(*offset, *len),
                 SentFrame::Stream(r) => self.streams.on_lost(r),
-                SentFrame::HandshakeDone => self.handshake_done_pending = true,
+                SentFrame::HandshakeDone => self.handshake.done_pending = true,
                 SentFrame::NewConnectionId { sequence } => {
                     self.cids.pending_new.push_back(*sequence)
                 }
@@ -219,30 +226,31 @@ impl Connection {
                 SentFrame::AckFrequency {
                     sequence,
                     max_ack_delay_us,
-                } => self.ack_freq.on_lost(*sequence, *max_ack_delay_us),
+                } => self
+                    .ack_frequency
+                    .sender
+                    .on_lost(*sequence, *max_ack_delay_us),
             }
         }
     }
 
     /// RFC 9002 §7.6.1: (smoothed_rtt + max(4 rttvar, granularity) + max_ack_delay) * 3.
     fn persistent_congestion_duration(&self) -> Duration {
-        (self.rtt.pto_base() + self.peer_max_ack_delay())
+        (self.path.rtt.pto_base() + self.peer_max_ack_delay())
             * self.config.loss.persistent_congestion_threshold
     }
 
     /// RFC 9002 A.8 PeerCompletedAddressValidation.
     pub(super) fn peer_completed_address_validation(&self) -> bool {
-        self.side == Side::Server || self.peer_validated_address || self.handshake_confirmed
+        self.side == Side::Server
+            || self.handshake.peer_validated_address
+            || self.handshake.confirmed
     }
 
     /// Server before address validation: may send at most 3x what it received (RFC 9000 §8.1).
     pub(super) fn amplification_budget(&self) -> u64 {
-        if self.address_validated {
-            u64::MAX
-        } else {
-            (self.amplification_received * self.config.amplification_factor)
-                .saturating_sub(self.amplification_sent)
-        }
+        self.path
+            .amplification_budget(self.config.amplification_factor)
     }
 
     fn ack_eliciting_in_flight(&self) -> bool {
@@ -261,8 +269,8 @@ impl Connection {
 
     /// RFC 9002 A.8 GetPtoTimeAndSpace.
     pub(super) fn pto_time_and_space(&self, now: Instant) -> Option<(Instant, SpaceId)> {
-        let backoff = 1u32 << self.pto_count.min(20);
-        let duration = self.rtt.pto_base() * backoff;
+        let backoff = self.path.pto_backoff();
+        let duration = self.path.rtt.pto_base() * backoff;
         if !self.ack_eliciting_in_flight() {
             // Anti-deadlock PTO (client only): from now, in the highest space with keys.
             let space = if self.spaces[SpaceId::Handshake as usize].can_send() {
@@ -280,7 +288,7 @@ impl Connection {
             }
             let mut d = duration;
             if space == SpaceId::Data {
-                if !self.handshake_confirmed {
+                if !self.handshake.confirmed {
                     return best;
                 }
                 d += self.peer_max_ack_delay() * backoff;
@@ -299,26 +307,29 @@ impl Connection {
     /// RFC 9002 A.8 SetLossDetectionTimer.
     pub(super) fn set_loss_detection_timer(&mut self, now: Instant) {
         if let Some((t, _)) = self.loss_time_and_space() {
-            self.loss_timer = Some(t);
+            self.timers.set(Timer::LossDetection, t);
             return;
         }
         if self.amplification_budget() == 0 {
             // RFC 9002 §6.2.2.1: a server at the amplification limit arms no PTO.
-            self.loss_timer = None;
+            self.timers.stop(Timer::LossDetection);
             return;
         }
         if !self.ack_eliciting_in_flight() && self.peer_completed_address_validation() {
-            self.loss_timer = None;
+            self.timers.stop(Timer::LossDetection);
             return;
         }
         let pto = self.pto_time_and_space(now);
         if self.stats.first_pto.is_none() {
             if let Some((t, _)) = pto {
-                self.stats.first_pto =
-                    Some(t.saturating_duration_since(now).max(self.rtt.pto_base()));
+                self.stats.first_pto = Some(
+                    t.saturating_duration_since(now)
+                        .max(self.path.rtt.pto_base()),
+                );
             }
         }
-        self.loss_timer = pto.map(|(t, _)| t);
+        self.timers
+            .set_or_stop(Timer::LossDetection, pto.map(|(t, _)| t));
     }
 
     /// RFC 9002 A.9 OnLossDetectionTimeout.
@@ -339,13 +350,13 @@ impl Connection {
         } else if let Some((_, space)) = self.pto_time_and_space(now) {
             self.queue_probes(space);
         }
-        self.pto_count += 1;
+        self.path.pto_count += 1;
         self.stats.pto_count_total += 1;
         if self.logging() {
             self.emit(
                 now,
                 Event::PtoExpired {
-                    pto_count: self.pto_count,
+                    pto_count: self.path.pto_count,
                 },
             );
         }
@@ -358,13 +369,7 @@ impl Connection {
     /// now instead of at the PTO. Limited per connection and to once per PTO period,
     /// so two endpoints cannot ping-pong; the send path keeps the amplification limit.
     pub(super) fn speed_up_handshake(&mut self, now: Instant, space: SpaceId) {
-        if space == SpaceId::Data
-            || self.handshake_confirmed
-            || self.early_crypto_retransmits >= MAX_EARLY_CRYPTO_RETRANSMITS
-            || self
-                .last_early_crypto_retransmit
-                .is_some_and(|t| now < t + self.rtt.pto_base())
-        {
+        if space == SpaceId::Data || !self.handshake.may_speed_up(now, self.path.rtt.pto_base()) {
             return;
         }
         let sp = &mut self.spaces[space as usize];
@@ -372,8 +377,7 @@ impl Connection {
             return;
         }
         sp.crypto_send.requeue_unacked();
-        self.early_crypto_retransmits += 1;
-        self.last_early_crypto_retransmit = Some(now);
+        self.handshake.on_speed_up(now);
         self.stats.early_crypto_retransmits += 1;
     }
 
@@ -433,21 +437,21 @@ impl Connection {
             return;
         }
         let m = RecoveryMetrics {
-            min_rtt: Some(self.rtt.min()),
-            smoothed_rtt: Some(self.rtt.smoothed()),
-            latest_rtt: Some(self.rtt.latest()),
-            rtt_variance: Some(self.rtt.rttvar()),
-            pto_count: Some(self.pto_count),
-            congestion_window: Some(self.cc.window()),
+            min_rtt: Some(self.path.rtt.min()),
+            smoothed_rtt: Some(self.path.rtt.smoothed()),
+            latest_rtt: Some(self.path.rtt.latest()),
+            rtt_variance: Some(self.path.rtt.rttvar()),
+            pto_count: Some(self.path.pto_count),
+            congestion_window: Some(self.path.cc.window()),
             bytes_in_flight: Some(self.bytes_in_flight()),
-            ssthresh: (self.cc.ssthresh() != u64::MAX).then(|| self.cc.ssthresh()),
-            pacing_rate: self.cc.pacing_rate(),
-            model_bandwidth: self.cc.model().and_then(|m| m.bandwidth),
-            model_min_rtt: self.cc.model().and_then(|m| m.min_rtt),
+            ssthresh: (self.path.cc.ssthresh() != u64::MAX).then(|| self.path.cc.ssthresh()),
+            pacing_rate: self.path.cc.pacing_rate(),
+            model_bandwidth: self.path.cc.model().and_then(|m| m.bandwidth),
+            model_min_rtt: self.path.cc.model().and_then(|m| m.min_rtt),
         };
         self.emit(now, Event::MetricsUpdated(m));
         // Model-based controllers report their own transitions (`take_state_change`).
-        if was_slow_start && !self.cc.in_slow_start() && self.cc.model().is_none() {
+        if was_slow_start && !self.path.cc.in_slow_start() && self.path.cc.model().is_none() {
             self.emit(
                 now,
                 Event::CongestionStateUpdated {

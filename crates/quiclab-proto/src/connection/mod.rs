@@ -18,14 +18,19 @@
 
 mod ack_frequency;
 mod cids;
+mod close;
 mod crypto_stream;
 mod handshake;
+mod handshake_state;
 mod key_update;
 mod loss;
+mod path;
 mod recv;
 mod send;
+mod server_hold;
 mod spaces;
 mod stats;
+mod timers;
 mod version;
 
 pub(crate) use recv::Parsed;
@@ -37,29 +42,30 @@ use crate::ack::AckPolicy;
 use crate::cc::CongestionController;
 use crate::config::TransportConfig;
 use crate::crypto::tls::TlsSession;
-use crate::error::{TransportError, TransportErrorCode};
+use crate::error::TransportError;
 use crate::events::{ConnectionState, Event, EventSink, Owner};
-use crate::recovery::{DeliveryRateEstimator, Pacer, RttEstimator, SpuriousLossDetector};
+use crate::recovery::RttEstimator;
 use crate::rng::DetRng;
 use crate::streams::{ReadOutcome, StreamError, StreamEvent, StreamParams, Streams};
 use crate::time::Instant;
 use crate::wire::{ConnectionId, Dir, Side, StreamId, TransportParameters};
+use ack_frequency::AckFrequencyState;
 use cids::CidState;
+use close::CloseState;
+use handshake_state::HandshakeState;
 use key_update::KeyUpdate;
+use path::PathData;
 use spaces::PacketSpace;
 use spaces::SpaceId as Space;
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use timers::{IdleTimeout, Timer, TimerTable};
 
 /// DATAGRAM frame payloads kept for the application before the oldest is dropped
 /// (RFC 9221 §5: a receiver may drop what it cannot process). At the largest frame
 /// size this bounds the queue to about 64 MB per connection; `recv_datagram` drains it.
 pub const MAX_QUEUED_DATAGRAMS: usize = 1024;
-/// PATH_CHALLENGE data waiting to be echoed; a peer flooding challenges gets answers
-/// to the newest ones only (RFC 9000 §8.2.2: it sends more challenges as needed).
-pub(crate) const MAX_PENDING_PATH_RESPONSES: usize = 16;
 
 /// What the application learns from a connection.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -112,27 +118,32 @@ pub struct Transmit {
 enum State {
     Handshake,
     Established,
-    /// We sent CONNECTION_CLOSE; we answer packets with it until the deadline.
-    Closing {
-        until: Instant,
-    },
-    /// The peer closed; we send nothing until the deadline.
-    Draining {
-        until: Instant,
-    },
+    /// We sent CONNECTION_CLOSE; we answer packets with it until [`Timer::Close`].
+    Closing,
+    /// The peer closed; we send nothing until [`Timer::Close`].
+    Draining,
     Drained,
+}
+
+/// Buffers reused across calls, so the hot paths do not allocate.
+#[derive(Default)]
+struct Scratch {
+    /// CRYPTO data handed to TLS.
+    bytes: Vec<u8>,
+    /// Stream frames written into one packet.
+    stream_records: Vec<crate::streams::StreamFrameRecord>,
 }
 
 /// A QUIC connection. See the module docs for the call contract.
 pub struct Connection {
     side: Side,
     config: Arc<TransportConfig>,
-    /// The QUIC version of our long headers (RFC 9000 §15, RFC 9369).
-    version: u32,
-    /// Version Negotiation seen and its outcome (client).
+    /// The version in use; Version Negotiation seen and its outcome (client).
     versions: version::VersionState,
     state: State,
-    remote: SocketAddr,
+    /// The path's address, RTT, congestion controller, pacer, PTO backoff and
+    /// amplification budget.
+    path: PathData,
     tls: TlsSession,
     spaces: [PacketSpace; 3],
     cids: CidState,
@@ -140,78 +151,26 @@ pub struct Connection {
     original_dcid: ConnectionId,
     local_params: TransportParameters,
     peer_params: Option<TransportParameters>,
-    handshake_complete: bool,
-    handshake_confirmed: bool,
-    handshake_done_pending: bool,
-    /// Client: a packet from the server was processed (its SCID is now our DCID).
-    received_server_packet: bool,
-    /// Server: the client's address is validated (RFC 9000 §8.1).
-    address_validated: bool,
-    /// Client: the server acknowledged a Handshake packet (RFC 9002 A.8).
-    peer_validated_address: bool,
-    /// Bytes received/sent before address validation, for the 3x limit.
-    amplification_received: u64,
-    amplification_sent: u64,
-    rtt: RttEstimator,
-    cc: Box<dyn CongestionController>,
-    pto_count: u32,
-    /// RFC 9002 §6.2.3: early CRYPTO retransmissions done, and when the last one was.
-    early_crypto_retransmits: u32,
-    last_early_crypto_retransmit: Option<Instant>,
-    loss_timer: Option<Instant>,
-    first_rtt_sample_time: Option<Instant>,
-    /// The sender ran out of data with room left in the window (RFC 9002 §7.8).
-    app_limited: bool,
-    /// Delivery-rate sampling for the controller (draft-ietf-ccwg-bbr §4.1).
-    delivery: DeliveryRateEstimator,
-    /// Lost 1-RTT packets acknowledged later (RFC 9438 §4.9.2), for controllers' undo.
-    spurious: SpuriousLossDetector,
-    pacer: Pacer,
-    /// Data is waiting for the pacer until this time.
-    pacing_deadline: Option<Instant>,
-    idle_timeout: Option<Duration>,
-    idle_deadline: Option<Instant>,
-    /// Restart the idle timer on the next ack-eliciting send (RFC 9000 §10.1).
-    idle_restart_on_send: bool,
+    /// Handshake progress, the server's ClientHello hold, early packets.
+    handshake: HandshakeState,
+    /// Every deadline but the ACK ones (which the spaces keep).
+    timers: TimerTable,
+    idle: IdleTimeout,
     streams: Streams,
-    /// A CONNECTION_CLOSE to send (set when we close; re-armed while closing).
-    close_frame: Option<CloseReason>,
-    close_pending: bool,
-    closed_reason: Option<CloseReason>,
+    /// The CONNECTION_CLOSE to send and why the connection ended.
+    close: CloseState,
     events: VecDeque<ConnectionEvent>,
     endpoint_events: VecDeque<EndpointEvent>,
     sink: Option<Box<dyn EventSink>>,
     rng: DetRng,
     stats: ConnectionStats,
-    /// The space TLS currently writes handshake data in.
-    tls_write_space: Space,
     key_update: KeyUpdate,
-    /// ACK policy for the application data space (RFC 9000 §13.2, ACK_FREQUENCY).
-    ack_policy: AckPolicy,
-    /// Sequence number of the last ACK_FREQUENCY frame applied.
-    ack_frequency_seq: Option<u64>,
-    /// Ack-eliciting 1-RTT packets received (for the `ack.schedule` switch).
-    data_eliciting_received: u64,
-    /// Our ACK_FREQUENCY requests (config `ack_frequency`).
-    ack_freq: ack_frequency::AckFrequencySender,
-    /// Server: the ClientHello is held from TLS until then (certificate and signing
-    /// delays, `config.handshake`).
-    hold_until: Option<Instant>,
-    /// Server: the hold decision was taken (on the first Initial CRYPTO frame).
-    hold_started: bool,
-    /// Server: a PING goes with the instant ACK.
-    iack_ping_pending: bool,
-    /// Server: the instant ACK was sent (the hold ends only after it).
-    iack_sent: bool,
-    /// Server: 1-RTT packets that arrived before the handshake completed.
-    early_one_rtt: Vec<(recv::Parsed, Vec<u8>)>,
-    /// PATH_CHALLENGE data to echo.
-    path_responses: Vec<[u8; 8]>,
+    /// The ack-frequency extension, receiver and sender (ACK policy, requests).
+    ack_frequency: AckFrequencyState,
     /// DATAGRAM frame payloads received (RFC 9221), oldest first.
     received_datagrams: VecDeque<Vec<u8>>,
-    /// Scratch buffers reused across calls.
-    scratch: Vec<u8>,
-    stream_records: Vec<crate::streams::StreamFrameRecord>,
+    /// Buffers reused across calls.
+    scratch: Scratch,
 }
 
 impl Connection {
@@ -336,70 +295,36 @@ impl Connection {
         let cc = config
             .congestion_control
             .build_seeded(u64::from(config.max_udp_payload_size), cc_seed);
-        let idle_timeout =
-            (config.idle_timeout_ms > 0).then(|| Duration::from_millis(config.idle_timeout_ms));
+        let mut timers = TimerTable::default();
+        let idle = IdleTimeout::new(now, config.idle_timeout_ms, &mut timers);
         Connection {
             side,
-            version,
-            versions: version::VersionState::default(),
+            versions: version::VersionState::new(version),
             state: State::Handshake,
-            remote,
+            path: PathData::new(&config, side, remote, cc),
             tls,
             spaces: [PacketSpace::new(), PacketSpace::new(), PacketSpace::new()],
             cids,
             original_dcid,
             local_params,
             peer_params: None,
-            handshake_complete: false,
-            handshake_confirmed: false,
-            handshake_done_pending: false,
-            received_server_packet: false,
-            address_validated: side == Side::Client,
-            peer_validated_address: side == Side::Server,
-            amplification_received: 0,
-            amplification_sent: 0,
-            rtt: RttEstimator::new(config.initial_rtt()),
-            cc,
-            pto_count: 0,
-            early_crypto_retransmits: 0,
-            last_early_crypto_retransmit: None,
-            loss_timer: None,
-            first_rtt_sample_time: None,
-            app_limited: false,
-            delivery: DeliveryRateEstimator::new(),
-            spurious: SpuriousLossDetector::new(),
-            pacer: Pacer::new(u64::from(config.max_udp_payload_size)),
-            pacing_deadline: None,
-            idle_timeout,
-            idle_deadline: idle_timeout.map(|d| now + d),
-            idle_restart_on_send: false,
+            handshake: HandshakeState::new(side == Side::Server, &config.handshake),
+            timers,
+            idle,
             streams,
-            close_frame: None,
-            close_pending: false,
-            closed_reason: None,
+            close: CloseState::default(),
             events: VecDeque::new(),
             endpoint_events: VecDeque::new(),
             sink: None,
             rng,
             stats: ConnectionStats::default(),
-            scratch: Vec::new(),
-            stream_records: Vec::new(),
-            tls_write_space: Space::Initial,
+            scratch: Scratch::default(),
             key_update: KeyUpdate::default(),
-            ack_policy: AckPolicy {
+            ack_frequency: AckFrequencyState::new(AckPolicy {
                 ack_eliciting_threshold: config.ack.ack_eliciting_threshold,
                 max_ack_delay: config.max_ack_delay(),
                 reordering_threshold: config.ack.reordering_threshold,
-            },
-            ack_frequency_seq: None,
-            data_eliciting_received: 0,
-            ack_freq: ack_frequency::AckFrequencySender::default(),
-            path_responses: Vec::new(),
-            early_one_rtt: Vec::new(),
-            hold_until: None,
-            hold_started: false,
-            iack_ping_pending: false,
-            iack_sent: false,
+            }),
             received_datagrams: VecDeque::new(),
             config,
         }
@@ -432,7 +357,7 @@ impl Connection {
         self.sink = Some(sink);
         let ev = Event::ConnectionStarted {
             side: self.side,
-            version: self.version,
+            version: self.versions.current,
             local_cid: self.cids.local_cid(),
             remote_cid: self.cids.remote_cid(),
         };
@@ -475,7 +400,7 @@ impl Connection {
         self.side
     }
     pub fn remote_address(&self) -> SocketAddr {
-        self.remote
+        self.path.remote
     }
     /// The client's original Destination Connection ID (for logs and qlog group IDs).
     pub fn original_dcid(&self) -> ConnectionId {
@@ -486,10 +411,10 @@ impl Connection {
         self.cids.local_cid()
     }
     pub fn is_handshake_complete(&self) -> bool {
-        self.handshake_complete
+        self.handshake.complete
     }
     pub fn is_handshake_confirmed(&self) -> bool {
-        self.handshake_confirmed
+        self.handshake.confirmed
     }
     /// True once CONNECTION_CLOSE was sent or received (or the idle timer fired).
     pub fn is_closed(&self) -> bool {
@@ -500,19 +425,19 @@ impl Connection {
         self.state == State::Drained
     }
     pub fn close_reason(&self) -> Option<&CloseReason> {
-        self.closed_reason.as_ref()
+        self.close.reason.as_ref()
     }
     pub fn stats(&self) -> &ConnectionStats {
         &self.stats
     }
     pub fn rtt(&self) -> &RttEstimator {
-        &self.rtt
+        &self.path.rtt
     }
     pub fn congestion_window(&self) -> u64 {
-        self.cc.window()
+        self.path.cc.window()
     }
     pub fn congestion_controller(&self) -> &dyn CongestionController {
-        &*self.cc
+        &*self.path.cc
     }
     /// Bytes in flight over all packet number spaces.
     pub fn bytes_in_flight(&self) -> u64 {
@@ -524,7 +449,7 @@ impl Connection {
     }
     /// The QUIC version in use (after any Version Negotiation).
     pub fn version(&self) -> u32 {
-        self.version
+        self.versions.current
     }
     /// The negotiated TLS cipher suite, once chosen.
     pub fn cipher_suite(&self) -> Option<rustls::CipherSuite> {
@@ -539,7 +464,7 @@ impl Connection {
 
     /// Opens a stream; `None` when the peer's stream limit is reached.
     pub fn open_stream(&mut self, dir: Dir) -> Option<StreamId> {
-        if !self.handshake_complete && self.side == Side::Server {
+        if !self.handshake.complete && self.side == Side::Server {
             return None;
         }
         self.streams.open(dir)
@@ -601,7 +526,7 @@ impl Connection {
     /// The earliest time [`Connection::handle_timeout`] must be called.
     pub fn poll_timeout(&self) -> Option<Instant> {
         match self.state {
-            State::Closing { until } | State::Draining { until } => return Some(until),
+            State::Closing | State::Draining => return self.timers.get(Timer::Close),
             State::Drained => return None,
             _ => {}
         }
@@ -612,23 +537,17 @@ impl Connection {
             .filter(|(s, id)| s.can_send() && !self.initial_ack_held(*id))
             .filter_map(|(s, _)| s.acks.ack_deadline())
             .min();
-        [
-            self.hold_until,
-            self.loss_timer,
-            self.idle_deadline,
-            ack,
-            self.pacing_deadline,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        [self.timers.next_timeout(), ack]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Fires every timer whose time has come.
     pub fn handle_timeout(&mut self, now: Instant) {
         match self.state {
-            State::Closing { until } | State::Draining { until } => {
-                if now >= until {
+            State::Closing | State::Draining => {
+                if self.timers.is_expired(Timer::Close, now) {
                     self.state = State::Drained;
                     self.set_state_event(now, ConnectionState::Closed);
                     self.endpoint_events.push_back(EndpointEvent::Drained);
@@ -638,9 +557,9 @@ impl Connection {
             State::Drained => return,
             _ => {}
         }
-        if self.idle_deadline.is_some_and(|t| now >= t) {
+        if self.timers.is_expired(Timer::Idle, now) {
             self.stats.idle_timeout = true;
-            self.closed_reason = Some(CloseReason::IdleTimeout);
+            self.close.reason = Some(CloseReason::IdleTimeout);
             self.events
                 .push_back(ConnectionEvent::Closed(CloseReason::IdleTimeout));
             self.state = State::Drained;
@@ -652,99 +571,13 @@ impl Connection {
             self.fail(now, e);
             return;
         }
-        if self.loss_timer.is_some_and(|t| now >= t) {
+        if self.timers.is_expired(Timer::LossDetection, now) {
             self.on_loss_detection_timeout(now);
         }
-        if self.pacing_deadline.is_some_and(|t| now >= t) {
+        if self.timers.is_expired(Timer::Pacing, now) {
             // The pacer lets data go again; poll_transmit decides what.
-            self.pacing_deadline = None;
+            self.timers.stop(Timer::Pacing);
         }
         // ACK deadlines are served by poll_transmit.
-    }
-
-    // ----- closing -----
-
-    /// Enters the closing state (RFC 9000 §10.2.1) and queues CONNECTION_CLOSE.
-    fn start_closing(&mut self, now: Instant, reason: CloseReason) {
-        if self.is_closed() {
-            return;
-        }
-        let (code, application, text) = close_fields(&reason);
-        self.emit_closed(now, Owner::Local, code, application, text);
-        self.closed_reason = Some(reason.clone());
-        self.events
-            .push_back(ConnectionEvent::Closed(reason.clone()));
-        self.close_frame = Some(reason);
-        self.close_pending = true;
-        self.state = State::Closing {
-            until: now + self.close_period(),
-        };
-        self.set_state_event(now, ConnectionState::Closing);
-    }
-
-    /// The peer closed: enter draining (RFC 9000 §10.2.2).
-    fn start_draining(&mut self, now: Instant, reason: CloseReason) {
-        if matches!(self.state, State::Draining { .. } | State::Drained) {
-            return;
-        }
-        if !self.is_closed() {
-            let (code, application, text) = close_fields(&reason);
-            self.emit_closed(now, Owner::Remote, code, application, text);
-            self.closed_reason = Some(reason.clone());
-            self.events.push_back(ConnectionEvent::Closed(reason));
-        }
-        self.close_pending = false;
-        self.state = State::Draining {
-            until: now + self.close_period(),
-        };
-        self.set_state_event(now, ConnectionState::Draining);
-    }
-
-    fn emit_closed(
-        &mut self,
-        now: Instant,
-        owner: Owner,
-        code: u64,
-        application: bool,
-        reason: String,
-    ) {
-        if self.logging() {
-            let code = TransportErrorCode(code);
-            self.emit(
-                now,
-                Event::ConnectionClosed {
-                    owner,
-                    code,
-                    application,
-                    reason,
-                },
-            );
-        }
-    }
-
-    /// Three times the current PTO (RFC 9000 §10.2).
-    fn close_period(&self) -> Duration {
-        3 * (self.rtt.pto_base() + self.config.max_ack_delay())
-    }
-
-    /// A peer violation: close with its error code.
-    fn fail(&mut self, now: Instant, error: TransportError) {
-        self.stats.local_error = Some(error.code);
-        self.start_closing(
-            now,
-            CloseReason::Transport {
-                owner: Owner::Local,
-                error,
-            },
-        );
-    }
-}
-
-/// (code, is_application, reason) of a close reason, for logs.
-fn close_fields(r: &CloseReason) -> (u64, bool, String) {
-    match r {
-        CloseReason::Transport { error, .. } => (error.code.0, false, error.reason.clone()),
-        CloseReason::Application { code, reason, .. } => (*code, true, reason.clone()),
-        CloseReason::IdleTimeout => (0, false, "idle timeout".to_string()),
     }
 }

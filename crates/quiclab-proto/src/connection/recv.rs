@@ -2,9 +2,7 @@
 //! frames (RFC 9000 §12, RFC 9001 §5).
 
 use super::spaces::SpaceId;
-use super::{
-    CloseReason, Connection, EndpointEvent, State, MAX_PENDING_PATH_RESPONSES, MAX_QUEUED_DATAGRAMS,
-};
+use super::{CloseReason, Connection, EndpointEvent, State, MAX_QUEUED_DATAGRAMS};
 use crate::crypto::protect::{decrypt_payload, unprotect_header};
 use crate::error::{TransportError, TransportErrorCode};
 use crate::events::{frame_type_name, DropReason, Event, FrameSummary, Owner, PacketHeaderInfo};
@@ -12,9 +10,6 @@ use crate::time::Instant;
 use crate::wire::header::{decode_packet_number, parse_header};
 use crate::wire::{decode_frames, ConnectionId, Frame, PacketType, ProtectedHeader, Side};
 use std::net::SocketAddr;
-
-/// How many 1-RTT packets a server keeps while its handshake is incomplete.
-const MAX_EARLY_ONE_RTT: usize = 16;
 
 /// The parts of a parsed header the receive path keeps (owned, so the packet bytes can
 /// be decrypted in place). The endpoint builds one for the first packet of a datagram
@@ -59,15 +54,13 @@ impl Connection {
         first: Option<Parsed>,
     ) {
         let mut first = first;
-        if matches!(self.state, State::Drained | State::Draining { .. }) {
+        if matches!(self.state, State::Drained | State::Draining) {
             return;
         }
         let _ = remote; // No migration yet: packets are accepted from any address.
         self.stats.datagrams_received.packets += 1;
         self.stats.datagrams_received.bytes += data.len() as u64;
-        if !self.address_validated {
-            self.amplification_received += data.len() as u64;
-        }
+        self.path.on_datagram_received(data.len());
         let total = data.len();
         let mut offset = 0;
         let mut any_processed = false;
@@ -86,12 +79,12 @@ impl Connection {
             let len = parsed.packet_len.min(rest.len());
             any_processed |= self.handle_packet(now, parsed, &mut rest[..len]);
             offset += len;
-            if self.is_closed() && !matches!(self.state, State::Closing { .. }) {
+            if self.is_closed() && !matches!(self.state, State::Closing) {
                 return;
             }
         }
-        if self.handshake_complete && !self.early_one_rtt.is_empty() {
-            for (h, mut packet) in std::mem::take(&mut self.early_one_rtt) {
+        if self.handshake.complete && self.handshake.has_early_one_rtt() {
+            for (h, mut packet) in self.handshake.take_early_one_rtt() {
                 self.handle_packet(now, h, &mut packet);
             }
         }
@@ -106,9 +99,9 @@ impl Connection {
                 },
             );
         }
-        if matches!(self.state, State::Closing { .. }) && any_processed {
+        if matches!(self.state, State::Closing) && any_processed {
             // RFC 9000 §10.2.1: answer packets in the closing state with CONNECTION_CLOSE.
-            self.close_pending = true;
+            self.close.pending = true;
         }
     }
 
@@ -134,7 +127,7 @@ impl Connection {
             }
             // RFC 9000 §5.2: a long header of another version than the connection's
             // (a v1 Initial retransmitted after we moved to v2, say) is not ours.
-            ty if ty != PacketType::OneRtt && h.version != self.version => {
+            ty if ty != PacketType::OneRtt && h.version != self.versions.current => {
                 self.drop_packet(now, Some(ty), packet.len(), DropReason::UnsupportedVersion);
                 return false;
             }
@@ -154,13 +147,12 @@ impl Connection {
             self.drop_packet(now, Some(h.ty), packet.len(), DropReason::KeyUnavailable);
             return false;
         }
-        if space == SpaceId::Data && self.side == Side::Server && !self.handshake_complete {
+        if space == SpaceId::Data && self.side == Side::Server && !self.handshake.complete {
             // RFC 9001 §5.7: no 1-RTT processing before the handshake completes; keep a
             // few such packets for then instead of making the client retransmit them.
-            if self.early_one_rtt.len() < MAX_EARLY_ONE_RTT {
-                self.early_one_rtt.push((h, packet.to_vec()));
-            } else {
-                self.drop_packet(now, Some(h.ty), packet.len(), DropReason::KeyUnavailable);
+            let ty = h.ty;
+            if !self.handshake.keep_early_one_rtt(h, packet) {
+                self.drop_packet(now, Some(ty), packet.len(), DropReason::KeyUnavailable);
             }
             return false;
         }
@@ -183,7 +175,7 @@ impl Connection {
             return true;
         }
         self.on_authenticated_packet(now, space, &h);
-        if matches!(self.state, State::Closing { .. }) {
+        if matches!(self.state, State::Closing) {
             return true;
         }
         self.stats.packets_received[space as usize] += 1;
@@ -203,7 +195,7 @@ impl Connection {
             Ok((ack_eliciting, immediate)) => {
                 let policy = self.receive_ack_policy();
                 if space == SpaceId::Data && ack_eliciting {
-                    self.data_eliciting_received += 1;
+                    self.ack_frequency.data_eliciting_received += 1;
                 }
                 let immediate = immediate || space != SpaceId::Data;
                 self.spaces[space as usize].acks.on_packet_received(
@@ -213,10 +205,7 @@ impl Connection {
                     immediate,
                     &policy,
                 );
-                if let Some(d) = self.idle_timeout {
-                    self.idle_deadline = Some(now + d);
-                    self.idle_restart_on_send = true;
-                }
+                self.idle.on_packet_received(now, &mut self.timers);
             }
             Err(e) => self.fail(now, e),
         }
@@ -290,16 +279,19 @@ impl Connection {
 
     /// State changes due to the first authenticated packets of each kind.
     fn on_authenticated_packet(&mut self, now: Instant, space: SpaceId, h: &Parsed) {
-        if self.side == Side::Client && !self.received_server_packet && space == SpaceId::Initial {
+        if self.side == Side::Client
+            && !self.handshake.received_server_packet
+            && space == SpaceId::Initial
+        {
             // RFC 9000 §7.2: the client switches to the server's chosen connection ID.
-            self.received_server_packet = true;
+            self.handshake.received_server_packet = true;
             self.cids.set_initial_remote(h.scid);
         }
         if self.side == Side::Server && space == SpaceId::Handshake {
             // RFC 9000 §8.1: a Handshake packet validates the client's address;
             // RFC 9001 §4.9.1: the server discards Initial keys on its first one.
-            if !self.address_validated {
-                self.address_validated = true;
+            if !self.path.validated {
+                self.path.validated = true;
                 self.set_loss_detection_timer(now);
             }
             self.discard_space(now, SpaceId::Initial);
@@ -388,13 +380,8 @@ impl Connection {
                 }
             }
             Frame::PathChallenge(d) => {
-                // Memory stays bounded whatever the peer sends: the oldest challenges
-                // are answered last and dropped first; the peer sends more PATH_CHALLENGE
-                // frames as needed (RFC 9000 §8.2.2).
-                if self.path_responses.len() >= MAX_PENDING_PATH_RESPONSES {
-                    self.path_responses.remove(0);
-                }
-                self.path_responses.push(d);
+                // Bounded, newest answered first (RFC 9000 §8.2.2).
+                self.path.on_path_challenge(d);
             }
             Frame::ConnectionClose(c) => {
                 let reason = String::from_utf8_lossy(c.reason).into_owned();

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::config::TransportConfig;
+use crate::connection::path::MAX_PENDING_PATH_RESPONSES;
 use crate::connection::SpaceId;
 use crate::testing::{LinkConfig, Pair};
 use crate::wire::{ConnectionId, Frame};
@@ -57,10 +58,10 @@ fn a_path_challenge_flood_keeps_only_the_newest() {
         s.on_frame(now, SpaceId::Data, &dcid, frame, &mut false)
             .unwrap();
     }
-    assert_eq!(s.path_responses.len(), MAX_PENDING_PATH_RESPONSES);
-    assert_eq!(s.path_responses.last(), Some(&999u64.to_be_bytes()));
+    assert_eq!(s.path.responses.len(), MAX_PENDING_PATH_RESPONSES);
+    assert_eq!(s.path.responses.last(), Some(&999u64.to_be_bytes()));
     assert_eq!(
-        s.path_responses.first(),
+        s.path.responses.first(),
         Some(&(1000 - MAX_PENDING_PATH_RESPONSES as u64).to_be_bytes())
     );
 }

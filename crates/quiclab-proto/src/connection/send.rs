@@ -3,15 +3,15 @@
 //! loss recovery (RFC 9000 §12.2, §13, §14.1; RFC 9001 §5; RFC 9002 §7).
 
 use super::spaces::{SentFrame, SentRecord, SpaceId};
-use super::{CloseReason, Connection, State, Transmit};
+use super::timers::Timer;
+use super::{Connection, State, Transmit};
 use crate::crypto::protect::seal;
 use crate::crypto::TAG_LEN;
-use crate::error::TransportErrorCode;
 use crate::events::{Event, FrameSummary, PacketHeaderInfo};
-use crate::recovery::{DeliverySnapshot, PacingRate, SentPacket};
+use crate::recovery::{DeliverySnapshot, SentPacket};
 use crate::time::Instant;
 use crate::wire::header::{packet_number_len, write_long_header, write_short_header};
-use crate::wire::{decode_frames, varint, ConnectionCloseFrame, Frame, PacketType, Side};
+use crate::wire::{decode_frames, varint, Frame, PacketType, Side};
 
 /// RFC 9000 §14.1: a client expands datagrams carrying Initial packets to at least this
 /// size, and a server only creates a connection for (and only answers with Version
@@ -49,25 +49,25 @@ impl Connection {
     /// is nothing to send now (see [`Connection::poll_timeout`]).
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
         match self.state {
-            State::Draining { .. } | State::Drained => return None,
-            State::Closing { .. } if !self.close_pending => return None,
+            State::Draining | State::Drained => return None,
+            State::Closing if !self.close.pending => return None,
             _ => {}
         }
         if let Err(e) = self.release_handshake_hold(now) {
             self.fail(now, e);
         }
         // Recomputed below when the window is open; a stale deadline must not linger.
-        self.pacing_deadline = None;
+        self.timers.stop(Timer::Pacing);
         let start = buf.len();
         let budget = (self.max_datagram_size() as u64).min(self.amplification_budget()) as usize;
-        if budget < MIN_INITIAL_DATAGRAM && !self.address_validated {
+        if budget < MIN_INITIAL_DATAGRAM && !self.path.validated {
             return None; // RFC 9000 §8.1: wait for more bytes from the client.
         }
-        let closing = matches!(self.state, State::Closing { .. });
+        let closing = matches!(self.state, State::Closing);
         if !closing {
             self.update_ack_frequency(now);
         }
-        let cwnd_open = self.bytes_in_flight() < self.cc.window() && self.pacer_allows(now);
+        let cwnd_open = self.bytes_in_flight() < self.path.cc.window() && self.pacer_allows(now);
         let mut open: Option<OpenPacket> = None;
         let mut pad_datagram = false;
         // Whether any packet of this datagram counts toward bytes in flight.
@@ -112,35 +112,24 @@ impl Connection {
         };
         in_flight |= self.finish_packet(now, buf, p, pad);
         if closing {
-            self.close_pending = false;
+            self.close.pending = false;
         }
         let size = buf.len() - start;
         // RFC 9002 §7.7: pacing spreads in-flight data; ACK-only datagrams are not
         // congestion controlled and must not spend the pacer's tokens (a receiver's
         // stream of ACKs would otherwise starve its own MAX_DATA updates).
         if self.config.pacing && in_flight {
-            let rate = self.pacing_rate();
-            self.pacer.on_sent(now, size as u64, rate);
+            let rate = self.path.pacing_rate();
+            self.path.pacer.on_sent(now, size as u64, rate);
         }
         self.stats.datagrams_sent.packets += 1;
         self.stats.datagrams_sent.bytes += size as u64;
-        if !self.address_validated {
-            self.amplification_sent += size as u64;
-        }
+        self.path.on_datagram_sent(size);
         self.set_loss_detection_timer(now);
         Some(Transmit {
-            destination: self.remote,
+            destination: self.path.remote,
             size,
         })
-    }
-
-    /// The pacer's rate: the controller's if it sets one (BBR), else RFC 9002 §7.7's
-    /// 1.25 · cwnd / smoothed_rtt.
-    fn pacing_rate(&self) -> Option<PacingRate> {
-        match self.cc.pacing_rate() {
-            Some(r) => PacingRate::from_bytes_per_sec(r),
-            None => PacingRate::from_window(self.cc.window(), self.rtt.smoothed()),
-        }
     }
 
     /// RFC 9002 §7.7: whether the pacer lets a full-sized datagram of new data leave
@@ -150,10 +139,14 @@ impl Connection {
             return true;
         }
         let size = self.max_datagram_size() as u64;
-        match self.pacer.next_send_time(now, size, self.pacing_rate()) {
+        match self
+            .path
+            .pacer
+            .next_send_time(now, size, self.path.pacing_rate())
+        {
             Some(t) if t > now => {
                 if self.data_space_pending() {
-                    self.pacing_deadline = Some(t);
+                    self.timers.set(Timer::Pacing, t);
                 }
                 false
             }
@@ -179,22 +172,22 @@ impl Connection {
         if !cwnd_open {
             return false;
         }
-        space == SpaceId::Data && self.handshake_complete && self.data_space_pending()
+        space == SpaceId::Data && self.handshake.complete && self.data_space_pending()
     }
 
     fn data_space_pending(&self) -> bool {
-        self.handshake_done_pending
-            || !self.path_responses.is_empty()
+        self.handshake.done_pending
+            || !self.path.responses.is_empty()
             || !self.cids.pending_new.is_empty()
             || !self.cids.pending_retire.is_empty()
             || self.streams.has_pending()
-            || self.ack_freq.has_pending()
+            || self.ack_frequency.sender.has_pending()
     }
 
     /// RFC 9000 §10.2.3: before the handshake completes, CONNECTION_CLOSE goes in every
     /// handshake space the peer may read; afterwards in 1-RTT only.
     fn close_wanted_in(&self, space: SpaceId) -> bool {
-        if self.handshake_complete {
+        if self.handshake.complete {
             space == SpaceId::Data
         } else {
             space != SpaceId::Data
@@ -226,7 +219,7 @@ impl Connection {
             let o = write_long_header(
                 buf,
                 space.packet_type(),
-                self.version,
+                self.versions.current,
                 &dcid,
                 &scid,
                 &[],
@@ -249,7 +242,7 @@ impl Connection {
         let max = limit - TAG_LEN;
         self.write_ack(now, buf, &mut p, max);
         if closing {
-            self.write_close(buf, space, max);
+            self.close.write_frame(buf, space, max);
             return p;
         }
         self.write_frames(now, buf, &mut p, max, cwnd_open);
@@ -277,40 +270,12 @@ impl Connection {
             return;
         }
         frame.encode(buf);
-        if p.space == SpaceId::Initial && self.hold_until.is_some() {
-            self.iack_sent = true;
+        if p.space == SpaceId::Initial {
+            self.handshake.hold.on_initial_ack_sent(&self.timers);
         }
         if let Frame::Ack(a) = &frame {
             p.record.ack_largest = Some(a.largest());
         }
-    }
-
-    fn write_close(&mut self, buf: &mut Vec<u8>, space: SpaceId, max: usize) {
-        let Some(reason) = &self.close_frame else {
-            return;
-        };
-        let (code, frame_type, text) = match reason {
-            CloseReason::Transport { error, .. } => (
-                error.code.0,
-                Some(error.frame_type.unwrap_or(0)),
-                error.reason.as_str(),
-            ),
-            // RFC 9000 §10.2.3: an application close in Initial/Handshake packets becomes
-            // APPLICATION_ERROR without the reason.
-            CloseReason::Application { .. } if space != SpaceId::Data => {
-                (TransportErrorCode::APPLICATION_ERROR.0, Some(0), "")
-            }
-            CloseReason::Application { code, reason, .. } => (*code, None, reason.as_str()),
-            CloseReason::IdleTimeout => return,
-        };
-        let room = max.saturating_sub(buf.len() + 24);
-        let text = &text.as_bytes()[..text.len().min(room).min(256)];
-        Frame::ConnectionClose(ConnectionCloseFrame {
-            error_code: code,
-            frame_type,
-            reason: text,
-        })
-        .encode(buf);
     }
 
     /// Handshake data, control frames, stream data, and a PING if a probe needs one.
@@ -323,13 +288,13 @@ impl Connection {
         cwnd_open: bool,
     ) {
         let space = p.space;
-        if space == SpaceId::Initial && self.iack_ping_pending && buf.len() < max {
+        if space == SpaceId::Initial && self.handshake.hold.ping_pending() && buf.len() < max {
             // Config `handshake.instant_ack_ping`: the instant ACK becomes ack-eliciting,
             // so the datagram is padded (RFC 9000 §14.1) and the client's ACK of it gives
             // the server an RTT sample (RFC 9002 §5.1).
             Frame::Ping.encode(buf);
             p.ack_eliciting = true;
-            self.iack_ping_pending = false;
+            self.handshake.hold.on_ping_sent();
         }
         let probing = self.spaces[space as usize].probes > 0;
         let may_send_data = cwnd_open || probing;
@@ -345,7 +310,7 @@ impl Connection {
                 p.ack_eliciting = true;
             }
         }
-        if space == SpaceId::Data && self.handshake_complete && may_send_data {
+        if space == SpaceId::Data && self.handshake.complete && may_send_data {
             // Keep a byte for IMMEDIATE_ACK when this packet may fill the window.
             let reserve = usize::from(cwnd_open && self.may_need_immediate_ack());
             self.write_data_frames(now, buf, p, max - reserve);
@@ -371,20 +336,20 @@ impl Connection {
         p: &mut OpenPacket,
         max: usize,
     ) {
-        if self.handshake_done_pending && buf.len() < max {
+        if self.handshake.done_pending && buf.len() < max {
             Frame::HandshakeDone.encode(buf);
-            self.handshake_done_pending = false;
+            self.handshake.done_pending = false;
             p.record.frames.push(SentFrame::HandshakeDone);
             p.ack_eliciting = true;
         }
         if self.write_ack_frequency(buf, &mut p.record.frames, max) {
             p.ack_eliciting = true;
         }
-        while let Some(d) = self.path_responses.last().copied() {
+        while let Some(d) = self.path.responses.last().copied() {
             if buf.len() + 9 > max {
                 break;
             }
-            self.path_responses.pop();
+            self.path.responses.pop();
             Frame::PathResponse(d).encode(buf);
             p.ack_eliciting = true;
         }
@@ -416,22 +381,23 @@ impl Connection {
             p.ack_eliciting = true;
         }
         let before = buf.len();
-        let mut records = std::mem::take(&mut self.stream_records);
+        let mut records = std::mem::take(&mut self.scratch.stream_records);
         self.streams
-            .write_frames(now, self.rtt.smoothed(), buf, max, &mut records);
+            .write_frames(now, self.path.rtt.smoothed(), buf, max, &mut records);
         if buf.len() > before {
             p.ack_eliciting = true;
         }
         p.record
             .frames
             .extend(records.drain(..).map(SentFrame::Stream));
-        self.stream_records = records;
+        self.scratch.stream_records = records;
         // RFC 9002 §7.8: out of data with room in the window means application-limited.
-        self.app_limited = !self.streams.has_pending() && self.bytes_in_flight() < self.cc.window();
-        if self.app_limited {
+        self.path.app_limited =
+            !self.streams.has_pending() && self.bytes_in_flight() < self.path.cc.window();
+        if self.path.app_limited {
             // draft-ietf-ccwg-bbr §4.1.2.4 MarkConnectionAppLimited: rate samples of
             // packets sent from here until the bubble is delivered are app-limited.
-            self.delivery.mark_app_limited(self.bytes_in_flight());
+            self.path.delivery.mark_app_limited(self.bytes_in_flight());
         }
     }
 
@@ -468,7 +434,7 @@ impl Connection {
         // draft-ietf-ccwg-bbr §4.1.2.2 OnPacketSent: snapshot the delivery state.
         let delivery = if in_flight {
             let inflight = self.bytes_in_flight() + size;
-            self.delivery.on_sent(now, size, inflight)
+            self.path.delivery.on_sent(now, size, inflight)
         } else {
             DeliverySnapshot::default()
         };
@@ -495,14 +461,11 @@ impl Connection {
         self.stats.packets_sent[p.space as usize] += 1;
         if in_flight {
             let inflight = self.bytes_in_flight();
-            self.cc.on_packet_sent(now, size, inflight);
+            self.path.cc.on_packet_sent(now, size, inflight);
         }
-        if p.ack_eliciting && self.idle_restart_on_send {
+        if p.ack_eliciting {
             // RFC 9000 §10.1: the first ack-eliciting packet after a receipt restarts the timer.
-            self.idle_restart_on_send = false;
-            if let Some(d) = self.idle_timeout {
-                self.idle_deadline = Some(now + d);
-            }
+            self.idle.on_ack_eliciting_sent(now, &mut self.timers);
         }
         if let Some(frames) = logged {
             let ty = p.space.packet_type();

@@ -15,9 +15,11 @@ use crate::time::Instant;
 use crate::wire::header::parse_version_negotiation;
 use crate::wire::{ConnectionId, Side, TransportParameters, VersionInformation};
 
-/// What a client learned from Version Negotiation.
-#[derive(Clone, Debug, Default)]
+/// The version in use, and what a client learned from Version Negotiation.
+#[derive(Clone, Debug)]
 pub(super) struct VersionState {
+    /// The QUIC version of our long headers (RFC 9000 §15, RFC 9369).
+    pub current: u32,
     /// The versions a Version Negotiation packet offered, once the client acted on
     /// one (it then ignores any later one, RFC 9368 §4).
     offered: Option<Vec<u32>>,
@@ -33,6 +35,16 @@ pub(super) fn local_information(
         chosen: version,
         available: config.versions.supported_wire(),
     })
+}
+
+impl VersionState {
+    /// A connection starting in `version`, no Version Negotiation seen.
+    pub fn new(version: u32) -> Self {
+        VersionState {
+            current: version,
+            offered: None,
+        }
+    }
 }
 
 fn version_error(reason: impl Into<String>) -> TransportError {
@@ -51,7 +63,7 @@ impl Connection {
         packet: &[u8],
     ) {
         if self.side != Side::Client
-            || self.received_server_packet
+            || self.handshake.received_server_packet
             || self.versions.offered.is_some()
         {
             return;
@@ -62,7 +74,7 @@ impl Connection {
         let Ok(offered) = parse_version_negotiation(packet) else {
             return;
         };
-        if offered.contains(&self.version) {
+        if offered.contains(&self.versions.current) {
             return;
         }
         let ours = self.config.versions.supported_wire();
@@ -114,7 +126,7 @@ impl Connection {
     /// Initial space's in-flight packets forgotten (the server dropped them). The
     /// connection IDs stay; packet numbers continue.
     fn restart_in_version(&mut self, now: Instant, version: u32) -> Result<(), TransportError> {
-        self.version = version;
+        self.versions.current = version;
         self.local_params.version_information = Some(VersionInformation {
             chosen: version,
             available: self.config.versions.supported_wire(),
@@ -131,8 +143,8 @@ impl Connection {
         fresh.next_pn = initial.next_pn;
         *initial = fresh;
         self.install_initial_keys(self.original_dcid);
-        self.tls_write_space = SpaceId::Initial;
-        self.pto_count = 0;
+        self.handshake.tls_write_space = SpaceId::Initial;
+        self.path.pto_count = 0;
         self.set_loss_detection_timer(now);
         if self.logging() {
             let ev = Event::ConnectionStarted {
@@ -155,15 +167,20 @@ impl Connection {
         p: &TransportParameters,
     ) -> Result<(), TransportError> {
         if let Some(vi) = &p.version_information {
-            if vi.chosen != self.version {
+            if vi.chosen != self.versions.current {
                 return Err(version_error(format!(
                     "peer's chosen version {:#x} is not the version in use {:#x}",
-                    vi.chosen, self.version
+                    vi.chosen, self.versions.current
                 )));
             }
             if self.side == Side::Client {
                 let ours = self.config.versions.supported_wire();
-                self.log_version_information(now, &vi.available, &ours, Some(self.version));
+                self.log_version_information(
+                    now,
+                    &vi.available,
+                    &ours,
+                    Some(self.versions.current),
+                );
             }
         }
         // A server without version_information does not implement RFC 9368: there is
@@ -174,7 +191,7 @@ impl Connection {
         {
             let ours = self.config.versions.supported_wire();
             let would_choose = ours.iter().copied().find(|v| vi.available.contains(v));
-            if would_choose != Some(self.version) {
+            if would_choose != Some(self.versions.current) {
                 return Err(version_error(
                     "the server's versions would have led to another version (downgrade)",
                 ));

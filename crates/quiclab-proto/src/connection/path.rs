@@ -1,0 +1,133 @@
+//! The network path's state (the model: quinn-proto's `PathData`): where datagrams go,
+//! what the path's round trip and capacity look like (RTT estimator, congestion
+//! controller, pacer, delivery-rate sampler, spurious-loss detector), the probe timeout
+//! backoff, and the anti-amplification budget before the peer's address is validated.
+//!
+//! Kept apart from [`super::Connection`] so that everything a path migration would have
+//! to reset or duplicate sits in one place; the connection drives it (loss detection in
+//! `loss.rs`, the send path in `send.rs`) and reads it through these fields and methods.
+
+use crate::cc::CongestionController;
+use crate::config::TransportConfig;
+use crate::recovery::{
+    DeliveryRateEstimator, Pacer, PacingRate, RttEstimator, SpuriousLossDetector,
+};
+use crate::time::Instant;
+use crate::wire::Side;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// PATH_CHALLENGE data waiting to be echoed; a peer flooding challenges gets answers
+/// to the newest ones only (RFC 9000 §8.2.2: it sends more challenges as needed).
+pub(crate) const MAX_PENDING_PATH_RESPONSES: usize = 16;
+
+/// One path's transport state. Fields are the connection's to read and drive; the
+/// methods hold the rules that involve only the path.
+pub(super) struct PathData {
+    /// Where our datagrams go (no migration yet: packets are accepted from any address).
+    pub remote: SocketAddr,
+    /// The peer's address is validated (RFC 9000 §8.1); a client's server always is.
+    pub validated: bool,
+    /// Bytes received/sent before address validation, for the 3x limit (RFC 9000 §8.1).
+    pub amplification_received: u64,
+    pub amplification_sent: u64,
+    pub rtt: RttEstimator,
+    pub cc: Box<dyn CongestionController>,
+    pub pacer: Pacer,
+    /// Consecutive probe timeouts without an acknowledgement (RFC 9002 §6.2.1 backoff).
+    pub pto_count: u32,
+    /// When the first RTT sample was taken (RFC 9002 §7.6.2: persistent congestion
+    /// counts only packets sent after it).
+    pub first_rtt_sample_time: Option<Instant>,
+    /// The sender ran out of data with room left in the window (RFC 9002 §7.8).
+    pub app_limited: bool,
+    /// Delivery-rate sampling for the controller (draft-ietf-ccwg-bbr §4.1).
+    pub delivery: DeliveryRateEstimator,
+    /// Lost 1-RTT packets acknowledged later (RFC 9438 §4.9.2), for controllers' undo.
+    pub spurious: SpuriousLossDetector,
+    /// PATH_CHALLENGE data to echo in PATH_RESPONSE frames (RFC 9000 §8.2.2), newest
+    /// last, at most [`MAX_PENDING_PATH_RESPONSES`].
+    pub responses: Vec<[u8; 8]>,
+}
+
+impl PathData {
+    /// A fresh path to `remote` with the configured initial RTT and controller `cc`.
+    pub fn new(
+        config: &TransportConfig,
+        side: Side,
+        remote: SocketAddr,
+        cc: Box<dyn CongestionController>,
+    ) -> Self {
+        PathData {
+            remote,
+            validated: side == Side::Client,
+            amplification_received: 0,
+            amplification_sent: 0,
+            rtt: RttEstimator::new(config.initial_rtt()),
+            cc,
+            pacer: Pacer::new(u64::from(config.max_udp_payload_size)),
+            pto_count: 0,
+            first_rtt_sample_time: None,
+            app_limited: false,
+            delivery: DeliveryRateEstimator::new(),
+            spurious: SpuriousLossDetector::new(),
+            responses: Vec::new(),
+        }
+    }
+
+    /// A datagram of `len` bytes arrived on this path (counted toward the
+    /// anti-amplification budget until the address is validated).
+    pub fn on_datagram_received(&mut self, len: usize) {
+        if !self.validated {
+            self.amplification_received += len as u64;
+        }
+    }
+
+    /// A datagram of `len` bytes left on this path.
+    pub fn on_datagram_sent(&mut self, len: usize) {
+        if !self.validated {
+            self.amplification_sent += len as u64;
+        }
+    }
+
+    /// Before address validation a server may send at most `factor` times what it
+    /// received (RFC 9000 §8.1); afterwards there is no limit.
+    pub fn amplification_budget(&self, factor: u64) -> u64 {
+        if self.validated {
+            u64::MAX
+        } else {
+            (self.amplification_received * factor).saturating_sub(self.amplification_sent)
+        }
+    }
+
+    /// RFC 9002 §6.2.1: the PTO doubles with each consecutive expiry (capped so the
+    /// shift cannot overflow).
+    pub fn pto_backoff(&self) -> u32 {
+        1u32 << self.pto_count.min(20)
+    }
+
+    /// The pacer's rate: the controller's if it sets one (BBR), else RFC 9002 §7.7's
+    /// 1.25 · cwnd / smoothed_rtt.
+    pub fn pacing_rate(&self) -> Option<PacingRate> {
+        match self.cc.pacing_rate() {
+            Some(r) => PacingRate::from_bytes_per_sec(r),
+            None => PacingRate::from_window(self.cc.window(), self.rtt.smoothed()),
+        }
+    }
+
+    /// Queues PATH_CHALLENGE data to echo. Memory stays bounded whatever the peer
+    /// sends: the oldest challenges are answered last and dropped first; the peer sends
+    /// more PATH_CHALLENGE frames as needed (RFC 9000 §8.2.2).
+    pub fn on_path_challenge(&mut self, data: [u8; 8]) {
+        if self.responses.len() >= MAX_PENDING_PATH_RESPONSES {
+            self.responses.remove(0);
+        }
+        self.responses.push(data);
+    }
+
+    /// Three times the current PTO (RFC 9000 §10.2), for the closing and draining
+    /// periods; `max_ack_delay` is ours.
+    pub fn close_period(&self, max_ack_delay: Duration) -> Duration {
+        3 * (self.rtt.pto_base() + max_ack_delay)
+    }
+}
