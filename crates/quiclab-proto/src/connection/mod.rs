@@ -336,6 +336,11 @@ impl Connection {
         let cc = config
             .congestion_control
             .build_seeded(u64::from(config.max_udp_payload_size), cc_seed);
+        let cc = crate::cc::with_careful_resume(
+            cc,
+            &config.careful_resume,
+            u64::from(config.max_udp_payload_size),
+        );
         let idle_timeout =
             (config.idle_timeout_ms > 0).then(|| Duration::from_millis(config.idle_timeout_ms));
         Connection {

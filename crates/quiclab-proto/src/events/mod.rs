@@ -173,6 +173,8 @@ pub enum Event {
     KeyDiscarded {
         key: KeyType,
     },
+    /// A Careful Resume phase change (draft-ietf-tsvwg-careful-resume-qlog §3).
+    CarefulResumePhaseUpdated(Box<crate::cc::CarefulResumeUpdate>),
     /// The probe timeout fired (`pto_count` after the increment).
     PtoExpired {
         pto_count: u32,
