@@ -127,7 +127,7 @@ impl CarefulResume {
         self.phase = new;
         let ssthresh = self.inner.ssthresh();
         // At most one update per phase and the phases only move forward (Figure 1), so
-        // the queue holds at most five entries whether or not anyone drains it.
+        // the queue holds at most six entries whether or not anyone drains it.
         self.updates.push_back(PhaseUpdate {
             at: now,
             old: Some(old),
@@ -290,8 +290,12 @@ impl CongestionController for CarefulResume {
         self.flight = bytes_in_flight;
         self.last_sent = Some(now);
         if self.initial_data.is_none() {
+            // The first packet: log the phase Careful Resume starts in.
             self.initial_data = Some(0);
-            self.acked_in_recon = 0;
+            self.go(now, Phase::Reconnaissance, None);
+            if let Some(u) = self.updates.back_mut() {
+                u.old = None;
+            }
         }
         if self.phase == Phase::Reconnaissance && self.acked_in_recon == 0 {
             // Data sent before the first ACK: the initial data (draft §4.2).

@@ -104,6 +104,7 @@ impl Harness {
 
     fn triggers(&mut self) -> Vec<(Phase, Option<Trigger>)> {
         std::iter::from_fn(|| self.cr.take_update())
+            .filter(|u| u.old.is_some())
             .map(|u| (u.new, u.trigger))
             .collect()
     }
