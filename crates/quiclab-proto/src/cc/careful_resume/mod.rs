@@ -41,10 +41,14 @@ pub struct CarefulResume {
     phase: Phase,
     /// Bytes in flight as last known (resynchronised on every send and ACK).
     flight: u64,
-    /// Reconnaissance: bytes sent before the first ACK (the initial data), and bytes
-    /// acknowledged since; `None` until the first ACK.
-    initial_data: Option<u64>,
-    acked_in_recon: u64,
+    /// Reconnaissance starts "after connection setup" (draft §4.2): at the first ACK,
+    /// which ends the handshake's first round trip. Bytes sent since then (the initial
+    /// data) and bytes of them acknowledged.
+    recon_start: Option<Instant>,
+    initial_sent: u64,
+    initial_acked: u64,
+    /// Whether anything was sent yet (the starting phase is logged with the first).
+    started: bool,
     /// The window this layer imposes (Unvalidated: jump_cwnd; Safe Retreat: the
     /// retreat window); `None` = the controller's.
     cwnd: Option<u64>,
@@ -84,8 +88,10 @@ impl CarefulResume {
             iw,
             phase: Phase::Reconnaissance,
             flight: 0,
-            initial_data: None,
-            acked_in_recon: 0,
+            recon_start: None,
+            initial_sent: 0,
+            initial_acked: 0,
+            started: false,
             cwnd: None,
             jump_cwnd: 0,
             pipesize: 0,
@@ -162,10 +168,12 @@ impl CarefulResume {
             && self.min_rtt <= self.rtt_scaled(self.cfg.rtt_max_factor)
     }
 
-    /// draft §4.2 "Path confirmed": the initial data was acknowledged, no congestion.
+    /// draft §4.2 "Path confirmed": the initial data (an IW sent after connection
+    /// setup, or all of it when the sender had less) was acknowledged without
+    /// congestion (congestion would have ended Careful Resume).
     fn path_confirmed(&self) -> bool {
-        self.initial_data
-            .is_some_and(|sent| self.acked_in_recon >= sent)
+        self.initial_acked > 0
+            && (self.initial_acked >= self.iw || self.initial_acked >= self.initial_sent)
     }
 
     /// Reconnaissance → Unvalidated, at the send that fills the controller's window
@@ -289,19 +297,16 @@ impl CongestionController for CarefulResume {
     fn on_packet_sent(&mut self, now: Instant, bytes: u64, bytes_in_flight: u64) {
         self.flight = bytes_in_flight;
         self.last_sent = Some(now);
-        if self.initial_data.is_none() {
+        if !self.started {
             // The first packet: log the phase Careful Resume starts in.
-            self.initial_data = Some(0);
+            self.started = true;
             self.go(now, Phase::Reconnaissance, None);
             if let Some(u) = self.updates.back_mut() {
                 u.old = None;
             }
         }
-        if self.phase == Phase::Reconnaissance && self.acked_in_recon == 0 {
-            // Data sent before the first ACK: the initial data (draft §4.2).
-            if let Some(d) = self.initial_data.as_mut() {
-                *d += bytes;
-            }
+        if self.phase == Phase::Reconnaissance && self.recon_start.is_some() {
+            self.initial_sent += bytes;
         }
         self.inner.on_packet_sent(now, bytes, bytes_in_flight);
         match self.phase {
@@ -336,7 +341,11 @@ impl CongestionController for CarefulResume {
         self.min_rtt = rtt.min();
         match self.phase {
             Phase::Reconnaissance => {
-                self.acked_in_recon += bytes;
+                match self.recon_start {
+                    None => self.recon_start = Some(now),
+                    Some(t) if sent_time >= t => self.initial_acked += bytes,
+                    Some(_) => {}
+                }
                 self.inner
                     .on_packet_acked(now, sent_time, bytes, app_limited, rtt);
             }

@@ -30,14 +30,29 @@ fn cfg() -> CarefulResumeConfig {
 
 impl Harness {
     fn new(cfg: CarefulResumeConfig) -> Self {
+        Self::with_rtt(cfg, RTT)
+    }
+
+    /// A harness whose handshake measured `rtt`.
+    fn with_rtt(cfg: CarefulResumeConfig, rtt: Duration) -> Self {
         let inner = Box::new(NewReno::new(NewRenoConfig::default(), MDS));
-        Harness {
+        let mut h = Harness {
             cr: CarefulResume::new(inner, cfg, MDS),
             rtt: RttEstimator::new(Duration::from_millis(333)),
             now: Instant::from_millis(1),
             pn: 0,
             flight: VecDeque::new(),
-        }
+        };
+        h.handshake(rtt);
+        h
+    }
+
+    /// The handshake's round trip: one packet out and acknowledged (connection setup;
+    /// Reconnaissance starts after it, draft §4.2). The window grows by one packet.
+    fn handshake(&mut self, rtt: Duration) {
+        assert!(self.send());
+        self.ack_with(1, rtt, true);
+        assert_eq!(self.cr.window(), IW, "an application-limited ACK");
     }
 
     fn in_flight(&self) -> u64 {
@@ -72,6 +87,10 @@ impl Harness {
 
     /// One ACK for the oldest `n` packets, with an RTT sample of `rtt`.
     fn ack(&mut self, n: usize, rtt: Duration) {
+        self.ack_with(n, rtt, false);
+    }
+
+    fn ack_with(&mut self, n: usize, rtt: Duration, app_limited: bool) {
         let newest = self.flight[n - 1].1;
         self.now = self.now.max(newest.saturating_add(rtt));
         let latest = self.now.saturating_duration_since(newest);
@@ -80,7 +99,7 @@ impl Harness {
         for _ in 0..n {
             let (_, sent) = self.flight.pop_front().expect("in flight");
             self.cr
-                .on_packet_acked(self.now, sent, MDS, false, &self.rtt);
+                .on_packet_acked(self.now, sent, MDS, app_limited, &self.rtt);
         }
         let rs = RateSample {
             bytes_in_flight: self.in_flight(),
@@ -159,7 +178,7 @@ fn full_resume_unvalidated_validating_normal() {
 
 #[test]
 fn rtt_check_too_small_stops_careful_resume() {
-    let mut h = Harness::new(cfg());
+    let mut h = Harness::with_rtt(cfg(), Duration::from_millis(25));
     h.confirm_and_fill(Duration::from_millis(25)); // <= saved_rtt / 2
     assert_eq!(h.cr.phase(), Phase::Normal);
     assert_eq!(h.cr.window(), 2 * IW, "the window is not modified");
@@ -171,14 +190,14 @@ fn rtt_check_too_small_stops_careful_resume() {
 
 #[test]
 fn rtt_check_slightly_above_half_passes() {
-    let mut h = Harness::new(cfg());
+    let mut h = Harness::with_rtt(cfg(), Duration::from_millis(26));
     h.confirm_and_fill(Duration::from_millis(26));
     assert_eq!(h.cr.phase(), Phase::Validating);
 }
 
 #[test]
 fn rtt_check_ten_times_larger_stops_careful_resume() {
-    let mut h = Harness::new(cfg());
+    let mut h = Harness::with_rtt(cfg(), Duration::from_millis(501));
     h.confirm_and_fill(Duration::from_millis(501));
     assert_eq!(h.cr.phase(), Phase::Normal);
     assert_eq!(
@@ -198,6 +217,26 @@ fn loss_in_reconnaissance_returns_to_normal_cc() {
         h.triggers(),
         vec![(Phase::Normal, Some(Trigger::PacketLoss))]
     );
+}
+
+#[test]
+fn reconnaissance_starts_after_the_handshake_round_trip() {
+    // Without the handshake's ACK, nothing sent counts as initial data.
+    let inner = Box::new(NewReno::new(NewRenoConfig::default(), MDS));
+    let mut h = Harness {
+        cr: CarefulResume::new(inner, cfg(), MDS),
+        rtt: RttEstimator::new(Duration::from_millis(333)),
+        now: Instant::from_millis(1),
+        pn: 0,
+        flight: VecDeque::new(),
+    };
+    h.fill();
+    h.ack(10, RTT); // the first ACK: setup done, Reconnaissance starts now
+    h.fill();
+    assert_eq!(h.cr.phase(), Phase::Reconnaissance);
+    h.ack(10, RTT);
+    h.fill();
+    assert_eq!(h.cr.phase(), Phase::Validating);
 }
 
 #[test]
@@ -382,6 +421,8 @@ fn wraps_cubic_too() {
     let cc = crate::cc::CongestionControl::Cubic(inner).build(MDS);
     let mut h = Harness::new(cfg());
     h.cr = CarefulResume::new(cc, cfg(), MDS);
+    h.flight.clear();
+    h.handshake(RTT);
     h.confirm_and_fill(RTT);
     assert_eq!(h.cr.phase(), Phase::Validating);
     assert_eq!(h.cr.window(), SAVED_CWND / 2);
