@@ -343,7 +343,7 @@ fn packet_dropped(
 
 /// `quic:careful_resume_phase_updated` (draft-ietf-tsvwg-careful-resume-qlog §3,
 /// QUICCarefulResumePhaseUpdated), stamped with the time the phase changed.
-fn careful_resume_phase(buf: &mut Vec<u8>, u: &crate::cc::CarefulResumeUpdate) {
+fn careful_resume_phase(buf: &mut Vec<u8>, u: &crate::events::CarefulResumeUpdate) {
     let mut j = begin(buf, u.at, "quic:careful_resume_phase_updated");
     if let Some(old) = u.old {
         j.key("old").lit(old.name());

@@ -11,13 +11,15 @@
 //! send time (ACKs carry the send time to the controller), logged by packet number.
 
 mod config;
-mod phase;
 mod store;
 #[cfg(test)]
 mod tests;
 
+pub use crate::events::{
+    CarefulResumePhase as Phase, CarefulResumeTrigger as Trigger,
+    CarefulResumeUpdate as PhaseUpdate,
+};
 pub use config::{CarefulResumeConfig, CarefulResumeConfigError, UnvalidatedPacing};
-pub use phase::{Phase, PhaseUpdate, Trigger};
 pub use store::{ClaimError, SavedPathParams, SavedPathStore, StorePolicy};
 
 use super::CongestionController;

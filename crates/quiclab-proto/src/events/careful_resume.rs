@@ -1,4 +1,5 @@
-//! Careful Resume's phases, the triggers of their transitions and the record of one
+//! Careful Resume's phases (draft-ietf-tsvwg-careful-resume §4, run by
+//! `cc::CarefulResume`), the triggers of their transitions and the record of one
 //! transition as qlog reports it (draft-ietf-tsvwg-careful-resume-qlog §3,
 //! `QUICCarefulResumePhaseUpdated`).
 
