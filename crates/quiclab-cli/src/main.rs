@@ -6,6 +6,7 @@ mod h3;
 mod hq;
 mod lab;
 mod net;
+mod resume;
 mod setup;
 mod sim;
 mod url;
@@ -107,6 +108,10 @@ struct ServerArgs {
     /// Key type of the self-signed certificate (ed25519, ecdsa-p256, rsa2048).
     #[arg(long, default_value = "ed25519", conflicts_with = "cert")]
     cert_type: quiclab_proto::crypto::choices::CertType,
+    /// Resume later connections from the same client address with Careful Resume
+    /// (draft-ietf-tsvwg-careful-resume), from the window and RTT of the last one.
+    #[arg(long)]
+    careful_resume: bool,
     #[command(flatten)]
     common: Common,
 }
@@ -188,6 +193,9 @@ fn server(a: ServerArgs) -> Result<()> {
     let mut endpoint = Endpoint::new(config, Some(tls), seed);
     let sinks = qlog.clone();
     endpoint.set_sink_factory(Box::new(move |_, conn| sinks.sink_for(conn)));
+    if a.careful_resume {
+        resume::install(&mut endpoint, qlog.clone());
+    }
     let mut app = h3::server::Server::new(a.root, quiclab_h3::H3Config::default(), qlog);
     net::run(&socket, &mut endpoint, net::Clock::new(), &mut app)
 }

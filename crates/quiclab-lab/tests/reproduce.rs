@@ -291,3 +291,61 @@ fn instant_ack_quick_report_findings() {
         &["wfc_recovers_server_flight_faster"],
     );
 }
+
+/// Careful Resume (issue 12, seed 004): the headline (TTLB at most 60% of slow
+/// start's), speedup vs object size and BDP, Safe Retreat with stale parameters, harm
+/// to background flows and pacing of the jump.
+#[test]
+fn careful_resume_quick() {
+    let found = check("careful-resume", 6);
+    assert_found(
+        &found,
+        "headline",
+        &[
+            "cr_ttlb_at_most_60pct",
+            "cr_ttlb_near_seed",
+            "ss_ttlb_near_seed",
+        ],
+    );
+    assert_found(
+        &found,
+        "speedup-size",
+        &[
+            "cr_faster_1bdp_geo",
+            "geo_gains_more_than_fiber",
+            "speedup_larger_at_1bdp_than_quarter_fiber",
+        ],
+    );
+    assert_found(
+        &found,
+        "speedup-bdp",
+        &[
+            "speedup_grows_with_rtt",
+            "speedup_grows_with_rate",
+            "large_bdp_benefits",
+        ],
+    );
+    assert_found(
+        &found,
+        "safe-retreat",
+        &[
+            "stale_cr_losses_bounded",
+            "stale_cr_ttlb_bounded",
+            "fresh_cr_faster",
+        ],
+    );
+    assert_found(
+        &found,
+        "harm",
+        &["bg_losses_n1", "bg_losses_n16", "bg_goodput_n16"],
+    );
+    assert_found(
+        &found,
+        "pacing",
+        &[
+            "unpaced_jump_drops_shallow",
+            "unpaced_jump_queues",
+            "paced_faster_shallow",
+        ],
+    );
+}

@@ -6,7 +6,7 @@ mod security;
 
 pub use security::{AdmissionConfig, KeyUpdateConfig, QuicVersion, VersionConfig};
 
-use crate::cc::{CongestionControl, HystartConfig};
+use crate::cc::{CarefulResumeConfig, CongestionControl, HystartConfig};
 use crate::error::TransportError;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -278,6 +278,10 @@ pub struct TransportConfig {
     pub loss: LossConfig,
     pub flow: FlowConfig,
     pub congestion_control: CongestionControl,
+    /// Careful Resume (draft-ietf-tsvwg-careful-resume) over the window-based
+    /// controller: resume from saved path parameters (default off).
+    #[serde(skip_serializing_if = "CarefulResumeConfig::is_default")]
+    pub careful_resume: CarefulResumeConfig,
     /// Server handshake options (instant ACK, certificate and signing delays).
     pub handshake: HandshakeConfig,
     /// QUIC versions used and accepted (default v1 only).
@@ -304,6 +308,7 @@ impl Default for TransportConfig {
             loss: LossConfig::default(),
             flow: FlowConfig::default(),
             congestion_control: CongestionControl::default(),
+            careful_resume: CarefulResumeConfig::default(),
             handshake: HandshakeConfig::default(),
             versions: VersionConfig::default(),
             key_update: KeyUpdateConfig::default(),
@@ -466,7 +471,30 @@ impl TransportConfig {
                 return err(key, "must be a finite, non-negative number of ms");
             }
         }
-        self.validate_congestion_control()
+        self.validate_congestion_control()?;
+        self.validate_careful_resume()
+    }
+
+    /// `[careful_resume]`: its knobs, and a window-based controller underneath.
+    fn validate_careful_resume(&self) -> Result<(), ConfigError> {
+        let cr = &self.careful_resume;
+        if let Err(e) = cr.validate() {
+            return Err(ConfigError {
+                key: careful_resume_key(e.key),
+                why: e.why.to_string(),
+            });
+        }
+        let window_based = matches!(
+            self.congestion_control,
+            CongestionControl::NewReno(_) | CongestionControl::Cubic(_)
+        );
+        if cr.enabled && !window_based {
+            return Err(ConfigError {
+                key: "careful_resume.enabled",
+                why: "needs a window-based congestion_control (new_reno or cubic)".into(),
+            });
+        }
+        Ok(())
     }
 
     /// The controller's knobs (`[congestion_control]`).
@@ -591,6 +619,27 @@ fn bbr_key(knob: &str) -> &'static str {
         .find(|k| k.strip_prefix("congestion_control.") == Some(knob))
         .copied()
         .unwrap_or("congestion_control.initial_window_packets")
+}
+
+/// The dotted key of a Careful Resume knob (`ConfigError::key` is static).
+fn careful_resume_key(knob: &str) -> &'static str {
+    const KEYS: [&str; 11] = [
+        "careful_resume.enabled",
+        "careful_resume.saved_cwnd_bytes",
+        "careful_resume.saved_rtt_ms",
+        "careful_resume.max_jump_bytes",
+        "careful_resume.jump_fraction",
+        "careful_resume.rtt_min_fraction",
+        "careful_resume.rtt_max_factor",
+        "careful_resume.retreat_fraction",
+        "careful_resume.beta",
+        "careful_resume.unvalidated_rtts",
+        "careful_resume.unvalidated_pacing",
+    ];
+    KEYS.iter()
+        .find(|k| k.strip_prefix("careful_resume.") == Some(knob))
+        .copied()
+        .unwrap_or("careful_resume")
 }
 
 /// HyStart++'s knobs (`[congestion_control.hystart]`, RFC 9406 §4.3), checked whether or

@@ -59,7 +59,14 @@ pub struct Endpoint {
     next_to_send: ConnectionHandle,
     /// Makes the event sink of each accepted connection, before it sees its first packet.
     sink_factory: Option<SinkFactory>,
+    /// Chooses the transport config of each accepted connection (per-peer settings,
+    /// such as Careful Resume's saved path parameters); `None` = `config`.
+    config_factory: Option<ConfigFactory>,
 }
+
+/// The transport config for a connection from `remote` accepted at `now`, or `None`
+/// for the endpoint's own. A returned config must be valid (`TransportConfig::validate`).
+pub type ConfigFactory = Box<dyn FnMut(SocketAddr, Instant) -> Option<Arc<TransportConfig>> + Send>;
 
 /// Builds an event sink for a newly accepted server connection (or none).
 pub type SinkFactory =
@@ -84,6 +91,7 @@ impl Endpoint {
             accepted: VecDeque::new(),
             next_to_send: ConnectionHandle(0),
             sink_factory: None,
+            config_factory: None,
         }
     }
 
@@ -91,6 +99,12 @@ impl Endpoint {
     /// the connection processes its first datagram (so a qlog sees the client's Initial).
     pub fn set_sink_factory(&mut self, factory: SinkFactory) {
         self.sink_factory = Some(factory);
+    }
+
+    /// Chooses the config of every connection accepted from now on (see
+    /// [`ConfigFactory`]).
+    pub fn set_config_factory(&mut self, factory: ConfigFactory) {
+        self.config_factory = Some(factory);
     }
 
     pub fn config(&self) -> &Arc<TransportConfig> {
@@ -224,17 +238,13 @@ impl Endpoint {
             return Err(Unrouted::Dropped);
         }
         let seed = self.rng.next_u64();
-        let mut conn = Connection::new_server(
-            now,
-            self.config.clone(),
-            tls,
-            remote,
-            dcid,
-            scid,
-            version,
-            seed,
-        )
-        .map_err(|_| Unrouted::Dropped)?;
+        let config = self
+            .config_factory
+            .as_mut()
+            .and_then(|f| f(remote, now))
+            .unwrap_or_else(|| self.config.clone());
+        let mut conn = Connection::new_server(now, config, tls, remote, dcid, scid, version, seed)
+            .map_err(|_| Unrouted::Dropped)?;
         let h = self.new_handle();
         if let Some(sink) = self.sink_factory.as_mut().and_then(|f| f(h, &conn)) {
             conn.set_event_sink(now, sink);

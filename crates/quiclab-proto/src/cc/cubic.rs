@@ -381,6 +381,23 @@ impl CongestionController for Cubic {
     fn in_slow_start(&self) -> bool {
         self.cwnd < self.ssthresh
     }
+    /// Careful Resume sets the window (draft-ietf-tsvwg-careful-resume §4.3, §4.5);
+    /// with an ssthresh, slow start ends (HyStart++ with it).
+    fn set_window(&mut self, cwnd: u64, ssthresh: Option<u64>) -> bool {
+        self.cwnd = cwnd.max(self.min_window);
+        if let Some(s) = ssthresh {
+            self.ssthresh = s.max(self.min_window);
+            self.hystart.on_congestion_event();
+            // RFC 9438 §4.8-like restart: the next stage starts with K = 0 and
+            // W_max = cwnd_epoch; nothing left to undo.
+            self.w_max = 0.0;
+            self.cwnd_prior = self.cwnd;
+            self.epoch = None;
+            self.ca_remainder = 0;
+            self.undo = None;
+        }
+        true
+    }
     fn in_recovery(&self) -> bool {
         self.recovery.is_running()
     }

@@ -1,6 +1,7 @@
 //! Congestion control behind a trait, one file per controller (RFC 9002 §7).
 
 mod bbr;
+mod careful_resume;
 mod cubic;
 mod hystart;
 mod new_reno;
@@ -8,6 +9,11 @@ mod no_cc;
 mod recovery_period;
 
 pub use bbr::{Bbr, BbrConfig, BbrConfigError, BbrState};
+pub use careful_resume::{
+    CarefulResume, CarefulResumeConfig, CarefulResumeConfigError, ClaimError,
+    Phase as CarefulResumePhase, PhaseUpdate as CarefulResumeUpdate, SavedPathParams,
+    SavedPathStore, StorePolicy, Trigger as CarefulResumeTrigger, UnvalidatedPacing,
+};
 pub use cubic::{Cubic, CubicConfig};
 pub use hystart::{Hystart, HystartConfig, HystartPhase, SlowStartStep};
 pub use new_reno::{NewReno, NewRenoConfig, WindowGrowth};
@@ -112,6 +118,28 @@ pub trait CongestionController: Debug + Send {
     fn take_state_change(&mut self) -> Option<CongestionState> {
         None
     }
+    /// The packet number of the in-flight packet whose `on_packet_sent` follows (for
+    /// logs naming packets, as Careful Resume's qlog event does). No-op by default.
+    fn on_packet_number(&mut self, pn: u64) {
+        let _ = pn;
+    }
+    /// Sets the window (and ssthresh when given) from outside the controller: Careful
+    /// Resume does so on leaving its Unvalidated and Safe Retreat phases
+    /// (draft-ietf-tsvwg-careful-resume §4.3, §4.5). Returns whether the controller
+    /// supports it (window-based ones do; the default does nothing).
+    fn set_window(&mut self, cwnd: u64, ssthresh: Option<u64>) -> bool {
+        let _ = (cwnd, ssthresh);
+        false
+    }
+    /// The next Careful Resume phase change not yet logged (qlog
+    /// `careful_resume_phase_updated`), oldest first; `None` without Careful Resume.
+    fn take_careful_resume_update(&mut self) -> Option<CarefulResumeUpdate> {
+        None
+    }
+    /// Careful Resume's phase, when the controller runs it.
+    fn careful_resume_phase(&self) -> Option<CarefulResumePhase> {
+        None
+    }
     /// The state for qlog `congestion_state_updated`. Application-limited is the
     /// connection's knowledge, so it is never reported here.
     fn congestion_state(&self) -> CongestionState {
@@ -170,6 +198,20 @@ impl CongestionControl {
             CongestionControl::Cubic(c) => Box::new(Cubic::new(c.clone(), max_datagram_size)),
             CongestionControl::None => Box::new(NoCongestionControl),
         }
+    }
+}
+
+/// `cc` wrapped in Careful Resume when `cr` is enabled (draft-ietf-tsvwg-careful-resume),
+/// else `cc` itself. `cr` must have been validated with the transport config.
+pub fn with_careful_resume(
+    cc: Box<dyn CongestionController>,
+    cr: &CarefulResumeConfig,
+    max_datagram_size: u64,
+) -> Box<dyn CongestionController> {
+    if cr.enabled {
+        Box::new(CarefulResume::new(cc, cr.clone(), max_datagram_size))
+    } else {
+        cc
     }
 }
 

@@ -203,6 +203,18 @@ impl CongestionController for NewReno {
     fn in_slow_start(&self) -> bool {
         self.cwnd < self.ssthresh
     }
+    /// Careful Resume sets the window (draft-ietf-tsvwg-careful-resume §4.3, §4.5);
+    /// with an ssthresh, slow start ends (HyStart++ with it).
+    fn set_window(&mut self, cwnd: u64, ssthresh: Option<u64>) -> bool {
+        self.cwnd = cwnd.max(self.min_window);
+        if let Some(s) = ssthresh {
+            self.ssthresh = s.max(self.min_window);
+            self.hystart.on_congestion_event();
+            self.ca_acked = 0;
+            self.ca_remainder = 0;
+        }
+        true
+    }
     fn in_recovery(&self) -> bool {
         self.recovery.is_running()
     }

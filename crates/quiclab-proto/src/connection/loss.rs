@@ -450,6 +450,9 @@ impl Connection {
             model_min_rtt: self.path.cc.model().and_then(|m| m.min_rtt),
         };
         self.emit(now, Event::MetricsUpdated(m));
+        while let Some(u) = self.path.cc.take_careful_resume_update() {
+            self.emit(u.at, Event::CarefulResumePhaseUpdated(Box::new(u)));
+        }
         // Model-based controllers report their own transitions (`take_state_change`).
         if was_slow_start && !self.path.cc.in_slow_start() && self.path.cc.model().is_none() {
             self.emit(

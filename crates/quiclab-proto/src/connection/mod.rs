@@ -295,6 +295,11 @@ impl Connection {
         let cc = config
             .congestion_control
             .build_seeded(u64::from(config.max_udp_payload_size), cc_seed);
+        let cc = crate::cc::with_careful_resume(
+            cc,
+            &config.careful_resume,
+            u64::from(config.max_udp_payload_size),
+        );
         let mut timers = TimerTable::default();
         let idle = IdleTimeout::new(now, config.idle_timeout_ms, &mut timers);
         Connection {

@@ -461,6 +461,7 @@ impl Connection {
         self.stats.packets_sent[p.space as usize] += 1;
         if in_flight {
             let inflight = self.bytes_in_flight();
+            self.path.cc.on_packet_number(p.pn);
             self.path.cc.on_packet_sent(now, size, inflight);
         }
         if p.ack_eliciting {

@@ -7,9 +7,14 @@ use crate::time::Instant;
 use crate::wire::{ConnectionId, PacketType, Side, TransportParameters};
 use std::time::Duration;
 
+mod careful_resume;
 mod collect;
 mod frames;
 mod names;
+pub use careful_resume::{
+    Phase as CarefulResumePhase, PhaseUpdate as CarefulResumeUpdate,
+    Trigger as CarefulResumeTrigger,
+};
 pub use collect::{SharedSink, VecSink};
 pub use frames::{FrameKind, FrameSummary};
 pub use names::{frame_type_name, packet_type_name};
@@ -173,6 +178,8 @@ pub enum Event {
     KeyDiscarded {
         key: KeyType,
     },
+    /// A Careful Resume phase change (draft-ietf-tsvwg-careful-resume-qlog §3).
+    CarefulResumePhaseUpdated(Box<CarefulResumeUpdate>),
     /// The probe timeout fired (`pto_count` after the increment).
     PtoExpired {
         pto_count: u32,

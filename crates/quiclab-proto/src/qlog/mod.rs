@@ -210,6 +210,7 @@ impl<W: Write + Send> QlogWriter<W> {
                 client_versions,
                 chosen,
             } => version_information(buf, now, server_versions, client_versions, *chosen),
+            Event::CarefulResumePhaseUpdated(u) => careful_resume_phase(buf, u),
             Event::PtoExpired { pto_count } => {
                 let mut j = begin(buf, now, "quic:timer_updated");
                 j.key("timer_type").lit("pto");
@@ -337,6 +338,37 @@ fn packet_dropped(
     j.key("reason").lit(drop_reason_name(reason));
     j.end_obj();
     j.key("trigger").lit(drop_trigger(reason));
+    end(j);
+}
+
+/// `quic:careful_resume_phase_updated` (draft-ietf-tsvwg-careful-resume-qlog §3,
+/// QUICCarefulResumePhaseUpdated), stamped with the time the phase changed.
+fn careful_resume_phase(buf: &mut Vec<u8>, u: &crate::events::CarefulResumeUpdate) {
+    let mut j = begin(buf, u.at, "quic:careful_resume_phase_updated");
+    if let Some(old) = u.old {
+        j.key("old").lit(old.name());
+    }
+    j.key("new").lit(u.new.name());
+    j.key("state_data").begin_obj();
+    j.key("pipesize").u64(u.pipesize);
+    j.key("first_unvalidated_packet")
+        .u64(u.first_unvalidated_packet);
+    j.key("last_unvalidated_packet")
+        .u64(u.last_unvalidated_packet);
+    j.key("congestion_window").u64(u.congestion_window);
+    if let Some(s) = u.ssthresh {
+        j.key("ssthresh").u64(s);
+    }
+    j.end_obj();
+    j.key("restored_data").begin_obj();
+    j.key("saved_congestion_window")
+        .u64(u.saved_congestion_window);
+    j.key("saved_rtt")
+        .ms(crate::time::duration_nanos(u.saved_rtt));
+    j.end_obj();
+    if let Some(t) = u.trigger {
+        j.key("trigger").lit(t.name());
+    }
     end(j);
 }
 
