@@ -23,6 +23,8 @@ use std::sync::Arc;
 pub enum Output {
     Stdout,
     File(PathBuf),
+    /// Checked, not saved (load tests; see [`super::Check`]).
+    Check,
 }
 
 /// One URL to fetch.
@@ -159,6 +161,7 @@ impl Conn {
             let fetch = self.queue.pop_front().expect("not empty");
             let out: Box<dyn Write> = match &fetch.output {
                 Output::Stdout => Box::new(BufWriter::new(std::io::stdout())),
+                Output::Check => Box::new(super::Check::for_path(&fetch.url.path)),
                 Output::File(p) => match File::create(p) {
                     Ok(f) => Box::new(BufWriter::new(f)),
                     Err(e) => {
