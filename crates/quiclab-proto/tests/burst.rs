@@ -53,13 +53,13 @@ fn bursts_are_gso_shaped_fair_and_deliver_everything() {
         })
         .collect();
     const SIZE: usize = 300_000;
-    let mut streams = vec![None; 2];
+    let mut streams = [None; 2];
     let mut written = [0usize; 2];
     let mut server_streams = Vec::new();
     let mut received = 0usize;
     let mut turns: Vec<ConnectionId> = Vec::new();
     for _ in 0..20_000 {
-        now = now + Duration::from_micros(200);
+        now += Duration::from_micros(200);
         client.handle_timeout(now);
         server.handle_timeout(now);
         for (i, &h) in conns.iter().enumerate() {
