@@ -134,6 +134,10 @@ struct ClientArgs {
     /// Application protocol to offer (default: both, h3 first).
     #[arg(long, value_parser = ["h3", "hq-interop"])]
     alpn: Option<String>,
+    /// Check bodies instead of saving them (as --connections/--streams do): `/N`
+    /// bodies byte by byte and in length, others counted. For benchmarks.
+    #[arg(long, conflicts_with = "output")]
+    check: bool,
     /// Load test: open N connections to each authority, all at once. With N > 1 or
     /// --streams > 1 bodies are checked, not saved: `/N` bodies byte by byte and in
     /// length, others counted.
@@ -217,7 +221,7 @@ fn client(a: ClientArgs) -> Result<()> {
         .iter()
         .map(|u| Url::parse(u))
         .collect::<Result<Vec<_>>>()?;
-    let load = a.connections > 1 || a.streams > 1;
+    let load = a.check || a.connections > 1 || a.streams > 1;
     if load && a.output.is_some() {
         bail!("--connections/--streams check bodies instead of saving them: drop --output");
     }
