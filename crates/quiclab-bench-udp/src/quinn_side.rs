@@ -8,6 +8,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 const ALPN: &[u8] = b"bench";
+/// Socket buffer asked for each way (quiclab's default, `quiclab_cli::udp::DEFAULT_BUFFER`).
+const BUFFER: usize = 8 << 20;
 
 /// Serves until killed.
 pub fn server(listen: SocketAddr) -> Result<()> {
@@ -17,7 +19,12 @@ pub fn server(listen: SocketAddr) -> Result<()> {
     rt.block_on(async move {
         let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls::server(ALPN)?)?;
         let config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
-        let endpoint = quinn::Endpoint::server(config, listen)?;
+        let endpoint = quinn::Endpoint::new(
+            quinn::EndpointConfig::default(),
+            Some(config),
+            socket(listen)?,
+            Arc::new(quinn::TokioRuntime),
+        )?;
         eprintln!("quinn server on {listen}");
         while let Some(incoming) = endpoint.accept().await {
             tokio::spawn(async move {
@@ -28,6 +35,32 @@ pub fn server(listen: SocketAddr) -> Result<()> {
         }
         Ok(())
     })
+}
+
+/// A UDP socket with the socket buffers quiclab asks for by default (8 MiB each
+/// way, forced past `rmem_max` when privileged), so both stacks get the same kernel.
+fn socket(addr: SocketAddr) -> Result<std::net::UdpSocket> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let s = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
+    s.set_send_buffer_size(BUFFER)?;
+    s.set_recv_buffer_size(BUFFER)?;
+    // Past `rmem_max` only a privileged process gets more; errors keep the capped size.
+    for opt in [libc::SO_SNDBUFFORCE, libc::SO_RCVBUFFORCE] {
+        use std::os::fd::AsRawFd;
+        let half = (BUFFER / 2) as libc::c_int;
+        // SAFETY: a valid fd and a c_int option value of the right length.
+        unsafe {
+            libc::setsockopt(
+                s.as_raw_fd(),
+                libc::SOL_SOCKET,
+                opt,
+                std::ptr::from_ref(&half).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            );
+        }
+    }
+    s.bind(&addr.into())?;
+    Ok(s.into())
 }
 
 async fn serve(incoming: quinn::Incoming) -> Result<()> {
@@ -58,7 +91,12 @@ pub fn client(server: SocketAddr, connections: usize, bytes: u64) -> Result<()> 
     rt.block_on(async move {
         let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(tls::client(ALPN)?)?;
         let config = quinn::ClientConfig::new(Arc::new(crypto));
-        let mut endpoint = quinn::Endpoint::client("127.0.0.1:0".parse()?)?;
+        let mut endpoint = quinn::Endpoint::new(
+            quinn::EndpointConfig::default(),
+            None,
+            socket("127.0.0.1:0".parse()?)?,
+            Arc::new(quinn::TokioRuntime),
+        )?;
         endpoint.set_default_client_config(config);
         let tasks: Vec<_> = (0..connections)
             .map(|_| {
