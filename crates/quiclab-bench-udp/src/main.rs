@@ -11,6 +11,7 @@
 
 mod body;
 mod harness;
+mod idle;
 mod quinn_side;
 mod tcp_side;
 mod tls;
@@ -38,6 +39,15 @@ fn run(args: Vec<String>) -> Result<()> {
         ["bulk", rest @ ..] => {
             let o = Opts::parse(rest)?;
             bulk(&o)
+        }
+        ["idle", rest @ ..] => {
+            let o = Opts::parse(rest)?;
+            let n = o.connections;
+            let (server, client) = idle::measure(&o.bins, n)?;
+            println!("idle: {n} connections held open after the handshake (hq-interop):\n");
+            println!("- server RSS per idle connection: {:.1} KiB", server / 1024.0);
+            println!("- client RSS per idle connection (whole process / {n}): {:.1} KiB", client / 1024.0);
+            Ok(())
         }
         ["handshakes", rest @ ..] => {
             let o = Opts::parse(rest)?;

@@ -144,8 +144,9 @@ struct ClientArgs {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     connections: u32,
     /// Load test: fetch every URL M times on each connection (M streams in parallel,
-    /// as the peer's stream limit allows).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    /// as the peer's stream limit allows). 0: no fetch; hold the connections open,
+    /// idle, until SIGINT/SIGTERM (hq-interop only; memory per idle connection).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=100_000))]
     streams: u32,
     #[command(flatten)]
     common: Common,
@@ -221,7 +222,10 @@ fn client(a: ClientArgs) -> Result<()> {
         .iter()
         .map(|u| Url::parse(u))
         .collect::<Result<Vec<_>>>()?;
-    let load = a.check || a.connections > 1 || a.streams > 1;
+    let load = a.check || a.connections > 1 || a.streams != 1;
+    if a.streams == 0 && a.alpn.as_deref() != Some("hq-interop") {
+        bail!("--streams 0 (hold idle connections) needs --alpn hq-interop");
+    }
     if load && a.output.is_some() {
         bail!("--connections/--streams check bodies instead of saving them: drop --output");
     }
@@ -297,6 +301,10 @@ fn client(a: ClientArgs) -> Result<()> {
             .map(|(addr, host, _, fetches)| (addr, host, fetches))
             .collect();
         let mut app = hq::client::Client::start(&mut endpoint, clock.now(), tls, &qlog, groups)?;
+        if a.streams == 0 {
+            app.hold();
+            signal::install();
+        }
         net::run(&mut socket, &mut endpoint, clock, &mut app)?;
         app.failures()
     } else {

@@ -38,6 +38,11 @@ pub struct Fetch {
 pub struct Client {
     conns: BTreeMap<ConnectionHandle, Conn>,
     failures: usize,
+    /// Idle-connection load test: keep connections open after their fetches, until
+    /// a stop signal (see [`Client::hold`]).
+    hold: bool,
+    /// Whether "all connections established" was printed.
+    announced: bool,
 }
 
 /// The hq-interop side of one connection (also driven by the ALPN-dispatching client
@@ -46,6 +51,8 @@ pub(crate) struct Conn {
     queue: VecDeque<Fetch>,
     active: BTreeMap<StreamId, Active>,
     closing: bool,
+    /// Stay open when the fetches are done (idle-connection load tests).
+    hold: bool,
 }
 
 /// A request in flight.
@@ -79,14 +86,24 @@ impl Client {
             if let Some(conn) = endpoint.connection_mut(h) {
                 qlog.attach(conn, now);
             }
-            let conn = Conn {
-                queue: fetches.into(),
-                active: BTreeMap::new(),
-                closing: false,
-            };
-            conns.insert(h, conn);
+            conns.insert(h, Conn::new(fetches));
         }
-        Ok(Client { conns, failures: 0 })
+        Ok(Client {
+            conns,
+            failures: 0,
+            hold: false,
+            announced: false,
+        })
+    }
+
+    /// Keeps every connection open once its fetches are done, prints "all N
+    /// connections established" once every handshake completed, and closes them all
+    /// on SIGINT/SIGTERM (memory per idle connection: scripts/bench-udp.sh idle).
+    pub fn hold(&mut self) {
+        self.hold = true;
+        for c in self.conns.values_mut() {
+            c.hold = true;
+        }
     }
 
     /// Fetches and connections that failed.
@@ -103,7 +120,28 @@ impl Application for Client {
             };
             self.failures += state.drive(conn, now);
         }
+        if self.hold && !self.announced {
+            let up = self.conns.keys().all(|&h| {
+                endpoint
+                    .connection(h)
+                    .is_some_and(|c| c.is_handshake_complete())
+            });
+            if up {
+                eprintln!("all {} connections established", self.conns.len());
+                self.announced = true;
+            }
+        }
         Ok(())
+    }
+
+    fn shutdown(&mut self, endpoint: &mut Endpoint, now: Instant) {
+        for (&h, state) in self.conns.iter_mut() {
+            state.hold = false;
+            if let Some(conn) = endpoint.connection_mut(h) {
+                conn.close(now, 0, "done");
+                state.closing = true;
+            }
+        }
     }
 
     fn finished(&self, endpoint: &Endpoint) -> bool {
@@ -119,6 +157,7 @@ impl Conn {
             queue: fetches.into(),
             active: BTreeMap::new(),
             closing: false,
+            hold: false,
         }
     }
 
@@ -143,7 +182,7 @@ impl Conn {
         for (&id, a) in self.active.iter_mut() {
             send_request(conn, id, a);
         }
-        if self.queue.is_empty() && self.active.is_empty() && !self.closing {
+        if self.queue.is_empty() && self.active.is_empty() && !self.closing && !self.hold {
             conn.close(now, 0, "done");
             self.closing = true;
         }
