@@ -35,7 +35,14 @@ pub fn measure(b: &Bins, n: usize) -> Result<(f64, f64)> {
     std::fs::write(&config, "idle_timeout_ms = 600000\n")?;
     let port = UdpSocket::bind("127.0.0.1:0")?.local_addr()?.port();
     let server = Command::new(&b.quiclab)
-        .args(["server", "--seed", "1", "--cert-type", "ecdsa-p256", "--listen"])
+        .args([
+            "server",
+            "--seed",
+            "1",
+            "--cert-type",
+            "ecdsa-p256",
+            "--listen",
+        ])
         .arg(format!("127.0.0.1:{port}"))
         .arg("--root")
         .arg(&b.root)
@@ -47,7 +54,14 @@ pub fn measure(b: &Bins, n: usize) -> Result<(f64, f64)> {
     let server_base = rss_kib(server.id())?;
     let log = b.root.join("idle-client.err");
     let client = Command::new(&b.quiclab)
-        .args(["client", "--insecure", "--alpn", "hq-interop", "--streams", "0"])
+        .args([
+            "client",
+            "--insecure",
+            "--alpn",
+            "hq-interop",
+            "--streams",
+            "0",
+        ])
         .arg("--connections")
         .arg(n.to_string())
         .arg("--config")
@@ -65,7 +79,10 @@ pub fn measure(b: &Bins, n: usize) -> Result<(f64, f64)> {
         }
         std::thread::sleep(Duration::from_millis(200));
     }
-    eprintln!("{n} connections up in {:.1} s", start.elapsed().as_secs_f64());
+    eprintln!(
+        "{n} connections up in {:.1} s",
+        start.elapsed().as_secs_f64()
+    );
     // Let the last handshakes' buffers (ACKs, crypto) settle.
     std::thread::sleep(Duration::from_secs(2));
     let server_rss = rss_kib(server.id())?;
