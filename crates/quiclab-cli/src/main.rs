@@ -305,13 +305,15 @@ fn client(a: ClientArgs) -> Result<()> {
             app.hold();
             signal::install();
         }
-        net::run(&mut socket, &mut endpoint, clock, &mut app)?;
+        let counters = net::run(&mut socket, &mut endpoint, clock, &mut app)?;
+        eprintln!("quiclab client: {counters:?}");
         app.failures()
     } else {
         let h3_config = quiclab_h3::H3Config::default();
         let mut app =
             h3::client::Client::start(&mut endpoint, clock.now(), tls, qlog, h3_config, groups)?;
-        net::run(&mut socket, &mut endpoint, clock, &mut app)?;
+        let counters = net::run(&mut socket, &mut endpoint, clock, &mut app)?;
+        eprintln!("quiclab client: {counters:?}");
         app.failures()
     };
     let handles: Vec<_> = endpoint.handles().collect();

@@ -68,6 +68,8 @@ pub struct Counters {
     pub datagrams_received: u64,
     /// Times the kernel send buffer was full (the loop then waits, losing nothing).
     pub send_blocked: u64,
+    /// Datagrams the kernel dropped for a full receive buffer (`None`: unknown here).
+    pub kernel_drops: Option<u64>,
 }
 
 /// The loop's reusable buffers and its readiness state.
@@ -119,6 +121,7 @@ pub fn run(
         app.drive(endpoint, now)?;
         d.flush(socket, endpoint, now)?;
         if app.finished(endpoint) && d.pending.is_none() {
+            d.counters.kernel_drops = socket.kernel_drops();
             return Ok(d.counters);
         }
         if !d.readable {

@@ -101,10 +101,41 @@ impl Socket {
         self.state.send((&self.io).into(), &transmit)
     }
 
+    /// Datagrams the kernel dropped on this socket since it was opened (receive buffer
+    /// full), from the `drops` column of /proc/net/udp{,6}; `None` where there is no
+    /// such file. Losses here never reach QUIC's view except as packet loss.
+    pub fn kernel_drops(&self) -> Option<u64> {
+        kernel_drops(&self.io)
+    }
+
     /// Receives up to `bufs.len()` (coalesced) datagrams; returns how many `meta`s are set.
     pub fn recv(&self, bufs: &mut [IoSliceMut<'_>], meta: &mut [RecvMeta]) -> io::Result<usize> {
         self.state.recv((&self.io).into(), bufs, meta)
     }
+}
+
+#[cfg(target_os = "linux")]
+fn kernel_drops(io: &mio::net::UdpSocket) -> Option<u64> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: fstat on a valid fd into a zeroed stat buffer.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(io.as_raw_fd(), &mut st) } != 0 {
+        return None;
+    }
+    let inode = st.st_ino.to_string();
+    ["/proc/net/udp", "/proc/net/udp6"].iter().find_map(|f| {
+        let table = std::fs::read_to_string(f).ok()?;
+        table.lines().skip(1).find_map(|line| {
+            let cols: Vec<&str> = line.split_whitespace().collect();
+            // sl local rem st tx:rx tr:when retrnsmt uid timeout inode ref pointer drops
+            (cols.get(9) == Some(&inode.as_str())).then(|| cols.last()?.parse().ok())?
+        })
+    })
+}
+
+#[cfg(not(target_os = "linux"))]
+fn kernel_drops(_: &mio::net::UdpSocket) -> Option<u64> {
+    None
 }
 
 /// Linux: past `rmem_max`/`wmem_max`, a privileged process may still force the size.
