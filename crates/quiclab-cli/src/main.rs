@@ -9,6 +9,7 @@ mod net;
 mod setup;
 mod signal;
 mod sim;
+mod timer;
 mod udp;
 mod url;
 
@@ -94,6 +95,11 @@ struct Common {
     /// less; the granted size is printed). Size it from the path's BDP plus bursts.
     #[arg(long, default_value_t = udp::DEFAULT_BUFFER)]
     socket_buffer: usize,
+    /// Wake-ups for waits under 5 ms (pacing): `poll` = the poll's own timeout, in
+    /// whole milliseconds; `timerfd` = a timerfd, to the nanosecond (Linux; falls back
+    /// to `poll` where unavailable; the choice is printed).
+    #[arg(long, default_value = "timerfd", value_parser = ["poll", "timerfd"])]
+    wake: String,
 }
 
 #[derive(Args)]
@@ -207,11 +213,18 @@ fn server(a: ServerArgs) -> Result<()> {
         socket.granted()
     );
     signal::install();
+    let wake = net::Wake::choose(&a.common.wake);
     let mut endpoint = Endpoint::new(config, Some(tls), seed);
     let sinks = qlog.clone();
     endpoint.set_sink_factory(Box::new(move |_, conn| sinks.sink_for(conn)));
     let mut app = h3::server::Server::new(a.root, quiclab_h3::H3Config::default(), qlog);
-    let counters = net::run(&mut socket, &mut endpoint, net::Clock::new(), &mut app)?;
+    let counters = net::run(
+        &mut socket,
+        &mut endpoint,
+        net::Clock::new(),
+        wake,
+        &mut app,
+    )?;
     eprintln!("quiclab server stopped: {counters:?}");
     Ok(())
 }
@@ -292,6 +305,7 @@ fn client(a: ClientArgs) -> Result<()> {
     };
     let mut socket = udp::Socket::bind(bind, a.common.socket_buffer)?;
     eprintln!("quiclab client (seed {seed}); {}", socket.granted());
+    let wake = net::Wake::choose(&a.common.wake);
     let clock = net::Clock::new();
     let mut endpoint = Endpoint::new(config, None, seed);
     let failures = if a.alpn.as_deref() == Some("hq-interop") {
@@ -305,14 +319,14 @@ fn client(a: ClientArgs) -> Result<()> {
             app.hold();
             signal::install();
         }
-        let counters = net::run(&mut socket, &mut endpoint, clock, &mut app)?;
+        let counters = net::run(&mut socket, &mut endpoint, clock, wake, &mut app)?;
         eprintln!("quiclab client: {counters:?}");
         app.failures()
     } else {
         let h3_config = quiclab_h3::H3Config::default();
         let mut app =
             h3::client::Client::start(&mut endpoint, clock.now(), tls, qlog, h3_config, groups)?;
-        let counters = net::run(&mut socket, &mut endpoint, clock, &mut app)?;
+        let counters = net::run(&mut socket, &mut endpoint, clock, wake, &mut app)?;
         eprintln!("quiclab client: {counters:?}");
         app.failures()
     };

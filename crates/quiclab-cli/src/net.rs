@@ -5,6 +5,7 @@
 //! per datagram. The application protocol lives elsewhere ([`crate::hq`],
 //! [`crate::h3`]) behind [`Application`].
 
+use crate::timer::Timer;
 use crate::udp::Socket;
 use anyhow::{Context, Result};
 use mio::{Events, Interest, Poll, Token};
@@ -27,6 +28,9 @@ const IDLE_WAIT: Duration = Duration::from_secs(1);
 /// capped here so one connection's turn stays short (fairness among connections).
 const MAX_BURST_BYTES: usize = 65_535;
 const SOCKET: Token = Token(0);
+const TIMER: Token = Token(1);
+/// Waits shorter than this use the timerfd (the poll's own timeout has 1 ms steps).
+const PRECISE_BELOW: Duration = Duration::from_millis(5);
 
 /// Maps the wall clock to quiclab's [`Instant`] (nanoseconds since the driver started).
 #[derive(Clone, Copy, Debug)]
@@ -59,6 +63,30 @@ pub trait Application {
     fn shutdown(&mut self, _endpoint: &mut Endpoint, _now: Instant) {}
 }
 
+/// How the loop wakes for short waits (the pacer's gaps).
+pub enum Wake {
+    /// The poll's own timeout, rounded up to whole milliseconds by epoll.
+    Poll,
+    /// A timerfd in the poll, to the nanosecond.
+    Timerfd(Timer),
+}
+
+impl Wake {
+    /// `timerfd` if asked for and available, else `poll`; prints the choice.
+    pub fn choose(name: &str) -> Wake {
+        let wake = match name {
+            "timerfd" => Timer::new().map_or(Wake::Poll, Wake::Timerfd),
+            _ => Wake::Poll,
+        };
+        let chosen = match wake {
+            Wake::Poll => "poll timeout (1 ms steps)",
+            Wake::Timerfd(_) => "timerfd (ns)",
+        };
+        eprintln!("short waits: {chosen}");
+        wake
+    }
+}
+
 /// What the loop counted, for the log and the benchmarks.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Counters {
@@ -83,6 +111,8 @@ struct Driver {
     send_buf: Vec<u8>,
     readable: bool,
     writable_interest: bool,
+    /// Sub-millisecond wake-ups; `None`: the poll's millisecond timeout only.
+    timer: Option<Timer>,
     counters: Counters,
 }
 
@@ -91,11 +121,20 @@ pub fn run(
     socket: &mut Socket,
     endpoint: &mut Endpoint,
     clock: Clock,
+    wake: Wake,
     app: &mut dyn Application,
 ) -> Result<Counters> {
     let poll = Poll::new().context("creating the event loop")?;
     poll.registry()
         .register(socket.source(), SOCKET, Interest::READABLE)?;
+    let timer = match wake {
+        Wake::Timerfd(t) => Some(t),
+        Wake::Poll => None,
+    };
+    if let Some(t) = &timer {
+        poll.registry()
+            .register(&mut mio::unix::SourceFd(&t.fd()), TIMER, Interest::READABLE)?;
+    }
     let batch = quinn_udp::BATCH_SIZE;
     let mut d = Driver {
         poll,
@@ -108,6 +147,7 @@ pub fn run(
         // would not report them.
         readable: true,
         writable_interest: false,
+        timer,
         counters: Counters::default(),
     };
     let mut shutting_down = false;
@@ -146,14 +186,26 @@ pub fn run(
 impl Driver {
     /// Sleeps until the socket is ready or `wait` passes; notes what became ready.
     fn wait(&mut self, wait: Duration) -> Result<()> {
-        match self.poll.poll(&mut self.events, Some(wait)) {
+        let timeout = match &self.timer {
+            Some(t) if wait < PRECISE_BELOW => {
+                t.arm(wait);
+                // The timerfd wakes the poll on time; this is only a backstop.
+                Some(wait + Duration::from_millis(1))
+            }
+            _ => Some(wait),
+        };
+        match self.poll.poll(&mut self.events, timeout) {
             Ok(()) => {}
             // A signal (e.g. SIGINT): the loop checks the stop flag next turn.
             Err(e) if e.kind() == ErrorKind::Interrupted => return Ok(()),
             Err(e) => return Err(e).context("waiting for the socket"),
         }
         for ev in self.events.iter() {
-            if ev.is_readable() {
+            if ev.token() == TIMER {
+                if let Some(t) = &self.timer {
+                    t.clear();
+                }
+            } else if ev.is_readable() {
                 self.readable = true;
             }
         }
