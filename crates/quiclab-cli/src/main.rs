@@ -8,7 +8,10 @@ mod lab;
 mod net;
 mod resume;
 mod setup;
+mod signal;
 mod sim;
+mod timer;
+mod udp;
 mod url;
 
 use anyhow::{bail, Context, Result};
@@ -19,7 +22,7 @@ use quiclab_proto::wire::Side;
 use quiclab_proto::Endpoint;
 use setup::{detach_qlog, QlogDir, ALPN_HQ};
 use std::collections::BTreeMap;
-use std::net::{SocketAddr, UdpSocket};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use url::Url;
 
@@ -89,6 +92,15 @@ struct Common {
     /// Initiate a 1-RTT key update every N packets sent (RFC 9001 §6).
     #[arg(long)]
     key_update_every: Option<u64>,
+    /// UDP socket buffer size asked for, each way, in bytes (the kernel may grant
+    /// less; the granted size is printed). Size it from the path's BDP plus bursts.
+    #[arg(long, default_value_t = udp::DEFAULT_BUFFER)]
+    socket_buffer: usize,
+    /// Wake-ups for waits under 5 ms (pacing): `poll` = the poll's own timeout, in
+    /// whole milliseconds; `timerfd` = a timerfd, to the nanosecond (Linux; falls back
+    /// to `poll` where unavailable; the choice is printed).
+    #[arg(long, default_value = "timerfd", value_parser = ["poll", "timerfd"])]
+    wake: String,
 }
 
 #[derive(Args)]
@@ -133,6 +145,20 @@ struct ClientArgs {
     /// Application protocol to offer (default: both, h3 first).
     #[arg(long, value_parser = ["h3", "hq-interop"])]
     alpn: Option<String>,
+    /// Check bodies instead of saving them (as --connections/--streams do): `/N`
+    /// bodies byte by byte and in length, others counted. For benchmarks.
+    #[arg(long, conflicts_with = "output")]
+    check: bool,
+    /// Load test: open N connections to each authority, all at once. With N > 1 or
+    /// --streams > 1 bodies are checked, not saved: `/N` bodies byte by byte and in
+    /// length, others counted.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    connections: u32,
+    /// Load test: fetch every URL M times on each connection (M streams in parallel,
+    /// as the peer's stream limit allows). 0: no fetch; hold the connections open,
+    /// idle, until SIGINT/SIGTERM (hq-interop only; memory per idle connection).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=100_000))]
+    streams: u32,
     #[command(flatten)]
     common: Common,
 }
@@ -184,12 +210,15 @@ fn server(a: ServerArgs) -> Result<()> {
     let alpns = [h3::ALPN_H3.to_vec(), ALPN_HQ.to_vec()];
     let tls = cert::server_config_with(identity, &alpns, setup::key_log(), &choices)?;
     let qlog = QlogDir::new(a.common.qlog_dir)?;
-    let socket = UdpSocket::bind(a.listen).with_context(|| format!("binding {}", a.listen))?;
+    let mut socket = udp::Socket::bind(a.listen, a.common.socket_buffer)?;
     eprintln!(
-        "quiclab server on {} (seed {seed}), root {}",
+        "quiclab server on {} (seed {seed}), root {}; {}",
         a.listen,
-        a.root.display()
+        a.root.display(),
+        socket.granted()
     );
+    signal::install();
+    let wake = net::Wake::choose(&a.common.wake);
     let mut endpoint = Endpoint::new(config, Some(tls), seed);
     let sinks = qlog.clone();
     endpoint.set_sink_factory(Box::new(move |_, conn| sinks.sink_for(conn)));
@@ -197,7 +226,15 @@ fn server(a: ServerArgs) -> Result<()> {
         resume::install(&mut endpoint, qlog.clone());
     }
     let mut app = h3::server::Server::new(a.root, quiclab_h3::H3Config::default(), qlog);
-    net::run(&socket, &mut endpoint, net::Clock::new(), &mut app)
+    let counters = net::run(
+        &mut socket,
+        &mut endpoint,
+        net::Clock::new(),
+        wake,
+        &mut app,
+    )?;
+    eprintln!("quiclab server stopped: {counters:?}");
+    Ok(())
 }
 
 fn client(a: ClientArgs) -> Result<()> {
@@ -206,7 +243,14 @@ fn client(a: ClientArgs) -> Result<()> {
         .iter()
         .map(|u| Url::parse(u))
         .collect::<Result<Vec<_>>>()?;
-    if a.output.is_none() && urls.len() > 1 {
+    let load = a.check || a.connections > 1 || a.streams != 1;
+    if a.streams == 0 && a.alpn.as_deref() != Some("hq-interop") {
+        bail!("--streams 0 (hold idle connections) needs --alpn hq-interop");
+    }
+    if load && a.output.is_some() {
+        bail!("--connections/--streams check bodies instead of saving them: drop --output");
+    }
+    if a.output.is_none() && urls.len() > 1 && !load {
         bail!("several URLs need --output DIR");
     }
     if let Some(dir) = &a.output {
@@ -233,6 +277,7 @@ fn client(a: ClientArgs) -> Result<()> {
     for url in urls {
         let output = match &a.output {
             Some(dir) => Output::File(dir.join(url.basename())),
+            None if load => Output::Check,
             None => Output::Stdout,
         };
         let next = groups.len();
@@ -257,6 +302,7 @@ fn client(a: ClientArgs) -> Result<()> {
             (addr, host, authority, fetches)
         })
         .collect();
+    let groups = load_test(groups, a.connections, a.streams);
 
     let bind: SocketAddr = if groups.iter().all(|(addr, ..)| addr.is_ipv4()) {
         "0.0.0.0:0".parse()?
@@ -265,8 +311,9 @@ fn client(a: ClientArgs) -> Result<()> {
     } else {
         bail!("cannot mix IPv4 and IPv6 servers in one run");
     };
-    let socket = UdpSocket::bind(bind).context("binding a UDP socket")?;
-    eprintln!("quiclab client (seed {seed})");
+    let mut socket = udp::Socket::bind(bind, a.common.socket_buffer)?;
+    eprintln!("quiclab client (seed {seed}); {}", socket.granted());
+    let wake = net::Wake::choose(&a.common.wake);
     let clock = net::Clock::new();
     let mut endpoint = Endpoint::new(config, None, seed);
     let failures = if a.alpn.as_deref() == Some("hq-interop") {
@@ -276,13 +323,19 @@ fn client(a: ClientArgs) -> Result<()> {
             .map(|(addr, host, _, fetches)| (addr, host, fetches))
             .collect();
         let mut app = hq::client::Client::start(&mut endpoint, clock.now(), tls, &qlog, groups)?;
-        net::run(&socket, &mut endpoint, clock, &mut app)?;
+        if a.streams == 0 {
+            app.hold();
+            signal::install();
+        }
+        let counters = net::run(&mut socket, &mut endpoint, clock, wake, &mut app)?;
+        eprintln!("quiclab client: {counters:?}");
         app.failures()
     } else {
         let h3_config = quiclab_h3::H3Config::default();
         let mut app =
             h3::client::Client::start(&mut endpoint, clock.now(), tls, qlog, h3_config, groups)?;
-        net::run(&socket, &mut endpoint, clock, &mut app)?;
+        let counters = net::run(&mut socket, &mut endpoint, clock, wake, &mut app)?;
+        eprintln!("quiclab client: {counters:?}");
         app.failures()
     };
     let handles: Vec<_> = endpoint.handles().collect();
@@ -295,4 +348,23 @@ fn client(a: ClientArgs) -> Result<()> {
         0 => Ok(()),
         n => bail!("{n} failure(s)"),
     }
+}
+
+/// One connection's target: address, TLS server name, `:authority`, fetches.
+type Group = (SocketAddr, String, String, Vec<Fetch>);
+
+/// Load-test expansion: each authority's connection `connections` times, each
+/// fetching its URLs `streams` times (identity for 1 and 1).
+fn load_test(groups: Vec<Group>, connections: u32, streams: u32) -> Vec<Group> {
+    let mut out = Vec::new();
+    for (addr, host, authority, fetches) in groups {
+        let repeated: Vec<Fetch> = fetches
+            .iter()
+            .flat_map(|f| std::iter::repeat_n(f.clone(), streams as usize))
+            .collect();
+        for _ in 0..connections {
+            out.push((addr, host.clone(), authority.clone(), repeated.clone()));
+        }
+    }
+    out
 }

@@ -1,21 +1,36 @@
-//! The real-UDP driver: one blocking `std::net::UdpSocket`, the wall clock, and an
-//! [`Endpoint`] driven by its call contract (handle_* in, then poll_* out). The
-//! application protocol lives elsewhere ([`crate::hq`]) behind [`Application`].
+//! The real-UDP driver: a non-blocking event loop (mio) around one [`Socket`], the wall
+//! clock, and an [`Endpoint`] driven by its call contract (handle_* in, then poll_*
+//! out). Sends go out in GSO bursts ([`Endpoint::poll_transmit_burst`]); receives come
+//! in GRO batches split into datagrams in place, so the steady state allocates nothing
+//! per datagram. The application protocol lives elsewhere ([`crate::hq`],
+//! [`crate::h3`]) behind [`Application`].
 
+use crate::timer::Timer;
+use crate::udp::Socket;
 use anyhow::{Context, Result};
+use mio::{Events, Interest, Poll, Token};
 use quiclab_proto::{Endpoint, Instant};
-use std::io::ErrorKind;
-use std::net::UdpSocket;
+use quinn_udp::RecvMeta;
+use std::io::{ErrorKind, IoSliceMut};
+use std::net::SocketAddr;
 use std::time::Duration;
 
-/// Largest datagram we accept from the socket (bigger than any QUIC payload we allow).
+/// Room for one receive: a GRO batch is at most 64 KiB (the UDP length limit).
 const RECV_BUF: usize = 65_536;
-/// Datagrams read in one batch before the application and transmits run, so a burst
-/// of ACKs does not wait behind a full send cycle, nor one send per datagram.
-const RECV_BATCH: usize = 64;
+/// Receive calls per loop turn before timers, the application and sends run again,
+/// so a flood of input cannot starve the send side (each call reads up to
+/// `quinn_udp::BATCH_SIZE` batches).
+const RECV_ROUNDS: usize = 4;
 /// Longest sleep when the endpoint has no timer (a server with no connections), so
 /// `Application::finished` is still checked now and then.
 const IDLE_WAIT: Duration = Duration::from_secs(1);
+/// Largest burst handed to one `sendmsg`: the UDP length limit over the segment size,
+/// capped here so one connection's turn stays short (fairness among connections).
+const MAX_BURST_BYTES: usize = 65_535;
+const SOCKET: Token = Token(0);
+const TIMER: Token = Token(1);
+/// Waits shorter than this use the timerfd (the poll's own timeout has 1 ms steps).
+const PRECISE_BELOW: Duration = Duration::from_millis(5);
 
 /// Maps the wall clock to quiclab's [`Instant`] (nanoseconds since the driver started).
 #[derive(Clone, Copy, Debug)]
@@ -43,84 +58,246 @@ pub trait Application {
     fn drive(&mut self, endpoint: &mut Endpoint, now: Instant) -> Result<()>;
     /// Whether the loop should stop (checked after transmits were sent).
     fn finished(&self, endpoint: &Endpoint) -> bool;
+    /// The process was asked to stop (SIGINT/SIGTERM): close connections gracefully;
+    /// `finished` should turn true once they are closed. Default: nothing.
+    fn shutdown(&mut self, _endpoint: &mut Endpoint, _now: Instant) {}
 }
 
-/// Runs `endpoint` on `socket` until `app` is finished.
+/// How the loop wakes for short waits (the pacer's gaps).
+pub enum Wake {
+    /// The poll's own timeout, rounded up to whole milliseconds by epoll.
+    Poll,
+    /// A timerfd in the poll, to the nanosecond.
+    Timerfd(Timer),
+}
+
+impl Wake {
+    /// `timerfd` if asked for and available, else `poll`; prints the choice.
+    pub fn choose(name: &str) -> Wake {
+        let wake = match name {
+            "timerfd" => Timer::new().map_or(Wake::Poll, Wake::Timerfd),
+            _ => Wake::Poll,
+        };
+        let chosen = match wake {
+            Wake::Poll => "poll timeout (1 ms steps)",
+            Wake::Timerfd(_) => "timerfd (ns)",
+        };
+        eprintln!("short waits: {chosen}");
+        wake
+    }
+}
+
+/// What the loop counted, for the log and the benchmarks.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Counters {
+    pub sendmsg_calls: u64,
+    pub datagrams_sent: u64,
+    pub recv_calls: u64,
+    pub datagrams_received: u64,
+    /// Times the kernel send buffer was full (the loop then waits, losing nothing).
+    pub send_blocked: u64,
+    /// Datagrams the kernel dropped for a full receive buffer (`None`: unknown here).
+    pub kernel_drops: Option<u64>,
+}
+
+/// The loop's reusable buffers and its readiness state.
+struct Driver {
+    poll: Poll,
+    events: Events,
+    recv_bufs: Vec<Vec<u8>>,
+    recv_meta: Vec<RecvMeta>,
+    /// A burst the kernel refused with `WouldBlock`: kept until the socket is writable.
+    pending: Option<(SocketAddr, usize)>,
+    send_buf: Vec<u8>,
+    readable: bool,
+    writable_interest: bool,
+    /// Sub-millisecond wake-ups; `None`: the poll's millisecond timeout only.
+    timer: Option<Timer>,
+    counters: Counters,
+}
+
+/// Runs `endpoint` on `socket` until `app` is finished; returns what it counted.
 pub fn run(
-    socket: &UdpSocket,
+    socket: &mut Socket,
     endpoint: &mut Endpoint,
     clock: Clock,
+    wake: Wake,
     app: &mut dyn Application,
-) -> Result<()> {
-    let mut recv_buf = vec![0u8; RECV_BUF];
-    let mut send_buf = Vec::with_capacity(RECV_BUF);
+) -> Result<Counters> {
+    let poll = Poll::new().context("creating the event loop")?;
+    poll.registry()
+        .register(socket.source(), SOCKET, Interest::READABLE)?;
+    let timer = match wake {
+        Wake::Timerfd(t) => Some(t),
+        Wake::Poll => None,
+    };
+    if let Some(t) = &timer {
+        poll.registry()
+            .register(&mut mio::unix::SourceFd(&t.fd()), TIMER, Interest::READABLE)?;
+    }
+    let batch = quinn_udp::BATCH_SIZE;
+    let mut d = Driver {
+        poll,
+        events: Events::with_capacity(8),
+        recv_bufs: (0..batch).map(|_| vec![0u8; RECV_BUF]).collect(),
+        recv_meta: vec![RecvMeta::default(); batch],
+        pending: None,
+        send_buf: Vec::with_capacity(RECV_BUF),
+        // Datagrams may have arrived before registration; edge-triggered readiness
+        // would not report them.
+        readable: true,
+        writable_interest: false,
+        timer,
+        counters: Counters::default(),
+    };
+    let mut shutting_down = false;
     loop {
         let now = clock.now();
+        if !shutting_down && crate::signal::stop_requested() {
+            shutting_down = true;
+            app.shutdown(endpoint, now);
+        }
         endpoint.handle_timeout(now);
         app.drive(endpoint, now)?;
-        flush(socket, endpoint, now, &mut send_buf)?;
-        if app.finished(endpoint) {
-            return Ok(());
+        d.flush(socket, endpoint, now)?;
+        if app.finished(endpoint) && d.pending.is_none() {
+            d.counters.kernel_drops = socket.kernel_drops();
+            return Ok(d.counters);
         }
-        let wait = match endpoint.poll_timeout() {
-            Some(t) => t.saturating_duration_since(clock.now()).min(IDLE_WAIT),
-            None => IDLE_WAIT,
-        };
-        if wait.is_zero() {
-            continue;
-        }
-        receive(socket, endpoint, clock, wait, &mut recv_buf)?;
-    }
-}
-
-/// Sends every datagram the endpoint has ready.
-fn flush(
-    socket: &UdpSocket,
-    endpoint: &mut Endpoint,
-    now: Instant,
-    buf: &mut Vec<u8>,
-) -> Result<()> {
-    loop {
-        buf.clear();
-        let Some(t) = endpoint.poll_transmit(now, buf) else {
-            return Ok(());
-        };
-        let datagram = &buf[buf.len() - t.size..];
-        match socket.send_to(datagram, t.destination) {
-            Ok(_) => {}
-            // A full socket buffer or an unreachable peer is packet loss, which QUIC
-            // recovers from; only a broken socket ends the loop.
-            Err(e) if is_transient(&e) => {}
-            Err(e) => return Err(e).context(format!("sending to {}", t.destination)),
-        }
-    }
-}
-
-/// Waits up to `wait` for a datagram, then reads up to a batch more without waiting,
-/// handing each to the endpoint.
-fn receive(
-    socket: &UdpSocket,
-    endpoint: &mut Endpoint,
-    clock: Clock,
-    wait: Duration,
-    buf: &mut [u8],
-) -> Result<()> {
-    socket.set_read_timeout(Some(wait))?;
-    for i in 0..RECV_BATCH {
-        if i == 1 {
-            socket.set_nonblocking(true)?;
-        }
-        match socket.recv_from(buf) {
-            Ok((n, from)) => {
-                // Undeliverable datagrams (stray, unparseable) are simply dropped.
-                let _ = endpoint.handle_datagram(clock.now(), from, &mut buf[..n]);
+        if !d.readable {
+            let mut wait = match endpoint.poll_timeout() {
+                Some(t) => t.saturating_duration_since(clock.now()).min(IDLE_WAIT),
+                None => IDLE_WAIT,
+            };
+            if d.pending.is_some() && wait.is_zero() {
+                // Due timers cannot send while the kernel buffer is full: wait for room.
+                wait = Duration::from_millis(1);
             }
-            Err(e) if is_transient(&e) => break,
-            Err(e) => return Err(e).context("receiving"),
+            if !wait.is_zero() {
+                d.wait(wait)?;
+            }
+        }
+        if d.readable {
+            d.receive(socket, endpoint, clock)?;
         }
     }
-    socket.set_nonblocking(false)?;
-    Ok(())
+}
+
+impl Driver {
+    /// Sleeps until the socket is ready or `wait` passes; notes what became ready.
+    fn wait(&mut self, wait: Duration) -> Result<()> {
+        let timeout = match &self.timer {
+            Some(t) if wait < PRECISE_BELOW => {
+                t.arm(wait);
+                // The timerfd wakes the poll on time; this is only a backstop.
+                Some(wait + Duration::from_millis(1))
+            }
+            _ => Some(wait),
+        };
+        match self.poll.poll(&mut self.events, timeout) {
+            Ok(()) => {}
+            // A signal (e.g. SIGINT): the loop checks the stop flag next turn.
+            Err(e) if e.kind() == ErrorKind::Interrupted => return Ok(()),
+            Err(e) => return Err(e).context("waiting for the socket"),
+        }
+        for ev in self.events.iter() {
+            if ev.token() == TIMER {
+                if let Some(t) = &self.timer {
+                    t.clear();
+                }
+            } else if ev.is_readable() {
+                self.readable = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends the pending burst, then every burst the endpoint has ready, until done
+    /// or the kernel buffer is full (then waits for writability, losing nothing).
+    fn flush(&mut self, socket: &mut Socket, endpoint: &mut Endpoint, now: Instant) -> Result<()> {
+        let max_segments = socket.granted().gso_segments;
+        loop {
+            let (destination, segment_size) = match self.pending {
+                Some(p) => p,
+                None => {
+                    self.send_buf.clear();
+                    // A first datagram of up to 1500 bytes bounds the burst's count.
+                    let cap = max_segments.clamp(1, MAX_BURST_BYTES / 1500);
+                    let Some(b) = endpoint.poll_transmit_burst(now, &mut self.send_buf, cap) else {
+                        self.set_writable_interest(socket, false)?;
+                        return Ok(());
+                    };
+                    (b.destination, b.segment_size)
+                }
+            };
+            match socket.send(destination, &self.send_buf, segment_size) {
+                Ok(()) => {
+                    self.pending = None;
+                    self.counters.sendmsg_calls += 1;
+                    self.counters.datagrams_sent +=
+                        self.send_buf.len().div_ceil(segment_size.max(1)) as u64;
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                    self.pending = Some((destination, segment_size));
+                    self.counters.send_blocked += 1;
+                    self.set_writable_interest(socket, true)?;
+                    return Ok(());
+                }
+                Err(e) => return Err(e).context(format!("sending to {destination}")),
+            }
+        }
+    }
+
+    /// Asks the poll for writability only while a burst waits (edge-triggered
+    /// writability on a busy socket would otherwise wake the loop for nothing).
+    fn set_writable_interest(&mut self, socket: &mut Socket, on: bool) -> Result<()> {
+        if on == self.writable_interest {
+            return Ok(());
+        }
+        let interest = if on {
+            Interest::READABLE | Interest::WRITABLE
+        } else {
+            Interest::READABLE
+        };
+        self.poll
+            .registry()
+            .reregister(socket.source(), SOCKET, interest)?;
+        self.writable_interest = on;
+        // The reregistration reports current readiness; be sure not to miss input.
+        self.readable = true;
+        Ok(())
+    }
+
+    /// Reads up to [`RECV_ROUNDS`] batches, splitting GRO batches into datagrams in
+    /// place and handing each to the endpoint. Clears `readable` once drained.
+    fn receive(&mut self, socket: &Socket, endpoint: &mut Endpoint, clock: Clock) -> Result<()> {
+        for _ in 0..RECV_ROUNDS {
+            let mut slices: [IoSliceMut<'_>; quinn_udp::BATCH_SIZE] =
+                std::array::from_fn(|_| IoSliceMut::new(&mut []));
+            for (s, b) in slices.iter_mut().zip(self.recv_bufs.iter_mut()) {
+                *s = IoSliceMut::new(b);
+            }
+            let n = match socket.recv(&mut slices, &mut self.recv_meta) {
+                Ok(n) => n,
+                Err(e) if is_transient(&e) => {
+                    self.readable = e.kind() != ErrorKind::WouldBlock;
+                    return Ok(());
+                }
+                Err(e) => return Err(e).context("receiving"),
+            };
+            self.counters.recv_calls += 1;
+            let now = clock.now();
+            for (meta, buf) in self.recv_meta[..n].iter().zip(slices.iter_mut()) {
+                let stride = meta.stride.max(1);
+                for datagram in buf[..meta.len].chunks_mut(stride) {
+                    self.counters.datagrams_received += 1;
+                    // Undeliverable datagrams (stray, unparseable) are simply dropped.
+                    let _ = endpoint.handle_datagram(now, meta.addr, datagram);
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Errors that mean "nothing now" or a lost packet, not a broken socket.

@@ -35,6 +35,15 @@ pub enum Unrouted {
     VersionNegotiation,
 }
 
+/// Datagrams for one destination from [`Endpoint::poll_transmit_burst`]: `segments`
+/// datagrams of `segment_size` bytes back to back, the last possibly shorter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Burst {
+    pub destination: SocketAddr,
+    pub segment_size: usize,
+    pub segments: usize,
+}
+
 /// The first packet of a datagram that may open a connection.
 struct Initial<'a> {
     version: u32,
@@ -57,6 +66,9 @@ pub struct Endpoint {
     accepted: VecDeque<ConnectionHandle>,
     /// Where the round-robin over connections in `poll_transmit` resumes.
     next_to_send: ConnectionHandle,
+    /// The connection that produced the last datagram of `poll_transmit`, so
+    /// `poll_transmit_burst` can ask it for more.
+    last_sent: Option<ConnectionHandle>,
     /// Makes the event sink of each accepted connection, before it sees its first packet.
     sink_factory: Option<SinkFactory>,
     /// Chooses the transport config of each accepted connection (per-peer settings,
@@ -90,6 +102,7 @@ impl Endpoint {
             responses: VecDeque::new(),
             accepted: VecDeque::new(),
             next_to_send: ConnectionHandle(0),
+            last_sent: None,
             sink_factory: None,
             config_factory: None,
         }
@@ -318,6 +331,7 @@ impl Endpoint {
 
     /// The next datagram to send: stateless responses first, then connections in turn.
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+        self.last_sent = None;
         if let Some((destination, pkt)) = self.responses.pop_front() {
             buf.extend_from_slice(&pkt);
             return Some(Transmit {
@@ -348,6 +362,7 @@ impl Endpoint {
             conn.prepare_transmit(now);
             if let Some(t) = conn.poll_transmit(now, buf) {
                 self.next_to_send = ConnectionHandle(h.0 + 1);
+                self.last_sent = Some(h);
                 self.process_endpoint_events(h);
                 return Some(t);
             }
@@ -361,6 +376,55 @@ impl Endpoint {
                 }
             }
         }
+    }
+
+    /// A burst for segmentation offload (GSO): up to `max_segments` datagrams, all
+    /// for one destination, appended to `buf` back to back; every one is
+    /// `segment_size` bytes except the last, which may be shorter. `None` when there is
+    /// nothing to send. Connections take turns burst by burst (the same round robin as
+    /// [`Endpoint::poll_transmit`]), so one busy connection cannot starve the others
+    /// for more than one burst. Call it in a loop, like `poll_transmit`.
+    pub fn poll_transmit_burst(
+        &mut self,
+        now: Instant,
+        buf: &mut Vec<u8>,
+        max_segments: usize,
+    ) -> Option<Burst> {
+        let first = self.poll_transmit(now, buf)?;
+        let mut burst = Burst {
+            destination: first.destination,
+            segment_size: first.size,
+            segments: 1,
+        };
+        // A stateless response, or a connection that has sent its datagram and moved
+        // the round robin on: only the connection just served may extend the burst.
+        let Some(h) = self.last_sent.take() else {
+            return Some(burst);
+        };
+        while burst.segments < max_segments {
+            let Some(conn) = self.connections.get_mut(&h) else {
+                break;
+            };
+            conn.prepare_transmit(now);
+            let before = buf.len();
+            let Some(t) = conn.poll_transmit(now, buf) else {
+                self.process_endpoint_events(h);
+                break;
+            };
+            self.process_endpoint_events(h);
+            if t.destination != burst.destination || t.size > burst.segment_size {
+                // Cannot join this burst: it goes out first in the next one.
+                let pkt = buf[before..].to_vec();
+                buf.truncate(before);
+                self.responses.push_front((t.destination, pkt));
+                break;
+            }
+            burst.segments += 1;
+            if t.size < burst.segment_size {
+                break;
+            }
+        }
+        Some(burst)
     }
 
     /// The earliest deadline of any connection.

@@ -31,6 +31,6 @@ pub mod wire;
 
 pub use config::TransportConfig;
 pub use connection::{Connection, ConnectionEvent, Transmit};
-pub use endpoint::{ConnectionHandle, Endpoint};
+pub use endpoint::{Burst, ConnectionHandle, Endpoint};
 pub use error::{TransportError, TransportErrorCode};
 pub use time::Instant;

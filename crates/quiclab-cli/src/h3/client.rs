@@ -232,6 +232,7 @@ impl H3Client {
             let fetch = self.queue.pop_front().expect("front exists");
             let out: Box<dyn Write> = match &fetch.output {
                 Output::Stdout => Box::new(BufWriter::new(std::io::stdout())),
+                Output::Check => Box::new(crate::hq::Check::for_path(&fetch.url.path)),
                 Output::File(p) => match File::create(p) {
                     Ok(f) => Box::new(BufWriter::new(f)),
                     Err(e) => {

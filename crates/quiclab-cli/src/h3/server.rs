@@ -21,6 +21,8 @@ pub struct Server {
     h3: BTreeMap<ConnectionHandle, H3Conn>,
     config: H3Config,
     qlog: QlogDir,
+    /// Set by a stop signal: every connection is being closed, new ones are refused.
+    shutting_down: bool,
 }
 
 /// One HTTP/3 connection and its responses in progress.
@@ -37,6 +39,7 @@ impl Server {
             h3: BTreeMap::new(),
             config,
             qlog,
+            shutting_down: false,
         }
     }
 
@@ -179,6 +182,9 @@ impl Application for Server {
         while let Some(h) = endpoint.accept() {
             if let Some(conn) = endpoint.connection_mut(h) {
                 eprintln!("connection {} from {}", h.0, conn.remote_address());
+                if self.shutting_down {
+                    conn.close(now, 0, "server shutting down");
+                }
             }
         }
         let handles: Vec<ConnectionHandle> = endpoint.handles().collect();
@@ -206,8 +212,30 @@ impl Application for Server {
         Ok(())
     }
 
-    fn finished(&self, _: &Endpoint) -> bool {
-        false
+    fn finished(&self, endpoint: &Endpoint) -> bool {
+        // Each CONNECTION_CLOSE was sent (the loop flushes before asking); the
+        // closing period (RFC 9000 §10.2) is not waited out on the way down.
+        self.shutting_down
+            && endpoint
+                .handles()
+                .all(|h| endpoint.connection(h).is_none_or(|c| c.is_closed()))
+    }
+
+    /// Closes every connection: H3_NO_ERROR for HTTP/3 (RFC 9114 §5.2), 0 for hq.
+    fn shutdown(&mut self, endpoint: &mut Endpoint, now: Instant) {
+        self.shutting_down = true;
+        let handles: Vec<ConnectionHandle> = endpoint.handles().collect();
+        eprintln!("shutting down: closing {} connection(s)", handles.len());
+        for h in handles {
+            if let Some(conn) = endpoint.connection_mut(h) {
+                let code = if conn.alpn() == Some(ALPN_H3) {
+                    super::H3_NO_ERROR
+                } else {
+                    0
+                };
+                conn.close(now, code, "server shutting down");
+            }
+        }
     }
 }
 

@@ -23,6 +23,8 @@ use std::sync::Arc;
 pub enum Output {
     Stdout,
     File(PathBuf),
+    /// Checked, not saved (load tests; see [`super::Check`]).
+    Check,
 }
 
 /// One URL to fetch.
@@ -36,7 +38,21 @@ pub struct Fetch {
 pub struct Client {
     conns: BTreeMap<ConnectionHandle, Conn>,
     failures: usize,
+    /// Idle-connection load test: keep connections open after their fetches, until
+    /// a stop signal (see [`Client::hold`]).
+    hold: bool,
+    /// Whether "all connections established" was printed.
+    announced: bool,
+    /// Connections not opened yet: at most [`MAX_HANDSHAKING`] handshakes run at once.
+    waiting: VecDeque<(SocketAddr, String, Vec<Fetch>)>,
+    tls: Arc<rustls::ClientConfig>,
+    qlog: QlogDir,
 }
+
+/// Handshakes in flight at once in a load test: 10,000 simultaneous Initials (12 MB)
+/// and the servers' replies (~3x that) overflow any socket buffer, and the lost
+/// handshakes then wait out exponential PTO backoff (RFC 9002 §6.2.1).
+const MAX_HANDSHAKING: usize = 256;
 
 /// The hq-interop side of one connection (also driven by the ALPN-dispatching client
 /// in [`crate::h3::client`]).
@@ -44,6 +60,8 @@ pub(crate) struct Conn {
     queue: VecDeque<Fetch>,
     active: BTreeMap<StreamId, Active>,
     closing: bool,
+    /// Stay open when the fetches are done (idle-connection load tests).
+    hold: bool,
 }
 
 /// A request in flight.
@@ -69,22 +87,55 @@ impl Client {
         qlog: &QlogDir,
         groups: Vec<(SocketAddr, String, Vec<Fetch>)>,
     ) -> Result<Client> {
-        let mut conns = BTreeMap::new();
-        for (addr, server_name, fetches) in groups {
+        let mut client = Client {
+            conns: BTreeMap::new(),
+            failures: 0,
+            hold: false,
+            announced: false,
+            waiting: groups.into(),
+            tls,
+            qlog: qlog.clone(),
+        };
+        client.open_more(endpoint, now)?;
+        Ok(client)
+    }
+
+    /// Opens waiting connections while fewer than [`MAX_HANDSHAKING`] handshakes run.
+    fn open_more(&mut self, endpoint: &mut Endpoint, now: Instant) -> Result<()> {
+        let handshaking = self
+            .conns
+            .keys()
+            .filter(|&&h| {
+                endpoint
+                    .connection(h)
+                    .is_some_and(|c| !c.is_handshake_complete() && !c.is_closed())
+            })
+            .count();
+        for _ in handshaking..MAX_HANDSHAKING {
+            let Some((addr, server_name, fetches)) = self.waiting.pop_front() else {
+                break;
+            };
             let h = endpoint
-                .connect(now, tls.clone(), &server_name, addr)
+                .connect(now, self.tls.clone(), &server_name, addr)
                 .map_err(|e| anyhow::anyhow!("connecting to {server_name} ({addr}): {e}"))?;
             if let Some(conn) = endpoint.connection_mut(h) {
-                qlog.attach(conn, now);
+                self.qlog.attach(conn, now);
             }
-            let conn = Conn {
-                queue: fetches.into(),
-                active: BTreeMap::new(),
-                closing: false,
-            };
-            conns.insert(h, conn);
+            let mut conn = Conn::new(fetches);
+            conn.hold = self.hold;
+            self.conns.insert(h, conn);
         }
-        Ok(Client { conns, failures: 0 })
+        Ok(())
+    }
+
+    /// Keeps every connection open once its fetches are done, prints "all N
+    /// connections established" once every handshake completed, and closes them all
+    /// on SIGINT/SIGTERM (memory per idle connection: scripts/bench-udp.sh idle).
+    pub fn hold(&mut self) {
+        self.hold = true;
+        for c in self.conns.values_mut() {
+            c.hold = true;
+        }
     }
 
     /// Fetches and connections that failed.
@@ -101,13 +152,38 @@ impl Application for Client {
             };
             self.failures += state.drive(conn, now);
         }
+        self.open_more(endpoint, now)?;
+        if self.hold && !self.announced && self.waiting.is_empty() {
+            let up = self.conns.keys().all(|&h| {
+                endpoint
+                    .connection(h)
+                    .is_some_and(|c| c.is_handshake_complete())
+            });
+            if up {
+                eprintln!("all {} connections established", self.conns.len());
+                self.announced = true;
+            }
+        }
         Ok(())
     }
 
+    fn shutdown(&mut self, endpoint: &mut Endpoint, now: Instant) {
+        self.waiting.clear();
+        for (&h, state) in self.conns.iter_mut() {
+            state.hold = false;
+            if let Some(conn) = endpoint.connection_mut(h) {
+                conn.close(now, 0, "done");
+                state.closing = true;
+            }
+        }
+    }
+
     fn finished(&self, endpoint: &Endpoint) -> bool {
-        self.conns
-            .keys()
-            .all(|&h| endpoint.connection(h).is_none_or(|c| c.is_closed()))
+        self.waiting.is_empty()
+            && self
+                .conns
+                .keys()
+                .all(|&h| endpoint.connection(h).is_none_or(|c| c.is_closed()))
     }
 }
 
@@ -117,6 +193,7 @@ impl Conn {
             queue: fetches.into(),
             active: BTreeMap::new(),
             closing: false,
+            hold: false,
         }
     }
 
@@ -141,7 +218,7 @@ impl Conn {
         for (&id, a) in self.active.iter_mut() {
             send_request(conn, id, a);
         }
-        if self.queue.is_empty() && self.active.is_empty() && !self.closing {
+        if self.queue.is_empty() && self.active.is_empty() && !self.closing && !self.hold {
             conn.close(now, 0, "done");
             self.closing = true;
         }
@@ -159,6 +236,7 @@ impl Conn {
             let fetch = self.queue.pop_front().expect("not empty");
             let out: Box<dyn Write> = match &fetch.output {
                 Output::Stdout => Box::new(BufWriter::new(std::io::stdout())),
+                Output::Check => Box::new(super::Check::for_path(&fetch.url.path)),
                 Output::File(p) => match File::create(p) {
                     Ok(f) => Box::new(BufWriter::new(f)),
                     Err(e) => {

@@ -2,10 +2,12 @@
 //! `GET /path\r\n` on a bidirectional stream and FIN; the server answers with the body
 //! and FIN. This module is the application logic; sockets live in [`crate::net`].
 
+mod check;
 pub mod client;
 pub mod server;
 mod source;
 
+pub use check::Check;
 pub use source::Body;
 
 /// Longest request line accepted; anything longer is not an hq-interop request.

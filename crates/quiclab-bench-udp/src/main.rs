@@ -1,0 +1,191 @@
+//! `bench-udp`: quiclab's real-UDP driver side by side with quinn and with rustls over
+//! kernel TCP (issue 13). Each suite runs every stack in one invocation, interleaved,
+//! and prints medians and ratios as a Markdown table (docs/PERFORMANCE.md).
+//!
+//! ```text
+//! bench-udp bulk       --quiclab PATH [--bytes N] [--reps R]
+//! bench-udp handshakes --quiclab PATH [--connections N] [--reps R]
+//! bench-udp {quinn,tcp}-server ADDR | quinn-client ADDR CONNS BYTES | tcp-client ADDR BYTES
+//! ```
+//! scripts/bench-udp.sh builds and runs them all.
+
+mod body;
+mod harness;
+mod idle;
+mod quinn_side;
+mod tcp_side;
+mod tls;
+
+use anyhow::{bail, Context, Result};
+use harness::{median, run_once, Bins, Sample, Stack};
+use std::path::PathBuf;
+
+fn main() {
+    if let Err(e) = run(std::env::args().skip(1).collect()) {
+        eprintln!("bench-udp: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn run(args: Vec<String>) -> Result<()> {
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    match a.as_slice() {
+        ["quinn-server", addr] => quinn_side::server(addr.parse()?),
+        ["quinn-client", addr, conns, bytes] => {
+            quinn_side::client(addr.parse()?, conns.parse()?, bytes.parse()?)
+        }
+        ["tcp-server", addr] => tcp_side::server(addr.parse()?),
+        ["tcp-client", addr, bytes] => tcp_side::client(addr.parse()?, bytes.parse()?),
+        ["bulk", rest @ ..] => {
+            let o = Opts::parse(rest)?;
+            bulk(&o)
+        }
+        ["idle", rest @ ..] => {
+            let o = Opts::parse(rest)?;
+            let n = o.connections;
+            let (server, client) = idle::measure(&o.bins, n)?;
+            println!("idle: {n} connections held open after the handshake (hq-interop):\n");
+            println!("- server RSS per idle connection: {:.1} KiB", server / 1024.0);
+            println!("- client RSS per idle connection (whole process / {n}): {:.1} KiB", client / 1024.0);
+            Ok(())
+        }
+        ["handshakes", rest @ ..] => {
+            let o = Opts::parse(rest)?;
+            handshakes(&o)
+        }
+        _ => bail!("usage: bench-udp bulk|handshakes --quiclab PATH [--bytes N] [--connections N] [--reps R]"),
+    }
+}
+
+/// Options of the suites.
+struct Opts {
+    bins: Bins,
+    bytes: u64,
+    connections: usize,
+    reps: usize,
+}
+
+impl Opts {
+    fn parse(args: &[&str]) -> Result<Opts> {
+        let mut quiclab = None;
+        let (mut bytes, mut connections, mut reps) = (100_000_000u64, 1000usize, 5usize);
+        let mut it = args.iter();
+        while let Some(&flag) = it.next() {
+            let value = it.next().with_context(|| format!("{flag} needs a value"))?;
+            match flag {
+                "--quiclab" => quiclab = Some(PathBuf::from(value)),
+                "--bytes" => bytes = value.parse()?,
+                "--connections" => connections = value.parse()?,
+                "--reps" => reps = value.parse()?,
+                _ => bail!("unknown option {flag}"),
+            }
+        }
+        let quiclab = quiclab.context("--quiclab PATH (the release quiclab binary)")?;
+        harness::exists(&quiclab)?;
+        let bins = Bins {
+            quiclab,
+            this: std::env::current_exe()?,
+            root: harness::scratch()?,
+        };
+        Ok(Opts {
+            bins,
+            bytes,
+            connections,
+            reps,
+        })
+    }
+}
+
+/// Runs `stacks` `reps` times, interleaved; the samples per stack.
+fn samples(o: &Opts, stacks: &[Stack], connections: usize, bytes: u64) -> Result<Vec<Vec<Sample>>> {
+    let mut out = vec![Vec::new(); stacks.len()];
+    for rep in 0..o.reps {
+        for (i, &s) in stacks.iter().enumerate() {
+            let x = run_once(&o.bins, s, connections, bytes)?;
+            eprintln!(
+                "rep {rep} {:<10} wall {:.3} s, client CPU {:.3} s, server CPU {:.3} s, server max RSS {} KiB",
+                s.name(),
+                x.wall,
+                x.client_cpu,
+                x.server_cpu,
+                x.server_maxrss_kib
+            );
+            out[i].push(x);
+        }
+    }
+    Ok(out)
+}
+
+fn med(v: &[Sample], f: impl Fn(&Sample) -> f64) -> f64 {
+    median(v.iter().map(f).collect())
+}
+
+/// Bulk: one connection, `bytes` server to client.
+fn bulk(o: &Opts) -> Result<()> {
+    let stacks = [Stack::Quiclab, Stack::Quinn, Stack::RustlsTcp];
+    let s = samples(o, &stacks, 1, o.bytes)?;
+    let gb = o.bytes as f64 / 1e9;
+    println!(
+        "bulk {} MB over loopback, one connection, medians of {}:\n",
+        o.bytes / 1_000_000,
+        o.reps
+    );
+    println!("| stack | wall s | Mbit/s | client CPU s/GB | server CPU s/GB |");
+    println!("|---|---|---|---|---|");
+    for (stack, v) in stacks.iter().zip(&s) {
+        let wall = med(v, |x| x.wall);
+        println!(
+            "| {} | {wall:.3} | {:.0} | {:.2} | {:.2} |",
+            stack.name(),
+            o.bytes as f64 * 8.0 / wall / 1e6,
+            med(v, |x| x.client_cpu) / gb,
+            med(v, |x| x.server_cpu) / gb
+        );
+    }
+    let (q, n, t) = (&s[0], &s[1], &s[2]);
+    println!();
+    println!(
+        "- wall-time ratio quinn/quiclab (>1: quiclab faster): {:.2}",
+        med(n, |x| x.wall) / med(q, |x| x.wall)
+    );
+    println!(
+        "- CPU per byte (client+server) quiclab/quinn: {:.2}",
+        med(q, |x| x.client_cpu + x.server_cpu) / med(n, |x| x.client_cpu + x.server_cpu)
+    );
+    println!(
+        "- server CPU per GB quiclab/rustls-over-TCP: {:.2} (quinn/rustls-over-TCP: {:.2})",
+        med(q, |x| x.server_cpu) / med(t, |x| x.server_cpu),
+        med(n, |x| x.server_cpu) / med(t, |x| x.server_cpu)
+    );
+    Ok(())
+}
+
+/// Handshakes: `connections` concurrent connections, each one handshake and one
+/// empty request; handshakes per CPU-second of the server (one thread each).
+fn handshakes(o: &Opts) -> Result<()> {
+    let stacks = [Stack::Quiclab, Stack::Quinn];
+    let n = o.connections;
+    let s = samples(o, &stacks, n, 0)?;
+    println!(
+        "handshakes: {n} concurrent connections (handshake + one empty request), medians of {}:\n",
+        o.reps
+    );
+    println!("| stack | wall s | server handshakes per CPU-s | client handshakes per CPU-s | server max RSS MiB |");
+    println!("|---|---|---|---|---|");
+    for (stack, v) in stacks.iter().zip(&s) {
+        println!(
+            "| {} | {:.3} | {:.0} | {:.0} | {:.1} |",
+            stack.name(),
+            med(v, |x| x.wall),
+            n as f64 / med(v, |x| x.server_cpu),
+            n as f64 / med(v, |x| x.client_cpu),
+            med(v, |x| x.server_maxrss_kib as f64) / 1024.0
+        );
+    }
+    println!();
+    println!(
+        "- server handshakes per core, quiclab/quinn: {:.2}",
+        med(&s[1], |x| x.server_cpu) / med(&s[0], |x| x.server_cpu)
+    );
+    Ok(())
+}
