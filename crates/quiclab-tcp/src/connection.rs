@@ -427,7 +427,8 @@ impl TcpConnection {
         }
         self.irs = h.seq;
         self.negotiate(&h.options, false);
-        self.peer_window = u64::from(h.window) << self.snd_shift;
+        // RFC 7323 §2.2: the window of a SYN segment is never scaled.
+        self.peer_window = u64::from(h.window);
         self.establish(now);
         self.rx.request_ack();
         if !payload.is_empty() {

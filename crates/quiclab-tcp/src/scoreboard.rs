@@ -154,6 +154,19 @@ impl Scoreboard {
             self.buf.drain(..n);
             self.una = data_ack;
         }
+        // An ACK inside a segment (the peer trimmed it to its window): the rest of
+        // the segment is kept under its new start.
+        if let Some(entry) = self.segs.first_entry() {
+            let start = *entry.key();
+            if start < self.una {
+                let mut seg = entry.remove();
+                if seg.in_flight {
+                    self.pipe -= self.una - start;
+                }
+                seg.sacked = false;
+                self.segs.insert(self.una, seg);
+            }
+        }
         self.high_sacked = self.high_sacked.max(self.una);
         // SACK blocks: a segment counts when a block covers it whole.
         for &(l, r) in sack {
@@ -395,6 +408,17 @@ mod tests {
         b.on_retransmitted(0, Instant::from_millis(9), 9, DeliverySnapshot::default());
         assert_eq!(b.pipe, 100);
         assert_eq!(b.next_lost().map(|l| l.0), Some(200));
+    }
+
+    #[test]
+    fn an_ack_inside_a_segment_keeps_its_tail() {
+        let mut b = board(2);
+        b.on_ack(150, &[]);
+        assert_eq!(b.segs.keys().copied().collect::<Vec<_>>(), vec![150]);
+        assert_eq!((b.pipe, b.una), (50, 150));
+        let mut out = Vec::new();
+        b.copy(150, 200, &mut out);
+        assert_eq!(out.len(), 50);
     }
 
     #[test]
