@@ -73,7 +73,10 @@ fn a_link_bandwidth() {
         );
         figure("A-TCP", &format!("mtu={mtu}"), dev);
         assert!(dev.abs() < 1e-4, "mtu {mtu}: {measured} vs {expected}");
-        assert!(gdev.abs() < 1e-3, "mtu {mtu}: goodput {goodput} vs {expected_goodput}");
+        assert!(
+            gdev.abs() < 1e-3,
+            "mtu {mtu}: goodput {goodput} vs {expected_goodput}"
+        );
     }
 }
 
