@@ -292,7 +292,7 @@ impl Simulation {
                 server_addr,
                 &client_metrics,
                 &server_metrics,
-            ),
+            )?,
         };
         let cn = self.nodes.len();
         self.nodes.push(Node {
@@ -385,7 +385,7 @@ impl Simulation {
         server_addr: SocketAddrV4,
         client_metrics: &Arc<Mutex<SideMetrics>>,
         server_metrics: &Arc<Mutex<SideMetrics>>,
-    ) -> (Stack, Stack) {
+    ) -> Result<(Stack, Stack), SimError> {
         let f = &self.scenario.flows[i];
         let seed = self.scenario.seed;
         let cfg = self.scenario.tcp_config(i);
@@ -406,7 +406,36 @@ impl Simulation {
             server_metrics.clone(),
             traces,
         );
-        (Stack::Tcp(Box::new(client)), Stack::Tcp(Box::new(server)))
+        let (client, server) = match &f.tls {
+            None => (client, server),
+            Some(tls) => {
+                let bad = |e: rustls::Error| ScenarioError::Invalid {
+                    file: self.file.clone(),
+                    key: format!("flows[{i}].tls"),
+                    why: e.to_string(),
+                };
+                // The QUIC runs' certificate: same seed, same padding, same bytes.
+                let id = || {
+                    crate::tcptls::identity(
+                        derive_seed(seed, "certificate"),
+                        self.scenario.certificate_padding,
+                    )
+                };
+                let roots = vec![id().chain[0].clone()];
+                let kl: Option<Arc<dyn rustls::KeyLog>> = if self.scenario.measure.pcap {
+                    Some(self.key_log.clone())
+                } else {
+                    None
+                };
+                let cc = crate::tcptls::client_config(tls.version, roots, kl).map_err(bad)?;
+                let sc = crate::tcptls::server_config(tls.version, id()).map_err(bad)?;
+                (
+                    client.with_tls_client(cc),
+                    server.with_tls_server(sc).map_err(bad)?,
+                )
+            }
+        };
+        Ok((Stack::Tcp(Box::new(client)), Stack::Tcp(Box::new(server))))
     }
 
     fn add_cross_traffic(&mut self) {

@@ -18,12 +18,55 @@
 use crate::app::{AppMeasure, MeasureWindow};
 use crate::output::metrics::{MetricsSink, SideMetrics};
 use crate::scenario::Workload;
+use crate::tcptls::TlsLayer;
 use quiclab_proto::events::{Event as ProtoEvent, EventSink, RecoveryMetrics};
 use quiclab_proto::time::Instant;
 use quiclab_tcp::wire::{flags, Header};
 use quiclab_tcp::{Event, TcpConfig, TcpConnection};
 use std::net::SocketAddrV4;
 use std::sync::{Arc, Mutex};
+
+/// The byte stream a flow's application uses: TCP itself, or TLS over it.
+pub(crate) trait ByteStream {
+    /// Takes up to `data.len()` bytes; returns how many.
+    fn write(&mut self, data: &[u8]) -> usize;
+    /// Reads into `buf`; 0 when nothing is readable.
+    fn read(&mut self, buf: &mut [u8]) -> usize;
+    /// No more writes: FIN (after TLS's close_notify).
+    fn shutdown(&mut self);
+    /// The peer closed its direction and everything before was read.
+    fn peer_finished(&self) -> bool;
+}
+
+impl ByteStream for TcpConnection {
+    fn write(&mut self, data: &[u8]) -> usize {
+        TcpConnection::write(self, data)
+    }
+    fn read(&mut self, buf: &mut [u8]) -> usize {
+        TcpConnection::read(self, buf)
+    }
+    fn shutdown(&mut self) {
+        TcpConnection::shutdown(self);
+    }
+    fn peer_finished(&self) -> bool {
+        TcpConnection::peer_finished(self)
+    }
+}
+
+impl ByteStream for TlsLayer {
+    fn write(&mut self, data: &[u8]) -> usize {
+        TlsLayer::write(self, data)
+    }
+    fn read(&mut self, buf: &mut [u8]) -> usize {
+        TlsLayer::read(self, buf)
+    }
+    fn shutdown(&mut self) {
+        TlsLayer::shutdown(self);
+    }
+    fn peer_finished(&self) -> bool {
+        TlsLayer::peer_finished(self)
+    }
+}
 
 /// Zero bytes the senders write from.
 static CHUNK: [u8; 64 * 1024] = [0u8; 64 * 1024];
@@ -32,6 +75,11 @@ static CHUNK: [u8; 64 * 1024] = [0u8; 64 * 1024];
 pub(crate) struct TcpHost {
     /// The client's connection exists from the flow's start; the server listens.
     pub conn: Option<TcpConnection>,
+    /// TLS over the connection, when the flow has `[flows.tls]`.
+    tls: Option<TlsLayer>,
+    /// The client's TLS session, installed when it connects.
+    tls_client: Option<(Arc<rustls::ClientConfig>, u64)>,
+    setup_error: Option<String>,
     app: TcpApp,
     config: TcpConfig,
     local: SocketAddrV4,
@@ -85,6 +133,9 @@ impl TcpHost {
         };
         TcpHost {
             conn: None,
+            tls: None,
+            tls_client: None,
+            setup_error: None,
             app: TcpApp::Client(ClientState {
                 workload: workload.clone(),
                 stop_at,
@@ -116,6 +167,9 @@ impl TcpHost {
         let conn = TcpConnection::listen(config.clone(), local, iss(seed), seed);
         TcpHost {
             conn: Some(conn),
+            tls: None,
+            tls_client: None,
+            setup_error: None,
             app: TcpApp::Server(ServerState {
                 bulk: matches!(workload, Workload::Bulk { .. }),
                 request: Vec::new(),
@@ -133,8 +187,38 @@ impl TcpHost {
         }
     }
 
+    /// Runs TLS as the client with `config` (the session starts at `connect`).
+    pub fn with_tls_client(mut self, config: Arc<rustls::ClientConfig>) -> Self {
+        self.tls_client = Some((config, self.seed));
+        self
+    }
+
+    /// Runs TLS as the server with `config`.
+    pub fn with_tls_server(
+        mut self,
+        config: Arc<rustls::ServerConfig>,
+    ) -> Result<Self, rustls::Error> {
+        let mut rng = quiclab_proto::rng::DetRng::new(self.seed ^ 0x7715);
+        let conn = quiclab_proto::crypto::provider::with_rng(&mut rng, || {
+            rustls::ServerConnection::new(config)
+        })?;
+        self.tls = Some(TlsLayer::new(conn.into(), rng));
+        Ok(self)
+    }
+
     /// The client opens its connection (sends the SYN on the next poll).
     pub fn connect(&mut self, remote: SocketAddrV4) {
+        if let Some((config, seed)) = self.tls_client.take() {
+            let mut rng = quiclab_proto::rng::DetRng::new(seed ^ 0x7715);
+            let name = rustls::pki_types::ServerName::try_from("localhost").expect("a valid name");
+            let conn = quiclab_proto::crypto::provider::with_rng(&mut rng, || {
+                rustls::ClientConnection::new(config, name)
+            });
+            match conn {
+                Ok(c) => self.tls = Some(TlsLayer::new(c.into(), rng)),
+                Err(e) => self.setup_error = Some(format!("TLS client: {e}")),
+            }
+        }
         self.conn = Some(TcpConnection::connect(
             self.config.clone(),
             self.local,
@@ -228,10 +312,22 @@ impl TcpHost {
         if !conn.is_established() {
             return;
         }
-        match &mut self.app {
-            TcpApp::Client(c) => c.drive(now, conn, m, w, buf),
-            TcpApp::Server(s) => s.drive(now, conn, m, w, buf),
+        if let Some(e) = &self.setup_error {
+            m.aborted.get_or_insert(e.clone());
+            return;
         }
+        let Some(tls) = self.tls.as_mut() else {
+            drive_app(&mut self.app, now, conn, m, w, buf);
+            return;
+        };
+        tls.pump_in(now, conn, buf);
+        if let Some(e) = &tls.error {
+            m.aborted.get_or_insert(e.clone());
+        }
+        if !tls.is_handshaking() {
+            drive_app(&mut self.app, now, tls, m, w, buf);
+        }
+        tls.pump_out(conn);
     }
 
     /// Segments lost and timer expiries (RTOs plus TLPs), for the results.
@@ -244,12 +340,30 @@ impl TcpHost {
         }
     }
 
+    /// TLS's handshake completion over TLS, else TCP's.
     pub fn handshake_completed_at(&self) -> Option<Instant> {
-        self.conn.as_ref()?.stats().handshake_completed_at
+        match &self.tls {
+            Some(t) => t.handshake_done_at,
+            None => self.conn.as_ref()?.stats().handshake_completed_at,
+        }
     }
 
     pub fn close_reason(&self) -> Option<String> {
         Some(format!("{:?}", self.conn.as_ref()?.close_reason()?))
+    }
+}
+
+fn drive_app(
+    app: &mut TcpApp,
+    now: Instant,
+    stream: &mut dyn ByteStream,
+    m: &mut AppMeasure,
+    w: &MeasureWindow,
+    buf: &mut [u8],
+) {
+    match app {
+        TcpApp::Client(c) => c.drive(now, stream, m, w, buf),
+        TcpApp::Server(s) => s.drive(now, stream, m, w, buf),
     }
 }
 
@@ -260,7 +374,7 @@ fn iss(seed: u64) -> u32 {
 }
 
 /// Reads everything readable; returns the bytes read.
-fn drain(conn: &mut TcpConnection, buf: &mut [u8]) -> u64 {
+fn drain(conn: &mut dyn ByteStream, buf: &mut [u8]) -> u64 {
     let mut total = 0;
     loop {
         let n = conn.read(buf);
@@ -272,7 +386,7 @@ fn drain(conn: &mut TcpConnection, buf: &mut [u8]) -> u64 {
 }
 
 /// Writes up to `remaining` zero bytes; returns how many the send buffer took.
-fn push(conn: &mut TcpConnection, remaining: u64) -> u64 {
+fn push(conn: &mut dyn ByteStream, remaining: u64) -> u64 {
     let mut sent = 0;
     while sent < remaining {
         let n = (remaining - sent).min(CHUNK.len() as u64) as usize;
@@ -289,7 +403,7 @@ impl ClientState {
     fn drive(
         &mut self,
         now: Instant,
-        conn: &mut TcpConnection,
+        conn: &mut dyn ByteStream,
         m: &mut AppMeasure,
         w: &MeasureWindow,
         buf: &mut [u8],
@@ -322,7 +436,7 @@ impl ClientState {
     fn drive_requests(
         &mut self,
         now: Instant,
-        conn: &mut TcpConnection,
+        conn: &mut dyn ByteStream,
         m: &mut AppMeasure,
         w: &MeasureWindow,
         buf: &mut [u8],
@@ -370,7 +484,7 @@ impl ServerState {
     fn drive(
         &mut self,
         now: Instant,
-        conn: &mut TcpConnection,
+        conn: &mut dyn ByteStream,
         m: &mut AppMeasure,
         w: &MeasureWindow,
         buf: &mut [u8],

@@ -192,3 +192,91 @@ fn tshark_decodes_the_segments() {
     assert!(data("40000") >= 2_000_000);
     assert!(data("4434") >= 150_000);
 }
+
+/// A request over TLS over TCP, RTT 50 ms: the handshake completes at the client after
+/// 2 RTT with TLS 1.3 and 3 RTT with TLS 1.2 (from the SYN), the response (10 kB,
+/// within the initial window of 10 segments) one RTT later.
+fn tls_request(version: &str, pcap: bool) -> (RunResult, TempDir) {
+    let text = format!(
+        r#"
+name = "tls-request"
+seed = 1
+[stop]
+time_s = 10.0
+when_flows_done = true
+[measure]
+pcap = {pcap}
+[topology]
+kind = "point_to_point"
+[topology.forward]
+delay_ms = 25.0
+[topology.return]
+delay_ms = 25.0
+[[flows]]
+name = "get"
+transport = "tcp"
+workload = {{ kind = "request", size = 10000 }}
+tls = {{ version = "{version}" }}
+"#
+    );
+    let dir = TempDir::new("tls-req");
+    (run(&text, dir.path()), dir)
+}
+
+#[test]
+fn tls13_over_tcp_completes_at_two_round_trips() {
+    let (r, _d) = tls_request("1.3", false);
+    let f = &r.flows[0];
+    assert_eq!(f.incomplete, None);
+    assert_eq!(f.handshake_done_s, Some(0.1));
+    assert_eq!(f.ttlb_s, Some(0.15));
+    assert_eq!(f.goodput_bytes, 10_000);
+}
+
+#[test]
+fn tls12_over_tcp_completes_at_three_round_trips() {
+    let (r, _d) = tls_request("1.2", false);
+    let f = &r.flows[0];
+    assert_eq!(f.incomplete, None);
+    assert_eq!(f.handshake_done_s, Some(0.15));
+    assert_eq!(f.ttlb_s, Some(0.2));
+}
+
+#[test]
+fn tls_over_tcp_is_deterministic_and_decrypts_in_tshark() {
+    let (a, da) = tls_request("1.3", true);
+    let (b, db) = tls_request("1.3", true);
+    assert_eq!(
+        serde_json::to_string(&a).unwrap(),
+        serde_json::to_string(&b).unwrap()
+    );
+    let pa = std::fs::read(da.path().join("pcap/all.pcap")).unwrap();
+    assert!(pa == std::fs::read(db.path().join("pcap/all.pcap")).unwrap());
+    if !tshark_available("tls_over_tcp_decrypts_in_tshark") {
+        return;
+    }
+    let keys = da.path().join("pcap/keys.log");
+    let out = Command::new("tshark")
+        .arg("-r")
+        .arg(da.path().join("pcap/all.pcap"))
+        .arg("-o")
+        .arg(format!("tls.keylog_file:{}", keys.display()))
+        .args([
+            "-d",
+            "tcp.port==4433,tls",
+            "-T",
+            "fields",
+            "-e",
+            "tls.handshake.type",
+        ])
+        .args(["-e", "tls.app_data_proto", "-e", "http.request.line"])
+        .output()
+        .expect("tshark runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    // ClientHello (1), ServerHello (2) and the decrypted Finished (20) appear.
+    assert!(text.lines().any(|l| l.starts_with('1')), "{text}");
+    assert!(
+        text.contains("20"),
+        "the encrypted handshake decrypts: {text}"
+    );
+}

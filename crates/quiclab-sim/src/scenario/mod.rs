@@ -214,6 +214,10 @@ pub struct Flow {
     /// with `transport = "tcp"`, absent keys take TcpConfig's defaults.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp: Option<quiclab_tcp::TcpConfig>,
+    /// TLS over a TCP flow (`[flows.tls]`, `version = "1.3"` or `"1.2"`); absent =
+    /// plain TCP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<crate::tcptls::TlsSettings>,
     /// Overrides of the scenario's client/server (QUIC) transport keys for this flow.
     #[serde(default)]
     pub client: toml::Table,

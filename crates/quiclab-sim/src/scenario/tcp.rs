@@ -12,7 +12,8 @@
 //! applies to both ends; the scenario's `[client]`/`[server]` tables are QUIC settings
 //! and do not apply to TCP flows. A TCP flow carries a single byte stream: `request`
 //! workloads run one request at a time on it (`parallel = 1`), `page` (HTTP/3) is
-//! QUIC-only. There is no TLS over TCP yet.
+//! QUIC-only. `tls = { version = "1.3" }` (or `"1.2"`) runs rustls over the stream
+//! (`tcptls.rs`); without it the flow is plain TCP.
 
 use super::validate::Check;
 use super::{Flow, LinkSide, Scenario, ScenarioError, Transport, Workload};
@@ -23,7 +24,8 @@ impl Scenario {
     pub(super) fn check_tcp_flow(&self, c: Check, i: usize, f: &Flow) -> Result<(), ScenarioError> {
         let key = format!("flows[{i}]");
         if f.transport != Transport::Tcp {
-            return c.bad(format!("{key}.tcp"), "only for transport = \"tcp\"");
+            let what = if f.tls.is_some() { "tls" } else { "tcp" };
+            return c.bad(format!("{key}.{what}"), "only for transport = \"tcp\"");
         }
         if !f.client.is_empty() || !f.server.is_empty() {
             return c.bad(

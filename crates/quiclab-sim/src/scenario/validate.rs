@@ -220,7 +220,7 @@ impl Scenario {
             }
             Workload::Page { .. } => {}
         }
-        if !f.transport.is_quic() || f.tcp.is_some() {
+        if !f.transport.is_quic() || f.tcp.is_some() || f.tls.is_some() {
             return self.check_tcp_flow(c, i, f);
         }
         for server in [false, true] {
