@@ -280,3 +280,47 @@ fn tls_over_tcp_is_deterministic_and_decrypts_in_tshark() {
         "the encrypted handshake decrypts: {text}"
     );
 }
+
+#[test]
+fn tcp_scenario_errors_name_the_key() {
+    let base = r#"
+name = "tcp-errors"
+seed = 1
+[stop]
+time_s = 1.0
+[topology]
+kind = "point_to_point"
+[topology.forward]
+delay_ms = 1.0
+mtu = 1500
+[topology.return]
+delay_ms = 1.0
+[[flows]]
+name = "f"
+"#;
+    let err = |flow: &str| {
+        Scenario::parse(&format!("{base}{flow}"), "inline")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    };
+    let e = err("transport = \"tcp\"\nworkload = { kind = \"bulk\", bytes = 1 }\ntcp = { window_scaleing = false }");
+    assert!(e.contains("window_scaleing"), "{e}");
+    let e = err("workload = { kind = \"bulk\", bytes = 1 }\ntls = { version = \"1.3\" }");
+    assert!(e.contains("flows[0].tls") && e.contains("transport"), "{e}");
+    let e = err("transport = \"tcp\"\nworkload = { kind = \"request\", size = 1, parallel = 2 }");
+    assert!(e.contains("flows[0].workload.parallel"), "{e}");
+    let e =
+        err("transport = \"tcp\"\nworkload = { kind = \"bulk\", bytes = 1 }\ntcp = { mss = 1461 }");
+    assert!(e.contains("flows[0].tcp.mss"), "{e}");
+    let e = err(
+        "transport = \"tcp\"\nworkload = { kind = \"bulk\", bytes = 1 }\ntcp = { ack_every = 0 }",
+    );
+    assert!(e.contains("flows[0].tcp.ack_every"), "{e}");
+    let e = err("transport = \"tcp\"\nworkload = { kind = \"bulk\", bytes = 1 }\ntls = { version = \"1.1\" }");
+    assert!(e.contains("1.1") || e.contains("variant"), "{e}");
+    assert_eq!(
+        err("transport = \"tcp\"\nworkload = { kind = \"bulk\", bytes = 1 }"),
+        ""
+    );
+}
