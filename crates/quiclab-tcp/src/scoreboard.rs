@@ -285,9 +285,15 @@ impl Scoreboard {
         (lost, timer)
     }
 
-    /// RTO (RFC 6298 §5, RFC 6675 §5.1): every segment not SACKed is lost.
+    /// RTO (RFC 6298 §5, RFC 6675 §5.1): every segment not SACKed is lost. The
+    /// first segment is lost even if SACKed: the cumulative ACK never covered it, so
+    /// the receiver reneged (RFC 2018 §8), and without this the retransmission timer
+    /// would have nothing to resend.
     pub fn mark_all_lost(&mut self) -> Vec<(u64, Segment)> {
         let mut lost = Vec::new();
+        if let Some(first) = self.segs.values_mut().next() {
+            first.sacked = false;
+        }
         for (&start, s) in self.segs.iter_mut() {
             if s.sacked || s.lost {
                 continue;
@@ -408,6 +414,15 @@ mod tests {
         b.on_retransmitted(0, Instant::from_millis(9), 9, DeliverySnapshot::default());
         assert_eq!(b.pipe, 100);
         assert_eq!(b.next_lost().map(|l| l.0), Some(200));
+    }
+
+    #[test]
+    fn rto_after_reneging_resends_the_first_segment() {
+        let mut b = board(2);
+        b.on_ack(0, &[(0, 100)]);
+        let lost = b.mark_all_lost();
+        assert_eq!(lost.iter().map(|l| l.0).collect::<Vec<_>>(), vec![0, 100]);
+        assert_eq!(b.next_lost().map(|l| l.0), Some(0));
     }
 
     #[test]
