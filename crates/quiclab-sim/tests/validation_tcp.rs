@@ -85,37 +85,55 @@ const CYCLES: f64 = 40.0;
 
 /// Case B: goodput = MSS / RTT x sqrt(3 / (2p)) with MSS the data bytes per segment
 /// (1228), below the formula by at most QUIC's 5% / 2% / 1.5% at p = 0.1% / 0.02% /
-/// 0.005%.
+/// 0.005%. Measured: -4.34% / -1.83% / -0.37% (p = 0.005% at RTT 2 ms).
+fn b_point(p: f64, bound: f64, rtt_ms: f64) {
+    let (mut s, file) = load("tcp_b_lossy_link.toml");
+    let (f, r) = links(&mut s);
+    f.delay_ms = rtt_ms / 2.0;
+    r.delay_ms = rtt_ms / 2.0;
+    f.impairments.loss = LossModel::Periodic { p };
+    let w = (8.0 / (3.0 * p)).sqrt();
+    let cycle_s = w / 2.0 * rtt_ms / 1000.0;
+    s.measure.from_s = 4.0 * cycle_s;
+    s.stop.time_s = (4.0 + CYCLES) * cycle_s;
+    let result = run(s, &file);
+    let measured = result.flows[0].goodput_bps;
+    let expected = 1228.0 * 8.0 / (rtt_ms / 1000.0) * (3.0 / (2.0 * p)).sqrt();
+    let dev = (measured - expected) / expected;
+    println!(
+        "B/TCP p {:.3}% rtt {rtt_ms} ms: measured {:.3} Mbit/s, expected {:.3} ({:+.2}%)",
+        p * 100.0,
+        measured / 1e6,
+        expected / 1e6,
+        100.0 * dev
+    );
+    figure("B-TCP", &format!("p={p},rtt_ms={rtt_ms}"), dev);
+    assert!(
+        (-bound..=0.0).contains(&dev),
+        "p {p} rtt {rtt_ms}: {measured} vs {expected}"
+    );
+}
+
 #[test]
 fn b_lossy_link() {
-    for (p, bound) in [(0.001, 0.05), (0.0002, 0.02), (0.00005, 0.015)] {
+    for (p, bound) in [(0.001, 0.05), (0.0002, 0.02)] {
         for rtt_ms in [2.0, 20.0, 60.0, 100.0] {
-            let (mut s, file) = load("tcp_b_lossy_link.toml");
-            let (f, r) = links(&mut s);
-            f.delay_ms = rtt_ms / 2.0;
-            r.delay_ms = rtt_ms / 2.0;
-            f.impairments.loss = LossModel::Periodic { p };
-            let w = (8.0 / (3.0 * p)).sqrt();
-            let cycle_s = w / 2.0 * rtt_ms / 1000.0;
-            s.measure.from_s = 4.0 * cycle_s;
-            s.stop.time_s = (4.0 + CYCLES) * cycle_s;
-            let result = run(s, &file);
-            let measured = result.flows[0].goodput_bps;
-            let expected = 1228.0 * 8.0 / (rtt_ms / 1000.0) * (3.0 / (2.0 * p)).sqrt();
-            let dev = (measured - expected) / expected;
-            println!(
-                "B/TCP p {:.3}% rtt {rtt_ms} ms: measured {:.3} Mbit/s, expected {:.3} ({:+.2}%)",
-                p * 100.0,
-                measured / 1e6,
-                expected / 1e6,
-                100.0 * dev
-            );
-            figure("B-TCP", &format!("p={p},rtt_ms={rtt_ms}"), dev);
-            assert!(
-                (-bound..=0.0).contains(&dev),
-                "p {p} rtt {rtt_ms}: {measured} vs {expected}"
-            );
+            b_point(p, bound, rtt_ms);
         }
+    }
+    b_point(0.00005, 0.015, 2.0);
+}
+
+/// Case B's p = 0.005% points at RTT 20-100 ms. Not yet run by default: the
+/// slow-start overshoot before the first loss leaves thousands of segments in the
+/// receiver's reassembly queue, whose SACK-block search is linear per ACK, so these
+/// runs take many minutes (`cargo test --release -p quiclab-sim --test validation_tcp
+/// -- --ignored`).
+#[test]
+#[ignore]
+fn b_lossy_link_long_cycles() {
+    for rtt_ms in [20.0, 60.0, 100.0] {
+        b_point(0.00005, 0.015, rtt_ms);
     }
 }
 

@@ -68,6 +68,10 @@ pub struct Scoreboard {
     pub rack_rtt: Duration,
     /// Reordering was observed (RFC 8985 §6.2 step 3).
     pub reordering_seen: bool,
+    /// Segments currently SACKed.
+    sacked_count: u64,
+    /// Segments lost and not yet retransmitted (so NextSeg need not scan when none).
+    lost_count: u64,
 }
 
 impl Scoreboard {
@@ -117,6 +121,9 @@ impl Scoreboard {
                 self.pipe += s.end - start;
             }
             s.in_flight = true;
+            if s.lost {
+                self.lost_count -= 1;
+            }
             s.lost = false;
             s.retransmitted = true;
             s.sent = now;
@@ -141,6 +148,12 @@ impl Scoreboard {
             if seg.in_flight {
                 self.pipe -= seg.end - start;
             }
+            if seg.sacked {
+                self.sacked_count -= 1;
+            }
+            if seg.lost {
+                self.lost_count -= 1;
+            }
             if seg.fin {
                 self.fin_acked = true;
             }
@@ -163,6 +176,9 @@ impl Scoreboard {
                 if seg.in_flight {
                     self.pipe -= self.una - start;
                 }
+                if seg.sacked {
+                    self.sacked_count -= 1;
+                }
                 seg.sacked = false;
                 self.segs.insert(self.una, seg);
             }
@@ -184,6 +200,10 @@ impl Scoreboard {
                     continue;
                 };
                 s.sacked = true;
+                self.sacked_count += 1;
+                if s.lost {
+                    self.lost_count -= 1;
+                }
                 s.lost = false;
                 if s.in_flight {
                     self.pipe -= s.end - start;
@@ -239,29 +259,30 @@ impl Scoreboard {
         let mut lost = Vec::new();
         let mut timer: Option<Instant> = None;
         // RFC 6675 IsLost: more than (DupThresh - 1) * SMSS bytes SACKed above, or
-        // DupThresh SACKed segments above.
-        let mut sacked_above = 0u64;
-        let mut sacked_segs = 0u64;
-        let mut dup_lost = Vec::new();
-        if use_dupthresh {
+        // DupThresh SACKed segments above. The SACKed bytes above only grow downwards,
+        // so every segment below the highest one that qualifies qualifies too.
+        let mut dup_limit: Option<u64> = None;
+        if use_dupthresh && self.sacked_count > 0 {
+            let (mut bytes, mut n) = (0u64, 0u64);
             for (&start, s) in self.segs.iter().rev() {
                 if s.sacked {
-                    sacked_above += s.end - start;
-                    sacked_segs += 1;
-                } else if !s.lost
-                    && (sacked_segs >= DUP_THRESH || sacked_above > (DUP_THRESH - 1) * smss)
-                    && !s.retransmitted
-                {
-                    dup_lost.push(start);
+                    bytes += s.end - start;
+                    n += 1;
+                } else if n >= DUP_THRESH || bytes > (DUP_THRESH - 1) * smss {
+                    dup_limit = Some(start);
+                    break;
                 }
             }
         }
         let rack = self.rack_xmit;
-        for (&start, s) in self.segs.iter_mut() {
+        // Segments at or past the newest delivered one's end were sent after it
+        // (retransmissions are below it), so RACK need not look at them.
+        let upper = rack.map_or(0, |r| r.1).max(dup_limit.map_or(0, |d| d + 1));
+        for (&start, s) in self.segs.range_mut(..upper) {
             if s.sacked || s.lost {
                 continue;
             }
-            let mut is_lost = dup_lost.contains(&start);
+            let mut is_lost = dup_limit.is_some_and(|d| start <= d) && !s.retransmitted;
             if let Some((xmit, end)) = rack {
                 let older = s.sent < xmit || (s.sent == xmit && s.end < end);
                 if older && !is_lost {
@@ -275,6 +296,7 @@ impl Scoreboard {
             }
             if is_lost {
                 s.lost = true;
+                self.lost_count += 1;
                 if s.in_flight {
                     self.pipe -= s.end - start;
                     s.in_flight = false;
@@ -292,13 +314,17 @@ impl Scoreboard {
     pub fn mark_all_lost(&mut self) -> Vec<(u64, Segment)> {
         let mut lost = Vec::new();
         if let Some(first) = self.segs.values_mut().next() {
-            first.sacked = false;
+            if first.sacked {
+                first.sacked = false;
+                self.sacked_count -= 1;
+            }
         }
         for (&start, s) in self.segs.iter_mut() {
             if s.sacked || s.lost {
                 continue;
             }
             s.lost = true;
+            self.lost_count += 1;
             if s.in_flight {
                 self.pipe -= s.end - start;
                 s.in_flight = false;
@@ -310,6 +336,9 @@ impl Scoreboard {
 
     /// RFC 6675 §4 NextSeg rule 1: the lowest lost segment not yet retransmitted.
     pub fn next_lost(&self) -> Option<(u64, &Segment)> {
+        if self.lost_count == 0 {
+            return None;
+        }
         self.segs
             .iter()
             .find(|(_, s)| s.lost && !s.in_flight)
@@ -322,7 +351,7 @@ impl Scoreboard {
     }
 
     pub fn sacked_segments(&self) -> u64 {
-        self.segs.values().filter(|s| s.sacked).count() as u64
+        self.sacked_count
     }
 }
 
