@@ -10,6 +10,8 @@ pub mod output;
 pub mod queue;
 pub mod scenario;
 pub mod sim;
+mod tcpflow;
+pub mod tcptls;
 pub mod topology;
 
 /// The results of a run, as data (`output/results.rs`), at the path users know.

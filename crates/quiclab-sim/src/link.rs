@@ -12,6 +12,8 @@ use std::time::Duration;
 
 /// IPv4 (20) + UDP (8) header bytes added to every datagram on the wire.
 pub const IP_UDP_OVERHEAD: u64 = 28;
+/// IPv4 header bytes around a TCP segment.
+pub const IP_OVERHEAD: u64 = 20;
 
 /// A datagram in the network.
 #[derive(Clone, Debug)]
@@ -27,12 +29,20 @@ pub struct Packet {
     /// Extra delay decided by the current link's jitter.
     pub extra_delay: Duration,
     pub reorder: bool,
+    /// The payload is a TCP segment (header included): only IPv4's 20 bytes are added.
+    pub tcp: bool,
 }
 
 impl Packet {
-    /// Bytes on the wire: UDP payload plus IPv4 and UDP headers.
+    /// Bytes on the wire: UDP payload plus IPv4 and UDP headers (a TCP segment plus
+    /// the IPv4 header).
     pub fn wire_size(&self) -> u64 {
-        self.payload.len() as u64 + IP_UDP_OVERHEAD
+        self.payload.len() as u64
+            + if self.tcp {
+                IP_OVERHEAD
+            } else {
+                IP_UDP_OVERHEAD
+            }
     }
 }
 
@@ -178,7 +188,12 @@ impl Link {
         }
         if let Some(p) = self.pcap.as_mut() {
             // A failed pcap write loses the capture, not the run.
-            if p.write_udp(now, pkt.src, pkt.dst, &pkt.payload).is_err() {
+            let written = if pkt.tcp {
+                p.write_tcp(now, pkt.src, pkt.dst, &pkt.payload)
+            } else {
+                p.write_udp(now, pkt.src, pkt.dst, &pkt.payload)
+            };
+            if written.is_err() {
                 self.pcap = None;
             }
         }

@@ -12,7 +12,8 @@ use crate::link::{LinkAction, Packet};
 use crate::output::metrics::{MetricsSink, SideMetrics, Tee};
 use crate::output::pcap::PcapWriter;
 use crate::output::results::{FlowResult, LinkResult, RunResult};
-use crate::scenario::{max_events, Scenario, ScenarioError, Workload};
+use crate::scenario::{max_events, Scenario, ScenarioError, Transport, Workload};
+use crate::tcpflow::TcpHost;
 use crate::topology::{derive_seed, rate_bps, Network};
 use quiclab_proto::crypto::cert::{self, MemoryKeyLog, ServerVerification};
 use quiclab_proto::endpoint::ConnectionHandle;
@@ -88,11 +89,38 @@ struct Node {
     addr: SocketAddrV4,
     host: usize,
     flow: usize,
-    endpoint: Endpoint,
-    app: App,
-    conn: Option<ConnectionHandle>,
+    stack: Stack,
     /// The last destination sent to and its route (a node talks to one peer).
     route: Option<(SocketAddrV4, usize)>,
+}
+
+/// A node's transport: a QUIC endpoint and its application, or a TCP flow's end
+/// (`tcpflow.rs`). The QUIC endpoint stays inline (it is the hot path and nodes are
+/// few), so the variants differ in size.
+#[allow(clippy::large_enum_variant)]
+enum Stack {
+    Quic {
+        endpoint: Endpoint,
+        app: App,
+        conn: Option<ConnectionHandle>,
+    },
+    Tcp(Box<TcpHost>),
+}
+
+impl Stack {
+    fn handle_timeout(&mut self, now: Instant) {
+        match self {
+            Stack::Quic { endpoint, .. } => endpoint.handle_timeout(now),
+            Stack::Tcp(t) => t.handle_timeout(now),
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        match self {
+            Stack::Quic { endpoint, .. } => endpoint.poll_timeout(),
+            Stack::Tcp(t) => t.poll_timeout(),
+        }
+    }
 }
 
 /// Per-flow bookkeeping.
@@ -251,18 +279,66 @@ impl Simulation {
         server_tls: Arc<rustls::ServerConfig>,
     ) -> Result<(), SimError> {
         let f = self.scenario.flows[i].clone();
-        let seed = self.scenario.seed;
-        let client_cfg: TransportConfig = self.scenario.transport(i, false, &self.file)?;
-        let server_cfg: TransportConfig = self.scenario.transport(i, true, &self.file)?;
         let (ch, sh) = (2 * f.pair, 2 * f.pair + 1);
         let client_addr = SocketAddrV4::new(self.net.hosts[ch], 40000 + i as u16);
         let server_addr = SocketAddrV4::new(self.net.hosts[sh], 4433 + i as u16);
+        let server_metrics = Arc::new(Mutex::new(self.side_metrics()));
+        let client_metrics = Arc::new(Mutex::new(self.side_metrics()));
+        let (client, server) = match f.transport {
+            Transport::Quic => self.quic_stacks(i, server_tls, &server_metrics)?,
+            Transport::Tcp => self.tcp_stacks(
+                i,
+                client_addr,
+                server_addr,
+                &client_metrics,
+                &server_metrics,
+            )?,
+        };
+        let cn = self.nodes.len();
+        self.nodes.push(Node {
+            addr: client_addr,
+            host: ch,
+            flow: i,
+            stack: client,
+            route: None,
+        });
+        self.nodes.push(Node {
+            addr: server_addr,
+            host: sh,
+            flow: i,
+            stack: server,
+            route: None,
+        });
+        self.node_by_addr.insert(client_addr, cn);
+        self.node_by_addr.insert(server_addr, cn + 1);
+        self.flows.push(FlowState {
+            client_node: cn,
+            server_node: cn + 1,
+            measure: AppMeasure::default(),
+            client_metrics,
+            server_metrics,
+            counted_done: false,
+        });
+        self.events.push(secs(f.start_s), Ev::FlowStart(i));
+        Ok(())
+    }
+
+    /// A QUIC flow's client and server endpoints with their applications.
+    fn quic_stacks(
+        &self,
+        i: usize,
+        server_tls: Arc<rustls::ServerConfig>,
+        server_metrics: &Arc<Mutex<SideMetrics>>,
+    ) -> Result<(Stack, Stack), SimError> {
+        let f = &self.scenario.flows[i];
+        let seed = self.scenario.seed;
+        let client_cfg: TransportConfig = self.scenario.transport(i, false, &self.file)?;
+        let server_cfg: TransportConfig = self.scenario.transport(i, true, &self.file)?;
         let mut server_ep = Endpoint::new(
             Arc::new(server_cfg),
             Some(server_tls),
             derive_seed(seed, &format!("flow:{}:server", f.name)),
         );
-        let server_metrics = Arc::new(Mutex::new(self.side_metrics()));
         let traces = self.scenario.measure.traces;
         let qlog_dir = self.qlog_dir();
         let sm = server_metrics.clone();
@@ -281,23 +357,15 @@ impl Simulation {
             None,
             derive_seed(seed, &format!("flow:{}:client", f.name)),
         );
-        let cn = self.nodes.len();
-        self.nodes.push(Node {
-            addr: client_addr,
-            host: ch,
-            flow: i,
+        let client = Stack::Quic {
             endpoint: client_ep,
             app: App::Client(
                 ClientApp::new(f.workload.clone(), secs(f.start_s))
                     .with_h3_qlog(self.qlog_dir().as_deref(), &f.name),
             ),
             conn: None,
-            route: None,
-        });
-        self.nodes.push(Node {
-            addr: server_addr,
-            host: sh,
-            flow: i,
+        };
+        let server = Stack::Quic {
             endpoint: server_ep,
             app: App::Server(ServerApp::for_workload(
                 &f.workload,
@@ -305,20 +373,69 @@ impl Simulation {
                 &f.name,
             )),
             conn: None,
-            route: None,
-        });
-        self.node_by_addr.insert(client_addr, cn);
-        self.node_by_addr.insert(server_addr, cn + 1);
-        self.flows.push(FlowState {
-            client_node: cn,
-            server_node: cn + 1,
-            measure: AppMeasure::default(),
-            client_metrics: Arc::new(Mutex::new(self.side_metrics())),
-            server_metrics,
-            counted_done: false,
-        });
-        self.events.push(secs(f.start_s), Ev::FlowStart(i));
-        Ok(())
+        };
+        Ok((client, server))
+    }
+
+    /// A TCP flow's ends (`tcpflow.rs`); the server listens from the start.
+    fn tcp_stacks(
+        &self,
+        i: usize,
+        client_addr: SocketAddrV4,
+        server_addr: SocketAddrV4,
+        client_metrics: &Arc<Mutex<SideMetrics>>,
+        server_metrics: &Arc<Mutex<SideMetrics>>,
+    ) -> Result<(Stack, Stack), SimError> {
+        let f = &self.scenario.flows[i];
+        let seed = self.scenario.seed;
+        let cfg = self.scenario.tcp_config(i);
+        let traces = self.scenario.measure.traces;
+        let client = TcpHost::client(
+            &f.workload,
+            cfg.clone(),
+            client_addr,
+            derive_seed(seed, &format!("flow:{}:client", f.name)),
+            client_metrics.clone(),
+            traces,
+        );
+        let server = TcpHost::server(
+            &f.workload,
+            cfg,
+            server_addr,
+            derive_seed(seed, &format!("flow:{}:server", f.name)),
+            server_metrics.clone(),
+            traces,
+        );
+        let (client, server) = match &f.tls {
+            None => (client, server),
+            Some(tls) => {
+                let bad = |e: rustls::Error| ScenarioError::Invalid {
+                    file: self.file.clone(),
+                    key: format!("flows[{i}].tls"),
+                    why: e.to_string(),
+                };
+                // The QUIC runs' certificate: same seed, same padding, same bytes.
+                let id = || {
+                    crate::tcptls::identity(
+                        derive_seed(seed, "certificate"),
+                        self.scenario.certificate_padding,
+                    )
+                };
+                let roots = vec![id().chain[0].clone()];
+                let kl: Option<Arc<dyn rustls::KeyLog>> = if self.scenario.measure.pcap {
+                    Some(self.key_log.clone())
+                } else {
+                    None
+                };
+                let cc = crate::tcptls::client_config(tls.version, roots, kl).map_err(bad)?;
+                let sc = crate::tcptls::server_config(tls.version, id()).map_err(bad)?;
+                (
+                    client.with_tls_client(cc),
+                    server.with_tls_server(sc).map_err(bad)?,
+                )
+            }
+        };
+        Ok((Stack::Tcp(Box::new(client)), Stack::Tcp(Box::new(server))))
     }
 
     fn add_cross_traffic(&mut self) {
@@ -416,7 +533,7 @@ impl Simulation {
                     match ev {
                         Next::Event(ev) => self.handle(ev),
                         Next::Timer(n) => {
-                            self.nodes[n].endpoint.handle_timeout(self.now);
+                            self.nodes[n].stack.handle_timeout(self.now);
                             self.dirty.insert(n);
                         }
                     }
@@ -482,16 +599,23 @@ impl Simulation {
                     &self.scenario.flows[i].name,
                     Side::Client,
                 );
-                let node = &mut self.nodes[cn];
-                // The config was validated when the scenario was loaded.
-                if let Ok(h) =
-                    node.endpoint
-                        .connect(now, self.client_tls.clone(), "localhost", server)
-                {
-                    if let Some(c) = node.endpoint.connection_mut(h) {
-                        c.set_event_sink(now, sink);
+                match &mut self.nodes[cn].stack {
+                    // The config was validated when the scenario was loaded.
+                    Stack::Quic { endpoint, conn, .. } => {
+                        if let Ok(h) =
+                            endpoint.connect(now, self.client_tls.clone(), "localhost", server)
+                        {
+                            if let Some(c) = endpoint.connection_mut(h) {
+                                c.set_event_sink(now, sink);
+                            }
+                            *conn = Some(h);
+                        }
                     }
-                    node.conn = Some(h);
+                    Stack::Tcp(t) => {
+                        if let SocketAddr::V4(server) = server {
+                            t.connect(server);
+                        }
+                    }
                 }
                 self.dirty.insert(cn);
             }
@@ -519,13 +643,17 @@ impl Simulation {
                 return;
             }
         };
-        let node_ref = &mut self.nodes[node];
-        if let Ok(h) =
-            node_ref
-                .endpoint
-                .handle_datagram(self.now, SocketAddr::V4(pkt.src), &mut pkt.payload)
-        {
-            node_ref.conn.get_or_insert(h);
+        match &mut self.nodes[node].stack {
+            Stack::Quic { endpoint, conn, .. } if !pkt.tcp => {
+                if let Ok(h) =
+                    endpoint.handle_datagram(self.now, SocketAddr::V4(pkt.src), &mut pkt.payload)
+                {
+                    conn.get_or_insert(h);
+                }
+            }
+            Stack::Tcp(t) if pkt.tcp => t.handle_segment(self.now, pkt.src, &pkt.payload),
+            // A TCP segment at a QUIC endpoint or the reverse: nothing listens.
+            _ => {}
         }
         self.spare.push(pkt.payload);
         self.dirty.insert(node);
@@ -539,25 +667,35 @@ impl Simulation {
         let flow = &mut self.flows[node.flow];
         let flow_done = &mut self.flows_done;
         let mut wakeup = None;
-        if let Some(conn) = node.conn.and_then(|h| node.endpoint.connection_mut(h)) {
-            match &mut node.app {
-                App::Client(app) => {
-                    app.drive(
+        if let Stack::Tcp(t) = &mut node.stack {
+            t.drive(now, &mut flow.measure, &self.window, &mut self.read_buf);
+            wakeup = t.wakeup();
+        } else if let Stack::Quic {
+            endpoint,
+            app,
+            conn: Some(h),
+        } = &mut node.stack
+        {
+            if let Some(conn) = endpoint.connection_mut(*h) {
+                match app {
+                    App::Client(app) => {
+                        app.drive(
+                            now,
+                            conn,
+                            &mut flow.measure,
+                            &self.window,
+                            &mut self.read_buf,
+                        );
+                        wakeup = app.wakeup();
+                    }
+                    App::Server(app) => app.drive(
                         now,
                         conn,
                         &mut flow.measure,
                         &self.window,
                         &mut self.read_buf,
-                    );
-                    wakeup = app.wakeup();
+                    ),
                 }
-                App::Server(app) => app.drive(
-                    now,
-                    conn,
-                    &mut flow.measure,
-                    &self.window,
-                    &mut self.read_buf,
-                ),
             }
         }
         if flow.measure.done_at.is_some() && !flow.counted_done {
@@ -570,12 +708,22 @@ impl Simulation {
             let mut payload = self.spare.pop().unwrap_or_default();
             payload.clear();
             let node = &mut self.nodes[n];
-            let Some(t) = node.endpoint.poll_transmit(now, &mut payload) else {
+            let sent = match &mut node.stack {
+                Stack::Quic { endpoint, .. } => {
+                    endpoint.poll_transmit(now, &mut payload).map(|t| {
+                        payload.truncate(t.size);
+                        (t.destination, false)
+                    })
+                }
+                Stack::Tcp(t) => t
+                    .poll_transmit(now, &mut payload)
+                    .map(|d| (SocketAddr::V4(d), true)),
+            };
+            let Some((destination, tcp)) = sent else {
                 self.spare.push(payload);
                 break;
             };
-            payload.truncate(t.size);
-            let route = match (t.destination, node.route) {
+            let route = match (destination, node.route) {
                 (SocketAddr::V4(dst), Some((cached, route))) if cached == dst => Some((dst, route)),
                 (SocketAddr::V4(dst), _) => self
                     .host_index
@@ -598,6 +746,7 @@ impl Simulation {
                 cross: false,
                 extra_delay: Duration::ZERO,
                 reorder: false,
+                tcp,
             };
             self.capture(&pkt);
             let l = self.net.routes[route][0];
@@ -605,7 +754,7 @@ impl Simulation {
             self.schedule_link(l, a);
         }
         let node = &mut self.nodes[n];
-        let next = [node.endpoint.poll_timeout(), wakeup]
+        let next = [node.stack.poll_timeout(), wakeup]
             .into_iter()
             .flatten()
             .min()
@@ -637,6 +786,7 @@ impl Simulation {
             cross: true,
             extra_delay: Duration::ZERO,
             reorder: false,
+            tcp: false,
         };
         self.capture(&pkt);
         let l = self.net.routes[pkt.route][0];
@@ -650,9 +800,12 @@ impl Simulation {
     fn capture(&mut self, pkt: &Packet) {
         if let Some(p) = self.all_pcap.as_mut() {
             // A failed pcap write loses the capture, not the run.
-            if p.write_udp(self.now, pkt.src, pkt.dst, &pkt.payload)
-                .is_err()
-            {
+            let written = if pkt.tcp {
+                p.write_tcp(self.now, pkt.src, pkt.dst, &pkt.payload)
+            } else {
+                p.write_udp(self.now, pkt.src, pkt.dst, &pkt.payload)
+            };
+            if written.is_err() {
                 self.all_pcap = None;
             }
         }
@@ -681,13 +834,29 @@ impl Simulation {
         let mut flows = Vec::new();
         for (i, f) in self.flows.iter().enumerate() {
             let spec = &self.scenario.flows[i];
-            let client = self.nodes[f.client_node]
-                .conn
-                .and_then(|h| self.nodes[f.client_node].endpoint.connection(h));
-            let stats = client.map(|c| c.stats().clone()).unwrap_or_default();
-            let close = client
-                .and_then(|c| c.close_reason())
-                .map(|r| format!("{r:?}"));
+            let (stats, close) = match &self.nodes[f.client_node].stack {
+                Stack::Quic { endpoint, conn, .. } => {
+                    let client = conn.and_then(|h| endpoint.connection(h));
+                    (
+                        client.map(|c| c.stats().clone()).unwrap_or_default(),
+                        client
+                            .and_then(|c| c.close_reason())
+                            .map(|r| format!("{r:?}")),
+                    )
+                }
+                Stack::Tcp(t) => {
+                    for n in [f.client_node, f.server_node] {
+                        if let Stack::Tcp(t) = &self.nodes[n].stack {
+                            t.finish_metrics();
+                        }
+                    }
+                    let stats = quiclab_proto::connection::ConnectionStats {
+                        handshake_completed_at: t.handshake_completed_at(),
+                        ..Default::default()
+                    };
+                    (stats, t.close_reason())
+                }
+            };
             let m = &f.measure;
             let from = self.window.from.max(secs(spec.start_s));
             let to = self.window.to.min(end);

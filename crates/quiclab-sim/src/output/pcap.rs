@@ -37,6 +37,7 @@ const LINKTYPE_RAW: u32 = 101;
 const IPV4_HEADER_LEN: usize = 20;
 const UDP_HEADER_LEN: usize = 8;
 const IP_PROTO_UDP: u8 = 17;
+const IP_PROTO_TCP: u8 = 6;
 const TTL: u8 = 64;
 /// The Don't Fragment flag in the flags/fragment-offset field: QUIC sets DF (RFC 9000 §14).
 const FLAG_DF: u16 = 0x4000;
@@ -100,6 +101,41 @@ impl<W: Write> PcapWriter<W> {
         record.extend_from_slice(payload);
         // One write per record: a failed write leaves no half header from us behind
         // that a later call would build on (the writer may still hold a partial write).
+        self.w.write_all(&record)?;
+        self.next_id = self.next_id.wrapping_add(1);
+        Ok(())
+    }
+
+    /// Appends one TCP segment (header and data, checksum already set by its sender,
+    /// quiclab-tcp) from `src` to `dst` at `at`, wrapped in an IPv4 header. Errors as
+    /// [`write_udp`](Self::write_udp).
+    pub fn write_tcp(
+        &mut self,
+        at: Instant,
+        src: SocketAddrV4,
+        dst: SocketAddrV4,
+        segment: &[u8],
+    ) -> io::Result<()> {
+        let total = IPV4_HEADER_LEN + segment.len();
+        let total16 = u16::try_from(total).map_err(|_| {
+            invalid(format!(
+                "TCP segment of {} bytes does not fit an IPv4 packet",
+                segment.len()
+            ))
+        })?;
+        let (secs, micros) = timestamp(at)?;
+        let mut record = Vec::with_capacity(16 + total);
+        record.extend_from_slice(&secs.to_le_bytes());
+        record.extend_from_slice(&micros.to_le_bytes());
+        record.extend_from_slice(&u32::from(total16).to_le_bytes());
+        record.extend_from_slice(&u32::from(total16).to_le_bytes());
+        let mut ip = ipv4_header(self.next_id, total16, src, dst);
+        ip[9] = IP_PROTO_TCP;
+        ip[10..12].copy_from_slice(&[0, 0]);
+        let sum = fold(ones_sum(0, &ip));
+        ip[10..12].copy_from_slice(&(!sum).to_be_bytes());
+        record.extend_from_slice(&ip);
+        record.extend_from_slice(segment);
         self.w.write_all(&record)?;
         self.next_id = self.next_id.wrapping_add(1);
         Ok(())

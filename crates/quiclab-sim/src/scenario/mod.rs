@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 mod budget;
+mod tcp;
 mod validate;
 
 pub use budget::{max_events, SourceWork, DEFAULT_MAX_EVENTS};
@@ -178,6 +179,22 @@ fn one() -> u64 {
     1
 }
 
+/// Which transport a flow runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Transport {
+    #[default]
+    Quic,
+    /// TCP (quiclab-tcp) with the same congestion controllers; no TLS yet.
+    Tcp,
+}
+
+impl Transport {
+    pub fn is_quic(&self) -> bool {
+        *self == Transport::Quic
+    }
+}
+
 /// A QUIC connection and its workload.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -190,7 +207,18 @@ pub struct Flow {
     #[serde(default)]
     pub start_s: f64,
     pub workload: Workload,
-    /// Overrides of the scenario's client/server transport keys for this flow.
+    /// The transport: `"quic"` (default) or `"tcp"` (quiclab-tcp; see `scenario/tcp.rs`).
+    #[serde(default, skip_serializing_if = "Transport::is_quic")]
+    pub transport: Transport,
+    /// TCP settings of both ends (`[flows.tcp]`, quiclab_tcp::TcpConfig keys); only
+    /// with `transport = "tcp"`, absent keys take TcpConfig's defaults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<quiclab_tcp::TcpConfig>,
+    /// TLS over a TCP flow (`[flows.tls]`, `version = "1.3"` or `"1.2"`); absent =
+    /// plain TCP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<crate::tcptls::TlsSettings>,
+    /// Overrides of the scenario's client/server (QUIC) transport keys for this flow.
     #[serde(default)]
     pub client: toml::Table,
     #[serde(default)]

@@ -220,6 +220,9 @@ impl Scenario {
             }
             Workload::Page { .. } => {}
         }
+        if !f.transport.is_quic() || f.tcp.is_some() || f.tls.is_some() {
+            return self.check_tcp_flow(c, i, f);
+        }
         for server in [false, true] {
             let t = self.transport(i, server, c.file)?;
             let mtu = self.path_mtu(if server {

@@ -1,0 +1,76 @@
+//! Flows with `transport = "tcp"`: their checks and their TCP settings.
+//!
+//! ```toml
+//! [[flows]]
+//! name = "web"
+//! transport = "tcp"
+//! workload = { kind = "request", size = 100000 }
+//! tcp = { window_scaling = false, congestion_control = { algorithm = "cubic" } }
+//! ```
+//!
+//! The `[flows.tcp]` table (quiclab_tcp::TcpConfig keys, unknown keys are errors)
+//! applies to both ends; the scenario's `[client]`/`[server]` tables are QUIC settings
+//! and do not apply to TCP flows. A TCP flow carries a single byte stream: `request`
+//! workloads run one request at a time on it (`parallel = 1`), `page` (HTTP/3) is
+//! QUIC-only. `tls = { version = "1.3" }` (or `"1.2"`) runs rustls over the stream
+//! (`tcptls.rs`); without it the flow is plain TCP.
+
+use super::validate::Check;
+use super::{Flow, LinkSide, Scenario, ScenarioError, Transport, Workload};
+use quiclab_tcp::TcpConfig;
+
+impl Scenario {
+    /// The checks of a TCP flow (after the workload's own).
+    pub(super) fn check_tcp_flow(&self, c: Check, i: usize, f: &Flow) -> Result<(), ScenarioError> {
+        let key = format!("flows[{i}]");
+        if f.transport != Transport::Tcp {
+            let what = if f.tls.is_some() { "tls" } else { "tcp" };
+            return c.bad(format!("{key}.{what}"), "only for transport = \"tcp\"");
+        }
+        if !f.client.is_empty() || !f.server.is_empty() {
+            return c.bad(
+                format!("{key}.client"),
+                "QUIC transport keys do not apply to a TCP flow; use [flows.tcp]",
+            );
+        }
+        match f.workload {
+            Workload::Page { .. } => {
+                return c.bad(
+                    format!("{key}.workload"),
+                    "page loads run HTTP/3 over QUIC only",
+                );
+            }
+            Workload::Request { parallel, .. } if parallel != 1 => {
+                return c.bad(
+                    format!("{key}.workload.parallel"),
+                    "a TCP flow is one byte stream: requests run one at a time (parallel = 1)",
+                );
+            }
+            _ => {}
+        }
+        let cfg = self.tcp_config(i);
+        cfg.validate().map_err(|e| ScenarioError::Invalid {
+            file: c.file.to_string(),
+            key: format!("{key}.tcp.{}", e.key),
+            why: e.why,
+        })?;
+        let mtu = self
+            .path_mtu(LinkSide::Forward)
+            .min(self.path_mtu(LinkSide::Return));
+        if u32::from(cfg.mss) + 40 > mtu {
+            return c.bad(
+                format!("{key}.tcp.mss"),
+                format!(
+                    "{} + 40 bytes of IPv4/TCP headers exceeds the link mtu {mtu}",
+                    cfg.mss
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// Flow `i`'s TCP settings (defaults where the flow gives none).
+    pub fn tcp_config(&self, i: usize) -> TcpConfig {
+        self.flows[i].tcp.clone().unwrap_or_default()
+    }
+}

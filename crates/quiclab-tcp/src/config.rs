@@ -1,0 +1,153 @@
+//! One TCP endpoint's settings (a scenario's `[flows.tcp]` table). Defaults follow
+//! Linux where RFCs leave a choice; every deviation from an RFC is named here.
+
+use quiclab_proto::cc::CongestionControl;
+use serde::{Deserialize, Serialize};
+
+/// TCP settings. Absent keys take the defaults below; unknown keys are errors.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TcpConfig {
+    /// The MSS this endpoint announces (RFC 9293 §3.7.1): MTU - 40 (IPv4 + TCP
+    /// headers). Data per segment is the smaller of both sides' MSS minus the option
+    /// bytes every segment carries (12 with timestamps), as Linux does.
+    pub mss: u16,
+    /// Window scaling (RFC 7323 §2); off caps the advertised window at 65535 bytes.
+    pub window_scaling: bool,
+    /// Timestamps option (RFC 7323 §3) on every segment.
+    pub timestamps: bool,
+    /// SACK (RFC 2018); off leaves loss recovery to RACK-TLP's timers and the RTO.
+    pub sack: bool,
+    /// Receive buffer in bytes: the largest window this endpoint advertises (no
+    /// auto-tuning; the simulated application reads at once).
+    pub receive_buffer: u64,
+    /// Send buffer in bytes (what `write` accepts beyond the unacknowledged data).
+    pub send_buffer: u64,
+    /// Acknowledge at the latest every `ack_every` full-sized segments (Linux: 2).
+    pub ack_every: u32,
+    /// Delayed ACK timer in ms (Linux: 40 ms; RFC 9293 §3.8.6.3 allows up to 500).
+    pub delayed_ack_ms: f64,
+    /// Minimum RTO in ms. RFC 6298 §2.4 says 1 s (SHOULD); Linux uses 200 ms
+    /// (TCP_RTO_MIN), the default here since the seeds compare against Linux.
+    pub min_rto_ms: f64,
+    /// Initial RTO in ms (RFC 6298 §2.1: 1 s).
+    pub initial_rto_ms: f64,
+    /// Congestion controller (the same implementations QUIC uses).
+    pub congestion_control: CongestionControl,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            mss: 1460,
+            window_scaling: true,
+            timestamps: true,
+            sack: true,
+            receive_buffer: 6 * 1024 * 1024,
+            send_buffer: 4 * 1024 * 1024,
+            ack_every: 2,
+            delayed_ack_ms: 40.0,
+            min_rto_ms: 200.0,
+            initial_rto_ms: 1000.0,
+            congestion_control: CongestionControl::default(),
+        }
+    }
+}
+
+/// A setting that cannot be used, with the key named.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{key}: {why}")]
+pub struct ConfigError {
+    pub key: &'static str,
+    pub why: String,
+}
+
+/// Largest receive buffer: 2^30, what window scale 14 can address (RFC 7323 §2.3).
+pub const MAX_RECEIVE_BUFFER: u64 = 1 << 30;
+
+impl TcpConfig {
+    /// Checks ranges; the connection relies on them.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let err = |key, why: &str| {
+            Err(ConfigError {
+                key,
+                why: why.to_string(),
+            })
+        };
+        if self.mss < 64 {
+            return err("mss", "must be at least 64 bytes");
+        }
+        if self.receive_buffer < u64::from(self.mss) || self.receive_buffer > MAX_RECEIVE_BUFFER {
+            return err("receive_buffer", "must be between the MSS and 2^30 bytes");
+        }
+        if self.send_buffer < u64::from(self.mss) || self.send_buffer > MAX_RECEIVE_BUFFER {
+            return err("send_buffer", "must be between the MSS and 2^30 bytes");
+        }
+        if self.ack_every == 0 || self.ack_every > 64 {
+            return err("ack_every", "must be 1 to 64 segments");
+        }
+        for (key, v, max) in [
+            ("delayed_ack_ms", self.delayed_ack_ms, 500.0),
+            ("min_rto_ms", self.min_rto_ms, 60_000.0),
+            ("initial_rto_ms", self.initial_rto_ms, 60_000.0),
+        ] {
+            if !(v.is_finite() && v >= 0.0 && v <= max) {
+                return Err(ConfigError {
+                    key,
+                    why: format!("must be 0 to {max} ms"),
+                });
+            }
+        }
+        if self.min_rto_ms < 1.0 || self.initial_rto_ms < 1.0 {
+            return err("min_rto_ms", "RTOs must be at least 1 ms");
+        }
+        Ok(())
+    }
+
+    /// The window scale this side offers (RFC 7323 §2.3): the smallest shift that
+    /// lets the receive buffer be advertised; `None` with scaling off.
+    pub fn window_shift(&self) -> Option<u8> {
+        self.window_scaling.then(|| {
+            let mut s = 0u8;
+            while (self.receive_buffer >> s) > 65_535 && s < 14 {
+                s += 1;
+            }
+            s
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_validate_and_unknown_keys_fail() {
+        TcpConfig::default().validate().unwrap();
+        let e = toml::from_str::<TcpConfig>("windows_scaling = false").unwrap_err();
+        assert!(e.to_string().contains("unknown field"), "{e}");
+        let c: TcpConfig = toml::from_str("window_scaling = false\nack_every = 1").unwrap();
+        assert!(!c.window_scaling);
+        let bad = TcpConfig {
+            ack_every: 0,
+            ..TcpConfig::default()
+        };
+        assert_eq!(bad.validate().unwrap_err().key, "ack_every");
+    }
+
+    #[test]
+    fn window_shift_is_the_smallest_that_fits() {
+        let c = |b| TcpConfig {
+            receive_buffer: b,
+            ..TcpConfig::default()
+        };
+        assert_eq!(c(65_535).window_shift(), Some(0));
+        assert_eq!(c(100_000).window_shift(), Some(1));
+        assert_eq!(c(6 << 20).window_shift(), Some(7));
+        let off = TcpConfig {
+            window_scaling: false,
+            ..TcpConfig::default()
+        };
+        assert_eq!(off.window_shift(), None);
+    }
+}

@@ -1,0 +1,195 @@
+//! Choosing the next segment: the SYN or SYN-ACK, then a retransmission of a lost
+//! segment (RFC 6675 §4 NextSeg rule 1), a tail loss probe (RFC 8985 §7.3), new data
+//! within the congestion and peer windows, and finally a pure ACK when one is owed.
+
+use super::{new_segment, Outgoing, State, TcpConnection, Transmit};
+use crate::wire::{flags, Options};
+use quiclab_proto::time::Instant;
+
+impl TcpConnection {
+    /// Writes the next segment into `buf` (cleared first) and says where it goes;
+    /// `None` when nothing is to be sent now.
+    pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+        buf.clear();
+        let remote = self.remote?;
+        match self.state {
+            State::Listen | State::Closed => return None,
+            State::SynSent | State::SynReceived if self.syn_pending => {
+                self.send_syn(now, buf);
+            }
+            State::SynSent | State::SynReceived => return None,
+            State::Established => {
+                if !self.send_data(now, buf) {
+                    if !self.rx.ack_due(now) {
+                        return None;
+                    }
+                    self.emit(now, self.wire_seq(self.sb.nxt), flags::ACK, &[], buf);
+                    self.stats.pure_acks_sent += 1;
+                }
+            }
+        }
+        self.stats.segments_sent += 1;
+        self.check_closed();
+        Some(Transmit {
+            destination: remote,
+            size: buf.len(),
+        })
+    }
+
+    /// Encodes a segment with the current ACK state into `buf`.
+    fn emit(&mut self, now: Instant, seq: u32, fl: u8, payload: &[u8], buf: &mut Vec<u8>) {
+        let h = self.header(now, seq, fl);
+        let remote = self.remote.expect("checked by poll_transmit");
+        // Options are at most 3 SACK blocks with timestamps / 4 without: they fit.
+        if h.encode(payload, self.local, remote, buf).is_err() {
+            buf.clear();
+        }
+        if fl & flags::ACK != 0 {
+            self.rx.on_ack_sent();
+        }
+    }
+
+    fn send_syn(&mut self, now: Instant, buf: &mut Vec<u8>) {
+        let server = self.state == State::SynReceived;
+        let mut h = self.header(now, self.iss, flags::SYN);
+        h.options = Options {
+            mss: Some(self.config.mss),
+            // RFC 7323 §2.2: a SYN-ACK carries the option only if the SYN did.
+            window_scale: if server {
+                self.ws_agreed.then_some(self.rcv_shift)
+            } else {
+                self.config.window_shift()
+            },
+            sack_permitted: if server { self.sack } else { self.config.sack },
+            timestamps: match (server, self.timestamps, self.config.timestamps) {
+                (true, true, _) => Some((super::ts_val(now), self.ts_recent)),
+                (false, _, true) => Some((super::ts_val(now), 0)),
+                _ => None,
+            },
+            sack: Vec::new(),
+        };
+        if server {
+            h.flags |= flags::ACK;
+            h.ack = self.irs.wrapping_add(1);
+        }
+        let remote = self.remote.expect("checked by poll_transmit");
+        if h.encode(&[], self.local, remote, buf).is_err() {
+            buf.clear();
+        }
+        self.syn_pending = false;
+        self.syn_sent = Some(now);
+        self.syn_count += 1;
+        self.rto_deadline = Some(now + self.rto());
+    }
+
+    /// Sends a retransmission, probe or new data segment if one may go; false if not.
+    fn send_data(&mut self, now: Instant, buf: &mut Vec<u8>) -> bool {
+        let cwnd = self.cc.window();
+        let rate = self.pacing_rate();
+        if let Some(at) = self.pacer.next_send_time(now, self.smss, rate) {
+            self.pacing_deadline = Some(at);
+            return false;
+        }
+        let out = if let Some(o) = self.next_retransmission(cwnd) {
+            Some(o)
+        } else if self.tlp_pending {
+            self.tlp_pending = false;
+            self.next_new(u64::MAX).or_else(|| self.probe_last())
+        } else {
+            let o = self.next_new(cwnd);
+            // RFC 9002 §7.8 (the same rule as QUIC): out of data with room in the
+            // window means application-limited.
+            self.app_limited = self.sb.unsent() == 0 && self.sb.pipe < cwnd;
+            if self.app_limited {
+                self.delivery.mark_app_limited(self.sb.pipe);
+            }
+            o
+        };
+        let Some(o) = out else {
+            return false;
+        };
+        let len = o.end - o.start;
+        let mut payload = Vec::with_capacity(len as usize);
+        self.sb.copy(o.start, o.end, &mut payload);
+        let mut fl = flags::ACK;
+        if o.fin {
+            fl |= flags::FIN;
+        }
+        if len > 0 {
+            fl |= flags::PSH;
+        }
+        self.emit(now, self.wire_seq(o.start), fl, &payload, buf);
+        self.tx_count += 1;
+        let in_flight = self.sb.pipe + len;
+        let snap = self.delivery.on_sent(now, len, in_flight);
+        if o.retransmission {
+            self.sb.on_retransmitted(o.start, now, self.tx_count, snap);
+            self.stats.retransmitted_segments += 1;
+            self.stats.bytes_retransmitted += len;
+        } else {
+            self.sb
+                .on_sent(o.start, new_segment(&o, now, self.tx_count, snap));
+        }
+        self.stats.data_segments_sent += 1;
+        if len > 0 {
+            self.cc.on_packet_sent(now, len, self.sb.pipe);
+        }
+        self.pacer.on_sent(now, len + 40, rate);
+        if self.rto_deadline.is_none() {
+            self.rearm_rto(now);
+        }
+        if !o.retransmission && self.tlp_deadline.is_none() {
+            self.arm_tlp(now);
+        }
+        true
+    }
+
+    /// RFC 6675 §5 step (C): a lost segment, if the window has room (cwnd - pipe >= 1).
+    fn next_retransmission(&self, cwnd: u64) -> Option<Outgoing> {
+        if self.sb.pipe >= cwnd {
+            return None;
+        }
+        let (start, s) = self.sb.next_lost()?;
+        Some(Outgoing {
+            start,
+            end: s.end,
+            fin: s.fin,
+            retransmission: true,
+        })
+    }
+
+    /// New data (and the FIN after the last byte) within cwnd and the peer's window.
+    fn next_new(&self, cwnd: u64) -> Option<Outgoing> {
+        if self.sb.pipe >= cwnd {
+            return None;
+        }
+        let right = self.sb.una + self.peer_window;
+        let room = right.saturating_sub(self.sb.nxt);
+        let unsent = self.sb.unsent();
+        let len = unsent.min(self.smss).min(room);
+        let fin_next = self.sb.fin_queued && !self.sb.fin_sent && len == unsent;
+        if len == 0 && !fin_next {
+            return None;
+        }
+        Some(Outgoing {
+            start: self.sb.nxt,
+            end: self.sb.nxt + len,
+            fin: fin_next,
+            retransmission: false,
+        })
+    }
+
+    /// RFC 8985 §7.3: with no new data to send, the probe retransmits the last segment.
+    fn probe_last(&self) -> Option<Outgoing> {
+        let (start, s) = self.sb.last_segment()?;
+        if s.sacked {
+            return None;
+        }
+        Some(Outgoing {
+            start,
+            end: s.end,
+            fin: s.fin,
+            retransmission: true,
+        })
+    }
+}

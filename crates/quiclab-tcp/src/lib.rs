@@ -1,0 +1,18 @@
+//! quiclab-tcp: a sans-IO TCP (RFC 9293) driven in virtual time like
+//! `quiclab_proto::Connection`: three-way handshake, FIN close, RTO (RFC 6298),
+//! SACK (RFC 2018) with RFC 6675 loss recovery, RACK-TLP (RFC 8985), delayed ACKs
+//! (every second full segment or 40 ms, as Linux), window scaling and timestamps
+//! (RFC 7323), receive-window flow control. Congestion control is
+//! `quiclab_proto::cc`'s controllers, the same code QUIC runs.
+//!
+//! Not implemented (yet): TCP Fast Open, PAWS (RFC 7323 §5), zero-window probing
+//! (the simulated applications always read), TIME-WAIT, urgent data, ECN.
+
+pub mod config;
+pub mod connection;
+pub mod recv;
+pub mod scoreboard;
+pub mod wire;
+
+pub use config::{ConfigError, TcpConfig};
+pub use connection::{CloseReason, Event, SegmentError, State, TcpConnection, TcpStats, Transmit};

@@ -1,0 +1,350 @@
+//! End-to-end tests of the TCP connection over an in-memory path: one-way delay, an
+//! optional rate, and a drop filter per direction. One mechanism per test.
+
+use quiclab_proto::time::Instant;
+use quiclab_tcp::{CloseReason, Event, State, TcpConfig, TcpConnection};
+use std::collections::BTreeMap;
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::time::Duration;
+
+type Filter = Box<dyn FnMut(usize, &[u8]) -> bool>;
+
+/// Client (0) and server (1) joined by a path of `delay` each way; `rate` in bytes per
+/// second serialises the client's segments (the forward bottleneck).
+struct Path {
+    eps: [TcpConnection; 2],
+    addrs: [SocketAddrV4; 2],
+    delay: Duration,
+    rate: Option<u64>,
+    busy_until: Instant,
+    queue: BTreeMap<(Instant, u64), (usize, Vec<u8>)>,
+    seq: u64,
+    now: Instant,
+    /// Called with (sender index, segment): false drops it.
+    drop: Filter,
+    /// Per direction: segments sent and their sizes.
+    sent: [Vec<(Instant, usize)>; 2],
+    received: Vec<u8>,
+    to_send: u64,
+    written: u64,
+    /// The client sends a FIN after its data.
+    close: bool,
+}
+
+fn addrs() -> [SocketAddrV4; 2] {
+    [
+        SocketAddrV4::new(Ipv4Addr::new(10, 0, 0, 1), 40000),
+        SocketAddrV4::new(Ipv4Addr::new(10, 0, 1, 1), 443),
+    ]
+}
+
+impl Path {
+    fn new(client: TcpConfig, server: TcpConfig, delay_ms: u64) -> Path {
+        let a = addrs();
+        Path {
+            eps: [
+                TcpConnection::connect(client, a[0], a[1], 1000, 1),
+                TcpConnection::listen(server, a[1], u32::MAX - 5, 2),
+            ],
+            addrs: a,
+            delay: Duration::from_millis(delay_ms),
+            rate: None,
+            busy_until: Instant::ZERO,
+            queue: BTreeMap::new(),
+            seq: 0,
+            now: Instant::ZERO,
+            drop: Box::new(|_, _| true),
+            sent: [Vec::new(), Vec::new()],
+            received: Vec::new(),
+            to_send: 0,
+            written: 0,
+            close: true,
+        }
+    }
+
+    fn flush(&mut self) {
+        let mut buf = Vec::new();
+        for i in 0..2 {
+            while let Some(t) = self.eps[i].poll_transmit(self.now, &mut buf) {
+                assert_eq!(t.destination, self.addrs[1 - i]);
+                self.sent[i].push((self.now, buf.len()));
+                if !(self.drop)(i, &buf) {
+                    continue;
+                }
+                let mut at = self.now;
+                if let (0, Some(rate)) = (i, self.rate) {
+                    let start = self.busy_until.max(self.now);
+                    let tx = Duration::from_nanos((buf.len() as u64 + 20) * 1_000_000_000 / rate);
+                    self.busy_until = start + tx;
+                    at = self.busy_until;
+                }
+                self.seq += 1;
+                self.queue
+                    .insert((at + self.delay, self.seq), (1 - i, buf.clone()));
+            }
+        }
+    }
+
+    fn app(&mut self) {
+        if self.eps[0].is_established() && self.written < self.to_send {
+            let chunk = vec![0xabu8; 65536];
+            let want = ((self.to_send - self.written) as usize).min(chunk.len());
+            let n = self.eps[0].write(&chunk[..want]);
+            // Fill with a pattern so reassembly errors show.
+            self.written += n as u64;
+            if self.written == self.to_send && self.close {
+                self.eps[0].shutdown();
+            }
+        }
+        let mut buf = [0u8; 65536];
+        loop {
+            let n = self.eps[1].read(&mut buf);
+            if n == 0 {
+                break;
+            }
+            self.received.extend_from_slice(&buf[..n]);
+        }
+        if self.eps[1].peer_finished() && self.eps[1].state() == State::Established {
+            self.eps[1].shutdown();
+        }
+    }
+
+    /// Runs until `until` or nothing is left to do.
+    fn run(&mut self, until: Instant) {
+        loop {
+            self.app();
+            self.flush();
+            let next = [
+                self.queue.keys().next().map(|k| k.0),
+                self.eps[0].poll_timeout(),
+                self.eps[1].poll_timeout(),
+            ]
+            .into_iter()
+            .flatten()
+            .min();
+            let Some(t) = next else { return };
+            if t > until {
+                self.now = until;
+                return;
+            }
+            self.now = self.now.max(t);
+            while let Some(entry) = self.queue.first_entry() {
+                if entry.key().0 > self.now {
+                    break;
+                }
+                let (to, seg) = entry.remove();
+                let from = self.addrs[1 - to];
+                let _ = self.eps[to].handle_segment(self.now, from, &seg);
+            }
+            for ep in &mut self.eps {
+                if ep.poll_timeout().is_some_and(|t| t <= self.now) {
+                    ep.handle_timeout(self.now);
+                }
+            }
+        }
+    }
+}
+
+fn ms(n: u64) -> Instant {
+    Instant::from_millis(n)
+}
+
+#[test]
+fn handshake_takes_one_rtt_and_close_is_clean() {
+    let mut p = Path::new(TcpConfig::default(), TcpConfig::default(), 25);
+    p.to_send = 10_000;
+    p.run(ms(5_000));
+    assert_eq!(p.eps[0].stats().handshake_completed_at, Some(ms(50)));
+    assert_eq!(p.eps[1].stats().handshake_completed_at, Some(ms(75)));
+    assert_eq!(p.received.len(), 10_000);
+    assert!(p.received.iter().all(|&b| b == 0xab));
+    assert_eq!(p.eps[0].close_reason(), Some(&CloseReason::Finished));
+    assert_eq!(p.eps[1].close_reason(), Some(&CloseReason::Finished));
+    let mut events = Vec::new();
+    while let Some(e) = p.eps[1].poll_event() {
+        events.push(e);
+    }
+    assert_eq!(events[0], Event::Connected);
+    assert!(events.contains(&Event::PeerFinished));
+    // The SYN RTT sample: 50 ms.
+    assert!(p.eps[0].stats().retransmitted_segments == 0);
+}
+
+#[test]
+fn bulk_transfer_with_a_bottleneck_delivers_every_byte_in_order() {
+    let mut p = Path::new(TcpConfig::default(), TcpConfig::default(), 10);
+    p.rate = Some(1_250_000); // 10 Mbit/s
+    p.to_send = 3_000_000;
+    p.run(ms(60_000));
+    assert_eq!(p.received.len(), 3_000_000);
+    let done = p.eps[0].stats();
+    assert_eq!(done.retransmitted_segments, 0, "{done:?}");
+    // Data segments carry MSS 1460 - 12 (timestamps) = 1448 bytes.
+    assert_eq!(p.eps[0].smss(), 1448);
+}
+
+#[test]
+fn one_lost_segment_is_repaired_by_sack_recovery_without_rto() {
+    let mut p = Path::new(TcpConfig::default(), TcpConfig::default(), 10);
+    p.rate = Some(1_250_000);
+    p.to_send = 500_000;
+    let mut n = 0;
+    p.drop = Box::new(move |from, seg| {
+        if from == 0 && seg.len() > 100 {
+            n += 1;
+            return n != 30;
+        }
+        true
+    });
+    p.run(ms(60_000));
+    assert_eq!(p.received.len(), 500_000);
+    let s = p.eps[0].stats();
+    assert_eq!(s.retransmitted_segments, 1, "{s:?}");
+    assert_eq!(s.rto_count, 0);
+    assert_eq!(s.recovery_episodes, 1);
+    assert_eq!(s.lost_segments, 1);
+}
+
+#[test]
+fn a_lost_tail_is_repaired_by_the_loss_probe() {
+    let mut p = Path::new(TcpConfig::default(), TcpConfig::default(), 10);
+    p.to_send = 20 * 1448;
+    let mut n = 0;
+    // Drop the last data segment once (data segments 20 of 20).
+    p.drop = Box::new(move |from, seg| {
+        if from == 0 && seg.len() > 100 {
+            n += 1;
+            return n != 20;
+        }
+        true
+    });
+    p.run(ms(10_000));
+    assert_eq!(p.received.len(), 20 * 1448);
+    let s = p.eps[0].stats();
+    assert_eq!((s.tlp_count, s.rto_count), (1, 0), "{s:?}");
+}
+
+#[test]
+fn without_sack_a_blackout_is_repaired_by_the_rto_with_backoff() {
+    let cfg = TcpConfig {
+        sack: false,
+        ..TcpConfig::default()
+    };
+    let mut p = Path::new(cfg.clone(), cfg, 10);
+    p.to_send = 5 * 1448;
+    let mut n = 0;
+    // Drop the first transmission of every data segment and its first retransmission.
+    p.drop = Box::new(move |from, seg| {
+        if from == 0 && seg.len() > 100 {
+            n += 1;
+            return n > 6;
+        }
+        true
+    });
+    p.run(ms(20_000));
+    assert_eq!(p.received.len(), 5 * 1448);
+    let s = p.eps[0].stats();
+    assert!(s.rto_count >= 2, "{s:?}");
+    assert_eq!(s.tlp_count, 0);
+    // RFC 6298: SRTT 20 ms from the SYN gives RTO = max(200 ms, 20 + 4 x 10) = 200 ms;
+    // data leaves at 20 ms, the RTO fires at 220 ms, backed off (§5.5) to 400 ms.
+    let times: Vec<Instant> = p.sent[0]
+        .iter()
+        .filter(|s| s.1 > 100)
+        .map(|s| s.0)
+        .collect();
+    assert_eq!(times[0], ms(20));
+    assert_eq!(times[5], ms(220), "{times:?}");
+    assert!(times.contains(&ms(620)), "{times:?}");
+}
+
+#[test]
+fn syn_loss_is_retransmitted_after_the_initial_rto() {
+    let mut p = Path::new(TcpConfig::default(), TcpConfig::default(), 10);
+    let mut first = true;
+    p.drop = Box::new(move |from, _| {
+        if from == 0 && first {
+            first = false;
+            return false;
+        }
+        true
+    });
+    p.run(ms(5_000));
+    // RFC 6298 §2.1: initial RTO 1 s; then one RTT.
+    assert_eq!(p.eps[0].stats().handshake_completed_at, Some(ms(1_020)));
+}
+
+#[test]
+fn delayed_acks_acknowledge_every_second_segment() {
+    let mut p = Path::new(TcpConfig::default(), TcpConfig::default(), 10);
+    p.rate = Some(1_250_000);
+    p.to_send = 200 * 1448;
+    p.run(ms(60_000));
+    let data = p.sent[0].iter().filter(|s| s.1 > 100).count() as f64;
+    let acks = p.sent[1].len() as f64;
+    let ratio = acks / data;
+    assert!(
+        (0.45..0.6).contains(&ratio),
+        "{acks} ACKs for {data} segments"
+    );
+    let every = TcpConfig {
+        ack_every: 1,
+        ..TcpConfig::default()
+    };
+    let mut p = Path::new(TcpConfig::default(), every, 10);
+    p.rate = Some(1_250_000);
+    p.to_send = 200 * 1448;
+    p.run(ms(60_000));
+    let data = p.sent[0].iter().filter(|s| s.1 > 100).count() as f64;
+    assert!(p.sent[1].len() as f64 >= data);
+}
+
+#[test]
+fn a_lone_segment_is_acknowledged_after_the_delayed_ack_timer() {
+    let mut p = Path::new(TcpConfig::default(), TcpConfig::default(), 10);
+    p.to_send = 100;
+    p.close = false;
+    p.run(ms(5_000));
+    // SYN-ACK at 10 ms; data leaves at 20 ms, arrives at 30 ms, ACKed at 70 ms.
+    let acks: Vec<Instant> = p.sent[1].iter().map(|s| s.0).collect();
+    assert_eq!(acks, vec![ms(10), ms(70)]);
+}
+
+#[test]
+fn without_window_scaling_throughput_is_64k_per_rtt() {
+    let off = TcpConfig {
+        window_scaling: false,
+        congestion_control: quiclab_proto::cc::CongestionControl::None,
+        ..TcpConfig::default()
+    };
+    let mut p = Path::new(off.clone(), off, 50);
+    p.to_send = 20_000_000;
+    p.run(ms(10_100));
+    // RTT 100 ms, 65535 bytes per RTT: about 0.655 MB/s; ~100 RTTs after the handshake.
+    let got = p.received.len() as f64;
+    let expected = 65_535.0 * 100.0;
+    assert!(
+        (got - expected).abs() / expected < 0.02,
+        "{got} vs {expected}"
+    );
+}
+
+#[test]
+fn malformed_and_misaddressed_segments_are_errors() {
+    let a = addrs();
+    let mut s = TcpConnection::listen(TcpConfig::default(), a[1], 7, 1);
+    let now = Instant::ZERO;
+    assert!(s.handle_segment(now, a[0], &[1, 2, 3]).is_err());
+    assert_eq!(s.stats().malformed_segments, 1);
+    let mut c = TcpConnection::connect(TcpConfig::default(), a[0], a[1], 9, 1);
+    let mut buf = Vec::new();
+    c.poll_transmit(now, &mut buf).unwrap();
+    let mut bad = buf.clone();
+    bad[4] ^= 1; // checksum now wrong
+    assert!(s.handle_segment(now, a[0], &bad).is_err());
+    let wrong = SocketAddrV4::new(Ipv4Addr::new(10, 9, 9, 9), 1);
+    assert!(s.handle_segment(now, wrong, &buf).is_err());
+    assert_eq!(s.state(), State::Listen);
+    assert!(s.handle_segment(now, a[0], &buf).is_ok());
+    assert_eq!(s.state(), State::SynReceived);
+}
