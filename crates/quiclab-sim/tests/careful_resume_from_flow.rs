@@ -74,7 +74,15 @@ fn run(second_cr: &str) -> (f64, Vec<String>, u64) {
         .map(|r| serde_json::from_str::<serde_json::Value>(r.trim()).unwrap())
         .filter(|v| v["name"] == "quic:careful_resume_phase_updated")
         .map(|v| v["data"]["new"].as_str().unwrap_or_default().to_string())
+        .collect::<Vec<String>>();
+    // The metrics (with traces) record the same phase changes.
+    let recorded: Vec<&str> = second
+        .server
+        .careful_resume_phases
+        .iter()
+        .map(|(_, p, _)| p.as_str())
         .collect();
+    assert_eq!(recorded, phases);
     let early_cwnd = second
         .server
         .cwnd
