@@ -19,6 +19,15 @@ fn out_dir(name: &str) -> PathBuf {
 /// Runs `reproduce NAME --quick`, checks its reports and figures, and returns the
 /// findings (none of which fails or lacks data).
 fn check(name: &str, plans: usize) -> Vec<(String, String, String)> {
+    check_with(name, plans, |_| {})
+}
+
+/// `check`, then `inspect` looks at the output directory before it is removed.
+fn check_with(
+    name: &str,
+    plans: usize,
+    inspect: impl FnOnce(&std::path::Path),
+) -> Vec<(String, String, String)> {
     let out = out_dir(name);
     let opts = RunOptions {
         jobs: 0,
@@ -56,6 +65,7 @@ fn check(name: &str, plans: usize) -> Vec<(String, String, String)> {
     }
     assert!(index_text.contains("report"), "the index links the reports");
     let findings = findings_of(&out);
+    inspect(&out);
     let _ = std::fs::remove_dir_all(&out);
     findings
 }
@@ -297,7 +307,23 @@ fn instant_ack_quick_report_findings() {
 /// to background flows and pacing of the jump.
 #[test]
 fn careful_resume_quick() {
-    let found = check("careful-resume", 6);
+    // The headline's cwnd figure: both modes' windows and Careful Resume's phase
+    // changes (recorded from the server's careful_resume_phase_updated events).
+    let found = check_with("careful-resume", 6, |out| {
+        let svg = out.join("careful-resume/headline/figures/cwnd_over_time.svg");
+        let svg =
+            std::fs::read_to_string(&svg).unwrap_or_else(|e| panic!("{}: {e}", svg.display()));
+        for label in [
+            "slow_start",
+            "careful_resume",
+            "reconnaissance",
+            "unvalidated",
+            "validating",
+            "normal",
+        ] {
+            assert!(svg.contains(label), "cwnd figure lacks {label}");
+        }
+    });
     assert_found(
         &found,
         "headline",

@@ -30,6 +30,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+mod resume;
+
 /// The ALPN every simulated connection uses.
 const ALPN: &[u8] = b"hq-interop";
 
@@ -49,6 +51,13 @@ pub enum SimError {
     EventLimit {
         file: String,
         limit: u64,
+        at: Instant,
+    },
+    #[error("{file}: flow {flow:?} starts at {at} and resumes from flow {from:?} (careful_resume.from_flow), which has not ended by then")]
+    ResumeSource {
+        file: String,
+        flow: String,
+        from: String,
         at: Instant,
     },
 }
@@ -178,6 +187,8 @@ pub struct Simulation {
     /// The progress hook, its period in events, and the event count of its next call.
     progress: Option<(ProgressHook, u64)>,
     next_progress: u64,
+    /// Flows resuming from an earlier flow's observation (`careful_resume.from_flow`).
+    resume: resume::Sources,
 }
 
 /// Seconds from the scenario as virtual time (saturating; validated values never are).
@@ -247,6 +258,7 @@ impl Simulation {
             max_events: max_events(&scenario),
             progress: None,
             next_progress: u64::MAX,
+            resume: resume::Sources::new(&scenario, file)?,
             net,
             scenario,
         };
@@ -343,14 +355,10 @@ impl Simulation {
         let qlog_dir = self.qlog_dir();
         let sm = server_metrics.clone();
         let name = f.name.clone();
+        let observe = self.resume.observer(i, true);
         server_ep.set_sink_factory(Box::new(move |_, _| {
-            Some(make_sink(
-                sm.clone(),
-                traces,
-                qlog_dir.as_deref(),
-                &name,
-                Side::Server,
-            ))
+            let sink = make_sink(sm.clone(), traces, qlog_dir.as_deref(), &name, Side::Server);
+            Some(observe.wrap(sink))
         }));
         let client_ep = Endpoint::new(
             Arc::new(client_cfg),
@@ -531,7 +539,7 @@ impl Simulation {
                         return Err(SimError::Stuck(self.now));
                     }
                     match ev {
-                        Next::Event(ev) => self.handle(ev),
+                        Next::Event(ev) => self.handle(ev)?,
                         Next::Timer(n) => {
                             self.nodes[n].stack.handle_timeout(self.now);
                             self.dirty.insert(n);
@@ -567,7 +575,7 @@ impl Simulation {
         self.flows_done == self.flows.len()
     }
 
-    fn handle(&mut self, ev: Ev) {
+    fn handle(&mut self, ev: Ev) -> Result<(), SimError> {
         let now = self.now;
         match ev {
             Ev::TxDone(l, key) => {
@@ -588,6 +596,7 @@ impl Simulation {
                 }
             }
             Ev::FlowStart(i) => {
+                self.resume_before_start(i)?;
                 let f = &self.flows[i];
                 let (cn, sn) = (f.client_node, f.server_node);
                 let server = SocketAddr::V4(self.nodes[sn].addr);
@@ -599,6 +608,7 @@ impl Simulation {
                     &self.scenario.flows[i].name,
                     Side::Client,
                 );
+                let sink = self.resume.observer(i, false).wrap(sink);
                 match &mut self.nodes[cn].stack {
                     // The config was validated when the scenario was loaded.
                     Stack::Quic { endpoint, conn, .. } => {
@@ -622,6 +632,7 @@ impl Simulation {
             Ev::Cross(i) => self.send_cross(i),
             Ev::Change(i) => self.apply_change(i),
         }
+        Ok(())
     }
 
     fn schedule_link(&mut self, l: usize, action: Option<LinkAction>) {

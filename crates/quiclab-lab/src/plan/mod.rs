@@ -79,7 +79,9 @@ pub struct FigureSpec {
     pub title: String,
     /// "lines" | "scatter" (x-y with CI error bars, plus expected curves), "cdf" (of the
     /// metric `y` over all runs, one line per series), "bars" (x = category),
-    /// "timeseries" (a run's goodput series: x = time, one line per series value).
+    /// "timeseries" (`y = "goodput"`: the first point's goodput series, one line per
+    /// flow; `y = "cwnd"`: each point's first run's sender window with its Careful
+    /// Resume phase changes marked, needs `measure.traces`).
     pub kind: String,
     /// Axis name for x (not used by "cdf"/"timeseries").
     pub x: Option<String>,

@@ -3,6 +3,7 @@
 //! results CSV.
 
 pub mod adhoc;
+mod cwnd_series;
 pub mod figures;
 pub mod findings;
 pub mod plot;

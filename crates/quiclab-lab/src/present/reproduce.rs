@@ -98,7 +98,9 @@ pub fn draw_figures(outcome: &PlanOutcome, out: &Path) -> Result<(), LabError> {
         if !any_row_matches(&summary, &spec.filter) {
             continue;
         }
-        let figure = if spec.kind == "timeseries" {
+        let figure = if spec.kind == "timeseries" && spec.y == "cwnd" {
+            super::cwnd_series::cwnd_timeseries(spec, outcome)?
+        } else if spec.kind == "timeseries" {
             timeseries(spec, outcome)?
         } else {
             build_figure(spec, &outcome.plan, &summary, &runs).map_err(|e| {
@@ -130,7 +132,7 @@ fn timeseries(spec: &FigureSpec, outcome: &PlanOutcome) -> Result<Figure, LabErr
         return Err(data_err(
             &outcome.cache_dir,
             format!(
-                "figure {}: a timeseries plots `goodput`, not `{}`",
+                "figure {}: a timeseries plots `goodput` or `cwnd`, not `{}`",
                 spec.file, spec.y
             ),
         ));

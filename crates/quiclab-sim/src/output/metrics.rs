@@ -50,6 +50,12 @@ pub struct SideMetrics {
     pub pto_expirations: u64,
     /// (time s, congestion window bytes) at each recovery metrics update.
     pub cwnd: Vec<(f64, u64)>,
+    /// (time s, new phase, congestion window bytes after it) at each Careful Resume
+    /// phase change (draft-ietf-tsvwg-careful-resume-qlog §3), with the cwnd traces;
+    /// left out of the results when there is none, so runs without Careful Resume
+    /// write the same results as before.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub careful_resume_phases: Vec<(f64, String, u64)>,
     /// (time s, smoothed RTT ms, latest RTT ms).
     pub rtt: Vec<(f64, f64, f64)>,
     /// Every RTT sample (latest_rtt, ms) in order. One entry per metrics update that
@@ -165,6 +171,7 @@ impl EventSink for MetricsSink {
                 | Event::PacketLost { .. }
                 | Event::PtoExpired { .. }
                 | Event::MetricsUpdated(_)
+                | Event::CarefulResumePhaseUpdated(_)
         );
         if !wanted {
             return;
@@ -203,6 +210,14 @@ impl EventSink for MetricsSink {
             }
             Event::PacketLost { .. } => m.packets_lost += 1,
             Event::PtoExpired { .. } => m.pto_expirations += 1,
+            Event::CarefulResumePhaseUpdated(u) if self.traces => {
+                let entry = (
+                    u.at.as_secs_f64(),
+                    u.new.name().to_string(),
+                    u.congestion_window,
+                );
+                m.careful_resume_phases.push(entry);
+            }
             Event::MetricsUpdated(r) => {
                 let t = now.as_secs_f64();
                 m.record_window(t, r);

@@ -18,10 +18,12 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 mod budget;
+mod resume_from;
 mod tcp;
 mod validate;
 
 pub use budget::{max_events, SourceWork, DEFAULT_MAX_EVENTS};
+pub use resume_from::{sender_is_server, ResumeFrom, FROM_FLOW};
 pub use validate::{
     MAX_CERTIFICATE_PADDING, MAX_FLOWS, MAX_PAIRS, MAX_RATE_MBPS, MAX_SECONDS, MAX_SEND_MEMORY,
     MIN_RATE_MBPS, MIN_STEP_SECONDS,
@@ -185,7 +187,8 @@ fn one() -> u64 {
 pub enum Transport {
     #[default]
     Quic,
-    /// TCP (quiclab-tcp) with the same congestion controllers; no TLS yet.
+    /// TCP (quiclab-tcp) with the same congestion controllers, optionally under TLS
+    /// (`[flows.tls]`).
     Tcp,
 }
 
@@ -321,7 +324,9 @@ impl Scenario {
     }
 
     /// The transport config of a flow's client or server (scenario keys, then the
-    /// flow's overrides), validated.
+    /// flow's overrides), validated. With `careful_resume.from_flow` (see
+    /// [`Scenario::resume_from`]) its saved values are left unset (0): the simulator
+    /// fills them from the referenced flow when this flow starts.
     pub fn transport(
         &self,
         flow: usize,
@@ -334,10 +339,18 @@ impl Scenario {
         } else {
             (&self.client, &f.client, "client")
         };
-        let merged = merge_tables(base, over);
+        let mut merged = merge_tables(base, over);
         let key = format!("flows[{}] ({}).{side}", flow, f.name);
+        // `careful_resume.from_flow` (see `resume_from`): the saved values arrive
+        // while running; every other key is validated now, with stand-in saved values.
+        let from_flow = resume_from::take_from_flow(&mut merged);
         let config = parse_transport(&merged, &key, file)?;
-        config.validate().map_err(|e| ScenarioError::Invalid {
+        let mut checked = config.clone();
+        if from_flow {
+            checked.careful_resume.saved_cwnd_bytes = 1;
+            checked.careful_resume.saved_rtt_ms = 1.0;
+        }
+        checked.validate().map_err(|e| ScenarioError::Invalid {
             file: file.to_string(),
             key: format!("{key}.{}", e.key),
             why: e.why,

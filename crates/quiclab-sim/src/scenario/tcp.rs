@@ -28,8 +28,13 @@ impl Scenario {
             return c.bad(format!("{key}.{what}"), "only for transport = \"tcp\"");
         }
         if !f.client.is_empty() || !f.server.is_empty() {
+            let side = if f.client.is_empty() {
+                "server"
+            } else {
+                "client"
+            };
             return c.bad(
-                format!("{key}.client"),
+                format!("{key}.{side}"),
                 "QUIC transport keys do not apply to a TCP flow; use [flows.tcp]",
             );
         }

@@ -125,6 +125,7 @@ impl Scenario {
                 return c.bad(format!("flows[{i}].name"), "flow names must be unique");
             }
             self.check_flow(c, i, f, pairs)?;
+            self.resume_from(i, file)?;
         }
         for (i, x) in self.cross_traffic.iter().enumerate() {
             check_cross_traffic(c, i, x, pairs)?;
