@@ -290,6 +290,12 @@ pub struct TransportConfig {
     pub key_update: KeyUpdateConfig,
     /// Server admission limits against Initial floods.
     pub admission: AdmissionConfig,
+    /// 0-RTT (RFC 9001 §4.6, RFC 9000 §7.4.1), default off. Client: send application
+    /// data in 0-RTT packets when resuming a ticket that allows it. Server: accept
+    /// 0-RTT. The driver builds the TLS config to match
+    /// (`crypto::session::{resuming_client_config, ticketing_server_config}`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub zero_rtt: bool,
 }
 
 impl Default for TransportConfig {
@@ -313,6 +319,7 @@ impl Default for TransportConfig {
             versions: VersionConfig::default(),
             key_update: KeyUpdateConfig::default(),
             admission: AdmissionConfig::default(),
+            zero_rtt: false,
         }
     }
 }

@@ -103,6 +103,9 @@ pub struct PairTls {
     pub cert_padding: usize,
     /// A key log on the client's TLS config.
     pub client_key_log: Option<Arc<dyn rustls::KeyLog>>,
+    /// Ready-made TLS configs replacing the ones built from the fields above (for
+    /// resumption across pairs, which must share configs: `crypto::session`).
+    pub configs: Option<(Arc<rustls::ClientConfig>, Arc<rustls::ServerConfig>)>,
 }
 
 /// Why [`Pair::run_until`] stopped without its condition becoming true.
@@ -190,6 +193,7 @@ impl Pair {
             tls.client_key_log,
             &tls.client,
         );
+        let (client_tls, server_tls) = tls.configs.unwrap_or((client_tls, server_tls));
         let client_addr: SocketAddr = "10.0.0.1:40000".parse().expect("literal");
         let server_addr: SocketAddr = "10.0.0.2:443".parse().expect("literal");
         let mut client = Endpoint::new(Arc::new(client_config), None, rng.next_u64());

@@ -46,12 +46,12 @@ impl Connection {
         if self.handshake.hold.is_holding(&self.timers) {
             return Ok(());
         }
-        self.feed_tls(space)?;
+        self.feed_tls(now, space)?;
         self.drive_tls(now)
     }
 
     /// Gives `space`'s contiguous received CRYPTO data to TLS.
-    fn feed_tls(&mut self, space: SpaceId) -> Result<(), TransportError> {
+    fn feed_tls(&mut self, now: Instant, space: SpaceId) -> Result<(), TransportError> {
         let mut buf = std::mem::take(&mut self.scratch.bytes);
         buf.clear();
         self.spaces[space as usize]
@@ -60,7 +60,7 @@ impl Connection {
         let res = if buf.is_empty() {
             Ok(())
         } else {
-            self.tls.read_handshake(&buf)
+            self.tls.read_handshake(&buf, now)
         };
         self.scratch.bytes = buf;
         res
@@ -75,7 +75,7 @@ impl Connection {
             return Ok(());
         }
         for space in SpaceId::ALL {
-            self.feed_tls(space)?;
+            self.feed_tls(now, space)?;
         }
         self.drive_tls(now)
     }
@@ -90,7 +90,7 @@ impl Connection {
     pub(super) fn drive_tls(&mut self, now: Instant) -> Result<(), TransportError> {
         loop {
             let mut out = Vec::new();
-            let change = self.tls.write_handshake(&mut out);
+            let change = self.tls.write_handshake(&mut out, now);
             if !out.is_empty() {
                 self.spaces[self.handshake.tls_write_space as usize]
                     .crypto_send
@@ -118,8 +118,10 @@ impl Connection {
                 self.apply_peer_params(now, params)?;
             }
         }
+        self.poll_zero_rtt_keys();
         if !self.handshake.complete && !self.tls.is_handshaking() {
             self.on_handshake_complete(now);
+            self.finish_zero_rtt(now)?;
         }
         Ok(())
     }

@@ -209,7 +209,7 @@ impl Connection {
     }
 
     /// RFC 9000 §13.3: retransmit information, not packets.
-    fn requeue_lost(&mut self, space: SpaceId, record: &SentRecord) {
+    pub(super) fn requeue_lost(&mut self, space: SpaceId, record: &SentRecord) {
         for f in &record.frames {
             match f {
                 SentFrame::Crypto { offset, len } => self.spaces[space as usize]

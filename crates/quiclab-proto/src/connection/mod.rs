@@ -32,11 +32,13 @@ mod spaces;
 mod stats;
 mod timers;
 mod version;
+mod zero_rtt;
 
 pub(crate) use recv::Parsed;
 pub use send::MIN_INITIAL_DATAGRAM;
 pub use spaces::SpaceId;
 pub use stats::ConnectionStats;
+pub use zero_rtt::ZeroRttStatus;
 
 use crate::ack::AckPolicy;
 use crate::cc::CongestionController;
@@ -169,6 +171,8 @@ pub struct Connection {
     ack_frequency: AckFrequencyState,
     /// DATAGRAM frame payloads received (RFC 9221), oldest first.
     received_datagrams: VecDeque<Vec<u8>>,
+    /// 0-RTT keys, status and (server) packets waiting for their keys.
+    zero_rtt: zero_rtt::ZeroRtt,
     /// Buffers reused across calls.
     scratch: Scratch,
 }
@@ -200,7 +204,7 @@ impl Connection {
         let mut tp = Vec::new();
         local_params.encode(&mut tp);
         let tls_rng = rng.fork("tls");
-        let tls = TlsSession::client(tls, server_name, tp, version, tls_rng)?;
+        let tls = TlsSession::client(tls, server_name, tp, version, tls_rng, now)?;
         let mut conn = Self::new_common(
             now,
             Side::Client,
@@ -213,6 +217,7 @@ impl Connection {
             rng,
         );
         conn.install_initial_keys(original_dcid);
+        conn.start_zero_rtt()?;
         conn.drive_tls(now)?;
         Ok(conn)
     }
@@ -331,6 +336,7 @@ impl Connection {
                 reordering_threshold: config.ack.reordering_threshold,
             }),
             received_datagrams: VecDeque::new(),
+            zero_rtt: zero_rtt::ZeroRtt::default(),
             config,
         }
     }

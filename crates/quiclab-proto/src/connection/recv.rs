@@ -24,6 +24,13 @@ pub(crate) struct Parsed {
     packet_len: usize,
 }
 
+impl Parsed {
+    /// Where the packet number starts in the packet.
+    pub(super) fn pn_offset(&self) -> usize {
+        self.pn_offset
+    }
+}
+
 impl From<&ProtectedHeader<'_>> for Parsed {
     fn from(h: &ProtectedHeader<'_>) -> Self {
         Parsed {
@@ -83,6 +90,7 @@ impl Connection {
                 return;
             }
         }
+        self.process_pending_zero_rtt(now);
         if self.handshake.complete && self.handshake.has_early_one_rtt() {
             for (h, mut packet) in self.handshake.take_early_one_rtt() {
                 self.handle_packet(now, h, &mut packet);
@@ -105,7 +113,7 @@ impl Connection {
         }
     }
 
-    fn drop_packet(
+    pub(super) fn drop_packet(
         &mut self,
         now: Instant,
         ty: Option<PacketType>,
@@ -120,6 +128,9 @@ impl Connection {
 
     /// Handles one packet; returns whether it was authenticated and processed.
     fn handle_packet(&mut self, now: Instant, h: Parsed, packet: &mut [u8]) -> bool {
+        if h.ty == PacketType::ZeroRtt && h.version == self.versions.current {
+            return self.handle_zero_rtt_packet(now, h, packet);
+        }
         let space = match h.ty {
             PacketType::VersionNegotiation => {
                 self.on_version_negotiation(now, &h.scid, packet);
@@ -166,6 +177,21 @@ impl Connection {
         };
         self.log_key_update(now);
         let (pn, payload) = pn;
+        self.process_packet(now, space, &h, pn, payload, packet)
+    }
+
+    /// Processes a packet decrypted in place (`payload` is its plaintext range):
+    /// duplicates, reserved bits, frames, ACK and idle bookkeeping. Returns true (it
+    /// was authenticated).
+    pub(super) fn process_packet(
+        &mut self,
+        now: Instant,
+        space: SpaceId,
+        h: &Parsed,
+        pn: u64,
+        payload: std::ops::Range<usize>,
+        packet: &mut [u8],
+    ) -> bool {
         if self.spaces[space as usize].acks.is_duplicate(pn) {
             self.drop_packet(now, Some(h.ty), packet.len(), DropReason::Duplicate);
             return true;
@@ -174,7 +200,7 @@ impl Connection {
             self.fail(now, e);
             return true;
         }
-        self.on_authenticated_packet(now, space, &h);
+        self.on_authenticated_packet(now, space, h);
         if matches!(self.state, State::Closing) {
             return true;
         }
@@ -185,7 +211,7 @@ impl Connection {
         // processed; without one, they are processed as they are decoded.
         let outcome = if self.logging() {
             let frames: Vec<_> = decode_frames(payload).collect();
-            self.log_received(now, &h, pn, packet.len(), &frames);
+            self.log_received(now, h, pn, packet.len(), &frames);
             self.process_frames(now, space, h.ty, &h.dcid, payload.is_empty(), frames)
         } else {
             let frames = decode_frames(payload);

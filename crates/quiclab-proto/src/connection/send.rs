@@ -31,6 +31,8 @@ struct OpenPacket {
     payload_start: usize,
     ack_eliciting: bool,
     padded: bool,
+    /// A 0-RTT packet (application data before the 1-RTT keys, RFC 9001 §4.6.1).
+    zero_rtt: bool,
     record: SentRecord,
 }
 
@@ -73,7 +75,7 @@ impl Connection {
         // Whether any packet of this datagram counts toward bytes in flight.
         let mut in_flight = false;
         for space in SpaceId::ALL {
-            if !self.spaces[space as usize].can_send() {
+            if !self.space_sendable(space) {
                 continue;
             }
             let wants = if closing {
@@ -172,7 +174,7 @@ impl Connection {
         if !cwnd_open {
             return false;
         }
-        space == SpaceId::Data && self.handshake.complete && self.data_space_pending()
+        space == SpaceId::Data && self.may_send_app_data() && self.data_space_pending()
     }
 
     fn data_space_pending(&self) -> bool {
@@ -209,16 +211,23 @@ impl Connection {
         let sp = &self.spaces[space as usize];
         let pn = sp.next_pn;
         let pn_len = packet_number_len(pn, sp.sent.largest_acked());
-        let (length_offset, pn_offset) = if space == SpaceId::Data {
+        let zero_rtt = self.sending_zero_rtt(space);
+        let (length_offset, pn_offset) = if space == SpaceId::Data && !zero_rtt {
             (
                 None,
                 write_short_header(buf, &dcid, false, self.key_update.phase, pn, pn_len),
             )
         } else {
             let scid = self.cids.local_cid();
+            // RFC 9000 §17.2.3: 0-RTT packets have a long header.
+            let ty = if zero_rtt {
+                PacketType::ZeroRtt
+            } else {
+                space.packet_type()
+            };
             let o = write_long_header(
                 buf,
-                space.packet_type(),
+                ty,
                 self.versions.current,
                 &dcid,
                 &scid,
@@ -237,6 +246,7 @@ impl Connection {
             payload_start: buf.len(),
             ack_eliciting: false,
             padded: false,
+            zero_rtt,
             record: SentRecord::default(),
         };
         let max = limit - TAG_LEN;
@@ -310,7 +320,7 @@ impl Connection {
                 p.ack_eliciting = true;
             }
         }
-        if space == SpaceId::Data && self.handshake.complete && may_send_data {
+        if space == SpaceId::Data && self.may_send_app_data() && may_send_data {
             // Keep a byte for IMMEDIATE_ACK when this packet may fill the window.
             let reserve = usize::from(cwnd_open && self.may_need_immediate_ack());
             self.write_data_frames(now, buf, p, max - reserve);
@@ -438,16 +448,27 @@ impl Connection {
         } else {
             DeliverySnapshot::default()
         };
-        let sp = &mut self.spaces[p.space as usize];
-        let keys = sp.keys.as_ref().expect("space can send");
+        let keys = if p.zero_rtt {
+            self.zero_rtt_seal_keys()
+        } else {
+            self.spaces[p.space as usize]
+                .keys
+                .as_ref()
+                .map(|k| &k.local)
+        };
+        let keys = keys.expect("space can send");
         seal(
-            &*keys.local.packet,
-            &*keys.local.header,
+            &*keys.packet,
+            &*keys.header,
             &mut buf[p.start..],
             p.pn_offset - p.start,
             p.pn,
         )
         .expect("sealing our own packet cannot fail");
+        if p.zero_rtt {
+            self.zero_rtt.packets += 1;
+        }
+        let sp = &mut self.spaces[p.space as usize];
         sp.next_pn += 1;
         sp.sent.on_sent(SentPacket {
             pn: p.pn,
@@ -469,7 +490,11 @@ impl Connection {
             self.idle.on_ack_eliciting_sent(now, &mut self.timers);
         }
         if let Some(frames) = logged {
-            let ty = p.space.packet_type();
+            let ty = if p.zero_rtt {
+                PacketType::ZeroRtt
+            } else {
+                p.space.packet_type()
+            };
             let scid = (ty != PacketType::OneRtt).then(|| self.cids.local_cid());
             let header = PacketHeaderInfo {
                 ty,

@@ -136,7 +136,7 @@ impl Connection {
         let rng = self.rng.fork("tls after version negotiation");
         self.tls = self
             .tls
-            .restart_client(tp, version, rng)
+            .restart_client(tp, version, rng, now)
             .ok_or_else(|| TransportError::internal("restarting a server TLS session"))??;
         let initial = &mut self.spaces[SpaceId::Initial as usize];
         let mut fresh = PacketSpace::new();

@@ -8,10 +8,12 @@
 
 pub mod cert;
 pub mod choices;
+pub mod clock;
 pub mod initial;
 pub mod protect;
 pub mod provider;
 pub mod retry;
+pub mod session;
 pub mod tls;
 
 pub use rustls::quic::{

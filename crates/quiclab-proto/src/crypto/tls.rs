@@ -1,10 +1,12 @@
 //! The TLS session of one connection: rustls's QUIC client or server, fed CRYPTO data
 //! and asked for handshake bytes and key changes (RFC 9001 §4).
 
+use super::clock::with_time;
 use super::provider::with_rng;
 use crate::error::{TransportError, TransportErrorCode};
 use crate::rng::DetRng;
-use rustls::quic::{KeyChange, PacketKeySet, Secrets};
+use crate::time::Instant;
+use rustls::quic::{DirectionalKeys, KeyChange, PacketKeySet, Secrets};
 use std::sync::Arc;
 
 /// TLS alert handshake_failure (RFC 8446 §6.2), for peer failures rustls gives no alert for.
@@ -13,8 +15,9 @@ const ALERT_HANDSHAKE_FAILURE: u8 = 40;
 /// One connection's TLS 1.3 state. All randomness comes from the seeded generator it
 /// owns. Errors from the peer's handshake map to CRYPTO_ERROR (0x0100 + alert).
 ///
-/// Every rustls call that may draw randomness (construction, `read_hs`, `write_hs`) runs
-/// inside [`with_rng`] with this session's generator; read-only accessors do not.
+/// Every rustls call that may draw randomness or read the time (construction, `read_hs`,
+/// `write_hs`) runs inside [`with_rng`] with this session's generator and inside
+/// [`with_time`] with the connection's `now`; read-only accessors do not.
 pub struct TlsSession {
     rng: DetRng,
     conn: rustls::quic::Connection,
@@ -26,6 +29,12 @@ pub struct TlsSession {
     /// Client: its config and server name, to start over in another version after
     /// Version Negotiation ([`TlsSession::restart_client`]).
     client_origin: Option<(Arc<rustls::ClientConfig>, String)>,
+    /// Client resuming: the server transport parameters remembered with the ticket
+    /// (RFC 9000 §7.4.1), as rustls reported them before the server's new ones came.
+    remembered_params: Option<Vec<u8>>,
+    /// Client: TLS handed out the Handshake keys (so the ServerHello was read, and the
+    /// transport parameters rustls reports can be the server's new ones).
+    handshake_keys_seen: bool,
 }
 
 /// rustls's name for a QUIC version: v2 uses the "quicv2 " labels (RFC 9369 §3.3.2);
@@ -48,27 +57,35 @@ impl TlsSession {
         transport_params: Vec<u8>,
         version: u32,
         rng: DetRng,
+        now: Instant,
     ) -> Result<Self, TransportError> {
         let mut rng = rng;
         let name = rustls::pki_types::ServerName::try_from(server_name.to_owned())
             .map_err(|e| TransportError::internal(format!("server name {server_name:?}: {e}")))?;
         // The ClientHello (random, key share) is built here, so the generator must be set.
         let origin = (config.clone(), server_name.to_owned());
-        let conn = with_rng(&mut rng, || {
-            rustls::quic::ClientConnection::new(
-                config,
-                rustls_version(version),
-                name,
-                transport_params,
-            )
+        // A resumed session's ticket age comes from the clock (RFC 8446 §4.2.11.1).
+        let conn = with_time(now, || {
+            with_rng(&mut rng, || {
+                rustls::quic::ClientConnection::new(
+                    config,
+                    rustls_version(version),
+                    name,
+                    transport_params,
+                )
+            })
         })
         .map_err(|e| local_error("creating TLS client", e))?;
+        // rustls reports the remembered parameters until the server's arrive.
+        let remembered_params = conn.quic_transport_parameters().map(<[u8]>::to_vec);
         Ok(TlsSession {
             rng,
             conn: conn.into(),
             next_secrets: None,
             version,
             client_origin: Some(origin),
+            remembered_params,
+            handshake_keys_seen: false,
         })
     }
 
@@ -80,9 +97,17 @@ impl TlsSession {
         transport_params: Vec<u8>,
         version: u32,
         rng: DetRng,
+        now: Instant,
     ) -> Option<Result<Self, TransportError>> {
         let (config, name) = self.client_origin.clone()?;
-        Some(Self::client(config, &name, transport_params, version, rng))
+        Some(Self::client(
+            config,
+            &name,
+            transport_params,
+            version,
+            rng,
+            now,
+        ))
     }
 
     /// A server sending `transport_params` in its EncryptedExtensions, deriving packet
@@ -104,6 +129,8 @@ impl TlsSession {
             next_secrets: None,
             version,
             client_origin: None,
+            remembered_params: None,
+            handshake_keys_seen: false,
         })
     }
 
@@ -122,9 +149,10 @@ impl TlsSession {
     /// Errors map to CRYPTO_ERROR with the alert rustls chose (RFC 9001 §4.8); failures
     /// without an alert are handshake_failure (40) when caused by the peer and
     /// INTERNAL_ERROR when local (e.g. no random generator).
-    pub fn read_handshake(&mut self, data: &[u8]) -> Result<(), TransportError> {
+    pub fn read_handshake(&mut self, data: &[u8], now: Instant) -> Result<(), TransportError> {
         let conn = &mut self.conn;
-        match with_rng(&mut self.rng, || conn.read_hs(data)) {
+        let rng = &mut self.rng;
+        match with_time(now, || with_rng(rng, || conn.read_hs(data))) {
             Ok(()) => Ok(()),
             Err(e) => Err(match self.conn.alert() {
                 Some(alert) => TransportError::new(
@@ -142,13 +170,45 @@ impl TlsSession {
     ///
     /// On `KeyChange::OneRtt`, the session keeps a copy of `next` for
     /// [`TlsSession::next_1rtt_keys`]; callers should use that rather than `next`.
-    pub fn write_handshake(&mut self, out: &mut Vec<u8>) -> Option<KeyChange> {
+    pub fn write_handshake(&mut self, out: &mut Vec<u8>, now: Instant) -> Option<KeyChange> {
         let conn = &mut self.conn;
-        let change = with_rng(&mut self.rng, || conn.write_hs(out));
-        if let Some(KeyChange::OneRtt { next, .. }) = &change {
-            self.next_secrets = Some(next.clone());
+        let rng = &mut self.rng;
+        let change = with_time(now, || with_rng(rng, || conn.write_hs(out)));
+        match &change {
+            Some(KeyChange::OneRtt { next, .. }) => self.next_secrets = Some(next.clone()),
+            Some(KeyChange::Handshake { .. }) => self.handshake_keys_seen = true,
+            None => {}
         }
         change
+    }
+
+    /// The 0-RTT keys (RFC 9001 §4.6.1): the client's to send with, from construction,
+    /// when resuming a ticket that allows early data with early data enabled; the
+    /// server's to read with, after it accepted the ClientHello's early data. `None`
+    /// otherwise (and on the server once it rejected).
+    pub fn zero_rtt_keys(&self) -> Option<DirectionalKeys> {
+        self.conn.zero_rtt_keys()
+    }
+
+    /// Client: whether the server accepted 0-RTT (its EncryptedExtensions carried
+    /// early_data, RFC 9001 §4.6.2). Meaningful once the handshake completed.
+    pub fn is_early_data_accepted(&self) -> bool {
+        match &self.conn {
+            rustls::quic::Connection::Client(c) => c.is_early_data_accepted(),
+            rustls::quic::Connection::Server(_) => false,
+        }
+    }
+
+    /// Client: the server transport parameters remembered with the ticket being
+    /// resumed (RFC 9000 §7.4.1), if any.
+    pub fn remembered_params(&self) -> Option<&[u8]> {
+        self.remembered_params.as_deref()
+    }
+
+    /// Server: whether the client resumed a session (a PSK handshake, no certificate).
+    /// Client: the same, known once the ServerHello was read.
+    pub fn is_resumed(&self) -> bool {
+        self.conn.handshake_kind() == Some(rustls::HandshakeKind::Resumed)
     }
 
     /// The packet keys of the next 1-RTT key phase (RFC 9001 §6), `None` before the
@@ -165,9 +225,15 @@ impl TlsSession {
         self.conn.is_handshaking()
     }
 
-    /// The peer's encoded transport parameters, once received.
+    /// The peer's encoded transport parameters, once received. A resuming client's
+    /// rustls reports the remembered ones until the server's EncryptedExtensions (read
+    /// after the Handshake keys) replace them; those are not the peer's and give `None`.
     pub fn peer_transport_parameters(&self) -> Option<&[u8]> {
-        self.conn.quic_transport_parameters()
+        let params = self.conn.quic_transport_parameters()?;
+        match &self.remembered_params {
+            Some(old) if !self.handshake_keys_seen || params == old.as_slice() => None,
+            _ => Some(params),
+        }
     }
 
     /// The negotiated ALPN protocol.
@@ -239,6 +305,7 @@ mod tests {
             b"client tp".to_vec(),
             crate::wire::VERSION_1,
             DetRng::new(seed + 100),
+            Instant::ZERO,
         )
         .unwrap();
         let server = TlsSession::server(
@@ -267,7 +334,7 @@ mod tests {
         let mut sent = Vec::new();
         loop {
             let mut buf = Vec::new();
-            let change = from.write_handshake(&mut buf);
+            let change = from.write_handshake(&mut buf, Instant::ZERO);
             if !buf.is_empty() {
                 flights.bytes[*level].extend_from_slice(&buf);
                 sent.push((*level, buf));
@@ -292,10 +359,10 @@ mod tests {
         let (mut cl, mut sl) = (0, 0);
         for _ in 0..10 {
             for (_, data) in pump(client, &mut cl, &mut cf) {
-                server.read_handshake(&data)?;
+                server.read_handshake(&data, Instant::ZERO)?;
             }
             for (_, data) in pump(server, &mut sl, &mut sf) {
-                client.read_handshake(&data)?;
+                client.read_handshake(&data, Instant::ZERO)?;
             }
             if !client.is_handshaking() && !server.is_handshaking() {
                 pump(client, &mut cl, &mut cf);
@@ -404,12 +471,15 @@ mod tests {
         let id = self_signed(&["example.org".to_string()], 3, 0);
         let cc = client_config(ServerVerification::Insecure, &[ALPN.to_vec()], None);
         let sc = server_config(id, &[ALPN.to_vec()], None).unwrap();
-        let mut c = TlsSession::client(cc, "other.name", vec![], 1, DetRng::new(1)).unwrap();
+        let mut c =
+            TlsSession::client(cc, "other.name", vec![], 1, DetRng::new(1), Instant::ZERO).unwrap();
         let mut s = TlsSession::server(sc.clone(), vec![], 1, DetRng::new(2)).unwrap();
         handshake(&mut c, &mut s).unwrap();
 
         let mut s = TlsSession::server(sc, vec![], 1, DetRng::new(2)).unwrap();
-        let err = s.read_handshake(&[0x01, 0, 0, 3, 1, 2, 3]).unwrap_err();
+        let err = s
+            .read_handshake(&[0x01, 0, 0, 3, 1, 2, 3], Instant::ZERO)
+            .unwrap_err();
         assert!((0x100..=0x1ff).contains(&err.code.0), "{err:?}");
     }
 }

@@ -1,0 +1,216 @@
+//! Resumption and 0-RTT (RFC 9001 §4.5-4.6, RFC 9000 §7.4.1) between two pairs that
+//! share TLS configs: the first connection gets tickets, the second resumes.
+
+mod common;
+
+use common::config;
+use quiclab_proto::connection::ZeroRttStatus;
+use quiclab_proto::crypto::cert::{self, ServerVerification};
+use quiclab_proto::crypto::session::{
+    resuming_client_config, server_session_storage, ticketing_server_config, SessionCache,
+};
+use quiclab_proto::streams::StreamError;
+use quiclab_proto::testing::{LinkConfig, Pair, PairTls, ALPN};
+use quiclab_proto::wire::Dir;
+use quiclab_proto::{Instant, TransportConfig, TransportErrorCode};
+use rustls::server::StoresServerSessions;
+use std::sync::Arc;
+use std::time::Duration;
+
+const RTT_MS: u64 = 40;
+
+struct Tls {
+    client: Arc<rustls::ClientConfig>,
+    server: Arc<rustls::ServerConfig>,
+    cache: Arc<SessionCache>,
+    storage: Arc<dyn StoresServerSessions>,
+}
+
+fn base_tls() -> Tls {
+    let names = vec!["localhost".to_string()];
+    let id = cert::self_signed(&names, 9, 0);
+    let roots = id.chain.clone();
+    let server = cert::server_config(id, &[ALPN.to_vec()], None).unwrap();
+    let client = cert::client_config(ServerVerification::Roots(roots), &[ALPN.to_vec()], None);
+    Tls {
+        client,
+        server,
+        cache: SessionCache::new(),
+        storage: server_session_storage(64),
+    }
+}
+
+fn links() -> [LinkConfig; 2] {
+    let l = LinkConfig::delay(Duration::from_millis(RTT_MS / 2));
+    [l.clone(), l]
+}
+
+fn zconfig(zero_rtt: bool) -> TransportConfig {
+    TransportConfig {
+        zero_rtt,
+        ..config()
+    }
+}
+
+/// A pair whose client resumes through `tls.cache` (0-RTT when `client_0rtt`), and
+/// whose server issues tickets (accepting 0-RTT when `server_0rtt`).
+fn pair(tls: &Tls, client: TransportConfig, server: TransportConfig, seed: u64) -> Pair {
+    let c = resuming_client_config(&tls.client, tls.cache.clone(), client.zero_rtt);
+    let s = ticketing_server_config(&tls.server, tls.storage.clone(), 2, server.zero_rtt);
+    let pt = PairTls {
+        configs: Some((c, s)),
+        ..PairTls::default()
+    };
+    Pair::with_tls(client, server, links(), seed, pt)
+}
+
+/// Writes a request right away (in 0-RTT if the client can), then runs until the
+/// server has read it whole; returns when that was.
+fn request(p: &mut Pair) -> Result<Instant, String> {
+    let limit = Instant::from_millis(10_000);
+    if !p.client_conn().is_zero_rtt_sending() {
+        // Without 0-RTT the stream limits come with the handshake.
+        p.run_until(limit, |p| p.client_conn().is_handshake_complete())
+            .map_err(|e| e.to_string())?;
+    }
+    let id = p.client_conn().open_stream(Dir::Bi).ok_or("no stream")?;
+    assert_eq!(p.client_conn().write(id, b"GET /index.html"), Ok(15));
+    p.client_conn().finish(id).unwrap();
+    let mut got = Vec::new();
+    let mut sid = None;
+    p.run_until(limit, |p| {
+        if p.client_conn().is_closed() {
+            return true;
+        }
+        let Some(s) = p.server_conn() else {
+            return false;
+        };
+        if sid.is_none() {
+            sid = s.accept_stream(Dir::Bi);
+        }
+        let Some(id) = sid else { return false };
+        let mut buf = [0u8; 64];
+        loop {
+            match s.read(id, &mut buf) {
+                Ok(r) if r.fin => {
+                    got.extend_from_slice(&buf[..r.bytes]);
+                    return true;
+                }
+                Ok(r) if r.bytes > 0 => got.extend_from_slice(&buf[..r.bytes]),
+                Ok(_) | Err(StreamError::Blocked) => return false,
+                Err(e) => panic!("{e}"),
+            }
+        }
+    })
+    .map_err(|e| e.to_string())?;
+    let at = p.now;
+    // Then the handshake completes (and the client learns what became of its 0-RTT).
+    p.run_until(limit, |p| {
+        p.client_conn().is_handshake_confirmed() || p.client_conn().is_closed()
+    })
+    .map_err(|e| e.to_string())?;
+    if p.client_conn().is_closed() {
+        return Err(format!("{:?}", p.client_conn().close_reason()));
+    }
+    assert_eq!(got, b"GET /index.html");
+    Ok(at)
+}
+
+/// A first connection that completes and receives its tickets.
+fn first(tls: &Tls, client: TransportConfig, server: TransportConfig) {
+    let mut p = pair(tls, client, server, 1);
+    p.run_until(Instant::from_millis(5_000), |p| {
+        p.client_conn().is_handshake_confirmed() && tls.cache.tickets() >= 2
+    })
+    .unwrap();
+    assert!(!p.client_conn().is_resumed());
+}
+
+#[test]
+fn zero_rtt_is_accepted_and_saves_a_round_trip() {
+    let tls = base_tls();
+    first(&tls, zconfig(true), zconfig(true));
+    let mut p = pair(&tls, zconfig(true), zconfig(true), 2);
+    assert!(p.client_conn().is_zero_rtt_sending());
+    let at = request(&mut p).unwrap();
+    // The request arrives with the ClientHello: half a round trip.
+    assert_eq!(at, Instant::from_millis(RTT_MS / 2));
+    let c = p.client_conn();
+    assert!(c.zero_rtt_packets() >= 1);
+    assert!(c.is_resumed());
+    assert_eq!(c.zero_rtt_status(), ZeroRttStatus::Accepted);
+    let s = p.server_conn().unwrap();
+    assert_eq!(s.zero_rtt_status(), ZeroRttStatus::Accepted);
+    assert!(s.zero_rtt_packets() >= 1);
+    assert!(s.is_resumed());
+
+    // Without 0-RTT the same request arrives 1.5 round trips later.
+    let tls = base_tls();
+    first(&tls, zconfig(false), zconfig(false));
+    let mut p = pair(&tls, zconfig(false), zconfig(false), 2);
+    let at = request(&mut p).unwrap();
+    assert_eq!(at, Instant::from_millis(3 * RTT_MS / 2));
+}
+
+#[test]
+fn rejected_zero_rtt_is_resent_in_one_rtt() {
+    let tls = base_tls();
+    // Tickets allow 0-RTT, but the second server does not accept it.
+    first(&tls, zconfig(true), zconfig(true));
+    let mut p = pair(&tls, zconfig(true), zconfig(false), 2);
+    assert!(p.client_conn().is_zero_rtt_sending());
+    let at = request(&mut p).unwrap();
+    assert!(at >= Instant::from_millis(3 * RTT_MS / 2), "{at:?}");
+    let c = p.client_conn();
+    assert!(c.is_resumed(), "resumed even though 0-RTT was rejected");
+    assert_eq!(c.zero_rtt_status(), ZeroRttStatus::Rejected);
+    assert!(c.zero_rtt_packets() >= 1);
+    let s = p.server_conn().unwrap();
+    assert_eq!(s.zero_rtt_packets(), 0, "a rejecting server reads no 0-RTT");
+}
+
+#[test]
+fn lowered_limits_after_accepting_zero_rtt_are_a_protocol_violation() {
+    let tls = base_tls();
+    first(&tls, zconfig(true), zconfig(true));
+    let mut lower = zconfig(true);
+    lower.flow.initial_max_data /= 2;
+    let mut p = pair(&tls, zconfig(true), lower, 2);
+    let err = request(&mut p).unwrap_err();
+    assert!(err.contains("initial_max_data"), "{err}");
+    match p.client_conn().close_reason() {
+        Some(quiclab_proto::connection::CloseReason::Transport { error, .. }) => {
+            assert_eq!(error.code, TransportErrorCode::PROTOCOL_VIOLATION)
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn resumption_without_zero_rtt() {
+    let tls = base_tls();
+    first(&tls, zconfig(false), zconfig(false));
+    let mut p = pair(&tls, zconfig(false), zconfig(false), 2);
+    assert!(!p.client_conn().is_zero_rtt_sending());
+    request(&mut p).unwrap();
+    let c = p.client_conn();
+    assert!(c.is_resumed());
+    assert_eq!(c.zero_rtt_status(), ZeroRttStatus::None);
+    assert_eq!(c.zero_rtt_packets(), 0);
+    assert!(p.server_conn().unwrap().is_resumed());
+}
+
+#[test]
+fn same_seed_same_resumed_bytes() {
+    let run = || {
+        let tls = base_tls();
+        first(&tls, zconfig(true), zconfig(true));
+        let mut p = pair(&tls, zconfig(true), zconfig(true), 2);
+        p.capture = Some(Vec::new());
+        request(&mut p).unwrap();
+        p.capture.take().unwrap()
+    };
+    let (a, b) = (run(), run());
+    assert!(!a.is_empty());
+    assert_eq!(a, b);
+}
