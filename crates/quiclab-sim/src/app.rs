@@ -214,7 +214,9 @@ impl ClientApp {
             return;
         }
         while conn.poll_event().is_some() {}
-        if !conn.is_handshake_complete() || conn.is_closed() {
+        // A resuming client sends its requests in 0-RTT before the handshake completes.
+        let may_send = conn.is_handshake_complete() || conn.is_zero_rtt_sending();
+        if !may_send || conn.is_closed() {
             return;
         }
         match self.workload.clone() {

@@ -31,6 +31,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 mod resume;
+mod session;
 
 /// The ALPN every simulated connection uses.
 const ALPN: &[u8] = b"hq-interop";
@@ -189,6 +190,8 @@ pub struct Simulation {
     next_progress: u64,
     /// Flows resuming from an earlier flow's observation (`careful_resume.from_flow`).
     resume: resume::Sources,
+    /// TLS session resumption between flows (`session_from`).
+    sessions: session::Sessions,
 }
 
 /// Seconds from the scenario as virtual time (saturating; validated values never are).
@@ -259,6 +262,7 @@ impl Simulation {
             progress: None,
             next_progress: u64::MAX,
             resume: resume::Sources::new(&scenario, file)?,
+            sessions: session::Sessions::new(&scenario, file)?,
             net,
             scenario,
         };
@@ -346,6 +350,7 @@ impl Simulation {
         let seed = self.scenario.seed;
         let client_cfg: TransportConfig = self.scenario.transport(i, false, &self.file)?;
         let server_cfg: TransportConfig = self.scenario.transport(i, true, &self.file)?;
+        let server_tls = self.sessions.server_tls(i, server_tls, server_cfg.zero_rtt);
         let mut server_ep = Endpoint::new(
             Arc::new(server_cfg),
             Some(server_tls),
@@ -612,8 +617,9 @@ impl Simulation {
                 match &mut self.nodes[cn].stack {
                     // The config was validated when the scenario was loaded.
                     Stack::Quic { endpoint, conn, .. } => {
-                        if let Ok(h) =
-                            endpoint.connect(now, self.client_tls.clone(), "localhost", server)
+                        let zero_rtt = endpoint.config().zero_rtt;
+                        let tls = self.sessions.client_tls(i, &self.client_tls, zero_rtt);
+                        if let Ok(h) = endpoint.connect(now, tls, "localhost", server)
                         {
                             if let Some(c) = endpoint.connection_mut(h) {
                                 c.set_event_sink(now, sink);

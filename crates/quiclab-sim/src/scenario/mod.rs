@@ -19,11 +19,13 @@ use std::path::Path;
 
 mod budget;
 mod resume_from;
+mod session_from;
 mod tcp;
 mod validate;
 
 pub use budget::{max_events, SourceWork, DEFAULT_MAX_EVENTS};
 pub use resume_from::{sender_is_server, ResumeFrom, FROM_FLOW};
+pub use session_from::SessionFrom;
 pub use validate::{
     MAX_CERTIFICATE_PADDING, MAX_FLOWS, MAX_PAIRS, MAX_RATE_MBPS, MAX_SECONDS, MAX_SEND_MEMORY,
     MIN_RATE_MBPS, MIN_STEP_SECONDS,
@@ -221,6 +223,10 @@ pub struct Flow {
     /// plain TCP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls: Option<crate::tcptls::TlsSettings>,
+    /// The earlier flow whose TLS session this flow's client resumes (a flow name;
+    /// see `scenario/session_from.rs`); absent = a first connection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_from: Option<String>,
     /// Overrides of the scenario's client/server (QUIC) transport keys for this flow.
     #[serde(default)]
     pub client: toml::Table,

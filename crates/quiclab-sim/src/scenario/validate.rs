@@ -126,6 +126,7 @@ impl Scenario {
             }
             self.check_flow(c, i, f, pairs)?;
             self.resume_from(i, file)?;
+            self.session_from(i, file)?;
         }
         for (i, x) in self.cross_traffic.iter().enumerate() {
             check_cross_traffic(c, i, x, pairs)?;
