@@ -619,8 +619,7 @@ impl Simulation {
                     Stack::Quic { endpoint, conn, .. } => {
                         let zero_rtt = endpoint.config().zero_rtt;
                         let tls = self.sessions.client_tls(i, &self.client_tls, zero_rtt);
-                        if let Ok(h) = endpoint.connect(now, tls, "localhost", server)
-                        {
+                        if let Ok(h) = endpoint.connect(now, tls, "localhost", server) {
                             if let Some(c) = endpoint.connection_mut(h) {
                                 c.set_event_sink(now, sink);
                             }

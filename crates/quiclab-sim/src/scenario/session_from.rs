@@ -40,7 +40,10 @@ impl Scenario {
         if src.pair != f.pair {
             return c.bad(
                 key,
-                format!("flow {name:?} is on pair {}, not on this flow's pair {}", src.pair, f.pair),
+                format!(
+                    "flow {name:?} is on pair {}, not on this flow's pair {}",
+                    src.pair, f.pair
+                ),
             );
         }
         if src.start_s >= f.start_s {
