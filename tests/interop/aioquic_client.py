@@ -90,6 +90,8 @@ async def fetch_all(urls: list[str], output: str, testcase: str = "transfer") ->
     keylog = os.environ.get("SSLKEYLOGFILE")
     if keylog:
         config.secrets_log_file = open(keylog, "a")
+    if testcase in ("resumption", "zerortt"):
+        return await fetch_resuming(parsed, output, config, host, port, testcase == "zerortt")
     failures = 0
     async with connect(host, port, configuration=config, create_protocol=HqClient) as client:
         if testcase == "keyupdate":
@@ -112,6 +114,47 @@ async def fetch_all(urls: list[str], output: str, testcase: str = "transfer") ->
             return 0
 
         failures = sum(await asyncio.gather(*(one(p) for p in parsed)))
+        client.close()
+    return failures
+
+
+async def fetch_on(client, parsed, output: str) -> int:
+    """Fetches every URL on one connection; returns the failures."""
+
+    async def one(p) -> int:
+        path = p.path or "/"
+        try:
+            body = await client.get(path)
+        except RuntimeError as e:
+            print(f"FAILED {path}: {e}", file=sys.stderr)
+            return 1
+        with open(os.path.join(output, os.path.basename(path) or "index.html"), "wb") as f:
+            f.write(body)
+        return 0
+
+    return sum(await asyncio.gather(*(one(p) for p in parsed)))
+
+
+async def fetch_resuming(parsed, output, config, host, port, zero_rtt: bool) -> int:
+    """The interop runner's resumption / zerortt: the first URL on one connection, the
+    rest on a second one resuming its session ticket (zerortt: requests in 0-RTT)."""
+    tickets = []
+    async with connect(
+        host, port, configuration=config, create_protocol=HqClient,
+        session_ticket_handler=tickets.append,
+    ) as client:
+        failures = await fetch_on(client, parsed[:1], output)
+        client.close()
+        await client.wait_closed()
+    if not tickets:
+        print("FAILED: no session ticket received", file=sys.stderr)
+        return 1
+    config.session_ticket = tickets[-1]
+    async with connect(
+        host, port, configuration=config, create_protocol=HqClient,
+        wait_connected=not zero_rtt,
+    ) as client:
+        failures += await fetch_on(client, parsed[1:], output)
         client.close()
     return failures
 

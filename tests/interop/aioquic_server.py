@@ -101,11 +101,17 @@ async def main() -> None:
     keylog = os.environ.get("SSLKEYLOGFILE")
     if keylog:
         config.secrets_log_file = open(keylog, "a")
+    # resumption / zerortt: issue session tickets and resume them (aioquic servers
+    # accept 0-RTT whenever a ticket is resumed).
+    tickets: dict[bytes, object] = {}
+    resumes = args.testcase in ("resumption", "zerortt")
     await serve(
         args.host,
         args.port,
         configuration=config,
         create_protocol=functools.partial(HqServer, root=args.root),
+        session_ticket_fetcher=tickets.pop if resumes else None,
+        session_ticket_handler=(lambda t: tickets.__setitem__(t.ticket, t)) if resumes else None,
     )
     print(f"listening on {args.host}:{args.port}", flush=True)
     await asyncio.Future()

@@ -4,18 +4,19 @@
 # against itself (to tell a stack bug from an interop one). Each case checks the
 # downloaded files byte for byte (sha256) AND the quiclab side's qlog for evidence of
 # the mechanism: key_updated with key_phase >= 1 (keyupdate), tls_cipher ChaCha20
-# (chacha20), chosen_version 6b3343cf (v2). Prints a matrix; needs python3 with aioquic
+# (chacha20), chosen_version 6b3343cf (v2), resumption_allowed (resumption: the second
+# connection resumed), that and 0RTT packets (zerortt). Prints a matrix; needs python3 with aioquic
 # (scripts/setup-tests.sh makes .venv). 127.0.0.1 only.
 # Ends with "N passed, M failed"; exits non-zero on any failure.
 # Env: PYTHON (default python3), KEEP=1 keeps the work dir, CASE_TIMEOUT (s, default 120),
-# CASES (default "handshake transfer multiplexing keyupdate chacha20 v2").
+# CASES (default "handshake transfer multiplexing keyupdate chacha20 v2 resumption zerortt").
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 py=${PYTHON:-python3}
 case_timeout=${CASE_TIMEOUT:-120}
-cases=${CASES:-handshake transfer multiplexing keyupdate chacha20 v2}
+cases=${CASES:-handshake transfer multiplexing keyupdate chacha20 v2 resumption zerortt}
 work=$(mktemp -d "${TMPDIR:-/tmp}/quiclab-interop.XXXXXX")
 pids=()
 passed=0
@@ -57,6 +58,7 @@ files_for() {
         handshake) echo small.bin ;;
         transfer) echo 1mb.bin 10mb.bin ;;
         multiplexing) (cd "$work/www" && echo m*.bin) ;;
+        resumption | zerortt) echo small.bin m01.bin m02.bin ;;
         *) echo 1mb.bin ;;
     esac
 }
@@ -68,6 +70,11 @@ evidence() { # case dir
         keyupdate) pattern='"key_phase":[1-9]' ;;
         chacha20) pattern='"tls_cipher":"TLS13_CHACHA20_POLY1305_SHA256"' ;;
         v2) pattern='"chosen_version":"6b3343cf"' ;;
+        # The second connection resumed (a PSK handshake), and (zerortt) 0-RTT went.
+        resumption) pattern='"resumption_allowed":true' ;;
+        zerortt)
+            grep -qs '"resumption_allowed":true' "$dir"/*.sqlog || { echo "no resumption in $dir"; return 1; }
+            pattern='"packet_type":"0RTT"' ;;
         *) pattern='"quic:packet_received"' ;;
     esac
     grep -qsE "$pattern" "$dir"/*.sqlog 2>/dev/null || { echo "no qlog evidence /$pattern/ in $dir"; return 1; }

@@ -18,6 +18,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use hq::client::{Fetch, Output};
 use quiclab_proto::crypto::cert::{self, ServerVerification};
+use quiclab_proto::crypto::session;
 use quiclab_proto::wire::Side;
 use quiclab_proto::Endpoint;
 use setup::{detach_qlog, QlogDir, ALPN_HQ};
@@ -209,6 +210,13 @@ fn server(a: ServerArgs) -> Result<()> {
     };
     let alpns = [h3::ALPN_H3.to_vec(), ALPN_HQ.to_vec()];
     let tls = cert::server_config_with(identity, &alpns, setup::key_log(), &choices)?;
+    let tls = if setup::resumes(a.common.testcase.as_deref()) {
+        // RFC 9001 §4.5-4.6: tickets (and 0-RTT with `zero_rtt`) for a second connection.
+        let storage = session::server_session_storage(4096);
+        session::ticketing_server_config(&tls, storage, 2, config.zero_rtt, setup::tls_clock())
+    } else {
+        tls
+    };
     let qlog = QlogDir::new(a.common.qlog_dir)?;
     let mut socket = udp::Socket::bind(a.listen, a.common.socket_buffer)?;
     eprintln!(
@@ -270,6 +278,13 @@ fn client(a: ClientArgs) -> Result<()> {
         (None, false) => vec![h3::ALPN_H3.to_vec(), ALPN_HQ.to_vec()],
     };
     let tls = cert::client_config_with(verify, &alpns, setup::key_log(), &choices);
+    let resume = setup::resumes(a.common.testcase.as_deref());
+    let tls = if resume {
+        let cache = session::SessionCache::new();
+        session::resuming_client_config(&tls, cache, config.zero_rtt, setup::tls_clock())
+    } else {
+        tls
+    };
     let qlog = QlogDir::new(a.common.qlog_dir)?;
 
     // One connection per authority, in first-seen order of the command line.
@@ -303,6 +318,11 @@ fn client(a: ClientArgs) -> Result<()> {
         })
         .collect();
     let groups = load_test(groups, a.connections, a.streams);
+    let groups = if resume {
+        split_for_resumption(groups)
+    } else {
+        groups
+    };
 
     let bind: SocketAddr = if groups.iter().all(|(addr, ..)| addr.is_ipv4()) {
         "0.0.0.0:0".parse()?
@@ -316,13 +336,16 @@ fn client(a: ClientArgs) -> Result<()> {
     let wake = net::Wake::choose(&a.common.wake);
     let clock = net::Clock::new();
     let mut endpoint = Endpoint::new(config, None, seed);
-    let failures = if a.alpn.as_deref() == Some("hq-interop") {
+    // The resumption test cases run over hq-interop with the plain client, one
+    // connection after the other.
+    let failures = if a.alpn.as_deref() == Some("hq-interop") || resume {
         // hq-interop only: the plain hq-interop client.
         let groups = groups
             .into_iter()
             .map(|(addr, host, _, fetches)| (addr, host, fetches))
             .collect();
-        let mut app = hq::client::Client::start(&mut endpoint, clock.now(), tls, &qlog, groups)?;
+        let mut app =
+            hq::client::Client::start(&mut endpoint, clock.now(), tls, &qlog, groups, resume)?;
         if a.streams == 0 {
             app.hold();
             signal::install();
@@ -352,6 +375,21 @@ fn client(a: ClientArgs) -> Result<()> {
 
 /// One connection's target: address, TLS server name, `:authority`, fetches.
 type Group = (SocketAddr, String, String, Vec<Fetch>);
+
+/// The interop runner's resumption and zerortt cases: each authority's first URL on one
+/// connection, the rest on a second one (opened after the first closed, so it resumes
+/// the first's session).
+fn split_for_resumption(groups: Vec<Group>) -> Vec<Group> {
+    let mut out = Vec::new();
+    for (addr, host, authority, mut fetches) in groups {
+        let rest = fetches.split_off(1.min(fetches.len()));
+        out.push((addr, host.clone(), authority.clone(), fetches));
+        if !rest.is_empty() {
+            out.push((addr, host, authority, rest));
+        }
+    }
+    out
+}
 
 /// Load-test expansion: each authority's connection `connections` times, each
 /// fetching its URLs `streams` times (identity for 1 and 1).

@@ -81,7 +81,9 @@ impl std::error::Error for UnsupportedTestcase {}
 /// early and often (every 2 packets it sends: a downloading client sends mostly ACKs,
 /// and few of those, since the driver reads GRO batches and acknowledges once per batch); `chacha20`: only ChaCha20-Poly1305;
 /// `v2`: the client starts in QUIC v2 (falling back to v1 after Version Negotiation),
-/// the server accepts v1 and v2. Anything else (retry, resumption, zerortt, ...) is
+/// the server accepts v1 and v2; `resumption`: the server issues session tickets and
+/// the client makes a second connection that resumes (see `main.rs`); `zerortt`: the
+/// same, with 0-RTT on both sides (`zero_rtt`). Anything else (retry, ...) is
 /// [`UnsupportedTestcase`].
 pub fn configure(f: &Flags<'_>, side: Side) -> Result<(Arc<TransportConfig>, TlsChoices)> {
     let mut config = (*load_config(f.config)?).clone();
@@ -93,6 +95,8 @@ pub fn configure(f: &Flags<'_>, side: Side) -> Result<(Arc<TransportConfig>, Tls
                 config.key_update.every_packets = Some(2);
             }
         }
+        Some("resumption") => {}
+        Some("zerortt") => config.zero_rtt = true,
         Some("chacha20") => choices = TlsChoices::only_suite(CipherSuite::Chacha20Poly1305),
         Some("v2") => {
             config.versions = match side {
@@ -126,6 +130,20 @@ pub fn configure(f: &Flags<'_>, side: Side) -> Result<(Arc<TransportConfig>, Tls
     config.validate().map_err(|e| anyhow!("{e}"))?;
     choices.validate().map_err(|e| anyhow!("{e}"))?;
     Ok((Arc::new(config), choices))
+}
+
+/// Whether a test case resumes a session on a second connection (RFC 9001 §4.5).
+pub fn resumes(testcase: Option<&str>) -> bool {
+    matches!(testcase, Some("resumption" | "zerortt"))
+}
+
+/// rustls's clock for session tickets: the driver's `now` on top of the wall-clock
+/// time of its epoch (`crypto::clock`), so ticket ages and certificate dates are real.
+pub fn tls_clock() -> quiclab_proto::crypto::clock::VirtualClock {
+    let base = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    quiclab_proto::crypto::clock::VirtualClock::with_base(base)
 }
 
 /// The given seed, or 64 bits from the OS (only the CLI reads OS randomness).

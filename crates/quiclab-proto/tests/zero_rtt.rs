@@ -6,6 +6,7 @@ mod common;
 use common::config;
 use quiclab_proto::connection::ZeroRttStatus;
 use quiclab_proto::crypto::cert::{self, ServerVerification};
+use quiclab_proto::crypto::clock::VirtualClock;
 use quiclab_proto::crypto::session::{
     resuming_client_config, server_session_storage, ticketing_server_config, SessionCache,
 };
@@ -55,8 +56,9 @@ fn zconfig(zero_rtt: bool) -> TransportConfig {
 /// A pair whose client resumes through `tls.cache` (0-RTT when `client_0rtt`), and
 /// whose server issues tickets (accepting 0-RTT when `server_0rtt`).
 fn pair(tls: &Tls, client: TransportConfig, server: TransportConfig, seed: u64) -> Pair {
-    let c = resuming_client_config(&tls.client, tls.cache.clone(), client.zero_rtt);
-    let s = ticketing_server_config(&tls.server, tls.storage.clone(), 2, server.zero_rtt);
+    let clock = VirtualClock::default();
+    let c = resuming_client_config(&tls.client, tls.cache.clone(), client.zero_rtt, clock);
+    let s = ticketing_server_config(&tls.server, tls.storage.clone(), 2, server.zero_rtt, clock);
     let pt = PairTls {
         configs: Some((c, s)),
         ..PairTls::default()

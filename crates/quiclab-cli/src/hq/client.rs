@@ -47,6 +47,9 @@ pub struct Client {
     waiting: VecDeque<(SocketAddr, String, Vec<Fetch>)>,
     tls: Arc<rustls::ClientConfig>,
     qlog: QlogDir,
+    /// Open a connection only when the previous ones are closed (the resumption test
+    /// cases: the next connection resumes the previous one's session).
+    one_at_a_time: bool,
 }
 
 /// Handshakes in flight at once in a load test: 10,000 simultaneous Initials (12 MB)
@@ -79,13 +82,15 @@ struct Active {
 type Outcome = std::result::Result<(), String>;
 
 impl Client {
-    /// Connects to each authority (to `addr`, as `server_name`) for its fetches.
+    /// Connects to each authority (to `addr`, as `server_name`) for its fetches; with
+    /// `one_at_a_time`, each connection after the previous one closed.
     pub fn start(
         endpoint: &mut Endpoint,
         now: Instant,
         tls: Arc<rustls::ClientConfig>,
         qlog: &QlogDir,
         groups: Vec<(SocketAddr, String, Vec<Fetch>)>,
+        one_at_a_time: bool,
     ) -> Result<Client> {
         let mut client = Client {
             conns: BTreeMap::new(),
@@ -95,6 +100,7 @@ impl Client {
             waiting: groups.into(),
             tls,
             qlog: qlog.clone(),
+            one_at_a_time,
         };
         client.open_more(endpoint, now)?;
         Ok(client)
@@ -102,6 +108,19 @@ impl Client {
 
     /// Opens waiting connections while fewer than [`MAX_HANDSHAKING`] handshakes run.
     fn open_more(&mut self, endpoint: &mut Endpoint, now: Instant) -> Result<()> {
+        if self.one_at_a_time
+            && self
+                .conns
+                .keys()
+                .any(|&h| endpoint.connection(h).is_some_and(|c| !c.is_closed()))
+        {
+            return Ok(());
+        }
+        let max = if self.one_at_a_time {
+            1
+        } else {
+            MAX_HANDSHAKING
+        };
         let handshaking = self
             .conns
             .keys()
@@ -111,19 +130,24 @@ impl Client {
                     .is_some_and(|c| !c.is_handshake_complete() && !c.is_closed())
             })
             .count();
-        for _ in handshaking..MAX_HANDSHAKING {
+        for _ in handshaking..max {
             let Some((addr, server_name, fetches)) = self.waiting.pop_front() else {
                 break;
             };
             let h = endpoint
                 .connect(now, self.tls.clone(), &server_name, addr)
                 .map_err(|e| anyhow::anyhow!("connecting to {server_name} ({addr}): {e}"))?;
+            let mut state = Conn::new(fetches);
+            state.hold = self.hold;
             if let Some(conn) = endpoint.connection_mut(h) {
                 self.qlog.attach(conn, now);
+                // A resuming client writes its requests now, before its first Initial
+                // leaves, so they go in 0-RTT (RFC 9001 §4.6.1).
+                if conn.is_zero_rtt_sending() {
+                    self.failures += state.drive(conn, now);
+                }
             }
-            let mut conn = Conn::new(fetches);
-            conn.hold = self.hold;
-            self.conns.insert(h, conn);
+            self.conns.insert(h, state);
         }
         Ok(())
     }
@@ -211,7 +235,9 @@ impl Conn {
                 _ => {}
             }
         }
-        if conn.is_closed() || !conn.is_handshake_complete() {
+        // A resuming client with 0-RTT keys sends its requests before completion.
+        let may_send = conn.is_handshake_complete() || conn.is_zero_rtt_sending();
+        if conn.is_closed() || !may_send {
             return failures;
         }
         failures += self.open_streams(conn, now);

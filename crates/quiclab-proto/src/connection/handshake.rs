@@ -188,6 +188,7 @@ impl Connection {
                     params: Box::new(p.clone()),
                     alpn,
                     tls_cipher: self.cipher_suite().map(|s| format!("{s:?}")),
+                    resumption: self.tls_resumption(),
                 },
             );
         }

@@ -381,6 +381,7 @@ impl Connection {
                 params,
                 alpn: None,
                 tls_cipher: None,
+                resumption: Default::default(),
             },
         );
     }

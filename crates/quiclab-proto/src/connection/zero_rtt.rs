@@ -239,6 +239,22 @@ impl Connection {
         self.tls.is_resumed()
     }
 
+    /// For qlog's parameters_set: whether the handshake resumed a session and 0-RTT
+    /// was accepted (server: TLS gave 0-RTT keys; client: the server said so).
+    pub(super) fn tls_resumption(&self) -> crate::events::TlsResumption {
+        let early_data = match self.side {
+            Side::Server => self.config.zero_rtt && self.tls.zero_rtt_keys().is_some(),
+            Side::Client => {
+                self.zero_rtt.status == ZeroRttStatus::Attempted
+                    && self.tls.is_early_data_accepted()
+            }
+        };
+        crate::events::TlsResumption {
+            resumed: self.tls.is_resumed(),
+            early_data,
+        }
+    }
+
     /// Client: whether stream data written now goes out in 0-RTT packets.
     pub fn is_zero_rtt_sending(&self) -> bool {
         self.side == Side::Client && self.zero_rtt.can_send()

@@ -126,30 +126,33 @@ impl ClientSessionStore for SessionCache {
 }
 
 /// A copy of `base` that resumes through `cache` and, with `zero_rtt`, offers 0-RTT
-/// when a ticket allows it (RFC 9001 §4.6.1). Connections resume one another only when
+/// when a ticket allows it (RFC 9001 §4.6.1), reading time from `clock` (the
+/// connections' `now`; see `clock.rs`). Connections resume one another only when
 /// their configs come from the same `base` (rustls ties a ticket to the certificate
 /// verifier that checked the original handshake).
 pub fn resuming_client_config(
     base: &Arc<rustls::ClientConfig>,
     cache: Arc<SessionCache>,
     zero_rtt: bool,
+    clock: VirtualClock,
 ) -> Arc<rustls::ClientConfig> {
     let mut config = (**base).clone();
     config.resumption = rustls::client::Resumption::store(cache);
     config.enable_early_data = zero_rtt;
-    config.time_provider = Arc::new(VirtualClock::default());
+    config.time_provider = Arc::new(clock);
     Arc::new(config)
 }
 
 /// A copy of `base` that issues `tickets` session tickets per connection (RFC 8446
 /// §4.6.1; stateful, kept in `storage`, which servers that should resume one another's
 /// sessions share) and, with `zero_rtt`, accepts 0-RTT (RFC 9001 §4.6.1: the ticket's
-/// max_early_data_size is the sentinel 0xffffffff).
+/// max_early_data_size is the sentinel 0xffffffff), reading time from `clock`.
 pub fn ticketing_server_config(
     base: &Arc<rustls::ServerConfig>,
     storage: Arc<dyn rustls::server::StoresServerSessions>,
     tickets: usize,
     zero_rtt: bool,
+    clock: VirtualClock,
 ) -> Arc<rustls::ServerConfig> {
     let mut config = (**base).clone();
     config.session_storage = storage;
@@ -159,7 +162,7 @@ pub fn ticketing_server_config(
     } else {
         0
     };
-    config.time_provider = Arc::new(VirtualClock::default());
+    config.time_provider = Arc::new(clock);
     Arc::new(config)
 }
 

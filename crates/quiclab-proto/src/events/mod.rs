@@ -92,6 +92,13 @@ pub enum KeyType {
 }
 
 /// A packet's header as logged.
+/// What a handshake resumed (see `Event::ParametersSet`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TlsResumption {
+    pub resumed: bool,
+    pub early_data: bool,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PacketHeaderInfo {
     pub ty: PacketType,
@@ -145,6 +152,10 @@ pub enum Event {
         /// The negotiated TLS cipher suite (with the peer's parameters), e.g.
         /// `TLS13_CHACHA20_POLY1305_SHA256`.
         tls_cipher: Option<String>,
+        /// With the peer's parameters: the handshake resumed a session (a valid ticket,
+        /// RFC 9001 §4.5) and whether 0-RTT was accepted (RFC 9001 §4.6.2). qlog's
+        /// `resumption_allowed` / `early_data_enabled`, written only when true.
+        resumption: TlsResumption,
     },
     /// `size`: the packet's bytes on the wire (header, payload, tag).
     PacketSent {

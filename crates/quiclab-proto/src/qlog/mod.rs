@@ -33,7 +33,7 @@ mod record;
 use crate::error::TransportErrorCode;
 use crate::events::{
     packet_type_name, CongestionState, ConnectionState, DropReason, Event, EventSink, KeyType,
-    LossTrigger, Owner, RecoveryMetrics,
+    LossTrigger, Owner, RecoveryMetrics, TlsResumption,
 };
 use crate::time::{duration_nanos, Instant};
 use crate::wire::{ConnectionId, PacketType, Side, TransportParameters};
@@ -165,8 +165,9 @@ impl<W: Write + Send> QlogWriter<W> {
                 params,
                 alpn,
                 tls_cipher,
+                resumption,
             } => {
-                let tls = (alpn.as_deref(), tls_cipher.as_deref());
+                let tls = (alpn.as_deref(), tls_cipher.as_deref(), *resumption);
                 self.parameters_set(buf, now, *owner, params, tls)
             }
             Event::PacketSent {
@@ -235,7 +236,7 @@ impl<W: Write + Send> QlogWriter<W> {
         now: Instant,
         owner: Owner,
         params: &TransportParameters,
-        (alpn, tls_cipher): (Option<&str>, Option<&str>),
+        (alpn, tls_cipher, resumption): (Option<&str>, Option<&str>, TlsResumption),
     ) {
         match owner {
             Owner::Local => self.local_ack_delay_exponent = params.ack_delay_exponent,
@@ -243,6 +244,14 @@ impl<W: Write + Send> QlogWriter<W> {
         }
         let mut j = begin(buf, now, "quic:parameters_set");
         j.key("initiator").lit(owner_name(owner));
+        // qlog quic-events §parameters_set; written only when true, so qlogs of
+        // handshakes without resumption are unchanged.
+        if resumption.resumed {
+            j.key("resumption_allowed").bool(true);
+        }
+        if resumption.early_data {
+            j.key("early_data_enabled").bool(true);
+        }
         if let Some(cipher) = tls_cipher {
             j.key("tls_cipher").str(cipher);
         }

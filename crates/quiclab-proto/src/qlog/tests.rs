@@ -134,6 +134,7 @@ fn sample_events() -> Vec<(Instant, Event)> {
                 params: Box::new(params.clone()),
                 alpn: None,
                 tls_cipher: None,
+                resumption: Default::default(),
             },
         ),
         (
@@ -154,6 +155,7 @@ fn sample_events() -> Vec<(Instant, Event)> {
                 }),
                 alpn: Some("hq-interop".into()),
                 tls_cipher: None,
+                resumption: Default::default(),
             },
         ),
         (

@@ -9,6 +9,7 @@
 //! cache's bound per server); tickets are single use (RFC 8446 §C.4).
 
 use crate::scenario::{Scenario, ScenarioError};
+use quiclab_proto::crypto::clock::VirtualClock;
 use quiclab_proto::crypto::session::{
     resuming_client_config, server_session_storage, ticketing_server_config, SessionCache,
 };
@@ -59,7 +60,9 @@ impl Sessions {
         zero_rtt: bool,
     ) -> Arc<rustls::ClientConfig> {
         match &self.caches[i] {
-            Some(cache) => resuming_client_config(base, cache.clone(), zero_rtt),
+            Some(cache) => {
+                resuming_client_config(base, cache.clone(), zero_rtt, VirtualClock::default())
+            }
             None => base.clone(),
         }
     }
@@ -73,9 +76,13 @@ impl Sessions {
         zero_rtt: bool,
     ) -> Arc<rustls::ServerConfig> {
         match (&self.caches[i], &self.storage) {
-            (Some(_), Some(storage)) => {
-                ticketing_server_config(&base, storage.clone(), self.tickets[i], zero_rtt)
-            }
+            (Some(_), Some(storage)) => ticketing_server_config(
+                &base,
+                storage.clone(),
+                self.tickets[i],
+                zero_rtt,
+                VirtualClock::default(),
+            ),
             _ => base,
         }
     }
