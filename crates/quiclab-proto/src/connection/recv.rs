@@ -105,7 +105,7 @@ impl Connection {
         }
     }
 
-    fn drop_packet(
+    pub(super) fn drop_packet(
         &mut self,
         now: Instant,
         ty: Option<PacketType>,
@@ -131,8 +131,9 @@ impl Connection {
                 self.drop_packet(now, Some(ty), packet.len(), DropReason::UnsupportedVersion);
                 return false;
             }
-            // No Retry or 0-RTT support yet: such packets are dropped.
-            PacketType::Retry | PacketType::ZeroRtt => {
+            PacketType::Retry => return self.on_retry(now, h.scid, packet),
+            // No 0-RTT support yet: such packets are dropped.
+            PacketType::ZeroRtt => {
                 self.drop_packet(now, Some(h.ty), packet.len(), DropReason::Other);
                 return false;
             }
@@ -361,13 +362,7 @@ impl Connection {
             | Frame::DataBlocked { .. }
             | Frame::StreamDataBlocked { .. }
             | Frame::StreamsBlocked { .. } => self.streams.on_frame(&frame)?,
-            Frame::NewToken { .. } => {
-                if self.side == Side::Server {
-                    return Err(TransportError::protocol_violation(
-                        "NEW_TOKEN sent by a client",
-                    ));
-                }
-            }
+            Frame::NewToken { token } => self.on_new_token_frame(token)?,
             Frame::NewConnectionId(f) => {
                 let limit = self.local_params.active_connection_id_limit;
                 self.cids.on_new_cid(&f, limit)?;

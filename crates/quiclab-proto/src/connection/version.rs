@@ -65,6 +65,7 @@ impl Connection {
         if self.side != Side::Client
             || self.handshake.received_server_packet
             || self.versions.offered.is_some()
+            || self.retry_received()
         {
             return;
         }
