@@ -106,6 +106,8 @@ async def main() -> None:
         args.port,
         configuration=config,
         create_protocol=functools.partial(HqServer, root=args.root),
+        # The interop runner's retry case: a Retry on every connection.
+        retry=args.testcase == "retry",
     )
     print(f"listening on {args.host}:{args.port}", flush=True)
     await asyncio.Future()

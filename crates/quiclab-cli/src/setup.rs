@@ -2,7 +2,7 @@
 //! log, and one qlog file per connection.
 
 use anyhow::{anyhow, bail, Context, Result};
-use quiclab_proto::config::{QuicVersion, VersionConfig};
+use quiclab_proto::config::{QuicVersion, RetryMode, VersionConfig};
 use quiclab_proto::crypto::choices::{CipherSuite, KxGroup, TlsChoices};
 use quiclab_proto::events::EventSink;
 use quiclab_proto::qlog::QlogWriter;
@@ -81,8 +81,9 @@ impl std::error::Error for UnsupportedTestcase {}
 /// early and often (every 2 packets it sends: a downloading client sends mostly ACKs,
 /// and few of those, since the driver reads GRO batches and acknowledges once per batch); `chacha20`: only ChaCha20-Poly1305;
 /// `v2`: the client starts in QUIC v2 (falling back to v1 after Version Negotiation),
-/// the server accepts v1 and v2. Anything else (retry, resumption, zerortt, ...) is
-/// [`UnsupportedTestcase`].
+/// the server accepts v1 and v2; `retry`: the server sends a Retry on every connection
+/// (RFC 9000 §8.1.2; the client needs nothing: it always handles Retry). Anything else
+/// (resumption, zerortt, ...) is [`UnsupportedTestcase`].
 pub fn configure(f: &Flags<'_>, side: Side) -> Result<(Arc<TransportConfig>, TlsChoices)> {
     let mut config = (*load_config(f.config)?).clone();
     let mut choices = TlsChoices::default();
@@ -91,6 +92,11 @@ pub fn configure(f: &Flags<'_>, side: Side) -> Result<(Arc<TransportConfig>, Tls
         Some("keyupdate") => {
             if side == Side::Client {
                 config.key_update.every_packets = Some(2);
+            }
+        }
+        Some("retry") => {
+            if side == Side::Server {
+                config.admission.retry = RetryMode::Always;
             }
         }
         Some("chacha20") => choices = TlsChoices::only_suite(CipherSuite::Chacha20Poly1305),
