@@ -320,3 +320,35 @@ fn long_header_packets_fit_their_length_field_whatever_the_path_allows() {
     fetch(&mut pair, 100_000).unwrap();
     assert!(pair.link_stats[1].max_datagram > 16_383);
 }
+
+#[test]
+fn version_negotiation_after_a_retry_is_ignored() {
+    use quiclab_proto::wire::header::write_version_negotiation;
+    use quiclab_proto::wire::VERSION_2;
+    let (mut c, _) = client_conn();
+    let server: SocketAddr = "10.0.0.2:443".parse().unwrap();
+    let (me, odcid) = (c.local_cid(), c.original_dcid());
+    let now = Instant::from_millis(1);
+    c.handle_datagram(now, server, &mut forged_retry(&me, &odcid, 0xbb));
+    assert!(c.retry_received());
+    // RFC 9000 §6.2: a VN after any other packet was processed is discarded.
+    let mut vn = Vec::new();
+    write_version_negotiation(&mut vn, me.as_bytes(), odcid.as_bytes(), &[VERSION_2], 0);
+    c.handle_datagram(now, server, &mut vn);
+    assert!(!c.is_closed());
+    assert_eq!(c.version(), VERSION_1);
+}
+
+#[test]
+fn auto_retry_threshold_must_be_within_the_cap() {
+    let mut c = retry_server(RetryMode::Auto);
+    c.admission.retry_above = c.admission.max_handshaking + 1;
+    assert!(c.validate().is_err());
+    c.admission.retry_above = 0;
+    assert!(c.validate().is_err());
+    c.admission.retry_above = c.admission.max_handshaking;
+    assert!(c.validate().is_ok());
+    let mut t = retry_server(RetryMode::Always);
+    t.admission.retry_token_lifetime_ms = 0;
+    assert!(t.validate().is_err());
+}
