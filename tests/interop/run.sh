@@ -4,7 +4,8 @@
 # against itself (to tell a stack bug from an interop one). Each case checks the
 # downloaded files byte for byte (sha256) AND the quiclab side's qlog for evidence of
 # the mechanism: key_updated with key_phase >= 1 (keyupdate), tls_cipher ChaCha20
-# (chacha20), chosen_version 6b3343cf (v2), a Retry received (retry: the quiclab client's
+# (chacha20), chosen_version 6b3343cf (v2; on the server side in the version_information
+# event it logs only when it upgraded aioquic's v1 Initial to v2), a Retry received (retry: the quiclab client's
 # packet_received of type retry; the quiclab server's retry_source_connection_id, which
 # it sets only on a connection admitted with its Retry token). Prints a matrix; needs python3 with aioquic
 # (scripts/setup-tests.sh makes .venv). 127.0.0.1 only.
@@ -70,6 +71,9 @@ evidence() { # case dir side
     case $1,$3 in
         retry,client) pattern='"packet_type":"retry"' ;;
         retry,server) pattern='"retry_source_connection_id"' ;;
+        # aioquic's client starts in v1 offering v2: the server's version_information
+        # event records the upgrade (compatible version negotiation, RFC 9368).
+        v2,server) pattern='"quic:version_information".*"client_versions".*"chosen_version":"6b3343cf"' ;;
         keyupdate,*) pattern='"key_phase":[1-9]' ;;
         chacha20,*) pattern='"tls_cipher":"TLS13_CHACHA20_POLY1305_SHA256"' ;;
         v2,*) pattern='"chosen_version":"6b3343cf"' ;;

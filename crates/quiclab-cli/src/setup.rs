@@ -81,7 +81,8 @@ impl std::error::Error for UnsupportedTestcase {}
 /// early and often (every 2 packets it sends: a downloading client sends mostly ACKs,
 /// and few of those, since the driver reads GRO batches and acknowledges once per batch); `chacha20`: only ChaCha20-Poly1305;
 /// `v2`: the client starts in QUIC v2 (falling back to v1 after Version Negotiation),
-/// the server accepts v1 and v2; `retry`: the server sends a Retry on every connection
+/// the server accepts v2 and v1, preferring v2: it upgrades a v1 client that offers
+/// v2 by compatible version negotiation; `retry`: the server sends a Retry on every connection
 /// (RFC 9000 §8.1.2; the client needs nothing: it always handles Retry). Anything else
 /// (resumption, zerortt, ...) is [`UnsupportedTestcase`].
 pub fn configure(f: &Flags<'_>, side: Side) -> Result<(Arc<TransportConfig>, TlsChoices)> {
@@ -106,9 +107,10 @@ pub fn configure(f: &Flags<'_>, side: Side) -> Result<(Arc<TransportConfig>, Tls
                     initial: QuicVersion::V2,
                     supported: vec![QuicVersion::V2, QuicVersion::V1],
                 },
+                // Preferring v2, so a v1 client offering v2 is upgraded (RFC 9368 §2.3).
                 Side::Server => VersionConfig {
                     initial: QuicVersion::V1,
-                    supported: vec![QuicVersion::V1, QuicVersion::V2],
+                    supported: vec![QuicVersion::V2, QuicVersion::V1],
                 },
             }
         }

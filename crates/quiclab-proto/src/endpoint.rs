@@ -10,6 +10,7 @@
 //! `poll_timeout`. Connections stay in the endpoint after they close, so results can
 //! be read; [`Endpoint::remove`] drops one.
 
+mod compatible;
 mod validation;
 
 use crate::config::TransportConfig;
@@ -288,6 +289,15 @@ impl Endpoint {
         if handshaking >= self.config.admission.max_handshaking {
             return Err(Unrouted::Dropped);
         }
+        // RFC 9368 §2.3: perhaps upgrade to a compatible version the client offers.
+        let upgrade = compatible::negotiate(
+            &self.config.versions,
+            version,
+            &dcid,
+            initial.packet,
+            initial.pn_offset,
+        );
+        let conn_version = upgrade.as_ref().map_or(version, |u| u.version);
         let seed = self.rng.next_u64();
         let config = self
             .config_factory
@@ -295,12 +305,23 @@ impl Endpoint {
             .and_then(|f| f(remote, now))
             .unwrap_or_else(|| self.config.clone());
         let mut conn = Connection::new_server_validated(
-            now, config, tls, remote, dcid, scid, version, seed, validation,
+            now,
+            config,
+            tls,
+            remote,
+            dcid,
+            scid,
+            conn_version,
+            seed,
+            validation,
         )
         .map_err(|_| Unrouted::Dropped)?;
         let h = self.new_handle();
         if let Some(sink) = self.sink_factory.as_mut().and_then(|f| f(h, &conn)) {
             conn.set_event_sink(now, sink);
+        }
+        if let Some(u) = upgrade {
+            conn.upgraded_from(now, version, &dcid, u.client_versions);
         }
         // The client keeps using its original DCID until it sees our Initial.
         self.routes.insert(dcid, h);

@@ -19,6 +19,7 @@
 mod ack_frequency;
 mod cids;
 mod close;
+mod compatible;
 mod crypto_stream;
 mod handshake;
 mod handshake_state;
@@ -177,6 +178,8 @@ pub struct Connection {
     received_datagrams: VecDeque<Vec<u8>>,
     /// Retry and NEW_TOKEN tokens (RFC 9000 §8.1).
     tokens: retry::TokenState,
+    /// Server: the client's version after compatible version negotiation (RFC 9368).
+    original_version: compatible::OriginalVersion,
     /// Buffers reused across calls.
     scratch: Scratch,
 }
@@ -375,6 +378,7 @@ impl Connection {
             }),
             received_datagrams: VecDeque::new(),
             tokens: retry::TokenState::default(),
+            original_version: compatible::OriginalVersion::default(),
             config,
         }
     }
