@@ -5,7 +5,13 @@ server` while a `quiclab client` fetches 1 MB from it. Prints the fetch time and
 server's memory (VmRSS before and after, VmHWM peak) and fails if the fetch takes
 1 s or more or the server grew by 20 MB or more.
 
-Usage: tests/flood/flood.py [--quiclab target/release/quiclab] [--count 50000]"""
+With `--valid N` (needs aioquic), N of the Initials are genuine client Initials (each a
+new connection that never goes on), sent first: they decrypt, so each makes a
+connection mid-handshake until the server's cap, unless the server answers with Retry
+(`--server-config` with `[admission] retry = "auto"`; RFC 9000 §8.1.2).
+
+Usage: tests/flood/flood.py [--quiclab target/release/quiclab] [--count 50000]
+       [--valid N] [--server-config FILE]"""
 
 import argparse
 import os
@@ -36,20 +42,40 @@ def junk_initial() -> bytes:
     return bytes(d)
 
 
+def valid_initials(n: int, port: int) -> list:
+    """The first datagram of N aioquic client connections (distinct connection IDs)."""
+    from aioquic.quic.configuration import QuicConfiguration
+    from aioquic.quic.connection import QuicConnection
+
+    config = QuicConfiguration(is_client=True, alpn_protocols=["hq-interop"])
+    out = []
+    for _ in range(n):
+        c = QuicConnection(configuration=config)
+        c.connect(("127.0.0.1", port), now=0.0)
+        out.append(c.datagrams_to_send(now=0.0)[0][0])
+    return out
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--quiclab", default="target/release/quiclab")
     p.add_argument("--count", type=int, default=50_000)
     p.add_argument("--port", type=int, default=24000 + os.getpid() % 10000)
+    p.add_argument("--valid", type=int, default=0, help="genuine client Initials among them")
+    p.add_argument("--server-config", help="the server's transport config (TOML)")
     args = p.parse_args()
+    valid = valid_initials(args.valid, args.port)
     work = tempfile.mkdtemp(prefix="quiclab-flood.")
     www = os.path.join(work, "www")
     os.makedirs(www)
     with open(os.path.join(www, "1mb.bin"), "wb") as f:
         f.write(os.urandom(1 << 20))
     log = open(os.path.join(work, "server.log"), "w")
+    cmd = [args.quiclab, "server", "--listen", f"127.0.0.1:{args.port}", "--root", www, "--seed", "1"]
+    if args.server_config:
+        cmd += ["--config", args.server_config]
     server = subprocess.Popen(
-        [args.quiclab, "server", "--listen", f"127.0.0.1:{args.port}", "--root", www, "--seed", "1"],
+        cmd,
         stdout=log,
         stderr=subprocess.STDOUT,
     )
@@ -70,7 +96,10 @@ def main() -> int:
             pkts = [junk_initial() for _ in range(1000)]
             t0 = time.monotonic()
             for i in range(args.count):
-                s.sendto(pkts[i % 1000][:6] + os.urandom(8) + pkts[i % 1000][14:], ("127.0.0.1", args.port))
+                if i < len(valid):
+                    s.sendto(valid[i], ("127.0.0.1", args.port))
+                else:
+                    s.sendto(pkts[i % 1000][:6] + os.urandom(8) + pkts[i % 1000][14:], ("127.0.0.1", args.port))
                 sent[0] += 1
                 if i == args.count // 10:
                     started.set()
@@ -96,7 +125,7 @@ def main() -> int:
         ok_fetch = r.returncode == 0 and os.path.getsize(os.path.join(out, "1mb.bin")) == 1 << 20
         growth_mb = (after - before) / 1024
         print(
-            f"junk Initials: {args.count} sent in {sent[-1]:.2f} s "
+            f"Initials: {args.count} ({len(valid)} genuine) sent in {sent[-1]:.2f} s "
             f"({sent_during_fetch} by the end of the fetch)\n"
             f"1 MB fetch: {'ok' if ok_fetch else 'FAILED'} in {fetch_s:.3f} s\n"
             f"server RSS: {before / 1024:.1f} MB before, {after / 1024:.1f} MB after "

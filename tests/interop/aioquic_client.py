@@ -65,14 +65,15 @@ class HqClient(QuicConnectionProtocol):
 
 def apply_testcase(config: QuicConfiguration, testcase: str) -> None:
     """The interop runner's client side: chacha20 offers only ChaCha20-Poly1305; v2
-    starts in QUIC v2 (v1 as the fallback); keyupdate is done in HqClient."""
+    starts in QUIC v1 offering v2, so the server upgrades the connection by compatible
+    version negotiation (RFC 9368 §2.3); keyupdate is done in HqClient."""
     from aioquic.quic.packet import QuicProtocolVersion
     from aioquic.tls import CipherSuite
 
     if testcase == "chacha20":
         config.cipher_suites = [CipherSuite.CHACHA20_POLY1305_SHA256]
     elif testcase == "v2":
-        config.original_version = QuicProtocolVersion.VERSION_2
+        config.original_version = QuicProtocolVersion.VERSION_1
         config.supported_versions = [QuicProtocolVersion.VERSION_2, QuicProtocolVersion.VERSION_1]
 
 

@@ -112,6 +112,8 @@ async def main() -> None:
         create_protocol=functools.partial(HqServer, root=args.root),
         session_ticket_fetcher=tickets.pop if resumes else None,
         session_ticket_handler=(lambda t: tickets.__setitem__(t.ticket, t)) if resumes else None,
+        # The interop runner's retry case: a Retry on every connection.
+        retry=args.testcase == "retry",
     )
     print(f"listening on {args.host}:{args.port}", flush=True)
     await asyncio.Future()

@@ -1,22 +1,25 @@
 #!/usr/bin/env bash
 # Interop: the QUIC interop runner's test cases (handshake, transfer, multiplexing,
-# keyupdate, chacha20, v2) between quiclab and aioquic in both directions, plus quiclab
+# keyupdate, chacha20, v2, retry) between quiclab and aioquic in both directions, plus quiclab
 # against itself (to tell a stack bug from an interop one). Each case checks the
 # downloaded files byte for byte (sha256) AND the quiclab side's qlog for evidence of
 # the mechanism: key_updated with key_phase >= 1 (keyupdate), tls_cipher ChaCha20
-# (chacha20), chosen_version 6b3343cf (v2), resumption_allowed (resumption: the second
-# connection resumed), that and 0RTT packets (zerortt). Prints a matrix; needs python3 with aioquic
-# (scripts/setup-tests.sh makes .venv). 127.0.0.1 only.
+# (chacha20), chosen_version 6b3343cf (v2; on the server side in the version_information
+# event it logs only when it upgraded aioquic's v1 Initial to v2), a Retry received (retry: the quiclab client's
+# packet_received of type retry; the quiclab server's retry_source_connection_id, which
+# it sets only on a connection admitted with its Retry token), resumption_allowed
+# (resumption: the second connection resumed), that and 0RTT packets (zerortt). Prints a
+# matrix; needs python3 with aioquic (scripts/setup-tests.sh makes .venv). 127.0.0.1 only.
 # Ends with "N passed, M failed"; exits non-zero on any failure.
 # Env: PYTHON (default python3), KEEP=1 keeps the work dir, CASE_TIMEOUT (s, default 120),
-# CASES (default "handshake transfer multiplexing keyupdate chacha20 v2 resumption zerortt").
+# CASES (default "handshake transfer multiplexing keyupdate chacha20 v2 retry resumption zerortt").
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 py=${PYTHON:-python3}
 case_timeout=${CASE_TIMEOUT:-120}
-cases=${CASES:-handshake transfer multiplexing keyupdate chacha20 v2 resumption zerortt}
+cases=${CASES:-handshake transfer multiplexing keyupdate chacha20 v2 retry resumption zerortt}
 work=$(mktemp -d "${TMPDIR:-/tmp}/quiclab-interop.XXXXXX")
 pids=()
 passed=0
@@ -63,16 +66,22 @@ files_for() {
     esac
 }
 
-# What the quiclab side's qlog (in DIR) must show for a test case.
-evidence() { # case dir
+# What the quiclab side's qlog (in DIR) must show for a test case; SIDE is the quiclab
+# side's role (client or server).
+evidence() { # case dir side
     local dir=$2 pattern
-    case $1 in
-        keyupdate) pattern='"key_phase":[1-9]' ;;
-        chacha20) pattern='"tls_cipher":"TLS13_CHACHA20_POLY1305_SHA256"' ;;
-        v2) pattern='"chosen_version":"6b3343cf"' ;;
+    case $1,$3 in
+        retry,client) pattern='"packet_type":"retry"' ;;
+        retry,server) pattern='"retry_source_connection_id"' ;;
+        # aioquic's client starts in v1 offering v2: the server's version_information
+        # event records the upgrade (compatible version negotiation, RFC 9368).
+        v2,server) pattern='"quic:version_information".*"client_versions".*"chosen_version":"6b3343cf"' ;;
+        keyupdate,*) pattern='"key_phase":[1-9]' ;;
+        chacha20,*) pattern='"tls_cipher":"TLS13_CHACHA20_POLY1305_SHA256"' ;;
+        v2,*) pattern='"chosen_version":"6b3343cf"' ;;
         # The second connection resumed (a PSK handshake), and (zerortt) 0-RTT went.
-        resumption) pattern='"resumption_allowed":true' ;;
-        zerortt)
+        resumption,*) pattern='"resumption_allowed":true' ;;
+        zerortt,*)
             grep -qs '"resumption_allowed":true' "$dir"/*.sqlog || { echo "no resumption in $dir"; return 1; }
             pattern='"packet_type":"0RTT"' ;;
         *) pattern='"quic:packet_received"' ;;
@@ -104,10 +113,11 @@ stop_servers() {
 }
 
 declare -A matrix
-# run_case CASE DIRECTION OUTDIR QLOGDIR LOG cmd...: fetch, compare sha256, check qlog.
+# run_case CASE DIRECTION OUTDIR QLOGDIR SIDE LOG cmd...: fetch, compare sha256, check
+# the qlog of the quiclab side SIDE (client or server).
 run_case() {
-    local tc=$1 dir=$2 out=$3 qlog=$4 log=$5
-    shift 5
+    local tc=$1 dir=$2 out=$3 qlog=$4 side=$5 log=$6
+    shift 6
     mkdir -p "$out"
     local start end ok=1 why=""
     start=$(date +%s.%N)
@@ -121,7 +131,7 @@ run_case() {
         done
     fi
     if [[ $ok == 1 ]]; then
-        why=$(evidence "$tc" "$qlog") || ok=0
+        why=$(evidence "$tc" "$qlog" "$side") || ok=0
     fi
     local secs
     secs=$(awk "BEGIN { printf \"%.2f\", $end - $start }")
@@ -155,13 +165,13 @@ for tc in $cases; do
         urls_q+=("https://127.0.0.1:$quiclab_port/$f")
     done
     # quiclab client -> aioquic server: evidence in the client's qlog.
-    run_case "$tc" "${dirs[0]}" "$q/out-qa" "$q/qlog-qa" "$q/qa.log" \
+    run_case "$tc" "${dirs[0]}" "$q/out-qa" "$q/qlog-qa" client "$q/qa.log" \
         "$quiclab" client --ca "$work/cert.pem" --output "$q/out-qa" --testcase "$tc" \
         --qlog-dir "$q/qlog-qa" "${urls_a[@]}"
     # aioquic client -> quiclab server: evidence in the server's qlog.
-    run_case "$tc" "${dirs[1]}" "$q/out-aq" "$q/qlog-server" "$q/aq.log" \
+    run_case "$tc" "${dirs[1]}" "$q/out-aq" "$q/qlog-server" server "$q/aq.log" \
         "$py" "$here/aioquic_client.py" --output "$q/out-aq" --testcase "$tc" "${urls_q[@]}"
-    run_case "$tc" "${dirs[2]}" "$q/out-qq" "$q/qlog-qq" "$q/qq.log" \
+    run_case "$tc" "${dirs[2]}" "$q/out-qq" "$q/qlog-qq" client "$q/qq.log" \
         "$quiclab" client --insecure --output "$q/out-qq" --testcase "$tc" \
         --qlog-dir "$q/qlog-qq" "${urls_q[@]}"
     stop_servers

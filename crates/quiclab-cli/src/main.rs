@@ -11,6 +11,7 @@ mod setup;
 mod signal;
 mod sim;
 mod timer;
+mod tokens;
 mod udp;
 mod url;
 
@@ -78,7 +79,7 @@ struct Common {
     #[arg(long)]
     seed: Option<u64>,
     /// An interop-runner test case (handshake, transfer, multiplexing, keyupdate,
-    /// chacha20, v2); others exit with status 127, the runner's "unsupported".
+    /// chacha20, v2, retry); others exit with status 127, the runner's "unsupported".
     #[arg(long)]
     testcase: Option<String>,
     /// TLS cipher suites, in preference order (aes128gcm, aes256gcm, chacha20).
@@ -160,6 +161,11 @@ struct ClientArgs {
     /// idle, until SIGINT/SIGTERM (hq-interop only; memory per idle connection).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=100_000))]
     streams: u32,
+    /// NEW_TOKEN tokens (RFC 9000 §8.1.3) by server name: read before connecting (a
+    /// missing file is empty), and the tokens the servers sent written back at the end,
+    /// so the next run skips a server's Retry.
+    #[arg(long)]
+    token_cache: Option<PathBuf>,
     #[command(flatten)]
     common: Common,
 }
@@ -336,6 +342,9 @@ fn client(a: ClientArgs) -> Result<()> {
     let wake = net::Wake::choose(&a.common.wake);
     let clock = net::Clock::new();
     let mut endpoint = Endpoint::new(config, None, seed);
+    if let Some(path) = &a.token_cache {
+        tokens::load(&mut endpoint, path)?;
+    }
     // The resumption test cases run over hq-interop with the plain client, one
     // connection after the other.
     let failures = if a.alpn.as_deref() == Some("hq-interop") || resume {
@@ -366,6 +375,9 @@ fn client(a: ClientArgs) -> Result<()> {
         if let Some(conn) = endpoint.connection_mut(h) {
             detach_qlog(conn);
         }
+    }
+    if let Some(path) = &a.token_cache {
+        tokens::save(&endpoint, path)?;
     }
     match failures {
         0 => Ok(()),

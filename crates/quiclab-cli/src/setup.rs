@@ -2,7 +2,7 @@
 //! log, and one qlog file per connection.
 
 use anyhow::{anyhow, bail, Context, Result};
-use quiclab_proto::config::{QuicVersion, VersionConfig};
+use quiclab_proto::config::{QuicVersion, RetryMode, VersionConfig};
 use quiclab_proto::crypto::choices::{CipherSuite, KxGroup, TlsChoices};
 use quiclab_proto::events::EventSink;
 use quiclab_proto::qlog::QlogWriter;
@@ -81,10 +81,12 @@ impl std::error::Error for UnsupportedTestcase {}
 /// early and often (every 2 packets it sends: a downloading client sends mostly ACKs,
 /// and few of those, since the driver reads GRO batches and acknowledges once per batch); `chacha20`: only ChaCha20-Poly1305;
 /// `v2`: the client starts in QUIC v2 (falling back to v1 after Version Negotiation),
-/// the server accepts v1 and v2; `resumption`: the server issues session tickets and
-/// the client makes a second connection that resumes (see `main.rs`); `zerortt`: the
-/// same, with 0-RTT on both sides (`zero_rtt`). Anything else (retry, ...) is
-/// [`UnsupportedTestcase`].
+/// the server accepts v2 and v1, preferring v2: it upgrades a v1 client that offers
+/// v2 by compatible version negotiation; `retry`: the server sends a Retry on every connection
+/// (RFC 9000 §8.1.2; the client needs nothing: it always handles Retry); `resumption`: the
+/// server issues session tickets and the client makes a second connection that resumes
+/// (see `main.rs`); `zerortt`: the same, with 0-RTT on both sides (`zero_rtt`). Anything
+/// else is [`UnsupportedTestcase`].
 pub fn configure(f: &Flags<'_>, side: Side) -> Result<(Arc<TransportConfig>, TlsChoices)> {
     let mut config = (*load_config(f.config)?).clone();
     let mut choices = TlsChoices::default();
@@ -97,6 +99,11 @@ pub fn configure(f: &Flags<'_>, side: Side) -> Result<(Arc<TransportConfig>, Tls
         }
         Some("resumption") => {}
         Some("zerortt") => config.zero_rtt = true,
+        Some("retry") => {
+            if side == Side::Server {
+                config.admission.retry = RetryMode::Always;
+            }
+        }
         Some("chacha20") => choices = TlsChoices::only_suite(CipherSuite::Chacha20Poly1305),
         Some("v2") => {
             config.versions = match side {
@@ -104,9 +111,10 @@ pub fn configure(f: &Flags<'_>, side: Side) -> Result<(Arc<TransportConfig>, Tls
                     initial: QuicVersion::V2,
                     supported: vec![QuicVersion::V2, QuicVersion::V1],
                 },
+                // Preferring v2, so a v1 client offering v2 is upgraded (RFC 9368 §2.3).
                 Side::Server => VersionConfig {
                     initial: QuicVersion::V1,
-                    supported: vec![QuicVersion::V1, QuicVersion::V2],
+                    supported: vec![QuicVersion::V2, QuicVersion::V1],
                 },
             }
         }

@@ -4,7 +4,7 @@
 
 mod security;
 
-pub use security::{AdmissionConfig, KeyUpdateConfig, QuicVersion, VersionConfig};
+pub use security::{AdmissionConfig, KeyUpdateConfig, QuicVersion, RetryMode, VersionConfig};
 
 use crate::cc::{CarefulResumeConfig, CongestionControl, HystartConfig};
 use crate::error::TransportError;

@@ -1,6 +1,7 @@
 //! The endpoint: owns connections, routes datagrams to them by connection ID, accepts
 //! new connections (server), and answers unknown versions with Version Negotiation
-//! (RFC 9000 §5.2, §6, §7.2, §14.1).
+//! (RFC 9000 §5.2, §6, §7.2, §14.1). Address validation with Retry and tokens
+//! (§8.1) is decided in [`validation`].
 //!
 //! # Call contract
 //! Same shape as [`Connection`]: `handle_datagram` / `handle_timeout` in, then drain
@@ -8,6 +9,9 @@
 //! `poll_event` (through [`Endpoint::connection_mut`]), then sleep until
 //! `poll_timeout`. Connections stay in the endpoint after they close, so results can
 //! be read; [`Endpoint::remove`] drops one.
+
+mod compatible;
+mod validation;
 
 use crate::config::TransportConfig;
 use crate::connection::{Connection, EndpointEvent, Parsed, Transmit, MIN_INITIAL_DATAGRAM};
@@ -21,6 +25,7 @@ use crate::wire::{ConnectionId, PacketType};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::Arc;
+use validation::{AddressValidation, Admission, NewInitial};
 
 /// Identifies a connection within its endpoint; handles are never reused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -33,6 +38,9 @@ pub enum Unrouted {
     Dropped,
     /// An unknown version; a Version Negotiation packet was queued.
     VersionNegotiation,
+    /// A new client's Initial was answered statelessly (RFC 9000 §8.1.2): a Retry,
+    /// or a CONNECTION_CLOSE with INVALID_TOKEN for a bad Retry token.
+    Retry,
 }
 
 /// Datagrams for one destination from [`Endpoint::poll_transmit_burst`]: `segments`
@@ -47,6 +55,8 @@ pub struct Burst {
 /// The first packet of a datagram that may open a connection.
 struct Initial<'a> {
     version: u32,
+    /// The Initial's Token field (RFC 9000 §17.2.2).
+    token: &'a [u8],
     /// The packet's bytes (not the rest of the datagram).
     packet: &'a [u8],
     pn_offset: usize,
@@ -74,6 +84,8 @@ pub struct Endpoint {
     /// Chooses the transport config of each accepted connection (per-peer settings,
     /// such as Careful Resume's saved path parameters); `None` = `config`.
     config_factory: Option<ConfigFactory>,
+    /// Retry and tokens (server), NEW_TOKEN tokens for later connections (client).
+    validation: AddressValidation,
 }
 
 /// The transport config for a connection from `remote` accepted at `now`, or `None`
@@ -92,10 +104,12 @@ impl Endpoint {
         server: Option<Arc<rustls::ServerConfig>>,
         seed: u64,
     ) -> Self {
+        let rng = DetRng::new(seed);
         Endpoint {
+            validation: AddressValidation::new(&rng),
             config,
             server,
-            rng: DetRng::new(seed),
+            rng,
             connections: BTreeMap::new(),
             routes: HashMap::new(),
             next_handle: 0,
@@ -139,9 +153,13 @@ impl Endpoint {
         remote: SocketAddr,
     ) -> Result<ConnectionHandle, TransportError> {
         let seed = self.rng.next_u64();
-        let conn =
+        let mut conn =
             Connection::new_client(now, self.config.clone(), tls, server_name, remote, seed)?;
         let h = self.new_handle();
+        if let Some(token) = self.validation.on_connect(h, server_name) {
+            // RFC 9000 §8.1.3: a NEW_TOKEN token from an earlier connection.
+            conn.set_initial_token(token);
+        }
         self.routes.insert(conn.local_cid(), h);
         self.connections.insert(h, conn);
         Ok(h)
@@ -179,6 +197,7 @@ impl Endpoint {
             None => {
                 let first_packet = Initial {
                     version,
+                    token: header.token,
                     packet: &data[..packet_len],
                     pn_offset,
                     datagram_len: data.len(),
@@ -239,28 +258,70 @@ impl Endpoint {
         if !is_valid_client_initial(version, &dcid, initial.packet, initial.pn_offset) {
             return Err(Unrouted::Dropped);
         }
-        // At most `max_handshaking` connections may be mid-handshake at once: under an
-        // Initial flood from real clients, new ones wait (their Initials are dropped and
-        // retransmitted) rather than growing the server's state without bound.
         let handshaking = self
             .connections
             .values()
             .filter(|c| !c.is_handshake_complete() && !c.is_closed())
             .count();
+        // RFC 9000 §8.1: Retry, or a token that validates the address.
+        let new = NewInitial {
+            version,
+            dcid,
+            scid,
+            token: initial.token,
+            handshaking,
+        };
+        let cid_len = self.config.connection_id_length as usize;
+        let validation =
+            match self
+                .validation
+                .admit(&self.config.admission, cid_len, now, remote, &new)
+            {
+                Admission::Accept(v) => v,
+                Admission::Respond(pkt) => {
+                    self.responses.push_back((remote, pkt));
+                    return Err(Unrouted::Retry);
+                }
+            };
+        // At most `max_handshaking` connections may be mid-handshake at once: under an
+        // Initial flood from real clients, new ones wait (their Initials are dropped and
+        // retransmitted) rather than growing the server's state without bound.
         if handshaking >= self.config.admission.max_handshaking {
             return Err(Unrouted::Dropped);
         }
+        // RFC 9368 §2.3: perhaps upgrade to a compatible version the client offers.
+        let upgrade = compatible::negotiate(
+            &self.config.versions,
+            version,
+            &dcid,
+            initial.packet,
+            initial.pn_offset,
+        );
+        let conn_version = upgrade.as_ref().map_or(version, |u| u.version);
         let seed = self.rng.next_u64();
         let config = self
             .config_factory
             .as_mut()
             .and_then(|f| f(remote, now))
             .unwrap_or_else(|| self.config.clone());
-        let mut conn = Connection::new_server(now, config, tls, remote, dcid, scid, version, seed)
-            .map_err(|_| Unrouted::Dropped)?;
+        let mut conn = Connection::new_server_validated(
+            now,
+            config,
+            tls,
+            remote,
+            dcid,
+            scid,
+            conn_version,
+            seed,
+            validation,
+        )
+        .map_err(|_| Unrouted::Dropped)?;
         let h = self.new_handle();
         if let Some(sink) = self.sink_factory.as_mut().and_then(|f| f(h, &conn)) {
             conn.set_event_sink(now, sink);
+        }
+        if let Some(u) = upgrade {
+            conn.upgraded_from(now, version, &dcid, u.client_versions);
         }
         // The client keeps using its original DCID until it sees our Initial.
         self.routes.insert(dcid, h);
@@ -285,6 +346,7 @@ impl Endpoint {
                 EndpointEvent::Drained => {
                     self.routes.retain(|_, v| *v != h);
                 }
+                EndpointEvent::NewToken(token) => self.validation.on_new_token(h, token),
             }
         }
     }
@@ -310,6 +372,7 @@ impl Endpoint {
     /// Drops a connection and its routes.
     pub fn remove(&mut self, h: ConnectionHandle) -> Option<Connection> {
         self.routes.retain(|_, v| *v != h);
+        self.validation.forget(h);
         self.connections.remove(&h)
     }
 
@@ -425,6 +488,17 @@ impl Endpoint {
             }
         }
         Some(burst)
+    }
+
+    /// Client: stores a NEW_TOKEN token for connections to `server_name` (one saved by
+    /// an earlier run); the next [`Endpoint::connect`] to that name uses it once.
+    pub fn insert_token(&mut self, server_name: &str, token: Vec<u8>) {
+        self.validation.insert_token(server_name, token);
+    }
+
+    /// Client: the NEW_TOKEN tokens not yet used, by server name (to save them).
+    pub fn tokens(&self) -> impl Iterator<Item = (&str, &[u8])> {
+        self.validation.tokens()
     }
 
     /// The earliest deadline of any connection.

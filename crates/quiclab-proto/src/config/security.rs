@@ -142,30 +142,103 @@ impl KeyUpdateConfig {
     }
 }
 
-/// Limits on what a server admits (`[admission]`), against Initial floods.
+/// When a server answers a client's Initial with Retry (RFC 9000 §8.1.2) to validate
+/// its address before creating any state for it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RetryMode {
+    /// Never (default): the amplification limit (§8.1) is the only protection.
+    #[default]
+    Off,
+    /// Every Initial without a valid token gets a Retry.
+    Always,
+    /// Only while `admission.retry_above` or more connections are mid-handshake (a
+    /// flood of real or spoofed clients); below it, connections start at once.
+    Auto,
+}
+
+impl RetryMode {
+    fn is_default(&self) -> bool {
+        *self == RetryMode::Off
+    }
+}
+
+/// Limits on what a server admits (`[admission]`), against Initial floods, and its
+/// address validation with Retry and NEW_TOKEN tokens (RFC 9000 §8.1).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct AdmissionConfig {
     /// Connections that may be mid-handshake at once (default 1024); the Initials of
     /// further new connections are dropped (clients retransmit them).
     pub max_handshaking: usize,
+    /// Whether the server sends Retry (default off). With any mode but off the server
+    /// also issues a NEW_TOKEN token after each handshake (RFC 9000 §8.1.3), so a
+    /// returning client skips the Retry round trip.
+    #[serde(skip_serializing_if = "RetryMode::is_default")]
+    pub retry: RetryMode,
+    /// `retry = "auto"`: connections mid-handshake at or above which Retry is sent
+    /// (default 128; at most `max_handshaking`).
+    #[serde(skip_serializing_if = "is_default_retry_above")]
+    pub retry_above: usize,
+    /// How long a Retry token is accepted, ms (default 10000): a client uses it within
+    /// one round trip (RFC 9000 §8.1.2: "a short expiration time").
+    #[serde(skip_serializing_if = "is_default_retry_lifetime")]
+    pub retry_token_lifetime_ms: u64,
+    /// How long a NEW_TOKEN token is accepted, ms (default one day, RFC 9000 §8.1.3).
+    #[serde(skip_serializing_if = "is_default_new_token_lifetime")]
+    pub new_token_lifetime_ms: u64,
+}
+
+const DEFAULT_RETRY_ABOVE: usize = 128;
+const DEFAULT_RETRY_LIFETIME_MS: u64 = 10_000;
+const DEFAULT_NEW_TOKEN_LIFETIME_MS: u64 = 86_400_000;
+
+fn is_default_retry_above(v: &usize) -> bool {
+    *v == DEFAULT_RETRY_ABOVE
+}
+fn is_default_retry_lifetime(v: &u64) -> bool {
+    *v == DEFAULT_RETRY_LIFETIME_MS
+}
+fn is_default_new_token_lifetime(v: &u64) -> bool {
+    *v == DEFAULT_NEW_TOKEN_LIFETIME_MS
 }
 
 impl Default for AdmissionConfig {
     fn default() -> Self {
         AdmissionConfig {
             max_handshaking: 1024,
+            retry: RetryMode::Off,
+            retry_above: DEFAULT_RETRY_ABOVE,
+            retry_token_lifetime_ms: DEFAULT_RETRY_LIFETIME_MS,
+            new_token_lifetime_ms: DEFAULT_NEW_TOKEN_LIFETIME_MS,
         }
     }
 }
 
 impl AdmissionConfig {
     pub(crate) fn validate(&self) -> Result<(), ConfigError> {
+        let err = |key, why: &str| {
+            Err(ConfigError {
+                key,
+                why: why.to_string(),
+            })
+        };
         if self.max_handshaking == 0 {
-            return Err(ConfigError {
-                key: "admission.max_handshaking",
-                why: "must be at least 1".into(),
-            });
+            return err("admission.max_handshaking", "must be at least 1");
+        }
+        if self.retry == RetryMode::Auto
+            && (self.retry_above == 0 || self.retry_above > self.max_handshaking)
+        {
+            return err(
+                "admission.retry_above",
+                "must be between 1 and admission.max_handshaking",
+            );
+        }
+        if self.retry_token_lifetime_ms == 0 {
+            return err("admission.retry_token_lifetime_ms", "must be at least 1");
+        }
+        if self.new_token_lifetime_ms == 0 {
+            return err("admission.new_token_lifetime_ms", "must be at least 1");
         }
         Ok(())
     }

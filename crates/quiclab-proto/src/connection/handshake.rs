@@ -160,12 +160,7 @@ impl Connection {
             ));
         }
         if self.side == Side::Client {
-            if p.original_destination_connection_id != Some(self.original_dcid) {
-                return Err(tp_err("original_destination_connection_id does not match"));
-            }
-            if p.retry_source_connection_id.is_some() {
-                return Err(tp_err("retry_source_connection_id without a Retry"));
-            }
+            self.check_retry_params(&p)?;
             if let Some(t) = p.stateless_reset_token {
                 self.cids.set_initial_remote_reset_token(t);
             }

@@ -128,6 +128,7 @@ impl Connection {
                     .ack_frequency
                     .sender
                     .on_acked(*sequence, *max_ack_delay_us),
+                SentFrame::NewToken => self.tokens.new_token.on_acked(),
                 SentFrame::HandshakeDone
                 | SentFrame::NewConnectionId { .. }
                 | SentFrame::RetireConnectionId { .. } => {}
@@ -217,6 +218,7 @@ impl Connection {
                     .on_lost(*offset, *len),
                 SentFrame::Stream(r) => self.streams.on_lost(r),
                 SentFrame::HandshakeDone => self.handshake.done_pending = true,
+                SentFrame::NewToken => self.tokens.new_token.on_lost(),
                 SentFrame::NewConnectionId { sequence } => {
                     self.cids.pending_new.push_back(*sequence)
                 }

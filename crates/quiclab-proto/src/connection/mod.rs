@@ -19,13 +19,16 @@
 mod ack_frequency;
 mod cids;
 mod close;
+mod compatible;
 mod crypto_stream;
 mod handshake;
 mod handshake_state;
 mod key_update;
 mod loss;
+mod new_token;
 mod path;
 mod recv;
+mod retry;
 mod send;
 mod server_hold;
 mod spaces;
@@ -35,6 +38,7 @@ mod version;
 mod zero_rtt;
 
 pub(crate) use recv::Parsed;
+pub use retry::ServerValidation;
 pub use send::MIN_INITIAL_DATAGRAM;
 pub use spaces::SpaceId;
 pub use stats::ConnectionStats;
@@ -106,6 +110,9 @@ pub enum EndpointEvent {
     RetireConnectionId(ConnectionId),
     /// The connection is closed and drained: remove it.
     Drained,
+    /// Client: the server sent a NEW_TOKEN token for a later connection (RFC 9000
+    /// §8.1.3).
+    NewToken(Vec<u8>),
 }
 
 /// A datagram to send.
@@ -173,6 +180,10 @@ pub struct Connection {
     received_datagrams: VecDeque<Vec<u8>>,
     /// 0-RTT keys, status and (server) packets waiting for their keys.
     zero_rtt: zero_rtt::ZeroRtt,
+    /// Retry and NEW_TOKEN tokens (RFC 9000 §8.1).
+    tokens: retry::TokenState,
+    /// Server: the client's version after compatible version negotiation (RFC 9368).
+    original_version: compatible::OriginalVersion,
     /// Buffers reused across calls.
     scratch: Scratch,
 }
@@ -236,6 +247,34 @@ impl Connection {
         version: u32,
         seed: u64,
     ) -> Result<Self, TransportError> {
+        let validation = ServerValidation::unvalidated(original_dcid);
+        Self::new_server_validated(
+            now,
+            config,
+            tls,
+            remote,
+            original_dcid,
+            client_scid,
+            version,
+            seed,
+            validation,
+        )
+    }
+
+    /// [`Connection::new_server`] for an Initial sent to `client_dcid` (our Retry's
+    /// SCID after a Retry), admitted as `validation` says (RFC 9000 §8.1).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new_server_validated(
+        now: Instant,
+        config: Arc<TransportConfig>,
+        tls: Arc<rustls::ServerConfig>,
+        remote: SocketAddr,
+        client_dcid: ConnectionId,
+        client_scid: ConnectionId,
+        version: u32,
+        seed: u64,
+        validation: ServerValidation,
+    ) -> Result<Self, TransportError> {
         config.validate()?;
         if !config.versions.accepts(version) {
             return Err(TransportError::internal(format!(
@@ -246,7 +285,10 @@ impl Connection {
         let cids = CidState::new(&mut rng, config.connection_id_length as usize, client_scid);
         let mut local_params = Self::local_params(&config, version);
         local_params.initial_source_connection_id = Some(cids.local_cid());
+        // RFC 9000 §7.3: the client's first DCID, and our Retry's SCID if we sent one.
+        let original_dcid = validation.original_dcid;
         local_params.original_destination_connection_id = Some(original_dcid);
+        local_params.retry_source_connection_id = validation.retry_scid;
         local_params.stateless_reset_token = Some(cids.local_reset_token());
         let mut tp = Vec::new();
         local_params.encode(&mut tp);
@@ -263,7 +305,11 @@ impl Connection {
             local_params,
             rng,
         );
-        conn.install_initial_keys(original_dcid);
+        // RFC 9001 §5.2: Initial keys come from the DCID the client uses now.
+        conn.install_initial_keys(client_dcid);
+        conn.path.validated = validation.validated;
+        conn.tokens.retry_scid = validation.retry_scid;
+        conn.tokens.new_token = new_token::NewTokenSend::new(validation.new_token);
         Ok(conn)
     }
 
@@ -337,6 +383,8 @@ impl Connection {
             }),
             received_datagrams: VecDeque::new(),
             zero_rtt: zero_rtt::ZeroRtt::default(),
+            tokens: retry::TokenState::default(),
+            original_version: compatible::OriginalVersion::default(),
             config,
         }
     }

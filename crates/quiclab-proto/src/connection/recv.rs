@@ -138,12 +138,16 @@ impl Connection {
             }
             // RFC 9000 §5.2: a long header of another version than the connection's
             // (a v1 Initial retransmitted after we moved to v2, say) is not ours.
-            ty if ty != PacketType::OneRtt && h.version != self.versions.current => {
+            ty if ty != PacketType::OneRtt
+                && h.version != self.versions.current
+                && (ty != PacketType::Initial || self.original_version() != Some(h.version)) =>
+            {
                 self.drop_packet(now, Some(ty), packet.len(), DropReason::UnsupportedVersion);
                 return false;
             }
-            // No Retry or 0-RTT support yet: such packets are dropped.
-            PacketType::Retry | PacketType::ZeroRtt => {
+            PacketType::Retry => return self.on_retry(now, h.scid, packet),
+            // No 0-RTT support yet: such packets are dropped.
+            PacketType::ZeroRtt => {
                 self.drop_packet(now, Some(h.ty), packet.len(), DropReason::Other);
                 return false;
             }
@@ -277,7 +281,13 @@ impl Connection {
         packet: &mut [u8],
     ) -> Option<(u64, std::ops::Range<usize>)> {
         let sp = &self.spaces[space as usize];
-        let keys = sp.keys.as_ref()?;
+        sp.keys.as_ref()?;
+        let keys = if space == SpaceId::Initial && h.version != self.versions.current {
+            // RFC 9368 §2.3: a client Initial still in its original version.
+            self.original_initial_keys(h.version)?
+        } else {
+            sp.keys.as_ref()?
+        };
         let uh = unprotect_header(&*keys.remote.header, packet, h.pn_offset).ok()?;
         let pn = decode_packet_number(sp.acks.largest(), uh.truncated_pn, uh.pn_len);
         let header_len = h.pn_offset + uh.pn_len;
@@ -387,13 +397,7 @@ impl Connection {
             | Frame::DataBlocked { .. }
             | Frame::StreamDataBlocked { .. }
             | Frame::StreamsBlocked { .. } => self.streams.on_frame(&frame)?,
-            Frame::NewToken { .. } => {
-                if self.side == Side::Server {
-                    return Err(TransportError::protocol_violation(
-                        "NEW_TOKEN sent by a client",
-                    ));
-                }
-            }
+            Frame::NewToken { token } => self.on_new_token_frame(token)?,
             Frame::NewConnectionId(f) => {
                 let limit = self.local_params.active_connection_id_limit;
                 self.cids.on_new_cid(&f, limit)?;

@@ -19,6 +19,11 @@ use crate::wire::{decode_frames, varint, Frame, PacketType, Side};
 pub const MIN_INITIAL_DATAGRAM: usize = 1200;
 /// Smallest useful packet: header room plus a few frame bytes and the tag.
 const MIN_PACKET_ROOM: usize = 64;
+/// RFC 9000 §17.2: the largest long-header packet we build. Its Length field (packet
+/// number, payload and tag) is written in 2 bytes, so at most 16383; capping the whole
+/// packet at that bounds Length below it by construction, whatever the path's
+/// max_udp_payload_size allows. Larger paths carry more packets per datagram instead.
+const MAX_LONG_HEADER_PACKET: usize = 16_383;
 
 /// A packet being written into the datagram buffer, not yet protected.
 struct OpenPacket {
@@ -96,7 +101,11 @@ impl Connection {
                 // RFC 9001 §4.9.1: a client discards Initial keys when it first sends Handshake.
                 self.discard_space(now, SpaceId::Initial);
             }
-            let limit = start + budget;
+            let limit = if space == SpaceId::Data {
+                start + budget
+            } else {
+                (start + budget).min(buf.len() + MAX_LONG_HEADER_PACKET)
+            };
             let p = self.write_packet(now, buf, space, limit, closing, cwnd_open);
             if space == SpaceId::Initial && (self.side == Side::Client || p.ack_eliciting) {
                 pad_datagram = true;
@@ -184,6 +193,7 @@ impl Connection {
             || !self.cids.pending_retire.is_empty()
             || self.streams.has_pending()
             || self.ack_frequency.sender.has_pending()
+            || self.tokens.new_token.has_pending()
     }
 
     /// RFC 9000 §10.2.3: before the handshake completes, CONNECTION_CLOSE goes in every
@@ -231,7 +241,7 @@ impl Connection {
                 self.versions.current,
                 &dcid,
                 &scid,
-                &[],
+                self.header_token(space),
                 pn,
                 pn_len,
             );
@@ -353,6 +363,9 @@ impl Connection {
             p.ack_eliciting = true;
         }
         if self.write_ack_frequency(buf, &mut p.record.frames, max) {
+            p.ack_eliciting = true;
+        }
+        if self.tokens.new_token.write(buf, max, &mut p.record.frames) {
             p.ack_eliciting = true;
         }
         while let Some(d) = self.path.responses.last().copied() {

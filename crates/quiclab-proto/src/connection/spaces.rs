@@ -56,6 +56,8 @@ pub enum SentFrame {
     },
     Stream(StreamFrameRecord),
     HandshakeDone,
+    /// RFC 9000 §13.3: resent if lost (the token is kept by `NewTokenSend`).
+    NewToken,
     NewConnectionId {
         sequence: u64,
     },

@@ -65,6 +65,7 @@ impl Connection {
         if self.side != Side::Client
             || self.handshake.received_server_packet
             || self.versions.offered.is_some()
+            || self.retry_received()
         {
             return;
         }
@@ -166,11 +167,14 @@ impl Connection {
         now: Instant,
         p: &TransportParameters,
     ) -> Result<(), TransportError> {
+        // RFC 9368 §4: the client's Chosen Version is the version of its first
+        // Initial, which a server that upgraded the connection no longer uses.
+        let expected = self.original_version().unwrap_or(self.versions.current);
         if let Some(vi) = &p.version_information {
-            if vi.chosen != self.versions.current {
+            if vi.chosen != expected {
                 return Err(version_error(format!(
                     "peer's chosen version {:#x} is not the version in use {:#x}",
-                    vi.chosen, self.versions.current
+                    vi.chosen, expected
                 )));
             }
             if self.side == Side::Client {

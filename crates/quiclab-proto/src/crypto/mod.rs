@@ -1,5 +1,5 @@
 //! The crypto layer: TLS 1.3 through rustls's QUIC API (ring provider), Initial secrets,
-//! packet and header protection (RFC 9001), Retry integrity, certificates and key logs.
+//! packet and header protection (RFC 9001), Retry integrity, address-validation tokens, certificates and key logs.
 //!
 //! Determinism: rustls draws randomness (client/server random, key shares) through a
 //! provider whose random source is the connection's seeded [`crate::rng::DetRng`],
@@ -15,6 +15,7 @@ pub mod provider;
 pub mod retry;
 pub mod session;
 pub mod tls;
+pub mod token;
 
 pub use rustls::quic::{
     DirectionalKeys, HeaderProtectionKey, KeyChange, Keys, PacketKey, PacketKeySet, Secrets,
