@@ -7,7 +7,13 @@
 //! `poll_transmit`, then `accept` new connections and drain each connection's
 //! `poll_event` (through [`Endpoint::connection_mut`]), then sleep until
 //! `poll_timeout`. Connections stay in the endpoint after they close, so results can
-//! be read; [`Endpoint::remove`] drops one.
+//! be read; [`Endpoint::remove`] drops one. An application loop may visit only the
+//! connections [`Endpoint::take_touched`] lists instead of every handle.
+//!
+//! The endpoint keeps its per-turn work proportional to the connections that are
+//! active, not to all it holds (`schedule`).
+
+mod schedule;
 
 use crate::config::TransportConfig;
 use crate::connection::{Connection, EndpointEvent, Parsed, Transmit, MIN_INITIAL_DATAGRAM};
@@ -18,7 +24,8 @@ use crate::rng::DetRng;
 use crate::time::Instant;
 use crate::wire::header::{parse_header, write_version_negotiation, HeaderError};
 use crate::wire::{ConnectionId, PacketType};
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use schedule::Schedule;
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -74,6 +81,8 @@ pub struct Endpoint {
     /// Chooses the transport config of each accepted connection (per-peer settings,
     /// such as Careful Resume's saved path parameters); `None` = `config`.
     config_factory: Option<ConfigFactory>,
+    /// Deadlines, connections that may send, and what the application must look at.
+    schedule: Schedule,
 }
 
 /// The transport config for a connection from `remote` accepted at `now`, or `None`
@@ -105,6 +114,7 @@ impl Endpoint {
             last_sent: None,
             sink_factory: None,
             config_factory: None,
+            schedule: Schedule::default(),
         }
     }
 
@@ -143,6 +153,8 @@ impl Endpoint {
             Connection::new_client(now, self.config.clone(), tls, server_name, remote, seed)?;
         let h = self.new_handle();
         self.routes.insert(conn.local_cid(), h);
+        self.schedule.update(h, &conn);
+        self.schedule.wake(h);
         self.connections.insert(h, conn);
         Ok(h)
     }
@@ -189,6 +201,7 @@ impl Endpoint {
         let conn = self.connections.get_mut(&handle).ok_or(Unrouted::Dropped)?;
         conn.handle_routed_datagram(now, remote, data, Some(first));
         self.process_endpoint_events(handle);
+        self.reschedule(handle, true, false);
         Ok(handle)
     }
 
@@ -242,11 +255,7 @@ impl Endpoint {
         // At most `max_handshaking` connections may be mid-handshake at once: under an
         // Initial flood from real clients, new ones wait (their Initials are dropped and
         // retransmitted) rather than growing the server's state without bound.
-        let handshaking = self
-            .connections
-            .values()
-            .filter(|c| !c.is_handshake_complete() && !c.is_closed())
-            .count();
+        let handshaking = self.schedule.handshaking(&self.connections);
         if handshaking >= self.config.admission.max_handshaking {
             return Err(Unrouted::Dropped);
         }
@@ -298,8 +307,36 @@ impl Endpoint {
         self.connections.get(&h)
     }
 
+    /// The connection may change through this access: the endpoint re-reads its
+    /// deadline and asks it for datagrams on its next call.
     pub fn connection_mut(&mut self, h: ConnectionHandle) -> Option<&mut Connection> {
-        self.connections.get_mut(&h)
+        let conn = self.connections.get_mut(&h)?;
+        self.schedule.mark_stale(h);
+        Some(conn)
+    }
+
+    /// The connections the endpoint handed input to or polled since the last call
+    /// (new, accepted, given a datagram or a timer, asked to send), in handle order:
+    /// only these can have new events or state. An application that acts only on
+    /// events can visit these instead of every handle each turn.
+    pub fn take_touched(&mut self) -> BTreeSet<ConnectionHandle> {
+        self.schedule.take_touched()
+    }
+
+    /// Re-reads `h`'s deadline after a call into it. `input`: it received a datagram
+    /// or a timer, so it may send and may have events for the application; otherwise
+    /// (a poll) the application is told only if the poll sent something (room in the
+    /// send buffer) or queued an event, so an idle connection the application looked
+    /// at does not come back every turn.
+    fn reschedule(&mut self, h: ConnectionHandle, input: bool, sent: bool) {
+        if let Some(conn) = self.connections.get(&h) {
+            self.schedule.update(h, conn);
+            if input {
+                self.schedule.wake(h);
+            } else if sent || conn.has_events() {
+                self.schedule.touch(h);
+            }
+        }
     }
 
     /// Handles of all connections, in creation order.
@@ -310,22 +347,20 @@ impl Endpoint {
     /// Drops a connection and its routes.
     pub fn remove(&mut self, h: ConnectionHandle) -> Option<Connection> {
         self.routes.retain(|_, v| *v != h);
+        self.schedule.forget(h);
         self.connections.remove(&h)
     }
 
     /// Fires the timers of every connection whose deadline has come.
+    /// In handle order, as a scan of all connections would.
     pub fn handle_timeout(&mut self, now: Instant) {
-        let due: Vec<ConnectionHandle> = self
-            .connections
-            .iter()
-            .filter(|(_, c)| c.poll_timeout().is_some_and(|t| t <= now))
-            .map(|(&h, _)| h)
-            .collect();
-        for h in due {
+        self.schedule.refresh_stale(&self.connections);
+        for h in self.schedule.due(now) {
             if let Some(c) = self.connections.get_mut(&h) {
                 c.handle_timeout(now);
             }
             self.process_endpoint_events(h);
+            self.reschedule(h, true, false);
         }
     }
 
@@ -339,18 +374,18 @@ impl Endpoint {
                 size: pkt.len(),
             });
         }
-        // Round robin from `next_to_send`, wrapping once. Handles are looked up one at a
-        // time rather than collected: this runs once per datagram sent.
+        // Round robin from `next_to_send`, wrapping once, over the connections that
+        // may send (the others would answer `None` and change nothing: see
+        // `Connection::send_settled`). Handles are looked up one at a time rather than
+        // collected: this runs once per datagram sent.
+        self.schedule.refresh_stale(&self.connections);
+        self.schedule.ready_due(now);
         let start = self.next_to_send;
         let mut cursor = start;
         let mut wrapped = false;
         loop {
-            let next = if wrapped {
-                self.connections.range(cursor..start).next()
-            } else {
-                self.connections.range(cursor..).next()
-            };
-            let Some((&h, _)) = next else {
+            let next = self.schedule.next_ready(cursor, wrapped.then_some(start));
+            let Some(h) = next else {
                 if wrapped {
                     return None;
                 }
@@ -358,15 +393,24 @@ impl Endpoint {
                 cursor = ConnectionHandle(0);
                 continue;
             };
-            let conn = self.connections.get_mut(&h).expect("listed");
+            let Some(conn) = self.connections.get_mut(&h) else {
+                self.schedule.forget(h);
+                continue;
+            };
             conn.prepare_transmit(now);
             if let Some(t) = conn.poll_transmit(now, buf) {
                 self.next_to_send = ConnectionHandle(h.0 + 1);
                 self.last_sent = Some(h);
                 self.process_endpoint_events(h);
+                self.reschedule(h, false, true);
                 return Some(t);
             }
+            let settled = conn.send_settled();
             self.process_endpoint_events(h);
+            self.reschedule(h, false, false);
+            if settled {
+                self.schedule.settle(h);
+            }
             match h.0.checked_add(1) {
                 Some(n) => cursor = ConnectionHandle(n),
                 None if wrapped => return None,
@@ -408,10 +452,16 @@ impl Endpoint {
             conn.prepare_transmit(now);
             let before = buf.len();
             let Some(t) = conn.poll_transmit(now, buf) else {
+                let settled = conn.send_settled();
                 self.process_endpoint_events(h);
+                self.reschedule(h, false, false);
+                if settled {
+                    self.schedule.settle(h);
+                }
                 break;
             };
             self.process_endpoint_events(h);
+            self.reschedule(h, false, true);
             if t.destination != burst.destination || t.size > burst.segment_size {
                 // Cannot join this burst: it goes out first in the next one.
                 let pkt = buf[before..].to_vec();
@@ -432,9 +482,6 @@ impl Endpoint {
         if !self.responses.is_empty() {
             return Some(Instant::ZERO);
         }
-        self.connections
-            .values()
-            .filter_map(|c| c.poll_timeout())
-            .min()
+        self.schedule.next_deadline(&self.connections)
     }
 }

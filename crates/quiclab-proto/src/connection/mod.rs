@@ -26,6 +26,7 @@ mod key_update;
 mod loss;
 mod path;
 mod recv;
+mod schedule_hints;
 mod send;
 mod server_hold;
 mod spaces;
