@@ -22,6 +22,9 @@ use crate::connection::Connection;
 use crate::time::Instant;
 use std::collections::{BTreeMap, BTreeSet};
 
+/// The endpoint's connections.
+type Connections = BTreeMap<ConnectionHandle, Box<Connection>>;
+
 #[derive(Default)]
 pub(super) struct Schedule {
     /// Each connection's deadline as last read; the key of its entry in `by_deadline`.
@@ -89,7 +92,7 @@ impl Schedule {
     /// Re-reads every connection the application had access to: their deadline may
     /// have moved and they may have data to send. Called before each use of the
     /// indexes by a `&mut` endpoint method.
-    pub fn refresh_stale(&mut self, connections: &BTreeMap<ConnectionHandle, Connection>) {
+    pub fn refresh_stale(&mut self, connections: &Connections) {
         for h in std::mem::take(&mut self.stale) {
             if let Some(conn) = connections.get(&h) {
                 self.update(h, conn);
@@ -99,22 +102,19 @@ impl Schedule {
     }
 
     /// How many connections are mid-handshake (neither complete nor closed).
-    pub fn handshaking(&mut self, connections: &BTreeMap<ConnectionHandle, Connection>) -> usize {
+    pub fn handshaking(&mut self, connections: &Connections) -> usize {
         self.refresh_stale(connections);
         self.handshaking.len()
     }
 
     /// The earliest deadline, including connections not re-read since the
     /// application had them.
-    pub fn next_deadline(
-        &self,
-        connections: &BTreeMap<ConnectionHandle, Connection>,
-    ) -> Option<Instant> {
+    pub fn next_deadline(&self, connections: &Connections) -> Option<Instant> {
         let stale = self
             .stale
             .iter()
             .filter_map(|h| connections.get(h))
-            .filter_map(Connection::poll_timeout)
+            .filter_map(|c| c.poll_timeout())
             .min();
         let indexed = self.by_deadline.first().map(|&(t, _)| t);
         [stale, indexed].into_iter().flatten().min()
