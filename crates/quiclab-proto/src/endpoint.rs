@@ -8,7 +8,13 @@
 //! `poll_transmit`, then `accept` new connections and drain each connection's
 //! `poll_event` (through [`Endpoint::connection_mut`]), then sleep until
 //! `poll_timeout`. Connections stay in the endpoint after they close, so results can
-//! be read; [`Endpoint::remove`] drops one.
+//! be read; [`Endpoint::remove`] drops one. An application loop may visit only the
+//! connections [`Endpoint::take_touched`] lists instead of every handle.
+//!
+//! The endpoint keeps its per-turn work proportional to the connections that are
+//! active, not to all it holds (`schedule`).
+
+mod schedule;
 
 mod compatible;
 mod validation;
@@ -22,7 +28,8 @@ use crate::rng::DetRng;
 use crate::time::Instant;
 use crate::wire::header::{parse_header, write_version_negotiation, HeaderError};
 use crate::wire::{ConnectionId, PacketType};
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use schedule::Schedule;
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use validation::{AddressValidation, Admission, NewInitial};
@@ -68,7 +75,10 @@ pub struct Endpoint {
     config: Arc<TransportConfig>,
     server: Option<Arc<rustls::ServerConfig>>,
     rng: DetRng,
-    connections: BTreeMap<ConnectionHandle, Connection>,
+    /// Boxed: a `Connection` is several KiB, and inline in the map's nodes (11 slots
+    /// each, about half full after splits) it cost ~10 KiB per connection and a
+    /// memmove of whole nodes on every split.
+    connections: BTreeMap<ConnectionHandle, Box<Connection>>,
     /// Lookup only (never iterated), so HashMap order cannot reach the output.
     routes: HashMap<ConnectionId, ConnectionHandle>,
     next_handle: u64,
@@ -86,6 +96,8 @@ pub struct Endpoint {
     config_factory: Option<ConfigFactory>,
     /// Retry and tokens (server), NEW_TOKEN tokens for later connections (client).
     validation: AddressValidation,
+    /// Deadlines, connections that may send, and what the application must look at.
+    schedule: Schedule,
 }
 
 /// The transport config for a connection from `remote` accepted at `now`, or `None`
@@ -119,6 +131,7 @@ impl Endpoint {
             last_sent: None,
             sink_factory: None,
             config_factory: None,
+            schedule: Schedule::default(),
         }
     }
 
@@ -161,7 +174,9 @@ impl Endpoint {
             conn.set_initial_token(token);
         }
         self.routes.insert(conn.local_cid(), h);
-        self.connections.insert(h, conn);
+        self.schedule.update(h, &conn);
+        self.schedule.wake(h);
+        self.connections.insert(h, Box::new(conn));
         Ok(h)
     }
 
@@ -208,6 +223,7 @@ impl Endpoint {
         let conn = self.connections.get_mut(&handle).ok_or(Unrouted::Dropped)?;
         conn.handle_routed_datagram(now, remote, data, Some(first));
         self.process_endpoint_events(handle);
+        self.reschedule(handle, true, false);
         Ok(handle)
     }
 
@@ -258,11 +274,7 @@ impl Endpoint {
         if !is_valid_client_initial(version, &dcid, initial.packet, initial.pn_offset) {
             return Err(Unrouted::Dropped);
         }
-        let handshaking = self
-            .connections
-            .values()
-            .filter(|c| !c.is_handshake_complete() && !c.is_closed())
-            .count();
+        let handshaking = self.schedule.handshaking(&self.connections);
         // RFC 9000 §8.1: Retry, or a token that validates the address.
         let new = NewInitial {
             version,
@@ -326,7 +338,7 @@ impl Endpoint {
         // The client keeps using its original DCID until it sees our Initial.
         self.routes.insert(dcid, h);
         self.routes.insert(conn.local_cid(), h);
-        self.connections.insert(h, conn);
+        self.connections.insert(h, Box::new(conn));
         self.accepted.push_back(h);
         Ok(h)
     }
@@ -357,11 +369,39 @@ impl Endpoint {
     }
 
     pub fn connection(&self, h: ConnectionHandle) -> Option<&Connection> {
-        self.connections.get(&h)
+        self.connections.get(&h).map(|c| &**c)
     }
 
+    /// The connection may change through this access: the endpoint re-reads its
+    /// deadline and asks it for datagrams on its next call.
     pub fn connection_mut(&mut self, h: ConnectionHandle) -> Option<&mut Connection> {
-        self.connections.get_mut(&h)
+        let conn = self.connections.get_mut(&h)?;
+        self.schedule.mark_stale(h);
+        Some(&mut **conn)
+    }
+
+    /// The connections the endpoint handed input to or polled since the last call
+    /// (new, accepted, given a datagram or a timer, asked to send), in handle order:
+    /// only these can have new events or state. An application that acts only on
+    /// events can visit these instead of every handle each turn.
+    pub fn take_touched(&mut self) -> BTreeSet<ConnectionHandle> {
+        self.schedule.take_touched()
+    }
+
+    /// Re-reads `h`'s deadline after a call into it. `input`: it received a datagram
+    /// or a timer, so it may send and may have events for the application; otherwise
+    /// (a poll) the application is told only if the poll sent something (room in the
+    /// send buffer) or queued an event, so an idle connection the application looked
+    /// at does not come back every turn.
+    fn reschedule(&mut self, h: ConnectionHandle, input: bool, sent: bool) {
+        if let Some(conn) = self.connections.get(&h) {
+            self.schedule.update(h, conn);
+            if input {
+                self.schedule.wake(h);
+            } else if sent || conn.has_events() {
+                self.schedule.touch(h);
+            }
+        }
     }
 
     /// Handles of all connections, in creation order.
@@ -373,22 +413,20 @@ impl Endpoint {
     pub fn remove(&mut self, h: ConnectionHandle) -> Option<Connection> {
         self.routes.retain(|_, v| *v != h);
         self.validation.forget(h);
-        self.connections.remove(&h)
+        self.schedule.forget(h);
+        self.connections.remove(&h).map(|c| *c)
     }
 
     /// Fires the timers of every connection whose deadline has come.
+    /// In handle order, as a scan of all connections would.
     pub fn handle_timeout(&mut self, now: Instant) {
-        let due: Vec<ConnectionHandle> = self
-            .connections
-            .iter()
-            .filter(|(_, c)| c.poll_timeout().is_some_and(|t| t <= now))
-            .map(|(&h, _)| h)
-            .collect();
-        for h in due {
+        self.schedule.refresh_stale(&self.connections);
+        for h in self.schedule.due(now) {
             if let Some(c) = self.connections.get_mut(&h) {
                 c.handle_timeout(now);
             }
             self.process_endpoint_events(h);
+            self.reschedule(h, true, false);
         }
     }
 
@@ -402,18 +440,18 @@ impl Endpoint {
                 size: pkt.len(),
             });
         }
-        // Round robin from `next_to_send`, wrapping once. Handles are looked up one at a
-        // time rather than collected: this runs once per datagram sent.
+        // Round robin from `next_to_send`, wrapping once, over the connections that
+        // may send (the others would answer `None` and change nothing: see
+        // `Connection::send_settled`). Handles are looked up one at a time rather than
+        // collected: this runs once per datagram sent.
+        self.schedule.refresh_stale(&self.connections);
+        self.schedule.ready_due(now);
         let start = self.next_to_send;
         let mut cursor = start;
         let mut wrapped = false;
         loop {
-            let next = if wrapped {
-                self.connections.range(cursor..start).next()
-            } else {
-                self.connections.range(cursor..).next()
-            };
-            let Some((&h, _)) = next else {
+            let next = self.schedule.next_ready(cursor, wrapped.then_some(start));
+            let Some(h) = next else {
                 if wrapped {
                     return None;
                 }
@@ -421,15 +459,24 @@ impl Endpoint {
                 cursor = ConnectionHandle(0);
                 continue;
             };
-            let conn = self.connections.get_mut(&h).expect("listed");
+            let Some(conn) = self.connections.get_mut(&h) else {
+                self.schedule.forget(h);
+                continue;
+            };
             conn.prepare_transmit(now);
             if let Some(t) = conn.poll_transmit(now, buf) {
                 self.next_to_send = ConnectionHandle(h.0 + 1);
                 self.last_sent = Some(h);
                 self.process_endpoint_events(h);
+                self.reschedule(h, false, true);
                 return Some(t);
             }
+            let settled = conn.send_settled();
             self.process_endpoint_events(h);
+            self.reschedule(h, false, false);
+            if settled {
+                self.schedule.settle(h);
+            }
             match h.0.checked_add(1) {
                 Some(n) => cursor = ConnectionHandle(n),
                 None if wrapped => return None,
@@ -471,10 +518,16 @@ impl Endpoint {
             conn.prepare_transmit(now);
             let before = buf.len();
             let Some(t) = conn.poll_transmit(now, buf) else {
+                let settled = conn.send_settled();
                 self.process_endpoint_events(h);
+                self.reschedule(h, false, false);
+                if settled {
+                    self.schedule.settle(h);
+                }
                 break;
             };
             self.process_endpoint_events(h);
+            self.reschedule(h, false, true);
             if t.destination != burst.destination || t.size > burst.segment_size {
                 // Cannot join this burst: it goes out first in the next one.
                 let pkt = buf[before..].to_vec();
@@ -506,9 +559,6 @@ impl Endpoint {
         if !self.responses.is_empty() {
             return Some(Instant::ZERO);
         }
-        self.connections
-            .values()
-            .filter_map(|c| c.poll_timeout())
-            .min()
+        self.schedule.next_deadline(&self.connections)
     }
 }

@@ -89,7 +89,11 @@ impl Client {
 
 impl Application for Client {
     fn drive(&mut self, endpoint: &mut Endpoint, now: Instant) -> Result<()> {
-        for (&h, proto) in self.conns.iter_mut() {
+        // Only connections the endpoint touched can have new events or room to send.
+        for h in endpoint.take_touched() {
+            let Some(proto) = self.conns.get_mut(&h) else {
+                continue;
+            };
             let Some(conn) = endpoint.connection_mut(h) else {
                 continue;
             };

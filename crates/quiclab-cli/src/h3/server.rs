@@ -187,8 +187,9 @@ impl Application for Server {
                 }
             }
         }
-        let handles: Vec<ConnectionHandle> = endpoint.handles().collect();
-        for h in handles {
+        // Only connections the endpoint touched can have new events or room to send
+        // more (the endpoint lists them; O(active), not O(connections), per turn).
+        for h in endpoint.take_touched() {
             let Some(conn) = endpoint.connection_mut(h) else {
                 continue;
             };

@@ -11,7 +11,7 @@ use quiclab_proto::wire::{Dir, StreamId};
 use quiclab_proto::{
     Connection, ConnectionEvent, ConnectionHandle, Endpoint, Instant, TransportErrorCode,
 };
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::net::SocketAddr;
@@ -45,6 +45,11 @@ pub struct Client {
     announced: bool,
     /// Connections not opened yet: at most [`MAX_HANDSHAKING`] handshakes run at once.
     waiting: VecDeque<(SocketAddr, String, Vec<Fetch>)>,
+    /// Opened connections whose handshake has neither completed nor failed (kept so
+    /// a turn need not count them over every connection).
+    handshaking: BTreeSet<ConnectionHandle>,
+    /// Connections whose handshake completed.
+    established: usize,
     tls: Arc<rustls::ClientConfig>,
     qlog: QlogDir,
     /// Open a connection only when the previous ones are closed (the resumption test
@@ -98,6 +103,8 @@ impl Client {
             hold: false,
             announced: false,
             waiting: groups.into(),
+            handshaking: BTreeSet::new(),
+            established: 0,
             tls,
             qlog: qlog.clone(),
             one_at_a_time,
@@ -121,16 +128,7 @@ impl Client {
         } else {
             MAX_HANDSHAKING
         };
-        let handshaking = self
-            .conns
-            .keys()
-            .filter(|&&h| {
-                endpoint
-                    .connection(h)
-                    .is_some_and(|c| !c.is_handshake_complete() && !c.is_closed())
-            })
-            .count();
-        for _ in handshaking..max {
+        for _ in self.handshaking.len()..max {
             let Some((addr, server_name, fetches)) = self.waiting.pop_front() else {
                 break;
             };
@@ -148,6 +146,7 @@ impl Client {
                 }
             }
             self.conns.insert(h, state);
+            self.handshaking.insert(h);
         }
         Ok(())
     }
@@ -170,23 +169,25 @@ impl Client {
 
 impl Application for Client {
     fn drive(&mut self, endpoint: &mut Endpoint, now: Instant) -> Result<()> {
-        for (&h, state) in self.conns.iter_mut() {
+        // Only connections the endpoint touched can have new events or room to send
+        // more (O(active), not O(connections), per turn).
+        for h in endpoint.take_touched() {
+            let Some(state) = self.conns.get_mut(&h) else {
+                continue;
+            };
             let Some(conn) = endpoint.connection_mut(h) else {
                 continue;
             };
             self.failures += state.drive(conn, now);
+            if (conn.is_handshake_complete() || conn.is_closed()) && self.handshaking.remove(&h) {
+                self.established += usize::from(conn.is_handshake_complete());
+            }
         }
         self.open_more(endpoint, now)?;
-        if self.hold && !self.announced && self.waiting.is_empty() {
-            let up = self.conns.keys().all(|&h| {
-                endpoint
-                    .connection(h)
-                    .is_some_and(|c| c.is_handshake_complete())
-            });
-            if up {
-                eprintln!("all {} connections established", self.conns.len());
-                self.announced = true;
-            }
+        let up = self.waiting.is_empty() && self.established == self.conns.len();
+        if self.hold && !self.announced && up {
+            eprintln!("all {} connections established", self.conns.len());
+            self.announced = true;
         }
         Ok(())
     }

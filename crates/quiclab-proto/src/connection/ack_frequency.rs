@@ -265,6 +265,31 @@ impl Connection {
         }
     }
 
+    /// Whether [`Self::update_ack_frequency`] could queue a request later with no new
+    /// input: only the Cwnd policy's once-per-RTT limit depends on the clock, and only
+    /// while the wanted ratio differs from the current one. The endpoint keeps polling
+    /// such a connection (see [`Connection::send_settled`]).
+    pub(super) fn ack_frequency_waits_on_clock(&self) -> bool {
+        if !self.handshake.confirmed || !self.ack_frequency_active() {
+            return false;
+        }
+        let AckFrequencyPolicy::Cwnd {
+            acks_per_window,
+            max_ratio,
+            ..
+        } = self.config.ack_frequency.policy
+        else {
+            return false;
+        };
+        let ratio = cwnd_ratio(
+            self.path.cc.window(),
+            self.max_datagram_size() as u64,
+            acks_per_window,
+            max_ratio,
+        );
+        ratio != self.ack_frequency.sender.current_ratio()
+    }
+
     /// Requested Max Ack Delay, µs: the configured `max_ack_delay_ms`, else the peer's
     /// advertised max_ack_delay; with `cap_at_srtt` no more than the smoothed RTT
     /// (ack-frequency §8.1); never below the peer's min_ack_delay (§4).

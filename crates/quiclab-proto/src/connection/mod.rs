@@ -29,6 +29,7 @@ mod new_token;
 mod path;
 mod recv;
 mod retry;
+mod schedule_hints;
 mod send;
 mod server_hold;
 mod spaces;

@@ -972,6 +972,11 @@ impl Streams {
         self.events.pop_front()
     }
 
+    /// Whether [`Self::poll_event`] has an event to give.
+    pub fn has_events(&self) -> bool {
+        !self.events.is_empty()
+    }
+
     /// Whether `write_frames` has anything to write.
     pub fn has_pending(&self) -> bool {
         let conn_open = self.conn_sent < self.conn_send_max;

@@ -1,0 +1,171 @@
+//! Which connections an [`Endpoint`](super::Endpoint) has to look at, so that a turn of
+//! its caller's loop costs O(active connections) rather than O(connections): a server
+//! holding 10,000 idle connections should not visit all of them for every datagram.
+//!
+//! Three indexes, kept in sync by the endpoint after everything it does to a connection:
+//! - every connection's deadline ([`Connection::poll_timeout`]) by time, for
+//!   `handle_timeout` and `poll_timeout`;
+//! - the connections that may have something to send (`ready`): woken by a datagram,
+//!   a timer, or the application, and dropped once `poll_transmit` returned `None` and
+//!   [`Connection::send_settled`] says it stays so;
+//! - the connections handed out by `connection_mut` since the endpoint last looked
+//!   (`stale`): the application may have changed their deadline or given them data.
+//!
+//! And one for the application: the connections touched since it last asked, so its
+//! loop visits only connections that may have new events.
+//!
+//! The point is to skip only polls that cannot send and cannot change anything; the
+//! order in which connections send (the round robin) is unchanged.
+
+use super::ConnectionHandle;
+use crate::connection::Connection;
+use crate::time::Instant;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The endpoint's connections.
+type Connections = BTreeMap<ConnectionHandle, Box<Connection>>;
+
+#[derive(Default)]
+pub(super) struct Schedule {
+    /// Each connection's deadline as last read; the key of its entry in `by_deadline`.
+    deadline_of: BTreeMap<ConnectionHandle, Instant>,
+    by_deadline: BTreeSet<(Instant, ConnectionHandle)>,
+    /// Connections that may have something to send.
+    ready: BTreeSet<ConnectionHandle>,
+    /// Handed to the application since the endpoint last re-read them.
+    stale: BTreeSet<ConnectionHandle>,
+    /// Touched by the endpoint since the application last took the set.
+    touched: BTreeSet<ConnectionHandle>,
+    /// Connections mid-handshake (neither complete nor closed) as last read, so the
+    /// admission limit is checked without a scan of every connection.
+    handshaking: BTreeSet<ConnectionHandle>,
+}
+
+impl Schedule {
+    /// Re-reads `h`'s deadline after the endpoint called into it.
+    pub fn update(&mut self, h: ConnectionHandle, conn: &Connection) {
+        if !conn.is_handshake_complete() && !conn.is_closed() {
+            self.handshaking.insert(h);
+        } else {
+            self.handshaking.remove(&h);
+        }
+        let new = conn.poll_timeout();
+        let old = self.deadline_of.get(&h).copied();
+        if old == new {
+            return;
+        }
+        if let Some(t) = old {
+            self.by_deadline.remove(&(t, h));
+        }
+        match new {
+            Some(t) => {
+                self.by_deadline.insert((t, h));
+                self.deadline_of.insert(h, t);
+            }
+            None => {
+                self.deadline_of.remove(&h);
+            }
+        }
+    }
+
+    /// `h` received input (a datagram, a timer): it may send, and may have events.
+    pub fn wake(&mut self, h: ConnectionHandle) {
+        self.ready.insert(h);
+        self.touched.insert(h);
+    }
+
+    /// The endpoint called into `h` without input (a poll): it may have events.
+    pub fn touch(&mut self, h: ConnectionHandle) {
+        self.touched.insert(h);
+    }
+
+    /// `h` answered `None` and stays quiet until its next input.
+    pub fn settle(&mut self, h: ConnectionHandle) {
+        self.ready.remove(&h);
+    }
+
+    /// The application got `&mut` access to `h`.
+    pub fn mark_stale(&mut self, h: ConnectionHandle) {
+        self.stale.insert(h);
+    }
+
+    /// Re-reads every connection the application had access to: their deadline may
+    /// have moved and they may have data to send. Called before each use of the
+    /// indexes by a `&mut` endpoint method.
+    pub fn refresh_stale(&mut self, connections: &Connections) {
+        for h in std::mem::take(&mut self.stale) {
+            if let Some(conn) = connections.get(&h) {
+                self.update(h, conn);
+                self.ready.insert(h);
+            }
+        }
+    }
+
+    /// How many connections are mid-handshake (neither complete nor closed).
+    pub fn handshaking(&mut self, connections: &Connections) -> usize {
+        self.refresh_stale(connections);
+        self.handshaking.len()
+    }
+
+    /// The earliest deadline, including connections not re-read since the
+    /// application had them.
+    pub fn next_deadline(&self, connections: &Connections) -> Option<Instant> {
+        let stale = self
+            .stale
+            .iter()
+            .filter_map(|h| connections.get(h))
+            .filter_map(|c| c.poll_timeout())
+            .min();
+        let indexed = self.by_deadline.first().map(|&(t, _)| t);
+        [stale, indexed].into_iter().flatten().min()
+    }
+
+    /// Connections whose deadline is at or before `now`, in handle order.
+    pub fn due(&self, now: Instant) -> Vec<ConnectionHandle> {
+        let mut due: Vec<ConnectionHandle> = self
+            .by_deadline
+            .range(..=(now, ConnectionHandle(u64::MAX)))
+            .map(|&(_, h)| h)
+            .collect();
+        due.sort_unstable();
+        due
+    }
+
+    /// Makes every connection with a due deadline ready: until its timer is handled,
+    /// a poll may send (an ACK whose deadline passed) as it always could.
+    pub fn ready_due(&mut self, now: Instant) {
+        for &(_, h) in self.by_deadline.range(..=(now, ConnectionHandle(u64::MAX))) {
+            self.ready.insert(h);
+        }
+    }
+
+    /// The first ready connection at or after `from` and before `until` (`None`: no
+    /// upper bound), in handle order.
+    pub fn next_ready(
+        &self,
+        from: ConnectionHandle,
+        until: Option<ConnectionHandle>,
+    ) -> Option<ConnectionHandle> {
+        match until {
+            Some(end) if end <= from => None,
+            Some(end) => self.ready.range(from..end).next().copied(),
+            None => self.ready.range(from..).next().copied(),
+        }
+    }
+
+    /// The handles touched since the last call, in handle order.
+    pub fn take_touched(&mut self) -> BTreeSet<ConnectionHandle> {
+        std::mem::take(&mut self.touched)
+    }
+
+    /// `h` was removed from the endpoint.
+    pub fn forget(&mut self, h: ConnectionHandle) {
+        if let Some(t) = self.deadline_of.remove(&h) {
+            self.by_deadline.remove(&(t, h));
+        }
+        self.ready.remove(&h);
+        self.stale.remove(&h);
+        self.touched.remove(&h);
+        self.handshaking.remove(&h);
+    }
+}
