@@ -212,6 +212,7 @@ impl Connection {
         );
         let version = config.versions.initial.wire();
         let mut local_params = Self::local_params(&config, version);
+        local_params.version_information = version::client_information(&config, version);
         local_params.initial_source_connection_id = Some(cids.local_cid());
         let mut tp = Vec::new();
         local_params.encode(&mut tp);

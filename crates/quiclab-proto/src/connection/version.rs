@@ -37,6 +37,21 @@ pub(super) fn local_information(
     })
 }
 
+/// A client's version_information: its Available Versions name only the version it
+/// chose (RFC 9368 §2.3: the versions it would accept being upgraded to), because
+/// rustls fixes a TLS session's QUIC version when it is created, so this client cannot
+/// follow a server's compatible upgrade; it still reaches its other versions through
+/// Version Negotiation.
+pub(super) fn client_information(
+    config: &TransportConfig,
+    version: u32,
+) -> Option<VersionInformation> {
+    config.versions.announce().then(|| VersionInformation {
+        chosen: version,
+        available: vec![version],
+    })
+}
+
 impl VersionState {
     /// A connection starting in `version`, no Version Negotiation seen.
     pub fn new(version: u32) -> Self {
@@ -130,7 +145,7 @@ impl Connection {
         self.versions.current = version;
         self.local_params.version_information = Some(VersionInformation {
             chosen: version,
-            available: self.config.versions.supported_wire(),
+            available: vec![version],
         });
         let mut tp = Vec::new();
         self.local_params.encode(&mut tp);
