@@ -32,9 +32,11 @@ pub const DEFAULT_SERVER: &str = "{quiclab} server --listen {server_addr} --root
 pub const DEFAULT_CLIENT: &str = "{quiclab} client {url} --insecure --alpn hq-interop \
      --check --config {client_config} --qlog-dir {qlog_dir}";
 
-/// The emulator between them: the run's resolved scenario, applied in real time.
-pub const DEFAULT_EMULATOR: &str =
-    "{quiclab} emulate {scenario} --listen {listen_addr} --upstream {server_addr}";
+/// The emulator between them: the run's resolved scenario, applied in real time; its
+/// links.csv, emulate.json and a pcap of both sides (with the key log) go to
+/// `{out_dir}/emulator`.
+pub const DEFAULT_EMULATOR: &str = "{quiclab} emulate {scenario} --listen {listen_addr} \
+     --upstream {server_addr} --out {out_dir}/emulator --pcap --keylog {keylog}";
 
 /// `emulator = "none"`.
 pub const NO_EMULATOR: &str = "none";

@@ -51,6 +51,15 @@ pub fn check_stacks(
         plan_dir,
         repo.as_deref(),
     );
+    if !endpoints.direct() && endpoints.emulator.is_none() {
+        // The default emulator is a subcommand of this quiclab: a build without it
+        // cannot run the plan ("not available", not a failed run).
+        let argv = vec![fixed["quiclab"].clone(), "emulate".into(), "--help".into()];
+        available::check_requires(first, &argv).map_err(|e| LabError::Unavailable {
+            stack: first.to_string(),
+            why: format!("this quiclab has no `emulate` subcommand ({e})"),
+        })?;
+    }
     for name in names {
         if let Some(req) = endpoints
             .stacks
