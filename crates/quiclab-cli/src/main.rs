@@ -2,6 +2,7 @@
 //! [`setup`], the UDP loop in [`net`], the hq-interop application in [`hq`], HTTP/3
 //! and the per-connection ALPN choice in [`h3`].
 
+mod emulate;
 mod h3;
 mod hq;
 mod lab;
@@ -56,6 +57,9 @@ enum Command {
     Report(lab::ReportArgs),
     /// Reproduce a named experiment (or `all`) from experiments/: runs, figures, reports.
     Reproduce(lab::ReproduceArgs),
+    /// Real-time link emulator: relay UDP between a client and a server through a
+    /// scenario's links (the simulator's link code on the wall clock).
+    Emulate(emulate::EmulateArgs),
 }
 
 #[derive(Subcommand)]
@@ -191,6 +195,7 @@ fn main() {
         Command::Plot(a) => lab::plot(a),
         Command::Report(a) => lab::report(a),
         Command::Reproduce(a) => lab::reproduce(a),
+        Command::Emulate(a) => emulate::run(a),
     };
     if let Err(e) = result {
         eprintln!("quiclab: {e:#}");
