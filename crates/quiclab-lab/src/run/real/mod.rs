@@ -55,9 +55,12 @@ pub fn check_stacks(
         // The default emulator is a subcommand of this quiclab: a build without it
         // cannot run the plan ("not available", not a failed run).
         let argv = vec![fixed["quiclab"].clone(), "emulate".into(), "--help".into()];
-        available::check_requires(first, &argv).map_err(|e| LabError::Unavailable {
-            stack: first.to_string(),
-            why: format!("this quiclab has no `emulate` subcommand ({e})"),
+        available::check_requires(first, &argv).map_err(|e| match e {
+            LabError::Unavailable { stack, why } => LabError::Unavailable {
+                stack,
+                why: format!("this quiclab has no `emulate` subcommand ({why})"),
+            },
+            other => other,
         })?;
     }
     for name in names {
