@@ -39,7 +39,6 @@ pub fn check_stacks(
     plan_dir: &Path,
 ) -> Result<Values, LabError> {
     let mut names: Vec<&str> = specs.iter().filter_map(|s| s.stack.as_deref()).collect();
-    names.dedup();
     names.sort_unstable();
     names.dedup();
     let Some(first) = names.first() else {
