@@ -267,10 +267,10 @@ fn queue_limit_and_vanished_peer() {
     assert_eq!(fwd[0], "forward");
     let max_queue: u64 = fwd[7].parse().unwrap();
     let queue_drops: u64 = fwd[5].parse().unwrap();
-    assert!(max_queue <= 20 && max_queue >= 15, "max queue {max_queue}");
+    assert!((15..=20).contains(&max_queue), "max queue {max_queue}");
     assert!(queue_drops >= 300, "queue drops {queue_drops}");
     assert!(
-        got >= 20 && got <= 200,
+        (20..=200).contains(&got),
         "{got} datagrams reached the server"
     );
     let json = std::fs::read_to_string(out.join("emulate.json")).unwrap();
