@@ -138,7 +138,7 @@ fn replay(text: &str, sends: &[u64]) -> Result<Vec<Option<u64>>> {
     Ok(due)
 }
 
-fn figures(sends: &[u64], due: &[Option<u64>], got: &[(u64, u64)], range: (u64, u64)) -> Phase {
+fn figures(due: &[Option<u64>], got: &[(u64, u64)], range: (u64, u64)) -> Phase {
     let mut errors = Vec::new();
     let (mut first, mut last, mut received) = (u64::MAX, 0, 0usize);
     for &(seq, t) in got.iter().filter(|(s, _)| *s >= range.0 && *s < range.1) {
@@ -226,7 +226,7 @@ pub fn measure(
     let due = replay(&text, &sends)?;
     let n = sends.len() as u64;
     Ok((
-        figures(&sends, &due, &got, (0, split)),
-        figures(&sends, &due, &got, (split, n)),
+        figures(&due, &got, (0, split)),
+        figures(&due, &got, (split, n)),
     ))
 }

@@ -108,7 +108,7 @@ mod tests {
             "{OK}[topology.return.impairments]\nloss = {{ model = \"bernoulli\", p = 2.0 }}\n"
         ));
         assert!(e.contains("loss.p"), "{e}");
-        let e = err(&OK.replace("point_to_point", "dumbbell\npairs = 1"));
+        let e = err(&OK.replace("\"point_to_point\"", "\"dumbbell\"\npairs = 1"));
         assert!(
             e.contains("topology.kind") && e.contains("not supported"),
             "{e}"

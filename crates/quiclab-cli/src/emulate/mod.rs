@@ -48,6 +48,10 @@ pub struct EmulateArgs {
     /// Microseconds before a deadline to stop sleeping and poll without blocking.
     #[arg(long, default_value_t = 50)]
     spin_us: u64,
+    /// Scheduling: `fifo` = real-time SCHED_FIFO if permitted (precise wake-ups on a
+    /// busy machine), `normal` = leave it.
+    #[arg(long, default_value = "fifo", value_parser = ["fifo", "normal"])]
+    sched: String,
     /// UDP socket buffer size asked for, each way, per socket.
     #[arg(long, default_value_t = udp::DEFAULT_BUFFER)]
     socket_buffer: usize,
@@ -77,6 +81,9 @@ pub fn run(a: EmulateArgs) -> Result<()> {
         a.upstream,
         front.granted()
     );
+    if a.sched == "fifo" {
+        wake::raise_priority();
+    }
     let waker = wake::Waker::new(&a.wake, Duration::from_micros(a.spin_us));
     crate::signal::install();
     let clock = Clock::new();

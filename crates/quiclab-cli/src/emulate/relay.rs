@@ -236,12 +236,12 @@ impl Relay {
                 Err(e) => return Err(e).context("receiving"),
             };
             let now = self.clock.now();
-            for i in 0..n {
+            for (i, slice) in slices.iter().enumerate().take(n) {
                 let meta = self.meta[i];
                 let stride = meta.stride.max(1);
                 for start in (0..meta.len).step_by(stride) {
                     let end = (start + stride).min(meta.len);
-                    let payload = slices[i][start..end].to_vec();
+                    let payload = slice[start..end].to_vec();
                     self.arrive(now, side, meta.addr, payload);
                 }
             }

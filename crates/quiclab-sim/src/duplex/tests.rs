@@ -113,10 +113,8 @@ fn scripted_drops_and_schedule() {
 
 #[test]
 fn dumbbell_is_refused() {
-    let text = format!(
-        "name = \"t\"\nseed = 1\n[stop]\ntime_s = 1.0\n[topology]\nkind = \"dumbbell\"\npairs = 2\n[topology.forward]\n[topology.return]\n"
-    );
-    let s: Scenario = toml::from_str(&text).unwrap();
+    let text = "name = \"t\"\nseed = 1\n[stop]\ntime_s = 1.0\n[topology]\nkind = \"dumbbell\"\npairs = 2\n[topology.forward]\n[topology.return]\n";
+    let s: Scenario = toml::from_str(text).unwrap();
     let e = Duplex::new(&s, "t.toml").err().unwrap();
     assert!(e.to_string().contains("topology.kind"), "{e}");
 }
