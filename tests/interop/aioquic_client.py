@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """An hq-interop client on aioquic, the peer of `quiclab server` in the interop tests:
 fetches URLs (one connection, one stream each) and writes each body to
-OUTPUT/<basename>. Certificates are not verified. Exits 1 if any fetch fails."""
+OUTPUT/<basename>. Certificates are not verified. Exits 1 if any fetch fails.
+With --qlog-dir, aioquic writes the connection's qlog there (<odcid>.qlog, JSON): the
+lab's real-stack runs (crates/quiclab-lab/src/run/real/) read the client's times from it."""
 
 import argparse
 import asyncio
@@ -77,7 +79,9 @@ def apply_testcase(config: QuicConfiguration, testcase: str) -> None:
         config.supported_versions = [QuicProtocolVersion.VERSION_2, QuicProtocolVersion.VERSION_1]
 
 
-async def fetch_all(urls: list[str], output: str, testcase: str = "transfer") -> int:
+async def fetch_all(
+    urls: list[str], output: str, testcase: str = "transfer", qlog_dir: str | None = None
+) -> int:
     parsed = [urlparse(u) for u in urls]
     authorities = {(p.hostname, p.port or 443) for p in parsed}
     if len(authorities) != 1 or any(p.scheme != "https" for p in parsed):
@@ -88,6 +92,11 @@ async def fetch_all(urls: list[str], output: str, testcase: str = "transfer") ->
     config.verify_mode = ssl.CERT_NONE
     apply_testcase(config, testcase)
     config.server_name = host
+    if qlog_dir:
+        from aioquic.quic.logger import QuicFileLogger
+
+        os.makedirs(qlog_dir, exist_ok=True)
+        config.quic_logger = QuicFileLogger(qlog_dir)
     keylog = os.environ.get("SSLKEYLOGFILE")
     if keylog:
         config.secrets_log_file = open(keylog, "a")
@@ -165,9 +174,11 @@ def main() -> None:
     p.add_argument("urls", nargs="+")
     p.add_argument("--output", required=True)
     p.add_argument("--testcase", default="transfer", help="interop-runner test case")
+    p.add_argument("--qlog-dir", help="write the connection's qlog here")
     args = p.parse_args()
     os.makedirs(args.output, exist_ok=True)
-    sys.exit(1 if asyncio.run(fetch_all(args.urls, args.output, args.testcase)) else 0)
+    failures = asyncio.run(fetch_all(args.urls, args.output, args.testcase, args.qlog_dir))
+    sys.exit(1 if failures else 0)
 
 
 if __name__ == "__main__":

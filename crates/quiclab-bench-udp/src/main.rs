@@ -5,11 +5,13 @@
 //! ```text
 //! bench-udp bulk       --quiclab PATH [--bytes N] [--reps R]
 //! bench-udp handshakes --quiclab PATH [--connections N] [--reps R]
+//! bench-udp emulate    --quiclab PATH [--rates 10,100,500] [--secs S] [-- EMULATOR FLAGS]
 //! bench-udp {quinn,tcp}-server ADDR | quinn-client ADDR CONNS BYTES | tcp-client ADDR BYTES
 //! ```
 //! scripts/bench-udp.sh builds and runs them all.
 
 mod body;
+mod emulate;
 mod harness;
 mod idle;
 mod quinn_side;
@@ -49,6 +51,7 @@ fn run(args: Vec<String>) -> Result<()> {
             println!("- client RSS per idle connection (whole process / {n}): {:.1} KiB", client / 1024.0);
             Ok(())
         }
+        ["emulate", rest @ ..] => emulate_suite(rest),
         ["handshakes", rest @ ..] => {
             let o = Opts::parse(rest)?;
             handshakes(&o)
@@ -187,5 +190,39 @@ fn handshakes(o: &Opts) -> Result<()> {
         "- server handshakes per core, quiclab/quinn: {:.2}",
         med(&s[1], |x| x.server_cpu) / med(&s[0], |x| x.server_cpu)
     );
+    Ok(())
+}
+
+/// `bench-udp emulate`: delay error and throughput through `quiclab emulate` per rate,
+/// as a Markdown table.
+fn emulate_suite(args: &[&str]) -> Result<()> {
+    let (mut quiclab, mut rates, mut secs) = (None, vec![10.0, 100.0, 500.0], 3.0);
+    let mut extra = Vec::new();
+    let mut it = args.iter();
+    while let Some(&flag) = it.next() {
+        if flag == "--" {
+            extra = it.by_ref().map(|s| s.to_string()).collect();
+            break;
+        }
+        let value = it.next().with_context(|| format!("{flag} needs a value"))?;
+        match flag {
+            "--quiclab" => quiclab = Some(PathBuf::from(value)),
+            "--rates" => rates = value.split(',').map(str::parse).collect::<Result<_, _>>()?,
+            "--secs" => secs = value.parse()?,
+            _ => bail!("unknown option {flag}"),
+        }
+    }
+    let quiclab = quiclab.context("--quiclab PATH is required")?;
+    println!("| link | load | sent | received | delay error p50 | p99 | throughput |");
+    println!("|---|---|---|---|---|---|---|");
+    for rate in rates {
+        let (light, heavy) = emulate::measure(&quiclab, rate, secs, &extra)?;
+        for (load, p) in [("50%", light), ("120%", heavy)] {
+            println!(
+                "| {rate} Mbit/s | {load} | {} | {} | {:.0} µs | {:.0} µs | {:.1} Mbit/s |",
+                p.sent, p.received, p.p50_us, p.p99_us, p.throughput_mbps
+            );
+        }
+    }
     Ok(())
 }

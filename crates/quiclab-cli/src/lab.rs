@@ -87,7 +87,15 @@ pub struct ReproduceArgs {
     sweep: SweepOptions,
 }
 
+/// Real-stack runs (`[endpoints]`) start this very binary as `{quiclab}`.
+fn use_this_binary() {
+    if let Ok(exe) = std::env::current_exe() {
+        quiclab_lab::run::real::available::set_quiclab_binary(exe);
+    }
+}
+
 pub fn lab_run(a: LabRunArgs) -> Result<()> {
+    use_this_binary();
     let stem = a
         .plan
         .file_stem()
@@ -149,6 +157,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
             anyhow!("no experiments/ directory here or above; pass --experiments DIR")
         })?,
     };
+    use_this_binary();
     let started = WallClock::now();
     let done = reproduce::reproduce(&root, &a.name, &a.out, &a.sweep.options())?;
     eprintln!("done in {:.1} s", started.elapsed().as_secs_f64());

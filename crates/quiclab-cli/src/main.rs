@@ -2,6 +2,7 @@
 //! [`setup`], the UDP loop in [`net`], the hq-interop application in [`hq`], HTTP/3
 //! and the per-connection ALPN choice in [`h3`].
 
+mod emulate;
 mod h3;
 mod hq;
 mod lab;
@@ -58,6 +59,9 @@ enum Command {
     Report(lab::ReportArgs),
     /// Reproduce a named experiment (or `all`) from experiments/: runs, figures, reports.
     Reproduce(lab::ReproduceArgs),
+    /// Real-time link emulator: relay UDP between a client and a server through a
+    /// scenario's links (the simulator's link code on the wall clock).
+    Emulate(emulate::EmulateArgs),
 }
 
 #[derive(Subcommand)]
@@ -122,6 +126,11 @@ struct ServerArgs {
     /// Key type of the self-signed certificate (ed25519, ecdsa-p256, rsa2048).
     #[arg(long, default_value = "ed25519", conflicts_with = "cert")]
     cert_type: quiclab_proto::crypto::choices::CertType,
+    /// Pad the self-signed certificate by this many bytes (a non-critical extension),
+    /// for experiments on certificate size (as the simulator's `certificate_padding`).
+    #[arg(long, default_value_t = 0, conflicts_with = "cert",
+          value_parser = clap::value_parser!(u32).range(0..=65_536))]
+    cert_padding: u32,
     /// Resume later connections from the same client address with Careful Resume
     /// (draft-ietf-tsvwg-careful-resume), from the window and RTT of the last one.
     #[arg(long)]
@@ -193,11 +202,22 @@ fn main() {
         Command::Plot(a) => lab::plot(a),
         Command::Report(a) => lab::report(a),
         Command::Reproduce(a) => lab::reproduce(a),
+        Command::Emulate(a) => emulate::run(a),
     };
     if let Err(e) = result {
         eprintln!("quiclab: {e:#}");
         let unsupported = e.downcast_ref::<setup::UnsupportedTestcase>().is_some();
-        std::process::exit(if unsupported { 127 } else { 1 });
+        // A real stack this machine lacks: "not available" (77, as automake's
+        // "skipped"), not a failure of the plan.
+        let unavailable = matches!(
+            e.downcast_ref::<quiclab_lab::LabError>(),
+            Some(quiclab_lab::LabError::Unavailable { .. })
+        );
+        std::process::exit(match (unsupported, unavailable) {
+            (true, _) => 127,
+            (_, true) => 77,
+            _ => 1,
+        });
     }
 }
 
@@ -211,7 +231,7 @@ fn server(a: ServerArgs) -> Result<()> {
         (Some(c), Some(k)) => cert::load_pem(c, k)?,
         _ => {
             let names = ["localhost", "127.0.0.1", "::1"].map(String::from);
-            cert::self_signed_as(&names, seed, 0, a.cert_type)
+            cert::self_signed_as(&names, seed, a.cert_padding as usize, a.cert_type)
         }
     };
     let alpns = [h3::ALPN_H3.to_vec(), ALPN_HQ.to_vec()];

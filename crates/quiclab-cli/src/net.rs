@@ -301,7 +301,7 @@ impl Driver {
 }
 
 /// Errors that mean "nothing now" or a lost packet, not a broken socket.
-fn is_transient(e: &std::io::Error) -> bool {
+pub(crate) fn is_transient(e: &std::io::Error) -> bool {
     matches!(
         e.kind(),
         ErrorKind::WouldBlock

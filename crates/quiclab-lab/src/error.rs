@@ -72,6 +72,11 @@ pub enum LabError {
     /// A run failed in the simulator.
     #[error("run {label}: {why}")]
     Run { label: String, why: String },
+    /// A real stack of `[endpoints]` cannot run on this machine (its `requires` command
+    /// failed, or the quiclab binary is unknown). Not a failure of the plan: the caller
+    /// reports the runs as not made (e.g. `reproduce all` skips the plan, a test skips).
+    #[error("stack {stack} is not available here: {why}")]
+    Unavailable { stack: String, why: String },
     /// A cached result or output could not be encoded or decoded.
     #[error("{file}: {why}")]
     Data { file: String, why: String },

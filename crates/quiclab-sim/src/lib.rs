@@ -2,6 +2,7 @@
 //! quiclab-proto stack (real TLS, real packets) in virtual time.
 
 pub mod app;
+pub mod duplex;
 pub mod engine;
 mod h3app;
 pub mod impair;

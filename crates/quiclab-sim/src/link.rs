@@ -2,9 +2,12 @@
 //! the link rate, then propagation delay (plus jitter). Packets that overflow the
 //! queue, exceed the MTU, meet an outage or an impairment are dropped and counted.
 
+use crate::engine::saturating_secs;
 use crate::impair::{Fate, Impairments};
 use crate::output::pcap::PcapWriter;
+use crate::output::results::LinkResult;
 use crate::queue::Queue;
+use crate::scenario::LinkChange;
 use quiclab_proto::time::Instant;
 use std::io::BufWriter;
 use std::net::SocketAddrV4;
@@ -14,6 +17,12 @@ use std::time::Duration;
 pub const IP_UDP_OVERHEAD: u64 = 28;
 /// IPv4 header bytes around a TCP segment.
 pub const IP_OVERHEAD: u64 = 20;
+
+/// A link rate in bit/s from Mbit/s, at least 1 (validation refuses lower rates; `as`
+/// saturates above).
+pub fn rate_bps(mbps: f64) -> u64 {
+    ((mbps * 1e6).round() as u64).max(1)
+}
 
 /// A datagram in the network.
 #[derive(Clone, Debug)]
@@ -220,5 +229,54 @@ impl Link {
         self.stats.delivered_packets += 1;
         self.stats.delivered_bytes += pkt.wire_size();
         at
+    }
+
+    /// Applies a scheduled change (`[[schedule]]`) at `now`: the new rate and delay
+    /// take effect for packets that start transmission (rate) or finish it (delay) from
+    /// now on; a new loss model replaces the old one; an outage drops every arrival until
+    /// `now + outage_s`. The simulator and the real-time emulator both call this.
+    pub fn apply_change(&mut self, now: Instant, c: &LinkChange) {
+        if let Some(r) = c.rate_mbps {
+            self.rate_bps = Some(rate_bps(r));
+        }
+        if let Some(d) = c.delay_ms {
+            self.delay = saturating_secs(d / 1000.0);
+        }
+        if let Some(loss) = &c.loss {
+            self.impairments.set_loss(loss.clone());
+        }
+        if let Some(o) = c.outage_s {
+            self.down_until = Some(now + saturating_secs(o));
+        }
+    }
+
+    /// This direction's results over a measurement window `span_s` seconds long (the
+    /// throughputs are window bytes over the span; 0 for an empty span).
+    pub fn result(&self, span_s: f64) -> LinkResult {
+        let rate = |bytes: u64| {
+            if span_s > 0.0 {
+                bytes as f64 * 8.0 / span_s
+            } else {
+                0.0
+            }
+        };
+        LinkResult {
+            name: self.name.clone(),
+            delivered_packets: self.stats.delivered_packets,
+            delivered_bytes: self.stats.delivered_bytes,
+            throughput_bps: rate(self.stats.window_bytes),
+            payload_throughput_bps: rate(self.stats.window_payload_bytes),
+            queue_drops: self.stats.queue_drops,
+            impairment_drops: self.stats.impairment_drops
+                + self.stats.outage_drops
+                + self.stats.mtu_drops,
+            max_queue_packets: self.stats.max_queue_packets,
+            queue_series: self.stats.queue_series.clone(),
+        }
+    }
+
+    /// Packets waiting in the transmit queue now (the one being serialized excluded).
+    pub fn queued_packets(&self) -> usize {
+        self.queue.len_packets()
     }
 }

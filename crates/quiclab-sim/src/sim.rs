@@ -11,10 +11,10 @@ use crate::engine::{saturating_secs, DirtySet, EventQueue, Next, Slab};
 use crate::link::{LinkAction, Packet};
 use crate::output::metrics::{MetricsSink, SideMetrics, Tee};
 use crate::output::pcap::PcapWriter;
-use crate::output::results::{FlowResult, LinkResult, RunResult};
+use crate::output::results::{FlowResult, RunResult};
 use crate::scenario::{max_events, Scenario, ScenarioError, Transport, Workload};
 use crate::tcpflow::TcpHost;
-use crate::topology::{derive_seed, rate_bps, Network};
+use crate::topology::{derive_seed, Network};
 use quiclab_proto::crypto::cert::{self, MemoryKeyLog, ServerVerification};
 use quiclab_proto::endpoint::ConnectionHandle;
 use quiclab_proto::events::EventSink;
@@ -828,21 +828,9 @@ impl Simulation {
     }
 
     fn apply_change(&mut self, i: usize) {
-        let c = self.scenario.schedule[i].clone();
+        let c = &self.scenario.schedule[i];
         let l = self.net.bottleneck[c.link as usize];
-        let link = &mut self.net.links[l];
-        if let Some(r) = c.rate_mbps {
-            link.rate_bps = Some(rate_bps(r));
-        }
-        if let Some(d) = c.delay_ms {
-            link.delay = saturating_secs(d / 1000.0);
-        }
-        if let Some(loss) = c.loss {
-            link.impairments.set_loss(loss);
-        }
-        if let Some(o) = c.outage_s {
-            link.down_until = Some(self.now + saturating_secs(o));
-        }
+        self.net.links[l].apply_change(self.now, c);
     }
 
     fn finish(mut self) -> Result<RunResult, SimError> {
@@ -923,32 +911,7 @@ impl Simulation {
             .min(end)
             .saturating_duration_since(self.window.from)
             .as_secs_f64();
-        let links = self
-            .net
-            .links
-            .iter()
-            .map(|l| LinkResult {
-                name: l.name.clone(),
-                delivered_packets: l.stats.delivered_packets,
-                delivered_bytes: l.stats.delivered_bytes,
-                throughput_bps: if span > 0.0 {
-                    l.stats.window_bytes as f64 * 8.0 / span
-                } else {
-                    0.0
-                },
-                payload_throughput_bps: if span > 0.0 {
-                    l.stats.window_payload_bytes as f64 * 8.0 / span
-                } else {
-                    0.0
-                },
-                queue_drops: l.stats.queue_drops,
-                impairment_drops: l.stats.impairment_drops
-                    + l.stats.outage_drops
-                    + l.stats.mtu_drops,
-                max_queue_packets: l.stats.max_queue_packets,
-                queue_series: l.stats.queue_series.clone(),
-            })
-            .collect();
+        let links = self.net.links.iter().map(|l| l.result(span)).collect();
         // Drop the connections (and their qlog writers) before writing the key log.
         self.nodes.clear();
         if let Some(p) = self.all_pcap.take() {

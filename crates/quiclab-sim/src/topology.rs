@@ -2,6 +2,7 @@
 
 use crate::engine::saturating_secs;
 use crate::impair::Impairments;
+pub use crate::link::rate_bps;
 use crate::link::{Link, Packet};
 use crate::queue::{Queue, QueueConfig};
 use crate::scenario::{LinkConfig, ScenarioError, Topology};
@@ -58,12 +59,6 @@ fn build_link(
         queue,
         impairments,
     ))
-}
-
-/// A link rate in bit/s from Mbit/s, at least 1 (validation refuses lower rates; `as`
-/// saturates above).
-pub fn rate_bps(mbps: f64) -> u64 {
-    ((mbps * 1e6).round() as u64).max(1)
 }
 
 /// An ideal access link: unlimited rate, no loss, a large queue.

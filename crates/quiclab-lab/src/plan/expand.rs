@@ -43,6 +43,8 @@ pub struct RunSpec {
     pub key: String,
     /// `[expected]` values at this point (non-finite results are left out).
     pub expected: BTreeMap<String, f64>,
+    /// The real stack this run uses (`[endpoints]`), or `None` for the simulator.
+    pub stack: Option<String>,
 }
 
 /// The seed of one run (see the module docs).
@@ -72,6 +74,28 @@ pub fn run_key(scenario: &Scenario) -> Result<String, LabError> {
         "quiclab-lab run v2\n{}\n{}\n{json}",
         env!("CARGO_PKG_VERSION"),
         code_id()
+    );
+    Ok(hex(digest(&SHA256, text.as_bytes()).as_ref()))
+}
+
+/// The cache key of a run with a real stack: the scenario's key plus the stack's name
+/// and every command template that produces it, so a changed command reruns.
+fn real_run_key(
+    scenario: &Scenario,
+    name: &str,
+    stack: &crate::plan::endpoints::Stack,
+    plan: &Plan,
+) -> Result<String, LabError> {
+    let emulator = plan
+        .endpoints
+        .as_ref()
+        .map(|e| e.emulator_template())
+        .unwrap_or_default();
+    let text = format!(
+        "quiclab-lab real run v1\n{}\n{name}\n{}\n{}\n{emulator}",
+        run_key(scenario)?,
+        stack.client_template(),
+        stack.server_template(),
     );
     Ok(hex(digest(&SHA256, text.as_bytes()).as_ref()))
 }
@@ -306,7 +330,11 @@ pub fn expand(plan: &Plan, plan_path: &Path, quick: bool) -> Result<Vec<RunSpec>
             let label = format!("{} (point {point}, rep {rep})", r.file);
             let scenario = Scenario::parse(&scenario_toml, &label)
                 .map_err(|e| r.scenario_error(point, &params, e))?;
-            let key = run_key(&scenario)?;
+            let stack = plan.endpoints.as_ref().and_then(|e| e.stack_of(&params));
+            let key = match stack {
+                Some((name, s)) => real_run_key(&scenario, name, s, &plan)?,
+                None => run_key(&scenario)?,
+            };
             runs.push(RunSpec {
                 point,
                 rep,
@@ -316,6 +344,7 @@ pub fn expand(plan: &Plan, plan_path: &Path, quick: bool) -> Result<Vec<RunSpec>
                 scenario_toml,
                 key,
                 expected: exp.clone(),
+                stack: stack.map(|(name, _)| name.to_string()),
             });
         }
     }

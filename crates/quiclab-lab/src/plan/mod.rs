@@ -4,6 +4,8 @@
 //! derived from the master seed, the point's parameters and the repetition index.
 
 pub mod claim;
+pub mod endpoints;
+pub mod endpoints_check;
 pub mod expand;
 pub mod load;
 pub mod locate;
@@ -186,6 +188,10 @@ pub struct Plan {
     /// Pairs a stochastic finding needs before it can hold or fail (default 5).
     #[serde(default = "five")]
     pub min_pairs: usize,
+    /// Real stacks as processes through the emulator instead of the simulator, at the
+    /// points `[endpoints]` selects (see [`endpoints`]). Default: every point simulated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoints: Option<endpoints::Endpoints>,
     /// Set by `--quick` in the plan as run (`plan.resolved.json`), so the report knows
     /// which findings `[quick] skip_findings` left out. Not a plan-file key.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

@@ -4,6 +4,7 @@
 
 use crate::error::LabError;
 use crate::expr::Expr;
+use crate::plan::endpoints_check::check_endpoints;
 use crate::plan::locate::{line_of_entry, line_of_key};
 use crate::plan::path::{MetricPath, Path as KeyPath};
 use crate::plan::points::{
@@ -105,6 +106,7 @@ pub fn validate(plan: &Plan, text: &str, file: &str) -> Result<(), LabError> {
         return Err(cx.top("common_random_numbers", format!("`{a}` is not an axis")));
     }
     check_findings(&cx, plan, &names)?;
+    check_endpoints(plan, text, file)?;
     check_points(&cx, plan, "")?;
     check_points(&cx, &apply_quick(plan), "quick: ")
 }

@@ -406,6 +406,7 @@ mod tests {
             figures: vec![],
             findings: vec![],
             min_pairs: 5,
+            endpoints: None,
             quick_run: false,
         }
     }

@@ -965,6 +965,7 @@ mod tests {
             }],
             findings: vec![],
             min_pairs: 5,
+            endpoints: None,
             quick_run: false,
         }
     }

@@ -29,6 +29,9 @@ pub struct ResolvedRun {
     pub label: String,
     /// The resolved scenario (with `seed`), a file anyone can run on its own.
     pub scenario_toml: String,
+    /// A real stack (`[endpoints]`): such runs execute only locally, in the runner.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack: Option<String>,
 }
 
 impl ResolvedRun {
@@ -42,6 +45,7 @@ impl ResolvedRun {
             key: spec.key.clone(),
             label: run_label(spec, plan_file),
             scenario_toml: spec.scenario_toml.clone(),
+            stack: spec.stack.clone(),
         }
     }
 }
@@ -81,6 +85,12 @@ pub fn execute(run: &ResolvedRun) -> Result<Vec<u8>, LabError> {
         label: run.label.clone(),
         why,
     };
+    if let Some(stack) = &run.stack {
+        return Err(fail(format!(
+            "runs with the real stack `{stack}` execute only in the local runner \
+             (`quiclab lab run`), one at a time"
+        )));
+    }
     let scenario =
         Scenario::parse(&run.scenario_toml, &run.label).map_err(|e| fail(e.to_string()))?;
     if scenario.seed != run.seed {

@@ -3,13 +3,15 @@
 //!
 //! Stages: [`prepare`] (a plan's resolved runs, which are missing from the cache) ->
 //! [`execute`] (one run -> its cache entry; anywhere) -> [`collect`] (rows, statistics
-//! and files from the cache). [`runner`] chains them locally.
+//! and files from the cache). [`runner`] chains them locally. Points a plan's
+//! `[endpoints]` gives to real stacks run through [`real`] (locally, one at a time).
 
 pub mod cache;
 pub mod collect;
 pub mod execute;
 pub mod output;
 pub mod prepare;
+pub mod real;
 pub mod rows;
 pub mod runner;
 pub mod stats;

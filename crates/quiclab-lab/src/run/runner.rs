@@ -13,6 +13,7 @@ use crate::run::collect::collect;
 pub use crate::run::collect::PlanOutcome;
 use crate::run::execute::{run_label, simulate_entry};
 use crate::run::prepare::{cache_dir, PreparedPlan};
+use crate::run::real::{check_stacks, run_real};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use std::io::IsTerminal;
@@ -74,11 +75,33 @@ pub fn run_plan(plan_path: &Path, out: &Path, opts: &RunOptions) -> Result<PlanO
             label: plan_file.clone(),
             why: format!("cannot start {} worker threads: {e}", opts.jobs),
         })?;
+    let (real, sim): (Vec<&RunSpec>, Vec<&RunSpec>) =
+        missing.iter().partition(|s| s.stack.is_some());
+    let endpoints = prepared.plan.endpoints.as_ref();
+    let plan_dir = plan_path.parent().unwrap_or(Path::new("."));
+    // Real stacks are checked before anything runs: an unavailable one stops here.
+    let fixed = match endpoints {
+        Some(e) => check_stacks(e, &real, plan_dir)?,
+        None => Default::default(),
+    };
     let result = pool.install(|| {
-        missing.par_iter().try_for_each(|spec| {
+        sim.par_iter().try_for_each(|spec| {
             let r = run_one(spec, &plan_file, &cache_dir);
             pb.inc(1);
             r
+        })
+    });
+    let result = result.and_then(|()| {
+        // Real runs one at a time, in wall-clock time (see `run::real`).
+        real.iter().try_for_each(|spec| {
+            let label = run_label(spec, &plan_file);
+            let e = endpoints.ok_or_else(|| LabError::Run {
+                label: label.clone(),
+                why: "a real-stack run without [endpoints]".into(),
+            })?;
+            let bytes = run_real(spec, e, &fixed, &cache_dir, &label)?;
+            pb.inc(1);
+            write_entry(&cache_dir, &spec.key, &bytes)
         })
     });
     pb.finish_and_clear();

@@ -137,6 +137,24 @@ impl Scenario {
         self.check_work(c)
     }
 
+    /// Checks only what drives the links (stop and measure, the topology with its
+    /// queues and impairments, the scenario-wide transport tables' keys, the link
+    /// schedule), not flows or cross traffic: for a user that puts real endpoints on
+    /// the links (the real-time emulator, `quiclab emulate`), where a scenario without
+    /// flows is fine. A scenario with flows should be checked in full with
+    /// [`Scenario::parse`] instead.
+    pub fn validate_links(&self, file: &str) -> Result<(), ScenarioError> {
+        let c = Check { file };
+        self.check_stop_measure(c)?;
+        self.check_topology(c)?;
+        parse_transport(&self.client, "client", file)?;
+        parse_transport(&self.server, "server", file)?;
+        for (i, change) in self.schedule.iter().enumerate() {
+            check_change(c, i, change)?;
+        }
+        Ok(())
+    }
+
     fn check_stop_measure(&self, c: Check) -> Result<(), ScenarioError> {
         c.seconds("stop.time_s", self.stop.time_s, true)?;
         if self.stop.max_events == Some(0) {

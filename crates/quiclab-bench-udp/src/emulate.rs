@@ -1,0 +1,232 @@
+//! `bench-udp emulate`: the real-time link emulator's timing accuracy and throughput on
+//! loopback (issue 14). A sender paces 1200-byte datagrams (sequence number inside)
+//! through `quiclab emulate` (forward link: the rate under test, 10 ms delay, a
+//! 1000-packet drop-tail queue) to a receiver in the same process, which timestamps
+//! them with the same clock. Two phases per rate: half the link rate (delay accuracy)
+//! and 120% of it (throughput, a standing queue).
+//!
+//! The intended delivery time of every datagram is computed by replaying the actual
+//! send times through the same link model ([`Duplex`], the simulator's link code) in
+//! virtual time; the delay error is the actual arrival minus that (so it includes both
+//! loopback hops and the emulator's receive and send paths, as an endpoint sees it).
+
+use anyhow::{bail, Context, Result};
+use quiclab_proto::time::Instant as SimInstant;
+use quiclab_sim::duplex::Duplex;
+use quiclab_sim::link::Packet;
+use quiclab_sim::scenario::LinkSide;
+use quiclab_sim::Scenario;
+use std::net::{SocketAddr, SocketAddrV4, UdpSocket};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const PAYLOAD: usize = 1200;
+const DELAY_MS: f64 = 10.0;
+
+fn scenario(rate_mbps: f64) -> String {
+    format!(
+        "name = \"emulate-bench\"\nseed = 1\n[stop]\ntime_s = 1.0\n[topology]\nkind = \"point_to_point\"\n\
+         [topology.forward]\nrate_mbps = {rate_mbps}\ndelay_ms = {DELAY_MS}\n\
+         queue = {{ discipline = \"drop_tail\", packets = 1000 }}\n[topology.return]\n"
+    )
+}
+
+/// One phase's figures.
+pub struct Phase {
+    pub sent: usize,
+    pub received: usize,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub throughput_mbps: f64,
+}
+
+fn percentile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let i = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1;
+    sorted[i]
+}
+
+/// Sends datagrams at `rate_bps` (wire bits) for `secs`; returns send times (ns since
+/// `epoch`) by sequence number.
+fn send_phase(
+    sock: &UdpSocket,
+    to: SocketAddr,
+    rate_bps: f64,
+    secs: f64,
+    epoch: Instant,
+    first_seq: u64,
+) -> Result<Vec<u64>> {
+    let gap = Duration::from_secs_f64((PAYLOAD + 28) as f64 * 8.0 / rate_bps);
+    let count = (secs / gap.as_secs_f64()) as u64;
+    let mut buf = vec![0u8; PAYLOAD];
+    let mut times = Vec::with_capacity(count as usize);
+    let start = Instant::now();
+    for i in 0..count {
+        let due = start + gap * u32::try_from(i).unwrap_or(u32::MAX);
+        loop {
+            let now = Instant::now();
+            if now >= due {
+                break;
+            }
+            if due - now > Duration::from_micros(300) {
+                std::thread::sleep(due - now - Duration::from_micros(200));
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+        buf[..8].copy_from_slice(&(first_seq + i).to_le_bytes());
+        let t = Instant::now().duration_since(epoch).as_nanos() as u64;
+        // Loopback sends do not fail short of a full buffer; a lost one is not received.
+        let _ = sock.send_to(&buf, to);
+        times.push(t);
+    }
+    Ok(times)
+}
+
+/// Receives until `stop` passes with nothing arriving for 100 ms; (seq, ns since epoch).
+fn receive(sock: &UdpSocket, epoch: Instant) -> Vec<(u64, u64)> {
+    let mut got = Vec::new();
+    let mut buf = vec![0u8; 2048];
+    let _ = sock.set_read_timeout(Some(Duration::from_millis(1500)));
+    while let Ok((n, _)) = sock.recv_from(&mut buf) {
+        if n >= 8 {
+            let t = Instant::now().duration_since(epoch).as_nanos() as u64;
+            let seq = u64::from_le_bytes(buf[..8].try_into().unwrap_or_default());
+            got.push((seq, t));
+        }
+    }
+    got
+}
+
+/// Intended delivery times (ns) by sequence number, `None` where the model drops.
+fn replay(text: &str, sends: &[u64]) -> Result<Vec<Option<u64>>> {
+    let s: Scenario = toml::from_str(text)?;
+    s.validate_links("bench")?;
+    let mut d = Duplex::new(&s, "bench")?;
+    let addr = SocketAddrV4::new([127, 0, 0, 1].into(), 1);
+    let mut due = vec![None; sends.len()];
+    let mut take = |d: &mut Duplex, now: SimInstant| {
+        while let Some(x) = d.poll(now) {
+            let seq = u64::from_le_bytes(x.packet.payload[..8].try_into().unwrap_or_default());
+            if let Some(slot) = due.get_mut(seq as usize) {
+                *slot = Some(x.due.as_nanos());
+            }
+        }
+    };
+    for (seq, &t) in sends.iter().enumerate() {
+        let now = SimInstant::from_nanos(t);
+        take(&mut d, now);
+        let mut payload = vec![0u8; PAYLOAD];
+        payload[..8].copy_from_slice(&(seq as u64).to_le_bytes());
+        let packet = Packet {
+            src: addr,
+            dst: addr,
+            payload,
+            route: 0,
+            hop: 0,
+            cross: false,
+            extra_delay: Duration::ZERO,
+            reorder: false,
+            tcp: false,
+        };
+        d.arrive(now, LinkSide::Forward, packet);
+    }
+    take(&mut d, SimInstant::MAX);
+    Ok(due)
+}
+
+fn figures(due: &[Option<u64>], got: &[(u64, u64)], range: (u64, u64)) -> Phase {
+    let mut errors = Vec::new();
+    let (mut first, mut last, mut received) = (u64::MAX, 0, 0usize);
+    for &(seq, t) in got.iter().filter(|(s, _)| *s >= range.0 && *s < range.1) {
+        received += 1;
+        first = first.min(t);
+        last = last.max(t);
+        if let Some(Some(d)) = due.get(seq as usize) {
+            errors.push((t as f64 - *d as f64) / 1e3);
+        }
+    }
+    errors.sort_by(f64::total_cmp);
+    let span = (last.saturating_sub(first)) as f64 / 1e9;
+    Phase {
+        sent: (range.1 - range.0) as usize,
+        received,
+        p50_us: percentile(&errors, 0.5),
+        p99_us: percentile(&errors, 0.99),
+        throughput_mbps: if span > 0.0 {
+            (received.saturating_sub(1)) as f64 * (PAYLOAD + 28) as f64 * 8.0 / span / 1e6
+        } else {
+            0.0
+        },
+    }
+}
+
+fn spawn_emulator(
+    quiclab: &Path,
+    dir: &Path,
+    listen: u16,
+    upstream: SocketAddr,
+    extra: &[String],
+) -> Result<Child> {
+    Command::new(quiclab)
+        .arg("emulate")
+        .arg(dir.join("bench.toml"))
+        .args(["--listen", &format!("127.0.0.1:{listen}")])
+        .args(["--upstream", &upstream.to_string()])
+        .arg("--out")
+        .arg(dir.join("out"))
+        .args(extra)
+        .stderr(Stdio::null())
+        .spawn()
+        .context("starting quiclab emulate")
+}
+
+/// Runs both phases at `rate_mbps`; `extra` are emulator flags (e.g. `--spin-us 0`).
+pub fn measure(
+    quiclab: &Path,
+    rate_mbps: f64,
+    secs: f64,
+    extra: &[String],
+) -> Result<(Phase, Phase)> {
+    let dir = std::env::temp_dir().join(format!("quiclab-emubench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let text = scenario(rate_mbps);
+    std::fs::write(dir.join("bench.toml"), &text)?;
+    let rx = UdpSocket::bind("127.0.0.1:0")?;
+    let tx = UdpSocket::bind("127.0.0.1:0")?;
+    let listen = UdpSocket::bind("127.0.0.1:0")?.local_addr()?.port();
+    let mut emu = spawn_emulator(quiclab, &dir, listen, rx.local_addr()?, extra)?;
+    std::thread::sleep(Duration::from_millis(500));
+    let epoch = Instant::now();
+    let rx2 = rx.try_clone()?;
+    let receiver = std::thread::spawn(move || receive(&rx2, epoch));
+    let to: SocketAddr = format!("127.0.0.1:{listen}").parse()?;
+    let rate = rate_mbps * 1e6;
+    let mut sends = send_phase(&tx, to, rate * 0.5, secs, epoch, 0)?;
+    let split = sends.len() as u64;
+    // Let the first phase drain before the second.
+    std::thread::sleep(Duration::from_millis(50));
+    sends.extend(send_phase(&tx, to, rate * 1.2, secs, epoch, split)?);
+    let got = receiver
+        .join()
+        .map_err(|_| anyhow::anyhow!("receiver panicked"))?;
+    // SIGTERM: the emulator writes its own lateness figures (emulate.json) on the way out.
+    // SAFETY: signalling the child this function spawned.
+    unsafe { libc::kill(emu.id() as libc::pid_t, libc::SIGTERM) };
+    let _ = emu.wait();
+    if let Ok(j) = std::fs::read_to_string(dir.join("out").join("emulate.json")) {
+        eprintln!("{rate_mbps} Mbit/s, emulator's own view: {j}");
+    }
+    if got.is_empty() {
+        bail!("nothing came through the emulator at {rate_mbps} Mbit/s");
+    }
+    let due = replay(&text, &sends)?;
+    let n = sends.len() as u64;
+    Ok((
+        figures(&due, &got, (0, split)),
+        figures(&due, &got, (split, n)),
+    ))
+}

@@ -1,0 +1,96 @@
+//! How late the relay sends each datagram against the model's due time (actual send
+//! minus due), as a histogram with 1 µs buckets up to 10 ms (larger values share one
+//! overflow bucket; the maximum is kept exactly): bounded memory whatever the run's
+//! length, exact enough for the p50/p99 the accuracy goal is stated in.
+
+use serde::Serialize;
+use std::time::Duration;
+
+const BUCKETS: usize = 10_000;
+
+/// A histogram of lateness values.
+pub struct Lateness {
+    counts: Vec<u64>,
+    total: u64,
+    max_ns: u64,
+}
+
+/// The summary written to emulate.json and printed at exit.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
+pub struct LatenessSummary {
+    pub datagrams: u64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+    pub max_us: f64,
+}
+
+impl Default for Lateness {
+    fn default() -> Self {
+        Lateness {
+            counts: vec![0; BUCKETS + 1],
+            total: 0,
+            max_ns: 0,
+        }
+    }
+}
+
+impl Lateness {
+    pub fn record(&mut self, late: Duration) {
+        let ns = u64::try_from(late.as_nanos()).unwrap_or(u64::MAX);
+        let bucket = usize::try_from(ns / 1000).unwrap_or(BUCKETS).min(BUCKETS);
+        self.counts[bucket] += 1;
+        self.total += 1;
+        self.max_ns = self.max_ns.max(ns);
+    }
+
+    /// The `q` quantile's bucket upper bound in µs (0 with no samples).
+    fn quantile_us(&self, q: f64) -> f64 {
+        if self.total == 0 {
+            return 0.0;
+        }
+        // The smallest bucket whose cumulative count reaches ceil(q * total).
+        let rank = ((q * self.total as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        for (i, c) in self.counts.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                return if i == BUCKETS {
+                    self.max_ns as f64 / 1e3
+                } else {
+                    (i + 1) as f64
+                };
+            }
+        }
+        self.max_ns as f64 / 1e3
+    }
+
+    pub fn summary(&self) -> LatenessSummary {
+        LatenessSummary {
+            datagrams: self.total,
+            p50_us: self.quantile_us(0.5),
+            p99_us: self.quantile_us(0.99),
+            p999_us: self.quantile_us(0.999),
+            max_us: self.max_ns as f64 / 1e3,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles() {
+        let mut l = Lateness::default();
+        assert_eq!(l.summary().p99_us, 0.0);
+        for us in 0..100u64 {
+            l.record(Duration::from_nanos(us * 1000 + 500));
+        }
+        let s = l.summary();
+        assert_eq!((s.datagrams, s.p50_us, s.p99_us), (100, 50.0, 99.0));
+        l.record(Duration::from_secs(1));
+        assert_eq!(l.summary().max_us, 1e6);
+        assert_eq!(l.summary().p999_us, 1e6);
+    }
+}

@@ -1,0 +1,116 @@
+//! What the emulator writes into `--out`: `links.csv` (the columns of `sim run`'s, one
+//! row per direction, throughput over the scenario's measurement window), queue traces
+//! when `measure.traces` is on, `emulate.json` (the relay's counters and how late it
+//! sent against the model), and with `--pcap` (or `measure.pcap`) `pcap/forward.pcap`
+//! and `pcap/return.pcap` (each datagram as it starts transmission on that direction,
+//! as the simulator writes them), `pcap/all.pcap` (both sides, as datagrams reach the
+//! relay), plus `pcap/keys.log`, a copy of `--keylog` (the server's TLS key log) taken
+//! at exit, as the simulator writes its key log beside its captures. Capture times are
+//! seconds since the emulator started.
+
+use super::lateness::LatenessSummary;
+use super::relay::{Capture, Relay, RelayCounters};
+use anyhow::{Context, Result};
+use quiclab_proto::Instant;
+use quiclab_sim::output::pcap::PcapWriter;
+use quiclab_sim::output::tables::links_csv;
+use quiclab_sim::scenario::LinkSide;
+use quiclab_sim::{RunResult, Scenario};
+use serde::Serialize;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+/// emulate.json.
+#[derive(Serialize)]
+struct Summary<'a> {
+    scenario: &'a str,
+    end_s: f64,
+    relay: RelayCounters,
+    /// Actual send time minus the model's due time, per delivery.
+    send_lateness: LatenessSummary,
+}
+
+fn capture(path: &Path) -> Result<Capture> {
+    let file =
+        std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+    PcapWriter::new(BufWriter::new(file)).with_context(|| format!("writing {}", path.display()))
+}
+
+/// Opens the three captures under `out/pcap`.
+pub fn open_pcaps(out: &Path, relay: &mut Relay) -> Result<()> {
+    let dir = out.join("pcap");
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    relay.capture = Some(capture(&dir.join("all.pcap"))?);
+    for side in [LinkSide::Forward, LinkSide::Return] {
+        let link = relay.duplex.link_mut(side);
+        link.pcap = Some(capture(&dir.join(format!("{}.pcap", link.name)))?);
+    }
+    Ok(())
+}
+
+/// Flushes the captures and writes the tables; `end` is the emulator time at exit.
+pub fn finish(
+    out: &Path,
+    scenario: &Scenario,
+    relay: &mut Relay,
+    end: Instant,
+    keylog: Option<&Path>,
+) -> Result<()> {
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    if let Some(c) = relay.capture.take() {
+        c.into_inner().flush().context("writing all.pcap")?;
+    }
+    for side in [LinkSide::Forward, LinkSide::Return] {
+        if let Some(c) = relay.duplex.link_mut(side).pcap.take() {
+            c.into_inner().flush().context("writing a link pcap")?;
+        }
+    }
+    if let Some(k) = keylog {
+        let to = out.join("pcap").join("keys.log");
+        std::fs::create_dir_all(out.join("pcap"))?;
+        // The server may not have written it (no connection): say so, write the rest.
+        if let Err(e) = std::fs::copy(k, &to) {
+            eprintln!("quiclab emulate: key log {} not copied: {e}", k.display());
+        }
+    }
+    let m = &scenario.measure;
+    let to = m
+        .to_s
+        .map_or(end.as_secs_f64(), |t| t.min(end.as_secs_f64()));
+    let span = (to - m.from_s).max(0.0);
+    let result = RunResult {
+        scenario: scenario.name.clone(),
+        seed: scenario.seed,
+        end_s: end.as_secs_f64(),
+        links: [LinkSide::Forward, LinkSide::Return]
+            .map(|s| relay.duplex.link(s).result(span))
+            .to_vec(),
+        ..RunResult::default()
+    };
+    std::fs::write(out.join("links.csv"), links_csv(&result))?;
+    write_queue_traces(out, &result)?;
+    let summary = Summary {
+        scenario: &scenario.name,
+        end_s: end.as_secs_f64(),
+        relay: relay.counters,
+        send_lateness: relay.lateness.summary(),
+    };
+    let mut json = serde_json::to_string_pretty(&summary)?;
+    json.push('\n');
+    std::fs::write(out.join("emulate.json"), json)?;
+    Ok(())
+}
+
+/// `traces/link_<name>_queue.csv`, as `sim run` names them.
+fn write_queue_traces(out: &Path, result: &RunResult) -> Result<()> {
+    for link in result.links.iter().filter(|l| !l.queue_series.is_empty()) {
+        let dir = out.join("traces");
+        std::fs::create_dir_all(&dir)?;
+        let mut text = String::from("t_s,queue_packets\n");
+        for (t, q) in &link.queue_series {
+            text.push_str(&format!("{t},{q}\n"));
+        }
+        std::fs::write(dir.join(format!("link_{}_queue.csv", link.name)), text)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,297 @@
+//! The relay's event loop: two sockets (the front one the client sends to, the back one
+//! that talks to the server), the emulated links ([`Duplex`], the simulator's link code)
+//! and the wall clock ([`Clock`], nanoseconds since start, the links' time base).
+//!
+//! Each turn: send every delivery that is due, sleep until the next one is (see
+//! [`super::wake`]) or a socket is readable, then read batches (GRO split into
+//! datagrams) and offer each datagram to its link at its arrival time. A delivery is
+//! sent as one datagram on the socket of its far side: forward deliveries from the
+//! back socket to `--upstream`, return deliveries from the front socket to the client.
+//!
+//! One client at a time: the client is whoever last sent to the front socket. A
+//! datagram from a new address takes over (a restarted client, or a NAT rebinding),
+//! and return deliveries, including those already on the link, go to it.
+//! Datagrams on the back socket from anyone but the upstream are dropped and counted.
+//! Send errors (a peer that vanished: ECONNREFUSED from an ICMP port unreachable, a
+//! full socket buffer) lose that datagram, are counted, and never end the relay.
+
+use super::lateness::Lateness;
+use super::wake::Waker;
+use crate::net::Clock;
+use crate::udp::Socket;
+use anyhow::{Context, Result};
+use mio::{Events, Interest, Poll, Token};
+use quiclab_proto::Instant;
+use quiclab_sim::duplex::{Delivery, Duplex};
+use quiclab_sim::link::Packet;
+use quiclab_sim::output::pcap::PcapWriter;
+use quiclab_sim::scenario::LinkSide;
+use quinn_udp::RecvMeta;
+use serde::Serialize;
+use std::io::{BufWriter, ErrorKind, IoSliceMut};
+use std::net::{SocketAddr, SocketAddrV4};
+use std::time::Duration;
+
+/// Room for one receive: a GRO batch is at most 64 KiB.
+const RECV_BUF: usize = 65_536;
+/// Receive calls per socket per turn, so a flood cannot hold back due deliveries.
+const RECV_ROUNDS: usize = 2;
+/// Longest sleep with nothing scheduled, so the stop flag and `--duration` are seen.
+const IDLE_WAIT: Duration = Duration::from_millis(100);
+const FRONT: Token = Token(0);
+const BACK: Token = Token(1);
+pub(super) const TIMER: Token = Token(2);
+
+/// A capture file (classic pcap).
+pub type Capture = PcapWriter<BufWriter<std::fs::File>>;
+
+/// What the relay counted, written to emulate.json.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct RelayCounters {
+    /// Datagrams read from the client / from the server.
+    pub from_client: u64,
+    pub from_server: u64,
+    /// Deliveries sent to the server / to the client.
+    pub to_server: u64,
+    pub to_client: u64,
+    /// Deliveries lost to send errors (a vanished peer, a full socket buffer).
+    pub send_errors: u64,
+    /// Return deliveries with no client to send to.
+    pub no_client: u64,
+    /// Datagrams on the back socket not from the upstream address.
+    pub stray: u64,
+    /// Times a new client address took over.
+    pub client_changes: u64,
+}
+
+/// The relay: sockets, links, clock, counters.
+pub struct Relay {
+    pub duplex: Duplex,
+    front: Socket,
+    back: Socket,
+    upstream: SocketAddr,
+    client: Option<SocketAddr>,
+    clock: Clock,
+    poll: Poll,
+    events: Events,
+    waker: Waker,
+    readable: [bool; 2],
+    bufs: Vec<Vec<u8>>,
+    meta: Vec<RecvMeta>,
+    /// Every datagram as it reaches the relay (both directions), if capturing.
+    pub capture: Option<Capture>,
+    pub counters: RelayCounters,
+    pub lateness: Lateness,
+}
+
+/// An address as IPv4 for the pcap (which writes IPv4 headers): IPv4 and IPv4-mapped
+/// addresses as they are, other IPv6 addresses as `fallback` with their port.
+pub fn pcap_addr(a: SocketAddr, fallback: [u8; 4]) -> SocketAddrV4 {
+    match a {
+        SocketAddr::V4(v4) => v4,
+        SocketAddr::V6(v6) => {
+            let ip = v6.ip().to_ipv4_mapped().unwrap_or(fallback.into());
+            SocketAddrV4::new(ip, v6.port())
+        }
+    }
+}
+
+impl Relay {
+    /// Registers both sockets with a new poll; `waker` sleeps precisely.
+    pub fn new(
+        duplex: Duplex,
+        (mut front, mut back): (Socket, Socket),
+        upstream: SocketAddr,
+        clock: Clock,
+        waker: Waker,
+    ) -> Result<Relay> {
+        let poll = Poll::new().context("creating the event loop")?;
+        let r = poll.registry();
+        r.register(front.source(), FRONT, Interest::READABLE)?;
+        r.register(back.source(), BACK, Interest::READABLE)?;
+        waker.register(r)?;
+        let batch = quinn_udp::BATCH_SIZE;
+        Ok(Relay {
+            duplex,
+            front,
+            back,
+            upstream,
+            client: None,
+            clock,
+            poll,
+            events: Events::with_capacity(8),
+            waker,
+            // Datagrams may have arrived before registration (edge-triggered).
+            readable: [true, true],
+            bufs: (0..batch).map(|_| vec![0u8; RECV_BUF]).collect(),
+            meta: vec![RecvMeta::default(); batch],
+            capture: None,
+            counters: RelayCounters::default(),
+            lateness: Lateness::default(),
+        })
+    }
+
+    /// Runs until `stop()` is true or `end` (emulator time) passes; returns the end time.
+    pub fn run(&mut self, end: Option<Instant>, stop: &dyn Fn() -> bool) -> Result<Instant> {
+        loop {
+            let now = self.clock.now();
+            if stop() || end.is_some_and(|e| now >= e) {
+                return Ok(now);
+            }
+            self.send_due(now);
+            if !self.readable.contains(&true) {
+                let next = [self.duplex.next_due(), end].into_iter().flatten().min();
+                self.wait(next)?;
+            }
+            for side in [0, 1] {
+                if self.readable[side] {
+                    self.receive(side)?;
+                }
+            }
+        }
+    }
+
+    /// Sleeps until `deadline` (emulator time; `None`: [`IDLE_WAIT`]) or a socket is
+    /// readable.
+    fn wait(&mut self, deadline: Option<Instant>) -> Result<()> {
+        let now = self.clock.now();
+        let wait = deadline.map_or(IDLE_WAIT, |d| {
+            d.saturating_duration_since(now).min(IDLE_WAIT)
+        });
+        if wait.is_zero() {
+            return Ok(());
+        }
+        let timeout = self.waker.timeout(wait);
+        match self.poll.poll(&mut self.events, Some(timeout)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == ErrorKind::Interrupted => return Ok(()),
+            Err(e) => return Err(e).context("waiting for the sockets"),
+        }
+        for ev in self.events.iter() {
+            match ev.token() {
+                FRONT => self.readable[0] = true,
+                BACK => self.readable[1] = true,
+                _ => self.waker.clear(),
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends every delivery due by now.
+    fn send_due(&mut self, now: Instant) {
+        while let Some(d) = self.duplex.poll(now) {
+            let late = self.clock.now().saturating_duration_since(d.due);
+            self.lateness.record(late);
+            self.send(d);
+        }
+    }
+
+    fn send(&mut self, d: Delivery) {
+        let payload = &d.packet.payload;
+        let sent = match d.side {
+            LinkSide::Forward => {
+                self.counters.to_server += 1;
+                self.back.send(self.upstream, payload, payload.len())
+            }
+            LinkSide::Return => {
+                let Some(client) = self.client else {
+                    self.counters.no_client += 1;
+                    return;
+                };
+                self.counters.to_client += 1;
+                self.front.send(client, payload, payload.len())
+            }
+        };
+        // The datagram is lost, as on a real path; the peer's transport recovers.
+        if sent.is_err() {
+            self.counters.send_errors += 1;
+        }
+    }
+
+    /// Reads up to [`RECV_ROUNDS`] batches from one socket (0: front, 1: back).
+    fn receive(&mut self, side: usize) -> Result<()> {
+        // Taken out for the loop, so the datagrams can go to `arrive` (`&mut self`).
+        let mut bufs = std::mem::take(&mut self.bufs);
+        let r = self.receive_into(side, &mut bufs);
+        self.bufs = bufs;
+        r
+    }
+
+    fn receive_into(&mut self, side: usize, bufs: &mut [Vec<u8>]) -> Result<()> {
+        for _ in 0..RECV_ROUNDS {
+            let mut slices: [IoSliceMut<'_>; quinn_udp::BATCH_SIZE] =
+                std::array::from_fn(|_| IoSliceMut::new(&mut []));
+            for (s, b) in slices.iter_mut().zip(bufs.iter_mut()) {
+                *s = IoSliceMut::new(b);
+            }
+            let socket = if side == 0 { &self.front } else { &self.back };
+            let n = match socket.recv(&mut slices, &mut self.meta) {
+                Ok(n) => n,
+                Err(e) if crate::net::is_transient(&e) => {
+                    // WouldBlock: drained. ECONNREFUSED & co (a peer vanished): more
+                    // may be queued behind it.
+                    self.readable[side] = e.kind() != ErrorKind::WouldBlock;
+                    return Ok(());
+                }
+                Err(e) => return Err(e).context("receiving"),
+            };
+            let now = self.clock.now();
+            for (i, slice) in slices.iter().enumerate().take(n) {
+                let meta = self.meta[i];
+                let stride = meta.stride.max(1);
+                for start in (0..meta.len).step_by(stride) {
+                    let end = (start + stride).min(meta.len);
+                    let payload = slice[start..end].to_vec();
+                    self.arrive(now, side, meta.addr, payload);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One datagram read at `now` from `from` on socket `side`.
+    fn arrive(&mut self, now: Instant, side: usize, from: SocketAddr, payload: Vec<u8>) {
+        let (link, src, dst) = if side == 0 {
+            if self.client != Some(from) {
+                if self.client.is_some() {
+                    self.counters.client_changes += 1;
+                    eprintln!("quiclab emulate: new client {from} takes over");
+                }
+                self.client = Some(from);
+            }
+            self.counters.from_client += 1;
+            (LinkSide::Forward, from, self.upstream)
+        } else {
+            if from != self.upstream {
+                self.counters.stray += 1;
+                return;
+            }
+            self.counters.from_server += 1;
+            let client = self.client.unwrap_or(from);
+            (LinkSide::Return, from, client)
+        };
+        let (src, dst) = if side == 0 {
+            (pcap_addr(src, [10, 0, 0, 1]), pcap_addr(dst, [10, 1, 0, 1]))
+        } else {
+            (pcap_addr(src, [10, 1, 0, 1]), pcap_addr(dst, [10, 0, 0, 1]))
+        };
+        if let Some(c) = self.capture.as_mut() {
+            // A failed write loses the capture, not the relay.
+            if c.write_udp(now, src, dst, &payload).is_err() {
+                self.capture = None;
+            }
+        }
+        let packet = Packet {
+            src,
+            dst,
+            payload,
+            route: 0,
+            hop: 0,
+            cross: false,
+            extra_delay: Duration::ZERO,
+            reorder: false,
+            tcp: false,
+        };
+        self.duplex.arrive(now, link, packet);
+    }
+}

@@ -1,0 +1,102 @@
+//! `quiclab reproduce emulator-fidelity --quick`: quiclab's client and server as
+//! processes through `quiclab emulate` against the simulator, same scenarios (the
+//! handshake-latency scenario, INET case C as a download).
+//!
+//! What is asserted: every finding is judged on data (no "no data"), and each real run
+//! shows the scenario's link: a handshake no shorter than the simulated one (1 RTT:
+//! without the emulator's delay it would take about a millisecond on loopback) and not
+//! more than 50% longer, and a flow-control-limited goodput between 0.3 and 1.1 x
+//! credit / RTT. The 10%/5% agreement claims themselves are reported, not asserted:
+//! on this shared 2-core machine the emulator's and the processes' scheduling delays
+//! (ms, depending on the load) decide them; see the plans' `discussion`.
+//!
+//! Exit status 77 (a build without the emulator) skips outside CI only.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// runs.csv as (header, rows).
+fn runs(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut lines = text
+        .lines()
+        .map(|l| l.split(',').map(String::from).collect::<Vec<_>>());
+    let header = lines.next().expect("header");
+    (header, lines.collect())
+}
+
+fn col(header: &[String], name: &str) -> usize {
+    header
+        .iter()
+        .position(|c| c == name)
+        .unwrap_or_else(|| panic!("no column {name}"))
+}
+
+fn num(row: &[String], i: usize) -> f64 {
+    row[i]
+        .parse()
+        .unwrap_or_else(|_| panic!("not a number in {row:?}"))
+}
+
+#[test]
+fn emulator_fidelity_quick() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
+    let out = std::env::temp_dir().join(format!("quiclab-emu-fidelity-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let run = Command::new(env!("CARGO_BIN_EXE_quiclab"))
+        .args(["reproduce", "emulator-fidelity", "--quick", "--keep-going"])
+        .arg("--experiments")
+        .arg(&root)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .expect("quiclab runs");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    if run.status.code() == Some(77) {
+        assert!(stderr.contains("not available"), "{stderr}");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must have the emulator: {stderr}"
+        );
+        eprintln!("SKIPPED (not available here): {stderr}");
+        return;
+    }
+    assert!(run.status.success(), "reproduce failed: {stderr}");
+    let dir = out.join("emulator-fidelity");
+    for plan in ["1-handshake", "2-flow-control"] {
+        let f = std::fs::read_to_string(dir.join(plan).join("findings.csv")).expect("findings");
+        assert!(f.lines().count() > 1, "{plan}: no findings");
+        assert!(!f.contains(",no data,"), "{plan}: {f}");
+    }
+    // Medians per RTT: a single real run may lose its first flight to the loaded
+    // machine and take a PTO (seen once: 2.02 s at 200 ms RTT, its first Initial
+    // answered only after the client's 1 s PTO); the plan reports it, the median is
+    // the claim about the link.
+    let (h, rows) = runs(&dir.join("1-handshake/runs.csv"));
+    let (stack, rtt, hs) = (col(&h, "stack"), col(&h, "rtt_ms"), col(&h, "handshake_s"));
+    let mut by_rtt: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
+    for r in rows.iter().filter(|r| r[stack] == "quiclab") {
+        by_rtt.entry(r[rtt].clone()).or_default().push(num(r, hs));
+    }
+    assert!(!by_rtt.is_empty(), "no emulated runs");
+    for (rtt_ms, mut v) in by_rtt {
+        v.sort_by(f64::total_cmp);
+        let median = v[v.len() / 2];
+        let one_rtt: f64 = rtt_ms.parse::<f64>().expect("rtt") / 1e3;
+        assert!(
+            median >= one_rtt * 0.99 && median <= one_rtt * 1.5,
+            "median handshake {median} s at {one_rtt} s RTT ({v:?})"
+        );
+    }
+    let (h, rows) = runs(&dir.join("2-flow-control/runs.csv"));
+    let (stack, rtt, gp) = (col(&h, "stack"), col(&h, "rtt_ms"), col(&h, "goodput_bps"));
+    for r in rows.iter().filter(|r| r[stack] == "quiclab") {
+        let analytic = 100_000.0 * 8.0 / (num(r, rtt) / 1e3);
+        let v = num(r, gp);
+        assert!(
+            v >= 0.3 * analytic && v <= 1.1 * analytic,
+            "goodput {v} bit/s vs credit/RTT {analytic}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
