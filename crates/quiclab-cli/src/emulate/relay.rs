@@ -40,7 +40,6 @@ const RECV_ROUNDS: usize = 2;
 const IDLE_WAIT: Duration = Duration::from_millis(100);
 const FRONT: Token = Token(0);
 const BACK: Token = Token(1);
-pub(super) const TIMER: Token = Token(2);
 
 /// A capture file (classic pcap).
 pub type Capture = PcapWriter<BufWriter<std::fs::File>>;

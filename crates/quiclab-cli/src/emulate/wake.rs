@@ -14,13 +14,15 @@
 //!
 //! # Call contract
 //! [`Waker::register`] once with the poll; before each poll ask [`Waker::timeout`] for
-//! the poll timeout of a wait; after an event with [`super::relay::TIMER`]'s token,
+//! the poll timeout of a wait; after an event with [`TIMER`]'s token,
 //! [`Waker::clear`].
 
-use super::relay::TIMER;
 use crate::timer::Timer;
-use mio::{Interest, Registry};
+use mio::{Interest, Registry, Token};
 use std::time::Duration;
+
+/// The poll token of the timer (the relay's sockets use 0 and 1).
+pub(super) const TIMER: Token = Token(2);
 
 /// Backstop added to a timerfd wait in case the timer event is missed.
 const BACKSTOP: Duration = Duration::from_millis(1);
