@@ -10,6 +10,7 @@
 
 pub mod config;
 pub mod connection;
+pub mod ranges;
 pub mod recv;
 pub mod scoreboard;
 pub mod wire;
