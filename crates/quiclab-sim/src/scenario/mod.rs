@@ -20,6 +20,7 @@ use std::path::Path;
 mod budget;
 mod resume_from;
 mod tcp;
+mod tls_resume;
 mod validate;
 
 pub use budget::{max_events, SourceWork, DEFAULT_MAX_EVENTS};
