@@ -26,6 +26,7 @@ use std::time::Duration;
 
 mod ack;
 mod fast_open;
+pub use fast_open::cookie as fast_open_cookie;
 mod timers;
 mod transmit;
 
