@@ -2,8 +2,8 @@
 """Regenerates the figures that README.md and docs/PERFORMANCE.md quote, from runs, so
 the documents cannot drift from the code (Python 3 stdlib only).
 
-- validation: runs the INET validation test (`cargo test --release -p quiclab-sim --test
-  validation -- --nocapture`), reads its `FIGURE case key value` lines and rewrites the
+- validation: runs the INET validation tests (`cargo test --release -p quiclab-sim --test
+  validation` and `--test validation_tcp`, `-- --nocapture`), reads their `FIGURE case key value` lines and rewrites the
   README's validation table (between `<!-- doc_figures:validation -->` markers). The
   figures are deterministic, so `--check` compares instead of writing and fails when the
   README is stale (scripts/test.sh runs that).
@@ -40,22 +40,29 @@ def replace_block(text, name, body):
     return pattern.sub(lambda _: f"{start}\n{body}{end}", text)
 
 
-def validation_figures():
-    """{case: [(key, value)]} from the validation test's output."""
+def run_figures(test):
+    """{case: [(key, value)]} from a validation test's `FIGURE case key value` lines."""
     out = subprocess.run(
-        ["cargo", "test", "--release", "-q", "-p", "quiclab-sim", "--test", "validation",
+        ["cargo", "test", "--release", "-q", "-p", "quiclab-sim", "--test", test,
          "--", "--nocapture", "--test-threads", "2"],
         cwd=ROOT, capture_output=True, text=True,
     )
     if out.returncode != 0:
         sys.stderr.write(out.stdout + out.stderr)
-        sys.exit("doc_figures: the validation test failed")
+        sys.exit(f"doc_figures: the {test} test failed")
     figures = defaultdict(list)
     for line in out.stdout.splitlines():
         parts = line.split()
         if len(parts) == 4 and parts[0] == "FIGURE":
             figures[parts[1]].append((parts[2], float(parts[3])))
-    for case in "ABCD":
+    return figures
+
+
+def validation_figures():
+    """QUIC's cases A-D (validation.rs) and TCP's A-C (validation_tcp.rs)."""
+    figures = run_figures("validation")
+    figures.update(run_figures("validation_tcp"))
+    for case in ["A", "B", "C", "D", "A-TCP", "B-TCP", "C-TCP"]:
         if not figures[case]:
             sys.exit(f"doc_figures: no figures for case {case}")
     return figures
@@ -65,19 +72,29 @@ def pct(x, digits=2):
     return f"{x * 100:+.{digits}f}%"
 
 
-def validation_table(f):
-    a = max(abs(v) for _, v in f["A"])
+def b_text(points):
+    """Case B's mean deviation per loss rate and the spread over RTTs."""
     by_p = defaultdict(list)
-    for key, v in f["B"]:
+    for key, v in points:
         by_p[float(key.split(",")[0].split("=")[1])].append(v)
     ps = sorted(by_p, reverse=True)
-    b_means = " / ".join(pct(sum(by_p[p]) / len(by_p[p])) for p in ps)
-    b_spread = max(max(by_p[p]) - min(by_p[p]) for p in ps)
-    c = max(abs(v) for _, v in f["C"])
-    c_rtts = sorted({float(k.split("rtt_ms=")[1]) for k, _ in f["C"]})
-    c_at = ", ".join(f"{r:g}" for r in c_rtts)
-    c_text = (f"exact at RTT {c_at} ms (every point within 1e-9)" if c < 1e-9
-              else f"within {abs(c) * 100:.4f}% at RTT {c_at} ms")
+    means = " / ".join(pct(sum(by_p[p]) / len(by_p[p])) for p in ps)
+    spread = max(max(by_p[p]) - min(by_p[p]) for p in ps)
+    return (f"{means} (each the same at every RTT within {spread * 100:.2f} points; "
+            f"asserted: below by at most 5% / 2% / 1.5%)")
+
+
+def c_text(points):
+    c = max(abs(v) for _, v in points)
+    rtts = sorted({float(k.split("rtt_ms=")[1]) for k, _ in points})
+    at = ", ".join(f"{r:g}" for r in rtts)
+    return (f"exact at RTT {at} ms (every point within 1e-9)" if c < 1e-9
+            else f"within {abs(c) * 100:.4f}% at RTT {at} ms")
+
+
+def validation_table(f):
+    a = max(abs(v) for _, v in f["A"])
+    a_tcp = max(abs(v) for _, v in f["A-TCP"])
     d = min(v for _, v in f["D"])
     return (
         "| INET validation case (seed 002, §IV) | analytic result | quiclab-sim |\n"
@@ -85,12 +102,17 @@ def validation_table(f):
         f"| A: link bandwidth, 100 Mbit/s, MTU 1280-9000 | (MTU-28)/MTU x BW | "
         f"within {a * 100:.3f}% (asserted: 0.01%) |\n"
         f"| B: periodic loss 0.1%/0.02%/0.005%, RTT 2-100 ms | Mathis: MSS/RTT x sqrt(3/2p) | "
-        f"{b_means} (each the same at every RTT within {b_spread * 100:.2f} points; "
-        f"asserted: below by at most 5% / 2% / 1.5%) |\n"
+        f"{b_text(f['B'])} |\n"
         f"| C: flow-control limited, no CC, 65-140 kB, RTT 2-100 ms | initialMaxData / RTT | "
-        f"{c_text} |\n"
+        f"{c_text(f['C'])} |\n"
         f"| D: three senders + UDP cross traffic over 10 Mbit/s | fair shares 1, 1/2, 1/3 | "
         f"Jain index >= {d:.3f} in every phase with two or three senders (asserted: 0.99) |\n"
+        f"| A over TCP (`validation_tcp.rs`) | (MTU-20)/MTU x BW | "
+        f"within {a_tcp * 100:.3f}% (asserted: 0.01%) |\n"
+        f"| B over TCP, NewReno with SACK | Mathis, MSS = 1228 data bytes | "
+        f"{b_text(f['B-TCP'])} |\n"
+        f"| C over TCP, no CC, 65-140 kB receive buffer | receive window / RTT | "
+        f"{c_text(f['C-TCP'])} |\n"
     )
 
 

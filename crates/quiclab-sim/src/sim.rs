@@ -192,6 +192,11 @@ pub struct Simulation {
     resume: resume::Sources,
     /// TLS session resumption between flows (`session_from`).
     sessions: session::Sessions,
+    /// TCP Fast Open cookies the client hosts hold (RFC 7413 §4.1.3).
+    tcp_cookies: crate::tcpflow::CookieCache,
+    /// TLS-over-TCP session stores, one per `[flows.tls] resume_from` chain (by its
+    /// first flow).
+    tls_resume: std::collections::BTreeMap<usize, crate::tcptls::Resumption>,
 }
 
 /// Seconds from the scenario as virtual time (saturating; validated values never are).
@@ -263,6 +268,16 @@ impl Simulation {
             next_progress: u64::MAX,
             resume: resume::Sources::new(&scenario, file)?,
             sessions: session::Sessions::new(&scenario, file)?,
+            tcp_cookies: Default::default(),
+            tls_resume: (0..scenario.flows.len())
+                .filter_map(|i| scenario.tls_chain_root(i))
+                .map(|r| {
+                    (
+                        r,
+                        crate::tcptls::Resumption::new(scenario.tls_chain_early_data(r)),
+                    )
+                })
+                .collect(),
             net,
             scenario,
         };
@@ -419,6 +434,20 @@ impl Simulation {
             server_metrics.clone(),
             traces,
         );
+        // RFC 7413: one cookie secret per server host, one cookie cache per simulation.
+        let (client, server) = if self.scenario.tcp_config(i).fast_open {
+            let key = derive_seed(seed, &format!("tfo:{}", server_addr.ip()));
+            (
+                client.with_cookie_cache(self.tcp_cookies.clone()),
+                server.with_fast_open_key(key),
+            )
+        } else {
+            (client, server)
+        };
+        let resume = self
+            .scenario
+            .tls_chain_root(i)
+            .and_then(|r| self.tls_resume.get(&r));
         let (client, server) = match &f.tls {
             None => (client, server),
             Some(tls) => {
@@ -440,8 +469,9 @@ impl Simulation {
                 } else {
                     None
                 };
-                let cc = crate::tcptls::client_config(tls.version, roots, kl).map_err(bad)?;
-                let sc = crate::tcptls::server_config(tls.version, id()).map_err(bad)?;
+                let cc =
+                    crate::tcptls::client_config(tls.version, roots, kl, resume).map_err(bad)?;
+                let sc = crate::tcptls::server_config(tls.version, id(), resume).map_err(bad)?;
                 (
                     client.with_tls_client(cc),
                     server.with_tls_server(sc).map_err(bad)?,

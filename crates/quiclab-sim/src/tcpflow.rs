@@ -23,8 +23,13 @@ use quiclab_proto::events::{Event as ProtoEvent, EventSink, RecoveryMetrics};
 use quiclab_proto::time::Instant;
 use quiclab_tcp::wire::{flags, Header};
 use quiclab_tcp::{Event, TcpConfig, TcpConnection};
-use std::net::SocketAddrV4;
+use std::collections::BTreeMap;
+use std::net::{Ipv4Addr, SocketAddrV4};
 use std::sync::{Arc, Mutex};
+
+/// TCP Fast Open cookies a simulated client host holds, per (client, server) address
+/// (RFC 7413 §4.1.3: cached per server IP), shared by the flows of one simulation.
+pub(crate) type CookieCache = Arc<Mutex<BTreeMap<(Ipv4Addr, Ipv4Addr), Vec<u8>>>>;
 
 /// The byte stream a flow's application uses: TCP itself, or TLS over it.
 pub(crate) trait ByteStream {
@@ -86,6 +91,8 @@ pub(crate) struct TcpHost {
     seed: u64,
     metrics: Arc<Mutex<SideMetrics>>,
     sink: MetricsSink,
+    /// The client's TFO cookie cache (with `fast_open`).
+    cookies: Option<CookieCache>,
 }
 
 enum TcpApp {
@@ -153,6 +160,7 @@ impl TcpHost {
                 traces,
             },
             metrics,
+            cookies: None,
         }
     }
 
@@ -184,7 +192,26 @@ impl TcpHost {
                 traces,
             },
             metrics,
+            cookies: None,
         }
+    }
+
+    /// A client's TFO cookie cache (RFC 7413 §4.1.3).
+    pub fn with_cookie_cache(mut self, cache: CookieCache) -> Self {
+        self.cookies = Some(cache);
+        self
+    }
+
+    /// A server's TFO cookie secret (one per server host).
+    pub fn with_fast_open_key(mut self, key: u64) -> Self {
+        if let Some(c) = self.conn.as_mut() {
+            c.set_fast_open_key(key);
+        }
+        self
+    }
+
+    fn cookie_key(&self, remote: SocketAddrV4) -> (Ipv4Addr, Ipv4Addr) {
+        (*self.local.ip(), *remote.ip())
     }
 
     /// Runs TLS as the client with `config` (the session starts at `connect`).
@@ -219,13 +246,39 @@ impl TcpHost {
                 Err(e) => self.setup_error = Some(format!("TLS client: {e}")),
             }
         }
-        self.conn = Some(TcpConnection::connect(
+        let mut conn = TcpConnection::connect(
             self.config.clone(),
             self.local,
             remote,
             iss(self.seed),
             self.seed,
-        ));
+        );
+        if let Some(cache) = &self.cookies {
+            let cached = cache
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(&self.cookie_key(remote))
+                .cloned();
+            conn.set_fast_open_cookie(cached);
+        }
+        self.conn = Some(conn);
+    }
+
+    /// Keeps a cookie the server issued for the next connection to it.
+    fn cache_cookie(&self) {
+        let (Some(cache), Some(conn)) = (&self.cookies, &self.conn) else {
+            return;
+        };
+        let (Some(c), Some(remote)) = (conn.fast_open_cookie_received(), conn.remote()) else {
+            return;
+        };
+        let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+        if cache
+            .get(&self.cookie_key(remote))
+            .is_none_or(|old| old != c)
+        {
+            cache.insert(self.cookie_key(remote), c.to_vec());
+        }
     }
 
     /// A segment arrived from `src`; a malformed one is counted and dropped.
@@ -237,6 +290,10 @@ impl TcpHost {
         if conn.handle_segment(now, src, seg).is_err() {
             return;
         }
+        self.cache_cookie();
+        let Some(conn) = self.conn.as_ref() else {
+            return;
+        };
         {
             let mut m = lock(&self.metrics);
             let c = m.received_by_packet_type.entry("tcp".into()).or_default();
@@ -309,7 +366,11 @@ impl TcpHost {
                 }
             }
         }
-        if !conn.is_established() {
+        // With TFO the client writes before its SYN leaves (the data rides in it) and
+        // a server that accepted SYN data answers before the handshake completes.
+        let early = conn.may_write_before_syn()
+            || (conn.fast_open_accepted() && conn.state() == quiclab_tcp::State::SynReceived);
+        if !conn.is_established() && !early {
             return;
         }
         if let Some(e) = &self.setup_error {
@@ -324,7 +385,7 @@ impl TcpHost {
         if let Some(e) = &tls.error {
             m.aborted.get_or_insert(e.clone());
         }
-        if !tls.is_handshaking() {
+        if !tls.is_handshaking() || tls.early_data_open() {
             drive_app(&mut self.app, now, tls, m, w, buf);
         }
         tls.pump_out(conn);

@@ -10,7 +10,18 @@
 //!
 //! Handshake times (from the SYN): TLS 1.3 completes at the client after 2 RTT (TCP
 //! 1 RTT + ClientHello/ServerHello..Finished), TLS 1.2 after 3 RTT (two TLS round
-//! trips). No session resumption, TFO or early data yet.
+//! trips).
+//!
+//! Resumption and early data (`resume_from`, `early_data`): flows linked by
+//! `resume_from` share a client session store and a server session cache (stateful
+//! TLS 1.3 tickets, RFC 8446 §2.2 / §4.6.1), so a flow resumes with the ticket an
+//! earlier flow of the same client received. With `early_data` the resuming client
+//! sends its first bytes as 0-RTT data (RFC 8446 §2.3, §4.2.10) and the server answers
+//! with half-RTT data after its Finished; over TFO (`[flows.tcp] fast_open`) the
+//! ClientHello and the early data ride in the SYN, so the response arrives after one
+//! round trip. Tickets need a clock: these configs read a fixed time (2026-01-01), so
+//! ticket ages are 0 and runs reproduce. Rejected early data is written again after
+//! the handshake (RFC 8446 §4.2.10: the client must resend it).
 
 use quiclab_proto::crypto::cert::{self, Identity};
 use quiclab_proto::crypto::choices::TlsChoices;
@@ -28,11 +39,56 @@ const PLAINTEXT_LIMIT: usize = 64 * 1024;
 /// ALPN of TLS-over-TCP flows.
 const ALPN: &[u8] = b"http/1.1";
 
-/// A TCP flow's TLS settings.
+/// A TCP flow's TLS settings (`[flows.tls]`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TlsSettings {
     pub version: TlsVersion,
+    /// Resume the session of this earlier flow (a TCP flow with TLS 1.3 on the same
+    /// pair): its ticket is offered in the ClientHello.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume_from: Option<String>,
+    /// Send the first request as TLS 1.3 early data when resuming (needs `resume_from`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub early_data: bool,
+}
+
+/// Session resumption shared by the flows of one `resume_from` chain.
+#[derive(Debug)]
+pub(crate) struct Resumption {
+    pub client: Arc<dyn rustls::client::ClientSessionStore>,
+    pub server: Arc<dyn rustls::server::StoresServerSessions>,
+    /// Some flow of the chain sends early data: tickets allow it, servers accept it.
+    pub early_data: bool,
+    /// The chain's one client config: rustls resumes a ticket only with the verifier
+    /// and client-auth resolver (compared by pointer) of the config that received it.
+    config: std::sync::OnceLock<Arc<rustls::ClientConfig>>,
+}
+
+impl Resumption {
+    pub fn new(early_data: bool) -> Self {
+        Resumption {
+            client: Arc::new(rustls::client::ClientSessionMemoryCache::new(8)),
+            server: rustls::server::ServerSessionMemoryCache::new(8),
+            early_data,
+            config: std::sync::OnceLock::new(),
+        }
+    }
+}
+
+/// Most early data a ticket allows (RFC 8446 §4.6.1 max_early_data_size).
+const MAX_EARLY_DATA: u32 = 16 * 1024;
+
+/// The clock of resuming configs: fixed, so ticket ages (and bytes) reproduce.
+#[derive(Debug)]
+struct FixedTime;
+
+impl rustls::time_provider::TimeProvider for FixedTime {
+    fn current_time(&self) -> Option<rustls::pki_types::UnixTime> {
+        Some(rustls::pki_types::UnixTime::since_unix_epoch(
+            std::time::Duration::from_secs(1_767_225_600),
+        ))
+    }
 }
 
 /// The TLS version both ends speak.
@@ -68,32 +124,55 @@ fn versions(v: TlsVersion) -> &'static [&'static rustls::SupportedProtocolVersio
     }
 }
 
-/// The client config: trusts `roots` (the servers' certificate), no resumption.
+/// The client config: trusts `roots` (the servers' certificate); resumes through
+/// `resume`'s store when given, else never.
 pub(crate) fn client_config(
     v: TlsVersion,
     roots: Vec<rustls::pki_types::CertificateDer<'static>>,
     key_log: Option<Arc<dyn rustls::KeyLog>>,
+    resume: Option<&Resumption>,
 ) -> Result<Arc<rustls::ClientConfig>, rustls::Error> {
+    if let Some(c) = resume.and_then(|r| r.config.get()) {
+        return Ok(c.clone());
+    }
     let mut store = rustls::RootCertStore::empty();
     store.add_parsable_certificates(roots);
-    let mut c = rustls::ClientConfig::builder_with_provider(provider())
+    let builder = match resume {
+        Some(_) => rustls::ClientConfig::builder_with_details(provider(), Arc::new(FixedTime)),
+        None => rustls::ClientConfig::builder_with_provider(provider()),
+    };
+    let mut c = builder
         .with_protocol_versions(versions(v))?
         .with_root_certificates(store)
         .with_no_client_auth();
     c.alpn_protocols = vec![ALPN.to_vec()];
-    c.resumption = rustls::client::Resumption::disabled();
+    c.resumption = match resume {
+        Some(r) => rustls::client::Resumption::store(r.client.clone()),
+        None => rustls::client::Resumption::disabled(),
+    };
+    c.enable_early_data = resume.is_some_and(|r| r.early_data);
     if let Some(k) = key_log {
         c.key_log = k;
     }
-    Ok(Arc::new(c))
+    let c = Arc::new(c);
+    if let Some(r) = resume {
+        let _ = r.config.set(c.clone());
+    }
+    Ok(c)
 }
 
-/// The server config for `identity`, no tickets.
+/// The server config for `identity`: no tickets, or with `resume` one stateful
+/// ticket per connection (and early data when the chain uses it).
 pub(crate) fn server_config(
     v: TlsVersion,
     identity: Identity,
+    resume: Option<&Resumption>,
 ) -> Result<Arc<rustls::ServerConfig>, rustls::Error> {
-    let builder = rustls::ServerConfig::builder_with_provider(provider())
+    let builder = match resume {
+        Some(_) => rustls::ServerConfig::builder_with_details(provider(), Arc::new(FixedTime)),
+        None => rustls::ServerConfig::builder_with_provider(provider()),
+    };
+    let builder = builder
         .with_protocol_versions(versions(v))?
         .with_no_client_auth();
     let mut c = match identity.signer {
@@ -104,6 +183,15 @@ pub(crate) fn server_config(
     };
     c.alpn_protocols = vec![ALPN.to_vec()];
     c.send_tls13_tickets = 0;
+    if let Some(r) = resume {
+        c.session_storage = r.server.clone();
+        c.send_tls13_tickets = 1;
+        if r.early_data {
+            c.max_early_data_size = MAX_EARLY_DATA;
+            // RFC 8446 §2.3: the response may leave right after the server's Finished.
+            c.send_half_rtt_data = true;
+        }
+    }
     Ok(Arc::new(c))
 }
 
@@ -138,6 +226,10 @@ pub(crate) struct TlsLayer {
     /// close_notify received (or the TCP stream ended).
     peer_closed: bool,
     pub error: Option<String>,
+    /// Client: plaintext sent as early data (written again if the server rejects it).
+    early_sent: Vec<u8>,
+    /// Server: early data received, not yet read by the application.
+    early_in: Vec<u8>,
 }
 
 impl TlsLayer {
@@ -151,6 +243,8 @@ impl TlsLayer {
             fin_sent: false,
             peer_closed: false,
             error: None,
+            early_sent: Vec::new(),
+            early_in: Vec::new(),
         }
     }
 
@@ -173,6 +267,7 @@ impl TlsLayer {
                 if let Err(e) = with_rng(&mut self.rng, || conn.process_new_packets()) {
                     self.error = Some(format!("TLS: {e}"));
                 }
+                self.take_early_data();
             }
         }
         if tcp.peer_finished() {
@@ -180,6 +275,37 @@ impl TlsLayer {
         }
         if self.handshake_done_at.is_none() && !self.conn.is_handshaking() {
             self.handshake_done_at = Some(now);
+            self.resend_rejected_early_data();
+        }
+    }
+
+    /// Server: moves accepted early data (RFC 8446 §4.2.10) to the application's queue.
+    fn take_early_data(&mut self) {
+        if let rustls::Connection::Server(s) = &mut self.conn {
+            if let Some(mut ed) = s.early_data() {
+                let _ = ed.read_to_end(&mut self.early_in);
+            }
+        }
+    }
+
+    /// Client: early data the server did not accept goes again as ordinary data.
+    fn resend_rejected_early_data(&mut self) {
+        let rustls::Connection::Client(c) = &mut self.conn else {
+            return;
+        };
+        if self.early_sent.is_empty() || c.is_early_data_accepted() {
+            return;
+        }
+        let data = std::mem::take(&mut self.early_sent);
+        let _ = with_rng(&mut self.rng, || c.writer().write_all(&data));
+    }
+
+    /// Whether the application may run during the handshake: the client can still
+    /// write early data, or the server has early data to read.
+    pub fn early_data_open(&mut self) -> bool {
+        match &mut self.conn {
+            rustls::Connection::Client(c) => c.early_data().is_some(),
+            rustls::Connection::Server(_) => !self.early_in.is_empty(),
         }
     }
 
@@ -210,13 +336,31 @@ impl TlsLayer {
         if self.closing || self.out.len() >= PLAINTEXT_LIMIT {
             return 0;
         }
+        if let rustls::Connection::Client(c) = &mut self.conn {
+            if c.is_handshaking() {
+                if let Some(mut ed) = c.early_data() {
+                    // RFC 8446 §2.3: 0-RTT data, up to the ticket's max_early_data_size.
+                    let n = with_rng(&mut self.rng, || ed.write(data)).unwrap_or(0);
+                    self.early_sent.extend_from_slice(&data[..n]);
+                    if n > 0 {
+                        return n;
+                    }
+                }
+            }
+        }
         self.conn.set_buffer_limit(Some(PLAINTEXT_LIMIT));
         let conn = &mut self.conn;
         with_rng(&mut self.rng, || conn.writer().write(data)).unwrap_or(0)
     }
 
-    /// Plaintext for the application.
+    /// Plaintext for the application (early data first).
     pub fn read(&mut self, buf: &mut [u8]) -> usize {
+        if !self.early_in.is_empty() {
+            let n = buf.len().min(self.early_in.len());
+            buf[..n].copy_from_slice(&self.early_in[..n]);
+            self.early_in.drain(..n);
+            return n;
+        }
         match self.conn.reader().read(buf) {
             Ok(0) if !buf.is_empty() => {
                 self.peer_closed = true;

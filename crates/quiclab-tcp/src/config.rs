@@ -34,6 +34,10 @@ pub struct TcpConfig {
     pub initial_rto_ms: f64,
     /// Congestion controller (the same implementations QUIC uses).
     pub congestion_control: CongestionControl,
+    /// TCP Fast Open (RFC 7413): a client asks for a cookie in its SYN (or, holding
+    /// one from an earlier connection to the same server, sends it with data in the
+    /// SYN); a server issues cookies and accepts data in a SYN with a valid one.
+    pub fast_open: bool,
 }
 
 impl Default for TcpConfig {
@@ -50,6 +54,7 @@ impl Default for TcpConfig {
             min_rto_ms: 200.0,
             initial_rto_ms: 1000.0,
             congestion_control: CongestionControl::default(),
+            fast_open: false,
         }
     }
 }

@@ -25,6 +25,8 @@ use std::net::SocketAddrV4;
 use std::time::Duration;
 
 mod ack;
+mod fast_open;
+pub use fast_open::cookie as fast_open_cookie;
 mod timers;
 mod transmit;
 
@@ -157,6 +159,8 @@ pub struct TcpConnection {
     stats: TcpStats,
     close: Option<CloseReason>,
     peer_fin_reported: bool,
+    /// TCP Fast Open (RFC 7413, `fast_open.rs`).
+    tfo: fast_open::FastOpen,
 }
 
 impl TcpConnection {
@@ -207,6 +211,7 @@ impl TcpConnection {
             stats: TcpStats::default(),
             close: None,
             peer_fin_reported: false,
+            tfo: fast_open::FastOpen::default(),
             config,
         }
     }
@@ -348,7 +353,7 @@ impl TcpConnection {
         self.stats.segments_received += 1;
         let payload = &segment[off..];
         match self.state {
-            State::Listen => self.on_listen(now, src, &h),
+            State::Listen => self.on_listen(now, src, &h, payload),
             State::SynSent => self.on_syn_sent(now, &h, payload),
             State::Closed => Err(SegmentError::NoConnection("closed")),
             State::SynReceived | State::Established => self.on_synchronized(now, &h, payload),
@@ -361,6 +366,7 @@ impl TcpConnection {
         now: Instant,
         src: SocketAddrV4,
         h: &Header,
+        payload: &[u8],
     ) -> Result<(), SegmentError> {
         if !h.has(flags::SYN) || h.has(flags::ACK) || h.has(flags::RST) {
             return Err(SegmentError::NoConnection("listening: only a SYN opens"));
@@ -371,7 +377,7 @@ impl TcpConnection {
         self.peer_window = u64::from(h.window);
         self.state = State::SynReceived;
         self.syn_pending = true;
-        let _ = now;
+        self.fast_open_listen(now, h, payload);
         Ok(())
     }
 
@@ -415,7 +421,9 @@ impl TcpConnection {
         h: &Header,
         payload: &[u8],
     ) -> Result<(), SegmentError> {
-        let acks_syn = h.has(flags::ACK) && h.ack == self.iss.wrapping_add(1);
+        // The SYN, and with TFO possibly the data it carried (RFC 7413 §4.2.1).
+        let acked = h.ack.wrapping_sub(self.iss.wrapping_add(1));
+        let acks_syn = h.has(flags::ACK) && u64::from(acked) <= self.tfo.syn_data;
         if h.has(flags::RST) {
             if acks_syn {
                 self.close_with(CloseReason::Reset);
@@ -430,6 +438,7 @@ impl TcpConnection {
         // RFC 7323 §2.2: the window of a SYN segment is never scaled.
         self.peer_window = u64::from(h.window);
         self.establish(now);
+        self.fast_open_syn_ack(now, h);
         self.rx.request_ack();
         if !payload.is_empty() {
             self.rx.on_data(now, 0, payload, h.has(flags::FIN));

@@ -5,11 +5,15 @@
 //! (RFC 7323), receive-window flow control. Congestion control is
 //! `quiclab_proto::cc`'s controllers, the same code QUIC runs.
 //!
-//! Not implemented (yet): TCP Fast Open, PAWS (RFC 7323 §5), zero-window probing
+//! TCP Fast Open (RFC 7413: cookie request and issue, data in the SYN, fallback when
+//! the server refuses it) is `connection/fast_open.rs`.
+//!
+//! Not implemented (yet): PAWS (RFC 7323 §5), zero-window probing
 //! (the simulated applications always read), TIME-WAIT, urgent data, ECN.
 
 pub mod config;
 pub mod connection;
+pub mod ranges;
 pub mod recv;
 pub mod scoreboard;
 pub mod wire;

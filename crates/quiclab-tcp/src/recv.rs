@@ -5,6 +5,7 @@
 //! Sequence numbers here are absolute 64-bit stream offsets (0 = the first data byte);
 //! the connection maps them to and from the wire.
 
+use crate::ranges::Ranges;
 use quiclab_proto::time::Instant;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
@@ -20,8 +21,12 @@ pub struct Receiver {
     /// (next, next + window); bounded by the window.
     ooo: BTreeMap<u64, Vec<u8>>,
     ooo_bytes: u64,
-    /// Starts of the blocks holding the most recently received out-of-order segments,
-    /// newest first (RFC 2018 §4: the first SACK block reports the newest segment).
+    /// The same bytes as an interval map of contiguous blocks (start -> end, merged,
+    /// disjoint and not touching), so finding a segment's block and listing the
+    /// lowest blocks take O(log n) however many segments the queue holds.
+    blocks: Ranges,
+    /// A byte of each of the most recently received out-of-order segments, newest
+    /// first (RFC 2018 §4: the first SACK block reports the newest segment's block).
     recent: VecDeque<u64>,
     buffer: u64,
     /// The right edge last advertised: never moved left (RFC 9293 §3.8.6.2.2).
@@ -54,6 +59,7 @@ impl Receiver {
             readable: VecDeque::new(),
             ooo: BTreeMap::new(),
             ooo_bytes: 0,
+            blocks: Ranges::default(),
             recent: VecDeque::new(),
             buffer,
             right_edge: buffer,
@@ -142,7 +148,8 @@ impl Receiver {
             }
         }
         let next = self.next;
-        self.recent.retain(|&s| s > next);
+        self.blocks.remove_below(next);
+        self.recent.retain(|&s| s >= next);
         n
     }
 
@@ -174,9 +181,12 @@ impl Receiver {
             self.ooo.insert(s, chunk);
         }
         self.ooo_bytes += added;
-        let block = self.block_containing(lo).map_or(lo, |(s, _)| s);
-        self.recent.retain(|&s| s != block);
-        self.recent.push_front(block);
+        self.blocks.insert(lo, hi);
+        // Keep one entry per block: the newest segment's byte represents it.
+        let block = self.blocks.containing(lo);
+        self.recent
+            .retain(|&s| block.is_none_or(|(a, b)| s < a || s >= b));
+        self.recent.push_front(lo);
         self.recent.truncate(8);
         added
     }
@@ -188,46 +198,22 @@ impl Receiver {
         }
     }
 
-    /// The contiguous out-of-order block containing `at`.
-    fn block_containing(&self, at: u64) -> Option<(u64, u64)> {
-        let (&s0, c0) = self.ooo.range(..=at).next_back()?;
-        if s0 + c0.len() as u64 <= at {
-            return None;
-        }
-        let (mut s, mut e) = (s0, s0 + c0.len() as u64);
-        while let Some((&ps, pc)) = self.ooo.range(..s).next_back() {
-            if ps + pc.len() as u64 != s {
+    /// Up to `max` SACK blocks (RFC 2018 §4): the block of the newest segment first,
+    /// then those of the other recently received segments, then the lowest blocks in
+    /// order. O(max log n).
+    pub fn sack_blocks(&self, max: usize) -> Vec<(u64, u64)> {
+        let mut out: Vec<(u64, u64)> = Vec::with_capacity(max);
+        let recent = self
+            .recent
+            .iter()
+            .filter_map(|&s| self.blocks.containing(s));
+        for b in recent.chain(self.blocks.iter()) {
+            if out.len() >= max {
                 break;
             }
-            s = ps;
-        }
-        while let Some(c) = self.ooo.get(&e) {
-            e += c.len() as u64;
-        }
-        Some((s, e))
-    }
-
-    /// Up to `max` SACK blocks, the newest segment's first (RFC 2018 §4), then
-    /// the other recent blocks, then the rest in order.
-    pub fn sack_blocks(&self, max: usize) -> Vec<(u64, u64)> {
-        let mut out: Vec<(u64, u64)> = Vec::new();
-        let push = |b: (u64, u64), out: &mut Vec<(u64, u64)>| {
-            if out.len() < max && !out.contains(&b) {
+            if !out.contains(&b) {
                 out.push(b);
             }
-        };
-        for &s in &self.recent {
-            if let Some(b) = self.block_containing(s) {
-                push(b, &mut out);
-            }
-        }
-        let mut at = self.next;
-        while let Some((&s, _)) = self.ooo.range(at..).next() {
-            let Some(b) = self.block_containing(s) else {
-                break;
-            };
-            push(b, &mut out);
-            at = b.1;
         }
         out
     }

@@ -7,6 +7,7 @@
 //! boundaries across retransmissions. The FIN is the byte after the last segment's
 //! data (`fin`), acknowledged by an ACK past it.
 
+use crate::ranges::Ranges;
 use quiclab_proto::recovery::DeliverySnapshot;
 use quiclab_proto::time::Instant;
 use std::collections::{BTreeMap, VecDeque};
@@ -70,6 +71,10 @@ pub struct Scoreboard {
     pub reordering_seen: bool,
     /// Segments currently SACKed.
     sacked_count: u64,
+    /// The byte ranges of the SACKed segments, merged: the walks below visit only the
+    /// holes between them (unSACKed segments), so an ACK costs O(log n) plus the
+    /// segments it changes, not O(segments outstanding), however large the window.
+    sacked: Ranges,
     /// Segments lost and not yet retransmitted (so NextSeg need not scan when none).
     lost_count: u64,
 }
@@ -161,6 +166,8 @@ impl Scoreboard {
                 out.push(Delivered { start, seg });
             }
         }
+        self.sacked
+            .remove_below(self.segs.keys().next().copied().unwrap_or(u64::MAX));
         let data_ack = ack.min(self.nxt);
         if data_ack > self.una {
             let n = (data_ack - self.una).min(self.buf.len() as u64) as usize;
@@ -178,45 +185,54 @@ impl Scoreboard {
                 }
                 if seg.sacked {
                     self.sacked_count -= 1;
+                    self.sacked.remove(start, seg.end);
                 }
                 seg.sacked = false;
                 self.segs.insert(self.una, seg);
             }
         }
         self.high_sacked = self.high_sacked.max(self.una);
-        // SACK blocks: a segment counts when a block covers it whole.
+        // SACK blocks: a segment counts when a block covers it whole. Only the holes
+        // of the SACKed ranges inside a block can hold segments not yet SACKed.
         for &(l, r) in sack {
             if r <= self.una || l >= r {
                 continue;
             }
-            let starts: Vec<u64> = self
-                .segs
-                .range(l..r)
-                .filter(|(_, s)| !s.sacked && s.end <= r)
-                .map(|(&k, _)| k)
-                .collect();
-            for start in starts {
-                let Some(s) = self.segs.get_mut(&start) else {
-                    continue;
-                };
-                s.sacked = true;
-                self.sacked_count += 1;
-                if s.lost {
-                    self.lost_count -= 1;
+            for (gl, gr) in self.sacked.gaps(l, r) {
+                let starts: Vec<u64> = self
+                    .segs
+                    .range(gl..gr)
+                    .filter(|(_, s)| !s.sacked && s.end <= r)
+                    .map(|(&k, _)| k)
+                    .collect();
+                for start in starts {
+                    self.mark_sacked(start, &mut out);
                 }
-                s.lost = false;
-                if s.in_flight {
-                    self.pipe -= s.end - start;
-                    s.in_flight = false;
-                }
-                self.high_sacked = self.high_sacked.max(s.end);
-                out.push(Delivered {
-                    start,
-                    seg: s.clone(),
-                });
             }
         }
         out
+    }
+
+    fn mark_sacked(&mut self, start: u64, out: &mut Vec<Delivered>) {
+        let Some(s) = self.segs.get_mut(&start) else {
+            return;
+        };
+        s.sacked = true;
+        self.sacked_count += 1;
+        self.sacked.insert(start, s.end);
+        if s.lost {
+            self.lost_count -= 1;
+        }
+        s.lost = false;
+        if s.in_flight {
+            self.pipe -= s.end - start;
+            s.in_flight = false;
+        }
+        self.high_sacked = self.high_sacked.max(s.end);
+        out.push(Delivered {
+            start,
+            seg: s.clone(),
+        });
     }
 
     /// RFC 8985 §6.2 step 2-3: advance RACK.xmit_ts/end_seq with each delivered
@@ -261,50 +277,63 @@ impl Scoreboard {
         // RFC 6675 IsLost: more than (DupThresh - 1) * SMSS bytes SACKed above, or
         // DupThresh SACKed segments above. The SACKed bytes above only grow downwards,
         // so every segment below the highest one that qualifies qualifies too.
-        let mut dup_limit: Option<u64> = None;
-        if use_dupthresh && self.sacked_count > 0 {
-            let (mut bytes, mut n) = (0u64, 0u64);
-            for (&start, s) in self.segs.iter().rev() {
-                if s.sacked {
-                    bytes += s.end - start;
-                    n += 1;
-                } else if n >= DUP_THRESH || bytes > (DUP_THRESH - 1) * smss {
-                    dup_limit = Some(start);
-                    break;
-                }
-            }
-        }
+        let dup_limit = if use_dupthresh {
+            self.dup_limit(smss)
+        } else {
+            None
+        };
         let rack = self.rack_xmit;
         // Segments at or past the newest delivered one's end were sent after it
         // (retransmissions are below it), so RACK need not look at them.
         let upper = rack.map_or(0, |r| r.1).max(dup_limit.map_or(0, |d| d + 1));
-        for (&start, s) in self.segs.range_mut(..upper) {
-            if s.sacked || s.lost {
-                continue;
-            }
-            let mut is_lost = dup_limit.is_some_and(|d| start <= d) && !s.retransmitted;
-            if let Some((xmit, end)) = rack {
-                let older = s.sent < xmit || (s.sent == xmit && s.end < end);
-                if older && !is_lost {
-                    let deadline = s.sent + self.rack_rtt + reo_wnd;
-                    if deadline <= now {
-                        is_lost = true;
-                    } else {
-                        timer = Some(timer.map_or(deadline, |t| t.min(deadline)));
+        let first = self.segs.keys().next().copied().unwrap_or(upper);
+        for (gl, gr) in self.sacked.gaps(first, upper) {
+            for (&start, s) in self.segs.range_mut(gl..gr) {
+                // (A zero-length FIN segment can be SACKed yet not in `sacked`.)
+                if s.sacked || s.lost {
+                    continue;
+                }
+                let mut is_lost = dup_limit.is_some_and(|d| start <= d) && !s.retransmitted;
+                if let Some((xmit, end)) = rack {
+                    let older = s.sent < xmit || (s.sent == xmit && s.end < end);
+                    if older && !is_lost {
+                        let deadline = s.sent + self.rack_rtt + reo_wnd;
+                        if deadline <= now {
+                            is_lost = true;
+                        } else {
+                            timer = Some(timer.map_or(deadline, |t| t.min(deadline)));
+                        }
                     }
                 }
-            }
-            if is_lost {
-                s.lost = true;
-                self.lost_count += 1;
-                if s.in_flight {
-                    self.pipe -= s.end - start;
-                    s.in_flight = false;
+                if is_lost {
+                    s.lost = true;
+                    self.lost_count += 1;
+                    if s.in_flight {
+                        self.pipe -= s.end - start;
+                        s.in_flight = false;
+                    }
+                    lost.push((start, s.clone()));
                 }
-                lost.push((start, s.clone()));
             }
         }
         (lost, timer)
+    }
+
+    /// RFC 6675 §4 IsLost's DupThresh part: the highest segment (start) with more than
+    /// (DupThresh - 1) * SMSS bytes or DupThresh segments SACKed above it. The SACKed
+    /// bytes above only grow downwards, so every segment below it qualifies too; the
+    /// walk visits the SACKed ranges from the top, not the segments.
+    fn dup_limit(&self, smss: u64) -> Option<u64> {
+        let (mut bytes, mut n) = (0u64, 0u64);
+        for (rs, re) in self.sacked.iter_rev() {
+            bytes += re - rs;
+            n += self.segs.range(rs..re).take(DUP_THRESH as usize).count() as u64;
+            if n >= DUP_THRESH || bytes > (DUP_THRESH - 1) * smss {
+                // The segment just below a SACKed range is not SACKed (ranges merge).
+                return self.segs.range(..rs).next_back().map(|(&k, _)| k);
+            }
+        }
+        None
     }
 
     /// RTO (RFC 6298 §5, RFC 6675 §5.1): every segment not SACKed is lost. The
@@ -313,10 +342,11 @@ impl Scoreboard {
     /// would have nothing to resend.
     pub fn mark_all_lost(&mut self) -> Vec<(u64, Segment)> {
         let mut lost = Vec::new();
-        if let Some(first) = self.segs.values_mut().next() {
+        if let Some((&start, first)) = self.segs.iter_mut().next() {
             if first.sacked {
                 first.sacked = false;
                 self.sacked_count -= 1;
+                self.sacked.remove(start, first.end);
             }
         }
         for (&start, s) in self.segs.iter_mut() {
@@ -339,9 +369,16 @@ impl Scoreboard {
         if self.lost_count == 0 {
             return None;
         }
-        self.segs
-            .iter()
-            .find(|(_, s)| s.lost && !s.in_flight)
+        // Lost segments are never SACKed: only the holes need a look.
+        let first = *self.segs.keys().next()?;
+        self.sacked
+            .gaps(first, u64::MAX)
+            .into_iter()
+            .find_map(|(gl, gr)| {
+                self.segs
+                    .range(gl..gr)
+                    .find(|(_, s)| s.lost && !s.in_flight)
+            })
             .map(|(&k, s)| (k, s))
     }
 

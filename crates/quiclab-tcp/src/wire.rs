@@ -36,6 +36,9 @@ pub struct Options {
     /// (TSval, TSecr), RFC 7323 §3.2.
     pub timestamps: Option<(u32, u32)>,
     pub sack: Vec<(u32, u32)>,
+    /// RFC 7413 §4.1.1 TFO option (kind 34): empty = a cookie request, else the
+    /// cookie (4 to 16 bytes).
+    pub fast_open: Option<Vec<u8>>,
 }
 
 /// A TCP header (without the checksum, computed on encode and checked on decode).
@@ -84,6 +87,9 @@ impl Options {
         if !self.sack.is_empty() {
             n += 2 + 8 * self.sack.len();
         }
+        if let Some(c) = &self.fast_open {
+            n += 2 + c.len();
+        }
         n.div_ceil(4) * 4
     }
 
@@ -116,6 +122,10 @@ impl Options {
                 out.extend_from_slice(&l.to_be_bytes());
                 out.extend_from_slice(&r.to_be_bytes());
             }
+        }
+        if let Some(c) = &self.fast_open {
+            out.extend_from_slice(&[34, (2 + c.len()) as u8]);
+            out.extend_from_slice(c);
         }
         while (out.len() - start) % 4 != 0 {
             out.push(0);
@@ -157,7 +167,9 @@ impl Options {
                         .collect();
                 }
                 8 if len == 10 => o.timestamps = Some((be32(&body[..4]), be32(&body[4..]))),
-                2 | 3 | 4 | 5 | 8 => return Err(bad),
+                // RFC 7413 §4.1.1: a request (length 2) or a 4-16 byte cookie.
+                34 if len == 2 || (6..=18).contains(&len) => o.fast_open = Some(body.to_vec()),
+                2 | 3 | 4 | 5 | 8 | 34 => return Err(bad),
                 // RFC 9293 §3.1: unknown options are skipped by their length.
                 _ => {}
             }
@@ -308,12 +320,21 @@ mod tests {
                 sack_permitted: true,
                 timestamps: Some((1, 0)),
                 sack: vec![],
+                fast_open: None,
             },
             ..Header::default()
         };
         // Linux's SYN: MSS 4 + SACK-perm/TS 12 + NOP/WS 4 = 20 option bytes.
         assert_eq!(h.options.wire_len(), 20);
         roundtrip(&h, &[]);
+        // RFC 7413: with an 8-byte cookie 10 more, padded to 32; a request adds 2 (+2).
+        let mut tfo = h.clone();
+        tfo.options.fast_open = Some(vec![9; 8]);
+        assert_eq!(tfo.options.wire_len(), 32);
+        roundtrip(&tfo, b"GET / in the SYN");
+        tfo.options.fast_open = Some(vec![]);
+        assert_eq!(tfo.options.wire_len(), 24);
+        roundtrip(&tfo, &[]);
     }
 
     #[test]
@@ -367,6 +388,8 @@ mod tests {
         assert!(Header::decode_unchecked(&seg).is_ok());
         seg[20..24].copy_from_slice(&[5, 3, 0, 0]); // SACK of 1 byte
         assert!(Header::decode_unchecked(&seg).is_err());
+        seg[20..24].copy_from_slice(&[34, 3, 0, 0]); // TFO cookie of 1 byte
+        assert!(Header::decode_unchecked(&seg).is_err());
     }
 
     #[test]
@@ -384,9 +407,10 @@ mod tests {
             any::<bool>(),
             proptest::option::of(any::<(u32, u32)>()),
             proptest::collection::vec(any::<(u32, u32)>(), 0..=3),
+            proptest::option::of(prop_oneof![Just(0usize), 4usize..=16]),
         )
             .prop_map(
-                |((sp, dp, seq, ack, fl, win), mss, ws, sp_ok, ts, sack)| Header {
+                |((sp, dp, seq, ack, fl, win), mss, ws, sp_ok, ts, sack, tfo)| Header {
                     src_port: sp,
                     dst_port: dp,
                     seq,
@@ -399,6 +423,7 @@ mod tests {
                         sack_permitted: sp_ok,
                         timestamps: ts,
                         sack,
+                        fast_open: tfo.map(|n| vec![7; n]),
                     },
                 },
             )

@@ -348,3 +348,59 @@ fn malformed_and_misaddressed_segments_are_errors() {
     assert!(s.handle_segment(now, a[0], &buf).is_ok());
     assert_eq!(s.state(), State::SynReceived);
 }
+
+/// RFC 7413: a client with the server's cookie sends its data in the SYN; the
+/// SYN-ACK acknowledges it and the server reads it half a round trip after the start.
+#[test]
+fn fast_open_with_a_valid_cookie_carries_data_in_the_syn() {
+    let tfo = TcpConfig {
+        fast_open: true,
+        ..TcpConfig::default()
+    };
+    let mut p = Path::new(tfo.clone(), tfo, 25);
+    let key = 77;
+    p.eps[1].set_fast_open_key(key);
+    let cookie = quiclab_tcp::connection::fast_open_cookie(key, *addrs()[0].ip());
+    p.eps[0].set_fast_open_cookie(Some(cookie));
+    assert!(p.eps[0].may_write_before_syn());
+    assert_eq!(p.eps[0].write(&[0xab; 500]), 500);
+    p.eps[0].shutdown();
+    p.close = false;
+    p.run(ms(30));
+    assert_eq!(
+        p.received.len(),
+        500,
+        "read at 25 ms, before the handshake ends"
+    );
+    p.run(ms(5_000));
+    assert!(p.eps[0].fast_open_accepted() && p.eps[1].fast_open_accepted());
+    assert_eq!(p.eps[0].stats().retransmitted_segments, 0);
+    assert_eq!(p.eps[0].close_reason(), Some(&CloseReason::Finished));
+}
+
+/// RFC 7413 §4.2.2: a wrong cookie: the server ignores the SYN's data and issues a
+/// fresh cookie; the client resends the data after the handshake, and the cookie it
+/// keeps is the server's.
+#[test]
+fn fast_open_with_a_bad_cookie_falls_back_and_learns_the_cookie() {
+    let tfo = TcpConfig {
+        fast_open: true,
+        ..TcpConfig::default()
+    };
+    let mut p = Path::new(tfo.clone(), tfo, 25);
+    p.eps[1].set_fast_open_key(5);
+    p.eps[0].set_fast_open_cookie(Some(vec![1; 8]));
+    assert_eq!(p.eps[0].write(&[0xab; 500]), 500);
+    p.eps[0].shutdown();
+    p.close = false;
+    p.run(ms(30));
+    assert!(p.received.is_empty(), "the SYN's data was ignored");
+    p.run(ms(5_000));
+    assert_eq!(p.received.len(), 500);
+    assert!(!p.eps[0].fast_open_accepted() && !p.eps[1].fast_open_accepted());
+    let valid = quiclab_tcp::connection::fast_open_cookie(5, *addrs()[0].ip());
+    assert_eq!(p.eps[0].fast_open_cookie_received(), Some(&valid[..]));
+    assert_eq!(p.eps[0].close_reason(), Some(&CloseReason::Finished));
+    // Fallback is not a loss: no congestion response.
+    assert_eq!(p.eps[0].stats().recovery_episodes, 0);
+}

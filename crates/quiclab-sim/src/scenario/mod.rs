@@ -21,6 +21,7 @@ mod budget;
 mod resume_from;
 mod session_from;
 mod tcp;
+mod tls_resume;
 mod validate;
 
 pub use budget::{max_events, SourceWork, DEFAULT_MAX_EVENTS};

@@ -13,7 +13,9 @@
 //! and do not apply to TCP flows. A TCP flow carries a single byte stream: `request`
 //! workloads run one request at a time on it (`parallel = 1`), `page` (HTTP/3) is
 //! QUIC-only. `tls = { version = "1.3" }` (or `"1.2"`) runs rustls over the stream
-//! (`tcptls.rs`); without it the flow is plain TCP.
+//! (`tcptls.rs`); without it the flow is plain TCP. `tcp = { fast_open = true }`
+//! turns on TCP Fast Open (RFC 7413) at both ends; `tls = { resume_from, early_data }`
+//! resumes an earlier flow's TLS session (`tls_resume.rs`).
 
 use super::validate::Check;
 use super::{Flow, LinkSide, Scenario, ScenarioError, Transport, Workload};
@@ -53,6 +55,7 @@ impl Scenario {
             }
             _ => {}
         }
+        self.check_tls_resume(c.file, i, f)?;
         let cfg = self.tcp_config(i);
         cfg.validate().map_err(|e| ScenarioError::Invalid {
             file: c.file.to_string(),

@@ -61,7 +61,7 @@ impl TcpConnection {
 
     /// RTT sample from the newest never-retransmitted delivered segment (Karn), then
     /// the controller's per-segment calls and the delivery-rate bookkeeping.
-    fn on_delivered(&mut self, now: Instant, delivered: &[Delivered]) {
+    pub(super) fn on_delivered(&mut self, now: Instant, delivered: &[Delivered]) {
         let newest = delivered
             .iter()
             .filter(|d| !d.seg.retransmitted)

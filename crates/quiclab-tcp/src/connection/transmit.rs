@@ -17,14 +17,17 @@ impl TcpConnection {
             State::SynSent | State::SynReceived if self.syn_pending => {
                 self.send_syn(now, buf);
             }
+            // RFC 7413 §4.2.2: after accepting SYN data the server may send before
+            // the handshake completes.
+            State::SynReceived if self.tfo.accepted => {
+                if !self.send_data_or_ack(now, buf) {
+                    return None;
+                }
+            }
             State::SynSent | State::SynReceived => return None,
             State::Established => {
-                if !self.send_data(now, buf) {
-                    if !self.rx.ack_due(now) {
-                        return None;
-                    }
-                    self.emit(now, self.wire_seq(self.sb.nxt), flags::ACK, &[], buf);
-                    self.stats.pure_acks_sent += 1;
+                if !self.send_data_or_ack(now, buf) {
+                    return None;
                 }
             }
         }
@@ -34,6 +37,18 @@ impl TcpConnection {
             destination: remote,
             size: buf.len(),
         })
+    }
+
+    /// A data segment, else a pure ACK if one is owed; false if neither.
+    fn send_data_or_ack(&mut self, now: Instant, buf: &mut Vec<u8>) -> bool {
+        if !self.send_data(now, buf) {
+            if !self.rx.ack_due(now) {
+                return false;
+            }
+            self.emit(now, self.wire_seq(self.sb.nxt), flags::ACK, &[], buf);
+            self.stats.pure_acks_sent += 1;
+        }
+        true
     }
 
     /// Encodes a segment with the current ACK state into `buf`.
@@ -67,13 +82,22 @@ impl TcpConnection {
                 _ => None,
             },
             sack: Vec::new(),
+            fast_open: None,
         };
-        if server {
+        let payload = if server {
             h.flags |= flags::ACK;
-            h.ack = self.irs.wrapping_add(1);
-        }
+            h.ack = self.syn_ack_number();
+            h.options.fast_open = self.tfo.issue.clone();
+            if self.tfo.accepted {
+                // The SYN-ACK acknowledges the SYN's data (RFC 7413 §4.2.2).
+                self.rx.on_ack_sent();
+            }
+            Vec::new()
+        } else {
+            self.fast_open_syn(now, &mut h.options)
+        };
         let remote = self.remote.expect("checked by poll_transmit");
-        if h.encode(&[], self.local, remote, buf).is_err() {
+        if h.encode(&payload, self.local, remote, buf).is_err() {
             buf.clear();
         }
         self.syn_pending = false;
