@@ -194,7 +194,7 @@ pub struct Simulation {
     sessions: session::Sessions,
     /// TCP Fast Open cookies the client hosts hold (RFC 7413 §4.1.3).
     tcp_cookies: crate::tcpflow::CookieCache,
-    /// TLS-over-TCP session stores, one per `[flows.tls] resume_from` chain (by its
+    /// TLS-over-TCP session stores, one per TCP `session_from` chain (by its
     /// first flow).
     tls_resume: std::collections::BTreeMap<usize, crate::tcptls::Resumption>,
 }

@@ -12,8 +12,8 @@
 //! 1 RTT + ClientHello/ServerHello..Finished), TLS 1.2 after 3 RTT (two TLS round
 //! trips).
 //!
-//! Resumption and early data (`resume_from`, `early_data`): flows linked by
-//! `resume_from` share a client session store and a server session cache (stateful
+//! Resumption and early data (the flow's `session_from`, `early_data`): flows linked by
+//! `session_from` share a client session store and a server session cache (stateful
 //! TLS 1.3 tickets, RFC 8446 §2.2 / §4.6.1), so a flow resumes with the ticket an
 //! earlier flow of the same client received. With `early_data` the resuming client
 //! sends its first bytes as 0-RTT data (RFC 8446 §2.3, §4.2.10) and the server answers
@@ -44,16 +44,13 @@ const ALPN: &[u8] = b"http/1.1";
 #[serde(deny_unknown_fields)]
 pub struct TlsSettings {
     pub version: TlsVersion,
-    /// Resume the session of this earlier flow (a TCP flow with TLS 1.3 on the same
-    /// pair): its ticket is offered in the ClientHello.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resume_from: Option<String>,
-    /// Send the first request as TLS 1.3 early data when resuming (needs `resume_from`).
+    /// Send the first request as TLS 1.3 early data when resuming (needs the flow's
+    /// `session_from`, which names the earlier flow whose ticket is offered).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub early_data: bool,
 }
 
-/// Session resumption shared by the flows of one `resume_from` chain.
+/// Session resumption shared by the flows of one `session_from` chain.
 #[derive(Debug)]
 pub(crate) struct Resumption {
     pub client: Arc<dyn rustls::client::ClientSessionStore>,

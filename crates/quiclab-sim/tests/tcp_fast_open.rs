@@ -55,7 +55,8 @@ fn ttfb_ms(r: &RunResult, i: usize) -> f64 {
 }
 
 const TLS13: &str = r#"tls = { version = "1.3" }"#;
-const TLS13_EARLY: &str = r#"tls = { version = "1.3", resume_from = "first", early_data = true }"#;
+const TLS13_EARLY: &str =
+    "session_from = \"first\"\ntls = { version = \"1.3\", early_data = true }";
 
 /// The issue's done-when: TFO + TLS 1.3 early data, first response byte at 1 RTT.
 #[test]
@@ -102,7 +103,7 @@ fn fast_open_runs_are_deterministic() {
 }
 
 #[test]
-fn resume_from_errors_name_the_key() {
+fn session_from_errors_name_the_key() {
     let bad = |tls_second: &str, needle: &str| {
         let text = format!(
             "name = \"x\"\nseed = 1\n[stop]\ntime_s = 1.0\n[topology]\nkind = \"point_to_point\"\n\
@@ -115,16 +116,20 @@ fn resume_from_errors_name_the_key() {
         assert!(e.contains(needle), "{e}");
     };
     bad(
-        r#"tls = { version = "1.3", resume_from = "nope" }"#,
+        "session_from = \"nope\"\ntls = { version = \"1.3\" }",
         "no flow named",
     );
     bad(
         r#"tls = { version = "1.3", early_data = true }"#,
         "early_data",
     );
-    bad(r#"tls = { version = "1.2", resume_from = "first" }"#, "1.3");
     bad(
-        r#"tls = { version = "1.3", resume_from = "second" }"#,
+        "session_from = \"first\"\ntls = { version = \"1.2\" }",
+        "1.3",
+    );
+    bad("session_from = \"first\"", "1.3");
+    bad(
+        "session_from = \"second\"\ntls = { version = \"1.3\" }",
         "earlier",
     );
 }

@@ -10,6 +10,9 @@
 //! repeat connections of one first connection). Whether the earlier flow has received
 //! its tickets when this one starts is only known while running: if not, this flow
 //! makes a full handshake, as a client without a ticket does (deterministically).
+//!
+//! On a TCP flow the same key resumes a TLS 1.3 session over TCP (`tls_resume.rs`
+//! checks it; early data is `[flows.tls] early_data`); this module leaves those alone.
 
 use super::validate::Check;
 use super::{Scenario, ScenarioError, Transport};
@@ -26,6 +29,9 @@ impl Scenario {
         let Some(name) = &f.session_from else {
             return Ok(None);
         };
+        if f.transport == Transport::Tcp {
+            return Ok(None);
+        }
         let key = format!("flows[{i}] ({}).session_from", f.name);
         let Some(j) = self.flows.iter().position(|g| &g.name == name) else {
             return c.bad(key, format!("no flow named {name:?}"));
@@ -35,7 +41,7 @@ impl Scenario {
             return c.bad(key, "a flow cannot resume its own session");
         }
         if f.transport != Transport::Quic || src.transport != Transport::Quic {
-            return c.bad(key, "session resumption needs QUIC flows on both ends");
+            return c.bad(key, "a QUIC flow resumes the session of another QUIC flow");
         }
         if src.pair != f.pair {
             return c.bad(

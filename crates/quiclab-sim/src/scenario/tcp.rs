@@ -14,7 +14,7 @@
 //! workloads run one request at a time on it (`parallel = 1`), `page` (HTTP/3) is
 //! QUIC-only. `tls = { version = "1.3" }` (or `"1.2"`) runs rustls over the stream
 //! (`tcptls.rs`); without it the flow is plain TCP. `tcp = { fast_open = true }`
-//! turns on TCP Fast Open (RFC 7413) at both ends; `tls = { resume_from, early_data }`
+//! turns on TCP Fast Open (RFC 7413) at both ends; `session_from` with `tls = { early_data }`
 //! resumes an earlier flow's TLS session (`tls_resume.rs`).
 
 use super::validate::Check;
