@@ -17,6 +17,8 @@ pub(super) struct RecvWindow {
     pub consumed: u64,
     /// When `max` last moved, to detect windows that are too small for the RTT.
     last_update: Option<Instant>,
+    /// The limit a peer's STREAM_DATA_BLOCKED / DATA_BLOCKED reported (§4.1, §19.13).
+    pub blocked_at: Option<u64>,
 }
 
 impl RecvWindow {
@@ -28,13 +30,21 @@ impl RecvWindow {
             autotune,
             consumed: 0,
             last_update: None,
+            blocked_at: None,
         }
     }
 
     /// §4.2: offer more credit once more than half of the window has been consumed, so
-    /// the sender is not blocked while the update travels.
+    /// the sender is not blocked while the update travels; and (§4.1, §19.13) once the
+    /// peer reported being blocked at a limit that is now all consumed, if an update
+    /// would raise `max`. Without the second rule, a receiver that reads each packet of
+    /// window-sized line-rate bursts (congestion control off) updates once per burst,
+    /// at its first packet, and the sender settles at half a window per round trip.
     pub fn wants_update(&self) -> bool {
-        self.max.saturating_sub(self.consumed).saturating_mul(2) < self.window
+        let blocked = self.blocked_at.is_some_and(|l| {
+            self.consumed >= l && self.consumed.saturating_add(self.window) > self.max
+        });
+        blocked || self.max.saturating_sub(self.consumed).saturating_mul(2) < self.window
     }
 
     /// Moves `max` to `consumed + window` and returns it. With auto-tuning, an update
@@ -49,6 +59,7 @@ impl RecvWindow {
             }
         }
         self.last_update = Some(now);
+        self.blocked_at = None;
         let target = self.consumed.saturating_add(self.window).min(varint::MAX);
         self.max = self.max.max(target);
         self.max
@@ -88,5 +99,29 @@ mod tests {
             off.update(Instant::from_millis(i), rtt);
         }
         assert_eq!(off.window, 100);
+    }
+
+    /// A sender blocked at a limit the receiver has fully consumed gets a fresh window at
+    /// once, even if less than half of the current window is consumed: the half-window
+    /// rule alone, with reads per packet of window-sized bursts, fires once per burst
+    /// (at its first packet) and settles at half a window per round trip.
+    #[test]
+    fn blocked_sender_gets_credit_once_its_limit_is_consumed() {
+        let rtt = Duration::from_millis(100);
+        let mut w = RecvWindow::new(100, 100, false);
+        w.consumed = 51;
+        assert_eq!(w.update(Instant::from_millis(0), rtt), 151);
+        // The rest of the first burst: the sender is blocked at 100.
+        w.consumed = 100;
+        assert!(!w.wants_update(), "half-window rule alone: 51 of 100 left");
+        w.blocked_at = Some(100);
+        assert!(w.wants_update());
+        assert_eq!(w.update(Instant::from_millis(1), rtt), 200);
+        assert_eq!(w.blocked_at, None, "an update answers the report");
+        // A report of a limit whose bytes are not all read yet waits for the reads.
+        w.blocked_at = Some(150);
+        assert!(!w.wants_update());
+        w.consumed = 150;
+        assert!(w.wants_update());
     }
 }

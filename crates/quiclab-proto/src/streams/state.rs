@@ -617,9 +617,15 @@ impl Streams {
                 }
                 self.update_sched(id);
             }
-            Frame::StreamDataBlocked { id, .. } => {
+            Frame::StreamDataBlocked { id, limit } => {
                 // Informational (§19.13), but it may open the stream and must be valid.
                 self.peer_stream(id, true)?;
+                if let Some(r) = self.streams.get_mut(&id).and_then(|st| st.recv.as_mut()) {
+                    r.flow.blocked_at = Some(limit);
+                    if r.wants_credit() && r.flow.wants_update() {
+                        self.max_stream_data_pending.insert(id);
+                    }
+                }
             }
             Frame::MaxData(max) => self.conn_send_max = self.conn_send_max.max(max),
             Frame::MaxStreams { dir, max } => {
