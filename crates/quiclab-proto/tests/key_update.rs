@@ -48,7 +48,13 @@ fn client_initiated_updates_during_a_download() {
     let client = pair.client_conn().stats().clone();
     let server = pair.server_conn().unwrap().stats().clone();
     assert!(client.key_updates_initiated >= 3, "{client:?}");
-    assert_eq!(server.key_updates, client.key_updates_initiated);
+    // The last update may have come with nothing left to send (the download over):
+    // then the server has not seen it yet, and the two key phases differ.
+    let unseen = pair.server_conn().unwrap().key_phase() != pair.client_conn().key_phase();
+    assert_eq!(
+        server.key_updates + u64::from(unseen),
+        client.key_updates_initiated
+    );
     assert_eq!(server.key_updates_initiated, 0);
     // qlog evidence: key_updated for both directions, 1 (TLS) + one per update.
     let one_rtt = sink
