@@ -121,17 +121,7 @@ fn replay(text: &str, sends: &[u64]) -> Result<Vec<Option<u64>>> {
         take(&mut d, now);
         let mut payload = vec![0u8; PAYLOAD];
         payload[..8].copy_from_slice(&(seq as u64).to_le_bytes());
-        let packet = Packet {
-            src: addr,
-            dst: addr,
-            payload,
-            route: 0,
-            hop: 0,
-            cross: false,
-            extra_delay: Duration::ZERO,
-            reorder: false,
-            tcp: false,
-        };
+        let packet = Packet::datagram(addr, addr, payload);
         d.arrive(now, LinkSide::Forward, packet);
     }
     take(&mut d, SimInstant::MAX);

@@ -12,8 +12,9 @@
 //!
 //! Exit status 77 (a build without the emulator) skips outside CI only.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
+
+use std::path::Path;
 
 /// runs.csv as (header, rows).
 fn runs(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
@@ -40,29 +41,9 @@ fn num(row: &[String], i: usize) -> f64 {
 
 #[test]
 fn emulator_fidelity_quick() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
-    let out = std::env::temp_dir().join(format!("quiclab-emu-fidelity-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&out);
-    let run = Command::new(env!("CARGO_BIN_EXE_quiclab"))
-        .args(["reproduce", "emulator-fidelity", "--quick", "--keep-going"])
-        .arg("--experiments")
-        .arg(&root)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .expect("quiclab runs");
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    if run.status.code() == Some(77) {
-        assert!(stderr.contains("not available"), "{stderr}");
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must have the emulator: {stderr}"
-        );
-        eprintln!("SKIPPED (not available here): {stderr}");
+    let Some(dir) = common::reproduce_real("emulator-fidelity", &["--keep-going"]) else {
         return;
-    }
-    assert!(run.status.success(), "reproduce failed: {stderr}");
-    let dir = out.join("emulator-fidelity");
+    };
     for plan in ["1-handshake", "2-flow-control"] {
         let f = std::fs::read_to_string(dir.join(plan).join("findings.csv")).expect("findings");
         assert!(f.lines().count() > 1, "{plan}: no findings");
@@ -98,5 +79,5 @@ fn emulator_fidelity_quick() {
             "goodput {v} bit/s vs credit/RTT {analytic}"
         );
     }
-    let _ = std::fs::remove_dir_all(&out);
+    let _ = std::fs::remove_dir_all(dir.parent().expect("the run's out directory"));
 }

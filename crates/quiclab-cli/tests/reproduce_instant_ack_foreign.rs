@@ -8,8 +8,9 @@
 //! this build has no emulator): the test then says what is missing and passes only
 //! outside CI (`CI` unset); in CI aioquic and the emulator must be there.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
+
+use std::path::Path;
 
 fn column(header: &str, name: &str) -> usize {
     header
@@ -42,33 +43,9 @@ fn medians(summary: &Path) -> Vec<(String, String, String, f64)> {
 
 #[test]
 fn instant_ack_foreign_quick() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
-    let out = std::env::temp_dir().join(format!("quiclab-iack-foreign-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&out);
-    let run = Command::new(env!("CARGO_BIN_EXE_quiclab"))
-        .args([
-            "reproduce",
-            "instant-ack-foreign",
-            "--quick",
-            "--experiments",
-        ])
-        .arg(&root)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .expect("quiclab runs");
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    if run.status.code() == Some(77) {
-        assert!(stderr.contains("not available"), "{stderr}");
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must have aioquic and the emulator: {stderr}"
-        );
-        eprintln!("SKIPPED (not available here): {stderr}");
+    let Some(dir) = common::reproduce_real("instant-ack-foreign", &[]) else {
         return;
-    }
-    assert!(run.status.success(), "reproduce failed: {stderr}");
-    let dir = out.join("instant-ack-foreign");
+    };
     let findings = std::fs::read_to_string(dir.join("findings.csv")).expect("findings.csv");
     for client in ["sim", "quiclab", "aioquic"] {
         let line = findings
@@ -91,5 +68,5 @@ fn instant_ack_foreign_quick() {
             "{stack} at {rtt} ms: WFC {wfc} ms vs IACK {iack_pto} ms"
         );
     }
-    let _ = std::fs::remove_dir_all(&out);
+    let _ = std::fs::remove_dir_all(dir.parent().expect("the run's out directory"));
 }

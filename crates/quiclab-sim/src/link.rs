@@ -43,6 +43,22 @@ pub struct Packet {
 }
 
 impl Packet {
+    /// A QUIC/UDP datagram entering a path at its first hop (route 0), as the
+    /// emulator and its bench feed [`crate::duplex::Duplex`].
+    pub fn datagram(src: SocketAddrV4, dst: SocketAddrV4, payload: Vec<u8>) -> Packet {
+        Packet {
+            src,
+            dst,
+            payload,
+            route: 0,
+            hop: 0,
+            cross: false,
+            extra_delay: Duration::ZERO,
+            reorder: false,
+            tcp: false,
+        }
+    }
+
     /// Bytes on the wire: UDP payload plus IPv4 and UDP headers (a TCP segment plus
     /// the IPv4 header).
     pub fn wire_size(&self) -> u64 {

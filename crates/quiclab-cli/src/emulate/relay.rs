@@ -280,17 +280,7 @@ impl Relay {
                 self.capture = None;
             }
         }
-        let packet = Packet {
-            src,
-            dst,
-            payload,
-            route: 0,
-            hop: 0,
-            cross: false,
-            extra_delay: Duration::ZERO,
-            reorder: false,
-            tcp: false,
-        };
+        let packet = Packet::datagram(src, dst, payload);
         self.duplex.arrive(now, link, packet);
     }
 }
