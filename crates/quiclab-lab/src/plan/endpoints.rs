@@ -115,6 +115,9 @@ pub struct Endpoints {
     pub emulator: Option<String>,
     /// Wall-clock limit of one run's client, seconds (default 60).
     pub timeout_s: Option<f64>,
+    /// Run the server and client in the real-time FIFO class where permitted (default
+    /// true; `run/real/process.rs` says why); `false` leaves them normal processes.
+    pub realtime: Option<bool>,
 }
 
 /// One stack: its client and server commands.

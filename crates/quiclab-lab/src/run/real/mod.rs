@@ -21,7 +21,7 @@ use crate::error::LabError;
 use crate::plan::endpoints::{Endpoints, Stack};
 use crate::plan::expand::RunSpec;
 use crate::run::cache::entry_bytes;
-use process::{spawn, Proc};
+use process::{spawn, Proc, Sched};
 use std::path::Path;
 use std::time::Duration;
 use workdir::{expand, Values};
@@ -100,14 +100,25 @@ pub fn run_real(
     let values = workdir::prepare(&dir, &spec.scenario_toml, fixed, direct).map_err(&fail)?;
     let limit = Duration::from_secs_f64(endpoints.timeout_s.unwrap_or(CLIENT_LIMIT_S));
     let emulator = (!direct).then(|| endpoints.emulator_template());
-    run_processes(stack, emulator, &values, &dir, limit).map_err(&fail)?;
+    let sched = if endpoints.realtime.unwrap_or(true) {
+        Sched::Fifo
+    } else {
+        Sched::Inherit
+    };
+    let (server_sched, client_sched) =
+        run_processes(stack, emulator, &values, &dir, limit, sched).map_err(&fail)?;
     let qlog_dir = Path::new(&values["qlog_dir"]);
     let times = qlog::find_qlog(qlog_dir)
         .and_then(|p| qlog::read_events(&p))
         .and_then(|e| qlog::client_times(&e))
         .map_err(&fail)?;
     let result = serde_json::json!({
-        "real": { "stack": name, "dir": dir.display().to_string() },
+        "real": {
+            "stack": name,
+            "dir": dir.display().to_string(),
+            "server_sched": server_sched,
+            "client_sched": client_sched,
+        },
         "flows": [{
             "name": "get",
             "workload": "request",
@@ -130,7 +141,8 @@ fn run_processes(
     values: &Values,
     dir: &Path,
     limit: Duration,
-) -> Result<(), String> {
+    sched: Sched,
+) -> Result<(&'static str, &'static str), String> {
     let keylog = Path::new(&values["keylog"]);
     let env = [("SSLKEYLOGFILE", keylog)];
     let mut server: Proc = spawn(
@@ -138,11 +150,13 @@ fn run_processes(
         &expand(stack.server_template(), values)?,
         dir,
         &env,
+        sched,
     )?;
     server.wait_started(START_LIMIT)?;
     let mut emu = match emulator {
         Some(t) => {
-            let mut p = spawn("emulator", &expand(t, values)?, dir, &[])?;
+            // The emulator raises its own priority (above the endpoints').
+            let mut p = spawn("emulator", &expand(t, values)?, dir, &[], Sched::Inherit)?;
             p.wait_started(START_LIMIT)?;
             Some(p)
         }
@@ -153,7 +167,9 @@ fn run_processes(
         &expand(stack.client_template(), values)?,
         dir,
         &env,
+        sched,
     )?;
+    let scheds = (server.sched(), client.sched());
     let status = client.wait(limit);
     if let Some(e) = emu.as_mut() {
         e.stop();
@@ -168,5 +184,5 @@ fn run_processes(
             emu.map(|e| e.stderr_tail()).unwrap_or_default()
         ));
     }
-    Ok(())
+    Ok(scheds)
 }
