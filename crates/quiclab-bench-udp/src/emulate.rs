@@ -86,8 +86,27 @@ fn send_phase(
     Ok(times)
 }
 
-/// Receives until `stop` passes with nothing arriving for 100 ms; (seq, ns since epoch).
+/// Real-time priority of the receiving thread: above the emulator's (20) and the
+/// sender's (the bench runs under `chrt -f 10`), so a datagram is timestamped as soon as
+/// it arrives. At the sender's priority the receiver waited for a CPU behind the
+/// sender's pacing spin and the relay (three real-time threads on two cores), and that
+/// wait, not the emulator, was most of the measured p99 error.
+const RECEIVER_PRIORITY: i32 = 30;
+
+/// Raises the calling thread to SCHED_FIFO at `priority`; whether it was granted.
+fn realtime_thread(priority: i32) -> bool {
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: plain syscall on the calling thread (pid 0) with a valid sched_param.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) == 0 }
+}
+
+/// Receives until nothing arrives for 1.5 s; (seq, ns since epoch).
 fn receive(sock: &UdpSocket, epoch: Instant) -> Vec<(u64, u64)> {
+    if !realtime_thread(RECEIVER_PRIORITY) {
+        eprintln!("bench receiver: SCHED_FIFO refused; its wake-ups add to the error");
+    }
     let mut got = Vec::new();
     let mut buf = vec![0u8; 2048];
     let _ = sock.set_read_timeout(Some(Duration::from_millis(1500)));
