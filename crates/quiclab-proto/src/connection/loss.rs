@@ -261,6 +261,30 @@ impl Connection {
             .any(|s| s.sent.has_ack_eliciting_in_flight())
     }
 
+    /// The space of an anti-deadlock PTO (RFC 9002 §6.2.2.1), armed from now in the
+    /// highest space with keys: when nothing ack-eliciting is in flight (A.8), and also
+    /// at a client the server has not validated yet whose only packets in flight are
+    /// 0-RTT ones. A.8's GetPtoTimeAndSpace skips the application space until the
+    /// handshake is confirmed and would arm nothing then, although §6.2.2.1 says the
+    /// client MUST keep a PTO "even if there are no packets in flight": with the
+    /// server's first flight lost and the server at its amplification limit (its
+    /// budget spent on 0.5-RTT data), neither side would ever send again.
+    fn anti_deadlock_space(&self) -> Option<SpaceId> {
+        let handshake_in_flight = [SpaceId::Initial, SpaceId::Handshake]
+            .iter()
+            .any(|&s| self.spaces[s as usize].sent.has_ack_eliciting_in_flight());
+        let stuck = !self.ack_eliciting_in_flight()
+            || (!handshake_in_flight && !self.peer_completed_address_validation());
+        if !stuck {
+            return None;
+        }
+        Some(if self.spaces[SpaceId::Handshake as usize].can_send() {
+            SpaceId::Handshake
+        } else {
+            SpaceId::Initial
+        })
+    }
+
     /// RFC 9002 A.8 GetLossTimeAndSpace.
     fn loss_time_and_space(&self) -> Option<(Instant, SpaceId)> {
         SpaceId::ALL
@@ -273,13 +297,7 @@ impl Connection {
     pub(super) fn pto_time_and_space(&self, now: Instant) -> Option<(Instant, SpaceId)> {
         let backoff = self.path.pto_backoff();
         let duration = self.path.rtt.pto_base() * backoff;
-        if !self.ack_eliciting_in_flight() {
-            // Anti-deadlock PTO (client only): from now, in the highest space with keys.
-            let space = if self.spaces[SpaceId::Handshake as usize].can_send() {
-                SpaceId::Handshake
-            } else {
-                SpaceId::Initial
-            };
+        if let Some(space) = self.anti_deadlock_space() {
             return Some((now + duration, space));
         }
         let mut best: Option<(Instant, SpaceId)> = None;
@@ -341,13 +359,8 @@ impl Connection {
             self.set_loss_detection_timer(now);
             return;
         }
-        if !self.ack_eliciting_in_flight() {
+        if let Some(space) = self.anti_deadlock_space() {
             // Anti-deadlock: a padded Initial earns credit; a Handshake packet proves the address.
-            let space = if self.spaces[SpaceId::Handshake as usize].can_send() {
-                SpaceId::Handshake
-            } else {
-                SpaceId::Initial
-            };
             self.spaces[space as usize].probes = 1;
         } else if let Some((_, space)) = self.pto_time_and_space(now) {
             self.queue_probes(space);
