@@ -160,7 +160,7 @@ pub struct Connection {
     /// Client: the DCID of its first Initial. Server: the client's original DCID.
     original_dcid: ConnectionId,
     local_params: TransportParameters,
-    peer_params: Option<TransportParameters>,
+    peer_params: Option<Box<TransportParameters>>,
     /// Handshake progress, the server's ClientHello hold, early packets.
     handshake: HandshakeState,
     /// Every deadline but the ACK ones (which the spaces keep).
@@ -507,7 +507,7 @@ impl Connection {
     }
     /// The peer's transport parameters, once received.
     pub fn peer_params(&self) -> Option<&TransportParameters> {
-        self.peer_params.as_ref()
+        self.peer_params.as_deref()
     }
     /// The QUIC version in use (after any Version Negotiation).
     pub fn version(&self) -> u32 {
@@ -641,5 +641,41 @@ impl Connection {
             self.timers.stop(Timer::Pacing);
         }
         // ACK deadlines are served by poll_transmit.
+    }
+}
+
+#[cfg(test)]
+mod size_probe {
+    #[test]
+    fn print_sizes() {
+        use std::mem::size_of;
+        macro_rules! p { ($($t:ty),*) => { $( eprintln!("{:6} {}", size_of::<$t>(), stringify!($t)); )* } }
+        p!(
+            super::Connection,
+            super::version::VersionState,
+            super::PathData,
+            crate::crypto::tls::TlsSession,
+            super::PacketSpace,
+            super::CidState,
+            super::TransportParameters,
+            super::HandshakeState,
+            super::TimerTable,
+            super::IdleTimeout,
+            super::Streams,
+            super::CloseState,
+            super::DetRng,
+            super::ConnectionStats,
+            super::KeyUpdate,
+            super::AckFrequencyState,
+            super::zero_rtt::ZeroRtt,
+            super::retry::TokenState,
+            super::compatible::OriginalVersion,
+            super::Scratch,
+            crate::ack::AckTracker,
+            crate::recovery::SentPackets<super::spaces::SentRecord>,
+            super::crypto_stream::CryptoSend,
+            super::crypto_stream::CryptoRecv,
+            Option<crate::crypto::Keys>
+        );
     }
 }
