@@ -643,39 +643,3 @@ impl Connection {
         // ACK deadlines are served by poll_transmit.
     }
 }
-
-#[cfg(test)]
-mod size_probe {
-    #[test]
-    fn print_sizes() {
-        use std::mem::size_of;
-        macro_rules! p { ($($t:ty),*) => { $( eprintln!("{:6} {}", size_of::<$t>(), stringify!($t)); )* } }
-        p!(
-            super::Connection,
-            super::version::VersionState,
-            super::PathData,
-            crate::crypto::tls::TlsSession,
-            super::PacketSpace,
-            super::CidState,
-            super::TransportParameters,
-            super::HandshakeState,
-            super::TimerTable,
-            super::IdleTimeout,
-            super::Streams,
-            super::CloseState,
-            super::DetRng,
-            super::ConnectionStats,
-            super::KeyUpdate,
-            super::AckFrequencyState,
-            super::zero_rtt::ZeroRtt,
-            super::retry::TokenState,
-            super::compatible::OriginalVersion,
-            super::Scratch,
-            crate::ack::AckTracker,
-            crate::recovery::SentPackets<super::spaces::SentRecord>,
-            super::crypto_stream::CryptoSend,
-            super::crypto_stream::CryptoRecv,
-            Option<crate::crypto::Keys>
-        );
-    }
-}
