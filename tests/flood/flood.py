@@ -31,6 +31,17 @@ def rss_kb(pid: int, field: str) -> int:
     raise RuntimeError(f"{field} not in /proc/{pid}/status")
 
 
+def udp_drops(port: int) -> int:
+    """Datagrams the kernel dropped on the server's socket (full receive buffer), from
+    /proc/net/udp's `drops` column; -1 if the socket is not listed."""
+    with open("/proc/net/udp") as f:
+        for line in f.readlines()[1:]:
+            cols = line.split()
+            if cols[1].endswith(f":{port:04X}"):
+                return int(cols[-1])
+    return -1
+
+
 def junk_initial() -> bytes:
     d = bytearray(os.urandom(1200))
     d[0] = 0xC3  # long header, fixed bit, Initial, 4-byte packet number
@@ -132,6 +143,7 @@ def main() -> int:
         sent_during_fetch = sent[0]
         t.join()
         time.sleep(0.5)
+        drops = udp_drops(args.port)
         after = rss_kb(server.pid, "VmRSS")
         peak = rss_kb(server.pid, "VmHWM")
         got = os.path.join(out, "1mb.bin")
@@ -142,7 +154,8 @@ def main() -> int:
             f"({sent_during_fetch} by the end of the fetch)\n"
             f"1 MB fetch: {'ok' if ok_fetch else 'FAILED'} in {fetch_s:.3f} s\n"
             f"server RSS: {before / 1024:.1f} MB before, {after / 1024:.1f} MB after "
-            f"(growth {growth_mb:.1f} MB), peak {peak / 1024:.1f} MB"
+            f"(growth {growth_mb:.1f} MB), peak {peak / 1024:.1f} MB\n"
+            f"kernel drops on the server socket (full receive buffer): {drops}"
         )
         if not ok_fetch:
             print(r.stderr, file=sys.stderr)
