@@ -15,6 +15,7 @@ Usage: tests/flood/flood.py [--quiclab target/release/quiclab] [--count 50000]
 
 import argparse
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -167,6 +168,7 @@ def main() -> int:
     finally:
         server.kill()
         server.wait()
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
