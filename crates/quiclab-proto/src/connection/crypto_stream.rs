@@ -11,10 +11,14 @@ use std::collections::BTreeMap;
 /// (RFC 9000 §7.5: at least 4096 bytes; beyond the limit CRYPTO_BUFFER_EXCEEDED).
 const MAX_CRYPTO_BUFFER: u64 = 1 << 16;
 
-/// Outgoing CRYPTO data of one space. Data is kept until acknowledged.
+/// Outgoing CRYPTO data of one space. Data is kept until acknowledged; once every
+/// byte queued so far is acknowledged and nothing waits to be (re)sent, the buffer is
+/// freed (an idle connection keeps none of its handshake or session tickets).
 #[derive(Debug, Default)]
 pub struct CryptoSend {
-    /// All bytes ever queued; `data[i]` is at offset `i` (handshakes are small).
+    /// The offset of `data[0]`: everything below was acknowledged and freed.
+    base: u64,
+    /// Bytes queued from `base` on; `data[i]` is at offset `base + i`.
     data: Vec<u8>,
     /// Offsets queued for (re)transmission and not yet sent since.
     pending: RangeSet,
@@ -23,9 +27,14 @@ pub struct CryptoSend {
 
 impl CryptoSend {
     pub fn push(&mut self, bytes: &[u8]) {
-        let start = self.data.len() as u64;
+        let start = self.end();
         self.data.extend_from_slice(bytes);
-        self.pending.insert(start..self.data.len() as u64);
+        self.pending.insert(start..self.end());
+    }
+
+    /// The offset after the last byte queued.
+    fn end(&self) -> u64 {
+        self.base + self.data.len() as u64
     }
 
     pub fn has_pending(&self) -> bool {
@@ -42,7 +51,9 @@ impl CryptoSend {
         }
         let len = ((r.end - r.start) as usize).min(space - header);
         write_crypto_header(buf, r.start, len);
-        let start = r.start as usize;
+        // Pending offsets are never below `base`: the buffer is freed only when
+        // nothing is pending, and later data is queued above it.
+        let start = (r.start - self.base) as usize;
         buf.extend_from_slice(&self.data[start..start + len]);
         self.pending.remove(r.start..r.start + len as u64);
         Some((r.start, len as u64))
@@ -50,6 +61,10 @@ impl CryptoSend {
 
     pub fn on_acked(&mut self, offset: u64, len: u64) {
         self.acked.insert(offset..offset + len);
+        if !self.data.is_empty() && self.pending.is_empty() && !self.has_unacked() {
+            self.base = self.end();
+            self.data = Vec::new();
+        }
     }
 
     /// Re-queues the unacknowledged part of a lost range.
@@ -67,7 +82,7 @@ impl CryptoSend {
     /// Whether some sent data is not acknowledged yet.
     pub fn has_unacked(&self) -> bool {
         let mut r = RangeSet::new();
-        r.insert(0..self.data.len() as u64);
+        r.insert(self.base..self.end());
         for a in self.acked.iter() {
             r.remove(a);
         }
@@ -76,8 +91,8 @@ impl CryptoSend {
 
     /// PTO probe: re-queue everything sent but not acknowledged (RFC 9002 §6.2.4).
     pub fn requeue_unacked(&mut self) {
-        let total = self.data.len() as u64;
-        self.on_lost(0, total);
+        let (base, end) = (self.base, self.end());
+        self.on_lost(base, end - base);
     }
 }
 
@@ -171,5 +186,32 @@ mod tests {
         s.on_acked(46, 54);
         s.requeue_unacked();
         assert!(!s.has_pending());
+    }
+
+    #[test]
+    fn acknowledged_data_is_freed_and_offsets_continue() {
+        let mut s = CryptoSend::default();
+        s.push(&[1u8; 100]);
+        let mut buf = Vec::new();
+        assert_eq!(s.write_frame(&mut buf, 1000), Some((0, 100)));
+        s.on_lost(0, 100);
+        s.on_acked(0, 100);
+        assert_eq!(s.data.len(), 100, "kept: a retransmission is pending");
+        buf.clear();
+        assert_eq!(s.write_frame(&mut buf, 1000), Some((0, 100)));
+        s.on_acked(0, 100);
+        assert_eq!(s.data.capacity(), 0, "freed once all acknowledged");
+        assert!(!s.has_unacked());
+        s.requeue_unacked();
+        assert!(!s.has_pending());
+        // A session ticket queued later continues the offsets.
+        s.push(&[2u8; 10]);
+        buf.clear();
+        assert_eq!(s.write_frame(&mut buf, 1000), Some((100, 10)));
+        assert_eq!(&buf[buf.len() - 10..], &[2u8; 10]);
+        s.on_lost(100, 10);
+        buf.clear();
+        assert_eq!(s.write_frame(&mut buf, 1000), Some((100, 10)));
+        assert!(s.has_unacked());
     }
 }

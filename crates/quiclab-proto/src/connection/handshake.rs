@@ -123,6 +123,10 @@ impl Connection {
             self.on_handshake_complete(now);
             self.finish_zero_rtt(now)?;
         }
+        if self.handshake.complete {
+            // Server: rustls has nothing more to do once its tickets were taken above.
+            self.tls.release();
+        }
         Ok(())
     }
 
@@ -187,7 +191,7 @@ impl Connection {
                 },
             );
         }
-        self.peer_params = Some(p);
+        self.peer_params = Some(Box::new(p));
         Ok(())
     }
 

@@ -160,7 +160,7 @@ pub struct Connection {
     /// Client: the DCID of its first Initial. Server: the client's original DCID.
     original_dcid: ConnectionId,
     local_params: TransportParameters,
-    peer_params: Option<TransportParameters>,
+    peer_params: Option<Box<TransportParameters>>,
     /// Handshake progress, the server's ClientHello hold, early packets.
     handshake: HandshakeState,
     /// Every deadline but the ACK ones (which the spaces keep).
@@ -507,7 +507,7 @@ impl Connection {
     }
     /// The peer's transport parameters, once received.
     pub fn peer_params(&self) -> Option<&TransportParameters> {
-        self.peer_params.as_ref()
+        self.peer_params.as_deref()
     }
     /// The QUIC version in use (after any Version Negotiation).
     pub fn version(&self) -> u32 {

@@ -56,7 +56,7 @@ pub(super) struct ZeroRtt {
     keys: Option<DirectionalKeys>,
     pub status: ZeroRttStatus,
     /// Client: the server parameters remembered with the ticket (RFC 9000 §7.4.1).
-    remembered: Option<TransportParameters>,
+    remembered: Option<Box<TransportParameters>>,
     /// Server: 0-RTT packets that came before the keys.
     pending: Vec<(Parsed, Vec<u8>)>,
     /// 0-RTT packets sent (client) or processed (server).
@@ -83,7 +83,7 @@ impl Connection {
         };
         let remembered = TransportParameters::decode(raw, Side::Server)?;
         self.streams.apply_peer_params(&remembered);
-        self.zero_rtt.remembered = Some(remembered);
+        self.zero_rtt.remembered = Some(Box::new(remembered));
         self.zero_rtt.keys = Some(keys);
         self.zero_rtt.status = ZeroRttStatus::Attempted;
         Ok(())

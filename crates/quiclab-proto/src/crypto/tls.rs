@@ -6,11 +6,35 @@ use super::provider::with_rng;
 use crate::error::{TransportError, TransportErrorCode};
 use crate::rng::DetRng;
 use crate::time::Instant;
-use rustls::quic::{DirectionalKeys, KeyChange, PacketKeySet, Secrets};
+use rustls::quic::{DirectionalKeys, KeyChange};
+#[cfg(test)]
+use rustls::quic::{PacketKeySet, Secrets};
 use std::sync::Arc;
 
 /// TLS alert handshake_failure (RFC 8446 §6.2), for peer failures rustls gives no alert for.
 const ALERT_HANDSHAKE_FAILURE: u8 = 40;
+/// TLS alert unexpected_message (RFC 8446 §6.2): what rustls answers any post-handshake
+/// message from a QUIC client with.
+const ALERT_UNEXPECTED_MESSAGE: u8 = 10;
+
+/// rustls's connection while the handshake may still need it; after
+/// [`TlsSession::release`] (server, handshake done, tickets written) only what the
+/// connection still asks for. rustls's state (1.4 KiB inline, boxed so a released
+/// session does not keep the room, plus about 2 KiB of buffers and key schedule)
+/// matters for a server holding many idle connections.
+enum Tls {
+    Live(Box<rustls::quic::Connection>),
+    Released(Box<Finished>),
+}
+
+/// What a finished server handshake leaves for later questions.
+struct Finished {
+    alpn: Option<Box<[u8]>>,
+    server_name: Option<Box<str>>,
+    cipher_suite: Option<rustls::SupportedCipherSuite>,
+    resumed: bool,
+    peer_params: Option<Box<[u8]>>,
+}
 
 /// One connection's TLS 1.3 state. All randomness comes from the seeded generator it
 /// owns. Errors from the peer's handshake map to CRYPTO_ERROR (0x0100 + alert).
@@ -20,9 +44,11 @@ const ALERT_HANDSHAKE_FAILURE: u8 = 40;
 /// [`with_time`] with the connection's `now`; read-only accessors do not.
 pub struct TlsSession {
     rng: DetRng,
-    conn: rustls::quic::Connection,
+    conn: Tls,
     /// The 1-RTT secrets of the next key phase (RFC 9001 §6), copied from the
     /// `KeyChange::OneRtt { next }` that [`TlsSession::write_handshake`] returned.
+    /// Only this module's tests use them: the connection's key update keeps its own.
+    #[cfg(test)]
     next_secrets: Option<Secrets>,
     /// The QUIC version the keys are derived for (RFC 9369 §3.3.2 labels).
     version: u32,
@@ -80,7 +106,8 @@ impl TlsSession {
         let remembered_params = conn.quic_transport_parameters().map(<[u8]>::to_vec);
         Ok(TlsSession {
             rng,
-            conn: conn.into(),
+            conn: Tls::Live(Box::new(conn.into())),
+            #[cfg(test)]
             next_secrets: None,
             version,
             client_origin: Some(origin),
@@ -125,7 +152,8 @@ impl TlsSession {
         .map_err(|e| local_error("creating TLS server", e))?;
         Ok(TlsSession {
             rng,
-            conn: conn.into(),
+            conn: Tls::Live(Box::new(conn.into())),
+            #[cfg(test)]
             next_secrets: None,
             version,
             client_origin: None,
@@ -141,7 +169,10 @@ impl TlsSession {
 
     /// The negotiated cipher suite, once the handshake picked one.
     pub fn cipher_suite(&self) -> Option<rustls::SupportedCipherSuite> {
-        self.conn.negotiated_cipher_suite()
+        match &self.conn {
+            Tls::Live(c) => c.negotiated_cipher_suite(),
+            Tls::Released(f) => f.cipher_suite,
+        }
     }
 
     /// Feeds handshake bytes received in CRYPTO frames of the current read level.
@@ -150,11 +181,20 @@ impl TlsSession {
     /// without an alert are handshake_failure (40) when caused by the peer and
     /// INTERNAL_ERROR when local (e.g. no random generator).
     pub fn read_handshake(&mut self, data: &[u8], now: Instant) -> Result<(), TransportError> {
-        let conn = &mut self.conn;
+        let conn = match &mut self.conn {
+            Tls::Live(c) => c,
+            // rustls's server rejects every post-handshake message with this alert.
+            Tls::Released(_) => {
+                return Err(TransportError::new(
+                    TransportErrorCode::crypto(ALERT_UNEXPECTED_MESSAGE),
+                    "TLS: post-handshake message from the client",
+                ))
+            }
+        };
         let rng = &mut self.rng;
         match with_time(now, || with_rng(rng, || conn.read_hs(data))) {
             Ok(()) => Ok(()),
-            Err(e) => Err(match self.conn.alert() {
+            Err(e) => Err(match conn.alert() {
                 Some(alert) => TransportError::new(
                     TransportErrorCode::crypto(u8::from(alert)),
                     format!("TLS: {e}"),
@@ -168,14 +208,20 @@ impl TlsSession {
     /// the write level changes (the bytes appended before the change belong to the old
     /// level: call again until it appends nothing and returns `None`).
     ///
-    /// On `KeyChange::OneRtt`, the session keeps a copy of `next` for
-    /// [`TlsSession::next_1rtt_keys`]; callers should use that rather than `next`.
+    /// On `KeyChange::OneRtt`, `next` is the caller's to keep for key updates (the
+    /// session keeps no copy, except in this module's tests). Nothing after
+    /// [`TlsSession::release`].
     pub fn write_handshake(&mut self, out: &mut Vec<u8>, now: Instant) -> Option<KeyChange> {
-        let conn = &mut self.conn;
+        let Tls::Live(conn) = &mut self.conn else {
+            return None;
+        };
         let rng = &mut self.rng;
         let change = with_time(now, || with_rng(rng, || conn.write_hs(out)));
         match &change {
+            #[cfg(test)]
             Some(KeyChange::OneRtt { next, .. }) => self.next_secrets = Some(next.clone()),
+            #[cfg(not(test))]
+            Some(KeyChange::OneRtt { .. }) => {}
             Some(KeyChange::Handshake { .. }) => self.handshake_keys_seen = true,
             None => {}
         }
@@ -187,15 +233,21 @@ impl TlsSession {
     /// server's to read with, after it accepted the ClientHello's early data. `None`
     /// otherwise (and on the server once it rejected).
     pub fn zero_rtt_keys(&self) -> Option<DirectionalKeys> {
-        self.conn.zero_rtt_keys()
+        match &self.conn {
+            Tls::Live(c) => c.zero_rtt_keys(),
+            Tls::Released(_) => None,
+        }
     }
 
     /// Client: whether the server accepted 0-RTT (its EncryptedExtensions carried
     /// early_data, RFC 9001 §4.6.2). Meaningful once the handshake completed.
     pub fn is_early_data_accepted(&self) -> bool {
         match &self.conn {
-            rustls::quic::Connection::Client(c) => c.is_early_data_accepted(),
-            rustls::quic::Connection::Server(_) => false,
+            Tls::Live(c) => match &**c {
+                rustls::quic::Connection::Client(c) => c.is_early_data_accepted(),
+                rustls::quic::Connection::Server(_) => false,
+            },
+            Tls::Released(_) => false,
         }
     }
 
@@ -208,28 +260,38 @@ impl TlsSession {
     /// Server: whether the client resumed a session (a PSK handshake, no certificate).
     /// Client: the same, known once the ServerHello was read.
     pub fn is_resumed(&self) -> bool {
-        self.conn.handshake_kind() == Some(rustls::HandshakeKind::Resumed)
+        match &self.conn {
+            Tls::Live(c) => c.handshake_kind() == Some(rustls::HandshakeKind::Resumed),
+            Tls::Released(f) => f.resumed,
+        }
     }
 
     /// The packet keys of the next 1-RTT key phase (RFC 9001 §6), `None` before the
     /// 1-RTT keys were handed out by [`TlsSession::write_handshake`].
     ///
     /// Each call advances the secrets one phase: the first call gives the keys for key
-    /// phase 1, the second for phase 2, and so on. A connection calls it once per key
-    /// update (initiated or detected); header protection keys never change.
+    /// phase 1, the second for phase 2, and so on; header protection keys never change.
+    /// Tests only: connections keep the secrets in their key-update state.
+    #[cfg(test)]
     pub fn next_1rtt_keys(&mut self) -> Option<PacketKeySet> {
         self.next_secrets.as_mut().map(Secrets::next_packet_keys)
     }
 
     pub fn is_handshaking(&self) -> bool {
-        self.conn.is_handshaking()
+        match &self.conn {
+            Tls::Live(c) => c.is_handshaking(),
+            Tls::Released(_) => false,
+        }
     }
 
     /// The peer's encoded transport parameters, once received. A resuming client's
     /// rustls reports the remembered ones until the server's EncryptedExtensions (read
     /// after the Handshake keys) replace them; those are not the peer's and give `None`.
     pub fn peer_transport_parameters(&self) -> Option<&[u8]> {
-        let params = self.conn.quic_transport_parameters()?;
+        let params = match &self.conn {
+            Tls::Live(c) => c.quic_transport_parameters()?,
+            Tls::Released(f) => f.peer_params.as_deref()?,
+        };
         match &self.remembered_params {
             Some(old) if !self.handshake_keys_seen || params == old.as_slice() => None,
             _ => Some(params),
@@ -238,15 +300,57 @@ impl TlsSession {
 
     /// The negotiated ALPN protocol.
     pub fn alpn(&self) -> Option<&[u8]> {
-        self.conn.alpn_protocol()
+        match &self.conn {
+            Tls::Live(c) => c.alpn_protocol(),
+            Tls::Released(f) => f.alpn.as_deref(),
+        }
     }
 
     /// The server name the client asked for (server side).
     pub fn server_name(&self) -> Option<&str> {
         match &self.conn {
-            rustls::quic::Connection::Server(server) => server.server_name(),
-            rustls::quic::Connection::Client(_) => None,
+            Tls::Live(c) => match &**c {
+                rustls::quic::Connection::Server(server) => server.server_name(),
+                rustls::quic::Connection::Client(_) => None,
+            },
+            Tls::Released(f) => f.server_name.as_deref(),
         }
+    }
+
+    /// Server: drops rustls's state once it has nothing more to say, keeping the
+    /// answers the accessors above give. Does nothing (returns `false`) on a client
+    /// (resumption tickets and early-data answers keep coming there), during the
+    /// handshake, or while TLS output is still unwritten.
+    ///
+    /// Safe because, on a QUIC server after the handshake, rustls only rejects
+    /// post-handshake messages (there are none in QUIC: RFC 9001 §6 replaces
+    /// KeyUpdate, and [`TlsSession::read_handshake`] keeps rejecting them with the
+    /// same alert) and writes nothing more once its session tickets were taken; key
+    /// updates use the secrets the connection already holds (RFC 9001 §6).
+    pub fn release(&mut self) -> bool {
+        let Tls::Live(live) = &self.conn else {
+            return false;
+        };
+        let rustls::quic::Connection::Server(c) = &**live else {
+            return false;
+        };
+        if c.is_handshaking() || c.wants_write() {
+            return false;
+        }
+        let finished = Finished {
+            alpn: c.alpn_protocol().map(Box::from),
+            server_name: c.server_name().map(Box::from),
+            cipher_suite: c.negotiated_cipher_suite(),
+            resumed: c.handshake_kind() == Some(rustls::HandshakeKind::Resumed),
+            peer_params: c.quic_transport_parameters().map(Box::from),
+        };
+        self.conn = Tls::Released(Box::new(finished));
+        true
+    }
+
+    /// Whether [`TlsSession::release`] dropped rustls's state.
+    pub fn is_released(&self) -> bool {
+        matches!(self.conn, Tls::Released(_))
     }
 }
 

@@ -190,6 +190,12 @@ impl<T> SentPackets<T> {
         if !acked.is_sorted_by_key(|p| p.pn) {
             acked.sort_unstable_by_key(|p| p.pn);
         }
+        if self.packets.is_empty() && self.packets.capacity() > 0 {
+            // All acknowledged: an idle connection keeps no storage for its last
+            // flight (the next flight grows a new one; the cost is one allocation per
+            // flight that empties the deque, none during a bulk transfer).
+            self.packets = VecDeque::new();
+        }
         acked
     }
 
@@ -267,7 +273,8 @@ impl<T> SentPackets<T> {
         self.ack_eliciting = 0;
         self.loss_time = None;
         self.time_of_last_ack_eliciting = None;
-        self.packets.drain(..).collect()
+        // Taking the deque frees its capacity with it: a discarded space sends no more.
+        std::mem::take(&mut self.packets).into()
     }
     /// Outstanding packets in ascending packet number order.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = &SentPacket<T>> + '_ {
