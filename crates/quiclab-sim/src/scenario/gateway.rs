@@ -97,7 +97,7 @@ impl Scenario {
     /// The gateway, when the topology has one.
     pub fn gateway(&self) -> Option<&GatewayConfig> {
         match &self.topology {
-            Topology::PointToPoint { gateway, .. } => gateway.as_ref(),
+            Topology::PointToPoint { gateway, .. } => gateway.as_deref(),
             Topology::Dumbbell { .. } => None,
         }
     }

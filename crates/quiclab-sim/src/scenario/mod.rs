@@ -141,7 +141,7 @@ pub enum Topology {
         #[serde(rename = "return")]
         ret: LinkConfig,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        gateway: Option<GatewayConfig>,
+        gateway: Option<Box<GatewayConfig>>,
     },
     /// `pairs` sender/receiver host pairs sharing one bottleneck each way; each pair's
     /// access links (unlimited rate) add `access_delay_ms[i]` one way.
