@@ -77,6 +77,13 @@ impl Duplex {
                 why: "only point_to_point has one client and one server side".into(),
             });
         }
+        if scenario.gateway().is_some() {
+            return Err(ScenarioError::Invalid {
+                file: file.to_string(),
+                key: "topology.gateway".into(),
+                why: "the emulator runs the two satellite links only, not a gateway".into(),
+            });
+        }
         let net = Network::build(&scenario.topology, scenario.seed, file)?;
         let mut links = net.links;
         let m = &scenario.measure;

@@ -8,6 +8,7 @@ mod h3app;
 pub mod impair;
 pub mod link;
 pub mod output;
+mod pep;
 pub mod queue;
 pub mod scenario;
 pub mod sim;

@@ -12,6 +12,7 @@ use crate::link::{LinkAction, Packet};
 use crate::output::metrics::{MetricsSink, SideMetrics, Tee};
 use crate::output::pcap::PcapWriter;
 use crate::output::results::{FlowResult, RunResult};
+use crate::pep::PepHost;
 use crate::scenario::{max_events, Scenario, ScenarioError, Transport, Workload};
 use crate::tcpflow::TcpHost;
 use crate::topology::{derive_seed, Network};
@@ -115,6 +116,8 @@ enum Stack {
         conn: Option<ConnectionHandle>,
     },
     Tcp(Box<TcpHost>),
+    /// The gateway's PEP for one TCP flow (`pep.rs`).
+    Pep(Box<PepHost>),
 }
 
 impl Stack {
@@ -122,6 +125,7 @@ impl Stack {
         match self {
             Stack::Quic { endpoint, .. } => endpoint.handle_timeout(now),
             Stack::Tcp(t) => t.handle_timeout(now),
+            Stack::Pep(p) => p.handle_timeout(now),
         }
     }
 
@@ -129,6 +133,7 @@ impl Stack {
         match self {
             Stack::Quic { endpoint, .. } => endpoint.poll_timeout(),
             Stack::Tcp(t) => t.poll_timeout(),
+            Stack::Pep(p) => p.poll_timeout(),
         }
     }
 }
@@ -142,6 +147,8 @@ struct FlowState {
     server_metrics: Arc<Mutex<SideMetrics>>,
     /// `measure.done_at` was counted in `Simulation::flows_done`.
     counted_done: bool,
+    /// The gateway's PEP node for this (TCP) flow, if any.
+    pep_node: Option<usize>,
 }
 
 struct CrossState {
@@ -166,6 +173,9 @@ pub struct Simulation {
     host_index: HashMap<Ipv4Addr, usize>,
     nodes: Vec<Node>,
     node_by_addr: HashMap<SocketAddrV4, usize>,
+    /// A PEP'd TCP flow's client and server addresses -> its PEP node: segments to
+    /// them that reach the gateway go to the PEP.
+    pep_of: HashMap<SocketAddrV4, usize>,
     flows: Vec<FlowState>,
     /// Flows whose workload has finished, so the stop check is O(1) per time step.
     flows_done: usize,
@@ -251,6 +261,7 @@ impl Simulation {
             host_index,
             nodes: Vec::new(),
             node_by_addr: HashMap::new(),
+            pep_of: HashMap::new(),
             flows: Vec::new(),
             flows_done: 0,
             cross: Vec::new(),
@@ -342,6 +353,9 @@ impl Simulation {
         });
         self.node_by_addr.insert(client_addr, cn);
         self.node_by_addr.insert(server_addr, cn + 1);
+        let pep_node = (f.transport == Transport::Tcp)
+            .then(|| self.add_pep(i, client_addr, server_addr))
+            .flatten();
         self.flows.push(FlowState {
             client_node: cn,
             server_node: cn + 1,
@@ -349,9 +363,44 @@ impl Simulation {
             client_metrics,
             server_metrics,
             counted_done: false,
+            pep_node,
         });
         self.events.push(secs(f.start_s), Ev::FlowStart(i));
         Ok(())
+    }
+
+    /// The gateway's PEP node for TCP flow `i`, when the scenario enables one.
+    fn add_pep(
+        &mut self,
+        i: usize,
+        client_addr: SocketAddrV4,
+        server_addr: SocketAddrV4,
+    ) -> Option<usize> {
+        let p = self.scenario.pep()?;
+        let host = self.net.gateway?;
+        let name = &self.scenario.flows[i].name;
+        let seed = self.scenario.seed;
+        let pep = PepHost::new(
+            client_addr,
+            server_addr,
+            (p.satellite.clone(), p.terrestrial.clone()),
+            (
+                derive_seed(seed, &format!("pep:{name}:satellite")),
+                derive_seed(seed, &format!("pep:{name}:terrestrial")),
+            ),
+            p.buffer_bytes,
+        );
+        let n = self.nodes.len();
+        self.nodes.push(Node {
+            addr: SocketAddrV4::new(self.net.hosts[host], 0),
+            host,
+            flow: i,
+            stack: Stack::Pep(Box::new(pep)),
+            route: None,
+        });
+        self.pep_of.insert(client_addr, n);
+        self.pep_of.insert(server_addr, n);
+        Some(n)
     }
 
     /// A QUIC flow's client and server endpoints with their applications.
@@ -623,6 +672,12 @@ impl Simulation {
             Ev::Deliver(key) => {
                 let mut pkt = self.flying.remove(key);
                 pkt.hop += 1;
+                if pkt.tcp && self.net.gateway_hop[pkt.route] == Some(pkt.hop) {
+                    if let Some(&n) = self.pep_of.get(&pkt.dst) {
+                        self.deliver_to_pep(n, pkt);
+                        return Ok(());
+                    }
+                }
                 if let Some(&l) = self.net.routes[pkt.route].get(pkt.hop) {
                     let a = self.net.links[l].arrive(now, pkt);
                     self.schedule_link(l, a);
@@ -661,6 +716,7 @@ impl Simulation {
                             t.connect(server);
                         }
                     }
+                    Stack::Pep(_) => {}
                 }
                 self.dirty.insert(cn);
             }
@@ -705,6 +761,20 @@ impl Simulation {
         self.dirty.insert(node);
     }
 
+    /// A TCP segment reached the gateway and its flow's PEP (`pep.rs`).
+    fn deliver_to_pep(&mut self, n: usize, pkt: Packet) {
+        // As a delivery to a host: the reply starts a new flight on the links back
+        // (the gateway's links come in forward/return pairs: 0/1, 2/3).
+        for &l in &self.net.routes[pkt.route][..pkt.hop] {
+            self.net.links[l ^ 1].impairments.on_reverse_delivery();
+        }
+        if let Stack::Pep(p) = &mut self.nodes[n].stack {
+            p.handle_segment(self.now, pkt.src, pkt.dst, &pkt.payload);
+        }
+        self.spare.push(pkt.payload);
+        self.dirty.insert(n);
+    }
+
     /// Lets a node's application act, sends what its endpoint wants to send, and
     /// re-arms its timer.
     fn settle(&mut self, n: usize) {
@@ -716,6 +786,8 @@ impl Simulation {
         if let Stack::Tcp(t) = &mut node.stack {
             t.drive(now, &mut flow.measure, &self.window, &mut self.read_buf);
             wakeup = t.wakeup();
+        } else if let Stack::Pep(p) = &mut node.stack {
+            p.drive(&mut self.read_buf);
         } else if let Stack::Quic {
             endpoint,
             app,
@@ -758,14 +830,18 @@ impl Simulation {
                 Stack::Quic { endpoint, .. } => {
                     endpoint.poll_transmit(now, &mut payload).map(|t| {
                         payload.truncate(t.size);
-                        (t.destination, false)
+                        (src, t.destination, false)
                     })
                 }
                 Stack::Tcp(t) => t
                     .poll_transmit(now, &mut payload)
-                    .map(|d| (SocketAddr::V4(d), true)),
+                    .map(|d| (src, SocketAddr::V4(d), true)),
+                // The PEP sends as the server toward the client and the reverse.
+                Stack::Pep(p) => p
+                    .poll_transmit(now, &mut payload)
+                    .map(|(s, d)| (s, SocketAddr::V4(d), true)),
             };
-            let Some((destination, tcp)) = sent else {
+            let Some((src, destination, tcp)) = sent else {
                 self.spare.push(payload);
                 break;
             };
@@ -878,6 +954,7 @@ impl Simulation {
                             .map(|r| format!("{r:?}")),
                     )
                 }
+                Stack::Pep(_) => Default::default(),
                 Stack::Tcp(t) => {
                     for n in [f.client_node, f.server_node] {
                         if let Stack::Tcp(t) = &self.nodes[n].stack {
@@ -933,6 +1010,10 @@ impl Simulation {
                 server: finished(&f.server_metrics, end),
                 close,
                 incomplete: m.incomplete(&spec.workload),
+                pep: f.pep_node.and_then(|n| match &self.nodes[n].stack {
+                    Stack::Pep(p) => Some(p.result()),
+                    _ => None,
+                }),
             });
         }
         let span = self

@@ -381,12 +381,21 @@ impl TcpHost {
             drive_app(&mut self.app, now, conn, m, w, buf);
             return;
         };
-        tls.pump_in(now, conn, buf);
-        if let Some(e) = &tls.error {
-            m.aborted.get_or_insert(e.clone());
-        }
-        if !tls.is_handshaking() || tls.early_data_open() {
-            drive_app(&mut self.app, now, tls, m, w, buf);
+        // Feed TLS, let the application read, again while ciphertext waits that rustls
+        // could not take before the plaintext was read (`TlsLayer::pending_in`).
+        loop {
+            let waiting = tls.pending_in();
+            tls.pump_in(now, conn, buf);
+            if let Some(e) = &tls.error {
+                m.aborted.get_or_insert(e.clone());
+            }
+            if !tls.is_handshaking() || tls.early_data_open() {
+                drive_app(&mut self.app, now, tls, m, w, buf);
+            }
+            let left = tls.pending_in();
+            if left == 0 || (waiting > 0 && left >= waiting) || tls.error.is_some() {
+                break;
+            }
         }
         tls.pump_out(conn);
     }

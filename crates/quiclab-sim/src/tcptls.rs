@@ -227,6 +227,10 @@ pub(crate) struct TlsLayer {
     early_sent: Vec<u8>,
     /// Server: early data received, not yet read by the application.
     early_in: Vec<u8>,
+    /// Ciphertext read from TCP that rustls could not take yet (its received-plaintext
+    /// buffer was full: after a loss is repaired, a whole window becomes readable at
+    /// once). At most one read buffer: TCP is not read again until it is fed.
+    pending_in: Vec<u8>,
 }
 
 impl TlsLayer {
@@ -242,30 +246,33 @@ impl TlsLayer {
             error: None,
             early_sent: Vec::new(),
             early_in: Vec::new(),
+            pending_in: Vec::new(),
         }
     }
 
-    /// TCP -> rustls: feeds every readable byte and processes the records.
+    /// Ciphertext bytes waiting for rustls to take them (see `pending_in`).
+    pub fn pending_in(&self) -> usize {
+        self.pending_in.len()
+    }
+
+    /// TCP -> rustls: feeds readable bytes and processes the records, until rustls's
+    /// received-plaintext buffer is full; the rest of that read waits in `pending_in`
+    /// (and TCP's receive buffer, whose window then closes) until the application read
+    /// the plaintext and this is called again.
     pub fn pump_in(&mut self, now: Instant, tcp: &mut TcpConnection, buf: &mut [u8]) {
-        loop {
+        let mut pending = std::mem::take(&mut self.pending_in);
+        if !pending.is_empty() {
+            let left = self.feed(&pending);
+            pending.drain(..pending.len() - left);
+            self.pending_in = pending;
+        }
+        while self.pending_in.is_empty() && self.error.is_none() {
             let n = tcp.read(buf);
             if n == 0 {
                 break;
             }
-            let mut slice = &buf[..n];
-            while !slice.is_empty() && self.error.is_none() {
-                let conn = &mut self.conn;
-                let fed = with_rng(&mut self.rng, || conn.read_tls(&mut slice));
-                if fed.is_err() || fed.is_ok_and(|k| k == 0) {
-                    self.error = Some("TLS record buffer full".into());
-                    break;
-                }
-                let conn = &mut self.conn;
-                if let Err(e) = with_rng(&mut self.rng, || conn.process_new_packets()) {
-                    self.error = Some(format!("TLS: {e}"));
-                }
-                self.take_early_data();
-            }
+            let left = self.feed(&buf[..n]);
+            self.pending_in.extend_from_slice(&buf[n - left..n]);
         }
         if tcp.peer_finished() {
             self.peer_closed = true;
@@ -274,6 +281,30 @@ impl TlsLayer {
             self.handshake_done_at = Some(now);
             self.resend_rejected_early_data();
         }
+    }
+
+    /// Feeds `data` to rustls and processes the records; returns how many bytes at the
+    /// end it could not take (its plaintext buffer is full until the application reads).
+    fn feed(&mut self, data: &[u8]) -> usize {
+        let mut slice = data;
+        while !slice.is_empty() && self.error.is_none() {
+            let conn = &mut self.conn;
+            match with_rng(&mut self.rng, || conn.read_tls(&mut slice)) {
+                Ok(k) if k > 0 => {}
+                // A full buffer: rustls takes nothing more before the plaintext is read.
+                _ if self.conn.wants_read() || self.conn.is_handshaking() => {
+                    self.error = Some("TLS record buffer full".into());
+                    break;
+                }
+                _ => return slice.len(),
+            }
+            let conn = &mut self.conn;
+            if let Err(e) = with_rng(&mut self.rng, || conn.process_new_packets()) {
+                self.error = Some(format!("TLS: {e}"));
+            }
+            self.take_early_data();
+        }
+        slice.len()
     }
 
     /// Server: moves accepted early data (RFC 8446 §4.2.10) to the application's queue.

@@ -5,7 +5,7 @@ use crate::impair::Impairments;
 pub use crate::link::rate_bps;
 use crate::link::{Link, Packet};
 use crate::queue::{Queue, QueueConfig};
-use crate::scenario::{LinkConfig, ScenarioError, Topology};
+use crate::scenario::{GatewayConfig, LinkConfig, ScenarioError, Topology};
 use quiclab_proto::rng::DetRng;
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
@@ -30,6 +30,11 @@ pub struct Network {
     pub route_of: BTreeMap<(usize, usize), usize>,
     /// The bottleneck (or only) link of each direction: [forward, return].
     pub bottleneck: [usize; 2],
+    /// The gateway host (`[topology.gateway]`), after the pairs' hosts.
+    pub gateway: Option<usize>,
+    /// For each route, the hop at whose start a packet is at the gateway (1 on the
+    /// client <-> server routes through it; `None` elsewhere).
+    pub gateway_hop: Vec<Option<usize>>,
 }
 
 fn build_link(
@@ -81,9 +86,11 @@ impl Network {
             routes: Vec::new(),
             route_of: BTreeMap::new(),
             bottleneck: [0, 1],
+            gateway: None,
+            gateway_hop: Vec::new(),
         };
         let (pairs, delays, fwd, ret) = match t {
-            Topology::PointToPoint { forward, ret } => (1, vec![], forward, ret),
+            Topology::PointToPoint { forward, ret, .. } => (1, vec![], forward, ret),
             Topology::Dumbbell {
                 pairs,
                 access_delay_ms,
@@ -128,7 +135,56 @@ impl Network {
             net.route_of.insert((r, s), net.routes.len());
             net.routes.push(to_s);
         }
+        if let Topology::PointToPoint {
+            gateway: Some(g), ..
+        } = t
+        {
+            net.add_gateway(g, seed, file)?;
+        }
+        net.gateway_hop.resize(net.routes.len(), None);
         Ok(net)
+    }
+
+    /// The gateway host (10.2.0.1) between the satellite links and a terrestrial link
+    /// pair (`links[2]` `terrestrial_forward`, `links[3]` `terrestrial_return`): the
+    /// client <-> server routes cross both; the gateway reaches each side in one hop.
+    fn add_gateway(
+        &mut self,
+        g: &GatewayConfig,
+        seed: u64,
+        file: &str,
+    ) -> Result<(), ScenarioError> {
+        let (tf, tr) = (self.links.len(), self.links.len() + 1);
+        self.links.push(build_link(
+            "terrestrial_forward",
+            &g.forward,
+            seed,
+            file,
+            "topology.gateway.forward",
+        )?);
+        self.links.push(build_link(
+            "terrestrial_return",
+            &g.ret,
+            seed,
+            file,
+            "topology.gateway.return",
+        )?);
+        let gw = self.hosts.len();
+        self.hosts.push(Ipv4Addr::new(10, 2, 0, 1));
+        self.gateway = Some(gw);
+        // Client (host 0) -> server (host 1): satellite forward, then terrestrial.
+        self.routes[self.route_of[&(0, 1)]] = vec![0, tf];
+        self.routes[self.route_of[&(1, 0)]] = vec![tr, 1];
+        self.gateway_hop = vec![Some(1); self.routes.len()];
+        for (pair, links) in [((gw, 0), vec![1]), ((gw, 1), vec![tf])] {
+            self.route_of.insert(pair, self.routes.len());
+            self.routes.push(links);
+        }
+        for (pair, links) in [((0, gw), vec![0]), ((1, gw), vec![tr])] {
+            self.route_of.insert(pair, self.routes.len());
+            self.routes.push(links);
+        }
+        Ok(())
     }
 
     /// For each route, the route in the opposite direction.

@@ -39,7 +39,7 @@ fn links(
     &mut quiclab_sim::scenario::LinkConfig,
 ) {
     match &mut s.topology {
-        Topology::PointToPoint { forward, ret } | Topology::Dumbbell { forward, ret, .. } => {
+        Topology::PointToPoint { forward, ret, .. } | Topology::Dumbbell { forward, ret, .. } => {
             (forward, ret)
         }
     }

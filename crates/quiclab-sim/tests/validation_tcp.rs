@@ -33,7 +33,7 @@ fn run(s: Scenario, file: &str) -> RunResult {
 
 fn links(s: &mut Scenario) -> (&mut LinkConfig, &mut LinkConfig) {
     match &mut s.topology {
-        Topology::PointToPoint { forward, ret } | Topology::Dumbbell { forward, ret, .. } => {
+        Topology::PointToPoint { forward, ret, .. } | Topology::Dumbbell { forward, ret, .. } => {
             (forward, ret)
         }
     }

@@ -42,6 +42,36 @@ pub struct FlowResult {
     /// first); `None` when it completed or has no end. An incomplete request flow has no
     /// `ttlb_s` for the unanswered request.
     pub incomplete: Option<String>,
+    /// The gateway's PEP for this flow (a TCP flow with `[topology.gateway.pep]`
+    /// enabled); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pep: Option<PepResult>,
+}
+
+/// A flow's split-connection PEP (`pep.rs`): its relay buffers and its two TCP ends.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PepResult {
+    /// Each relay buffer's capacity (`topology.gateway.pep.buffer_bytes`).
+    pub buffer_bytes: u64,
+    /// The most bytes the client -> server / server -> client buffer held at once.
+    pub max_up_buffered: u64,
+    pub max_down_buffered: u64,
+    /// Bytes handed on to the server's / the client's side.
+    pub relayed_up_bytes: u64,
+    pub relayed_down_bytes: u64,
+    /// The end facing the client (over the satellite) and the one facing the server.
+    pub satellite: PepSideResult,
+    pub terrestrial: PepSideResult,
+}
+
+/// One of the PEP's TCP connections (quiclab_tcp::TcpStats).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PepSideResult {
+    pub segments_sent: u64,
+    pub segments_received: u64,
+    pub retransmitted_segments: u64,
+    pub lost_segments: u64,
+    pub pure_acks_sent: u64,
 }
 
 /// One link direction's results.

@@ -164,7 +164,11 @@ impl Scenario {
     /// Links a packet crosses end to end.
     fn hops(&self) -> f64 {
         match self.topology {
-            Topology::PointToPoint { .. } => 1.0,
+            Topology::PointToPoint { gateway: None, .. } => 1.0,
+            // Satellite, then terrestrial (`scenario/gateway.rs`).
+            Topology::PointToPoint {
+                gateway: Some(_), ..
+            } => 2.0,
             Topology::Dumbbell { .. } => 2.0,
         }
     }
@@ -198,7 +202,9 @@ impl Scenario {
             Topology::Dumbbell {
                 access_delay_ms, ..
             } => access_delay_ms.get(pair).copied().unwrap_or(0.0) * 2.0,
-            Topology::PointToPoint { .. } => 0.0,
+            Topology::PointToPoint { gateway, .. } => gateway
+                .as_ref()
+                .map_or(0.0, |g| g.forward.delay_ms + g.ret.delay_ms),
         };
         (min_delay(fwd, LinkSide::Forward) + min_delay(ret, LinkSide::Return) + access) / 1e3
     }

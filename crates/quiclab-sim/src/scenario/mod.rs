@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 mod budget;
+mod gateway;
 mod resume_from;
 mod session_from;
 mod tcp;
@@ -25,6 +26,7 @@ mod tls_resume;
 mod validate;
 
 pub use budget::{max_events, SourceWork, DEFAULT_MAX_EVENTS};
+pub use gateway::{GatewayConfig, PepConfig, MAX_PEP_BUFFER};
 pub use resume_from::{sender_is_server, ResumeFrom, FROM_FLOW};
 pub use session_from::SessionFrom;
 pub use validate::{
@@ -131,11 +133,15 @@ pub struct LinkConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Topology {
-    /// One client host and one server host joined by one link each way.
+    /// One client host and one server host joined by one link each way; with
+    /// `gateway`, a terrestrial link pair and optionally a TCP PEP behind them
+    /// (`scenario/gateway.rs`).
     PointToPoint {
         forward: LinkConfig,
         #[serde(rename = "return")]
         ret: LinkConfig,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        gateway: Option<Box<GatewayConfig>>,
     },
     /// `pairs` sender/receiver host pairs sharing one bottleneck each way; each pair's
     /// access links (unlimited rate) add `access_delay_ms[i]` one way.

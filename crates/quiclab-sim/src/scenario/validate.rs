@@ -125,6 +125,7 @@ impl Scenario {
                 return c.bad(format!("flows[{i}].name"), "flow names must be unique");
             }
             self.check_flow(c, i, f, pairs)?;
+            self.check_pep_flow(c, i)?;
             self.resume_from(i, file)?;
             self.session_from(i, file)?;
         }
@@ -180,6 +181,7 @@ impl Scenario {
         let (forward, ret) = self.links();
         check_link(c, forward, "topology.forward")?;
         check_link(c, ret, "topology.return")?;
+        self.check_gateway(c)?;
         let Topology::Dumbbell {
             pairs,
             access_delay_ms,
@@ -305,9 +307,8 @@ impl Scenario {
     /// The bottleneck (or only) link configs: (forward, return).
     pub(crate) fn links(&self) -> (&LinkConfig, &LinkConfig) {
         match &self.topology {
-            Topology::PointToPoint { forward, ret } | Topology::Dumbbell { forward, ret, .. } => {
-                (forward, ret)
-            }
+            Topology::PointToPoint { forward, ret, .. }
+            | Topology::Dumbbell { forward, ret, .. } => (forward, ret),
         }
     }
 
@@ -315,11 +316,23 @@ impl Scenario {
     pub(crate) fn path_mtu(&self, side: LinkSide) -> u32 {
         let (f, r) = self.links();
         let l = if side == LinkSide::Forward { f } else { r };
-        l.mtu.unwrap_or(65535)
+        let beyond = self.gateway().map(|g| {
+            if side == LinkSide::Forward {
+                &g.forward
+            } else {
+                &g.ret
+            }
+        });
+        [Some(l), beyond]
+            .into_iter()
+            .flatten()
+            .map(|l| l.mtu.unwrap_or(65535))
+            .min()
+            .unwrap_or(65535)
     }
 }
 
-fn check_link(c: Check, l: &LinkConfig, key: &str) -> Result<(), ScenarioError> {
+pub(super) fn check_link(c: Check, l: &LinkConfig, key: &str) -> Result<(), ScenarioError> {
     if let Some(r) = l.rate_mbps {
         c.rate(format!("{key}.rate_mbps"), r)?;
     }

@@ -1,0 +1,172 @@
+//! The satellite gateway of a `point_to_point` topology and its split-connection TCP
+//! performance-enhancing proxy (PEP, RFC 3135 §2.4.1 / §2.5).
+//!
+//! ```toml
+//! [topology]
+//! kind = "point_to_point"
+//! [topology.forward]            # client -> gateway: the satellite return channel
+//! rate_mbps = 5.0
+//! delay_ms = 295.0
+//! [topology.return]             # gateway -> client: the satellite download
+//! rate_mbps = 50.0
+//! delay_ms = 295.0
+//!
+//! [topology.gateway.forward]    # gateway -> server: the terrestrial segment
+//! rate_mbps = 1000.0
+//! delay_ms = 5.0
+//! [topology.gateway.return]     # server -> gateway
+//! rate_mbps = 1000.0
+//! delay_ms = 5.0
+//!
+//! [topology.gateway.pep]        # absent (or enabled = false): no PEP
+//! enabled = true
+//! buffer_bytes = 1048576        # each relay direction's buffer (default 1 MiB)
+//! satellite = { congestion_control = { algorithm = "new_reno", initial_window_packets = 32 } }
+//! terrestrial = {}              # quiclab_tcp::TcpConfig keys of each of the PEP's ends
+//! ```
+//!
+//! With `[topology.gateway]` every packet between the client and the server crosses
+//! the satellite link and the terrestrial link (`gateway.forward` / `gateway.return`,
+//! LinkConfig keys like `topology.forward`): the path is client -- satellite -- gateway
+//! -- terrestrial -- server. Links are numbered `links[0]` forward, `links[1]` return
+//! (the satellite, as without a gateway), `links[2]` `terrestrial_forward`, `links[3]`
+//! `terrestrial_return`; a `[[schedule]]` change applies to the satellite links.
+//!
+//! With an enabled `pep`, each TCP flow is split at the gateway: the PEP answers the
+//! client's SYN itself (taking the server's address, as a transparent PEP does), opens
+//! its own connection to the server at the same moment (taking the client's address),
+//! and relays the byte stream both ways through two buffers of at most `buffer_bytes`
+//! each; when a buffer is full it stops reading from that side, so its receive window
+//! closes and the sender waits (back-pressure). TLS stays end to end: the PEP relays
+//! the TLS records. QUIC flows (UDP) pass the gateway untouched. The PEP's ends run
+//! their own TCP settings: `satellite` faces the client (e.g. a larger initial window,
+//! `ack_every` for ACK thinning of what it acknowledges), `terrestrial` faces the
+//! server. TCP Fast Open through the PEP is not modelled (an error).
+
+use super::validate::Check;
+use super::{LinkConfig, Scenario, ScenarioError, Topology, Transport};
+use quiclab_tcp::TcpConfig;
+use serde::{Deserialize, Serialize};
+
+/// Most bytes a PEP relay buffer may hold (per direction and flow): 1 GiB.
+pub const MAX_PEP_BUFFER: u64 = 1 << 30;
+
+/// `[topology.gateway]`: the terrestrial segment behind the satellite gateway.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GatewayConfig {
+    /// Gateway -> server.
+    pub forward: LinkConfig,
+    /// Server -> gateway.
+    #[serde(rename = "return")]
+    pub ret: LinkConfig,
+    /// The split-connection TCP proxy at the gateway; absent = none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pep: Option<PepConfig>,
+}
+
+/// `[topology.gateway.pep]`: the PEP's settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PepConfig {
+    /// Split TCP flows (default true when the table is present; `false` keeps the
+    /// table's settings for a plan to switch on).
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Bytes each relay direction may hold (client -> server and server -> client),
+    /// per flow; 1 to [`MAX_PEP_BUFFER`] (default 1 MiB).
+    #[serde(default = "default_buffer")]
+    pub buffer_bytes: u64,
+    /// TCP settings of the PEP's end facing the client (over the satellite).
+    #[serde(default)]
+    pub satellite: TcpConfig,
+    /// TCP settings of the PEP's end facing the server (over the terrestrial links).
+    #[serde(default)]
+    pub terrestrial: TcpConfig,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn default_buffer() -> u64 {
+    1 << 20
+}
+
+impl Scenario {
+    /// The gateway, when the topology has one.
+    pub fn gateway(&self) -> Option<&GatewayConfig> {
+        match &self.topology {
+            Topology::PointToPoint { gateway, .. } => gateway.as_deref(),
+            Topology::Dumbbell { .. } => None,
+        }
+    }
+
+    /// The PEP, when the gateway has an enabled one.
+    pub fn pep(&self) -> Option<&PepConfig> {
+        self.gateway()?.pep.as_ref().filter(|p| p.enabled)
+    }
+
+    /// The gateway's links and PEP settings (after the satellite links' checks).
+    pub(super) fn check_gateway(&self, c: Check) -> Result<(), ScenarioError> {
+        let Some(g) = self.gateway() else {
+            return Ok(());
+        };
+        super::validate::check_link(c, &g.forward, "topology.gateway.forward")?;
+        super::validate::check_link(c, &g.ret, "topology.gateway.return")?;
+        let Some(p) = &g.pep else {
+            return Ok(());
+        };
+        let key = "topology.gateway.pep";
+        if !(1..=MAX_PEP_BUFFER).contains(&p.buffer_bytes) {
+            return c.bad(
+                format!("{key}.buffer_bytes"),
+                format!("must be 1 to {MAX_PEP_BUFFER} bytes"),
+            );
+        }
+        let (sat, ter) = self.links();
+        for (side, cfg, links) in [
+            ("satellite", &p.satellite, [sat, ter]),
+            ("terrestrial", &p.terrestrial, [&g.forward, &g.ret]),
+        ] {
+            cfg.validate().map_err(|e| ScenarioError::Invalid {
+                file: c.file.to_string(),
+                key: format!("{key}.{side}.{}", e.key),
+                why: e.why,
+            })?;
+            if cfg.fast_open {
+                return c.bad(
+                    format!("{key}.{side}.fast_open"),
+                    "TCP Fast Open at the PEP is not modelled",
+                );
+            }
+            let mtu = links
+                .iter()
+                .map(|l| l.mtu.unwrap_or(65535))
+                .min()
+                .unwrap_or(65535);
+            if u32::from(cfg.mss) + 40 > mtu {
+                return c.bad(
+                    format!("{key}.{side}.mss"),
+                    format!(
+                        "{} + 40 bytes of IPv4/TCP headers exceeds the link mtu {mtu}",
+                        cfg.mss
+                    ),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// A TCP flow split by the PEP cannot use TCP Fast Open (the PEP answers the SYN).
+    pub(super) fn check_pep_flow(&self, c: Check, i: usize) -> Result<(), ScenarioError> {
+        let f = &self.flows[i];
+        if self.pep().is_some() && f.transport == Transport::Tcp && self.tcp_config(i).fast_open {
+            return c.bad(
+                format!("flows[{i}].tcp.fast_open"),
+                "TCP Fast Open through the gateway's PEP is not modelled",
+            );
+        }
+        Ok(())
+    }
+}
