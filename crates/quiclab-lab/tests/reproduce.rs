@@ -392,3 +392,34 @@ fn careful_resume_quick() {
         ],
     );
 }
+
+/// Seed 003 (issue 15), QUIC against TLS/TCP in one simulator: Fig. 7's handshake
+/// round trips per transport, Fig. 11's 64 KB receive-window cap, Fig. 13's loss
+/// epochs and Table 3's per-country latency reduction.
+#[test]
+fn quic_vs_tcp_quick() {
+    let found = check("quic-vs-tcp", 4);
+    assert_found(
+        &found,
+        "1-handshake",
+        &[
+            "quic_1rtt_first_byte_at_2rtt",
+            "quic_0rtt_first_byte_at_1rtt",
+            "tls13_tcp_first_byte_at_3rtt",
+            "tls12_tcp_first_byte_at_4rtt",
+            "tfo_early_data_first_byte_at_1rtt",
+            "quic_0rtt_below_tls13_tcp",
+            "quic_1rtt_below_tls13_tcp",
+        ],
+    );
+    assert_found(
+        &found,
+        "2-rwnd-limited",
+        &[
+            "tcp_capped_at_64kb_per_rtt",
+            "quic_not_capped_200ms",
+            "quic_not_capped_400ms",
+            "no_cap_below_64kb_bdp",
+        ],
+    );
+}

@@ -227,6 +227,13 @@ pub(crate) struct TlsLayer {
     early_sent: Vec<u8>,
     /// Server: early data received, not yet read by the application.
     early_in: Vec<u8>,
+    /// Plaintext rustls decrypted, not yet read by the application. rustls refuses
+    /// more ciphertext once 16 KiB of its own received plaintext is unread, and TCP can
+    /// release far more at once (a repaired hole frees everything SACKed behind it), so
+    /// `pump_in` moves the plaintext here after every record batch. Bounded by what one
+    /// `pump_in` read from TCP (at most its receive buffer): the application reads it
+    /// in the same drive.
+    plain_in: Vec<u8>,
 }
 
 impl TlsLayer {
@@ -242,6 +249,7 @@ impl TlsLayer {
             error: None,
             early_sent: Vec::new(),
             early_in: Vec::new(),
+            plain_in: Vec::new(),
         }
     }
 
@@ -265,6 +273,7 @@ impl TlsLayer {
                     self.error = Some(format!("TLS: {e}"));
                 }
                 self.take_early_data();
+                self.take_plaintext();
             }
         }
         if tcp.peer_finished() {
@@ -282,6 +291,15 @@ impl TlsLayer {
             if let Some(mut ed) = s.early_data() {
                 let _ = ed.read_to_end(&mut self.early_in);
             }
+        }
+    }
+
+    /// Moves the plaintext rustls holds into `plain_in` (see there), leaving the end of
+    /// the stream (close_notify: a read of 0) for `read` to see once `plain_in` is empty.
+    fn take_plaintext(&mut self) {
+        let mut chunk = [0u8; 4096];
+        while let Ok(n @ 1..) = self.conn.reader().read(&mut chunk) {
+            self.plain_in.extend_from_slice(&chunk[..n]);
         }
     }
 
@@ -352,11 +370,13 @@ impl TlsLayer {
 
     /// Plaintext for the application (early data first).
     pub fn read(&mut self, buf: &mut [u8]) -> usize {
-        if !self.early_in.is_empty() {
-            let n = buf.len().min(self.early_in.len());
-            buf[..n].copy_from_slice(&self.early_in[..n]);
-            self.early_in.drain(..n);
-            return n;
+        for queue in [&mut self.early_in, &mut self.plain_in] {
+            if !queue.is_empty() {
+                let n = buf.len().min(queue.len());
+                buf[..n].copy_from_slice(&queue[..n]);
+                queue.drain(..n);
+                return n;
+            }
         }
         match self.conn.reader().read(buf) {
             Ok(0) if !buf.is_empty() => {

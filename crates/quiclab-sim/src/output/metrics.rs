@@ -448,7 +448,10 @@ mod tests {
         assert_eq!(off.loss_epochs, None);
         assert_eq!(off.packets_lost, 5);
         let json = serde_json::to_string(&off).unwrap();
-        assert!(!json.contains("loss_epochs"), "absent from the results when off");
+        assert!(
+            !json.contains("loss_epochs"),
+            "absent from the results when off"
+        );
     }
 
     #[test]
