@@ -406,3 +406,57 @@ fn careful_resume_quick() {
         ],
     );
 }
+
+/// Seed 003 (issue 15), QUIC against TLS/TCP in one simulator: Fig. 7's handshake
+/// round trips per transport, Fig. 11's 64 KB receive-window cap, Fig. 13's loss
+/// epochs and Table 3's per-country latency reduction.
+#[test]
+fn quic_vs_tcp_quick() {
+    let found = check("quic-vs-tcp", 4);
+    assert_found(
+        &found,
+        "1-handshake",
+        &[
+            "quic_1rtt_first_byte_at_2rtt",
+            "quic_0rtt_first_byte_at_1rtt",
+            "tls13_tcp_first_byte_at_3rtt",
+            "tls12_tcp_first_byte_at_4rtt",
+            "tfo_early_data_first_byte_at_1rtt",
+            "quic_0rtt_below_tls13_tcp",
+            "quic_1rtt_below_tls13_tcp",
+        ],
+    );
+    assert_found(
+        &found,
+        "2-rwnd-limited",
+        &[
+            "tcp_capped_at_64kb_per_rtt",
+            "quic_not_capped_200ms",
+            "quic_not_capped_400ms",
+            "no_cap_below_64kb_bdp",
+        ],
+    );
+    // Loss epochs: random loss leaves mostly single-loss epochs, bursts and buffer
+    // overflow do not (the seed's "under 30%" itself is inconclusive at our burst model).
+    assert_found(
+        &found,
+        "3-loss-epochs",
+        &[
+            "random_loss_mostly_single",
+            "random_loss_3pct_mostly_single",
+            "bursts_fewer_single_than_random",
+            "overflow_epochs_multi_loss",
+        ],
+    );
+    // Per country: QUIC's one-RTT-shorter handshake wins the 100 KB page on the short
+    // path; loss-limited downloads scale with QUIC's packet size. The seed's growth
+    // from South Korea to India is not reproduced (inconclusive, see the report).
+    assert_found(
+        &found,
+        "4-countries",
+        &[
+            "south_korea_page_quic_faster",
+            "smaller_packets_slower_under_loss",
+        ],
+    );
+}

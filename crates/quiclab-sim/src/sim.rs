@@ -305,14 +305,19 @@ impl Simulation {
         Ok(sim)
     }
 
-    /// Empty metrics of one side of a flow, with the measurement window's statistics.
-    fn side_metrics(&self) -> SideMetrics {
+    /// Empty metrics of one side of a flow, with the measurement window's statistics
+    /// (and its loss epochs when `measure.loss_epochs` asks, QUIC flows only).
+    fn side_metrics(&self, transport: Transport) -> SideMetrics {
         let to = if self.window.to == Instant::MAX {
             f64::INFINITY
         } else {
             self.window.to.as_secs_f64()
         };
-        SideMetrics::with_window(self.window.from.as_secs_f64(), to)
+        let mut m = SideMetrics::with_window(self.window.from.as_secs_f64(), to);
+        if self.scenario.measure.loss_epochs && transport.is_quic() {
+            m.loss_epochs = Some(Default::default());
+        }
+        m
     }
 
     fn add_flow(
@@ -324,8 +329,8 @@ impl Simulation {
         let (ch, sh) = (2 * f.pair, 2 * f.pair + 1);
         let client_addr = SocketAddrV4::new(self.net.hosts[ch], 40000 + i as u16);
         let server_addr = SocketAddrV4::new(self.net.hosts[sh], 4433 + i as u16);
-        let server_metrics = Arc::new(Mutex::new(self.side_metrics()));
-        let client_metrics = Arc::new(Mutex::new(self.side_metrics()));
+        let server_metrics = Arc::new(Mutex::new(self.side_metrics(f.transport)));
+        let client_metrics = Arc::new(Mutex::new(self.side_metrics(f.transport)));
         let (client, server) = match f.transport {
             Transport::Quic => self.quic_stacks(i, server_tls, &server_metrics)?,
             Transport::Tcp => self.tcp_stacks(

@@ -223,6 +223,43 @@ tls = {{ version = "{version}" }}
     (run(&text, dir.path()), dir)
 }
 
+/// TLS over a lossy TCP path: when a repaired hole releases more than rustls's 16 KiB
+/// of unread plaintext at once, the layer keeps it for the application instead of
+/// aborting the flow ("TLS record buffer full", seen at this seed before the fix).
+#[test]
+fn tls_over_lossy_tcp_delivers_everything() {
+    let text = r#"
+name = "tls-lossy"
+seed = 8359712186300414085
+[stop]
+time_s = 60.0
+when_flows_done = true
+[topology]
+kind = "point_to_point"
+[topology.forward]
+rate_mbps = 20.0
+delay_ms = 19.0
+queue = { discipline = "drop_tail", packets = 1000 }
+[topology.return]
+rate_mbps = 20.0
+delay_ms = 19.0
+queue = { discipline = "drop_tail", packets = 63 }
+impairments = { loss = { model = "bernoulli", p = 0.01 } }
+[[flows]]
+name = "tcp"
+transport = "tcp"
+workload = { kind = "request", size = 100000 }
+tcp = { congestion_control = { algorithm = "cubic" } }
+tls = { version = "1.3" }
+"#;
+    let dir = TempDir::new("tls-lossy");
+    let r = run(text, dir.path());
+    let f = &r.flows[0];
+    assert_eq!(f.incomplete, None, "{:?}", f.close);
+    assert_eq!(f.goodput_bytes, 100_000);
+    assert!(f.server.packets_lost > 0, "the path lost segments");
+}
+
 #[test]
 fn tls13_over_tcp_completes_at_two_round_trips() {
     let (r, _d) = tls_request("1.3", false);

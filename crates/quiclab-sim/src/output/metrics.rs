@@ -1,5 +1,6 @@
 //! Per-connection measurements collected from the connection's event stream.
 
+use crate::output::loss_epochs::LossEpochs;
 use crate::output::window_stats::{WindowStats, WindowSummary};
 use quiclab_proto::events::{packet_type_name, Event, EventSink, RecoveryMetrics};
 use quiclab_proto::time::Instant;
@@ -47,6 +48,11 @@ pub struct SideMetrics {
     /// Received packets that carried an ack-eliciting frame (RFC 9002 §2).
     pub ack_eliciting_received: u64,
     pub packets_lost: u64,
+    /// This side's loss epochs as a sender (`output/loss_epochs.rs`): `Some` only when
+    /// the scenario sets `measure.loss_epochs` and the flow is QUIC, and left out of
+    /// the results otherwise, so other runs write the same results as before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loss_epochs: Option<LossEpochs>,
     pub pto_expirations: u64,
     /// (time s, congestion window bytes) at each recovery metrics update.
     pub cwnd: Vec<(f64, u64)>,
@@ -208,7 +214,12 @@ impl EventSink for MetricsSink {
                     m.ack_eliciting_received += 1;
                 }
             }
-            Event::PacketLost { .. } => m.packets_lost += 1,
+            Event::PacketLost { .. } => {
+                m.packets_lost += 1;
+                if let Some(e) = &mut m.loss_epochs {
+                    e.on_lost(now.saturating_duration_since(Instant::ZERO));
+                }
+            }
             Event::PtoExpired { .. } => m.pto_expirations += 1,
             Event::CarefulResumePhaseUpdated(u) if self.traces => {
                 let entry = (
@@ -219,6 +230,9 @@ impl EventSink for MetricsSink {
                 m.careful_resume_phases.push(entry);
             }
             Event::MetricsUpdated(r) => {
+                if let (Some(e), Some(srtt)) = (&mut m.loss_epochs, r.smoothed_rtt) {
+                    e.on_smoothed_rtt(srtt);
+                }
                 let t = now.as_secs_f64();
                 m.record_window(t, r);
                 if self.traces {
@@ -396,6 +410,48 @@ mod tests {
         assert_eq!(m.rtt_samples, vec![30.0, 50.0]);
         // Counters are the same with traces on.
         assert_eq!(m.sent_total(), run(false).sent_total());
+    }
+
+    /// With `loss_epochs` on, the sink feeds it the sender's smoothed RTT and its
+    /// declared losses at the event times; off (the default), nothing is collected.
+    #[test]
+    fn loss_epochs_from_events_only_when_asked() {
+        let lost = |pn| Event::PacketLost {
+            ty: PacketType::OneRtt,
+            pn,
+            trigger: LossTrigger::ReorderingThreshold,
+        };
+        let events = [
+            (10, rtt_update(Some(40), Some(40), None)),
+            (100, lost(1)),
+            (120, lost(2)),
+            (139, lost(3)),
+            (140, lost(9)),
+            (500, lost(20)),
+        ];
+        let feed = |on: bool| {
+            let sink = MetricsSink::default();
+            if on {
+                sink.metrics.lock().unwrap().loss_epochs = Some(LossEpochs::default());
+            }
+            let mut s = sink.clone();
+            for (ms, e) in &events {
+                s.event(Instant::from_millis(*ms), e);
+            }
+            let m = sink.metrics.lock().unwrap().clone();
+            m
+        };
+        let e = feed(true).loss_epochs.expect("collected");
+        // [100, 140): three losses; 140 and 500 open epochs of one loss each.
+        assert_eq!((e.epochs, e.lost, e.single, e.max), (3, 5, 2, 3));
+        let off = feed(false);
+        assert_eq!(off.loss_epochs, None);
+        assert_eq!(off.packets_lost, 5);
+        let json = serde_json::to_string(&off).unwrap();
+        assert!(
+            !json.contains("loss_epochs"),
+            "absent from the results when off"
+        );
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! metrics sinks that fill them, the statistics over the measurement window, pcap
 //! files, result tables.
 
+pub mod loss_epochs;
 pub mod metrics;
 pub mod pcap;
 pub mod results;

@@ -100,6 +100,10 @@ pub struct Measure {
     pub qlog: bool,
     /// Write one pcap per link direction plus keys.log (default off).
     pub pcap: bool,
+    /// Count each QUIC sender's loss epochs (`output/loss_epochs.rs`; default off,
+    /// results then have no `loss_epochs` entries).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub loss_epochs: bool,
 }
 
 impl Default for Measure {
@@ -111,6 +115,7 @@ impl Default for Measure {
             traces: false,
             qlog: false,
             pcap: false,
+            loss_epochs: false,
         }
     }
 }
