@@ -30,13 +30,26 @@ const RECORD_HEADER: usize = 16;
 const UDP_HEADER: usize = 8;
 const IP_PROTO_UDP: u8 = 17;
 
+/// A datagram's source: IPv4 address and UDP port.
+pub type Source = ([u8; 4], u16);
+
+/// How a capture's 32-bit fields are read (its byte order).
+type ReadU32 = fn(&[u8]) -> u32;
+
+fn u32_le(b: &[u8]) -> u32 {
+    u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+}
+
+fn u32_be(b: &[u8]) -> u32 {
+    u32::from_be_bytes([b[0], b[1], b[2], b[3]])
+}
+
 /// One UDP datagram of a capture.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Datagram {
     /// Capture time, microseconds.
     pub t_us: u64,
-    /// Source IPv4 address and port.
-    pub src: ([u8; 4], u16),
+    pub src: Source,
     pub payload: Vec<u8>,
 }
 
@@ -44,13 +57,11 @@ pub struct Datagram {
 /// are skipped). Malformed files are an error naming what is wrong, never a panic.
 pub fn read_pcap(bytes: &[u8]) -> Result<Vec<Datagram>, String> {
     let head = bytes.get(..GLOBAL_HEADER).ok_or("pcap: no global header")?;
-    let le = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-    let be = |b: &[u8]| u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
-    let (u32_at, nanos): (&dyn Fn(&[u8]) -> u32, bool) = match (le(head), be(head)) {
-        (MAGIC_US, _) => (&le, false),
-        (MAGIC_NS, _) => (&le, true),
-        (_, MAGIC_US) => (&be, false),
-        (_, MAGIC_NS) => (&be, true),
+    let (u32_at, nanos): (ReadU32, bool) = match (u32_le(head), u32_be(head)) {
+        (MAGIC_US, _) => (u32_le, false),
+        (MAGIC_NS, _) => (u32_le, true),
+        (_, MAGIC_US) => (u32_be, false),
+        (_, MAGIC_NS) => (u32_be, true),
         _ => return Err("pcap: not a classic pcap file".into()),
     };
     let linktype = u32_at(&head[20..24]);
@@ -81,7 +92,7 @@ pub fn read_pcap(bytes: &[u8]) -> Result<Vec<Datagram>, String> {
 }
 
 /// The source and UDP payload of an IPv4 packet, if it is one carrying UDP.
-fn udp_of_ipv4(ip: &[u8]) -> Option<(([u8; 4], u16), &[u8])> {
+fn udp_of_ipv4(ip: &[u8]) -> Option<(Source, &[u8])> {
     let first = *ip.first()?;
     let ihl = usize::from(first & 0x0f) * 4;
     if first >> 4 != 4 || ihl < 20 || *ip.get(9)? != IP_PROTO_UDP {
