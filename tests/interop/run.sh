@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Interop: the QUIC interop runner's test cases (handshake, transfer, multiplexing,
-# keyupdate, chacha20, v2, retry) between quiclab and aioquic in both directions, plus quiclab
-# against itself (to tell a stack bug from an interop one). Each case checks the
+# keyupdate, chacha20, v2, retry, resumption, zerortt) between quiclab and two foreign
+# stacks, aioquic and quic-go (tests/interop/quic-go/, built with Go by its build.sh), in
+# both directions, plus quiclab against itself (to tell a stack bug from an interop one). Each case checks the
 # downloaded files byte for byte (sha256) AND the quiclab side's qlog for evidence of
 # the mechanism: key_updated with key_phase >= 1 (keyupdate), tls_cipher ChaCha20
 # (chacha20), chosen_version 6b3343cf (v2; on the server side in the version_information
@@ -9,7 +10,12 @@
 # packet_received of type retry; the quiclab server's retry_source_connection_id, which
 # it sets only on a connection admitted with its Retry token), resumption_allowed
 # (resumption: the second connection resumed), that and 0RTT packets (zerortt). Prints a
-# matrix; needs python3 with aioquic (scripts/setup-tests.sh makes .venv). 127.0.0.1 only.
+# matrix; needs python3 with aioquic (scripts/setup-tests.sh makes .venv) and Go for
+# quic-go: without a Go toolchain the quic-go cases are skipped with a message, or fail
+# when CI is set (CI must run them). 127.0.0.1 only.
+# quic-go has no compatible version negotiation (RFC 9368), so in v2 its client starts in
+# v2 (the quiclab server's evidence: the v2 version_information without an upgrade) and
+# its server, which prefers v2, gets quiclab's v2 Initial directly.
 # Ends with "N passed, M failed"; exits non-zero on any failure.
 # Env: PYTHON (default python3), KEEP=1 keeps the work dir, CASE_TIMEOUT (s, default 120),
 # CASES (default "handshake transfer multiplexing keyupdate chacha20 v2 retry resumption zerortt").
@@ -43,6 +49,18 @@ echo "== building quiclab (release)"
 (cd "$repo" && cargo build --release -q -p quiclab-cli) || { echo "FAIL build"; echo "0 passed, 1 failed"; exit 1; }
 quiclab="$repo/target/release/quiclab"
 
+echo "== building quic-go-hq (Go)"
+gobuild=0
+quicgo=$("$here/quic-go/build.sh" | tail -1) || gobuild=$?
+if [[ $gobuild == 3 && -z "${CI:-}" ]]; then
+    echo "SKIP quic-go: no Go toolchain here (see above); CI runs these cases"
+    quicgo=""
+elif [[ $gobuild != 0 ]]; then
+    echo "FAIL building quic-go-hq (tests/interop/quic-go/build.sh exit $gobuild)"
+    failed=$((failed + 1))
+    quicgo=""
+fi
+
 mkdir -p "$work/www"
 head -c 10240 /dev/urandom >"$work/www/small.bin"
 head -c 1048576 /dev/urandom >"$work/www/1mb.bin"
@@ -54,6 +72,9 @@ for i in $(seq -w 1 20); do head -c 5000 /dev/urandom >"$work/www/m$i.bin"; done
 base=$((20000 + ($$ % 20000)))
 aioquic_port=$base
 quiclab_port=$((base + 1))
+quicgo_port=$((base + 2))
+# A second quiclab server for quic-go's client, so its qlog evidence is its own.
+quiclab_g_port=$((base + 3))
 
 # The files each test case fetches (all on one connection).
 files_for() {
@@ -67,15 +88,20 @@ files_for() {
 }
 
 # What the quiclab side's qlog (in DIR) must show for a test case; SIDE is the quiclab
-# side's role (client or server).
+# side's role (client or server; server-direct: a server whose client cannot negotiate
+# versions compatibly, quic-go's).
 evidence() { # case dir side
     local dir=$2 pattern
     case $1,$3 in
         retry,client) pattern='"packet_type":"retry"' ;;
-        retry,server) pattern='"retry_source_connection_id"' ;;
+        retry,server*) pattern='"retry_source_connection_id"' ;;
         # aioquic's client starts in v1 offering v2: the server's version_information
         # event records the upgrade (compatible version negotiation, RFC 9368).
         v2,server) pattern='"quic:version_information".*"client_versions".*"chosen_version":"6b3343cf"' ;;
+        # quic-go neither sends the version_information transport parameter nor accepts an
+        # upgrade (no RFC 9368 in quic-go v0.65): its client starts in v2, the server
+        # logs v2 as chosen without client versions.
+        v2,server-direct) pattern='"quic:version_information","data":\{"chosen_version":"6b3343cf"' ;;
         keyupdate,*) pattern='"key_phase":[1-9]' ;;
         chacha20,*) pattern='"tls_cipher":"TLS13_CHACHA20_POLY1305_SHA256"' ;;
         v2,*) pattern='"chosen_version":"6b3343cf"' ;;
@@ -147,7 +173,30 @@ run_case() {
     fi
 }
 
+# quiclab client -> quic-go server and quic-go client -> quiclab server for one case,
+# evidence again in quiclab's qlog.
+run_quicgo() { # case workdir
+    local tc=$1 q=$2 f urls_g=() urls_q=()
+    start_server "quic-go server" "$q/quicgo_server.log" "listening" \
+        "$quicgo" server -listen "127.0.0.1:$quicgo_port" -root "$work/www" \
+        -cert "$work/cert.pem" -key "$work/key.pem" -testcase "$tc" -qlog-dir "$q/qlog-gs" ||
+        failed=$((failed + 1))
+    start_server "quiclab server (quic-go)" "$q/quiclab_server_g.log" "server on" \
+        "$quiclab" server --listen "127.0.0.1:$quiclab_g_port" --root "$work/www" \
+        --qlog-dir "$q/qlog-server-g" --seed 1 --testcase "$tc" || failed=$((failed + 1))
+    for f in $(files_for "$tc"); do
+        urls_g+=("https://127.0.0.1:$quicgo_port/$f")
+        urls_q+=("https://127.0.0.1:$quiclab_g_port/$f")
+    done
+    run_case "$tc" "quiclab->quic-go" "$q/out-qg" "$q/qlog-qg" client "$q/qg.log" \
+        "$quiclab" client --ca "$work/cert.pem" --output "$q/out-qg" --testcase "$tc" \
+        --qlog-dir "$q/qlog-qg" "${urls_g[@]}"
+    run_case "$tc" "quic-go->quiclab" "$q/out-gq" "$q/qlog-server-g" server-direct "$q/gq.log" \
+        "$quicgo" client -out "$q/out-gq" -testcase "$tc" -qlog-dir "$q/qlog-gq" "${urls_q[@]}"
+}
+
 dirs=("quiclab->aioquic" "aioquic->quiclab" "quiclab->quiclab")
+[[ -n $quicgo ]] && dirs+=("quiclab->quic-go" "quic-go->quiclab")
 for tc in $cases; do
     echo "== $tc"
     q=$work/$tc
@@ -174,16 +223,17 @@ for tc in $cases; do
     run_case "$tc" "${dirs[2]}" "$q/out-qq" "$q/qlog-qq" client "$q/qq.log" \
         "$quiclab" client --insecure --output "$q/out-qq" --testcase "$tc" \
         --qlog-dir "$q/qlog-qq" "${urls_q[@]}"
+    [[ -n $quicgo ]] && run_quicgo "$tc" "$q"
     stop_servers
 done
 
 echo
 printf "%-14s" "test case"
-for d in "${dirs[@]}"; do printf " %-18s" "$d"; done
+for d in "${dirs[@]}"; do printf " %-17s" "$d"; done
 echo
 for tc in $cases; do
     printf "%-14s" "$tc"
-    for d in "${dirs[@]}"; do printf " %-18s" "${matrix[$tc,$d]:-n/a}"; done
+    for d in "${dirs[@]}"; do printf " %-17s" "${matrix[$tc,$d]:-n/a}"; done
     echo
 done
 echo "$passed passed, $failed failed"

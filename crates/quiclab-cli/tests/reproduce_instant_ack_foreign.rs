@@ -1,12 +1,13 @@
 //! `quiclab reproduce instant-ack-foreign --quick`: `quiclab server` (IACK vs WFC,
-//! Δt = 50 ms) behind `quiclab emulate`, with quiclab's client and aioquic's, beside
+//! Δt = 50 ms) behind `quiclab emulate`, with quiclab's, aioquic's and quic-go's clients
+//! (tests/interop/quic-go, built by the plan's `requires`), beside
 //! the simulator's prediction. Checks, per client, that the findings hold (IACK's
 //! first PTO is shorter) and that each real client's IACK/WFC gap is most of the
 //! predicted 3 x Δt. Real runs: wall clock, repetitions, medians.
 //!
 //! Exit status 77 is the lab's typed "not available" (a stack's `requires` failed, or
 //! this build has no emulator): the test then says what is missing and passes only
-//! outside CI (`CI` unset); in CI aioquic and the emulator must be there.
+//! outside CI (`CI` unset); in CI aioquic, Go (for quic-go) and the emulator must be there.
 
 mod common;
 
@@ -47,7 +48,7 @@ fn instant_ack_foreign_quick() {
         return;
     };
     let findings = std::fs::read_to_string(dir.join("findings.csv")).expect("findings.csv");
-    for client in ["sim", "quiclab", "aioquic"] {
+    for client in ["sim", "quiclab", "aioquic", "quic-go"] {
         let line = findings
             .lines()
             .find(|l| l.starts_with(&format!("iack_shorter_first_pto_{client},")))

@@ -125,7 +125,9 @@ pub struct Endpoints {
 #[serde(deny_unknown_fields)]
 pub struct Stack {
     /// The client command (default [`DEFAULT_CLIENT`]). It must exit 0 after the GET,
-    /// having written one qlog file into `{qlog_dir}`.
+    /// having written one qlog file into `{qlog_dir}`, or none: then only its first
+    /// ClientHello retransmission is measured, from the emulator's capture
+    /// (`run/real/pcap.rs`).
     pub client: Option<String>,
     /// The server command (default [`DEFAULT_SERVER`]); it runs until the lab stops it
     /// (SIGTERM).

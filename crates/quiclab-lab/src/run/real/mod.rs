@@ -4,7 +4,8 @@
 //! the flow's times ([`qlog`]), written as a result with the simulator's paths
 //! (`flows[0].handshake_done_s`, `ttfb_s`, `ttlb_s`, `client_first_sample_pto_ms`,
 //! plus `client_first_retransmit_ms`), so `[metrics]`, `[expected]` and findings read
-//! both kinds of run alike.
+//! both kinds of run alike. A client that writes no qlog gets only
+//! `client_first_retransmit_ms`, from the emulator's capture ([`pcap`]).
 //!
 //! Real runs are in wall-clock time on loopback: not deterministic (scheduling, the
 //! emulator's timer accuracy, the stacks' own delays), so plans give them repetitions
@@ -13,6 +14,7 @@
 //! `<results>/real/<key>/` (qlogs, the configs, each process's output).
 
 pub mod available;
+pub mod pcap;
 pub mod process;
 pub mod qlog;
 pub mod workdir;
@@ -107,11 +109,7 @@ pub fn run_real(
     };
     let (server_sched, client_sched) =
         run_processes(stack, emulator, &values, &dir, limit, sched).map_err(&fail)?;
-    let qlog_dir = Path::new(&values["qlog_dir"]);
-    let times = qlog::find_qlog(qlog_dir)
-        .and_then(|p| qlog::read_events(&p))
-        .and_then(|e| qlog::client_times(&e))
-        .map_err(&fail)?;
+    let times = client_times(&values, &dir).map_err(&fail)?;
     let result = serde_json::json!({
         "real": {
             "stack": name,
@@ -132,6 +130,28 @@ pub fn run_real(
         }],
     });
     entry_bytes(&spec.key, spec.seed, spec.rep, &spec.params, &result)
+}
+
+/// The client's times from its qlog, or, when it wrote none, its first retransmission
+/// from the emulator's capture ([`pcap`]; the other times stay empty).
+fn client_times(values: &Values, dir: &Path) -> Result<qlog::ClientTimes, String> {
+    let qlog_dir = Path::new(&values["qlog_dir"]);
+    if let Some(p) = qlog::find_qlog(qlog_dir)? {
+        return qlog::client_times(&qlog::read_events(&p)?);
+    }
+    let capture = dir.join("emulator/pcap/all.pcap");
+    if !capture.is_file() {
+        return Err(format!(
+            "{}: the client wrote no qlog file, and there is no capture at {} (the \
+             default emulator writes it) to read its retransmissions from",
+            qlog_dir.display(),
+            capture.display()
+        ));
+    }
+    Ok(qlog::ClientTimes {
+        first_retransmit_ms: pcap::first_retransmit_in(&capture)?,
+        ..qlog::ClientTimes::default()
+    })
 }
 
 /// Server, emulator, client; the client must exit 0 within `limit`.

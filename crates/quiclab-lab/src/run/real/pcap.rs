@@ -1,0 +1,218 @@
+//! A client's first ClientHello retransmission read from the emulator's capture, for a
+//! client that writes no qlog (the lab's fallback; `qlog.rs` has the same definition
+//! for clients that do).
+//!
+//! The capture is `quiclab emulate`'s `pcap/all.pcap`: every datagram of both sides as
+//! it reaches the relay (classic pcap, LINKTYPE_RAW IPv4/UDP, microsecond times). The
+//! client is the source of the capture's first datagram (its first Initial). Each of
+//! the client's coalesced Initial packets is opened with the Initial keys (RFC 9001
+//! §5.2) of its first Initial's Destination Connection ID, or, after a Retry, of the
+//! packet's own DCID (RFC 9001 §5.2: a Retry changes the keys). The first packet with a
+//! CRYPTO frame at offset 0 carries the ClientHello; the first later one (a new packet
+//! number: QUIC never resends a packet, RFC 9000 §13.3) with a CRYPTO frame at offset 0
+//! is the client's first retransmission of it: a PTO or a Retry. Its time since the
+//! client's first datagram is `first_retransmit_ms`. The first PTO's *value* is not in
+//! a pcap unless it fires.
+
+use quiclab_proto::crypto::initial::initial_keys;
+use quiclab_proto::crypto::protect::{decrypt_payload, unprotect_header};
+use quiclab_proto::wire::header::{decode_packet_number, parse_header};
+use quiclab_proto::wire::{decode_frames, ConnectionId, Frame, PacketType, Side};
+use std::path::Path;
+
+/// Classic pcap magic, microsecond and nanosecond timestamps (as read little-endian).
+const MAGIC_US: u32 = 0xa1b2_c3d4;
+const MAGIC_NS: u32 = 0xa1b2_3c4d;
+/// LINKTYPE_RAW (101) and its older DLT value (12 on some systems, 14 on OpenBSD).
+const RAW_LINKTYPES: [u32; 3] = [101, 12, 14];
+const GLOBAL_HEADER: usize = 24;
+const RECORD_HEADER: usize = 16;
+const UDP_HEADER: usize = 8;
+const IP_PROTO_UDP: u8 = 17;
+
+/// A datagram's source: IPv4 address and UDP port.
+pub type Source = ([u8; 4], u16);
+
+/// How a capture's 32-bit fields are read (its byte order).
+type ReadU32 = fn(&[u8]) -> u32;
+
+fn u32_le(b: &[u8]) -> u32 {
+    u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+}
+
+fn u32_be(b: &[u8]) -> u32 {
+    u32::from_be_bytes([b[0], b[1], b[2], b[3]])
+}
+
+/// One UDP datagram of a capture.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Datagram {
+    /// Capture time, microseconds.
+    pub t_us: u64,
+    pub src: Source,
+    pub payload: Vec<u8>,
+}
+
+/// The IPv4/UDP datagrams of a classic pcap file with raw-IP link type (other packets
+/// are skipped). Malformed files are an error naming what is wrong, never a panic.
+pub fn read_pcap(bytes: &[u8]) -> Result<Vec<Datagram>, String> {
+    let head = bytes.get(..GLOBAL_HEADER).ok_or("pcap: no global header")?;
+    let (u32_at, nanos): (ReadU32, bool) = match (u32_le(head), u32_be(head)) {
+        (MAGIC_US, _) => (u32_le, false),
+        (MAGIC_NS, _) => (u32_le, true),
+        (_, MAGIC_US) => (u32_be, false),
+        (_, MAGIC_NS) => (u32_be, true),
+        _ => return Err("pcap: not a classic pcap file".into()),
+    };
+    let linktype = u32_at(&head[20..24]);
+    if !RAW_LINKTYPES.contains(&linktype) {
+        return Err(format!("pcap: link type {linktype}, expected raw IP (101)"));
+    }
+    let mut out = Vec::new();
+    let mut rest = &bytes[GLOBAL_HEADER..];
+    while !rest.is_empty() {
+        let rec = rest.get(..RECORD_HEADER).ok_or("pcap: truncated record")?;
+        let len = usize::try_from(u32_at(&rec[8..12])).map_err(|e| e.to_string())?;
+        let data = rest
+            .get(RECORD_HEADER..RECORD_HEADER + len)
+            .ok_or("pcap: truncated packet")?;
+        let frac = u64::from(u32_at(&rec[4..8]));
+        let t_us =
+            u64::from(u32_at(&rec[0..4])) * 1_000_000 + if nanos { frac / 1000 } else { frac };
+        if let Some((src, payload)) = udp_of_ipv4(data) {
+            out.push(Datagram {
+                t_us,
+                src,
+                payload: payload.to_vec(),
+            });
+        }
+        rest = &rest[RECORD_HEADER + len..];
+    }
+    Ok(out)
+}
+
+/// The source and UDP payload of an IPv4 packet, if it is one carrying UDP.
+fn udp_of_ipv4(ip: &[u8]) -> Option<(Source, &[u8])> {
+    let first = *ip.first()?;
+    let ihl = usize::from(first & 0x0f) * 4;
+    if first >> 4 != 4 || ihl < 20 || *ip.get(9)? != IP_PROTO_UDP {
+        return None;
+    }
+    let src_ip: [u8; 4] = ip.get(12..16)?.try_into().ok()?;
+    let udp = ip.get(ihl..)?;
+    let port = u16::from_be_bytes([*udp.first()?, *udp.get(1)?]);
+    let udp_len = usize::from(u16::from_be_bytes([*udp.get(4)?, *udp.get(5)?]));
+    let payload = udp.get(UDP_HEADER..udp_len.max(UDP_HEADER))?;
+    Some(((src_ip, port), payload))
+}
+
+/// Whether a client Initial packet (one packet, still protected) carries a CRYPTO
+/// frame at offset 0, opened with the keys of `first_dcid` or else of its own DCID.
+/// `None` when it cannot be opened (not an Initial, or neither key fits).
+fn hello_in_initial(packet: &[u8], first_dcid: &ConnectionId) -> Option<bool> {
+    let h = parse_header(packet, 0).ok()?;
+    if h.ty != PacketType::Initial {
+        return None;
+    }
+    for dcid in [first_dcid, &h.dcid] {
+        let keys = initial_keys(h.version, dcid, Side::Server);
+        let mut p = packet[..h.packet_len].to_vec();
+        let Ok(u) = unprotect_header(keys.remote.header.as_ref(), &mut p, h.pn_offset) else {
+            continue;
+        };
+        // RFC 9000 §17.1: without a largest acknowledged, the truncated number decodes
+        // near 0; a ClientHello retransmission's number is small.
+        let pn = decode_packet_number(None, u.truncated_pn, u.pn_len);
+        let header_len = h.pn_offset + u.pn_len;
+        let Ok(range) = decrypt_payload(keys.remote.packet.as_ref(), &mut p, header_len, pn) else {
+            continue;
+        };
+        return Some(
+            decode_frames(&p[range])
+                .map_while(Result::ok)
+                .any(|f| matches!(f, Frame::Crypto { offset: 0, .. })),
+        );
+    }
+    None
+}
+
+/// The client's first ClientHello retransmission, ms after its first datagram (see the
+/// module doc); `None` if it never resent it (or sent no Initial).
+pub fn first_retransmit_ms(datagrams: &[Datagram]) -> Option<f64> {
+    let first = datagrams.first()?;
+    let client = first.src;
+    let first_dcid = parse_header(&first.payload, 0).ok()?.dcid;
+    let mut hello_seen = false;
+    for d in datagrams.iter().filter(|d| d.src == client) {
+        let mut rest: &[u8] = &d.payload;
+        // Coalesced packets (RFC 9000 §12.2): long headers carry their length.
+        while let Ok(h) = parse_header(rest, 0) {
+            if h.ty == PacketType::OneRtt || h.packet_len == 0 {
+                break;
+            }
+            if hello_in_initial(&rest[..h.packet_len], &first_dcid) == Some(true) {
+                if hello_seen {
+                    return Some(d.t_us.saturating_sub(first.t_us) as f64 / 1e3);
+                }
+                hello_seen = true;
+            }
+            rest = &rest[h.packet_len..];
+        }
+    }
+    None
+}
+
+/// [`first_retransmit_ms`] of a capture file.
+pub fn first_retransmit_in(path: &Path) -> Result<Option<f64>, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let datagrams = read_pcap(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(first_retransmit_ms(&datagrams))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The first four datagrams of a real `quiclab emulate` capture (all.pcap): quic-go's
+    /// client against `quiclab server`, the forward link dropping the client's first
+    /// datagram (`drops = [{ flight = 1, max_drops = 1 }]`, 10 ms each way). quic-go's
+    /// ClientHello spans two Initials (CRYPTO 0..1234 at 0 ms, 1234..1495 at 57.5 ms);
+    /// the server acknowledges the second (77.6 ms); the client resends CRYPTO from offset
+    /// 0 at 97.635 ms, which its qlog also shows (97.6 ms after its first packet).
+    const CAPTURE: &[u8] = include_bytes!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/quic-go-hello-resent.pcap"
+    ));
+
+    #[test]
+    fn retransmission_from_a_real_capture() {
+        let d = read_pcap(CAPTURE).unwrap();
+        assert_eq!(d.len(), 4);
+        assert_eq!(d[2].src.1, 24101, "the server's ACK");
+        let t = first_retransmit_ms(&d).unwrap();
+        assert!((t - 97.635).abs() < 0.01, "{t}");
+        // Without the resent datagram there is no retransmission (the second Initial
+        // continues the ClientHello; it does not start it again).
+        assert_eq!(first_retransmit_ms(&d[..3]), None);
+        assert_eq!(first_retransmit_ms(&[]), None);
+    }
+
+    #[test]
+    fn malformed_captures_are_errors() {
+        assert!(read_pcap(&CAPTURE[..10]).is_err());
+        assert!(read_pcap(&CAPTURE[..CAPTURE.len() - 5]).is_err());
+        let mut other = CAPTURE.to_vec();
+        other[20] = 1; // Ethernet
+        assert!(read_pcap(&other).unwrap_err().contains("link type 1"));
+        assert!(read_pcap(&[0u8; 24])
+            .unwrap_err()
+            .contains("not a classic pcap"));
+        // Garbage UDP payloads are skipped, not a panic.
+        let mut junk = CAPTURE.to_vec();
+        for b in junk.iter_mut().skip(24 + 16 + 28).take(200) {
+            *b = 0xff;
+        }
+        let d = read_pcap(&junk).unwrap();
+        let _ = first_retransmit_ms(&d);
+    }
+}
