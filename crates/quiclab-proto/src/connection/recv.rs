@@ -5,7 +5,9 @@ use super::spaces::SpaceId;
 use super::{CloseReason, Connection, EndpointEvent, State, MAX_QUEUED_DATAGRAMS};
 use crate::crypto::protect::{decrypt_payload, unprotect_header};
 use crate::error::{TransportError, TransportErrorCode};
-use crate::events::{frame_type_name, DropReason, Event, FrameSummary, Owner, PacketHeaderInfo};
+use crate::events::{
+    frame_type_name, DropReason, Event, FrameDetail, FrameSummary, Owner, PacketHeaderInfo,
+};
 use crate::time::Instant;
 use crate::wire::header::{decode_packet_number, parse_header};
 use crate::wire::{decode_frames, ConnectionId, Frame, PacketType, ProtectedHeader, Side};
@@ -251,18 +253,18 @@ impl Connection {
         size: usize,
         frames: &[Result<Frame<'_>, TransportError>],
     ) {
-        let frames = frames
-            .iter()
-            .filter_map(|f| f.as_ref().ok())
-            .map(FrameSummary::from)
-            .collect();
+        let detail = self.frame_detail().unwrap_or(FrameDetail::Full);
+        let mut list = self.take_frame_list();
+        let decoded = frames.iter().filter_map(|f| f.as_ref().ok());
+        list.extend(decoded.map(|f| FrameSummary::with_detail(f, detail)));
+        let frames = list;
         let header = PacketHeaderInfo {
             ty: h.ty,
             pn: Some(pn),
             dcid: h.dcid,
             scid: (h.ty != PacketType::OneRtt).then_some(h.scid),
         };
-        self.emit(
+        self.emit_packet(
             now,
             Event::PacketReceived {
                 header,
