@@ -145,6 +145,9 @@ struct Scratch {
     stream_records: Vec<crate::streams::StreamFrameRecord>,
     /// The frame list of packet events (`event_log`).
     frames: Vec<crate::events::FrameSummary>,
+    /// A received packet's decoded frames while a sink is attached (`recv`); empty
+    /// between packets, kept for its buffer.
+    decoded: Vec<Result<crate::wire::Frame<'static>, TransportError>>,
 }
 
 /// A QUIC connection. See the module docs for the call contract.

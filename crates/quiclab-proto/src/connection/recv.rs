@@ -216,9 +216,15 @@ impl Connection {
         // a decoding error, where the iterator stops) give the event and are then
         // processed; without one, they are processed as they are decoded.
         let outcome = if self.logging() {
-            let frames: Vec<_> = decode_frames(payload).collect();
+            // The list's buffer is kept in the connection between packets.
+            let mut frames: Vec<Result<Frame<'_>, TransportError>> =
+                std::mem::take(&mut self.scratch.decoded);
+            frames.extend(decode_frames(payload));
             self.log_received(now, h, pn, packet.len(), &frames);
-            self.process_frames(now, space, h.ty, &h.dcid, payload.is_empty(), frames)
+            let empty = payload.is_empty();
+            let outcome = self.process_frames(now, space, h.ty, &h.dcid, empty, frames.drain(..));
+            self.scratch.decoded = recycle(frames);
+            outcome
         } else {
             let frames = decode_frames(payload);
             self.process_frames(now, space, h.ty, &h.dcid, payload.is_empty(), frames)
@@ -477,3 +483,30 @@ impl Connection {
 #[cfg(test)]
 #[path = "recv_bounds_tests.rs"]
 mod bounds_tests;
+
+/// Empties `v` and gives its buffer back with a `'static` element type, so it can be
+/// kept in the connection between packets: collecting an emptied `vec::IntoIter`
+/// through `map` reuses the allocation (same element size and alignment).
+fn recycle(
+    mut v: Vec<Result<Frame<'_>, TransportError>>,
+) -> Vec<Result<Frame<'static>, TransportError>> {
+    v.clear();
+    v.into_iter().map(|_| unreachable!("emptied")).collect()
+}
+
+#[cfg(test)]
+mod recycle_tests {
+    use super::*;
+
+    #[test]
+    fn recycle_keeps_the_buffer() {
+        let data = [1u8, 2, 3];
+        let mut v: Vec<Result<Frame<'_>, TransportError>> = Vec::with_capacity(8);
+        v.push(Ok(Frame::Datagram { data: &data }));
+        let ptr = v.as_ptr() as usize;
+        let r = recycle(v);
+        assert!(r.is_empty());
+        assert_eq!(r.capacity(), 8);
+        assert_eq!(r.as_ptr() as usize, ptr);
+    }
+}
