@@ -393,14 +393,16 @@ impl Endpoint {
     /// (a poll) the application is told only if the poll sent something (room in the
     /// send buffer) or queued an event, so an idle connection the application looked
     /// at does not come back every turn.
+    /// The connection is ready afterwards (woken, or just polled), so its deadline is
+    /// only marked unread (`schedule`: read lazily).
     fn reschedule(&mut self, h: ConnectionHandle, input: bool, sent: bool) {
         if let Some(conn) = self.connections.get(&h) {
-            self.schedule.update(h, conn);
             if input {
                 self.schedule.wake(h);
             } else if sent || conn.has_events() {
                 self.schedule.touch(h);
             }
+            self.schedule.mark_unread(h);
         }
     }
 
@@ -421,7 +423,7 @@ impl Endpoint {
     /// In handle order, as a scan of all connections would.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.schedule.refresh_stale(&self.connections);
-        for h in self.schedule.due(now) {
+        for h in self.schedule.due(now, &self.connections) {
             if let Some(c) = self.connections.get_mut(&h) {
                 c.handle_timeout(now);
             }
@@ -475,7 +477,7 @@ impl Endpoint {
             self.process_endpoint_events(h);
             self.reschedule(h, false, false);
             if settled {
-                self.schedule.settle(h);
+                self.schedule.settle(h, &self.connections);
             }
             match h.0.checked_add(1) {
                 Some(n) => cursor = ConnectionHandle(n),
@@ -522,7 +524,7 @@ impl Endpoint {
                 self.process_endpoint_events(h);
                 self.reschedule(h, false, false);
                 if settled {
-                    self.schedule.settle(h);
+                    self.schedule.settle(h, &self.connections);
                 }
                 break;
             };

@@ -11,7 +11,13 @@
 //! - `dumbbell/<N>`: N sender/receiver pairs, one 1 MiB bulk flow each, all starting at
 //!   0, over one 1 Gbit/s, 10 ms bottleneck. Work grows with N, so the cost per packet
 //!   should not: one flow per pair (the usual dumbbell) also exercises the per-host,
-//!   per-route and per-link structures, which grow with N.
+//!   per-route and per-link structures, which grow with N. From N = 100 the 2500-packet
+//!   queue overflows (4-6% of packets dropped), so these runs also pay for loss recovery.
+//! - `dumbbell_lossfree/<N>`: the same N flows without losses, so the cost per datagram
+//!   against N isolates per-connection scaling: each flow's stream window is capped at
+//!   64 KiB (no autotuning) and the bottleneck queues hold `64 N + 1000` packets, more
+//!   than all N windows together (a 64 KiB window is at most 47 full-size packets), so
+//!   nothing can drop. Every N runs the same per-flow pattern (window-limited).
 //! - `conns/10000`: 10,000 concurrent pairs with a 64 KiB flow each; prints the peak
 //!   resident memory per connection (run it alone: `-- conns/10000`).
 
@@ -59,6 +65,19 @@ workload = {{ kind = "bulk", bytes = 1073741824 }}
 
 fn dumbbell(n: usize) -> String {
     dumbbell_sized(n, 1_048_576)
+}
+
+/// Transport keys of the loss-free series: a fixed 64 KiB stream window per flow.
+const TRANSPORT_CAPPED: &str =
+    "flow = { initial_max_data = 67108864, initial_max_stream_data = 65536, \
+    max_receive_window = 67108864, max_stream_receive_window = 65536, \
+    send_buffer = 67108864, autotune = false }";
+
+fn dumbbell_lossfree(n: usize) -> String {
+    let queue = 64 * n + 1000;
+    dumbbell_sized(n, 1_048_576)
+        .replace("packets = 2500 }", &format!("packets = {queue} }}"))
+        .replace(TRANSPORT, TRANSPORT_CAPPED)
 }
 
 fn dumbbell_sized(n: usize, bytes: u64) -> String {
@@ -269,6 +288,17 @@ fn main() {
             bench(
                 &name,
                 &dumbbell(n),
+                reps.unwrap_or(if n >= 1000 { 3 } else { 5 }),
+                series,
+            );
+        }
+    }
+    for n in [10, 100, 1000] {
+        let name = format!("dumbbell_lossfree/{n}");
+        if want(&name) {
+            bench(
+                &name,
+                &dumbbell_lossfree(n),
                 reps.unwrap_or(if n >= 1000 { 3 } else { 5 }),
                 series,
             );

@@ -21,6 +21,7 @@ mod cids;
 mod close;
 mod compatible;
 mod crypto_stream;
+mod event_log;
 mod handshake;
 mod handshake_state;
 mod key_update;
@@ -142,6 +143,11 @@ struct Scratch {
     bytes: Vec<u8>,
     /// Stream frames written into one packet.
     stream_records: Vec<crate::streams::StreamFrameRecord>,
+    /// The frame list of packet events (`event_log`).
+    frames: Vec<crate::events::FrameSummary>,
+    /// A received packet's decoded frames while a sink is attached (`recv`); empty
+    /// between packets, kept for its buffer.
+    decoded: Vec<Result<crate::wire::Frame<'static>, TransportError>>,
 }
 
 /// A QUIC connection. See the module docs for the call contract.

@@ -5,7 +5,9 @@ use super::spaces::SpaceId;
 use super::{CloseReason, Connection, EndpointEvent, State, MAX_QUEUED_DATAGRAMS};
 use crate::crypto::protect::{decrypt_payload, unprotect_header};
 use crate::error::{TransportError, TransportErrorCode};
-use crate::events::{frame_type_name, DropReason, Event, FrameSummary, Owner, PacketHeaderInfo};
+use crate::events::{
+    frame_type_name, DropReason, Event, FrameDetail, FrameSummary, Owner, PacketHeaderInfo,
+};
 use crate::time::Instant;
 use crate::wire::header::{decode_packet_number, parse_header};
 use crate::wire::{decode_frames, ConnectionId, Frame, PacketType, ProtectedHeader, Side};
@@ -214,9 +216,15 @@ impl Connection {
         // a decoding error, where the iterator stops) give the event and are then
         // processed; without one, they are processed as they are decoded.
         let outcome = if self.logging() {
-            let frames: Vec<_> = decode_frames(payload).collect();
+            // The list's buffer is kept in the connection between packets.
+            let mut frames: Vec<Result<Frame<'_>, TransportError>> =
+                std::mem::take(&mut self.scratch.decoded);
+            frames.extend(decode_frames(payload));
             self.log_received(now, h, pn, packet.len(), &frames);
-            self.process_frames(now, space, h.ty, &h.dcid, payload.is_empty(), frames)
+            let empty = payload.is_empty();
+            let outcome = self.process_frames(now, space, h.ty, &h.dcid, empty, frames.drain(..));
+            self.scratch.decoded = recycle(frames);
+            outcome
         } else {
             let frames = decode_frames(payload);
             self.process_frames(now, space, h.ty, &h.dcid, payload.is_empty(), frames)
@@ -251,18 +259,18 @@ impl Connection {
         size: usize,
         frames: &[Result<Frame<'_>, TransportError>],
     ) {
-        let frames = frames
-            .iter()
-            .filter_map(|f| f.as_ref().ok())
-            .map(FrameSummary::from)
-            .collect();
+        let detail = self.frame_detail().unwrap_or(FrameDetail::Full);
+        let mut list = self.take_frame_list();
+        let decoded = frames.iter().filter_map(|f| f.as_ref().ok());
+        list.extend(decoded.map(|f| FrameSummary::with_detail(f, detail)));
+        let frames = list;
         let header = PacketHeaderInfo {
             ty: h.ty,
             pn: Some(pn),
             dcid: h.dcid,
             scid: (h.ty != PacketType::OneRtt).then_some(h.scid),
         };
-        self.emit(
+        self.emit_packet(
             now,
             Event::PacketReceived {
                 header,
@@ -475,3 +483,30 @@ impl Connection {
 #[cfg(test)]
 #[path = "recv_bounds_tests.rs"]
 mod bounds_tests;
+
+/// Empties `v` and gives its buffer back with a `'static` element type, so it can be
+/// kept in the connection between packets: collecting an emptied `vec::IntoIter`
+/// through `map` reuses the allocation (same element size and alignment).
+fn recycle(
+    mut v: Vec<Result<Frame<'_>, TransportError>>,
+) -> Vec<Result<Frame<'static>, TransportError>> {
+    v.clear();
+    v.into_iter().map(|_| unreachable!("emptied")).collect()
+}
+
+#[cfg(test)]
+mod recycle_tests {
+    use super::*;
+
+    #[test]
+    fn recycle_keeps_the_buffer() {
+        let data = [1u8, 2, 3];
+        let mut v: Vec<Result<Frame<'_>, TransportError>> = Vec::with_capacity(8);
+        v.push(Ok(Frame::Datagram { data: &data }));
+        let ptr = v.as_ptr() as usize;
+        let r = recycle(v);
+        assert!(r.is_empty());
+        assert_eq!(r.capacity(), 8);
+        assert_eq!(r.as_ptr() as usize, ptr);
+    }
+}

@@ -445,11 +445,12 @@ impl Connection {
         if let Some(at) = p.length_offset {
             varint::patch_u14(buf, at, (payload_end + TAG_LEN - p.pn_offset) as u64);
         }
-        let logged = self.logging().then(|| {
-            decode_frames(&buf[p.payload_start..payload_end])
-                .filter_map(Result::ok)
-                .map(|f| FrameSummary::from(&f))
-                .collect::<Vec<_>>()
+        let logged = self.frame_detail().map(|detail| {
+            let mut frames = self.take_frame_list();
+            let payload = &buf[p.payload_start..payload_end];
+            let decoded = decode_frames(payload).filter_map(Result::ok);
+            frames.extend(decoded.map(|f| FrameSummary::with_detail(&f, detail)));
+            frames
         });
         buf.resize(payload_end + TAG_LEN, 0);
         let size = (buf.len() - p.start) as u64;
@@ -515,7 +516,7 @@ impl Connection {
                 dcid: self.cids.remote_cid(),
                 scid,
             };
-            self.emit(
+            self.emit_packet(
                 now,
                 Event::PacketSent {
                     header,

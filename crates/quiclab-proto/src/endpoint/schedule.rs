@@ -14,6 +14,13 @@
 //! And one for the application: the connections touched since it last asked, so its
 //! loop visits only connections that may have new events.
 //!
+//! Deadlines are re-read lazily: a connection the endpoint called into while it stays
+//! ready (a datagram, a timer, a poll that sent) is only marked `unread`, and its
+//! deadline is read when someone needs it (`next_deadline`, `due`, the admission count)
+//! or when it settles. A sender polled for every datagram thus reads its deadline once
+//! per burst instead of once per datagram (6-14% of the simulator's CPU per datagram).
+//! Invariant: every unread connection is ready, so `ready_due` never needs its deadline.
+//!
 //! The point is to skip only polls that cannot send and cannot change anything; the
 //! order in which connections send (the round robin) is unchanged.
 
@@ -36,6 +43,9 @@ pub(super) struct Schedule {
     stale: BTreeSet<ConnectionHandle>,
     /// Touched by the endpoint since the application last took the set.
     touched: BTreeSet<ConnectionHandle>,
+    /// Ready connections whose deadline (and handshaking flag) moved since it was last
+    /// read: their entries in `deadline_of`/`by_deadline` are not to be trusted.
+    unread: BTreeSet<ConnectionHandle>,
     /// Connections mid-handshake (neither complete nor closed) as last read, so the
     /// admission limit is checked without a scan of every connection.
     handshaking: BTreeSet<ConnectionHandle>,
@@ -44,6 +54,7 @@ pub(super) struct Schedule {
 impl Schedule {
     /// Re-reads `h`'s deadline after the endpoint called into it.
     pub fn update(&mut self, h: ConnectionHandle, conn: &Connection) {
+        self.unread.remove(&h);
         if !conn.is_handshake_complete() && !conn.is_closed() {
             self.handshaking.insert(h);
         } else {
@@ -68,6 +79,22 @@ impl Schedule {
         }
     }
 
+    /// The endpoint called into `h`, which is (or is made) ready: its deadline is
+    /// re-read when needed rather than now.
+    pub fn mark_unread(&mut self, h: ConnectionHandle) {
+        debug_assert!(self.ready.contains(&h), "unread connections stay ready");
+        self.unread.insert(h);
+    }
+
+    /// Reads the deadline of every unread connection into the index.
+    fn read_unread(&mut self, connections: &Connections) {
+        for h in std::mem::take(&mut self.unread) {
+            if let Some(conn) = connections.get(&h) {
+                self.update(h, conn);
+            }
+        }
+    }
+
     /// `h` received input (a datagram, a timer): it may send, and may have events.
     pub fn wake(&mut self, h: ConnectionHandle) {
         self.ready.insert(h);
@@ -79,8 +106,12 @@ impl Schedule {
         self.touched.insert(h);
     }
 
-    /// `h` answered `None` and stays quiet until its next input.
-    pub fn settle(&mut self, h: ConnectionHandle) {
+    /// `h` answered `None` and stays quiet until its next input: its deadline is read
+    /// now (an unread connection must stay ready).
+    pub fn settle(&mut self, h: ConnectionHandle, connections: &Connections) {
+        if let Some(conn) = connections.get(&h) {
+            self.update(h, conn);
+        }
         self.ready.remove(&h);
     }
 
@@ -90,13 +121,13 @@ impl Schedule {
     }
 
     /// Re-reads every connection the application had access to: their deadline may
-    /// have moved and they may have data to send. Called before each use of the
-    /// indexes by a `&mut` endpoint method.
+    /// have moved and they may have data to send: they become ready, their deadline
+    /// unread. Called before each use of the indexes by a `&mut` endpoint method.
     pub fn refresh_stale(&mut self, connections: &Connections) {
         for h in std::mem::take(&mut self.stale) {
-            if let Some(conn) = connections.get(&h) {
-                self.update(h, conn);
+            if connections.contains_key(&h) {
                 self.ready.insert(h);
+                self.unread.insert(h);
             }
         }
     }
@@ -104,24 +135,28 @@ impl Schedule {
     /// How many connections are mid-handshake (neither complete nor closed).
     pub fn handshaking(&mut self, connections: &Connections) -> usize {
         self.refresh_stale(connections);
+        self.read_unread(connections);
         self.handshaking.len()
     }
 
     /// The earliest deadline, including connections not re-read since the
-    /// application had them.
+    /// application had them or since the endpoint called into them.
     pub fn next_deadline(&self, connections: &Connections) -> Option<Instant> {
-        let stale = self
-            .stale
-            .iter()
+        let stale = (self.stale.iter().chain(&self.unread))
             .filter_map(|h| connections.get(h))
             .filter_map(|c| c.poll_timeout())
             .min();
-        let indexed = self.by_deadline.first().map(|&(t, _)| t);
+        // The first indexed entry whose deadline is current (unread ones were read above).
+        let indexed = (self.by_deadline.iter())
+            .find(|(_, h)| !self.unread.contains(h))
+            .map(|&(t, _)| t);
         [stale, indexed].into_iter().flatten().min()
     }
 
-    /// Connections whose deadline is at or before `now`, in handle order.
-    pub fn due(&self, now: Instant) -> Vec<ConnectionHandle> {
+    /// Connections whose deadline is at or before `now`, in handle order (unread
+    /// deadlines are read first).
+    pub fn due(&mut self, now: Instant, connections: &Connections) -> Vec<ConnectionHandle> {
+        self.read_unread(connections);
         let mut due: Vec<ConnectionHandle> = self
             .by_deadline
             .range(..=(now, ConnectionHandle(u64::MAX)))
@@ -165,6 +200,7 @@ impl Schedule {
         }
         self.ready.remove(&h);
         self.stale.remove(&h);
+        self.unread.remove(&h);
         self.touched.remove(&h);
         self.handshaking.remove(&h);
     }

@@ -1,7 +1,7 @@
 //! Generic sinks: [`VecSink`] keeps every event (tests, metric collectors that post-
 //! process), [`SharedSink`] lets a driver keep a handle to a sink it gave away.
 
-use super::{Event, EventSink};
+use super::{Event, EventSink, FrameDetail};
 use crate::time::Instant;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -70,6 +70,10 @@ impl<S> SharedSink<S> {
 impl<S: EventSink> EventSink for SharedSink<S> {
     fn event(&mut self, now: Instant, event: &Event) {
         self.lock().event(now, event);
+    }
+
+    fn frame_detail(&self) -> FrameDetail {
+        self.lock().frame_detail()
     }
 }
 

@@ -5,6 +5,19 @@
 use super::names::frame_type_name;
 use crate::wire::{AckFrequencyFrame, ConnectionId, Dir, EcnCounts, Frame, StreamId};
 
+/// What a sink reads of packets' frames (see
+/// [`EventSink::frame_detail`](super::EventSink::frame_detail)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FrameDetail {
+    /// Each frame's `FrameSummary::name`, `wire_len` and `FrameKind` variant are
+    /// exact (so [`FrameSummary::is_ack_eliciting`] is too); the fields that would
+    /// need an allocation are left empty: an ACK's `ranges`, a CONNECTION_CLOSE's
+    /// `reason`.
+    Counts,
+    /// Every field (the qlog writer needs it).
+    Full,
+}
+
 /// An owned summary of a frame for events: data is replaced by its length, and the
 /// frame's encoded size is kept so byte counts per frame type need no re-encoding.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -127,6 +140,35 @@ impl FrameSummary {
         match self.kind {
             FrameKind::Stream { length, .. } | FrameKind::Datagram { length } => length,
             _ => 0,
+        }
+    }
+}
+
+impl FrameSummary {
+    /// The summary of `f` at `detail`: [`FrameSummary::from`] for
+    /// [`FrameDetail::Full`]; without the ACK ranges and the CONNECTION_CLOSE reason
+    /// (the only allocations) for [`FrameDetail::Counts`].
+    pub fn with_detail(f: &Frame<'_>, detail: FrameDetail) -> Self {
+        if detail == FrameDetail::Full {
+            return FrameSummary::from(f);
+        }
+        let kind = match f {
+            Frame::Ack(a) => FrameKind::Ack {
+                ack_delay: a.ack_delay,
+                ranges: Vec::new(),
+                ecn: a.ecn,
+            },
+            Frame::ConnectionClose(c) => FrameKind::ConnectionClose {
+                frame_type: c.frame_type,
+                error_code: c.error_code,
+                reason: String::new(),
+            },
+            _ => return FrameSummary::from(f),
+        };
+        FrameSummary {
+            wire_len: f.encoded_len(),
+            name: frame_type_name(f),
+            kind,
         }
     }
 }

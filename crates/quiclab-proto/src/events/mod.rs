@@ -16,12 +16,21 @@ pub use careful_resume::{
     Trigger as CarefulResumeTrigger,
 };
 pub use collect::{SharedSink, VecSink};
-pub use frames::{FrameKind, FrameSummary};
+pub use frames::{FrameDetail, FrameKind, FrameSummary};
 pub use names::{frame_type_name, packet_type_name};
 
 /// Receives a connection's events in order.
 pub trait EventSink: Send {
     fn event(&mut self, now: Instant, event: &Event);
+
+    /// How much of each packet's frames this sink reads in `PacketSent` /
+    /// `PacketReceived`; asked for every packet, so it must be cheap. The default,
+    /// [`FrameDetail::Full`], is always correct; a sink that only counts frames says
+    /// [`FrameDetail::Counts`] and the connection skips the allocations for fields it
+    /// does not read.
+    fn frame_detail(&self) -> FrameDetail {
+        FrameDetail::Full
+    }
 }
 
 /// Who did something: us or the peer.

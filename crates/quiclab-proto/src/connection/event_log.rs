@@ -1,0 +1,34 @@
+//! Packet events for the sinks without allocations per packet: the frame list of
+//! `PacketSent` / `PacketReceived` is a buffer kept in the connection, taken back after
+//! the sink has read the event, and frame fields the sink does not read are not built
+//! ([`FrameDetail`]). With a metrics sink attached to every connection (the simulator),
+//! building and dropping these lists was ~9% of the instructions per datagram.
+
+use super::Connection;
+use crate::events::{Event, FrameDetail, FrameSummary};
+use crate::time::Instant;
+
+impl Connection {
+    /// What the sink reads of packets' frames; `None` without a sink.
+    pub(super) fn frame_detail(&self) -> Option<FrameDetail> {
+        self.sink.as_ref().map(|s| s.frame_detail())
+    }
+
+    /// An empty frame list to fill for a packet event (the reused buffer).
+    pub(super) fn take_frame_list(&mut self) -> Vec<FrameSummary> {
+        std::mem::take(&mut self.scratch.frames)
+    }
+
+    /// Emits a packet event and keeps its frame list's buffer for the next one.
+    pub(super) fn emit_packet(&mut self, now: Instant, event: Event) {
+        if let Some(s) = self.sink.as_mut() {
+            s.event(now, &event);
+        }
+        if let Event::PacketSent { mut frames, .. } | Event::PacketReceived { mut frames, .. } =
+            event
+        {
+            frames.clear();
+            self.scratch.frames = frames;
+        }
+    }
+}
