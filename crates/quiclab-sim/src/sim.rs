@@ -798,6 +798,8 @@ impl Simulation {
             let mut payload = self.spare.pop().unwrap_or_default();
             payload.clear();
             let node = &mut self.nodes[n];
+            // A TCP end with several connections sends from each one's own port.
+            let mut from = src;
             let sent = match &mut node.stack {
                 Stack::Quic { endpoint, .. } => {
                     endpoint.poll_transmit(now, &mut payload).map(|t| {
@@ -805,9 +807,10 @@ impl Simulation {
                         (t.destination, false)
                     })
                 }
-                Stack::Tcp(t) => t
-                    .poll_transmit(now, &mut payload)
-                    .map(|d| (SocketAddr::V4(d), true)),
+                Stack::Tcp(t) => t.poll_transmit(now, &mut payload).map(|(d, local)| {
+                    from = local.unwrap_or(src);
+                    (SocketAddr::V4(d), true)
+                }),
             };
             let Some((destination, tcp)) = sent else {
                 self.spare.push(payload);
@@ -828,7 +831,7 @@ impl Simulation {
             };
             node.route = Some((dst, route));
             let pkt = Packet {
-                src,
+                src: from,
                 dst,
                 payload,
                 route,
@@ -982,7 +985,7 @@ impl Simulation {
                 ..Default::default()
             };
             if let Some(web) = &m.web {
-                web.fill(&mut result, secs(spec.start_s), end);
+                web.fill(&mut result, &m.requests, secs(spec.start_s), end);
             }
             flows.push(result);
         }

@@ -117,10 +117,16 @@ impl TcpEnd {
         }
     }
 
-    /// The next segment of any connection, taking the connections in turn.
-    pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<SocketAddrV4> {
+    /// The next segment of any connection, taking the connections in turn: its
+    /// destination, and its source when that is not the end's own address (a web
+    /// client's second and later connections).
+    pub fn poll_transmit(
+        &mut self,
+        now: Instant,
+        buf: &mut Vec<u8>,
+    ) -> Option<(SocketAddrV4, Option<SocketAddrV4>)> {
         let (rr, n) = match self {
-            TcpEnd::One(h) => return h.poll_transmit(now, buf),
+            TcpEnd::One(h) => return h.poll_transmit(now, buf).map(|d| (d, None)),
             TcpEnd::WebClient(c) => (&mut c.rr, c.chans.len()),
             TcpEnd::WebServer(s) => (&mut s.rr, s.chans.len()),
         };
@@ -140,11 +146,16 @@ impl TcpEnd {
         }
         let (k, d) = found?;
         match self {
-            TcpEnd::WebClient(c) => c.rr = k + 1,
-            TcpEnd::WebServer(s) => s.rr = k + 1,
-            TcpEnd::One(_) => {}
+            TcpEnd::WebClient(c) => {
+                c.rr = k + 1;
+                Some((d, Some(c.chans[k].local)))
+            }
+            TcpEnd::WebServer(s) => {
+                s.rr = k + 1;
+                Some((d, None))
+            }
+            TcpEnd::One(_) => Some((d, None)),
         }
-        Some(d)
     }
 
     pub fn poll_timeout(&self) -> Option<Instant> {

@@ -5,6 +5,9 @@ use crate::output::results::FlowResult;
 use quiclab_proto::time::Instant;
 use std::time::Duration;
 
+/// A fetch's times: sent, first byte, last byte (`AppMeasure::requests`).
+pub type Requested = (Instant, Option<Instant>, Option<Instant>);
+
 /// What the web workloads measured (kept in [`AppMeasure::web`]).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct WebMeasure {
@@ -28,8 +31,10 @@ pub struct WebMeasure {
 impl WebMeasure {
     /// Writes the web metrics into a flow's result, for a run that ended at `end`
     /// (a stall or a playing stretch still going on counts up to `end`).
-    pub fn fill(&self, r: &mut FlowResult, start: Instant, end: Instant) {
+    /// `requests` are the flow's fetches (sent, first byte, last byte).
+    pub fn fill(&self, r: &mut FlowResult, requests: &[Requested], start: Instant, end: Instant) {
         let rel = |t: Instant| t.saturating_duration_since(start).as_secs_f64();
+        r.fetch_done_s = Some(requests.iter().map(|q| q.2.map(rel)).collect());
         if !self.is_video {
             r.search_latency_s = self.search_done.map(rel);
             return;

@@ -61,6 +61,11 @@ pub struct FlowResult {
     pub play_s: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rebuffer_rate: Option<f64>,
+    /// `search` / `video`: each fetch's last byte (the HTML, then the objects; or the
+    /// chunks' parts in request order), seconds from the flow's start (`None`: not
+    /// complete).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fetch_done_s: Option<Vec<Option<f64>>>,
 }
 
 /// One link direction's results.
