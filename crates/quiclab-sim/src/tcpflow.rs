@@ -372,7 +372,7 @@ impl TcpHost {
         now: Instant,
         m: &mut AppMeasure,
         buf: &mut [u8],
-        f: &mut dyn FnMut(&mut dyn ByteStream, &mut AppMeasure, &mut [u8]),
+        f: &mut StreamFn<'_>,
     ) {
         run_stream(
             (&mut self.conn, &mut self.tls, &self.setup_error),
@@ -406,8 +406,8 @@ impl TcpHost {
     }
 }
 
-/// The application callback of [`run_stream`].
-type StreamFn<'a> = dyn FnMut(&mut dyn ByteStream, &mut AppMeasure, &mut [u8]) + 'a;
+/// The application callback of [`run_stream`] and [`TcpHost::with_stream`].
+pub(crate) type StreamFn<'a> = dyn FnMut(&mut dyn ByteStream, &mut AppMeasure, &mut [u8]) + 'a;
 
 /// Takes the connection's events, then runs `f` on its byte stream when the
 /// application may use it: once established (or early, with TFO), over TLS once its

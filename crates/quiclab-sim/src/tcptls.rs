@@ -227,6 +227,10 @@ pub(crate) struct TlsLayer {
     early_sent: Vec<u8>,
     /// Server: early data received, not yet read by the application.
     early_in: Vec<u8>,
+    /// Ciphertext read from TCP that rustls could not take yet (its received-plaintext
+    /// buffer was full: the application had not read it); fed before anything more
+    /// is read from TCP, so TCP's receive window bounds what waits.
+    backlog: Vec<u8>,
 }
 
 impl TlsLayer {
@@ -242,30 +246,23 @@ impl TlsLayer {
             error: None,
             early_sent: Vec::new(),
             early_in: Vec::new(),
+            backlog: Vec::new(),
         }
     }
 
-    /// TCP -> rustls: feeds every readable byte and processes the records.
+    /// TCP -> rustls: feeds every readable byte and processes the records (what
+    /// rustls cannot take while the application has not read its plaintext waits in
+    /// the backlog, and TCP is not read further until it is fed).
     pub fn pump_in(&mut self, now: Instant, tcp: &mut TcpConnection, buf: &mut [u8]) {
         loop {
+            if !self.feed_backlog() {
+                break;
+            }
             let n = tcp.read(buf);
             if n == 0 {
                 break;
             }
-            let mut slice = &buf[..n];
-            while !slice.is_empty() && self.error.is_none() {
-                let conn = &mut self.conn;
-                let fed = with_rng(&mut self.rng, || conn.read_tls(&mut slice));
-                if fed.is_err() || fed.is_ok_and(|k| k == 0) {
-                    self.error = Some("TLS record buffer full".into());
-                    break;
-                }
-                let conn = &mut self.conn;
-                if let Err(e) = with_rng(&mut self.rng, || conn.process_new_packets()) {
-                    self.error = Some(format!("TLS: {e}"));
-                }
-                self.take_early_data();
-            }
+            self.backlog.extend_from_slice(&buf[..n]);
         }
         if tcp.peer_finished() {
             self.peer_closed = true;
@@ -274,6 +271,30 @@ impl TlsLayer {
             self.handshake_done_at = Some(now);
             self.resend_rejected_early_data();
         }
+    }
+
+    /// Feeds the backlog to rustls; true when all of it was taken.
+    fn feed_backlog(&mut self) -> bool {
+        let mut backlog = std::mem::take(&mut self.backlog);
+        let mut slice = &backlog[..];
+        while !slice.is_empty() && self.error.is_none() {
+            let conn = &mut self.conn;
+            // An error here is rustls's plaintext buffer being full (the reader has
+            // not caught up): the rest waits.
+            match with_rng(&mut self.rng, || conn.read_tls(&mut slice)) {
+                Ok(k) if k > 0 => {}
+                _ => break,
+            }
+            let conn = &mut self.conn;
+            if let Err(e) = with_rng(&mut self.rng, || conn.process_new_packets()) {
+                self.error = Some(format!("TLS: {e}"));
+            }
+            self.take_early_data();
+        }
+        let taken = backlog.len() - slice.len();
+        backlog.drain(..taken);
+        self.backlog = backlog;
+        self.backlog.is_empty()
     }
 
     /// Server: moves accepted early data (RFC 8446 §4.2.10) to the application's queue.
@@ -358,13 +379,23 @@ impl TlsLayer {
             self.early_in.drain(..n);
             return n;
         }
-        match self.conn.reader().read(buf) {
-            Ok(0) if !buf.is_empty() => {
-                self.peer_closed = true;
-                0
+        loop {
+            match self.conn.reader().read(buf) {
+                Ok(0) if !buf.is_empty() => {
+                    self.peer_closed = true;
+                    return 0;
+                }
+                Ok(n) => return n,
+                // No plaintext: more may come from the backlog.
+                Err(_) if !self.backlog.is_empty() => {
+                    let before = self.backlog.len();
+                    self.feed_backlog();
+                    if self.backlog.len() == before {
+                        return 0;
+                    }
+                }
+                Err(_) => return 0,
             }
-            Ok(n) => n,
-            Err(_) => 0,
         }
     }
 

@@ -62,7 +62,9 @@ impl Spec {
 }
 
 /// One end of a TCP flow: a single connection with its own application
-/// (`tcpflow.rs`), or a web client or server over several.
+/// (`tcpflow.rs`), or a web client or server over several. The simulator boxes it, so
+/// the variants may differ in size.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum TcpEnd {
     One(TcpHost),
     WebClient(TcpWebClient),
