@@ -201,3 +201,101 @@ fn same_seed_same_search() {
         assert_eq!(f.goodput_bytes, total, "{transport:?}");
     }
 }
+
+/// Bad web and video keys are errors naming the key (never a panic or a default).
+#[test]
+fn bad_web_keys_are_named_errors() {
+    let err = |transport: &str, workload: &str| -> String {
+        let text = scenario(1, "delay_ms = 10.0", "", transport, workload);
+        match Scenario::parse(&text, "web.toml") {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("accepted: {workload} {transport}"),
+        }
+    };
+    let video = |k: &str| {
+        format!("{{ kind = \"video\", duration_s = 20.0, bitrate_mbps = 2.5, chunk_s = 2.0, startup_s = 2.0, buffer_target_s = 8.0, {k} }}")
+    };
+    let cases = [
+        (
+            QUIC,
+            video("bitrate_mbps = 0.0").replacen("bitrate_mbps = 2.5, ", "", 1),
+            "bitrate_mbps",
+        ),
+        (QUIC, video("audio_kbps = -1.0"), "audio_kbps"),
+        (
+            QUIC,
+            VIDEO.replace("startup_s = 2.0", "startup_s = -1.0"),
+            "startup_s",
+        ),
+        (
+            QUIC,
+            VIDEO.replace("buffer_target_s = 8.0", "buffer_target_s = 1.0"),
+            "buffer_target_s",
+        ),
+        (
+            QUIC,
+            VIDEO.replace("chunk_s = 2.0", "chunk_s = 0.0"),
+            "chunk_s",
+        ),
+        (
+            QUIC,
+            VIDEO.replace("duration_s = 20.0", "duration_s = -5.0"),
+            "duration_s",
+        ),
+        (QUIC, video("parallel = 2"), "parallel"),
+        (
+            QUIC,
+            SMALL_PAGE.replace("html_size = 2000", "html_size = 0"),
+            "html_size",
+        ),
+        (
+            QUIC,
+            SMALL_PAGE.replace("html_size = 2000", "html_size = -1"),
+            "html_size",
+        ),
+        (
+            QUIC,
+            SMALL_PAGE.replace("object_size = 2000", "object_size = 0"),
+            "object_size",
+        ),
+        (
+            QUIC,
+            SMALL_PAGE.replace(
+                "object_size = 2000",
+                "object_size = { dist = \"lognormal\", median = 5000, sigma = -1 }",
+            ),
+            "sigma",
+        ),
+        (
+            QUIC,
+            SMALL_PAGE.replace("objects = 4", "objects = 100000"),
+            "objects",
+        ),
+        ("http = { mode = \"pool\" }", SMALL_PAGE.to_string(), "http"),
+        (
+            "transport = \"tcp\"\nhttp = { mode = \"pool\", pool_size = 0 }",
+            SMALL_PAGE.to_string(),
+            "pool_size",
+        ),
+        (
+            "transport = \"tcp\"\nhttp = { pool_size = 4 }",
+            SMALL_PAGE.to_string(),
+            "pool_size",
+        ),
+        (
+            "transport = \"tcp\"\nhttp = { mode = \"pool\", connections = 4 }",
+            SMALL_PAGE.to_string(),
+            "connections",
+        ),
+        (
+            "transport = \"tcp\"\nhttp = { mode = \"pipelined\" }",
+            SMALL_PAGE.to_string(),
+            "pipelined",
+        ),
+    ];
+    for (transport, workload, key) in cases {
+        let e = err(transport, &workload);
+        println!("{e}");
+        assert!(e.contains(key), "{key}: {e}");
+    }
+}

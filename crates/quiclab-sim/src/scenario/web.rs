@@ -175,6 +175,12 @@ impl Scenario {
                 buffer_target_s,
             } => {
                 let k = format!("{key}.workload");
+                check_video(
+                    c,
+                    &k,
+                    (*duration_s, *bitrate_mbps, *chunk_s),
+                    (*startup_s, *buffer_target_s),
+                )?;
                 if !(audio_kbps.is_finite()
                     && *audio_kbps >= 0.0
                     && *audio_kbps <= bitrate_mbps * 1e3)
@@ -184,12 +190,6 @@ impl Scenario {
                         "must be 0 (no audio) to bitrate_mbps x 1000",
                     );
                 }
-                check_video(
-                    c,
-                    &k,
-                    (*duration_s, *bitrate_mbps, *chunk_s),
-                    (*startup_s, *buffer_target_s),
-                )?;
             }
             _ => {}
         }
