@@ -30,6 +30,8 @@ pub struct AppMeasure {
     /// Why a transfer ended without its data: the first stream read error (a reset by
     /// the peer, a closed connection). A transfer that ends this way records no TTLB.
     pub aborted: Option<String>,
+    /// The `search` / `video` metrics (`webapp.rs`).
+    pub web: Option<crate::webmeasure::WebMeasure>,
 }
 
 impl AppMeasure {
@@ -60,6 +62,17 @@ impl AppMeasure {
                     )
                 })
             }
+            Workload::Search { objects, .. } => {
+                let answered = self.requests.iter().filter(|r| r.2.is_some()).count() as u64;
+                (answered < objects + 1).then(|| {
+                    format!(
+                        "search not loaded when the run ended ({answered} of {} responses complete)",
+                        objects + 1
+                    )
+                })
+            }
+            Workload::Video { .. } => (!self.web.as_ref().is_some_and(|w| w.video_ended))
+                .then(|| "video not played out when the run ended".to_string()),
             Workload::Bulk { .. } => None,
         }
     }
@@ -153,7 +166,7 @@ impl ClientApp {
     pub fn new(workload: Workload, start: Instant) -> Self {
         let stop_at = match &workload {
             Workload::Bulk { stop_s, .. } => stop_s.map(|s| Instant::ZERO + saturating_secs(s)),
-            Workload::Request { .. } | Workload::Page { .. } => None,
+            _ => None,
         };
         let page = match &workload {
             Workload::Page {
@@ -193,7 +206,8 @@ impl ClientApp {
         match self.workload {
             Workload::Bulk { .. } => self.stop_at,
             Workload::Request { .. } => self.next_request_at,
-            Workload::Page { .. } => None,
+            // Search and video flows run `webquic.rs`, not this app.
+            _ => None,
         }
     }
 
@@ -227,7 +241,7 @@ impl ClientApp {
                 parallel,
                 think_ms,
             } => self.drive_requests(now, conn, m, w, buf, size, count, parallel, think_ms),
-            Workload::Page { .. } => {}
+            _ => {}
         }
     }
 

@@ -4,6 +4,7 @@
 pub mod app;
 pub mod duplex;
 pub mod engine;
+mod h2mux;
 mod h3app;
 pub mod impair;
 pub mod link;
@@ -14,7 +15,11 @@ pub mod scenario;
 pub mod sim;
 mod tcpflow;
 pub mod tcptls;
+mod tcpweb;
 pub mod topology;
+pub mod webapp;
+pub mod webmeasure;
+mod webquic;
 
 /// The results of a run, as data (`output/results.rs`), at the path users know.
 pub use output::results;

@@ -33,6 +33,7 @@ use std::time::Duration;
 
 mod resume;
 mod session;
+mod web;
 
 /// The ALPN every simulated connection uses.
 const ALPN: &[u8] = b"hq-interop";
@@ -93,6 +94,8 @@ enum Ev {
 enum App {
     Client(ClientApp),
     Server(ServerApp),
+    /// The client of a `search` / `video` flow (`webquic.rs`).
+    Web(crate::webquic::WebQuicClient),
 }
 
 /// An endpoint on a host, with its application.
@@ -115,7 +118,7 @@ enum Stack {
         app: App,
         conn: Option<ConnectionHandle>,
     },
-    Tcp(Box<TcpHost>),
+    Tcp(Box<crate::tcpweb::TcpEnd>),
     /// The gateway's PEP for one TCP flow (`pep.rs`).
     Pep(Box<PepHost>),
 }
@@ -331,11 +334,12 @@ impl Simulation {
         let server_addr = SocketAddrV4::new(self.net.hosts[sh], 4433 + i as u16);
         let server_metrics = Arc::new(Mutex::new(self.side_metrics(f.transport)));
         let client_metrics = Arc::new(Mutex::new(self.side_metrics(f.transport)));
+        let extra = self.extra_client_addrs(i, client_addr);
         let (client, server) = match f.transport {
             Transport::Quic => self.quic_stacks(i, server_tls, &server_metrics)?,
             Transport::Tcp => self.tcp_stacks(
                 i,
-                client_addr,
+                (client_addr, &extra),
                 server_addr,
                 &client_metrics,
                 &server_metrics,
@@ -357,6 +361,9 @@ impl Simulation {
             route: None,
         });
         self.node_by_addr.insert(client_addr, cn);
+        for a in extra {
+            self.node_by_addr.insert(a, cn);
+        }
         self.node_by_addr.insert(server_addr, cn + 1);
         let pep_node = (f.transport == Transport::Tcp)
             .then(|| self.add_pep(i, client_addr, server_addr))
@@ -439,12 +446,16 @@ impl Simulation {
             None,
             derive_seed(seed, &format!("flow:{}:client", f.name)),
         );
-        let client = Stack::Quic {
-            endpoint: client_ep,
-            app: App::Client(
+        let app = match crate::webapp::WebClient::for_workload(&f.workload, seed, &f.name) {
+            Some(web) => App::Web(crate::webquic::WebQuicClient::new(web)),
+            None => App::Client(
                 ClientApp::new(f.workload.clone(), secs(f.start_s))
                     .with_h3_qlog(self.qlog_dir().as_deref(), &f.name),
             ),
+        };
+        let client = Stack::Quic {
+            endpoint: client_ep,
+            app,
             conn: None,
         };
         let server = Stack::Quic {
@@ -459,11 +470,12 @@ impl Simulation {
         Ok((client, server))
     }
 
-    /// A TCP flow's ends (`tcpflow.rs`); the server listens from the start.
+    /// A TCP flow's ends (`tcpflow.rs`; `tcpweb.rs` for a search or video flow, whose
+    /// client also uses the `extra` addresses); the server listens from the start.
     fn tcp_stacks(
         &self,
         i: usize,
-        client_addr: SocketAddrV4,
+        (client_addr, extra): (SocketAddrV4, &[SocketAddrV4]),
         server_addr: SocketAddrV4,
         client_metrics: &Arc<Mutex<SideMetrics>>,
         server_metrics: &Arc<Mutex<SideMetrics>>,
@@ -526,13 +538,35 @@ impl Simulation {
                 let cc =
                     crate::tcptls::client_config(tls.version, roots, kl, resume).map_err(bad)?;
                 let sc = crate::tcptls::server_config(tls.version, id(), resume).map_err(bad)?;
+                if f.workload.is_web() {
+                    return self.web_stacks(
+                        i,
+                        (client_metrics, server_metrics),
+                        Some((cc, sc)),
+                        (client_addr, extra),
+                        server_addr,
+                    );
+                }
                 (
                     client.with_tls_client(cc),
                     server.with_tls_server(sc).map_err(bad)?,
                 )
             }
         };
-        Ok((Stack::Tcp(Box::new(client)), Stack::Tcp(Box::new(server))))
+        if f.workload.is_web() {
+            return self.web_stacks(
+                i,
+                (client_metrics, server_metrics),
+                None,
+                (client_addr, extra),
+                server_addr,
+            );
+        }
+        use crate::tcpweb::TcpEnd::One;
+        Ok((
+            Stack::Tcp(Box::new(One(client))),
+            Stack::Tcp(Box::new(One(server))),
+        ))
     }
 
     fn add_cross_traffic(&mut self) {
@@ -818,6 +852,16 @@ impl Simulation {
                         &self.window,
                         &mut self.read_buf,
                     ),
+                    App::Web(app) => {
+                        app.drive(
+                            now,
+                            conn,
+                            &mut flow.measure,
+                            &self.window,
+                            &mut self.read_buf,
+                        );
+                        wakeup = app.wakeup();
+                    }
                 }
             }
         }
@@ -838,9 +882,10 @@ impl Simulation {
                         (src, t.destination, false)
                     })
                 }
+                // A TCP end with several connections sends from each one's own port.
                 Stack::Tcp(t) => t
                     .poll_transmit(now, &mut payload)
-                    .map(|d| (src, SocketAddr::V4(d), true)),
+                    .map(|(d, local)| (local.unwrap_or(src), SocketAddr::V4(d), true)),
                 // The PEP sends as the server toward the client and the reverse.
                 Stack::Pep(p) => p
                     .poll_transmit(now, &mut payload)
@@ -979,12 +1024,14 @@ impl Simulation {
             let span = to.saturating_duration_since(from).as_secs_f64();
             let bin_s = self.window.bin.as_secs_f64();
             let first = m.requests.first();
-            flows.push(FlowResult {
+            let mut result = FlowResult {
                 name: spec.name.clone(),
                 workload: match spec.workload {
                     Workload::Bulk { .. } => "bulk".into(),
                     Workload::Request { .. } => "request".into(),
                     Workload::Page { .. } => "page".into(),
+                    Workload::Search { .. } => "search".into(),
+                    Workload::Video { .. } => "video".into(),
                 },
                 start_s: spec.start_s,
                 handshake_done_s: stats.handshake_completed_at.map(|t| t.as_secs_f64()),
@@ -993,7 +1040,7 @@ impl Simulation {
                     .map(|t| t.as_secs_f64() - spec.start_s),
                 // A page's last byte is its last object's (the page load time).
                 ttlb_s: match spec.workload {
-                    Workload::Page { .. } => m.done_at,
+                    Workload::Page { .. } | Workload::Search { .. } => m.done_at,
                     _ => first.and_then(|r| r.2),
                 }
                 .map(|t| t.as_secs_f64() - spec.start_s),
@@ -1019,7 +1066,12 @@ impl Simulation {
                     Stack::Pep(p) => Some(p.result()),
                     _ => None,
                 }),
-            });
+                ..Default::default()
+            };
+            if let Some(web) = &m.web {
+                web.fill(&mut result, &m.requests, secs(spec.start_s), end);
+            }
+            flows.push(result);
         }
         let span = self
             .window

@@ -355,49 +355,32 @@ impl TcpHost {
 
     /// Runs the application at `now`.
     pub fn drive(&mut self, now: Instant, m: &mut AppMeasure, w: &MeasureWindow, buf: &mut [u8]) {
-        let Some(conn) = self.conn.as_mut() else {
-            return;
-        };
-        while let Some(e) = conn.poll_event() {
-            if let Event::Closed(why) = e {
-                if why != quiclab_tcp::CloseReason::Finished && m.done_at.is_none() {
-                    m.aborted
-                        .get_or_insert(format!("TCP connection closed: {why:?}"));
-                }
-            }
-        }
-        // With TFO the client writes before its SYN leaves (the data rides in it) and
-        // a server that accepted SYN data answers before the handshake completes.
-        let early = conn.may_write_before_syn()
-            || (conn.fast_open_accepted() && conn.state() == quiclab_tcp::State::SynReceived);
-        if !conn.is_established() && !early {
-            return;
-        }
-        if let Some(e) = &self.setup_error {
-            m.aborted.get_or_insert(e.clone());
-            return;
-        }
-        let Some(tls) = self.tls.as_mut() else {
-            drive_app(&mut self.app, now, conn, m, w, buf);
-            return;
-        };
-        // Feed TLS, let the application read, again while ciphertext waits that rustls
-        // could not take before the plaintext was read (`TlsLayer::pending_in`).
-        loop {
-            let waiting = tls.pending_in();
-            tls.pump_in(now, conn, buf);
-            if let Some(e) = &tls.error {
-                m.aborted.get_or_insert(e.clone());
-            }
-            if !tls.is_handshaking() || tls.early_data_open() {
-                drive_app(&mut self.app, now, tls, m, w, buf);
-            }
-            let left = tls.pending_in();
-            if left == 0 || (waiting > 0 && left >= waiting) || tls.error.is_some() {
-                break;
-            }
-        }
-        tls.pump_out(conn);
+        let app = &mut self.app;
+        run_stream(
+            (&mut self.conn, &mut self.tls, &self.setup_error),
+            now,
+            m,
+            buf,
+            &mut |stream, m, buf| drive_app(app, now, stream, m, w, buf),
+        );
+    }
+
+    /// Runs `f` on the connection's byte stream (TLS's when the flow has TLS) once the
+    /// application may use it, for an application outside this host (`tcpweb.rs`).
+    pub fn with_stream(
+        &mut self,
+        now: Instant,
+        m: &mut AppMeasure,
+        buf: &mut [u8],
+        f: &mut StreamFn<'_>,
+    ) {
+        run_stream(
+            (&mut self.conn, &mut self.tls, &self.setup_error),
+            now,
+            m,
+            buf,
+            f,
+        );
     }
 
     /// Segments lost and timer expiries (RTOs plus TLPs), for the results.
@@ -421,6 +404,68 @@ impl TcpHost {
     pub fn close_reason(&self) -> Option<String> {
         Some(format!("{:?}", self.conn.as_ref()?.close_reason()?))
     }
+}
+
+/// The application callback of [`run_stream`] and [`TcpHost::with_stream`].
+pub(crate) type StreamFn<'a> = dyn FnMut(&mut dyn ByteStream, &mut AppMeasure, &mut [u8]) + 'a;
+
+/// Takes the connection's events, then runs `f` on its byte stream when the
+/// application may use it: once established (or early, with TFO), over TLS once its
+/// handshake is done (or early data is open).
+fn run_stream(
+    (conn, tls, setup_error): (
+        &mut Option<TcpConnection>,
+        &mut Option<TlsLayer>,
+        &Option<String>,
+    ),
+    now: Instant,
+    m: &mut AppMeasure,
+    buf: &mut [u8],
+    f: &mut StreamFn<'_>,
+) {
+    let Some(conn) = conn.as_mut() else {
+        return;
+    };
+    while let Some(e) = conn.poll_event() {
+        if let Event::Closed(why) = e {
+            if why != quiclab_tcp::CloseReason::Finished && m.done_at.is_none() {
+                m.aborted
+                    .get_or_insert(format!("TCP connection closed: {why:?}"));
+            }
+        }
+    }
+    // With TFO the client writes before its SYN leaves (the data rides in it) and
+    // a server that accepted SYN data answers before the handshake completes.
+    let early = conn.may_write_before_syn()
+        || (conn.fast_open_accepted() && conn.state() == quiclab_tcp::State::SynReceived);
+    if !conn.is_established() && !early {
+        return;
+    }
+    if let Some(e) = setup_error {
+        m.aborted.get_or_insert(e.clone());
+        return;
+    }
+    let Some(tls) = tls.as_mut() else {
+        f(conn, m, buf);
+        return;
+    };
+    // Feed TLS, let the application read, again while ciphertext waits that rustls
+    // could not take before the plaintext was read (`TlsLayer::pending_in`).
+    loop {
+        let waiting = tls.pending_in();
+        tls.pump_in(now, conn, buf);
+        if let Some(e) = &tls.error {
+            m.aborted.get_or_insert(e.clone());
+        }
+        if !tls.is_handshaking() || tls.early_data_open() {
+            f(tls, m, buf);
+        }
+        let left = tls.pending_in();
+        if left == 0 || (waiting > 0 && left >= waiting) || tls.error.is_some() {
+            break;
+        }
+    }
+    tls.pump_out(conn);
 }
 
 fn drive_app(
@@ -499,7 +544,8 @@ impl ClientState {
                 think_ms,
                 ..
             } => self.drive_requests(now, conn, m, w, buf, (size, count, think_ms)),
-            Workload::Page { .. } => {}
+            // Page is QUIC-only; search and video flows run `tcpweb.rs`.
+            _ => {}
         }
     }
 

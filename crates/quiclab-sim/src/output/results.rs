@@ -42,6 +42,30 @@ pub struct FlowResult {
     /// first); `None` when it completed or has no end. An incomplete request flow has no
     /// `ttlb_s` for the unanswered request.
     pub incomplete: Option<String>,
+    /// `search`: the flow's start (connection setup included) to the last embedded
+    /// object's last byte, seconds (seed 003 §6.3's Search Latency; `ttfb_s` is the
+    /// HTML's time to first byte). Absent for other workloads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search_latency_s: Option<f64>,
+    /// `video`: the flow's start to the start of playback, seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub video_startup_s: Option<f64>,
+    /// `video`: stalls during playback, their total time and the time played, seconds;
+    /// `rebuffer_rate` = rebuffer_s / (rebuffer_s + play_s) (seed 003 §6.5), absent
+    /// when playback never started.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rebuffer_count: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rebuffer_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub play_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rebuffer_rate: Option<f64>,
+    /// `search` / `video`: each fetch's last byte (the HTML, then the objects; or the
+    /// chunks' parts in request order), seconds from the flow's start (`None`: not
+    /// complete).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fetch_done_s: Option<Vec<Option<f64>>>,
     /// The gateway's PEP for this flow (a TCP flow with `[topology.gateway.pep]`
     /// enabled); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -377,7 +377,7 @@ mod tests {
             server: side(20, 30000, 1, 9, 0),
             close: Some("idle, \"timeout\"".into()),
             incomplete: None,
-            pep: None,
+            ..Default::default()
         };
         let pending = FlowResult {
             name: "req".into(),

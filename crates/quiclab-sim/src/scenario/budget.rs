@@ -133,6 +133,33 @@ impl Scenario {
                 LinkSide::Return,
                 objects.max(1) as f64,
             ),
+            Workload::Search {
+                html_size,
+                objects,
+                ref object_size,
+            } => (
+                html_size as f64
+                    + objects as f64 * object_size.mean()
+                    + REQUEST_BYTES * (objects + 1) as f64,
+                f64::INFINITY,
+                &server,
+                &client,
+                LinkSide::Return,
+                objects.max(1) as f64,
+            ),
+            Workload::Video {
+                duration_s,
+                bitrate_mbps,
+                audio_kbps,
+                ..
+            } => (
+                (bitrate_mbps * 1e6 + audio_kbps * 1e3) / 8.0 * duration_s,
+                f64::INFINITY,
+                &server,
+                &client,
+                LinkSide::Return,
+                2.0,
+            ),
         };
         let active = (end.min(self.stop.time_s) - f.start_s).max(0.0);
         let rate_bytes_s = self

@@ -24,6 +24,7 @@ mod session_from;
 mod tcp;
 mod tls_resume;
 mod validate;
+mod web;
 
 pub use budget::{max_events, SourceWork, DEFAULT_MAX_EVENTS};
 pub use gateway::{GatewayConfig, PepConfig, MAX_PEP_BUFFER};
@@ -32,6 +33,10 @@ pub use session_from::SessionFrom;
 pub use validate::{
     MAX_CERTIFICATE_PADDING, MAX_FLOWS, MAX_PAIRS, MAX_RATE_MBPS, MAX_SECONDS, MAX_SEND_MEMORY,
     MIN_RATE_MBPS, MIN_STEP_SECONDS,
+};
+pub use web::{
+    HttpMode, HttpSettings, ObjectSize, SizeDist, TcpHttp, EXTRA_PORTS, MAX_OBJECTS,
+    MAX_OBJECT_BYTES, MAX_POOL_SIZE,
 };
 
 /// A scenario file's top level.
@@ -189,10 +194,37 @@ pub enum Workload {
         objects: u64,
         object_size: u64,
     },
+    /// A search (seed 003 §6.3's Search Latency): GET an `html_size`-byte page, then
+    /// its `objects` embedded objects (sizes from `object_size`, see `scenario/web.rs`)
+    /// all at once once the HTML arrived; measured until the last object's last byte.
+    Search {
+        html_size: u64,
+        objects: u64,
+        object_size: ObjectSize,
+    },
+    /// A video playback of `duration_s` seconds at `bitrate_mbps` (video) plus
+    /// `audio_kbps` (audio, default 128; 0 = none) in `chunk_s` chunks with a playback
+    /// buffer (seed 003 §6.5's rebuffer rate; `webapp.rs`): playback starts with
+    /// `startup_s` buffered, chunks are fetched while less than `buffer_target_s` is
+    /// buffered.
+    Video {
+        duration_s: f64,
+        bitrate_mbps: f64,
+        #[serde(default = "audio_kbps")]
+        audio_kbps: f64,
+        chunk_s: f64,
+        startup_s: f64,
+        buffer_target_s: f64,
+    },
 }
 
 fn one() -> u64 {
     1
+}
+
+/// A video's default audio track, kbit/s (a typical AAC stereo track).
+fn audio_kbps() -> f64 {
+    128.0
 }
 
 /// Which transport a flow runs.
@@ -235,6 +267,10 @@ pub struct Flow {
     /// plain TCP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls: Option<crate::tcptls::TlsSettings>,
+    /// How a TCP flow carries a `search` / `video` workload (`[flows.http]`, see
+    /// `scenario/web.rs`); absent = the workload's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<HttpSettings>,
     /// The earlier flow whose TLS session this flow's client resumes (a flow name;
     /// see `scenario/session_from.rs`); absent = a first connection.
     #[serde(default, skip_serializing_if = "Option::is_none")]

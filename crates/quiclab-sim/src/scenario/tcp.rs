@@ -15,7 +15,9 @@
 //! QUIC-only. `tls = { version = "1.3" }` (or `"1.2"`) runs rustls over the stream
 //! (`tcptls.rs`); without it the flow is plain TCP. `tcp = { fast_open = true }`
 //! turns on TCP Fast Open (RFC 7413) at both ends; `session_from` with `tls = { early_data }`
-//! resumes an earlier flow's TLS session (`tls_resume.rs`).
+//! resumes an earlier flow's TLS session (`tls_resume.rs`). `search` and `video`
+//! workloads run over one multiplexed connection or a pool of connections
+//! (`[flows.http]`, `scenario/web.rs`).
 
 use super::validate::Check;
 use super::{Flow, LinkSide, Scenario, ScenarioError, Transport, Workload};
@@ -54,6 +56,12 @@ impl Scenario {
                 );
             }
             _ => {}
+        }
+        if f.workload.is_web() && f.session_from.is_some() {
+            return c.bad(
+                format!("{key}.session_from"),
+                "search and video flows over TCP start fresh connections (no session_from)",
+            );
         }
         self.check_tls_resume(c.file, i, f)?;
         let cfg = self.tcp_config(i);

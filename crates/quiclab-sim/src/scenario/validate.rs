@@ -129,6 +129,7 @@ impl Scenario {
             self.resume_from(i, file)?;
             self.session_from(i, file)?;
         }
+        self.check_extra_ports(c)?;
         for (i, x) in self.cross_traffic.iter().enumerate() {
             check_cross_traffic(c, i, x, pairs)?;
         }
@@ -241,7 +242,9 @@ impl Scenario {
                 c.millis(format!("{key}.workload.think_ms"), *think_ms)?;
             }
             Workload::Page { .. } => {}
+            Workload::Search { .. } | Workload::Video { .. } => {}
         }
+        self.check_web_flow(c, i, f)?;
         if !f.transport.is_quic() || f.tcp.is_some() || f.tls.is_some() {
             return self.check_tcp_flow(c, i, f);
         }
@@ -290,6 +293,13 @@ impl Scenario {
                 &server,
                 (objects + 1).min(server.flow.max_streams_bidi),
             ),
+            Workload::Search { objects, .. } => (
+                "server",
+                &server,
+                objects.max(1).min(server.flow.max_streams_bidi),
+            ),
+            // Two chunks in flight (webapp.rs).
+            Workload::Video { .. } => ("server", &server, 2),
         };
         let buffered = u128::from(sender.flow.send_buffer) * u128::from(streams);
         if buffered > u128::from(MAX_SEND_MEMORY) {
