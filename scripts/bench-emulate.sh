@@ -3,8 +3,10 @@
 # the link model's due time for the actual send times, p50/p99) and throughput through
 # `quiclab emulate` on loopback at 10, 100 and 500 Mbit/s, at 50% and 120% load.
 # Usage: scripts/bench-emulate.sh [SECONDS_PER_PHASE] [-- EMULATOR FLAGS]
-# The bench's sender and receiver run under SCHED_FIFO (chrt) when permitted, as the
-# emulator does by itself; without it a loaded machine's wake-up latency dominates.
+# Run under `chrt -f 10` when permitted: the bench's receiving thread then raises itself
+# to FIFO 30 (above the emulator's 20) and its sender drops to the normal class (see
+# crates/quiclab-bench-udp/src/emulate.rs); without it a loaded machine's wake-up latency
+# dominates.
 # Figures go to docs/PERFORMANCE.md. Not part of scripts/test.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -95,6 +95,9 @@ pub fn raise_priority() -> bool {
     let ok = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } == 0;
     if ok {
         eprintln!("quiclab emulate: real-time scheduling (SCHED_FIFO 20)");
+        if let Some(note) = rt_throttling_note() {
+            eprintln!("quiclab emulate: {note}");
+        }
     } else {
         eprintln!(
             "quiclab emulate: real-time scheduling refused ({}): timing suffers on a busy machine",
@@ -102,4 +105,30 @@ pub fn raise_priority() -> bool {
         );
     }
     ok
+}
+
+/// The kernel's real-time throttling, if on: a real-time task that runs for
+/// `sched_rt_runtime_us` of every `sched_rt_period_us` (default 0.95 s of 1 s) is
+/// stopped for the rest of the period. The relay spins before each deadline, so at
+/// rates where deliveries are due every few tens of microseconds it never sleeps and is
+/// stopped ~50 ms a second (measured: p99 delay error 20-44 ms at 500 Mbit/s, 51-97 µs
+/// with throttling off; docs/PERFORMANCE.md).
+fn rt_throttling_note() -> Option<String> {
+    let read = |f: &str| -> Option<i64> {
+        std::fs::read_to_string(format!("/proc/sys/kernel/{f}"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    };
+    let runtime = read("sched_rt_runtime_us")?;
+    let period = read("sched_rt_period_us")?;
+    (runtime >= 0 && runtime < period).then(|| {
+        format!(
+            "the kernel throttles real-time tasks ({runtime} of every {period} µs): at \
+             rates where the relay never sleeps (hundreds of Mbit/s) it will pause ~{} ms a \
+             second; on a dedicated host `sysctl kernel.sched_rt_runtime_us=-1` lifts that",
+            (period - runtime) / 1000
+        )
+    })
 }
