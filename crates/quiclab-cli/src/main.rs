@@ -107,6 +107,12 @@ struct Common {
     /// to `poll` where unavailable; the choice is printed).
     #[arg(long, default_value = "timerfd", value_parser = ["poll", "timerfd"])]
     wake: String,
+    /// Pacing bursts as µs of the pacing rate (10 to 64 datagrams; the config key
+    /// `pacing_burst_us`): a real host's timers cannot wake once per packet at Gbit/s
+    /// rates. 0 = fixed 10-datagram bursts, as in the simulator. Default: the config
+    /// file's value, else 1000 (about Linux TCP's burst of ~1 ms of its pacing rate).
+    #[arg(long)]
+    pacing_burst_us: Option<u64>,
 }
 
 #[derive(Args)]
@@ -188,6 +194,7 @@ impl Common {
             kx: &self.kx,
             versions: &self.versions,
             key_update_every: self.key_update_every,
+            pacing_burst_us: self.pacing_burst_us,
         }
     }
 }
@@ -226,6 +233,7 @@ fn server(a: ServerArgs) -> Result<()> {
         bail!("--root {}: not a directory", a.root.display());
     }
     let (config, choices) = setup::configure(&a.common.flags(), Side::Server)?;
+    eprintln!("{}", setup::pacing_note(&config));
     let seed = setup::seed(a.common.seed)?;
     let identity = match (&a.cert, &a.key) {
         (Some(c), Some(k)) => cert::load_pem(c, k)?,
@@ -291,6 +299,7 @@ fn client(a: ClientArgs) -> Result<()> {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
     let (config, choices) = setup::configure(&a.common.flags(), Side::Client)?;
+    eprintln!("{}", setup::pacing_note(&config));
     let seed = setup::seed(a.common.seed)?;
     let verify = match (&a.ca, a.insecure) {
         (Some(ca), _) => ServerVerification::Roots(setup::load_certs(ca)?),

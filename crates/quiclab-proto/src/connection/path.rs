@@ -65,7 +65,13 @@ impl PathData {
             amplification_sent: 0,
             rtt: RttEstimator::new(config.initial_rtt()),
             cc,
-            pacer: Pacer::new(u64::from(config.max_udp_payload_size)),
+            pacer: match config.pacing_burst_us {
+                None => Pacer::new(u64::from(config.max_udp_payload_size)),
+                Some(us) => Pacer::with_burst_interval(
+                    u64::from(config.max_udp_payload_size),
+                    Duration::from_micros(us),
+                ),
+            },
             pto_count: 0,
             first_rtt_sample_time: None,
             app_limited: false,

@@ -11,11 +11,28 @@ use std::time::Duration;
 /// window, i.e. about 10 packets).
 pub const DEFAULT_BURST_PACKETS: u64 = 10;
 
+/// Most packets a time-bounded burst may hold: one GSO batch of the real-UDP driver
+/// (Linux caps a GSO send at 64 segments).
+pub const MAX_BURST_PACKETS: u64 = 64;
+
+/// How large a burst the bucket holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Burst {
+    /// A fixed number of bytes.
+    Fixed(u64),
+    /// What the pacing rate earns in `ns` nanoseconds, within `[min, max]` bytes. For
+    /// a real host whose timers cannot wake for every packet at high rates (Linux's
+    /// TCP sizes its TSO bursts to ~1 ms of the pacing rate; quinn to 2 ms of the
+    /// window's rate). RFC 9002 §7.7: a sender that knows the path absorbs larger
+    /// bursts MAY use a larger limit than the initial window.
+    Interval { ns: u64, min: u64, max: u64 },
+}
+
 /// Token-bucket pacer for one path.
 #[derive(Clone, Debug)]
 pub struct Pacer {
-    /// Bucket size in bytes.
-    capacity: u64,
+    /// Burst size rule (the bucket's capacity).
+    burst: Burst,
     /// Bytes that may leave now (as of `last`).
     tokens: u64,
     /// When `tokens` was last brought up to date; `None` before the first send.
@@ -89,9 +106,36 @@ impl Pacer {
     pub fn with_burst(burst_bytes: u64) -> Self {
         let capacity = burst_bytes.max(1);
         Pacer {
-            capacity,
+            burst: Burst::Fixed(capacity),
             tokens: capacity,
             last: None,
+        }
+    }
+
+    /// A pacer whose bucket holds what the pacing rate earns in `interval`, between
+    /// [`DEFAULT_BURST_PACKETS`] and [`MAX_BURST_PACKETS`] datagrams of
+    /// `max_datagram_size` (starts holding the minimum).
+    pub fn with_burst_interval(max_datagram_size: u64, interval: Duration) -> Self {
+        let min = DEFAULT_BURST_PACKETS
+            .saturating_mul(max_datagram_size)
+            .max(1);
+        let max = MAX_BURST_PACKETS.saturating_mul(max_datagram_size).max(min);
+        let ns = u64::try_from(interval.as_nanos()).unwrap_or(u64::MAX);
+        Pacer {
+            burst: Burst::Interval { ns, min, max },
+            tokens: min,
+            last: None,
+        }
+    }
+
+    /// The bucket's size in bytes at `rate`.
+    fn capacity(&self, rate: Option<PacingRate>) -> u64 {
+        match (self.burst, rate) {
+            (Burst::Fixed(bytes), _) => bytes,
+            (Burst::Interval { min, .. }, None) => min,
+            (Burst::Interval { ns, min, max }, Some(rate)) => {
+                earned(Duration::from_nanos(ns), rate).clamp(min, max)
+            }
         }
     }
 
@@ -106,7 +150,8 @@ impl Pacer {
         if gained == 0 {
             return (self.tokens, last);
         }
-        (self.tokens.saturating_add(gained).min(self.capacity), now)
+        let capacity = self.capacity(Some(rate));
+        (self.tokens.saturating_add(gained).min(capacity), now)
     }
 
     /// When a packet of `bytes` may be sent: `None` = now (or pacing does not apply:
@@ -120,7 +165,7 @@ impl Pacer {
         let rate = rate?;
         let (tokens, _) = self.refill(now, rate);
         // A packet bigger than the bucket waits for a full bucket, not forever.
-        let need = bytes.min(self.capacity);
+        let need = bytes.min(self.capacity(Some(rate)));
         if tokens >= need {
             return None;
         }
@@ -134,7 +179,7 @@ impl Pacer {
     /// tokens (never below zero).
     pub fn on_sent(&mut self, now: Instant, bytes: u64, rate: Option<PacingRate>) {
         let (tokens, at) = match rate {
-            None => (self.capacity, now),
+            None => (self.capacity(None), now),
             Some(rate) => self.refill(now, rate),
         };
         self.tokens = tokens.saturating_sub(bytes);
@@ -229,6 +274,43 @@ mod tests {
         assert!(p
             .next_send_time(later, 10 * MDS, PacingRate::from_window(12_000, srtt))
             .is_some());
+    }
+
+    #[test]
+    fn interval_burst_follows_the_rate_within_bounds() {
+        let ms = Duration::from_millis(1);
+        // 1.25 * 1.2 MB / 10 ms = 150 kB per ms: 1 ms holds 125 datagrams, capped at 64.
+        let fast = PacingRate::from_window(1_200_000, Duration::from_millis(10));
+        // 1.25 * 120 kB / 100 ms = 1.5 kB per ms: below the 10-datagram minimum.
+        let slow = PacingRate::from_window(120_000, Duration::from_millis(100));
+        // 1.25 * 1.2 MB / 50 ms = 30 kB per ms: 25 datagrams.
+        let mid = PacingRate::from_window(1_200_000, Duration::from_millis(50));
+        let p = Pacer::with_burst_interval(MDS, ms);
+        assert_eq!(p.capacity(fast), MAX_BURST_PACKETS * MDS);
+        assert_eq!(p.capacity(slow), DEFAULT_BURST_PACKETS * MDS);
+        assert_eq!(p.capacity(mid), 25 * MDS);
+        assert_eq!(p.capacity(None), DEFAULT_BURST_PACKETS * MDS);
+        // After an idle period at the mid rate, 25 datagrams leave back to back, then
+        // the 26th waits for the rate (1200 bytes at 30 kB/ms = 40 µs).
+        let mut p = p;
+        let t0 = Instant::from_millis(1);
+        p.on_sent(t0, MDS, mid);
+        let later = Instant::from_millis(100);
+        for _ in 0..25 {
+            assert_eq!(p.next_send_time(later, MDS, mid), None);
+            p.on_sent(later, MDS, mid);
+        }
+        assert_eq!(
+            p.next_send_time(later, MDS, mid),
+            Some(later + Duration::from_micros(40))
+        );
+    }
+
+    #[test]
+    fn fixed_burst_ignores_the_rate() {
+        let p = Pacer::new(MDS);
+        let fast = PacingRate::from_window(1_200_000, Duration::from_millis(10));
+        assert_eq!(p.capacity(fast), DEFAULT_BURST_PACKETS * MDS);
     }
 
     #[test]
