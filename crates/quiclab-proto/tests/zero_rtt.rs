@@ -216,3 +216,47 @@ fn same_seed_same_resumed_bytes() {
     assert!(!a.is_empty());
     assert_eq!(a, b);
 }
+
+#[test]
+fn zero_rtt_stays_in_the_original_version_and_an_upgrading_server_declines_it() {
+    use quiclab_proto::config::{QuicVersion, VersionConfig};
+    use quiclab_proto::wire::header::parse_header;
+    use quiclab_proto::wire::{PacketType, VERSION_1, VERSION_2};
+    let both = |mut c: TransportConfig| {
+        c.versions = VersionConfig {
+            initial: QuicVersion::V1,
+            supported: vec![QuicVersion::V2, QuicVersion::V1],
+        };
+        c
+    };
+    let tls = base_tls();
+    first(&tls, zconfig(true), zconfig(true));
+    let mut p = pair(&tls, both(zconfig(true)), both(zconfig(true)), 2);
+    p.capture = Some(Vec::new());
+    assert!(p.client_conn().is_zero_rtt_sending());
+    request(&mut p).unwrap();
+    // RFC 9369 §4.1: the client never sends 0-RTT in the negotiated version; this
+    // server, having moved the connection to v2, reads none (RFC 9368 §7.3) and says
+    // so in TLS, so the client resends the request in 1-RTT.
+    let c = p.client_conn();
+    assert_eq!(c.version(), VERSION_2);
+    assert!(c.zero_rtt_packets() >= 1);
+    assert_eq!(c.zero_rtt_status(), ZeroRttStatus::Rejected);
+    assert_eq!(p.server_conn().unwrap().zero_rtt_packets(), 0);
+    let capture = p.capture.take().unwrap();
+    let mut zero_rtt = 0;
+    for (_, _, d) in capture.iter().filter(|c| c.1) {
+        let mut rest = &d[..];
+        while let Ok(h) = parse_header(rest, 8) {
+            if h.ty == PacketType::OneRtt {
+                break;
+            }
+            if h.ty == PacketType::ZeroRtt {
+                assert_eq!(h.version, VERSION_1);
+                zero_rtt += 1;
+            }
+            rest = &rest[h.packet_len.min(rest.len())..];
+        }
+    }
+    assert!(zero_rtt >= 1);
+}

@@ -223,7 +223,10 @@ impl Connection {
         let mut tp = Vec::new();
         local_params.encode(&mut tp);
         let tls_rng = rng.fork("tls");
-        let tls = TlsSession::client(tls, server_name, tp, version, tls_rng, now)?;
+        // RFC 9368 §2.3: offering other versions, it may have to follow an upgrade.
+        let follow =
+            (local_params.version_information.as_ref()).is_some_and(|v| v.available.len() > 1);
+        let tls = TlsSession::client(tls, server_name, tp, version, follow, tls_rng, now)?;
         let mut conn = Self::new_common(
             now,
             Side::Client,
