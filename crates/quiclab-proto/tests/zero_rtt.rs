@@ -283,7 +283,15 @@ fn zero_rtt_after_the_upgrade_stays_in_the_original_version() {
     let limit = Instant::from_millis(1_000);
     p.run_until(limit, |p| p.capture.as_ref().unwrap().iter().any(|c| !c.1))
         .unwrap();
-    let datagram = p.capture.as_ref().unwrap().iter().find(|c| !c.1).unwrap().2.clone();
+    let datagram = p
+        .capture
+        .as_ref()
+        .unwrap()
+        .iter()
+        .find(|c| !c.1)
+        .unwrap()
+        .2
+        .clone();
     let h = parse_header(&datagram, 8).unwrap();
     assert_eq!(h.version, VERSION_2);
     let mut initial = datagram[..h.packet_len].to_vec();
