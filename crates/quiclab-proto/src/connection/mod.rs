@@ -518,7 +518,7 @@ impl Connection {
     pub fn peer_params(&self) -> Option<&TransportParameters> {
         self.peer_params.as_deref()
     }
-    /// The QUIC version in use (after any Version Negotiation).
+    /// The QUIC version in use (after any Version Negotiation or compatible upgrade).
     pub fn version(&self) -> u32 {
         self.versions.current
     }

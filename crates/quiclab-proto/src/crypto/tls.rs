@@ -7,6 +7,7 @@ use super::version_keys::{self, NextSecrets, SecretLog, Traffic};
 use crate::error::{TransportError, TransportErrorCode};
 use crate::rng::DetRng;
 use crate::time::Instant;
+use rustls::crypto::tls13::OkmBlock;
 #[cfg(test)]
 use rustls::quic::PacketKeySet;
 use rustls::quic::{DirectionalKeys, Keys};
@@ -235,13 +236,7 @@ impl TlsSession {
         &self,
         client: Traffic,
         server: Traffic,
-    ) -> Result<
-        (
-            rustls::crypto::tls13::OkmBlock,
-            rustls::crypto::tls13::OkmBlock,
-        ),
-        TransportError,
-    > {
+    ) -> Result<(OkmBlock, OkmBlock), TransportError> {
         let missing = || TransportError::internal("TLS secret missing from the key log");
         let log = self.secret_log.as_ref().ok_or_else(missing)?;
         let (c, s) = (
@@ -262,7 +257,7 @@ impl TlsSession {
         change: rustls::quic::KeyChange,
     ) -> Result<KeyChange, TransportError> {
         use rustls::quic::KeyChange as Rustls;
-        let own = self.packet_version != self.version;
+        let rederive = self.packet_version != self.version;
         let suite = || {
             self.cipher_suite()
                 .and_then(|s| s.tls13())
@@ -270,8 +265,8 @@ impl TlsSession {
         };
         let no_quic = || TransportError::internal("cipher suite unusable with QUIC");
         Ok(match change {
-            Rustls::Handshake { keys } if !own => KeyChange::Handshake { keys },
-            Rustls::OneRtt { keys, next } if !own => KeyChange::OneRtt {
+            Rustls::Handshake { keys } if !rederive => KeyChange::Handshake { keys },
+            Rustls::OneRtt { keys, next } if !rederive => KeyChange::OneRtt {
                 keys,
                 next: NextSecrets::Tls(next),
             },
