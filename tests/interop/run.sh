@@ -5,8 +5,11 @@
 # both directions, plus quiclab against itself (to tell a stack bug from an interop one). Each case checks the
 # downloaded files byte for byte (sha256) AND the quiclab side's qlog for evidence of
 # the mechanism: key_updated with key_phase >= 1 (keyupdate), tls_cipher ChaCha20
-# (chacha20), chosen_version 6b3343cf (v2; on the server side in the version_information
-# event it logs only when it upgraded aioquic's v1 Initial to v2), a Retry received (retry: the quiclab client's
+# (chacha20), chosen_version 6b3343cf (v2, the runner's meaning: the client starts in v1
+# offering v2 and the server moves the connection to v2 by compatible version
+# negotiation; the quiclab client's qlog shows its start in 00000001 and the
+# version_information event it logs only when it follows such an upgrade, the quiclab
+# server's the one it logs only when it upgraded a v1 Initial), a Retry received (retry: the quiclab client's
 # packet_received of type retry; the quiclab server's retry_source_connection_id, which
 # it sets only on a connection admitted with its Retry token), resumption_allowed
 # (resumption: the second connection resumed), that and 0RTT packets (zerortt). Prints a
@@ -15,7 +18,8 @@
 # when CI is set (CI must run them). 127.0.0.1 only.
 # quic-go has no compatible version negotiation (RFC 9368), so in v2 its client starts in
 # v2 (the quiclab server's evidence: the v2 version_information without an upgrade) and
-# its server, which prefers v2, gets quiclab's v2 Initial directly.
+# its server, which prefers v2 but keeps a v1 connection in v1, gets a v2 Initial from
+# quiclab's client directly (--versions v2,v1 for that pairing).
 # Ends with "N passed, M failed"; exits non-zero on any failure.
 # Env: PYTHON (default python3), KEEP=1 keeps the work dir, CASE_TIMEOUT (s, default 120),
 # CASES (default "handshake transfer multiplexing keyupdate chacha20 v2 retry resumption zerortt").
@@ -101,10 +105,15 @@ evidence() { # case dir side
         # quic-go neither sends the version_information transport parameter nor accepts an
         # upgrade (no RFC 9368 in quic-go v0.65): its client starts in v2, the server
         # logs v2 as chosen without client versions.
-        v2,server-direct) pattern='"quic:version_information","data":\{"chosen_version":"6b3343cf"' ;;
+        v2,server-direct | v2,client-direct) pattern='"quic:version_information","data":\{"chosen_version":"6b3343cf"' ;;
+        # The client started in v1 and followed the server's upgrade to v2 (RFC 9368
+        # §2.3): the event without server_versions is the one logged when it switches.
+        v2,client)
+            grep -qs '"quic:version_information","data":{"chosen_version":"00000001"}' "$dir"/*.sqlog ||
+                { echo "the client did not start in v1 in $dir"; return 1; }
+            pattern='"quic:version_information","data":\{"client_versions":\[[^]]*\],"chosen_version":"6b3343cf"' ;;
         keyupdate,*) pattern='"key_phase":[1-9]' ;;
         chacha20,*) pattern='"tls_cipher":"TLS13_CHACHA20_POLY1305_SHA256"' ;;
-        v2,*) pattern='"chosen_version":"6b3343cf"' ;;
         # The second connection resumed (a PSK handshake), and (zerortt) 0-RTT went.
         resumption,*) pattern='"resumption_allowed":true' ;;
         zerortt,*)
@@ -176,7 +185,9 @@ run_case() {
 # quiclab client -> quic-go server and quic-go client -> quiclab server for one case,
 # evidence again in quiclab's qlog.
 run_quicgo() { # case workdir
-    local tc=$1 q=$2 f urls_g=() urls_q=()
+    local tc=$1 q=$2 f urls_g=() urls_q=() side=client extra=()
+    # quic-go's server does not upgrade a v1 connection: quiclab's client starts in v2.
+    [[ $tc == v2 ]] && side=client-direct extra=(--versions v2,v1)
     start_server "quic-go server" "$q/quicgo_server.log" "listening" \
         "$quicgo" server -listen "127.0.0.1:$quicgo_port" -root "$work/www" \
         -cert "$work/cert.pem" -key "$work/key.pem" -testcase "$tc" -qlog-dir "$q/qlog-gs" ||
@@ -188,9 +199,9 @@ run_quicgo() { # case workdir
         urls_g+=("https://127.0.0.1:$quicgo_port/$f")
         urls_q+=("https://127.0.0.1:$quiclab_g_port/$f")
     done
-    run_case "$tc" "quiclab->quic-go" "$q/out-qg" "$q/qlog-qg" client "$q/qg.log" \
+    run_case "$tc" "quiclab->quic-go" "$q/out-qg" "$q/qlog-qg" "$side" "$q/qg.log" \
         "$quiclab" client --ca "$work/cert.pem" --output "$q/out-qg" --testcase "$tc" \
-        --qlog-dir "$q/qlog-qg" "${urls_g[@]}"
+        "${extra[@]}" --qlog-dir "$q/qlog-qg" "${urls_g[@]}"
     run_case "$tc" "quic-go->quiclab" "$q/out-gq" "$q/qlog-server-g" server-direct "$q/gq.log" \
         "$quicgo" client -out "$q/out-gq" -testcase "$tc" -qlog-dir "$q/qlog-gq" "${urls_q[@]}"
 }

@@ -92,7 +92,8 @@ struct Common {
     /// Key exchange groups, in preference order (x25519, p256).
     #[arg(long, value_delimiter = ',')]
     kx: Vec<quiclab_proto::crypto::choices::KxGroup>,
-    /// QUIC versions (v1, v2), most preferred first; a client starts with the first.
+    /// QUIC versions (v1, v2), most preferred first; a client starts with the first and
+    /// offers the others for a compatible upgrade (RFC 9368), which it follows.
     #[arg(long, value_delimiter = ',')]
     versions: Vec<setup::VersionArg>,
     /// Initiate a 1-RTT key update every N packets sent (RFC 9001 §6).

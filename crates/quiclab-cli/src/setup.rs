@@ -89,9 +89,10 @@ impl std::error::Error for UnsupportedTestcase {}
 /// `multiplexing` need nothing special; `keyupdate`: the client updates its 1-RTT keys
 /// early and often (every 2 packets it sends: a downloading client sends mostly ACKs,
 /// and few of those, since the driver reads GRO batches and acknowledges once per batch); `chacha20`: only ChaCha20-Poly1305;
-/// `v2`: the client starts in QUIC v2 (falling back to v1 after Version Negotiation),
-/// the server accepts v2 and v1, preferring v2: it upgrades a v1 client that offers
-/// v2 by compatible version negotiation; `retry`: the server sends a Retry on every connection
+/// `v2` (the interop runner's meaning): the client starts in QUIC v1 offering v2 (and
+/// preferring it), so a server preferring v2 moves the connection to v2 by compatible
+/// version negotiation (RFC 9368 §2.3), which the client follows; the server accepts v2
+/// and v1, preferring v2, so it upgrades such a client; `retry`: the server sends a Retry on every connection
 /// (RFC 9000 §8.1.2; the client needs nothing: it always handles Retry); `resumption`: the
 /// server issues session tickets and the client makes a second connection that resumes
 /// (see `main.rs`); `zerortt`: the same, with 0-RTT on both sides (`zero_rtt`). Anything
@@ -116,8 +117,9 @@ pub fn configure(f: &Flags<'_>, side: Side) -> Result<(Arc<TransportConfig>, Tls
         Some("chacha20") => choices = TlsChoices::only_suite(CipherSuite::Chacha20Poly1305),
         Some("v2") => {
             config.versions = match side {
+                // RFC 9368 §2.5: the oldest version first, offering the newer one.
                 Side::Client => VersionConfig {
-                    initial: QuicVersion::V2,
+                    initial: QuicVersion::V1,
                     supported: vec![QuicVersion::V2, QuicVersion::V1],
                 },
                 // Preferring v2, so a v1 client offering v2 is upgraded (RFC 9368 §2.3).

@@ -4,7 +4,9 @@
 
 mod security;
 
-pub use security::{AdmissionConfig, KeyUpdateConfig, QuicVersion, RetryMode, VersionConfig};
+pub use security::{
+    compatible_versions, AdmissionConfig, KeyUpdateConfig, QuicVersion, RetryMode, VersionConfig,
+};
 
 use crate::cc::{CarefulResumeConfig, CongestionControl, HystartConfig};
 use crate::error::TransportError;

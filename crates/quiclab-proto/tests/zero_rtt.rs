@@ -216,3 +216,102 @@ fn same_seed_same_resumed_bytes() {
     assert!(!a.is_empty());
     assert_eq!(a, b);
 }
+
+/// Client and server offering both versions, starting in v1, preferring v2.
+fn both_versions(mut c: TransportConfig) -> TransportConfig {
+    use quiclab_proto::config::{QuicVersion, VersionConfig};
+    c.versions = VersionConfig {
+        initial: QuicVersion::V1,
+        supported: vec![QuicVersion::V2, QuicVersion::V1],
+    };
+    c
+}
+
+/// The versions of the 0-RTT packets in the client's captured datagrams.
+fn zero_rtt_versions(capture: &[quiclab_proto::testing::Captured]) -> Vec<u32> {
+    use quiclab_proto::wire::header::parse_header;
+    use quiclab_proto::wire::PacketType;
+    let mut out = Vec::new();
+    for (_, _, d) in capture.iter().filter(|c| c.1) {
+        let mut rest = &d[..];
+        while let Ok(h) = parse_header(rest, 8) {
+            if h.ty == PacketType::OneRtt {
+                break;
+            }
+            if h.ty == PacketType::ZeroRtt {
+                out.push(h.version);
+            }
+            rest = &rest[h.packet_len.min(rest.len())..];
+        }
+    }
+    out
+}
+
+#[test]
+fn an_upgrading_server_declines_zero_rtt() {
+    use quiclab_proto::wire::{VERSION_1, VERSION_2};
+    let tls = base_tls();
+    first(&tls, zconfig(true), zconfig(true));
+    let z = || both_versions(zconfig(true));
+    let mut p = pair(&tls, z(), z(), 2);
+    p.capture = Some(Vec::new());
+    assert!(p.client_conn().is_zero_rtt_sending());
+    request(&mut p).unwrap();
+    // This server, having moved the connection to v2, reads none of the client's v1
+    // 0-RTT (RFC 9368 §7.3) and says so in TLS: the request goes again in 1-RTT.
+    let c = p.client_conn();
+    assert_eq!(c.version(), VERSION_2);
+    assert!(c.zero_rtt_packets() >= 1);
+    assert_eq!(c.zero_rtt_status(), ZeroRttStatus::Rejected);
+    assert_eq!(p.server_conn().unwrap().zero_rtt_packets(), 0);
+    let versions = zero_rtt_versions(&p.capture.take().unwrap());
+    assert!(!versions.is_empty() && versions.iter().all(|&v| v == VERSION_1));
+}
+
+#[test]
+fn zero_rtt_after_the_upgrade_stays_in_the_original_version() {
+    use quiclab_proto::wire::header::parse_header;
+    use quiclab_proto::wire::{Dir, VERSION_1, VERSION_2};
+    let tls = base_tls();
+    first(&tls, zconfig(true), zconfig(true));
+    let z = || both_versions(zconfig(true));
+    let mut p = pair(&tls, z(), z(), 2);
+    p.capture = Some(Vec::new());
+    // The server's first datagram (v2 Initial + Handshake) is lost, but we hand the
+    // client its Initial alone: the client is in v2, its handshake not complete.
+    p.links[1].loss = 1.0;
+    let limit = Instant::from_millis(1_000);
+    p.run_until(limit, |p| p.capture.as_ref().unwrap().iter().any(|c| !c.1))
+        .unwrap();
+    let datagram = p
+        .capture
+        .as_ref()
+        .unwrap()
+        .iter()
+        .find(|c| !c.1)
+        .unwrap()
+        .2
+        .clone();
+    let h = parse_header(&datagram, 8).unwrap();
+    assert_eq!(h.version, VERSION_2);
+    let mut initial = datagram[..h.packet_len].to_vec();
+    let (now, from) = (p.now, p.server_addr);
+    p.client.handle_datagram(now, from, &mut initial).unwrap();
+    assert_eq!(p.client_conn().version(), VERSION_2);
+    assert!(!p.client_conn().is_handshake_complete());
+    // RFC 9369 §4.1: 0-RTT packets never use the negotiated version.
+    let before = p.client_conn().zero_rtt_packets();
+    let id = p.client_conn().open_stream(Dir::Bi).unwrap();
+    p.client_conn().write(id, b"GET /after-the-switch").unwrap();
+    p.capture = Some(Vec::new());
+    p.flush();
+    assert!(p.client_conn().zero_rtt_packets() > before);
+    let versions = zero_rtt_versions(&p.capture.take().unwrap());
+    assert!(!versions.is_empty() && versions.iter().all(|&v| v == VERSION_1));
+    p.links[1].loss = 0.0;
+    p.run_until(Instant::from_millis(5_000), |p| {
+        p.client_conn().is_handshake_confirmed()
+    })
+    .unwrap();
+    assert_eq!(p.client_conn().zero_rtt_status(), ZeroRttStatus::Rejected);
+}

@@ -50,8 +50,10 @@ pub struct VersionConfig {
     pub initial: QuicVersion,
     /// The versions we accept, most preferred first (default `["v1"]`). A server
     /// answers an Initial of any other version with Version Negotiation listing these
-    /// (RFC 9000 §6.1); a client picks its next version from them after Version
-    /// Negotiation (§6.2).
+    /// (RFC 9000 §6.1), and moves a client whose first flight offers a compatible one it
+    /// prefers to it (compatible version negotiation, RFC 9368 §2.3); a client offers
+    /// those compatible with `initial` for such an upgrade (and follows one), and picks
+    /// its next version from them after Version Negotiation (§6.2).
     pub supported: Vec<QuicVersion>,
 }
 
@@ -64,10 +66,25 @@ impl Default for VersionConfig {
     }
 }
 
+/// RFC 9369 §4: QUIC v1 and v2 are compatible with each other (RFC 9368 §2.2: a first
+/// flight of one converts into a first flight of the other); nothing else is.
+pub fn compatible_versions(from: u32, to: u32) -> bool {
+    matches!((from, to), (VERSION_1, VERSION_2) | (VERSION_2, VERSION_1))
+}
+
 impl VersionConfig {
     /// The wire numbers of `supported`, in preference order.
     pub fn supported_wire(&self) -> Vec<u32> {
         self.supported.iter().map(|v| v.wire()).collect()
+    }
+
+    /// A client's Available Versions for a first flight in `chosen` (RFC 9368 §3):
+    /// `chosen` and the supported versions it is compatible with, most preferred first.
+    pub fn compatible_with(&self, chosen: u32) -> Vec<u32> {
+        self.supported_wire()
+            .into_iter()
+            .filter(|&v| v == chosen || compatible_versions(chosen, v))
+            .collect()
     }
 
     /// Whether `version` (wire number) is one we accept.

@@ -29,6 +29,8 @@ impl Connection {
         let new_data = self.spaces[space as usize]
             .crypto_recv
             .insert(offset, data)?;
+        // RFC 9369 §4.1: CRYPTO data from the server in our version settles it.
+        self.versions.settled = true;
         if !new_data {
             // RFC 9002 §6.2.3: the peer repeats CRYPTO data we have, so it probably
             // misses ours (or our ACK of it): resend ours without waiting for the PTO.
@@ -90,7 +92,7 @@ impl Connection {
     pub(super) fn drive_tls(&mut self, now: Instant) -> Result<(), TransportError> {
         loop {
             let mut out = Vec::new();
-            let change = self.tls.write_handshake(&mut out, now);
+            let change = self.tls.write_handshake(&mut out, now)?;
             if !out.is_empty() {
                 self.spaces[self.handshake.tls_write_space as usize]
                     .crypto_send

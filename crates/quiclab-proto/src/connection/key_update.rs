@@ -17,7 +17,7 @@
 use super::spaces::SpaceId;
 use super::Connection;
 use crate::crypto::protect::decrypt_payload;
-use crate::crypto::{PacketKey, PacketKeySet, Secrets};
+use crate::crypto::{NextSecrets, PacketKey, PacketKeySet};
 use crate::error::{TransportError, TransportErrorCode};
 use crate::events::{Event, KeyType, Owner};
 use crate::time::Instant;
@@ -26,7 +26,9 @@ use std::ops::Range;
 /// Key phase state of the 1-RTT keys.
 #[derive(Default)]
 pub struct KeyUpdate {
-    secrets: Option<Secrets>,
+    /// rustls's, or derived with the labels of the version a server moved a client to
+    /// ("quicv2 ku" in v2, RFC 9369 §3.3.2).
+    secrets: Option<NextSecrets>,
     /// The key phase bit of the current keys.
     pub phase: bool,
     /// Keys of the next phase, derived ahead of time.
@@ -50,7 +52,7 @@ pub struct KeyUpdate {
 
 impl KeyUpdate {
     /// Takes the secrets TLS hands over with the 1-RTT keys.
-    pub fn install(&mut self, mut secrets: Secrets) {
+    pub fn install(&mut self, mut secrets: NextSecrets) {
         self.next = Some(secrets.next_packet_keys());
         self.secrets = Some(secrets);
     }

@@ -223,7 +223,10 @@ impl Connection {
         let mut tp = Vec::new();
         local_params.encode(&mut tp);
         let tls_rng = rng.fork("tls");
-        let tls = TlsSession::client(tls, server_name, tp, version, tls_rng, now)?;
+        // RFC 9368 §2.3: offering other versions, it may have to follow an upgrade.
+        let follow =
+            (local_params.version_information.as_ref()).is_some_and(|v| v.available.len() > 1);
+        let tls = TlsSession::client(tls, server_name, tp, version, follow, tls_rng, now)?;
         let mut conn = Self::new_common(
             now,
             Side::Client,
@@ -515,7 +518,7 @@ impl Connection {
     pub fn peer_params(&self) -> Option<&TransportParameters> {
         self.peer_params.as_deref()
     }
-    /// The QUIC version in use (after any Version Negotiation).
+    /// The QUIC version in use (after any Version Negotiation or compatible upgrade).
     pub fn version(&self) -> u32 {
         self.versions.current
     }

@@ -17,9 +17,9 @@ use std::net::SocketAddr;
 /// be decrypted in place). The endpoint builds one for the first packet of a datagram
 /// when it routes the datagram, and hands it over so the header is parsed only once.
 pub(crate) struct Parsed {
-    ty: PacketType,
+    pub(super) ty: PacketType,
     /// 0 for short headers and Version Negotiation.
-    version: u32,
+    pub(super) version: u32,
     dcid: ConnectionId,
     scid: ConnectionId,
     pn_offset: usize,
@@ -139,11 +139,16 @@ impl Connection {
                 return false;
             }
             // RFC 9000 §5.2: a long header of another version than the connection's
-            // (a v1 Initial retransmitted after we moved to v2, say) is not ours.
+            // (a v1 Initial retransmitted after we moved to v2, say) is not ours,
+            // unless it is the server's first word of a compatible upgrade (RFC 9368
+            // §2.3; RFC 9369 §4.1: anything else in another version is dropped).
             ty if ty != PacketType::OneRtt
                 && h.version != self.versions.current
                 && (ty != PacketType::Initial || self.original_version() != Some(h.version)) =>
             {
+                if self.may_follow_upgrade(&h) {
+                    return self.follow_upgrade(now, h, packet);
+                }
                 self.drop_packet(now, Some(ty), packet.len(), DropReason::UnsupportedVersion);
                 return false;
             }

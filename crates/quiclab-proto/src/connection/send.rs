@@ -235,10 +235,16 @@ impl Connection {
             } else {
                 space.packet_type()
             };
+            // RFC 9369 §4.1: 0-RTT stays in the client's chosen version after an upgrade.
+            let version = if zero_rtt {
+                self.versions.chosen
+            } else {
+                self.versions.current
+            };
             let o = write_long_header(
                 buf,
                 ty,
-                self.versions.current,
+                version,
                 &dcid,
                 &scid,
                 self.header_token(space),

@@ -1,6 +1,7 @@
 //! Versions: the client's reaction to Version Negotiation (RFC 9000 §6.2), a new
 //! connection attempt in the version both sides speak, and version downgrade prevention
-//! with the version_information transport parameter (RFC 9368 §4).
+//! with the version_information transport parameter (RFC 9368 §4). A client following
+//! a server's compatible upgrade (RFC 9368 §2.3) is in `compatible.rs`.
 //!
 //! QUIC v2 itself (RFC 9369) needs no code here: the version picks the Initial salt and
 //! key labels (`crypto::initial`, `crypto::tls`) and the long-header type bits
@@ -13,16 +14,23 @@ use crate::error::{TransportError, TransportErrorCode};
 use crate::events::{Event, Owner};
 use crate::time::Instant;
 use crate::wire::header::parse_version_negotiation;
-use crate::wire::{ConnectionId, Side, TransportParameters, VersionInformation};
+use crate::wire::{ConnectionId, Side, TransportParameters, VersionInformation, VERSION_1};
 
 /// The version in use, and what a client learned from Version Negotiation.
 #[derive(Clone, Debug)]
 pub(super) struct VersionState {
     /// The QUIC version of our long headers (RFC 9000 §15, RFC 9369).
     pub current: u32,
+    /// The client's Chosen Version: its first flight's in this connection attempt (RFC
+    /// 9368 §1.2). Its 0-RTT packets keep it after an upgrade (RFC 9369 §4.1).
+    pub chosen: u32,
     /// The versions a Version Negotiation packet offered, once the client acted on
     /// one (it then ignores any later one, RFC 9368 §4).
     offered: Option<Vec<u32>>,
+    /// Client: the negotiated version is known (RFC 9369 §4.1): it followed a
+    /// server's upgrade, or the server sent CRYPTO data in the chosen version. Server
+    /// packets of any other version are dropped from then on.
+    pub settled: bool,
 }
 
 /// Our version_information (RFC 9368 §3) for a connection in `version`: sent only when
@@ -37,18 +45,17 @@ pub(super) fn local_information(
     })
 }
 
-/// A client's version_information: its Available Versions name only the version it
-/// chose (RFC 9368 §2.3: the versions it would accept being upgraded to), because
-/// rustls fixes a TLS session's QUIC version when it is created, so this client cannot
-/// follow a server's compatible upgrade; it still reaches its other versions through
-/// Version Negotiation.
+/// A client's version_information (RFC 9368 §3): its Chosen Version and, as Available
+/// Versions, every supported version this first flight is compatible with, most
+/// preferred first: those a server may move the connection to (§2.3), which the client
+/// then follows (`compatible.rs`). A single-version client offers just its own.
 pub(super) fn client_information(
     config: &TransportConfig,
     version: u32,
 ) -> Option<VersionInformation> {
     config.versions.announce().then(|| VersionInformation {
         chosen: version,
-        available: vec![version],
+        available: config.versions.compatible_with(version),
     })
 }
 
@@ -57,7 +64,9 @@ impl VersionState {
     pub fn new(version: u32) -> Self {
         VersionState {
             current: version,
+            chosen: version,
             offered: None,
+            settled: false,
         }
     }
 }
@@ -140,9 +149,12 @@ impl Connection {
     /// Starts the handshake over in `version` (RFC 9000 §6.2): a new ClientHello with
     /// version_information naming the new version, Initial keys for it, and the
     /// Initial space's in-flight packets forgotten (the server dropped them). The
-    /// connection IDs stay; packet numbers continue.
+    /// connection IDs stay; packet numbers continue. The new attempt offers no other
+    /// version for a compatible upgrade (RFC 9368 §2.3 lets a client disable it by
+    /// listing only its Chosen Version), so its TLS session keeps no secrets.
     fn restart_in_version(&mut self, now: Instant, version: u32) -> Result<(), TransportError> {
         self.versions.current = version;
+        self.versions.chosen = version;
         self.local_params.version_information = Some(VersionInformation {
             chosen: version,
             available: vec![version],
@@ -174,18 +186,30 @@ impl Connection {
         self.drive_tls(now)
     }
 
-    /// RFC 9368 §4: the peer's version_information must name the version in use, and
-    /// a client that acted on Version Negotiation checks that the server's list would
-    /// have led it to the same version (else an attacker forged the VN packet).
+    /// RFC 9368 §4: the peer's version_information must name the version in use (a
+    /// client's also one it offered), and a client that acted on Version Negotiation
+    /// checks that the server's list would have led it to the same version (else an
+    /// attacker forged the VN packet).
     pub(super) fn check_peer_version_information(
         &mut self,
         now: Instant,
         p: &TransportParameters,
     ) -> Result<(), TransportError> {
         // RFC 9368 §4: the client's Chosen Version is the version of its first
-        // Initial, which a server that upgraded the connection no longer uses.
+        // Initial, which a server that upgraded the connection no longer uses; the
+        // server's is the negotiated version, which a client learned from the long
+        // header of an upgrade (§2.3) and must see confirmed here.
         let expected = self.original_version().unwrap_or(self.versions.current);
         if let Some(vi) = &p.version_information {
+            let offered = self.local_params.version_information.as_ref();
+            if self.side == Side::Client
+                && offered.is_some_and(|o| !o.available.contains(&vi.chosen))
+            {
+                return Err(version_error(format!(
+                    "server's chosen version {:#x} was not offered",
+                    vi.chosen
+                )));
+            }
             if vi.chosen != expected {
                 return Err(version_error(format!(
                     "peer's chosen version {:#x} is not the version in use {:#x}",
@@ -202,19 +226,50 @@ impl Connection {
                 );
             }
         }
-        // A server without version_information does not implement RFC 9368: there is
-        // nothing to check the Version Negotiation against (TLS authenticates the
-        // parameters, so an attacker cannot have removed it).
-        if let (Side::Client, Some(_), Some(vi)) =
-            (self.side, &self.versions.offered, &p.version_information)
-        {
-            let ours = self.config.versions.supported_wire();
-            let would_choose = ours.iter().copied().find(|v| vi.available.contains(v));
-            if would_choose != Some(self.versions.current) {
+        if self.side == Side::Client {
+            self.check_downgrade(p.version_information.as_ref())?;
+        }
+        Ok(())
+    }
+
+    /// Client, RFC 9368 §4: after an upgrade the server must have confirmed the new
+    /// version (it sent version_information, checked above); after Version
+    /// Negotiation, the server's Available Versions plus the negotiated version must
+    /// lead to the version in use. Without Version Negotiation or an upgrade, a server
+    /// without version_information does not implement RFC 9368 and there is nothing to
+    /// check (TLS authenticates the parameters, so no attacker removed it).
+    fn check_downgrade(&self, vi: Option<&VersionInformation>) -> Result<(), TransportError> {
+        let current = self.versions.current;
+        if self.versions.offered.is_none() {
+            if current != self.versions.chosen && vi.is_none() {
                 return Err(version_error(
-                    "the server's versions would have led to another version (downgrade)",
+                    "no version_information from a server that changed the version",
                 ));
             }
+            return Ok(());
+        }
+        // RFC 9368 §8: a QUIC v1 server without version_information counts as one
+        // choosing v1 with Available Versions [v1].
+        let v1_only = [VERSION_1];
+        let available: &[u32] = match vi {
+            Some(vi) => &vi.available,
+            None if current == VERSION_1 => &v1_only,
+            None => {
+                return Err(version_error(
+                    "no version_information after Version Negotiation",
+                ))
+            }
+        };
+        let ours = self.config.versions.supported_wire();
+        let would_choose = ours
+            .iter()
+            .copied()
+            .find(|v| available.contains(v) || *v == current);
+        // An empty list is a downgrade by definition (§4).
+        if available.is_empty() || would_choose != Some(current) {
+            return Err(version_error(
+                "the server's versions would have led to another version (downgrade)",
+            ));
         }
         Ok(())
     }

@@ -1,5 +1,6 @@
 //! The crypto layer: TLS 1.3 through rustls's QUIC API (ring provider), Initial secrets,
-//! packet and header protection (RFC 9001), Retry integrity, address-validation tokens, certificates and key logs.
+//! packet and header protection (RFC 9001), Retry integrity, address-validation tokens, certificates and key logs,
+//! and packet keys for a QUIC version other than the TLS session's (`version_keys`).
 //!
 //! Determinism: rustls draws randomness (client/server random, key shares) through a
 //! provider whose random source is the connection's seeded [`crate::rng::DetRng`],
@@ -16,10 +17,13 @@ pub mod retry;
 pub mod session;
 pub mod tls;
 pub mod token;
+pub mod version_keys;
 
 pub use rustls::quic::{
-    DirectionalKeys, HeaderProtectionKey, KeyChange, Keys, PacketKey, PacketKeySet, Secrets,
+    DirectionalKeys, HeaderProtectionKey, Keys, PacketKey, PacketKeySet, Secrets,
 };
+pub use tls::KeyChange;
+pub use version_keys::NextSecrets;
 
 /// Length of the AEAD tag that protects every QUIC v1 and v2 packet: the cipher suites
 /// QUIC may use (AES-128-GCM, AES-256-GCM, ChaCha20-Poly1305; RFC 9001 §5.3) all have

@@ -3,12 +3,14 @@
 
 use super::clock::with_time;
 use super::provider::with_rng;
+use super::version_keys::{self, NextSecrets, SecretLog, Traffic};
 use crate::error::{TransportError, TransportErrorCode};
 use crate::rng::DetRng;
 use crate::time::Instant;
-use rustls::quic::{DirectionalKeys, KeyChange};
+use rustls::crypto::tls13::OkmBlock;
 #[cfg(test)]
-use rustls::quic::{PacketKeySet, Secrets};
+use rustls::quic::PacketKeySet;
+use rustls::quic::{DirectionalKeys, Keys};
 use std::sync::Arc;
 
 /// TLS alert handshake_failure (RFC 8446 §6.2), for peer failures rustls gives no alert for.
@@ -16,6 +18,15 @@ const ALERT_HANDSHAKE_FAILURE: u8 = 40;
 /// TLS alert unexpected_message (RFC 8446 §6.2): what rustls answers any post-handshake
 /// message from a QUIC client with.
 const ALERT_UNEXPECTED_MESSAGE: u8 = 10;
+
+/// New packet keys from TLS (RFC 9001 §4.1.4), derived for the connection's QUIC
+/// version (see [`TlsSession::switch_version`]).
+pub enum KeyChange {
+    /// Keys for the Handshake packet number space.
+    Handshake { keys: Keys },
+    /// Keys for 1-RTT packets, and the secrets of the later key phases (RFC 9001 §6).
+    OneRtt { keys: Keys, next: NextSecrets },
+}
 
 /// rustls's connection while the handshake may still need it; after
 /// [`TlsSession::release`] (server, handshake done, tickets written) only what the
@@ -49,9 +60,16 @@ pub struct TlsSession {
     /// `KeyChange::OneRtt { next }` that [`TlsSession::write_handshake`] returned.
     /// Only this module's tests use them: the connection's key update keeps its own.
     #[cfg(test)]
-    next_secrets: Option<Secrets>,
-    /// The QUIC version the keys are derived for (RFC 9369 §3.3.2 labels).
+    next_secrets: Option<NextSecrets>,
+    /// The QUIC version rustls derives its keys for (RFC 9369 §3.3.2 labels).
     version: u32,
+    /// The QUIC version of the connection's packets: `version` unless a server moved a
+    /// client to another compatible version (RFC 9368 §2.3), whose Handshake and 1-RTT
+    /// keys are then derived from the secrets `secret_log` caught.
+    packet_version: u32,
+    /// Client offering several versions: this session's TLS secrets, from rustls's key
+    /// log (`None` otherwise: nothing is captured).
+    secret_log: Option<Arc<SecretLog>>,
     /// Client: its config and server name, to start over in another version after
     /// Version Negotiation ([`TlsSession::restart_client`]).
     client_origin: Option<(Arc<rustls::ClientConfig>, String)>,
@@ -76,20 +94,30 @@ fn rustls_version(version: u32) -> rustls::quic::Version {
 
 impl TlsSession {
     /// A client for `server_name`, sending `transport_params` (encoded) in its
-    /// ClientHello, deriving packet keys for QUIC `version`.
+    /// ClientHello, deriving packet keys for QUIC `version`. `follow_upgrades`: the
+    /// client offers other versions a server may move the connection to (RFC 9368
+    /// §2.3), so the session keeps its TLS secrets for [`TlsSession::switch_version`]
+    /// (a copy of `config` with a key log of its own; only then).
     pub fn client(
         config: Arc<rustls::ClientConfig>,
         server_name: &str,
         transport_params: Vec<u8>,
         version: u32,
+        follow_upgrades: bool,
         rng: DetRng,
         now: Instant,
     ) -> Result<Self, TransportError> {
         let mut rng = rng;
         let name = rustls::pki_types::ServerName::try_from(server_name.to_owned())
             .map_err(|e| TransportError::internal(format!("server name {server_name:?}: {e}")))?;
-        // The ClientHello (random, key share) is built here, so the generator must be set.
         let origin = (config.clone(), server_name.to_owned());
+        let (config, secret_log) = if follow_upgrades {
+            let (config, log) = SecretLog::wrap(&config);
+            (config, Some(log))
+        } else {
+            (config, None)
+        };
+        // The ClientHello (random, key share) is built here, so the generator must be set.
         // A resumed session's ticket age comes from the clock (RFC 8446 §4.2.11.1).
         let conn = with_time(now, || {
             with_rng(&mut rng, || {
@@ -110,6 +138,8 @@ impl TlsSession {
             #[cfg(test)]
             next_secrets: None,
             version,
+            packet_version: version,
+            secret_log,
             client_origin: Some(origin),
             remembered_params,
             handshake_keys_seen: false,
@@ -118,7 +148,8 @@ impl TlsSession {
 
     /// Client: a new session for the same server in QUIC `version` (RFC 9000 §6.2: after
     /// Version Negotiation the client starts a new connection attempt), with new
-    /// transport parameters and randomness. `None` for a server session.
+    /// transport parameters and randomness. `None` for a server session. It offers no
+    /// other version (see `connection::version`), so it keeps no secrets.
     pub fn restart_client(
         &self,
         transport_params: Vec<u8>,
@@ -132,6 +163,7 @@ impl TlsSession {
             &name,
             transport_params,
             version,
+            false,
             rng,
             now,
         ))
@@ -156,6 +188,8 @@ impl TlsSession {
             #[cfg(test)]
             next_secrets: None,
             version,
+            packet_version: version,
+            secret_log: None,
             client_origin: None,
             remembered_params: None,
             handshake_keys_seen: false,
@@ -165,6 +199,96 @@ impl TlsSession {
     /// The QUIC version this session derives keys for.
     pub fn version(&self) -> u32 {
         self.version
+    }
+
+    /// Client: the server moved the connection to the compatible QUIC `version` (RFC
+    /// 9368 §2.3), before TLS handed out any Handshake keys: those and the 1-RTT keys
+    /// (key updates included) are derived for `version` from now on (RFC 9369
+    /// §3.3.2), from the secrets of a session created with `follow_upgrades`.
+    pub fn switch_version(&mut self, version: u32) -> Result<(), TransportError> {
+        if self.secret_log.is_none() || self.handshake_keys_seen {
+            return Err(TransportError::internal(
+                "switching the version of a TLS session that cannot follow",
+            ));
+        }
+        self.packet_version = version;
+        Ok(())
+    }
+
+    /// Server: declines the ClientHello's early data (RFC 9001 §4.6.2; before TLS
+    /// reads it).
+    pub fn reject_early_data(&mut self) {
+        if let Tls::Live(c) = &mut self.conn {
+            if let rustls::quic::Connection::Server(s) = &mut **c {
+                s.reject_early_data();
+            }
+        }
+    }
+
+    /// The secrets this session keeps, if it follows upgrades (tests).
+    #[cfg(test)]
+    pub(crate) fn secret_log(&self) -> Option<&Arc<SecretLog>> {
+        self.secret_log.as_ref()
+    }
+
+    /// Our and the peer's secret of a pair, as the key log caught them.
+    fn logged_pair(
+        &self,
+        client: Traffic,
+        server: Traffic,
+    ) -> Result<(OkmBlock, OkmBlock), TransportError> {
+        let missing = || TransportError::internal("TLS secret missing from the key log");
+        let log = self.secret_log.as_ref().ok_or_else(missing)?;
+        let (c, s) = (
+            log.get(client).ok_or_else(missing)?,
+            log.get(server).ok_or_else(missing)?,
+        );
+        Ok(if self.client_origin.is_some() {
+            (c, s)
+        } else {
+            (s, c)
+        })
+    }
+
+    /// rustls's key change with the keys derived for `packet_version` when it is not
+    /// rustls's own version (RFC 9369 §3.3.2 labels).
+    fn for_packet_version(
+        &self,
+        change: rustls::quic::KeyChange,
+    ) -> Result<KeyChange, TransportError> {
+        use rustls::quic::KeyChange as Rustls;
+        let rederive = self.packet_version != self.version;
+        let suite = || {
+            self.cipher_suite()
+                .and_then(|s| s.tls13())
+                .ok_or_else(|| TransportError::internal("no TLS 1.3 suite negotiated"))
+        };
+        let no_quic = || TransportError::internal("cipher suite unusable with QUIC");
+        Ok(match change {
+            Rustls::Handshake { keys } if !rederive => KeyChange::Handshake { keys },
+            Rustls::OneRtt { keys, next } if !rederive => KeyChange::OneRtt {
+                keys,
+                next: NextSecrets::Tls(next),
+            },
+            Rustls::Handshake { .. } => {
+                let (l, r) =
+                    self.logged_pair(Traffic::ClientHandshake, Traffic::ServerHandshake)?;
+                let keys =
+                    version_keys::keys(suite()?, self.packet_version, l.as_ref(), r.as_ref())
+                        .ok_or_else(no_quic)?;
+                KeyChange::Handshake { keys }
+            }
+            Rustls::OneRtt { .. } => {
+                let (l, r) = self.logged_pair(Traffic::Client0, Traffic::Server0)?;
+                let (keys, next) =
+                    version_keys::one_rtt(suite()?, self.packet_version, l.as_ref(), r.as_ref())
+                        .ok_or_else(no_quic)?;
+                KeyChange::OneRtt {
+                    keys,
+                    next: NextSecrets::Version(next),
+                }
+            }
+        })
     }
 
     /// The negotiated cipher suite, once the handshake picked one.
@@ -210,22 +334,29 @@ impl TlsSession {
     ///
     /// On `KeyChange::OneRtt`, `next` is the caller's to keep for key updates (the
     /// session keeps no copy, except in this module's tests). Nothing after
-    /// [`TlsSession::release`].
-    pub fn write_handshake(&mut self, out: &mut Vec<u8>, now: Instant) -> Option<KeyChange> {
+    /// [`TlsSession::release`]. Fails (an internal error) only when keys for another
+    /// version cannot be derived.
+    pub fn write_handshake(
+        &mut self,
+        out: &mut Vec<u8>,
+        now: Instant,
+    ) -> Result<Option<KeyChange>, TransportError> {
         let Tls::Live(conn) = &mut self.conn else {
-            return None;
+            return Ok(None);
         };
         let rng = &mut self.rng;
-        let change = with_time(now, || with_rng(rng, || conn.write_hs(out)));
-        match &change {
-            #[cfg(test)]
-            Some(KeyChange::OneRtt { next, .. }) => self.next_secrets = Some(next.clone()),
-            #[cfg(not(test))]
-            Some(KeyChange::OneRtt { .. }) => {}
-            Some(KeyChange::Handshake { .. }) => self.handshake_keys_seen = true,
-            None => {}
+        let Some(change) = with_time(now, || with_rng(rng, || conn.write_hs(out))) else {
+            return Ok(None);
+        };
+        if matches!(change, rustls::quic::KeyChange::Handshake { .. }) {
+            self.handshake_keys_seen = true;
         }
-        change
+        let change = self.for_packet_version(change)?;
+        #[cfg(test)]
+        if let KeyChange::OneRtt { next, .. } = &change {
+            self.next_secrets = Some(next.clone());
+        }
+        Ok(Some(change))
     }
 
     /// The 0-RTT keys (RFC 9001 §4.6.1): the client's to send with, from construction,
@@ -274,7 +405,9 @@ impl TlsSession {
     /// Tests only: connections keep the secrets in their key-update state.
     #[cfg(test)]
     pub fn next_1rtt_keys(&mut self) -> Option<PacketKeySet> {
-        self.next_secrets.as_mut().map(Secrets::next_packet_keys)
+        self.next_secrets
+            .as_mut()
+            .map(NextSecrets::next_packet_keys)
     }
 
     pub fn is_handshaking(&self) -> bool {
@@ -388,7 +521,6 @@ mod tests {
     use crate::crypto::cert::MemoryKeyLog;
     use crate::crypto::cert::{client_config, self_signed, server_config, ServerVerification};
     use crate::crypto::protect::{decrypt_payload, seal, unprotect_header};
-    use rustls::quic::Keys;
 
     const ALPN: &[u8] = b"quiclab";
 
@@ -408,6 +540,7 @@ mod tests {
             "localhost",
             b"client tp".to_vec(),
             crate::wire::VERSION_1,
+            false,
             DetRng::new(seed + 100),
             Instant::ZERO,
         )
@@ -438,7 +571,7 @@ mod tests {
         let mut sent = Vec::new();
         loop {
             let mut buf = Vec::new();
-            let change = from.write_handshake(&mut buf, Instant::ZERO);
+            let change = from.write_handshake(&mut buf, Instant::ZERO).unwrap();
             if !buf.is_empty() {
                 flights.bytes[*level].extend_from_slice(&buf);
                 sent.push((*level, buf));
@@ -575,8 +708,16 @@ mod tests {
         let id = self_signed(&["example.org".to_string()], 3, 0);
         let cc = client_config(ServerVerification::Insecure, &[ALPN.to_vec()], None);
         let sc = server_config(id, &[ALPN.to_vec()], None).unwrap();
-        let mut c =
-            TlsSession::client(cc, "other.name", vec![], 1, DetRng::new(1), Instant::ZERO).unwrap();
+        let mut c = TlsSession::client(
+            cc,
+            "other.name",
+            vec![],
+            1,
+            false,
+            DetRng::new(1),
+            Instant::ZERO,
+        )
+        .unwrap();
         let mut s = TlsSession::server(sc.clone(), vec![], 1, DetRng::new(2)).unwrap();
         handshake(&mut c, &mut s).unwrap();
 

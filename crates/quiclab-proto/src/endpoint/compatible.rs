@@ -4,18 +4,19 @@
 //! Initial and, when the client offers a version the server prefers to the one the
 //! Initial is in, creates the connection in that version. The TLS session's key
 //! derivation (rustls) is fixed when it is created, which is why the choice is made here
-//! and not after TLS has read the ClientHello.
+//! and not after TLS has read the ClientHello (the client, whose session was created in
+//! its first version, rederives its keys: `crypto::version_keys`).
 //!
 //! Only a ClientHello whose transport parameters are in the first Initial packet is
 //! read; otherwise the connection stays in the client's version (a correct, if
 //! unnegotiated, outcome). Servers supporting one version skip all of this.
 
+use crate::config::compatible_versions;
 use crate::config::VersionConfig;
 use crate::crypto::initial::initial_keys;
 use crate::crypto::protect::{decrypt_payload, unprotect_header};
 use crate::wire::header::decode_packet_number;
 use crate::wire::{decode_frames, ConnectionId, Frame, Side, TransportParameters};
-use crate::wire::{VERSION_1, VERSION_2};
 
 /// TLS extension quic_transport_parameters (RFC 9001 §8.2).
 const QUIC_TRANSPORT_PARAMETERS: u16 = 0x39;
@@ -26,11 +27,6 @@ pub(super) struct Upgrade {
     pub version: u32,
     /// The client's Available Versions, for qlog.
     pub client_versions: Vec<u32>,
-}
-
-/// RFC 9369 §4: v1 and v2 are compatible with each other.
-fn compatible(from: u32, to: u32) -> bool {
-    matches!((from, to), (VERSION_1, VERSION_2) | (VERSION_2, VERSION_1))
 }
 
 /// The version to create the connection in, when it is not the client's `original`:
@@ -61,7 +57,7 @@ pub(super) fn negotiate(
         .supported_wire()
         .into_iter()
         .find(|v| vi.available.contains(v))?;
-    (version != original && compatible(original, version)).then_some(Upgrade {
+    (version != original && compatible_versions(original, version)).then_some(Upgrade {
         version,
         client_versions: vi.available,
     })

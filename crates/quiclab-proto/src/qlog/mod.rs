@@ -402,6 +402,11 @@ fn version_information(
 ) {
     let mut j = begin(buf, now, "quic:version_information");
     for (key, list) in [("server_versions", server), ("client_versions", client)] {
+        // Lists are `[+ QuicVersion]`: an unknown (client upgraded before it saw the
+        // server's list) or empty one is left out.
+        if list.is_empty() {
+            continue;
+        }
         j.key(key).begin_arr();
         for v in list {
             j.hex(&v.to_be_bytes());
