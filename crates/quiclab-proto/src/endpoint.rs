@@ -169,7 +169,8 @@ impl Endpoint {
         let mut conn =
             Connection::new_client(now, self.config.clone(), tls, server_name, remote, seed)?;
         let h = self.new_handle();
-        if let Some(token) = self.validation.on_connect(h, server_name) {
+        // RFC 9369 §5: only a token from a connection of the version this one starts in.
+        if let Some(token) = self.validation.on_connect(h, server_name, conn.version()) {
             // RFC 9000 §8.1.3: a NEW_TOKEN token from an earlier connection.
             conn.set_initial_token(token);
         }
@@ -284,7 +285,7 @@ impl Endpoint {
             handshaking,
         };
         let cid_len = self.config.connection_id_length as usize;
-        let validation =
+        let mut validation =
             match self
                 .validation
                 .admit(&self.config.admission, cid_len, now, remote, &new)
@@ -310,6 +311,10 @@ impl Endpoint {
             initial.pn_offset,
         );
         let conn_version = upgrade.as_ref().map_or(version, |u| u.version);
+        if conn_version != version {
+            let admission = &self.config.admission;
+            (self.validation).on_upgrade(admission, &mut validation, conn_version, now, remote);
+        }
         let seed = self.rng.next_u64();
         let config = self
             .config_factory
@@ -358,7 +363,10 @@ impl Endpoint {
                 EndpointEvent::Drained => {
                     self.routes.retain(|_, v| *v != h);
                 }
-                EndpointEvent::NewToken(token) => self.validation.on_new_token(h, token),
+                // RFC 9369 §5: the token belongs to the version the connection is in.
+                EndpointEvent::NewToken(token) => {
+                    (self.validation).on_new_token(h, conn.version(), token)
+                }
             }
         }
     }
@@ -546,13 +554,16 @@ impl Endpoint {
     }
 
     /// Client: stores a NEW_TOKEN token for connections to `server_name` (one saved by
-    /// an earlier run); the next [`Endpoint::connect`] to that name uses it once.
-    pub fn insert_token(&mut self, server_name: &str, token: Vec<u8>) {
-        self.validation.insert_token(server_name, token);
+    /// an earlier run) that a connection of QUIC `version` received; the next
+    /// [`Endpoint::connect`] to that name starting in that version uses it once (RFC
+    /// 9369 §5).
+    pub fn insert_token(&mut self, server_name: &str, version: u32, token: Vec<u8>) {
+        self.validation.insert_token(server_name, version, token);
     }
 
-    /// Client: the NEW_TOKEN tokens not yet used, by server name (to save them).
-    pub fn tokens(&self) -> impl Iterator<Item = (&str, &[u8])> {
+    /// Client: the NEW_TOKEN tokens not yet used, as (server name, QUIC version,
+    /// token), in that order (to save them).
+    pub fn tokens(&self) -> impl Iterator<Item = (&str, u32, &[u8])> {
         self.validation.tokens()
     }
 

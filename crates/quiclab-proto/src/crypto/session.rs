@@ -9,18 +9,59 @@
 //! §7.4.1) travel inside rustls's ticket value and come back through
 //! `TlsSession::remembered_params`.
 //!
+//! RFC 9369 §5: tickets are specific to the QUIC version of the connection that got
+//! them. Both sides learn the version from [`with_quic_version`], which the connection's
+//! TLS session installs around its rustls calls (as it does the time and the random
+//! source): the client's [`SessionCache`] keeps tickets per (version, server name),
+//! inserting under the connection's current version (the negotiated one after a
+//! compatible upgrade) and taking under the version the connection starts in; the
+//! server's storage ([`ticketing_server_config`]) keeps sessions of each version apart,
+//! so a ticket from another version is not found and the handshake is a full one,
+//! without 0-RTT. Version 1 keys are the unscoped ones, so a v1-only run is unchanged.
+//!
 //! Determinism: tickets are kept per server name in a `BTreeMap`, newest last, and a
-//! connection takes the newest (as rustls's own cache does); nothing reads a clock (the
-//! configs get a [`VirtualClock`]).
+//! connection takes the newest of its version (as rustls's own cache does); nothing
+//! reads a clock (the configs get a [`VirtualClock`]).
 
 use super::clock::VirtualClock;
 use rustls::client::{ClientSessionStore, Tls12ClientSessionValue, Tls13ClientSessionValue};
 use rustls::pki_types::ServerName;
+use crate::wire::VERSION_1;
 use rustls::NamedGroup;
+use std::cell::Cell;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-/// Tickets kept per server name (rustls servers send two per connection by default).
+thread_local! {
+    /// The QUIC version of the connection whose rustls call is running on this thread.
+    static QUIC_VERSION: Cell<Option<u32>> = const { Cell::new(None) };
+}
+
+/// Runs `f` with `version` as the QUIC version that the ticket stores of this module
+/// see for every rustls call it makes on this thread; restores the previous one
+/// afterwards (nesting is allowed).
+pub fn with_quic_version<R>(version: u32, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<u32>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let _ = QUIC_VERSION.try_with(|slot| slot.set(self.0));
+        }
+    }
+    let _restore = Restore(QUIC_VERSION.with(|slot| slot.replace(Some(version))));
+    f()
+}
+
+/// The version installed by [`with_quic_version`]; version 1 outside one.
+fn current_version() -> u32 {
+    QUIC_VERSION
+        .try_with(Cell::get)
+        .ok()
+        .flatten()
+        .unwrap_or(VERSION_1)
+}
+
+/// Tickets kept per server name and QUIC version (rustls servers send two per
+/// connection by default).
 const TICKETS_PER_SERVER: usize = 4;
 /// Server names kept; the first name inserted goes first when full.
 const MAX_SERVERS: usize = 256;
@@ -30,7 +71,8 @@ pub const QUIC_EARLY_DATA_SENTINEL: u32 = u32::MAX;
 #[derive(Default)]
 struct Entry {
     kx_hint: Option<NamedGroup>,
-    tickets: VecDeque<Tls13ClientSessionValue>,
+    /// Oldest first, each with the QUIC version of the connection that got it.
+    tickets: VecDeque<(u32, Tls13ClientSessionValue)>,
 }
 
 /// A bounded in-memory client ticket store (rustls `ClientSessionStore`), shareable
@@ -105,23 +147,30 @@ impl ClientSessionStore for SessionCache {
         server_name: ServerName<'static>,
         value: Tls13ClientSessionValue,
     ) {
+        // RFC 9369 §5: the ticket belongs to the version the connection is in now.
+        let version = current_version();
         self.with_entry(&server_name, |e| {
-            if e.tickets.len() >= TICKETS_PER_SERVER {
-                e.tickets.pop_front();
+            let mine = e.tickets.iter().filter(|t| t.0 == version).count();
+            if mine >= TICKETS_PER_SERVER {
+                if let Some(i) = e.tickets.iter().position(|t| t.0 == version) {
+                    e.tickets.remove(i);
+                }
             }
-            e.tickets.push_back(value);
+            e.tickets.push_back((version, value));
         });
     }
 
-    /// Tickets are single use (RFC 8446 §C.4): the newest is taken out.
+    /// Tickets are single use (RFC 8446 §C.4): the newest of the version the connection
+    /// starts in is taken out (RFC 9369 §5: never one of another version).
     fn take_tls13_ticket(
         &self,
         server_name: &ServerName<'static>,
     ) -> Option<Tls13ClientSessionValue> {
-        self.lock()
-            .0
-            .get_mut(&key(server_name))
-            .and_then(|e| e.tickets.pop_back())
+        let version = current_version();
+        let mut guard = self.lock();
+        let e = guard.0.get_mut(&key(server_name))?;
+        let i = e.tickets.iter().rposition(|t| t.0 == version)?;
+        e.tickets.remove(i).map(|t| t.1)
     }
 }
 
@@ -145,7 +194,7 @@ pub fn resuming_client_config(
 
 /// A copy of `base` that issues `tickets` session tickets per connection (RFC 8446
 /// §4.6.1; stateful, kept in `storage`, which servers that should resume one another's
-/// sessions share) and, with `zero_rtt`, accepts 0-RTT (RFC 9001 §4.6.1: the ticket's
+/// sessions share; RFC 9369 §5: each QUIC version's sessions apart, see the module docs) and, with `zero_rtt`, accepts 0-RTT (RFC 9001 §4.6.1: the ticket's
 /// max_early_data_size is the sentinel 0xffffffff), reading time from `clock`.
 pub fn ticketing_server_config(
     base: &Arc<rustls::ServerConfig>,
@@ -155,7 +204,7 @@ pub fn ticketing_server_config(
     clock: VirtualClock,
 ) -> Arc<rustls::ServerConfig> {
     let mut config = (**base).clone();
-    config.session_storage = storage;
+    config.session_storage = Arc::new(VersionScopedStorage(storage));
     config.send_tls13_tickets = tickets;
     config.max_early_data_size = if zero_rtt {
         QUIC_EARLY_DATA_SENTINEL
@@ -170,4 +219,41 @@ pub fn ticketing_server_config(
 /// in-memory store, FIFO eviction).
 pub fn server_session_storage(size: usize) -> Arc<dyn rustls::server::StoresServerSessions> {
     rustls::server::ServerSessionMemoryCache::new(size)
+}
+
+/// RFC 9369 §5: a server's session store seen per QUIC version. A stateful ticket is
+/// the key of its session; the keys of sessions issued in a version other than 1 are
+/// stored with that version in front, so a lookup from a connection of another version
+/// misses and rustls falls back to a full handshake. Version 1 keys are stored as they
+/// are (a v1-only server keeps what it kept before).
+#[derive(Debug)]
+struct VersionScopedStorage(Arc<dyn rustls::server::StoresServerSessions>);
+
+fn scoped_key(key: &[u8]) -> Vec<u8> {
+    let version = current_version();
+    if version == VERSION_1 {
+        return key.to_vec();
+    }
+    let mut k = Vec::with_capacity(4 + key.len());
+    k.extend_from_slice(&version.to_be_bytes());
+    k.extend_from_slice(key);
+    k
+}
+
+impl rustls::server::StoresServerSessions for VersionScopedStorage {
+    fn put(&self, key: Vec<u8>, value: Vec<u8>) -> bool {
+        self.0.put(scoped_key(&key), value)
+    }
+
+    fn get(&self, key: &[u8]) -> Option<Vec<u8>> {
+        self.0.get(&scoped_key(key))
+    }
+
+    fn take(&self, key: &[u8]) -> Option<Vec<u8>> {
+        self.0.take(&scoped_key(key))
+    }
+
+    fn can_cache(&self) -> bool {
+        self.0.can_cache()
+    }
 }

@@ -3,6 +3,7 @@
 
 use super::clock::with_time;
 use super::provider::with_rng;
+use super::session::with_quic_version;
 use super::version_keys::{self, NextSecrets, SecretLog, Traffic};
 use crate::error::{TransportError, TransportErrorCode};
 use crate::rng::DetRng;
@@ -52,7 +53,8 @@ struct Finished {
 ///
 /// Every rustls call that may draw randomness or read the time (construction, `read_hs`,
 /// `write_hs`) runs inside [`with_rng`] with this session's generator and inside
-/// [`with_time`] with the connection's `now`; read-only accessors do not.
+/// [`with_time`] with the connection's `now`, and inside [`with_quic_version`] with its
+/// packets' version (the ticket stores' scope, RFC 9369 §5); read-only accessors do not.
 pub struct TlsSession {
     rng: DetRng,
     conn: Tls,
@@ -119,14 +121,17 @@ impl TlsSession {
         };
         // The ClientHello (random, key share) is built here, so the generator must be set.
         // A resumed session's ticket age comes from the clock (RFC 8446 §4.2.11.1).
+        // RFC 9369 §5: only a ticket of the version the connection starts in is taken.
         let conn = with_time(now, || {
             with_rng(&mut rng, || {
-                rustls::quic::ClientConnection::new(
-                    config,
-                    rustls_version(version),
-                    name,
-                    transport_params,
-                )
+                with_quic_version(version, || {
+                    rustls::quic::ClientConnection::new(
+                        config,
+                        rustls_version(version),
+                        name,
+                        transport_params,
+                    )
+                })
             })
         })
         .map_err(|e| local_error("creating TLS client", e))?;
@@ -316,7 +321,11 @@ impl TlsSession {
             }
         };
         let rng = &mut self.rng;
-        match with_time(now, || with_rng(rng, || conn.read_hs(data))) {
+        // RFC 9369 §5: tickets are looked up (server) and kept (client) under the version
+        // of the connection's packets, the negotiated one after an upgrade.
+        let version = self.packet_version;
+        let read = || with_quic_version(version, || conn.read_hs(data));
+        match with_time(now, || with_rng(rng, read)) {
             Ok(()) => Ok(()),
             Err(e) => Err(match conn.alert() {
                 Some(alert) => TransportError::new(
@@ -345,7 +354,9 @@ impl TlsSession {
             return Ok(None);
         };
         let rng = &mut self.rng;
-        let Some(change) = with_time(now, || with_rng(rng, || conn.write_hs(out))) else {
+        let version = self.packet_version;
+        let write = || with_quic_version(version, || conn.write_hs(out));
+        let Some(change) = with_time(now, || with_rng(rng, write)) else {
             return Ok(None);
         };
         if matches!(change, rustls::quic::KeyChange::Handshake { .. }) {

@@ -9,6 +9,11 @@
 //! address = family (1: 4 or 6) | IP (4 or 16) | port (2; 0 in NEW_TOKEN tokens)
 //! ```
 //!
+//! RFC 9369 §5: a token is specific to the QUIC version of the connection that issued
+//! it. The version is the AEAD's associated data (none for version 1, so v1 tokens are
+//! what they were; the 4-byte version otherwise): a token opened for another version
+//! does not authenticate, and the token keeps its length.
+//!
 //! The AEAD makes a token unforgeable and opaque (§8.1.4: "it MUST be difficult to
 //! guess"); the address inside binds it to the client, the expiry limits replay
 //! (§8.1.3 "tokens SHOULD have an expiration time"). NEW_TOKEN tokens leave the port
@@ -19,7 +24,7 @@
 
 use crate::rng::DetRng;
 use crate::time::Instant;
-use crate::wire::ConnectionId;
+use crate::wire::{ConnectionId, VERSION_1, VERSION_2};
 use ring::aead;
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
@@ -55,6 +60,10 @@ pub enum TokenError {
     /// Ours, but past its expiry (`retry` as for `WrongAddress`).
     #[error("token expired")]
     Expired { retry: bool },
+    /// Ours, but issued on a connection of another QUIC version (RFC 9369 §5; `retry`
+    /// as for `WrongAddress`).
+    #[error("token issued in another QUIC version")]
+    WrongVersion { retry: bool },
 }
 
 impl TokenError {
@@ -63,7 +72,9 @@ impl TokenError {
     pub fn is_invalid_retry_token(self) -> bool {
         matches!(
             self,
-            TokenError::WrongAddress { retry: true } | TokenError::Expired { retry: true }
+            TokenError::WrongAddress { retry: true }
+                | TokenError::Expired { retry: true }
+                | TokenError::WrongVersion { retry: true }
         )
     }
 }
@@ -86,9 +97,10 @@ impl TokenKey {
     }
 
     /// A Retry token (RFC 9000 §8.1.2) for the client at `client` whose first Initial
-    /// went to `original_dcid`, valid until `expires_at`.
+    /// (of QUIC `version`) went to `original_dcid`, valid until `expires_at`.
     pub fn retry_token(
         &mut self,
+        version: u32,
         client: SocketAddr,
         original_dcid: &ConnectionId,
         expires_at: Instant,
@@ -96,22 +108,23 @@ impl TokenKey {
         let mut plain = plaintext_head(KIND_RETRY, expires_at, client.ip(), client.port());
         plain.push(original_dcid.len() as u8); // at most 20
         plain.extend_from_slice(original_dcid.as_bytes());
-        self.seal(plain)
+        self.seal(version, plain)
     }
 
-    /// A NEW_TOKEN token (RFC 9000 §8.1.3) for a client at IP `client`.
-    pub fn new_token(&mut self, client: IpAddr, expires_at: Instant) -> Vec<u8> {
-        self.seal(plaintext_head(KIND_NEW_TOKEN, expires_at, client, 0))
+    /// A NEW_TOKEN token (RFC 9000 §8.1.3) for a client at IP `client`, sent on a
+    /// connection of QUIC `version` (RFC 9369 §5: the negotiated one after an upgrade).
+    pub fn new_token(&mut self, version: u32, client: IpAddr, expires_at: Instant) -> Vec<u8> {
+        self.seal(version, plaintext_head(KIND_NEW_TOKEN, expires_at, client, 0))
     }
 
-    fn seal(&mut self, mut plain: Vec<u8>) -> Vec<u8> {
+    fn seal(&mut self, version: u32, mut plain: Vec<u8>) -> Vec<u8> {
         let mut nonce = [0u8; NONCE_LEN];
         self.rng.fill(&mut nonce);
         let tag = self
             .key
             .seal_in_place_separate_tag(
                 aead::Nonce::assume_unique_for_key(nonce),
-                aead::Aad::empty(),
+                aead::Aad::from(version_aad(version).as_slice()),
                 &mut plain,
             )
             .expect("AES-GCM seals a short plaintext");
@@ -122,31 +135,35 @@ impl TokenKey {
         out
     }
 
-    /// Checks a token from a client at `client` at time `now`.
+    /// Checks a token from a client at `client` at time `now`, in an Initial of QUIC
+    /// `version` (RFC 9369 §5: the version the client started the connection in).
     pub fn open(
         &self,
         token: &[u8],
+        version: u32,
         client: SocketAddr,
         now: Instant,
     ) -> Result<TokenKind, TokenError> {
         if token.len() < NONCE_LEN + 16 || token.len() > MAX_TOKEN_LEN {
             return Err(TokenError::Unreadable);
         }
-        let (nonce, sealed) = token.split_at(NONCE_LEN);
-        let mut nonce_bytes = [0u8; NONCE_LEN];
-        nonce_bytes.copy_from_slice(nonce);
-        let mut buf = sealed.to_vec();
-        let plain = self
-            .key
-            .open_in_place(
-                aead::Nonce::assume_unique_for_key(nonce_bytes),
-                aead::Aad::empty(),
-                &mut buf,
-            )
-            .map_err(|_| TokenError::Unreadable)?;
+        let Some(plain) = self.decrypt(token, version) else {
+            // RFC 9369 §5: ours but from another version is as invalid as expired (a
+            // Retry token then gets INVALID_TOKEN); anything else is not ours.
+            let other = [VERSION_1, VERSION_2]
+                .into_iter()
+                .filter(|&v| v != version)
+                .find_map(|v| self.decrypt(token, v));
+            return Err(match other.as_deref().and_then(Plain::parse) {
+                Some(p) => TokenError::WrongVersion {
+                    retry: p.kind == KIND_RETRY,
+                },
+                None => TokenError::Unreadable,
+            });
+        };
         // Authenticated: we wrote it, so a parse failure means a bug, reported as
         // unreadable rather than trusted.
-        let parsed = Plain::parse(plain).ok_or(TokenError::Unreadable)?;
+        let parsed = Plain::parse(&plain).ok_or(TokenError::Unreadable)?;
         let retry = parsed.kind == KIND_RETRY;
         let port_matches = !retry || parsed.port == client.port();
         if parsed.ip != client.ip() || !port_matches {
@@ -161,6 +178,37 @@ impl TokenKey {
             }),
             _ => Ok(TokenKind::NewToken),
         }
+    }
+}
+
+impl TokenKey {
+    /// The plaintext of `token` if it authenticates as sealed for `version`.
+    fn decrypt(&self, token: &[u8], version: u32) -> Option<Vec<u8>> {
+        let (nonce, sealed) = token.split_at(NONCE_LEN);
+        let mut nonce_bytes = [0u8; NONCE_LEN];
+        nonce_bytes.copy_from_slice(nonce);
+        let mut buf = sealed.to_vec();
+        let len = self
+            .key
+            .open_in_place(
+                aead::Nonce::assume_unique_for_key(nonce_bytes),
+                aead::Aad::from(version_aad(version).as_slice()),
+                &mut buf,
+            )
+            .ok()?
+            .len();
+        buf.truncate(len);
+        Some(buf)
+    }
+}
+
+/// RFC 9369 §5: the associated data binding a token to its QUIC version; empty for
+/// version 1 (the format before versions were bound, so v1 tokens are unchanged).
+fn version_aad(version: u32) -> Vec<u8> {
+    if version == VERSION_1 {
+        Vec::new()
+    } else {
+        version.to_be_bytes().to_vec()
     }
 }
 
@@ -255,9 +303,9 @@ mod tests {
     fn retry_token_round_trip_and_binding() {
         let mut k = key(1);
         let client = addr("10.0.0.1:4000");
-        let t = k.retry_token(client, &odcid(), Instant::from_millis(100));
+        let t = k.retry_token(VERSION_1, client, &odcid(), Instant::from_millis(100));
         assert!(t.len() <= MAX_TOKEN_LEN);
-        let ok = k.open(&t, client, Instant::from_millis(100));
+        let ok = k.open(&t, VERSION_1, client, Instant::from_millis(100));
         assert_eq!(
             ok,
             Ok(TokenKind::Retry {
@@ -269,11 +317,11 @@ mod tests {
         let other_ip = addr("10.0.0.2:4000");
         let at = Instant::from_millis(50);
         let wrong = Err(TokenError::WrongAddress { retry: true });
-        assert_eq!(k.open(&t, other_port, at), wrong);
-        assert_eq!(k.open(&t, other_ip, at), wrong);
+        assert_eq!(k.open(&t, VERSION_1, other_port, at), wrong);
+        assert_eq!(k.open(&t, VERSION_1, other_ip, at), wrong);
         // Expiry uses the caller's clock.
         let late = Instant::from_millis(101);
-        let expired = k.open(&t, client, late);
+        let expired = k.open(&t, VERSION_1, client, late);
         assert_eq!(expired, Err(TokenError::Expired { retry: true }));
         assert!(expired.unwrap_err().is_invalid_retry_token());
     }
@@ -282,37 +330,85 @@ mod tests {
     fn tampered_or_foreign_tokens_do_not_open() {
         let mut k = key(2);
         let client = addr("[2001:db8::1]:443");
-        let t = k.retry_token(client, &odcid(), Instant::from_millis(100));
+        let t = k.retry_token(VERSION_1, client, &odcid(), Instant::from_millis(100));
         let at = Instant::ZERO;
         for i in 0..t.len() {
             let mut bad = t.clone();
             bad[i] ^= 0x01;
-            assert_eq!(k.open(&bad, client, at), Err(TokenError::Unreadable), "{i}");
+            assert_eq!(k.open(&bad, VERSION_1, client, at), Err(TokenError::Unreadable), "{i}");
         }
         assert_eq!(
-            k.open(&t[..t.len() - 1], client, at),
+            k.open(&t[..t.len() - 1], VERSION_1, client, at),
             Err(TokenError::Unreadable)
         );
-        assert_eq!(k.open(&[], client, at), Err(TokenError::Unreadable));
+        assert_eq!(k.open(&[], VERSION_1, client, at), Err(TokenError::Unreadable));
         // Another server's key.
-        assert_eq!(key(3).open(&t, client, at), Err(TokenError::Unreadable));
+        assert_eq!(key(3).open(&t, VERSION_1, client, at), Err(TokenError::Unreadable));
     }
 
     #[test]
     fn new_token_ignores_the_port_and_tokens_differ() {
         let mut k = key(4);
         let ip: IpAddr = "192.0.2.9".parse().unwrap();
-        let a = k.new_token(ip, Instant::from_millis(10));
-        let b = k.new_token(ip, Instant::from_millis(10));
+        let a = k.new_token(VERSION_1, ip, Instant::from_millis(10));
+        let b = k.new_token(VERSION_1, ip, Instant::from_millis(10));
         assert_ne!(a, b, "fresh nonces make tokens unlinkable");
         let at = Instant::from_millis(10);
-        assert_eq!(k.open(&a, addr("192.0.2.9:1"), at), Ok(TokenKind::NewToken));
+        assert_eq!(k.open(&a, VERSION_1, addr("192.0.2.9:1"), at), Ok(TokenKind::NewToken));
         assert_eq!(
-            k.open(&a, addr("192.0.2.8:1"), at),
+            k.open(&a, VERSION_1, addr("192.0.2.8:1"), at),
             Err(TokenError::WrongAddress { retry: false })
         );
-        let late = k.open(&a, addr("192.0.2.9:1"), Instant::from_millis(11));
+        let late = k.open(&a, VERSION_1, addr("192.0.2.9:1"), Instant::from_millis(11));
         assert_eq!(late, Err(TokenError::Expired { retry: false }));
         assert!(!late.unwrap_err().is_invalid_retry_token());
+    }
+
+    #[test]
+    fn tokens_are_bound_to_their_quic_version() {
+        // RFC 9369 §5: a token from a v1 connection does not validate a v2 one, nor
+        // the reverse; both are as long as before versions were bound.
+        let mut k = key(5);
+        let client = addr("192.0.2.9:7");
+        let ip = client.ip();
+        let at = Instant::from_millis(1);
+        let exp = Instant::from_millis(10);
+        for (mine, other) in [(VERSION_1, VERSION_2), (VERSION_2, VERSION_1)] {
+            let nt = k.new_token(mine, ip, exp);
+            assert_eq!(k.open(&nt, mine, client, at), Ok(TokenKind::NewToken));
+            let wrong = k.open(&nt, other, client, at);
+            assert_eq!(wrong, Err(TokenError::WrongVersion { retry: false }));
+            assert!(!wrong.unwrap_err().is_invalid_retry_token());
+            let rt = k.retry_token(mine, client, &odcid(), exp);
+            assert!(k.open(&rt, mine, client, at).is_ok());
+            let wrong = k.open(&rt, other, client, at);
+            assert_eq!(wrong, Err(TokenError::WrongVersion { retry: true }));
+            assert!(wrong.unwrap_err().is_invalid_retry_token());
+            // Another version not ours to know: not ours either.
+            assert_eq!(k.open(&nt, 0xff00_001d, client, at), Err(TokenError::Unreadable));
+        }
+        let v1 = k.new_token(VERSION_1, ip, exp);
+        let v2 = k.new_token(VERSION_2, ip, exp);
+        assert_eq!(v1.len(), v2.len());
+    }
+
+    #[test]
+    fn v1_tokens_keep_their_bytes() {
+        // A v1 token is sealed with no associated data, as before RFC 9369 §5 binding:
+        // the same key and nonce give the same bytes as an AEAD over the bare plaintext.
+        let mut k = key(6);
+        let ip: IpAddr = "192.0.2.9".parse().unwrap();
+        let t = k.new_token(VERSION_1, ip, Instant::from_millis(10));
+        let (nonce, sealed) = t.split_at(NONCE_LEN);
+        let mut buf = sealed.to_vec();
+        let plain = k
+            .key
+            .open_in_place(
+                aead::Nonce::assume_unique_for_key(nonce.try_into().unwrap()),
+                aead::Aad::empty(),
+                &mut buf,
+            )
+            .unwrap();
+        assert_eq!(plain, plaintext_head(KIND_NEW_TOKEN, Instant::from_millis(10), ip, 0));
     }
 }

@@ -23,7 +23,8 @@ use crate::wire::{varint, ConnectionCloseFrame, ConnectionId, Frame, PacketType,
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
-/// NEW_TOKEN tokens a client keeps per server name (oldest dropped beyond this).
+/// NEW_TOKEN tokens a client keeps, over all server names and versions (beyond this,
+/// tokens for new names and versions are not kept).
 const MAX_STORED_TOKENS: usize = 256;
 
 /// A new client Initial, as the server's admission sees it.
@@ -50,8 +51,9 @@ pub(super) struct AddressValidation {
     /// Connection IDs of Retry packets and close packets. Its own stream, so that
     /// Retry does not shift the connections' seeds.
     rng: DetRng,
-    /// Client: the newest NEW_TOKEN token of each server name.
-    tokens: BTreeMap<String, Vec<u8>>,
+    /// Client: the newest NEW_TOKEN token of each server name and QUIC version (RFC
+    /// 9369 §5: a token serves only connections that start in its version).
+    tokens: BTreeMap<(String, u32), Vec<u8>>,
     /// Client: the server name of each connection this endpoint started.
     names: BTreeMap<ConnectionHandle, String>,
 }
@@ -80,7 +82,9 @@ impl AddressValidation {
     ) -> Admission {
         let mut v = ServerValidation::unvalidated(initial.dcid);
         if !initial.token.is_empty() {
-            match self.key.open(initial.token, remote, now) {
+            // RFC 9369 §5: a token validates only a connection started in the version
+            // that issued it.
+            match self.key.open(initial.token, initial.version, remote, now) {
                 Ok(TokenKind::Retry { original_dcid }) => {
                     // RFC 9000 §7.3: the client's first DCID, and our Retry's SCID,
                     // which the client now uses as its DCID.
@@ -94,7 +98,8 @@ impl AddressValidation {
                 Err(e) if e.is_invalid_retry_token() => {
                     return Admission::Respond(self.invalid_token_close(initial));
                 }
-                // §8.1.3: not ours, or a stale NEW_TOKEN token: as if there were none.
+                // §8.1.3: not ours, or a stale NEW_TOKEN token (or one of another
+                // version, RFC 9369 §5): as if there were none.
                 Err(_) => {}
             }
         }
@@ -110,9 +115,26 @@ impl AddressValidation {
         if config.retry != RetryMode::Off {
             // RFC 9000 §8.1.3: a token for the client's next connection.
             let expires = expiry(now, config.new_token_lifetime_ms);
-            v.new_token = Some(self.key.new_token(remote.ip(), expires));
+            v.new_token = Some(self.key.new_token(initial.version, remote.ip(), expires));
         }
         Admission::Accept(v)
+    }
+
+    /// RFC 9369 §5: the server moved the connection to the compatible `version`, so
+    /// its NEW_TOKEN token is minted again for that version (tokens originate from the
+    /// negotiated version, not the original one).
+    pub fn on_upgrade(
+        &mut self,
+        config: &AdmissionConfig,
+        v: &mut ServerValidation,
+        version: u32,
+        now: Instant,
+        remote: SocketAddr,
+    ) {
+        if v.new_token.is_some() {
+            let expires = expiry(now, config.new_token_lifetime_ms);
+            v.new_token = Some(self.key.new_token(version, remote.ip(), expires));
+        }
     }
 
     /// A Retry packet (RFC 9000 §17.2.5) with a fresh SCID and a token bound to the
@@ -127,7 +149,9 @@ impl AddressValidation {
         // The client's next Initial carries this SCID as its DCID, which a server
         // requires to be at least 8 bytes (RFC 9000 §7.2).
         let scid = self.random_cid(cid_len.clamp(8, 20));
-        let token = self.key.retry_token(remote, &initial.dcid, expires);
+        let token = self
+            .key
+            .retry_token(initial.version, remote, &initial.dcid, expires);
         let mut pkt = Vec::with_capacity(64 + token.len());
         let unused = self.rng.next_u64() as u8;
         write_retry_without_tag(
@@ -189,23 +213,31 @@ impl AddressValidation {
 
     // ----- client side -----
 
-    /// Client: connection `h` is to `server_name`; returns a stored NEW_TOKEN token
-    /// for it, taken out so it is used once (RFC 9000 §8.1.3: reusing a token lets
-    /// observers link connections).
-    pub fn on_connect(&mut self, h: ConnectionHandle, server_name: &str) -> Option<Vec<u8>> {
+    /// Client: connection `h` is to `server_name` and starts in QUIC `version`; returns
+    /// a stored NEW_TOKEN token for it, taken out so it is used once (RFC 9000 §8.1.3:
+    /// reusing a token lets observers link connections). RFC 9369 §5: only a token a
+    /// connection of that version received; others stay for connections of theirs.
+    pub fn on_connect(
+        &mut self,
+        h: ConnectionHandle,
+        server_name: &str,
+        version: u32,
+    ) -> Option<Vec<u8>> {
         self.names.insert(h, server_name.to_string());
-        self.tokens.remove(server_name)
+        self.tokens.remove(&(server_name.to_string(), version))
     }
 
-    /// Client: connection `h` received a NEW_TOKEN token; it replaces any older one.
-    pub fn on_new_token(&mut self, h: ConnectionHandle, token: Vec<u8>) {
+    /// Client: connection `h`, now in QUIC `version`, received a NEW_TOKEN token; it
+    /// replaces any older one of that server and version.
+    pub fn on_new_token(&mut self, h: ConnectionHandle, version: u32, token: Vec<u8>) {
         let Some(name) = self.names.get(&h) else {
             return;
         };
-        if self.tokens.len() >= MAX_STORED_TOKENS && !self.tokens.contains_key(name) {
+        let key = (name.clone(), version);
+        if self.tokens.len() >= MAX_STORED_TOKENS && !self.tokens.contains_key(&key) {
             return;
         }
-        self.tokens.insert(name.clone(), token);
+        self.tokens.insert(key, token);
     }
 
     /// Connection `h` is gone.
@@ -213,15 +245,19 @@ impl AddressValidation {
         self.names.remove(&h);
     }
 
-    /// Client: stores a token for `server_name` (from a file of an earlier run).
-    pub fn insert_token(&mut self, server_name: &str, token: Vec<u8>) {
-        if self.tokens.len() < MAX_STORED_TOKENS || self.tokens.contains_key(server_name) {
-            self.tokens.insert(server_name.to_string(), token);
+    /// Client: stores a token for `server_name` from a connection of QUIC `version`
+    /// (from a file of an earlier run).
+    pub fn insert_token(&mut self, server_name: &str, version: u32, token: Vec<u8>) {
+        let key = (server_name.to_string(), version);
+        if self.tokens.len() < MAX_STORED_TOKENS || self.tokens.contains_key(&key) {
+            self.tokens.insert(key, token);
         }
     }
 
-    /// Client: the stored tokens by server name, in name order.
-    pub fn tokens(&self) -> impl Iterator<Item = (&str, &[u8])> {
-        self.tokens.iter().map(|(k, v)| (k.as_str(), v.as_slice()))
+    /// Client: the stored tokens as (server name, version, token), in that order.
+    pub fn tokens(&self) -> impl Iterator<Item = (&str, u32, &[u8])> {
+        self.tokens
+            .iter()
+            .map(|((name, version), t)| (name.as_str(), *version, t.as_slice()))
     }
 }
