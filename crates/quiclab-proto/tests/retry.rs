@@ -352,3 +352,131 @@ fn auto_retry_threshold_must_be_within_the_cap() {
     t.admission.retry_token_lifetime_ms = 0;
     assert!(t.validate().is_err());
 }
+
+// ----- RFC 9369 §5: tokens are specific to the QUIC version that issued them -----
+
+fn with_versions(
+    mut c: TransportConfig,
+    initial: quiclab_proto::config::QuicVersion,
+    supported: &[quiclab_proto::config::QuicVersion],
+) -> TransportConfig {
+    c.versions = quiclab_proto::config::VersionConfig {
+        initial,
+        supported: supported.to_vec(),
+    };
+    c
+}
+
+fn v2_client() -> TransportConfig {
+    use quiclab_proto::config::QuicVersion::V2;
+    with_versions(config(), V2, &[V2])
+}
+
+/// A server with Retry always on that accepts both versions and moves no one.
+fn both_versions_server() -> TransportConfig {
+    use quiclab_proto::config::QuicVersion::{V1, V2};
+    with_versions(retry_server(RetryMode::Always), V1, &[V1, V2])
+}
+
+/// Replaces the pair's client endpoint (after the first connection went quiet) and
+/// starts a connection from it.
+fn reconnect_from(pair: &mut Pair, client: Endpoint) {
+    let quiet = pair.now + Duration::from_secs(1);
+    let _ = pair.run_until(quiet, |_| false);
+    pair.client = client;
+    reconnect(pair);
+}
+
+fn stored(ep: &Endpoint) -> Vec<(String, u32, Vec<u8>)> {
+    ep.tokens()
+        .map(|(n, v, t)| (n.to_string(), v, t.to_vec()))
+        .collect()
+}
+
+#[test]
+fn a_new_token_token_serves_only_its_version() {
+    use quiclab_proto::wire::VERSION_2;
+    let mut pair = Pair::new(config(), both_versions_server(), links(), 4);
+    connect_and_fetch(&mut pair);
+    let tokens = stored(&pair.client);
+    assert_eq!(tokens.len(), 1);
+    assert_eq!(tokens[0].1, VERSION_1, "kept with the version that got it");
+    let v1_token = tokens[0].2.clone();
+
+    // A client starting in v2 does not offer the v1 token: it stays, and the server
+    // answers with Retry.
+    let mut client = Endpoint::new(Arc::new(v2_client()), None, 40);
+    client.insert_token("localhost", VERSION_1, v1_token.clone());
+    reconnect_from(&mut pair, client);
+    assert_eq!(pair.client.tokens().count(), 1, "the v1 token is not taken");
+    connect_and_fetch(&mut pair);
+    assert_eq!(pair.client_conn().version(), VERSION_2);
+    assert!(pair.client_conn().retry_received());
+    // The v2 connection's own token is kept for v2, next to the v1 one.
+    let versions: Vec<u32> = stored(&pair.client).iter().map(|t| t.1).collect();
+    assert_eq!(versions, vec![VERSION_1, VERSION_2]);
+
+    // Same version: the v2 token skips Retry.
+    reconnect(&mut pair);
+    connect_and_fetch(&mut pair);
+    assert!(!pair.client_conn().retry_received(), "a v2 token in v2");
+
+    // A v1 token offered in v2 anyway (filed under v2) is ignored by the server
+    // (RFC 9000 §8.1.3): the address is not validated, so Retry again.
+    let mut client = Endpoint::new(Arc::new(v2_client()), None, 41);
+    client.insert_token("localhost", VERSION_2, v1_token);
+    reconnect_from(&mut pair, client);
+    assert_eq!(pair.client.tokens().count(), 0, "the token went out");
+    connect_and_fetch(&mut pair);
+    assert_eq!(pair.client_conn().version(), VERSION_2);
+    assert!(pair.client_conn().retry_received(), "the v1 token was ignored");
+}
+
+#[test]
+fn retry_token_from_another_version_gets_invalid_token() {
+    use quiclab_proto::wire::VERSION_2;
+    let mut m = manual(both_versions_server());
+    let from: SocketAddr = "10.0.0.1:4000".parse().unwrap();
+    let second = initial_with_retry_token(&mut m, from);
+    let token = parse_header(&second, 8).unwrap().token.to_vec();
+    // The same Retry token in the Initial of a v2 connection.
+    let mut client = Endpoint::new(Arc::new(v2_client()), None, 8);
+    client.insert_token("localhost", VERSION_2, token.clone());
+    let tls = client_config(ServerVerification::Insecure, &[ALPN.to_vec()], None);
+    let now = Instant::ZERO;
+    m.handle = client.connect(now, tls, "localhost", m.server_addr).unwrap();
+    m.client = client;
+    let mut initial = next(&mut m.client, now).unwrap();
+    let h = parse_header(&initial, 8).unwrap();
+    assert_eq!((h.version, h.token), (VERSION_2, &token[..]));
+    let r = m.server.handle_datagram(now, from, &mut initial);
+    assert_eq!(r, Err(Unrouted::Retry));
+    assert_eq!(m.server.handles().count(), 0, "no state");
+    // RFC 9369 §5 with RFC 9000 §8.1.2: as invalid as an expired Retry token.
+    client_closed_with(&mut m, now, TransportErrorCode::INVALID_TOKEN);
+}
+
+#[test]
+fn an_upgraded_connection_s_token_is_for_the_negotiated_version() {
+    use quiclab_proto::config::QuicVersion::{V1, V2};
+    use quiclab_proto::wire::VERSION_2;
+    // Client starts in v1 offering v2; the server prefers v2 and moves it there.
+    let client = with_versions(config(), V1, &[V1, V2]);
+    let server = with_versions(retry_server(RetryMode::Always), V2, &[V2, V1]);
+    let mut pair = Pair::new(client.clone(), server, links(), 5);
+    connect_and_fetch(&mut pair);
+    assert_eq!(pair.client_conn().version(), VERSION_2);
+    let tokens = stored(&pair.client);
+    assert_eq!(tokens.len(), 1);
+    assert_eq!(tokens[0].1, VERSION_2, "RFC 9369 §5: the negotiated version");
+    // The next v1-starting connection does not use it; a v2-starting one does, and
+    // the server takes it (no Retry).
+    reconnect(&mut pair);
+    assert_eq!(pair.client.tokens().count(), 1);
+    let mut v2 = Endpoint::new(Arc::new(v2_client()), None, 50);
+    v2.insert_token("localhost", VERSION_2, tokens[0].2.clone());
+    reconnect_from(&mut pair, v2);
+    connect_and_fetch(&mut pair);
+    assert_eq!(pair.client_conn().version(), VERSION_2);
+    assert!(!pair.client_conn().retry_received(), "the v2 token validated");
+}

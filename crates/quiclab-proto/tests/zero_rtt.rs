@@ -263,6 +263,10 @@ fn an_upgrading_server_declines_zero_rtt() {
     assert_eq!(c.version(), VERSION_2);
     assert!(c.zero_rtt_packets() >= 1);
     assert_eq!(c.zero_rtt_status(), ZeroRttStatus::Rejected);
+    // RFC 9369 §5: the v1 ticket is not accepted on the v2 connection: a full
+    // handshake.
+    assert!(!c.is_resumed());
+    assert!(!p.server_conn().unwrap().is_resumed());
     assert_eq!(p.server_conn().unwrap().zero_rtt_packets(), 0);
     let versions = zero_rtt_versions(&p.capture.take().unwrap());
     assert!(!versions.is_empty() && versions.iter().all(|&v| v == VERSION_1));
@@ -314,4 +318,107 @@ fn zero_rtt_after_the_upgrade_stays_in_the_original_version() {
     })
     .unwrap();
     assert_eq!(p.client_conn().zero_rtt_status(), ZeroRttStatus::Rejected);
+}
+
+// ----- RFC 9369 §5: tickets are specific to the QUIC version that issued them -----
+
+fn only(version: quiclab_proto::config::QuicVersion, mut c: TransportConfig) -> TransportConfig {
+    use quiclab_proto::config::VersionConfig;
+    c.versions = VersionConfig {
+        initial: version,
+        supported: vec![version],
+    };
+    c
+}
+
+/// A server accepting both versions that moves no client (it prefers `first`, and a
+/// single-version client offers nothing else).
+fn both_server(first: quiclab_proto::config::QuicVersion) -> TransportConfig {
+    use quiclab_proto::config::{QuicVersion, VersionConfig};
+    let mut c = zconfig(true);
+    let other = if first == QuicVersion::V1 {
+        QuicVersion::V2
+    } else {
+        QuicVersion::V1
+    };
+    c.versions = VersionConfig {
+        initial: first,
+        supported: vec![first, other],
+    };
+    c
+}
+
+#[test]
+fn a_ticket_is_offered_only_in_its_version() {
+    use quiclab_proto::config::QuicVersion::{V1, V2};
+    use quiclab_proto::wire::{VERSION_1, VERSION_2};
+    for (mine, other, wire) in [(V1, V2, VERSION_2), (V2, V1, VERSION_1)] {
+        let tls = base_tls();
+        let z = |v| only(v, zconfig(true));
+        first(&tls, z(mine), both_server(mine));
+        let held = tls.cache.tickets();
+        // The other version's client finds no ticket: a full handshake, no 0-RTT.
+        let mut p = pair(&tls, z(other), both_server(mine), 2);
+        assert!(!p.client_conn().is_zero_rtt_sending(), "{mine:?} ticket in {wire:#x}");
+        request(&mut p).unwrap();
+        let c = p.client_conn();
+        assert_eq!(c.version(), wire);
+        assert!(!c.is_resumed());
+        assert_eq!(c.zero_rtt_packets(), 0);
+        assert!(!p.server_conn().unwrap().is_resumed());
+        // The first version's tickets are still there, and the new ones are added.
+        assert!(tls.cache.tickets() > held, "{}", tls.cache.tickets());
+        // The same version still resumes with 0-RTT.
+        let mut p = pair(&tls, z(mine), both_server(mine), 3);
+        assert!(p.client_conn().is_zero_rtt_sending());
+        request(&mut p).unwrap();
+        assert!(p.client_conn().is_resumed());
+        assert_eq!(p.client_conn().zero_rtt_status(), ZeroRttStatus::Accepted);
+    }
+}
+
+#[test]
+fn a_server_moving_a_v2_client_to_v1_rejects_its_v2_ticket() {
+    use quiclab_proto::config::QuicVersion::{V1, V2};
+    use quiclab_proto::config::VersionConfig;
+    use quiclab_proto::wire::VERSION_1;
+    let tls = base_tls();
+    first(&tls, only(V2, zconfig(true)), both_server(V2));
+    // Client starts in v2 offering v1; this server prefers v1 and moves it there.
+    let mut client = zconfig(true);
+    client.versions = VersionConfig {
+        initial: V2,
+        supported: vec![V2, V1],
+    };
+    let mut p = pair(&tls, client, both_server(V1), 2);
+    assert!(p.client_conn().is_zero_rtt_sending(), "a v2 ticket for a v2 start");
+    request(&mut p).unwrap();
+    let c = p.client_conn();
+    assert_eq!(c.version(), VERSION_1);
+    // RFC 9369 §5: a full TLS handshake, without 0-RTT.
+    assert!(!c.is_resumed());
+    assert_eq!(c.zero_rtt_status(), ZeroRttStatus::Rejected);
+    let s = p.server_conn().unwrap();
+    assert!(!s.is_resumed());
+    assert_eq!(s.zero_rtt_packets(), 0);
+}
+
+#[test]
+fn tickets_after_an_upgrade_belong_to_the_negotiated_version() {
+    use quiclab_proto::config::QuicVersion::V2;
+    use quiclab_proto::wire::VERSION_2;
+    let tls = base_tls();
+    // v1 start, moved to v2: its tickets are v2 tickets (RFC 9369 §5).
+    let z = || both_versions(zconfig(true));
+    first(&tls, z(), z());
+    // A v2-starting client resumes them, with 0-RTT.
+    let mut p = pair(&tls, only(V2, zconfig(true)), both_server(V2), 2);
+    assert!(p.client_conn().is_zero_rtt_sending());
+    request(&mut p).unwrap();
+    assert_eq!(p.client_conn().version(), VERSION_2);
+    assert!(p.client_conn().is_resumed());
+    assert_eq!(p.client_conn().zero_rtt_status(), ZeroRttStatus::Accepted);
+    // A v1-starting one finds none.
+    let mut p = pair(&tls, both_versions(zconfig(true)), z(), 3);
+    assert!(!p.client_conn().is_zero_rtt_sending());
 }
