@@ -429,7 +429,10 @@ fn a_new_token_token_serves_only_its_version() {
     assert_eq!(pair.client.tokens().count(), 0, "the token went out");
     connect_and_fetch(&mut pair);
     assert_eq!(pair.client_conn().version(), VERSION_2);
-    assert!(pair.client_conn().retry_received(), "the v1 token was ignored");
+    assert!(
+        pair.client_conn().retry_received(),
+        "the v1 token was ignored"
+    );
 }
 
 #[test]
@@ -444,7 +447,9 @@ fn retry_token_from_another_version_gets_invalid_token() {
     client.insert_token("localhost", VERSION_2, token.clone());
     let tls = client_config(ServerVerification::Insecure, &[ALPN.to_vec()], None);
     let now = Instant::ZERO;
-    m.handle = client.connect(now, tls, "localhost", m.server_addr).unwrap();
+    m.handle = client
+        .connect(now, tls, "localhost", m.server_addr)
+        .unwrap();
     m.client = client;
     let mut initial = next(&mut m.client, now).unwrap();
     let h = parse_header(&initial, 8).unwrap();
@@ -468,7 +473,10 @@ fn an_upgraded_connection_s_token_is_for_the_negotiated_version() {
     assert_eq!(pair.client_conn().version(), VERSION_2);
     let tokens = stored(&pair.client);
     assert_eq!(tokens.len(), 1);
-    assert_eq!(tokens[0].1, VERSION_2, "RFC 9369 §5: the negotiated version");
+    assert_eq!(
+        tokens[0].1, VERSION_2,
+        "RFC 9369 §5: the negotiated version"
+    );
     // The next v1-starting connection does not use it; a v2-starting one does, and
     // the server takes it (no Retry).
     reconnect(&mut pair);
@@ -478,5 +486,8 @@ fn an_upgraded_connection_s_token_is_for_the_negotiated_version() {
     reconnect_from(&mut pair, v2);
     connect_and_fetch(&mut pair);
     assert_eq!(pair.client_conn().version(), VERSION_2);
-    assert!(!pair.client_conn().retry_received(), "the v2 token validated");
+    assert!(
+        !pair.client_conn().retry_received(),
+        "the v2 token validated"
+    );
 }

@@ -359,7 +359,10 @@ fn a_ticket_is_offered_only_in_its_version() {
         let held = tls.cache.tickets();
         // The other version's client finds no ticket: a full handshake, no 0-RTT.
         let mut p = pair(&tls, z(other), both_server(mine), 2);
-        assert!(!p.client_conn().is_zero_rtt_sending(), "{mine:?} ticket in {wire:#x}");
+        assert!(
+            !p.client_conn().is_zero_rtt_sending(),
+            "{mine:?} ticket in {wire:#x}"
+        );
         request(&mut p).unwrap();
         let c = p.client_conn();
         assert_eq!(c.version(), wire);
@@ -391,7 +394,10 @@ fn a_server_moving_a_v2_client_to_v1_rejects_its_v2_ticket() {
         supported: vec![V2, V1],
     };
     let mut p = pair(&tls, client, both_server(V1), 2);
-    assert!(p.client_conn().is_zero_rtt_sending(), "a v2 ticket for a v2 start");
+    assert!(
+        p.client_conn().is_zero_rtt_sending(),
+        "a v2 ticket for a v2 start"
+    );
     request(&mut p).unwrap();
     let c = p.client_conn();
     assert_eq!(c.version(), VERSION_1);

@@ -24,9 +24,9 @@
 //! reads a clock (the configs get a [`VirtualClock`]).
 
 use super::clock::VirtualClock;
+use crate::wire::VERSION_1;
 use rustls::client::{ClientSessionStore, Tls12ClientSessionValue, Tls13ClientSessionValue};
 use rustls::pki_types::ServerName;
-use crate::wire::VERSION_1;
 use rustls::NamedGroup;
 use std::cell::Cell;
 use std::collections::{BTreeMap, VecDeque};
