@@ -82,9 +82,9 @@ impl SocketMonitor {
         self.log.clone()
     }
 
-    /// Samples when due: grows the buffers if the windows ask for it, reads the drop
-    /// count, and logs a record into every logged connection when either changed.
-    /// `bytes_received`: the loop's running total of datagram bytes.
+    /// Samples when due: reads the drop count, grows the buffers if the windows or
+    /// the drops ask for it, and logs a record into every logged connection when
+    /// either changed. `bytes_received`: the loop's running total of datagram bytes.
     pub fn tick(
         &mut self,
         now: Instant,
@@ -99,15 +99,19 @@ impl SocketMonitor {
         let elapsed = now.saturating_duration_since(self.last_sample);
         let received = bytes_received - self.bytes_received;
         (self.last_sample, self.bytes_received) = (now, bytes_received);
-        let resized = self.grow(socket, endpoint, received, elapsed);
-        let Some(drops) = socket.kernel_drops() else {
+        let drops = socket.kernel_drops();
+        let new_drops = match (drops, self.logged_drops) {
+            (Some(d), Some(logged)) => d.saturating_sub(logged),
+            (Some(d), None) => d,
+            (None, _) => 0,
+        };
+        let resized = self.grow(socket, endpoint, received, elapsed, new_drops);
+        let Some(drops) = drops else {
             return;
         };
-        let increased = self.logged_drops.is_some_and(|d| drops > d)
-            || (self.logged_drops.is_none() && drops > 0);
         let reading = reading(drops, socket.granted(), KernelDropsTrigger::Increased);
         self.log.0.set(Some(reading));
-        let trigger = match (increased, resized) {
+        let trigger = match (new_drops > 0, resized) {
             (true, _) => KernelDropsTrigger::Increased,
             (false, true) => KernelDropsTrigger::BuffersResized,
             (false, false) => {
@@ -136,14 +140,17 @@ impl SocketMonitor {
     /// Grows the send buffer to twice the largest congestion window and the receive
     /// buffer to twice what arrives in the largest smoothed RTT (each a BDP estimate:
     /// the sender's window, the receiver's rate x RTT; twice, for the kernel's
-    /// per-datagram overhead and bursts), in powers of two up to the policy's maximum.
-    /// Reports a change on stderr; whether anything changed.
+    /// per-datagram overhead and bursts), and doubles the receive buffer when the
+    /// kernel dropped datagrams since the last sample (it was too small, whatever the
+    /// estimate: a receiver that waited for a CPU overflows it too). Powers of two, up
+    /// to the policy's maximum. Reports a change on stderr; whether anything changed.
     fn grow(
         &mut self,
         socket: &mut Socket,
         endpoint: &Endpoint,
         received: u64,
         elapsed: Duration,
+        new_drops: u64,
     ) -> bool {
         let (cwnd, srtt) = largest_window_and_rtt(endpoint);
         let recv_bdp = if elapsed.is_zero() {
@@ -151,14 +158,18 @@ impl SocketMonitor {
         } else {
             (received as f64 * srtt.as_secs_f64() / elapsed.as_secs_f64()) as u64
         };
+        let before = socket.granted();
         let target = |need: u64| {
             let t = usize::try_from(need.saturating_mul(2)).unwrap_or(usize::MAX);
             t.checked_next_power_of_two()
                 .unwrap_or(usize::MAX)
                 .min(self.policy.max)
         };
-        let (send, recv) = (target(cwnd), target(recv_bdp));
-        let before = socket.granted();
+        let send = target(cwnd);
+        let mut recv = target(recv_bdp);
+        if new_drops > 0 {
+            recv = recv.max(target(before.recv_buffer as u64));
+        }
         let ask_send = (send > self.asked_send && send > before.send_buffer).then_some(send);
         let ask_recv = (recv > self.asked_recv && recv > before.recv_buffer).then_some(recv);
         if ask_send.is_none() && ask_recv.is_none() {
@@ -167,36 +178,49 @@ impl SocketMonitor {
         self.asked_send = self.asked_send.max(send);
         self.asked_recv = self.asked_recv.max(recv);
         let after = socket.resize(ask_send, ask_recv);
-        if (after.send_buffer, after.recv_buffer) == (before.send_buffer, before.recv_buffer) {
-            eprintln!(
-                "socket buffers: asked send {} KiB, recv {} KiB (cwnd {} KiB, received {} KiB per RTT); the kernel kept send {} KiB, recv {} KiB",
-                ask_send.unwrap_or(before.send_buffer) >> 10,
-                ask_recv.unwrap_or(before.recv_buffer) >> 10,
-                cwnd >> 10,
-                recv_bdp >> 10,
-                before.send_buffer >> 10,
-                before.recv_buffer >> 10
-            );
-            return false;
+        let why_send = format!("largest cwnd {} KiB", cwnd >> 10);
+        let mut why_recv = format!(
+            "{} KiB received per smoothed RTT of {:.2} ms",
+            recv_bdp >> 10,
+            srtt.as_secs_f64() * 1e3
+        );
+        if new_drops > 0 {
+            why_recv = format!("{new_drops} kernel drops since the last sample, {why_recv}");
         }
         let mut changes = Vec::new();
-        for (what, b, a) in [
-            ("send", before.send_buffer, after.send_buffer),
-            ("recv", before.recv_buffer, after.recv_buffer),
+        for (what, asked, b, a, why) in [
+            (
+                "send",
+                ask_send,
+                before.send_buffer,
+                after.send_buffer,
+                why_send,
+            ),
+            (
+                "recv",
+                ask_recv,
+                before.recv_buffer,
+                after.recv_buffer,
+                why_recv,
+            ),
         ] {
-            if a != b {
-                changes.push(format!("{what} {} -> {} KiB", b >> 10, a >> 10));
+            match asked {
+                Some(_) if a != b => changes.push(format!(
+                    "{what} {} -> {} KiB ({why}; {})",
+                    b >> 10,
+                    a >> 10,
+                    bdp_note(a)
+                )),
+                Some(asked) => changes.push(format!(
+                    "{what} asked {} KiB ({why}), the kernel kept {} KiB",
+                    asked >> 10,
+                    b >> 10
+                )),
+                None => {}
             }
         }
-        eprintln!(
-            "socket buffers grown: {} (largest cwnd {} KiB; received {} KiB per smoothed RTT of {:.2} ms); {}",
-            changes.join(", "),
-            cwnd >> 10,
-            recv_bdp >> 10,
-            srtt.as_secs_f64() * 1e3,
-            bdp_note(after.send_buffer.min(after.recv_buffer))
-        );
-        true
+        eprintln!("socket buffers: {}", changes.join("; "));
+        (after.send_buffer, after.recv_buffer) != (before.send_buffer, before.recv_buffer)
     }
 }
 
