@@ -32,7 +32,14 @@ pub struct Case {
     pub wake: String,
     /// `--pacing-burst-us` (0: fixed 10-datagram bursts).
     pub burst_us: u64,
+    /// The server (the paced sender) in the real-time FIFO class: its wake-ups then do
+    /// not wait behind other processes for a CPU, which separates the timer's own
+    /// accuracy from the machine's load.
+    pub fifo: bool,
 }
+
+/// The FIFO priority of the server with `Case::fifo` (as the lab's real endpoints).
+const FIFO_PRIORITY: i32 = 10;
 
 /// What one run gave.
 pub struct Figures {
@@ -171,7 +178,21 @@ pub fn measure(quiclab: &Path, dir: &Path, case: &Case, secs: f64) -> Result<Fig
     let port = UdpSocket::bind("127.0.0.1:0")?.local_addr()?.port();
     let server_addr: SocketAddr = format!("127.0.0.1:{port}").parse()?;
     let server_err = dir.join("server.err");
-    let server = Command::new(quiclab)
+    let mut server = Command::new(quiclab);
+    if case.fifo {
+        // SAFETY: runs in the child between fork and exec and makes one
+        // async-signal-safe syscall; a refusal is reported after the run.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut server, || {
+                let param = libc::sched_param {
+                    sched_priority: FIFO_PRIORITY,
+                };
+                libc::sched_setscheduler(0, libc::SCHED_FIFO, &param);
+                Ok(())
+            });
+        }
+    }
+    let server = server
         .args([
             "server",
             "--seed",
@@ -189,6 +210,12 @@ pub fn measure(quiclab: &Path, dir: &Path, case: &Case, secs: f64) -> Result<Fig
         .spawn()
         .context("starting the server")?;
     std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: a query about our own child, not yet reaped.
+    let policy = unsafe { libc::sched_getscheduler(server.id() as libc::pid_t) };
+    if case.fifo && policy != libc::SCHED_FIFO {
+        stop(server);
+        bail!("SCHED_FIFO refused for the server (needs root or CAP_SYS_NICE)");
+    }
     let relay = Relay::start(server_addr)?;
     let bytes = (case.rate_mbps * 1e6 / 8.0 * secs) as u64;
     let client_err = dir.join("client.err");
@@ -236,6 +263,7 @@ mod tests {
             rate_mbps: 96.0, // 12 MB/s: a 1200-byte datagram every 100 µs
             wake: "timerfd".into(),
             burst_us,
+            fifo: false,
         }
     }
 

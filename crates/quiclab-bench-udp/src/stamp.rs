@@ -115,6 +115,10 @@ impl Relay {
     }
 }
 
+/// The stamping thread's real-time priority, above a FIFO server's (10): it must drain
+/// its socket while the sender runs, or departures are dropped unseen.
+const STAMP_PRIORITY: i32 = 20;
+
 /// Server to client: stamp, record, forward.
 fn down_loop(
     back: &UdpSocket,
@@ -127,6 +131,12 @@ fn down_loop(
         relay_drops: 0,
         unstamped: 0,
     };
+    let param = libc::sched_param {
+        sched_priority: STAMP_PRIORITY,
+    };
+    // SAFETY: plain syscall on the calling thread with a valid sched_param; a refusal
+    // leaves it in the normal class (drops then show in `relay_drops`).
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
     let mut buf = vec![0u8; 65_536];
     while !stop.load(Ordering::Relaxed) {
         let Ok((n, stamp, ovfl)) = recv_stamped(back, &mut buf) else {
