@@ -6,15 +6,19 @@
 //! bench-udp bulk       --quiclab PATH [--bytes N] [--reps R]
 //! bench-udp handshakes --quiclab PATH [--connections N] [--reps R]
 //! bench-udp emulate    --quiclab PATH [--rates 10,100,500] [--secs S] [-- EMULATOR FLAGS]
+//! bench-udp gaps       --quiclab PATH [--rates 50,200,500] [--secs S] [--wakes timerfd,poll]
+//!                      [--bursts 1000,0] [--sched normal,fifo]
 //! bench-udp {quinn,tcp}-server ADDR | quinn-client ADDR CONNS BYTES | tcp-client ADDR BYTES
 //! ```
 //! scripts/bench-udp.sh builds and runs them all.
 
 mod body;
 mod emulate;
+mod gaps;
 mod harness;
 mod idle;
 mod quinn_side;
+mod stamp;
 mod tcp_side;
 mod tls;
 
@@ -52,6 +56,7 @@ fn run(args: Vec<String>) -> Result<()> {
             Ok(())
         }
         ["emulate", rest @ ..] => emulate_suite(rest),
+        ["gaps", rest @ ..] => gaps_suite(rest),
         ["handshakes", rest @ ..] => {
             let o = Opts::parse(rest)?;
             handshakes(&o)
@@ -225,4 +230,105 @@ fn emulate_suite(args: &[&str]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The machine's 1-minute load average (/proc/loadavg), for the record.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "?".into())
+}
+
+/// `bench-udp gaps`: the pacer's schedule against the departures, per rate, wake-up
+/// mode and burst setting, as a Markdown table.
+fn gaps_suite(args: &[&str]) -> Result<()> {
+    let mut quiclab = None;
+    let (mut rates, mut secs) = (vec![50.0, 200.0, 500.0], 2.0);
+    let mut wakes = vec!["timerfd".to_string(), "poll".to_string()];
+    let mut bursts = vec![1000u64, 0];
+    let mut scheds = vec![false, true];
+    let mut it = args.iter();
+    while let Some(&flag) = it.next() {
+        let value = it.next().with_context(|| format!("{flag} needs a value"))?;
+        let list = || value.split(',').map(str::trim);
+        match flag {
+            "--quiclab" => quiclab = Some(PathBuf::from(value)),
+            "--rates" => rates = list().map(str::parse).collect::<Result<_, _>>()?,
+            "--secs" => secs = value.parse()?,
+            "--wakes" => wakes = list().map(String::from).collect(),
+            "--bursts" => bursts = list().map(str::parse).collect::<Result<_, _>>()?,
+            "--sched" => {
+                scheds = list()
+                    .map(|s| match s {
+                        "normal" => Ok(false),
+                        "fifo" => Ok(true),
+                        _ => Err(anyhow::anyhow!("--sched: normal or fifo, not {s:?}")),
+                    })
+                    .collect::<Result<_>>()?
+            }
+            _ => bail!("unknown option {flag}"),
+        }
+    }
+    let quiclab = quiclab.context("--quiclab PATH (the release quiclab binary)")?;
+    harness::exists(&quiclab)?;
+    let dir = gaps::scratch()?;
+    println!(
+        "gaps: paced bulk transfers over loopback ({secs} s each; load average {} at start)\n",
+        load_average()
+    );
+    println!("| rate | server | wake | burst | datagrams | bursts | datagrams per burst p50 / p99 / max | gap error p50 | p99 | achieved | relay drops |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    let mut txtime = String::new();
+    let mut relay_drops = 0;
+    for &rate_mbps in &rates {
+        for &fifo in &scheds {
+            for wake in &wakes {
+                for &burst_us in &bursts {
+                    let case = gaps::Case {
+                        rate_mbps,
+                        wake: wake.clone(),
+                        burst_us,
+                        fifo,
+                    };
+                    let f = gaps::measure(&quiclab, &dir, &case, secs)?;
+                    print_gaps_row(&case, &f);
+                    relay_drops += f.relay_drops;
+                    txtime = f.txtime;
+                }
+            }
+        }
+    }
+    if relay_drops > 0 {
+        println!(
+            "\n- relay drops: {relay_drops} departures not seen; their rows' gaps are too long"
+        );
+    }
+    println!("\n- {txtime}");
+    println!("- load average at the end: {}", load_average());
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+fn print_gaps_row(case: &gaps::Case, f: &gaps::Figures) {
+    let burst = match case.burst_us {
+        0 => "10 datagrams".to_string(),
+        us => format!("{us} µs"),
+    };
+    let sched = if case.fifo { "fifo" } else { "normal" };
+    println!(
+        "| {} Mbit/s | {sched} | {} | {burst} | {} | {} | {:.0} / {:.0} / {} | {:.1} µs | {:.1} µs | {:.1} Mbit/s ({:.0}%) | {} |",
+        case.rate_mbps,
+        case.wake,
+        f.datagrams,
+        f.bursts,
+        f.burst_p50,
+        f.burst_p99,
+        f.burst_max,
+        f.err_p50_us,
+        f.err_p99_us,
+        f.achieved_mbps,
+        f.achieved_mbps / case.rate_mbps * 100.0,
+        f.relay_drops
+    );
 }

@@ -6,13 +6,17 @@ mod emulate;
 mod h3;
 mod hq;
 mod lab;
+mod monitor;
 mod net;
+#[cfg(target_os = "linux")]
+mod netlink;
 mod resume;
 mod setup;
 mod signal;
 mod sim;
 mod timer;
 mod tokens;
+mod txtime;
 mod udp;
 mod url;
 
@@ -99,10 +103,18 @@ struct Common {
     /// Initiate a 1-RTT key update every N packets sent (RFC 9001 §6).
     #[arg(long)]
     key_update_every: Option<u64>,
-    /// UDP socket buffer size asked for, each way, in bytes (the kernel may grant
-    /// less; the granted size is printed). Size it from the path's BDP plus bursts.
+    /// UDP socket buffer size asked for at start, each way, in bytes (the kernel may
+    /// grant less; the granted size and the BDP it covers are printed). Size it from
+    /// the path's BDP plus bursts; the driver grows it from the windows it sees, up to
+    /// --socket-buffer-max.
     #[arg(long, default_value_t = udp::DEFAULT_BUFFER)]
     socket_buffer: usize,
+    /// Largest size the driver grows the socket buffers to, each way, when a
+    /// connection's congestion window x 2 (send) or its receive rate x smoothed RTT x 2
+    /// (receive) outgrows them; at or below --socket-buffer they never grow. Above
+    /// net.core.{w,r}mem_max only a privileged process gets it (SO_*BUFFORCE).
+    #[arg(long, default_value_t = udp::DEFAULT_BUFFER_MAX)]
+    socket_buffer_max: usize,
     /// Wake-ups for waits under 5 ms (pacing): `poll` = the poll's own timeout, in
     /// whole milliseconds; `timerfd` = a timerfd, to the nanosecond (Linux; falls back
     /// to `poll` where unavailable; the choice is printed).
@@ -187,6 +199,14 @@ struct ClientArgs {
 }
 
 impl Common {
+    /// The socket sampler: drops into the qlog, buffers grown up to the maximum.
+    fn monitor(&self) -> monitor::SocketMonitor {
+        let policy = monitor::BufferPolicy {
+            max: self.socket_buffer_max,
+        };
+        monitor::SocketMonitor::new(policy, self.socket_buffer)
+    }
+
     fn flags(&self) -> setup::Flags<'_> {
         setup::Flags {
             config: self.config.as_deref(),
@@ -252,7 +272,7 @@ fn server(a: ServerArgs) -> Result<()> {
     } else {
         tls
     };
-    let qlog = QlogDir::new(a.common.qlog_dir)?;
+    let qlog = QlogDir::new(a.common.qlog_dir.clone())?;
     let mut socket = udp::Socket::bind(a.listen, a.common.socket_buffer)?;
     eprintln!(
         "quiclab server on {} (seed {seed}), root {}; {}",
@@ -260,20 +280,24 @@ fn server(a: ServerArgs) -> Result<()> {
         a.root.display(),
         socket.granted()
     );
+    eprintln!("{}", socket.buffer_note(a.common.socket_buffer));
     signal::install();
-    let wake = net::Wake::choose(&a.common.wake);
+    let wake = net::Wake::choose(&a.common.wake, a.listen);
+    let mut monitor = a.common.monitor();
     let mut endpoint = Endpoint::new(config, Some(tls), seed);
     let sinks = qlog.clone();
     endpoint.set_sink_factory(Box::new(move |_, conn| sinks.sink_for(conn)));
     if a.careful_resume {
         resume::install(&mut endpoint, qlog.clone());
     }
-    let mut app = h3::server::Server::new(a.root, quiclab_h3::H3Config::default(), qlog);
+    let h3_config = quiclab_h3::H3Config::default();
+    let mut app = h3::server::Server::new(a.root, h3_config, qlog, monitor.log());
     let counters = net::run(
         &mut socket,
         &mut endpoint,
         net::Clock::new(),
         wake,
+        &mut monitor,
         &mut app,
     )?;
     eprintln!("quiclab server stopped: {counters:?}");
@@ -321,7 +345,7 @@ fn client(a: ClientArgs) -> Result<()> {
     } else {
         tls
     };
-    let qlog = QlogDir::new(a.common.qlog_dir)?;
+    let qlog = QlogDir::new(a.common.qlog_dir.clone())?;
 
     // One connection per authority, in first-seen order of the command line.
     let mut groups: BTreeMap<(String, u16), (usize, SocketAddr, Vec<Fetch>)> = BTreeMap::new();
@@ -369,7 +393,9 @@ fn client(a: ClientArgs) -> Result<()> {
     };
     let mut socket = udp::Socket::bind(bind, a.common.socket_buffer)?;
     eprintln!("quiclab client (seed {seed}); {}", socket.granted());
-    let wake = net::Wake::choose(&a.common.wake);
+    eprintln!("{}", socket.buffer_note(a.common.socket_buffer));
+    let wake = net::Wake::choose(&a.common.wake, groups.first().map_or(bind, |g| g.0));
+    let mut monitor = a.common.monitor();
     let clock = net::Clock::new();
     let mut endpoint = Endpoint::new(config, None, seed);
     if let Some(path) = &a.token_cache {
@@ -389,14 +415,28 @@ fn client(a: ClientArgs) -> Result<()> {
             app.hold();
             signal::install();
         }
-        let counters = net::run(&mut socket, &mut endpoint, clock, wake, &mut app)?;
+        let counters = net::run(
+            &mut socket,
+            &mut endpoint,
+            clock,
+            wake,
+            &mut monitor,
+            &mut app,
+        )?;
         eprintln!("quiclab client: {counters:?}");
         app.failures()
     } else {
         let h3_config = quiclab_h3::H3Config::default();
         let mut app =
             h3::client::Client::start(&mut endpoint, clock.now(), tls, qlog, h3_config, groups)?;
-        let counters = net::run(&mut socket, &mut endpoint, clock, wake, &mut app)?;
+        let counters = net::run(
+            &mut socket,
+            &mut endpoint,
+            clock,
+            wake,
+            &mut monitor,
+            &mut app,
+        )?;
         eprintln!("quiclab client: {counters:?}");
         app.failures()
     };

@@ -5,6 +5,7 @@
 //! per datagram. The application protocol lives elsewhere ([`crate::hq`],
 //! [`crate::h3`]) behind [`Application`].
 
+use crate::monitor::SocketMonitor;
 use crate::timer::Timer;
 use crate::udp::Socket;
 use anyhow::{Context, Result};
@@ -72,8 +73,10 @@ pub enum Wake {
 }
 
 impl Wake {
-    /// `timerfd` if asked for and available, else `poll`; prints the choice.
-    pub fn choose(name: &str) -> Wake {
+    /// `timerfd` if asked for and available, else `poll`; prints the choice, and
+    /// whether the kernel could time departures itself for traffic to `peer`
+    /// (SO_TXTIME; [`crate::txtime`]).
+    pub fn choose(name: &str, peer: SocketAddr) -> Wake {
         let wake = match name {
             "timerfd" => Timer::new().map_or(Wake::Poll, Wake::Timerfd),
             _ => Wake::Poll,
@@ -83,6 +86,7 @@ impl Wake {
             Wake::Timerfd(_) => "timerfd (ns)",
         };
         eprintln!("short waits: {chosen}");
+        eprintln!("{}", crate::txtime::Probe::run(peer));
         wake
     }
 }
@@ -94,6 +98,8 @@ pub struct Counters {
     pub datagrams_sent: u64,
     pub recv_calls: u64,
     pub datagrams_received: u64,
+    /// Datagram bytes received (UDP payloads).
+    pub bytes_received: u64,
     /// Times the kernel send buffer was full (the loop then waits, losing nothing).
     pub send_blocked: u64,
     /// Datagrams the kernel dropped for a full receive buffer (`None`: unknown here).
@@ -117,11 +123,13 @@ struct Driver {
 }
 
 /// Runs `endpoint` on `socket` until `app` is finished; returns what it counted.
+/// `monitor` samples the socket's drops and buffers as the loop turns.
 pub fn run(
     socket: &mut Socket,
     endpoint: &mut Endpoint,
     clock: Clock,
     wake: Wake,
+    monitor: &mut SocketMonitor,
     app: &mut dyn Application,
 ) -> Result<Counters> {
     let poll = Poll::new().context("creating the event loop")?;
@@ -160,8 +168,9 @@ pub fn run(
         endpoint.handle_timeout(now);
         app.drive(endpoint, now)?;
         d.flush(socket, endpoint, now)?;
+        monitor.tick(now, socket, endpoint, d.counters.bytes_received);
         if app.finished(endpoint) && d.pending.is_none() {
-            d.counters.kernel_drops = socket.kernel_drops();
+            d.counters.kernel_drops = monitor.finish(clock.now(), socket, endpoint);
             return Ok(d.counters);
         }
         if !d.readable {
@@ -289,6 +298,7 @@ impl Driver {
             let now = clock.now();
             for (meta, buf) in self.recv_meta[..n].iter().zip(slices.iter_mut()) {
                 let stride = meta.stride.max(1);
+                self.counters.bytes_received += meta.len as u64;
                 for datagram in buf[..meta.len].chunks_mut(stride) {
                     self.counters.datagrams_received += 1;
                     // Undeliverable datagrams (stray, unparseable) are simply dropped.

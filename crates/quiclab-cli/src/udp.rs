@@ -17,6 +17,10 @@ use std::net::SocketAddr;
 /// path (or a loopback burst of ~6,000 full datagrams). `--socket-buffer` overrides it.
 pub const DEFAULT_BUFFER: usize = 8 << 20;
 
+/// The most the driver grows the buffers to by default, each way: 64 MiB holds a
+/// 1 Gbit/s x 537 ms path (`--socket-buffer-max`).
+pub const DEFAULT_BUFFER_MAX: usize = 64 << 20;
+
 /// What the kernel granted; printed at start so a run's log says what it had.
 #[derive(Clone, Copy, Debug)]
 pub struct Granted {
@@ -55,18 +59,36 @@ impl Socket {
     pub fn bind(addr: SocketAddr, buffer: usize) -> Result<Socket> {
         let io = mio::net::UdpSocket::bind(addr).with_context(|| format!("binding {addr}"))?;
         let state = UdpSocketState::new((&io).into()).context("UDP socket offloads")?;
-        let sock = socket2::SockRef::from(&io);
-        // Errors here leave the default size, which `granted` then reports.
-        let _ = sock.set_send_buffer_size(buffer);
-        let _ = sock.set_recv_buffer_size(buffer);
-        force_buffers(&io, buffer);
-        let granted = Granted {
-            send_buffer: sock.send_buffer_size().unwrap_or(0),
-            recv_buffer: sock.recv_buffer_size().unwrap_or(0),
-            gso_segments: state.max_gso_segments(),
-            gro_segments: state.gro_segments(),
+        let mut socket = Socket {
+            io,
+            granted: Granted {
+                send_buffer: 0,
+                recv_buffer: 0,
+                gso_segments: state.max_gso_segments(),
+                gro_segments: state.gro_segments(),
+            },
+            state,
         };
-        Ok(Socket { io, state, granted })
+        socket.resize(Some(buffer), Some(buffer));
+        Ok(socket)
+    }
+
+    /// Asks for new buffer sizes (`None`: leave that direction), with the privileged
+    /// force past the kernel's cap when permitted; returns what was granted.
+    pub fn resize(&mut self, send: Option<usize>, recv: Option<usize>) -> Granted {
+        let sock = socket2::SockRef::from(&self.io);
+        // Errors here leave the size as it was, which `granted` then reports.
+        if let Some(b) = send {
+            let _ = sock.set_send_buffer_size(b);
+            force_buffer(&self.io, libc::SO_SNDBUFFORCE, b);
+        }
+        if let Some(b) = recv {
+            let _ = sock.set_recv_buffer_size(b);
+            force_buffer(&self.io, libc::SO_RCVBUFFORCE, b);
+        }
+        self.granted.send_buffer = sock.send_buffer_size().unwrap_or(0);
+        self.granted.recv_buffer = sock.recv_buffer_size().unwrap_or(0);
+        self.granted()
     }
 
     pub fn granted(&self) -> Granted {
@@ -138,26 +160,113 @@ fn kernel_drops(_: &mio::net::UdpSocket) -> Option<u64> {
     None
 }
 
-/// Linux: past `rmem_max`/`wmem_max`, a privileged process may still force the size.
+/// Linux: past `rmem_max`/`wmem_max`, a privileged process may still force the size
+/// (`opt`: SO_SNDBUFFORCE or SO_RCVBUFFORCE).
 #[cfg(target_os = "linux")]
-fn force_buffers(io: &mio::net::UdpSocket, buffer: usize) {
+fn force_buffer(io: &mio::net::UdpSocket, opt: libc::c_int, buffer: usize) {
     use std::os::fd::AsRawFd;
-    let fd = io.as_raw_fd();
     // The kernel doubles the value it is given (for its bookkeeping); ask for half.
     let half = libc::c_int::try_from(buffer / 2).unwrap_or(libc::c_int::MAX);
-    for opt in [libc::SO_SNDBUFFORCE, libc::SO_RCVBUFFORCE] {
-        // SAFETY: a valid fd and a c_int option value of the right length.
-        unsafe {
-            libc::setsockopt(
-                fd,
-                libc::SOL_SOCKET,
-                opt,
-                std::ptr::from_ref(&half).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            );
-        }
+    // SAFETY: a valid fd and a c_int option value of the right length.
+    unsafe {
+        libc::setsockopt(
+            io.as_raw_fd(),
+            libc::SOL_SOCKET,
+            opt,
+            std::ptr::from_ref(&half).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
     }
 }
 
 #[cfg(not(target_os = "linux"))]
-fn force_buffers(_: &mio::net::UdpSocket, _: usize) {}
+fn force_buffer(_: &mio::net::UdpSocket, _: i32, _: usize) {}
+
+/// The kernel's caps on unprivileged buffer requests (`net.core.wmem_max`,
+/// `net.core.rmem_max`), bytes; `None` where unreadable.
+pub fn kernel_caps() -> (Option<usize>, Option<usize>) {
+    let read = |name: &str| {
+        std::fs::read_to_string(format!("/proc/sys/net/core/{name}"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    };
+    (read("wmem_max"), read("rmem_max"))
+}
+
+/// What a buffer of `bytes` covers, as "the BDP of RATE x DELAY" at 1 Gbit/s (and at
+/// 100 Mbit/s when that delay is under 100 ms), e.g. "8 MiB = the BDP of 1 Gbit/s x
+/// 67 ms". The kernel charges each queued datagram its buffer's true size (2,304
+/// bytes for a 1,200-1,452-byte datagram on Linux 6.x loopback), so a receive buffer
+/// holds about half its size in payload of separate datagrams.
+pub fn bdp_note(bytes: usize) -> String {
+    let delay = |rate_bps: f64| {
+        let s = bytes as f64 * 8.0 / rate_bps;
+        if s < 1e-3 {
+            format!("{:.0} µs", s * 1e6)
+        } else {
+            format!("{:.0} ms", s * 1e3)
+        }
+    };
+    let size = if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{} KiB", bytes >> 10)
+    };
+    if (bytes as f64 * 8.0 / 1e9) < 0.1 {
+        format!(
+            "{size} = the BDP of 1 Gbit/s x {} (100 Mbit/s x {})",
+            delay(1e9),
+            delay(1e8)
+        )
+    } else {
+        format!("{size} = the BDP of 1 Gbit/s x {}", delay(1e9))
+    }
+}
+
+impl Socket {
+    /// The start-up line about the buffers: the BDP the smaller one covers, and the
+    /// kernel's caps when the grant went past them (a privileged force) or stopped at
+    /// them (asked more than granted).
+    pub fn buffer_note(&self, asked: usize) -> String {
+        let g = self.granted;
+        let mut note = bdp_note(g.send_buffer.min(g.recv_buffer));
+        let (wmax, rmax) = kernel_caps();
+        if let (Some(w), Some(r)) = (wmax, rmax) {
+            // The kernel reports (and grants) twice what an unprivileged request may set.
+            let cap = 2 * w.min(r);
+            let how = if g.send_buffer.min(g.recv_buffer) > cap {
+                "above them: forced (SO_*BUFFORCE, privileged)"
+            } else if asked > g.send_buffer.min(g.recv_buffer) {
+                "capped by them (raise them, or run privileged to force)"
+            } else {
+                "within them"
+            };
+            note.push_str(&format!(
+                "; kernel caps net.core.wmem_max {} KiB, rmem_max {} KiB: {how}",
+                w >> 10,
+                r >> 10
+            ));
+        }
+        note
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bdp_notes() {
+        assert_eq!(
+            bdp_note(8 << 20),
+            "8 MiB = the BDP of 1 Gbit/s x 67 ms (100 Mbit/s x 671 ms)"
+        );
+        assert_eq!(bdp_note(64 << 20), "64 MiB = the BDP of 1 Gbit/s x 537 ms");
+        assert_eq!(
+            bdp_note(4608),
+            "4 KiB = the BDP of 1 Gbit/s x 37 µs (100 Mbit/s x 369 µs)"
+        );
+    }
+}

@@ -570,6 +570,11 @@ impl TransportConfig {
                 }
             }
             CongestionControl::None => {}
+            CongestionControl::Fixed(c) => {
+                if let Err((key, why)) = c.validate() {
+                    return err(key, why);
+                }
+            }
         }
         Ok(())
     }

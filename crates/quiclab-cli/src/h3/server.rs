@@ -4,6 +4,7 @@
 
 use super::{attach_qlog, ALPN_H3};
 use crate::hq::{self, Body};
+use crate::monitor::SocketLog;
 use crate::net::Application;
 use crate::setup::{detach_qlog, QlogDir};
 use anyhow::Result;
@@ -21,6 +22,8 @@ pub struct Server {
     h3: BTreeMap<ConnectionHandle, H3Conn>,
     config: H3Config,
     qlog: QlogDir,
+    /// The driver's latest socket reading: a connection's qlog ends with it.
+    socket_log: SocketLog,
     /// Set by a stop signal: every connection is being closed, new ones are refused.
     shutting_down: bool,
 }
@@ -32,13 +35,14 @@ struct H3Conn {
 }
 
 impl Server {
-    pub fn new(root: PathBuf, config: H3Config, qlog: QlogDir) -> Self {
+    pub fn new(root: PathBuf, config: H3Config, qlog: QlogDir, socket_log: SocketLog) -> Self {
         Server {
             hq: hq::server::Server::new(root.clone()),
             root,
             h3: BTreeMap::new(),
             config,
             qlog,
+            socket_log,
             shutting_down: false,
         }
     }
@@ -197,6 +201,7 @@ impl Application for Server {
                 if let Some(mut s) = self.h3.remove(&h) {
                     drop(s.h3.take_sink());
                 }
+                self.socket_log.log_final(conn, now);
                 detach_qlog(conn);
                 endpoint.remove(h);
                 self.hq.forget(h);

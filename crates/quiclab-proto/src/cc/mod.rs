@@ -3,6 +3,7 @@
 mod bbr;
 mod careful_resume;
 mod cubic;
+mod fixed;
 mod hystart;
 mod new_reno;
 mod no_cc;
@@ -15,6 +16,7 @@ pub use careful_resume::{
     SavedPathStore, StorePolicy, Trigger as CarefulResumeTrigger, UnvalidatedPacing,
 };
 pub use cubic::{Cubic, CubicConfig};
+pub use fixed::{Fixed, FixedConfig};
 pub use hystart::{Hystart, HystartConfig, HystartPhase, SlowStartStep};
 pub use new_reno::{NewReno, NewRenoConfig, WindowGrowth};
 pub use no_cc::NoCongestionControl;
@@ -174,6 +176,9 @@ pub enum CongestionControl {
     /// No congestion control: the window is unlimited (flow control still applies), for
     /// validation experiments.
     None,
+    /// A fixed window and optionally a fixed pacing rate, for measurements that need a
+    /// known sending schedule (`cc/fixed.rs`).
+    Fixed(FixedConfig),
 }
 
 impl Default for CongestionControl {
@@ -197,6 +202,7 @@ impl CongestionControl {
             CongestionControl::NewReno(c) => Box::new(NewReno::new(c.clone(), max_datagram_size)),
             CongestionControl::Cubic(c) => Box::new(Cubic::new(c.clone(), max_datagram_size)),
             CongestionControl::None => Box::new(NoCongestionControl),
+            CongestionControl::Fixed(c) => Box::new(Fixed::new(c, max_datagram_size)),
         }
     }
 }

@@ -5,10 +5,26 @@
 //! building and dropping these lists was ~9% of the instructions per datagram.
 
 use super::Connection;
-use crate::events::{Event, FrameDetail, FrameSummary};
+use crate::events::{Event, FrameDetail, FrameSummary, KernelDrops};
 use crate::time::Instant;
 
 impl Connection {
+    /// Whether an event sink is attached: a driver skips building its own records for
+    /// connections nobody logs.
+    pub fn has_event_sink(&self) -> bool {
+        self.sink.is_some()
+    }
+
+    /// Logs a real-UDP driver's socket reading into this connection's trace (qlog
+    /// `quiclab:kernel_drops`). The connection never reads sockets itself (the core has
+    /// no I/O); this only passes the driver's figures to the sink, at the driver's
+    /// `now`. Nothing happens without a sink, and no state of the connection changes.
+    pub fn log_kernel_drops(&mut self, now: Instant, reading: KernelDrops) {
+        if let Some(s) = self.sink.as_mut() {
+            s.event(now, &Event::KernelDrops(reading));
+        }
+    }
+
     /// What the sink reads of packets' frames; `None` without a sink.
     pub(super) fn frame_detail(&self) -> Option<FrameDetail> {
         self.sink.as_ref().map(|s| s.frame_detail())

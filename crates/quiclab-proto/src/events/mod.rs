@@ -210,4 +210,44 @@ pub enum Event {
         application: bool,
         reason: String,
     },
+    /// What a real-UDP driver saw of its socket (quiclab's own event,
+    /// `quiclab:kernel_drops`); never emitted by the connection itself, only through
+    /// [`Connection::log_kernel_drops`](crate::Connection::log_kernel_drops).
+    KernelDrops(KernelDrops),
+}
+
+/// A driver's reading of its UDP socket: receive drops counted by the kernel before
+/// QUIC saw the datagrams, and the buffer sizes the kernel granted. One socket may
+/// serve many connections: the figures are the socket's, logged into each
+/// connection's trace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelDrops {
+    /// Datagrams dropped on the socket since it was opened (receive buffer full).
+    pub drops: u64,
+    /// Receive and send buffer sizes as the kernel reports them (getsockopt), bytes.
+    pub recv_buffer: u64,
+    pub send_buffer: u64,
+    pub trigger: KernelDropsTrigger,
+}
+
+/// Why a [`KernelDrops`] record was written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelDropsTrigger {
+    /// The count grew since the last record (sampled).
+    Increased,
+    /// The driver resized the socket buffers.
+    BuffersResized,
+    /// The connection's log ends (the connection is removed or the driver stops).
+    Final,
+}
+
+impl KernelDropsTrigger {
+    /// The qlog `trigger` value.
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelDropsTrigger::Increased => "increased",
+            KernelDropsTrigger::BuffersResized => "buffers_resized",
+            KernelDropsTrigger::Final => "final",
+        }
+    }
 }

@@ -39,7 +39,7 @@ use crate::time::{duration_nanos, Instant};
 use crate::wire::{ConnectionId, PacketType, Side, TransportParameters};
 use json::Json;
 use packet::write_packet;
-use record::{begin, end, write_transport_error, RS};
+use record::{begin, end, kernel_drops, write_transport_error, RS};
 use std::io::{self, Write};
 
 /// The event schema URI of the draft implemented (its number appended, as drafts must).
@@ -225,6 +225,7 @@ impl<W: Write + Send> QlogWriter<W> {
                 application,
                 reason,
             } => connection_closed(buf, now, *owner, *code, *application, reason),
+            Event::KernelDrops(k) => kernel_drops(buf, now, k),
         }
     }
 

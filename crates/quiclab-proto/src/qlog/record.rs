@@ -4,6 +4,7 @@
 
 use super::json::Json;
 use crate::error::TransportErrorCode;
+use crate::events::KernelDrops;
 use crate::time::Instant;
 
 /// JSON-SEQ record separator (RFC 7464).
@@ -40,4 +41,16 @@ pub(super) fn write_transport_error(j: &mut Json<'_>, key: &str, code: u64) {
             j.key(key).lit(name);
         }
     }
+}
+
+/// `quiclab:kernel_drops`: a driver's socket reading (a private `quiclab:` event, not
+/// in the draft; the header's `event_schemas` is left as it is, so traces without the
+/// event stay byte-identical). `drops` is cumulative for the socket.
+pub(super) fn kernel_drops(buf: &mut Vec<u8>, now: Instant, k: &KernelDrops) {
+    let mut j = begin(buf, now, "quiclab:kernel_drops");
+    j.key("drops").u64(k.drops);
+    j.key("recv_buffer").u64(k.recv_buffer);
+    j.key("send_buffer").u64(k.send_buffer);
+    j.key("trigger").lit(k.trigger.name());
+    end(j);
 }

@@ -601,3 +601,34 @@ fn bbr_states_and_model_metrics() {
     assert_eq!(cc[1]["data"]["new"], "probe_bw_cruise");
     assert_eq!(cc[2]["data"]["new"], "probe_rtt");
 }
+
+#[test]
+fn kernel_drops_is_a_quiclab_event() {
+    use crate::events::{KernelDrops, KernelDropsTrigger};
+    let reading = |drops, trigger| {
+        Event::KernelDrops(KernelDrops {
+            drops,
+            recv_buffer: 8 << 20,
+            send_buffer: 4 << 20,
+            trigger,
+        })
+    };
+    let recs = parse(&write_all(&[
+        (
+            Instant::from_millis(250),
+            reading(790, KernelDropsTrigger::Increased),
+        ),
+        (
+            Instant::from_millis(900),
+            reading(812, KernelDropsTrigger::Final),
+        ),
+    ]));
+    let k = find(&recs, "quiclab:kernel_drops");
+    assert_eq!(k.len(), 2);
+    assert_eq!(k[0]["time"], 250.0);
+    assert_eq!(k[0]["data"]["drops"], 790);
+    assert_eq!(k[0]["data"]["recv_buffer"], 8 << 20);
+    assert_eq!(k[0]["data"]["send_buffer"], 4 << 20);
+    assert_eq!(k[0]["data"]["trigger"], "increased");
+    assert_eq!(k[1]["data"]["trigger"], "final");
+}
