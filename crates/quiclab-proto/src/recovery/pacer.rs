@@ -35,6 +35,10 @@ pub struct Pacer {
     burst: Burst,
     /// Bytes that may leave now (as of `last`).
     tokens: u64,
+    /// Time-bounded bursts only: the last burst emptied the bucket, so nothing leaves
+    /// until a whole burst has been earned again (a wake-up for another reason, such
+    /// as an ACK, does not release a partial one).
+    refilling: bool,
     /// When `tokens` was last brought up to date; `None` before the first send.
     last: Option<Instant>,
 }
@@ -108,6 +112,7 @@ impl Pacer {
         Pacer {
             burst: Burst::Fixed(capacity),
             tokens: capacity,
+            refilling: false,
             last: None,
         }
     }
@@ -124,6 +129,7 @@ impl Pacer {
         Pacer {
             burst: Burst::Interval { ns, min, max },
             tokens: min,
+            refilling: false,
             last: None,
         }
     }
@@ -164,13 +170,18 @@ impl Pacer {
     ) -> Option<Instant> {
         let rate = rate?;
         let (tokens, _) = self.refill(now, rate);
-        // A packet bigger than the bucket waits for a full bucket, not forever.
-        let need = bytes.min(self.capacity(Some(rate)));
+        let target = self.target(bytes, rate);
+        // Fixed bursts: a packet leaves once its tokens are there, so a sender on time
+        // sends one packet per wake-up. Time-bounded bursts: once a burst emptied the
+        // bucket, the next leaves when half an interval's worth is earned, so the sender
+        // wakes once per burst and sends it back to back (one wake-up and one GSO batch
+        // per half interval; Linux's TSO autosizing batches ~1 ms of its rate).
+        let need = if self.refilling { target } else { target.min(bytes) };
         if tokens >= need {
             return None;
         }
-        // Smallest wait with earned(wait) >= need - tokens: ceil(missing · den / num).
-        let missing = u128::from(need - tokens);
+        // Smallest wait with earned(wait) >= target - tokens: ceil(missing · den / num).
+        let missing = u128::from(target - tokens);
         let wait = u64::try_from(mul_div(missing, rate.den, rate.num, true)).unwrap_or(u64::MAX);
         Some(now.saturating_add(Duration::from_nanos(wait)))
     }
@@ -184,6 +195,27 @@ impl Pacer {
         };
         self.tokens = tokens.saturating_sub(bytes);
         self.last = Some(at);
+        // A time-bounded burst ends when the bucket cannot pay for another such packet.
+        self.refilling = matches!(self.burst, Burst::Interval { .. }) && self.tokens < bytes;
+    }
+
+    /// The tokens a packet of `bytes` waits for when the bucket is short: its own size
+    /// (fixed bursts), or what half the interval earns (time-bounded), never more than
+    /// half the bucket.
+    fn target(&self, bytes: u64, rate: PacingRate) -> u64 {
+        let capacity = self.capacity(Some(rate));
+        // A packet bigger than the bucket waits for a full bucket, not forever.
+        let need = bytes.min(capacity);
+        match self.burst {
+            Burst::Fixed(_) => need,
+            // Half the interval's worth, at most half the bucket: a wake-up late by up
+            // to half an interval still finds its tokens (waiting for a full bucket
+            // would drop the lateness, and the rate with it). At low rates that is one
+            // packet, paced as with fixed bursts.
+            Burst::Interval { ns, .. } => {
+                earned(Duration::from_nanos(ns / 2), rate).clamp(need, (capacity / 2).max(need))
+            }
+        }
     }
 }
 
@@ -290,19 +322,38 @@ mod tests {
         assert_eq!(p.capacity(slow), DEFAULT_BURST_PACKETS * MDS);
         assert_eq!(p.capacity(mid), 25 * MDS);
         assert_eq!(p.capacity(None), DEFAULT_BURST_PACKETS * MDS);
-        // After an idle period at the mid rate, 25 datagrams leave back to back, then
-        // the 26th waits for the rate (1200 bytes at 30 kB/ms = 40 µs).
+        // After an idle period at the mid rate the full bucket (25 datagrams) leaves back
+        // to back; then nothing leaves until half the bucket is earned again (0.5 ms),
+        // even for a wake-up in between (an ACK arriving), and then 12 leave at once.
         let mut p = p;
         let t0 = Instant::from_millis(1);
         p.on_sent(t0, MDS, mid);
-        let later = Instant::from_millis(100);
+        let now = Instant::from_millis(100);
         for _ in 0..25 {
-            assert_eq!(p.next_send_time(later, MDS, mid), None);
-            p.on_sent(later, MDS, mid);
+            assert_eq!(p.next_send_time(now, MDS, mid), None);
+            p.on_sent(now, MDS, mid);
+        }
+        let half_ms = Duration::from_micros(500);
+        assert_eq!(p.next_send_time(now, MDS, mid), Some(now + half_ms));
+        let early = now + Duration::from_micros(250);
+        assert_eq!(p.next_send_time(early, MDS, mid), Some(now + half_ms));
+        let at = now + half_ms;
+        let mut burst = 0;
+        while p.next_send_time(at, MDS, mid).is_none() {
+            p.on_sent(at, MDS, mid);
+            burst += 1;
+        }
+        assert_eq!(burst, 12);
+        // At the slow rate half an interval earns 750 bytes, under one datagram: after a
+        // drained bucket each datagram waits for its own tokens (0.8 ms), as with fixed
+        // bursts.
+        let mut p = Pacer::with_burst_interval(MDS, ms);
+        for _ in 0..10 {
+            p.on_sent(Instant::from_millis(100), MDS, slow);
         }
         assert_eq!(
-            p.next_send_time(later, MDS, mid),
-            Some(later + Duration::from_micros(40))
+            p.next_send_time(Instant::from_millis(100), MDS, slow),
+            Some(Instant::from_millis(100) + Duration::from_micros(800))
         );
     }
 
