@@ -28,7 +28,11 @@ impl Scenario {
     pub(super) fn check_tcp_flow(&self, c: Check, i: usize, f: &Flow) -> Result<(), ScenarioError> {
         let key = format!("flows[{i}]");
         if f.transport != Transport::Tcp {
-            let what = if f.tls.is_some() { "tls" } else { "tcp" };
+            let what = f
+                .tls
+                .as_ref()
+                .and_then(super::TlsSettings::tcp_only_key)
+                .unwrap_or("tcp");
             return c.bad(format!("{key}.{what}"), "only for transport = \"tcp\"");
         }
         if !f.client.is_empty() || !f.server.is_empty() {
@@ -61,6 +65,12 @@ impl Scenario {
             return c.bad(
                 format!("{key}.session_from"),
                 "search and video flows over TCP start fresh connections (no session_from)",
+            );
+        }
+        if f.tls.as_ref().is_some_and(|t| t.version.is_none()) {
+            return c.bad(
+                format!("{key}.tls.version"),
+                "TLS over a TCP flow needs its version: \"1.3\" or \"1.2\"",
             );
         }
         self.check_tls_resume(c.file, i, f)?;
