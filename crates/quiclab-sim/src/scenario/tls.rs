@@ -343,7 +343,12 @@ impl Scenario {
     /// its source's choices.
     fn check_flow_tls(&self, c: Check, i: usize) -> Result<(), ScenarioError> {
         let f = &self.flows[i];
-        let key = format!("flows[{i}] ({}).tls", f.name);
+        // The flow's own table, or the scenario's when the flow has none.
+        let key = match f.tls {
+            Some(_) => format!("flows[{i}] ({}).tls", f.name),
+            None => "tls".to_string(),
+        };
+        let flow = format!("flow {:?}", f.name);
         let client = self.tls_choices(i, false, c.file)?;
         let server = self.tls_choices(i, true, c.file)?;
         if !client
@@ -354,7 +359,7 @@ impl Scenario {
             return c.bad(
                 key,
                 format!(
-                    "the client's cipher suites {} and the server's {} have none in common (the handshake would fail)",
+                    "{flow}: the client's cipher suites {} and the server's {} have none in common (the handshake would fail)",
                     listed(&client.cipher_suites), listed(&server.cipher_suites)
                 ),
             );
@@ -367,7 +372,7 @@ impl Scenario {
             return c.bad(
                 key,
                 format!(
-                    "the client's key exchange groups {} and the server's {} have none in common (the handshake would fail)",
+                    "{flow}: the client's key exchange groups {} and the server's {} have none in common (the handshake would fail)",
                     listed(&client.kx_groups), listed(&server.kx_groups)
                 ),
             );
@@ -379,7 +384,7 @@ impl Scenario {
         if let Some(j) = source {
             if self.tls_choices(j, false, c.file)? != client {
                 return c.bad(
-                    key,
+                    format!("flows[{i}] ({}).tls", f.name),
                     format!(
                         "a resuming flow's client offers the TLS choices of the flow it resumes ({:?}; session_from)",
                         self.flows[j].name

@@ -39,6 +39,43 @@ fn copy(id: &Identity) -> Identity {
     }
 }
 
+/// RSA identities kept by a process (the most recent ones).
+const RSA_MEMO: usize = 8;
+
+/// The servers' identity. RSA-2048 ones are remembered by (seed, padding): making one
+/// takes about half a second (a prime search), more than a whole handshake experiment,
+/// and the runs of a sweep in one process often share the seed (common random
+/// numbers). The identity is a pure function of its arguments, so the memo changes
+/// no output.
+fn identity(seed: u64, padding: usize, cert: CertType) -> Identity {
+    let names = ["localhost".to_string()];
+    if cert != CertType::Rsa2048 {
+        return cert::self_signed_as(&names, seed, padding, cert);
+    }
+    let key = (seed, padding);
+    if let Some((_, id)) = rsa_memo().iter().find(|(k, _)| *k == key) {
+        return copy(id);
+    }
+    // Made without the lock: other runs' identities need not wait for this one.
+    let id = cert::self_signed_as(&names, seed, padding, cert);
+    let mut memo = rsa_memo();
+    if !memo.iter().any(|(k, _)| *k == key) {
+        if memo.len() >= RSA_MEMO {
+            memo.remove(0);
+        }
+        memo.push((key, copy(&id)));
+    }
+    id
+}
+
+type RsaMemo = Vec<((u64, usize), Identity)>;
+
+fn rsa_memo() -> std::sync::MutexGuard<'static, RsaMemo> {
+    static MEMO: std::sync::Mutex<RsaMemo> = std::sync::Mutex::new(Vec::new());
+    // A panic elsewhere while holding it leaves the list intact.
+    MEMO.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 impl TlsConfigs {
     /// Makes the identity and every QUIC flow's configs; `key_log` receives the
     /// secrets (for the pcaps) when given.
@@ -48,12 +85,8 @@ impl TlsConfigs {
         key_log: Option<Arc<dyn rustls::KeyLog>>,
     ) -> Result<Self, ScenarioError> {
         let cert = scenario.certificate_type;
-        let identity = cert::self_signed_as(
-            &["localhost".to_string()],
-            derive_seed(scenario.seed, "certificate"),
-            scenario.certificate_padding,
-            cert,
-        );
+        let seed = derive_seed(scenario.seed, "certificate");
+        let identity = identity(seed, scenario.certificate_padding, cert);
         let mut t = TlsConfigs {
             identity,
             cert,
