@@ -42,9 +42,6 @@ const PLAINTEXT_LIMIT: usize = 64 * 1024;
 /// ALPN of TLS-over-TCP flows.
 const ALPN: &[u8] = b"http/1.1";
 
-/// A flow's `[flows.tls]` table (defined with the scenario's other TLS keys).
-pub use crate::scenario::TlsSettings;
-
 /// Session resumption shared by the flows of one `session_from` chain.
 #[derive(Debug)]
 pub(crate) struct Resumption {
