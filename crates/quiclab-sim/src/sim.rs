@@ -16,7 +16,7 @@ use crate::pep::PepHost;
 use crate::scenario::{max_events, Scenario, ScenarioError, Transport, Workload};
 use crate::tcpflow::TcpHost;
 use crate::topology::{derive_seed, Network};
-use quiclab_proto::crypto::cert::{self, MemoryKeyLog, ServerVerification};
+use quiclab_proto::crypto::cert::MemoryKeyLog;
 use quiclab_proto::endpoint::ConnectionHandle;
 use quiclab_proto::events::EventSink;
 use quiclab_proto::qlog::QlogWriter;
@@ -33,10 +33,8 @@ use std::time::Duration;
 
 mod resume;
 mod session;
+mod tls;
 mod web;
-
-/// The ALPN every simulated connection uses.
-const ALPN: &[u8] = b"hq-interop";
 
 /// Why a run could not be completed.
 #[derive(Debug, thiserror::Error)]
@@ -185,7 +183,8 @@ pub struct Simulation {
     cross: Vec<CrossState>,
     dirty: DirtySet,
     window: MeasureWindow,
-    client_tls: Arc<rustls::ClientConfig>,
+    /// The servers' identity and each flow's TLS configs.
+    tls: tls::TlsConfigs,
     key_log: Arc<MemoryKeyLog>,
     /// `pcap/all.pcap`: every datagram once, as its sender emits it (both directions in
     /// one file, so Wireshark sees the whole handshake).
@@ -236,22 +235,8 @@ impl Simulation {
             l.window = (window.from, window.to);
         }
         let key_log = Arc::new(MemoryKeyLog::default());
-        let identity = cert::self_signed(
-            &["localhost".to_string()],
-            derive_seed(seed, "certificate"),
-            scenario.certificate_padding,
-        );
-        let roots = vec![identity.chain[0].clone()];
-        let server_tls = cert::server_config(identity, &[ALPN.to_vec()], None).map_err(|e| {
-            ScenarioError::Invalid {
-                file: file.to_string(),
-                key: "certificate".into(),
-                why: e.to_string(),
-            }
-        })?;
         let kl: Option<Arc<dyn rustls::KeyLog>> = if m.pcap { Some(key_log.clone()) } else { None };
-        let client_tls =
-            cert::client_config(ServerVerification::Roots(roots), &[ALPN.to_vec()], kl);
+        let tls = tls::TlsConfigs::new(&scenario, file, kl)?;
         let host_index = net.hosts.iter().enumerate().map(|(i, h)| (*h, i)).collect();
         let reverse = net.reverse_routes();
         let mut sim = Simulation {
@@ -270,7 +255,7 @@ impl Simulation {
             cross: Vec::new(),
             dirty: DirtySet::default(),
             window,
-            client_tls,
+            tls,
             key_log,
             all_pcap: None,
             flying: Slab::default(),
@@ -296,7 +281,7 @@ impl Simulation {
             scenario,
         };
         for i in 0..sim.scenario.flows.len() {
-            sim.add_flow(i, server_tls.clone())?;
+            sim.add_flow(i)?;
         }
         sim.add_cross_traffic();
         for (i, c) in sim.scenario.schedule.iter().enumerate() {
@@ -323,11 +308,7 @@ impl Simulation {
         m
     }
 
-    fn add_flow(
-        &mut self,
-        i: usize,
-        server_tls: Arc<rustls::ServerConfig>,
-    ) -> Result<(), SimError> {
+    fn add_flow(&mut self, i: usize) -> Result<(), SimError> {
         let f = self.scenario.flows[i].clone();
         let (ch, sh) = (2 * f.pair, 2 * f.pair + 1);
         let client_addr = SocketAddrV4::new(self.net.hosts[ch], 40000 + i as u16);
@@ -336,7 +317,7 @@ impl Simulation {
         let client_metrics = Arc::new(Mutex::new(self.side_metrics(f.transport)));
         let extra = self.extra_client_addrs(i, client_addr);
         let (client, server) = match f.transport {
-            Transport::Quic => self.quic_stacks(i, server_tls, &server_metrics)?,
+            Transport::Quic => self.quic_stacks(i, &server_metrics)?,
             Transport::Tcp => self.tcp_stacks(
                 i,
                 (client_addr, &extra),
@@ -419,14 +400,18 @@ impl Simulation {
     fn quic_stacks(
         &self,
         i: usize,
-        server_tls: Arc<rustls::ServerConfig>,
         server_metrics: &Arc<Mutex<SideMetrics>>,
     ) -> Result<(Stack, Stack), SimError> {
         let f = &self.scenario.flows[i];
         let seed = self.scenario.seed;
         let client_cfg: TransportConfig = self.scenario.transport(i, false, &self.file)?;
         let server_cfg: TransportConfig = self.scenario.transport(i, true, &self.file)?;
-        let server_tls = self.sessions.server_tls(i, server_tls, server_cfg.zero_rtt);
+        let base = self
+            .tls
+            .quic_server_config(i)
+            .expect("a QUIC flow's config")
+            .clone();
+        let server_tls = self.sessions.server_tls(i, base, server_cfg.zero_rtt);
         let mut server_ep = Endpoint::new(
             Arc::new(server_cfg),
             Some(server_tls),
@@ -522,22 +507,10 @@ impl Simulation {
                     key: format!("flows[{i}].tls"),
                     why: e.to_string(),
                 };
-                // The QUIC runs' certificate: same seed, same padding, same bytes.
-                let id = || {
-                    crate::tcptls::identity(
-                        derive_seed(seed, "certificate"),
-                        self.scenario.certificate_padding,
-                    )
-                };
-                let roots = vec![id().chain[0].clone()];
-                let kl: Option<Arc<dyn rustls::KeyLog>> = if self.scenario.measure.pcap {
-                    Some(self.key_log.clone())
-                } else {
-                    None
-                };
-                let cc =
-                    crate::tcptls::client_config(tls.version, roots, kl, resume).map_err(bad)?;
-                let sc = crate::tcptls::server_config(tls.version, id(), resume).map_err(bad)?;
+                // The QUIC runs' certificate (same type, seed and padding) and the
+                // flow's TLS choices. The version was validated with the scenario.
+                let version = tls.version.unwrap_or(crate::tcptls::TlsVersion::Tls13);
+                let (cc, sc) = self.tls.tcp(i, version, resume).map_err(bad)?;
                 if f.workload.is_web() {
                     return self.web_stacks(
                         i,
@@ -742,7 +715,11 @@ impl Simulation {
                     // The config was validated when the scenario was loaded.
                     Stack::Quic { endpoint, conn, .. } => {
                         let zero_rtt = endpoint.config().zero_rtt;
-                        let tls = self.sessions.client_tls(i, &self.client_tls, zero_rtt);
+                        let base = self
+                            .tls
+                            .quic_client_config(i)
+                            .expect("a QUIC flow's config");
+                        let tls = self.sessions.client_tls(i, base, zero_rtt);
                         if let Ok(h) = endpoint.connect(now, tls, "localhost", server) {
                             if let Some(c) = endpoint.connection_mut(h) {
                                 c.set_event_sink(now, sink);

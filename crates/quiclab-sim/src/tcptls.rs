@@ -1,6 +1,9 @@
 //! Real TLS over a simulated TCP byte stream (`[flows.tls]`): rustls TLS 1.3 or 1.2
-//! with the QUIC runs' certificate (the same seeded self-signed Ed25519 identity) and
-//! quiclab-proto's seeded crypto provider, so a run stays a pure function of its seed.
+//! with the QUIC runs' certificate (the same seeded self-signed identity, of the
+//! scenario's `certificate_type`), the flow's TLS choices (`scenario/tls.rs`: the
+//! cipher suites as TLS 1.3 suites or the matching TLS 1.2 ECDHE suites, the key
+//! exchange groups for both) and quiclab-proto's seeded crypto provider, so a run stays
+//! a pure function of its seed (but for RSA-PSS salts, see `scenario/tls.rs`).
 //!
 //! The layer sits between the TCP connection and the flow's application: ciphertext
 //! read from TCP goes into rustls, plaintext written by the application leaves as TLS
@@ -23,8 +26,8 @@
 //! ticket ages are 0 and runs reproduce. Rejected early data is written again after
 //! the handshake (RFC 8446 §4.2.10: the client must resend it).
 
-use quiclab_proto::crypto::cert::{self, Identity};
-use quiclab_proto::crypto::choices::TlsChoices;
+use quiclab_proto::crypto::cert::Identity;
+use quiclab_proto::crypto::choices::{CertType, CipherSuite, TlsChoices};
 use quiclab_proto::crypto::provider::{provider_for, with_rng};
 use quiclab_proto::rng::DetRng;
 use quiclab_proto::time::Instant;
@@ -38,17 +41,6 @@ use std::sync::Arc;
 const PLAINTEXT_LIMIT: usize = 64 * 1024;
 /// ALPN of TLS-over-TCP flows.
 const ALPN: &[u8] = b"http/1.1";
-
-/// A TCP flow's TLS settings (`[flows.tls]`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TlsSettings {
-    pub version: TlsVersion,
-    /// Send the first request as TLS 1.3 early data when resuming (needs the flow's
-    /// `session_from`, which names the earlier flow whose ticket is offered).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub early_data: bool,
-}
 
 /// Session resumption shared by the flows of one `session_from` chain.
 #[derive(Debug)]
@@ -97,18 +89,37 @@ pub enum TlsVersion {
     Tls13,
 }
 
-/// The provider: quiclab-proto's seeded TLS 1.3 provider plus ring's TLS 1.2 ECDHE
-/// suites (ECDSA suites carry the Ed25519 certificate, RFC 8422 §5.1).
-fn provider() -> Arc<CryptoProvider> {
+/// The provider: quiclab-proto's seeded TLS 1.3 provider for `choices` plus the TLS
+/// 1.2 ECDHE suites with the same AEADs, in the same order: ECDHE_ECDSA for Ed25519 and
+/// ECDSA certificates (RFC 8422 §5.1), ECDHE_RSA for RSA.
+fn provider(choices: &TlsChoices, cert: CertType) -> Arc<CryptoProvider> {
     use rustls::crypto::ring::cipher_suite as cs;
-    let base = provider_for(&TlsChoices::default());
+    let base = provider_for(choices);
     let mut p = (*base).clone();
-    p.cipher_suites.extend([
-        cs::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
-        cs::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
-        cs::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
-    ]);
+    let rsa = cert == CertType::Rsa2048;
+    p.cipher_suites
+        .extend(choices.cipher_suites.iter().map(|s| match (s, rsa) {
+            (CipherSuite::Aes128Gcm, false) => cs::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+            (CipherSuite::Aes256Gcm, false) => cs::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+            (CipherSuite::Chacha20Poly1305, false) => {
+                cs::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256
+            }
+            (CipherSuite::Aes128Gcm, true) => cs::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+            (CipherSuite::Aes256Gcm, true) => cs::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+            (CipherSuite::Chacha20Poly1305, true) => {
+                cs::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256
+            }
+        }));
     Arc::new(p)
+}
+
+/// What both ends of a TLS-over-TCP flow use: the version, each side's choices (client,
+/// server) and the certificate type.
+#[derive(Clone, Debug)]
+pub(crate) struct TlsSetup {
+    pub version: TlsVersion,
+    pub choices: (TlsChoices, TlsChoices),
+    pub cert: CertType,
 }
 
 static TLS12: [&rustls::SupportedProtocolVersion; 1] = [&rustls::version::TLS12];
@@ -124,7 +135,7 @@ fn versions(v: TlsVersion) -> &'static [&'static rustls::SupportedProtocolVersio
 /// The client config: trusts `roots` (the servers' certificate); resumes through
 /// `resume`'s store when given, else never.
 pub(crate) fn client_config(
-    v: TlsVersion,
+    setup: &TlsSetup,
     roots: Vec<rustls::pki_types::CertificateDer<'static>>,
     key_log: Option<Arc<dyn rustls::KeyLog>>,
     resume: Option<&Resumption>,
@@ -134,12 +145,13 @@ pub(crate) fn client_config(
     }
     let mut store = rustls::RootCertStore::empty();
     store.add_parsable_certificates(roots);
+    let provider = provider(&setup.choices.0, setup.cert);
     let builder = match resume {
-        Some(_) => rustls::ClientConfig::builder_with_details(provider(), Arc::new(FixedTime)),
-        None => rustls::ClientConfig::builder_with_provider(provider()),
+        Some(_) => rustls::ClientConfig::builder_with_details(provider, Arc::new(FixedTime)),
+        None => rustls::ClientConfig::builder_with_provider(provider),
     };
     let mut c = builder
-        .with_protocol_versions(versions(v))?
+        .with_protocol_versions(versions(setup.version))?
         .with_root_certificates(store)
         .with_no_client_auth();
     c.alpn_protocols = vec![ALPN.to_vec()];
@@ -161,16 +173,17 @@ pub(crate) fn client_config(
 /// The server config for `identity`: no tickets, or with `resume` one stateful
 /// ticket per connection (and early data when the chain uses it).
 pub(crate) fn server_config(
-    v: TlsVersion,
+    setup: &TlsSetup,
     identity: Identity,
     resume: Option<&Resumption>,
 ) -> Result<Arc<rustls::ServerConfig>, rustls::Error> {
+    let provider = provider(&setup.choices.1, setup.cert);
     let builder = match resume {
-        Some(_) => rustls::ServerConfig::builder_with_details(provider(), Arc::new(FixedTime)),
-        None => rustls::ServerConfig::builder_with_provider(provider()),
+        Some(_) => rustls::ServerConfig::builder_with_details(provider, Arc::new(FixedTime)),
+        None => rustls::ServerConfig::builder_with_provider(provider),
     };
     let builder = builder
-        .with_protocol_versions(versions(v))?
+        .with_protocol_versions(versions(setup.version))?
         .with_no_client_auth();
     let mut c = match identity.signer {
         Some(signer) => builder.with_cert_resolver(Arc::new(FixedCert(Arc::new(
@@ -203,11 +216,6 @@ impl rustls::server::ResolvesServerCert for FixedCert {
     ) -> Option<Arc<rustls::sign::CertifiedKey>> {
         Some(self.0.clone())
     }
-}
-
-/// The servers' identity, as the QUIC runs make it.
-pub(crate) fn identity(seed: u64, padding: usize) -> Identity {
-    cert::self_signed(&["localhost".to_string()], seed, padding)
 }
 
 /// One end's TLS session over its TCP connection.

@@ -176,3 +176,88 @@ fn invalid_scheduled_loss() {
         "[[schedule]]\nat_s = 1.0\nlink = \"forward\"\nloss = { model = \"bernoulli\", p = 2.0 }";
     assert_error(&with("FLOW", change), &["schedule[0].loss: loss.p"]);
 }
+
+#[test]
+fn bad_tls_choices() {
+    // serde names only: the error lists them.
+    assert_error(
+        &with("TOP", "certificate_type = \"rsa\""),
+        &["certificate_type", "rsa2048"],
+    );
+    let top = |t: &str| with("TOP", &format!("[tls]\n{t}\n"));
+    assert_error(
+        &top("cipher_suites = [\"des\"]"),
+        &["tls.cipher_suites:", "\"des\"", "chacha20_poly1305"],
+    );
+    assert_error(&top("kx_groups = []"), &["tls.kx_groups:", "at least one"]);
+    assert_error(
+        &top("kx_groups = \" , \""),
+        &["tls.kx_groups:", "at least one"],
+    );
+    assert_error(
+        &top("kx_groups = \"p256, x25519, p256\""),
+        &["tls.kx_groups:", "twice"],
+    );
+    assert_error(
+        &top("cipher_suites = 3"),
+        &["cipher_suites", "list of names"],
+    );
+    assert_error(&top("ciphers = [\"aes128_gcm\"]"), &["ciphers"]);
+    assert_error(
+        &top("server = { kx_groups = [\"x448\"] }"),
+        &["tls.server.kx_groups:", "x448"],
+    );
+    // Per flow, named with the flow.
+    assert_error(
+        &with("FLOW", "tls = { client = { cipher_suites = \"aes_128\" } }"),
+        &["flows[0] (get).tls.client.cipher_suites:", "aes_128"],
+    );
+    // A client and server that could never agree.
+    assert_error(
+        &top("cipher_suites = \"aes128_gcm\"\nserver = { cipher_suites = \"aes256_gcm\" }"),
+        &["tls: flow \"get\":", "none in common", "aes256_gcm"],
+    );
+    assert_error(
+        &with("FLOW", "tls = { server = { kx_groups = [\"p256\"] } }"),
+        &[
+            "flows[0] (get).tls:",
+            "key exchange groups",
+            "none in common",
+        ],
+    );
+    // TLS-over-TCP keys on a QUIC flow, a TCP flow's TLS without its version.
+    assert_error(
+        &with("FLOW", "tls = { version = \"1.3\" }"),
+        &["flows[0].tls.version:", "transport = \"tcp\""],
+    );
+    assert_error(
+        &with(
+            "FLOW",
+            "transport = \"tcp\"\ntls = { cipher_suites = [\"aes128_gcm\"] }",
+        ),
+        &["flows[0].tls.version:", "1.3"],
+    );
+    // A resuming flow offers its source's choices (its ticket's config).
+    let repeat = "[[flows]]\nname = \"again\"\nstart_s = 1.0\nsession_from = \"get\"\n\
+                  workload = { kind = \"request\", size = 1000 }\n";
+    assert_error(
+        &with("FLOW", &format!("{repeat}tls = {{ kx_groups = \"p256\" }}")),
+        &["flows[1] (again).tls:", "\"get\"", "session_from"],
+    );
+    // Valid: a flow override, a list as text, a per-side table.
+    let ok = with(
+        "TOP",
+        "certificate_type = \"ecdsa_p256\"\n[tls]\n\
+         cipher_suites = \"chacha20_poly1305, aes128_gcm\"\n\
+         kx_groups = [\"x25519\", \"p256\"]\nserver = { kx_groups = \"p256\" }\n",
+    )
+    .replace(
+        "#FLOW",
+        &format!(
+            "tls = {{ cipher_suites = [\"aes256_gcm\"] }}\n{repeat}\
+             tls = {{ cipher_suites = \"aes256_gcm\" }}"
+        ),
+    );
+    let s = Scenario::parse(&ok, FILE).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(format!("{:?}", s.certificate_type), "EcdsaP256");
+}

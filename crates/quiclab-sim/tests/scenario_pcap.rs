@@ -105,3 +105,52 @@ fn scenario_pcap_decrypts() {
         "and the same decrypted data"
     );
 }
+
+/// Other TLS choices decrypt as well: an RSA certificate (its run's own keys.log, as the
+/// RSA-PSS salt differs per run) with ChaCha20-Poly1305 and P-256, and ECDSA with
+/// AES-256-GCM.
+#[test]
+fn scenario_pcap_decrypts_with_other_tls_choices() {
+    if !tshark_available("scenario_pcap_decrypts_with_other_tls_choices") {
+        return;
+    }
+    let cases = [
+        ("rsa2048", "chacha20_poly1305", "p256"),
+        ("ecdsa_p256", "aes256_gcm", "x25519"),
+    ];
+    for (cert, suite, group) in cases {
+        let text = SCENARIO.replace(
+            "seed = 3\n",
+            &format!(
+                "seed = 3\ncertificate_type = \"{cert}\"\n\
+                 [tls]\ncipher_suites = \"{suite}\"\nkx_groups = \"{group}\"\n"
+            ),
+        );
+        let dir = TempDir::new("scenario-pcap-tls");
+        let scenario = Scenario::parse(&text, "inline").unwrap_or_else(|e| panic!("{e}"));
+        let result = Simulation::new(scenario, "inline", Some(dir.path()))
+            .unwrap_or_else(|e| panic!("{e}"))
+            .run()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            result.flows[0].ttlb_s.is_some(),
+            "{cert}: the request completed"
+        );
+        let pcap_dir = dir.path().join("pcap");
+        let d = tshark_decrypt_all(
+            &pcap_dir.join("all.pcap"),
+            &pcap_dir.join("keys.log"),
+            &[4433],
+        );
+        let request = format!("GET /{SIZE}\r\n");
+        assert_eq!(
+            d.stream_data.len(),
+            request.len() + SIZE,
+            "{cert} {suite} {group}: the request and the response body, decrypted"
+        );
+        println!(
+            "{cert} {suite} {group}: tshark decrypted {} QUIC packets",
+            d.quic_packets
+        );
+    }
+}

@@ -22,6 +22,7 @@ mod gateway;
 mod resume_from;
 mod session_from;
 mod tcp;
+mod tls;
 mod tls_resume;
 mod validate;
 mod web;
@@ -30,6 +31,7 @@ pub use budget::{max_events, SourceWork, DEFAULT_MAX_EVENTS};
 pub use gateway::{GatewayConfig, PepConfig, MAX_PEP_BUFFER};
 pub use resume_from::{sender_is_server, ResumeFrom, FROM_FLOW};
 pub use session_from::SessionFrom;
+pub use tls::{Names, TlsChoiceKeys, TlsSettings, TlsTable};
 pub use validate::{
     MAX_CERTIFICATE_PADDING, MAX_FLOWS, MAX_PAIRS, MAX_RATE_MBPS, MAX_SECONDS, MAX_SEND_MEMORY,
     MIN_RATE_MBPS, MIN_STEP_SECONDS,
@@ -52,10 +54,24 @@ pub struct Scenario {
     pub stop: Stop,
     #[serde(default)]
     pub measure: Measure,
-    /// Extra bytes in the servers' (self-signed Ed25519) certificate, to vary the size of
-    /// the server's first flight (default 0: a certificate of about 300 bytes).
+    /// Extra bytes in the servers' self-signed certificate, to vary the size of the
+    /// server's first flight (default 0: the certificate of `certificate_type` alone,
+    /// 243 bytes for Ed25519, about 308 for ECDSA P-256, 705 for RSA-2048).
     #[serde(default)]
     pub certificate_padding: usize,
+    /// The servers' key and certificate type, QUIC and TLS-over-TCP flows alike (one
+    /// certificate per run, from the seed): `"ed25519"` (default; 64-byte
+    /// signatures), `"ecdsa_p256"` (RFC 6979 signatures, 70-72 bytes) or `"rsa2048"`
+    /// (256-byte RSA-PSS CertificateVerify signatures, whose random salt makes pcaps
+    /// and keys.log differ between runs; results and qlog do not: see
+    /// `scenario/tls.rs`).
+    #[serde(default, skip_serializing_if = "tls::is_default_cert")]
+    pub certificate_type: quiclab_proto::crypto::choices::CertType,
+    /// Cipher suites and key exchange groups of every flow's client and server
+    /// (`[tls]`: `cipher_suites`, `kx_groups`, and per side `client`/`server`;
+    /// `scenario/tls.rs`); absent = all three suites and X25519.
+    #[serde(default, skip_serializing_if = "TlsTable::is_empty")]
+    pub tls: TlsTable,
     pub topology: Topology,
     /// Transport config of every client / server endpoint (TransportConfig keys;
     /// absent keys take TransportConfig's defaults). Flows may override keys.
@@ -263,10 +279,11 @@ pub struct Flow {
     /// with `transport = "tcp"`, absent keys take TcpConfig's defaults.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp: Option<quiclab_tcp::TcpConfig>,
-    /// TLS over a TCP flow (`[flows.tls]`, `version = "1.3"` or `"1.2"`); absent =
-    /// plain TCP.
+    /// The flow's TLS (`[flows.tls]`): on a TCP flow, TLS over it (`version = "1.3"` or
+    /// `"1.2"`; absent = plain TCP); on any flow, its own cipher suites and groups
+    /// (`scenario/tls.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tls: Option<crate::tcptls::TlsSettings>,
+    pub tls: Option<TlsSettings>,
     /// How a TCP flow carries a `search` / `video` workload (`[flows.http]`, see
     /// `scenario/web.rs`); absent = the workload's default.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -13,7 +13,8 @@
 //! and do not apply to TCP flows. A TCP flow carries a single byte stream: `request`
 //! workloads run one request at a time on it (`parallel = 1`), `page` (HTTP/3) is
 //! QUIC-only. `tls = { version = "1.3" }` (or `"1.2"`) runs rustls over the stream
-//! (`tcptls.rs`); without it the flow is plain TCP. `tcp = { fast_open = true }`
+//! (`tcptls.rs`; its certificate and cipher suite / group choices are the QUIC flows',
+//! `scenario/tls.rs`); without it the flow is plain TCP. `tcp = { fast_open = true }`
 //! turns on TCP Fast Open (RFC 7413) at both ends; `session_from` with `tls = { early_data }`
 //! resumes an earlier flow's TLS session (`tls_resume.rs`). `search` and `video`
 //! workloads run over one multiplexed connection or a pool of connections
@@ -28,7 +29,11 @@ impl Scenario {
     pub(super) fn check_tcp_flow(&self, c: Check, i: usize, f: &Flow) -> Result<(), ScenarioError> {
         let key = format!("flows[{i}]");
         if f.transport != Transport::Tcp {
-            let what = if f.tls.is_some() { "tls" } else { "tcp" };
+            let what = f
+                .tls
+                .as_ref()
+                .and_then(super::TlsSettings::tcp_only_key)
+                .unwrap_or("tcp");
             return c.bad(format!("{key}.{what}"), "only for transport = \"tcp\"");
         }
         if !f.client.is_empty() || !f.server.is_empty() {
@@ -61,6 +66,12 @@ impl Scenario {
             return c.bad(
                 format!("{key}.session_from"),
                 "search and video flows over TCP start fresh connections (no session_from)",
+            );
+        }
+        if f.tls.as_ref().is_some_and(|t| t.version.is_none()) {
+            return c.bad(
+                format!("{key}.tls.version"),
+                "TLS over a TCP flow needs its version: \"1.3\" or \"1.2\"",
             );
         }
         self.check_tls_resume(c.file, i, f)?;

@@ -42,7 +42,7 @@ impl Scenario {
             return Ok(());
         };
         let key = format!("flows[{i}] ({}).session_from", f.name);
-        if f.tls.as_ref().map(|t| t.version) != Some(TlsVersion::Tls13) {
+        if f.tls.as_ref().and_then(|t| t.version) != Some(TlsVersion::Tls13) {
             return c.bad(
                 key,
                 "session tickets here are TLS 1.3's: needs tls = { version = \"1.3\" }",
@@ -58,7 +58,7 @@ impl Scenario {
         let tls13 = g
             .tls
             .as_ref()
-            .is_some_and(|t| t.version == TlsVersion::Tls13);
+            .is_some_and(|t| t.version == Some(TlsVersion::Tls13));
         if g.transport != Transport::Tcp || !tls13 {
             return c.bad(key, format!("{name:?} is not a TCP flow with TLS 1.3"));
         }

@@ -7,7 +7,7 @@
 
 use super::{
     parse_transport, CrossTraffic, Flow, LinkChange, LinkConfig, LinkSide, Scenario, ScenarioError,
-    Topology, Workload,
+    TlsSettings, Topology, Workload,
 };
 
 /// The largest time any key may give, seconds (about 31.7 years). Virtual time counts
@@ -106,6 +106,7 @@ impl Scenario {
             );
         }
         let pairs = self.check_topology(c)?;
+        self.check_tls(c)?;
         // Unknown keys and wrong types in the scenario-wide transport tables, named as
         // written (the per-flow checks see them merged, and only if there are flows).
         parse_transport(&self.client, "client", file)?;
@@ -245,7 +246,8 @@ impl Scenario {
             Workload::Search { .. } | Workload::Video { .. } => {}
         }
         self.check_web_flow(c, i, f)?;
-        if !f.transport.is_quic() || f.tcp.is_some() || f.tls.is_some() {
+        let tcp_tls = f.tls.as_ref().and_then(TlsSettings::tcp_only_key);
+        if !f.transport.is_quic() || f.tcp.is_some() || tcp_tls.is_some() {
             return self.check_tcp_flow(c, i, f);
         }
         for server in [false, true] {
