@@ -176,7 +176,11 @@ impl Pacer {
         // bucket, the next leaves when half an interval's worth is earned, so the sender
         // wakes once per burst and sends it back to back (one wake-up and one GSO batch
         // per half interval; Linux's TSO autosizing batches ~1 ms of its rate).
-        let need = if self.refilling { target } else { target.min(bytes) };
+        let need = if self.refilling {
+            target
+        } else {
+            target.min(bytes)
+        };
         if tokens >= need {
             return None;
         }
