@@ -49,9 +49,9 @@ pub struct Flags<'a> {
 
 /// The real-UDP driver's pacing burst when neither the flag nor the config sets one,
 /// µs of the pacing rate: about what Linux TCP sends at once (TSO autosizing, ~1 ms of
-/// its pacing rate). Below ~100 Mbit/s this is the 10-datagram minimum, as in the
-/// simulator; above, the loop sends GSO batches of up to 64 datagrams instead of
-/// waking for every 10.
+/// its pacing rate). Below ~20 Mbit/s the pacer still releases datagram by datagram,
+/// as in the simulator; above, the loop wakes once per half-millisecond batch (up to
+/// 32 datagrams, one GSO send) instead of once per datagram.
 pub const DEFAULT_PACING_BURST_US: u64 = 1000;
 
 /// A QUIC version on the command line (`v1`, `v2`).

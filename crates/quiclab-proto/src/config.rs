@@ -272,10 +272,11 @@ pub struct TransportConfig {
     pub pacing: bool,
     /// Pacing bursts bounded in time instead of packets: the bucket holds what the
     /// pacing rate earns in this many µs, between 10 and 64 datagrams (RFC 9002 §7.7
-    /// allows bursts above the initial window on a path known to absorb them). For real
-    /// hosts, whose timers cannot wake once per packet at Gbit/s rates (Linux TCP sizes
-    /// its bursts to ~1 ms of the pacing rate). `None` (default): fixed 10-datagram
-    /// bursts, what the simulator's exact timers use.
+    /// allows bursts above the initial window on a path known to absorb them), and
+    /// releases it in batches of half that (at least one datagram). For real hosts,
+    /// whose timers cannot wake once per packet at Gbit/s rates (Linux TCP sizes its
+    /// bursts to ~1 ms of the pacing rate). `None` (default): fixed 10-datagram
+    /// bursts released datagram by datagram, what the simulator's exact timers use.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pacing_burst_us: Option<u64>,
     /// max_datagram_frame_size we advertise (RFC 9221); `None` = DATAGRAM not offered.
