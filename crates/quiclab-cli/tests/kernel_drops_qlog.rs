@@ -3,6 +3,8 @@
 //! server on loopback, which sends in GSO bursts faster than such a buffer drains; the
 //! kernel drops datagrams, and the client's qlog shows `quiclab:kernel_drops` records
 //! with a growing count, ending with a `final` one equal to the count in its log line.
+//! The server paces at a fixed 800 Mbit/s (the `fixed` controller), so the transfer
+//! lasts over a second on any machine: several of the driver's 250 ms samples.
 
 use serde_json::Value;
 use std::net::UdpSocket;
@@ -10,7 +12,10 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BODY: usize = 10_000_000;
+const BODY: usize = 100_000_000;
+/// The server's transport config: a constant window and pacing rate (100 MB >= 1 s).
+const SERVER_CONFIG: &str =
+    "[congestion_control]\nalgorithm = \"fixed\"\nwindow_packets = 4000\npacing_rate_mbps = 800.0\n";
 /// Generous for a loaded 2-core machine and a debug build; a run takes ~2 s here.
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -56,6 +61,7 @@ fn kernel_drops_arrive_in_the_qlog() {
     let _ = std::fs::remove_dir_all(&dir);
     let (root, qlog) = (dir.join("root"), dir.join("qlog"));
     std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(dir.join("server.toml"), SERVER_CONFIG).unwrap();
     let port = UdpSocket::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -66,6 +72,8 @@ fn kernel_drops_arrive_in_the_qlog() {
         .arg(format!("127.0.0.1:{port}"))
         .arg("--root")
         .arg(&root)
+        .arg("--config")
+        .arg(dir.join("server.toml"))
         .stderr(Stdio::null())
         .spawn()
         .expect("starting the server");
