@@ -126,6 +126,19 @@ struct Common {
     /// file's value, else 1000 (about Linux TCP's burst of ~1 ms of its pacing rate).
     #[arg(long)]
     pacing_burst_us: Option<u64>,
+    /// Bytes a stream takes from the application beyond what it has sent (the config
+    /// key `flow.notsent_lowat`, like TCP_NOTSENT_LOWAT); acknowledged-data buffering
+    /// stays bounded by `flow.send_buffer`. 0 = no such limit, as in the simulator.
+    /// Default: the config file's value, else 262144.
+    #[arg(long)]
+    notsent_lowat: Option<u64>,
+    /// PMTU discovery's upper bound, bytes of UDP payload (the config key
+    /// `pmtud_max_udp_payload_size`, RFC 9000 §14.3): probes start from
+    /// max_udp_payload_size once the handshake is confirmed. 0 = no discovery.
+    /// Default: the config file's value, else 1452 (a 1500-byte Ethernet MTU under
+    /// IPv6; loopback carries up to 65527).
+    #[arg(long)]
+    pmtud_max: Option<u16>,
 }
 
 #[derive(Args)]
@@ -216,6 +229,8 @@ impl Common {
             versions: &self.versions,
             key_update_every: self.key_update_every,
             pacing_burst_us: self.pacing_burst_us,
+            notsent_lowat: self.notsent_lowat,
+            pmtud_max: self.pmtud_max,
         }
     }
 }

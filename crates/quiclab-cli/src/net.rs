@@ -25,9 +25,10 @@ const RECV_ROUNDS: usize = 4;
 /// Longest sleep when the endpoint has no timer (a server with no connections), so
 /// `Application::finished` is still checked now and then.
 const IDLE_WAIT: Duration = Duration::from_secs(1);
-/// Largest burst handed to one `sendmsg`: the UDP length limit over the segment size,
-/// capped here so one connection's turn stays short (fairness among connections).
-const MAX_BURST_BYTES: usize = 65_535;
+/// Largest burst handed to one `sendmsg`: a GSO send is one UDP datagram to the
+/// kernel, so at most IPv4's largest UDP payload (65535 - 20 - 8); this also keeps one
+/// connection's turn short (fairness among connections).
+const MAX_BURST_BYTES: usize = 65_507;
 const SOCKET: Token = Token(0);
 const TIMER: Token = Token(1);
 /// Waits shorter than this use the timerfd (the poll's own timeout has 1 ms steps).
@@ -232,7 +233,9 @@ impl Driver {
                     self.send_buf.clear();
                     // A first datagram of up to 1500 bytes bounds the burst's count.
                     let cap = max_segments.clamp(1, MAX_BURST_BYTES / 1500);
-                    let Some(b) = endpoint.poll_transmit_burst(now, &mut self.send_buf, cap) else {
+                    let Some(b) =
+                        endpoint.poll_transmit_burst(now, &mut self.send_buf, cap, MAX_BURST_BYTES)
+                    else {
                         self.set_writable_interest(socket, false)?;
                         return Ok(());
                     };

@@ -45,7 +45,24 @@ pub struct Flags<'a> {
     pub key_update_every: Option<u64>,
     /// `--pacing-burst-us` (0: fixed bursts).
     pub pacing_burst_us: Option<u64>,
+    /// `--notsent-lowat` (0: no limit).
+    pub notsent_lowat: Option<u64>,
+    /// `--pmtud-max` (0: no PMTU discovery).
+    pub pmtud_max: Option<u16>,
 }
+
+/// PMTU discovery's upper bound when neither the flag nor the config sets one: the
+/// largest UDP payload of a 1500-byte Ethernet path under IPv6 (1500 - 40 - 8), as
+/// quinn uses. Datagrams start at max_udp_payload_size and grow once a probe of the
+/// larger size is acknowledged, so a path with a smaller MTU costs only lost probes.
+pub const DEFAULT_PMTUD_MAX: u16 = 1452;
+
+/// The real-UDP driver's limit on a stream's written but unsent bytes when neither
+/// the flag nor the config sets one (`flow.notsent_lowat`). The driver refills streams
+/// every loop turn, and a turn sends at most one pacing burst (64 datagrams, ~93 KB),
+/// so 256 KiB never starves the sender while the bytes copied into packets are still
+/// in the core's cache (measured in docs/PERFORMANCE.md, "Bulk").
+pub const DEFAULT_NOTSENT_LOWAT: u64 = 256 << 10;
 
 /// The real-UDP driver's pacing burst when neither the flag nor the config sets one,
 /// µs of the pacing rate: about what Linux TCP sends at once (TSO autosizing, ~1 ms of
@@ -151,6 +168,15 @@ pub fn configure(f: &Flags<'_>, side: Side) -> Result<(Arc<TransportConfig>, Tls
         Some(us) => Some(us),
         None => config.pacing_burst_us.or(Some(DEFAULT_PACING_BURST_US)),
     };
+    // The flag, else the config file (where 0 also means off), else the driver's default.
+    config.pmtud_max_udp_payload_size = f
+        .pmtud_max
+        .or(config.pmtud_max_udp_payload_size)
+        .or(Some(DEFAULT_PMTUD_MAX.max(config.max_udp_payload_size)));
+    config.flow.notsent_lowat = f
+        .notsent_lowat
+        .or(config.flow.notsent_lowat)
+        .or(Some(DEFAULT_NOTSENT_LOWAT));
     config.validate().map_err(|e| anyhow!("{e}"))?;
     choices.validate().map_err(|e| anyhow!("{e}"))?;
     Ok((Arc::new(config), choices))

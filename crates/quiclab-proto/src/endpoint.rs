@@ -498,7 +498,8 @@ impl Endpoint {
         }
     }
 
-    /// A burst for segmentation offload (GSO): up to `max_segments` datagrams, all
+    /// A burst for segmentation offload (GSO): up to `max_segments` datagrams and
+    /// `max_bytes` bytes (the first datagram may pass `max_bytes` alone), all
     /// for one destination, appended to `buf` back to back; every one is
     /// `segment_size` bytes except the last, which may be shorter. `None` when there is
     /// nothing to send. Connections take turns burst by burst (the same round robin as
@@ -509,7 +510,9 @@ impl Endpoint {
         now: Instant,
         buf: &mut Vec<u8>,
         max_segments: usize,
+        max_bytes: usize,
     ) -> Option<Burst> {
+        let start = buf.len();
         let first = self.poll_transmit(now, buf)?;
         let mut burst = Burst {
             destination: first.destination,
@@ -521,7 +524,7 @@ impl Endpoint {
         let Some(h) = self.last_sent.take() else {
             return Some(burst);
         };
-        while burst.segments < max_segments {
+        while burst.segments < max_segments && buf.len() - start + burst.segment_size <= max_bytes {
             let Some(conn) = self.connections.get_mut(&h) else {
                 break;
             };

@@ -33,6 +33,9 @@ pub struct LinkConfig {
     pub reorder_extra: Duration,
     /// Probability a datagram is delivered twice.
     pub duplicate: f64,
+    /// Largest UDP payload the path carries; larger datagrams are dropped (a path MTU,
+    /// for PMTU discovery). `None`: any size.
+    pub mtu: Option<usize>,
 }
 
 impl LinkConfig {
@@ -51,6 +54,8 @@ pub struct LinkStats {
     pub lost: u64,
     pub duplicated: u64,
     pub reordered: u64,
+    /// Datagrams dropped for exceeding the link's `mtu`.
+    pub too_big: u64,
     /// The largest datagram offered to the link, in bytes.
     pub max_datagram: usize,
 }
@@ -267,6 +272,10 @@ impl Pair {
             rng.next_f64(),
             rng.next_f64(),
         );
+        if link.mtu.is_some_and(|m| datagram.len() > m) {
+            stats.too_big += 1;
+            return;
+        }
         if l < link.loss {
             stats.lost += 1;
             return;

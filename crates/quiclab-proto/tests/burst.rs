@@ -77,7 +77,7 @@ fn bursts_are_gso_shaped_fair_and_deliver_everything() {
             }
         }
         let mut buf = Vec::new();
-        while let Some(b) = client.poll_transmit_burst(now, &mut buf, MAX) {
+        while let Some(b) = client.poll_transmit_burst(now, &mut buf, MAX, usize::MAX) {
             assert_eq!(b.destination, server_addr);
             for mut d in segments(&b, &buf) {
                 // Early in the transfer, while both connections have data queued.
@@ -106,7 +106,7 @@ fn bursts_are_gso_shaped_fair_and_deliver_everything() {
                 }
             }
         }
-        while let Some(b) = server.poll_transmit_burst(now, &mut buf, MAX) {
+        while let Some(b) = server.poll_transmit_burst(now, &mut buf, MAX, usize::MAX) {
             assert_eq!(b.destination, client_addr);
             for mut d in segments(&b, &buf) {
                 let _ = client.handle_datagram(now, server_addr, &mut d);

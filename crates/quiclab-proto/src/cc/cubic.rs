@@ -404,6 +404,9 @@ impl CongestionController for Cubic {
     fn name(&self) -> &'static str {
         "cubic"
     }
+    fn on_max_datagram_size(&mut self, mds: u64) {
+        self.mds = mds.max(1);
+    }
 }
 
 #[cfg(test)]

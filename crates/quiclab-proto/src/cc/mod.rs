@@ -99,6 +99,11 @@ pub trait CongestionController: Debug + Send {
     fn on_ecn_ce(&mut self, now: Instant, new_ce: u64) {
         let _ = (now, new_ce);
     }
+    /// PMTU discovery raised the path's maximum datagram size to `mds` (RFC 9002 §7.2:
+    /// the minimum window and the window increments are counted in it).
+    fn on_max_datagram_size(&mut self, mds: u64) {
+        let _ = mds;
+    }
     /// The pacing rate in bytes per second, when the controller sets one; `None` leaves
     /// the pacer at RFC 9002 §7.7's 1.25 · cwnd / smoothed_rtt.
     fn pacing_rate(&self) -> Option<u64> {

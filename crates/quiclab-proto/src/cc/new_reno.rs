@@ -221,6 +221,9 @@ impl CongestionController for NewReno {
     fn name(&self) -> &'static str {
         "new_reno"
     }
+    fn on_max_datagram_size(&mut self, mds: u64) {
+        self.mds = mds.max(1);
+    }
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 //!   IMMEDIATE_ACK put in the last packet before the sender is cwnd-blocked, and the
 //!   peer max_ack_delay the PTO must assume while requests are in flight.
 
-use super::spaces::SentFrame;
+use super::spaces::{SentFrame, SentFrames};
 use super::Connection;
 use crate::ack::AckPolicy;
 use crate::config::AckFrequencyPolicy;
@@ -315,7 +315,7 @@ impl Connection {
     pub(super) fn write_ack_frequency(
         &mut self,
         buf: &mut Vec<u8>,
-        frames: &mut Vec<SentFrame>,
+        frames: &mut SentFrames,
         max: usize,
     ) -> bool {
         let Some(f) = self.ack_frequency.sender.pending() else {

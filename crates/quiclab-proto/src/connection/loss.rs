@@ -100,6 +100,9 @@ impl Connection {
     }
 
     fn on_packet_acked(&mut self, now: Instant, space: SpaceId, p: &SentPacket<SentRecord>) {
+        if space == SpaceId::Data && self.path.pmtud.is_some() {
+            self.on_pmtu_probe_acked(now, p.pn);
+        }
         if p.in_flight {
             self.path
                 .delivery
@@ -141,9 +144,13 @@ impl Connection {
         let loss_delay = self.path.rtt.loss_delay(self.config.loss.time_threshold);
         let sp = &mut self.spaces[space as usize];
         let largest_acked = sp.sent.largest_acked();
-        let lost = sp
+        let mut lost = sp
             .sent
             .detect_lost(now, loss_delay, self.config.loss.packet_threshold);
+        if space == SpaceId::Data && self.path.pmtud.is_some() {
+            // RFC 9000 §14.4: a lost PMTU probe is no congestion signal.
+            lost.retain(|p| !self.on_pmtu_probe_lost(now, p.pn));
+        }
         if lost.is_empty() {
             return;
         }

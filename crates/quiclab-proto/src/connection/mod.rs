@@ -28,6 +28,7 @@ mod key_update;
 mod loss;
 mod new_token;
 mod path;
+mod pmtud;
 mod recv;
 mod retry;
 mod schedule_hints;
@@ -349,6 +350,7 @@ impl Connection {
                 max_stream_receive_window: f.max_stream_receive_window,
                 max_receive_window: f.max_receive_window,
                 send_buffer: f.send_buffer,
+                notsent_lowat: f.notsent_lowat.unwrap_or(0),
             },
         );
         // Cloned, so that the other consumers' streams do not shift (results of
@@ -405,7 +407,12 @@ impl Connection {
         TransportParameters {
             version_information: version::local_information(config, version),
             max_idle_timeout: config.idle_timeout_ms,
-            max_udp_payload_size: u64::from(config.max_udp_payload_size),
+            max_udp_payload_size: u64::from(
+                config
+                    .pmtud_max_udp_payload_size
+                    .filter(|&m| m > 0)
+                    .unwrap_or(config.max_udp_payload_size),
+            ),
             initial_max_data: f.initial_max_data,
             initial_max_stream_data_bidi_local: f.initial_max_stream_data,
             initial_max_stream_data_bidi_remote: f.initial_max_stream_data,

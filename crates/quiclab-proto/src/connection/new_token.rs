@@ -2,7 +2,7 @@
 //! (resent if lost, RFC 9000 §13.3); the client hands the tokens it receives to its
 //! endpoint, which uses them on its next connection to the same server.
 
-use super::spaces::SentFrame;
+use super::spaces::{SentFrame, SentFrames};
 use super::{Connection, EndpointEvent};
 use crate::error::TransportError;
 use crate::wire::{Frame, Side};
@@ -30,7 +30,7 @@ impl NewTokenSend {
 
     /// Appends the frame if it is pending and fits before `max`; returns whether it
     /// was written (and recorded in `frames`).
-    pub fn write(&mut self, buf: &mut Vec<u8>, max: usize, frames: &mut Vec<SentFrame>) -> bool {
+    pub fn write(&mut self, buf: &mut Vec<u8>, max: usize, frames: &mut SentFrames) -> bool {
         let Some(token) = self.token.as_deref().filter(|_| self.pending) else {
             return false;
         };

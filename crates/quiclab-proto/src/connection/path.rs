@@ -48,6 +48,8 @@ pub(super) struct PathData {
     /// PATH_CHALLENGE data to echo in PATH_RESPONSE frames (RFC 9000 §8.2.2), newest
     /// last, at most [`MAX_PENDING_PATH_RESPONSES`].
     pub responses: Vec<[u8; 8]>,
+    /// PMTU discovery (RFC 9000 §14.3), when configured.
+    pub pmtud: Option<super::pmtud::Pmtud>,
 }
 
 impl PathData {
@@ -78,6 +80,10 @@ impl PathData {
             delivery: DeliveryRateEstimator::new(),
             spurious: SpuriousLossDetector::new(),
             responses: Vec::new(),
+            pmtud: config
+                .pmtud_max_udp_payload_size
+                .filter(|&max| max > 0)
+                .map(|max| super::pmtud::Pmtud::new(config.max_udp_payload_size, max)),
         }
     }
 

@@ -26,15 +26,15 @@ const MIN_PACKET_ROOM: usize = 64;
 const MAX_LONG_HEADER_PACKET: usize = 16_383;
 
 /// A packet being written into the datagram buffer, not yet protected.
-struct OpenPacket {
+pub(super) struct OpenPacket {
     space: SpaceId,
     start: usize,
     /// Long headers: where the 2-byte Length field is.
     length_offset: Option<usize>,
     pn_offset: usize,
-    pn: u64,
+    pub pn: u64,
     payload_start: usize,
-    ack_eliciting: bool,
+    pub ack_eliciting: bool,
     padded: bool,
     /// A 0-RTT packet (application data before the 1-RTT keys, RFC 9001 §4.6.1).
     zero_rtt: bool,
@@ -42,9 +42,16 @@ struct OpenPacket {
 }
 
 impl Connection {
-    /// The largest UDP payload we may send on this path.
-    pub(super) fn max_datagram_size(&self) -> usize {
-        let ours = u64::from(self.config.max_udp_payload_size);
+    /// The largest UDP payload we may send on this path: the configured one, or what
+    /// PMTU discovery confirmed (RFC 9000 §14.3), within the peer's limit. Datagrams
+    /// are at most this size except PMTU probes.
+    pub fn max_datagram_size(&self) -> usize {
+        let ours = u64::from(
+            self.path
+                .pmtud
+                .as_ref()
+                .map_or(self.config.max_udp_payload_size, |m| m.current()),
+        );
         let peer = self
             .peer_params
             .as_ref()
@@ -75,6 +82,11 @@ impl Connection {
             self.update_ack_frequency(now);
         }
         let cwnd_open = self.bytes_in_flight() < self.path.cc.window() && self.pacer_allows(now);
+        if !closing && self.path.pmtud.is_some() {
+            if let Some(t) = self.poll_pmtu_probe(now, buf, cwnd_open) {
+                return Some(t);
+            }
+        }
         let mut open: Option<OpenPacket> = None;
         let mut pad_datagram = false;
         // Whether any packet of this datagram counts toward bytes in flight.
@@ -125,6 +137,17 @@ impl Connection {
         if closing {
             self.close.pending = false;
         }
+        Some(self.datagram_done(now, start, buf, in_flight))
+    }
+
+    /// The datagram from `start` is complete: pacing, counters, the loss timer.
+    pub(super) fn datagram_done(
+        &mut self,
+        now: Instant,
+        start: usize,
+        buf: &[u8],
+        in_flight: bool,
+    ) -> Transmit {
         let size = buf.len() - start;
         // RFC 9002 §7.7: pacing spreads in-flight data; ACK-only datagrams are not
         // congestion controlled and must not spend the pacer's tokens (a receiver's
@@ -137,10 +160,10 @@ impl Connection {
         self.stats.datagrams_sent.bytes += size as u64;
         self.path.on_datagram_sent(size);
         self.set_loss_detection_timer(now);
-        Some(Transmit {
+        Transmit {
             destination: self.path.remote,
             size,
-        })
+        }
     }
 
     /// RFC 9002 §7.7: whether the pacer lets a full-sized datagram of new data leave
@@ -186,7 +209,7 @@ impl Connection {
         space == SpaceId::Data && self.may_send_app_data() && self.data_space_pending()
     }
 
-    fn data_space_pending(&self) -> bool {
+    pub(super) fn data_space_pending(&self) -> bool {
         self.handshake.done_pending
             || !self.path.responses.is_empty()
             || !self.cids.pending_new.is_empty()
@@ -216,6 +239,19 @@ impl Connection {
         closing: bool,
         cwnd_open: bool,
     ) -> OpenPacket {
+        let mut p = self.open_packet(buf, space);
+        let max = limit - TAG_LEN;
+        self.write_ack(now, buf, &mut p, max);
+        if closing {
+            self.close.write_frame(buf, space, max);
+            return p;
+        }
+        self.write_frames(now, buf, &mut p, max, cwnd_open);
+        p
+    }
+
+    /// Writes the header of the next packet in `space`; frames follow.
+    pub(super) fn open_packet(&mut self, buf: &mut Vec<u8>, space: SpaceId) -> OpenPacket {
         let start = buf.len();
         let dcid = self.cids.remote_cid();
         let sp = &self.spaces[space as usize];
@@ -253,7 +289,7 @@ impl Connection {
             );
             (Some(o.length_offset), o.pn_offset)
         };
-        let mut p = OpenPacket {
+        OpenPacket {
             space,
             start,
             length_offset,
@@ -264,15 +300,7 @@ impl Connection {
             padded: false,
             zero_rtt,
             record: SentRecord::default(),
-        };
-        let max = limit - TAG_LEN;
-        self.write_ack(now, buf, &mut p, max);
-        if closing {
-            self.close.write_frame(buf, space, max);
-            return p;
         }
-        self.write_frames(now, buf, &mut p, max, cwnd_open);
-        p
     }
 
     fn write_ack(&mut self, now: Instant, buf: &mut Vec<u8>, p: &mut OpenPacket, max: usize) {
@@ -432,7 +460,7 @@ impl Connection {
 
     /// Pads, fixes the Length field, protects the packet, and records it as sent.
     /// Returns whether the packet counts toward bytes in flight.
-    fn finish_packet(
+    pub(super) fn finish_packet(
         &mut self,
         now: Instant,
         buf: &mut Vec<u8>,

@@ -72,10 +72,15 @@ pub enum SentFrame {
     },
 }
 
+/// A sent packet's frames to act on when it is acknowledged or lost. Most packets carry
+/// one or two (a STREAM frame, maybe a control frame), kept inline so that sending a
+/// packet allocates nothing.
+pub type SentFrames = smallvec::SmallVec<[SentFrame; 2]>;
+
 /// The connection's record of a sent packet.
 #[derive(Clone, Debug, Default)]
 pub struct SentRecord {
-    pub frames: Vec<SentFrame>,
+    pub frames: SentFrames,
     /// Largest Acknowledged of the ACK frame this packet carried, if any
     /// (RFC 9000 §13.2.4: once acknowledged, older ranges need not be repeated).
     pub ack_largest: Option<u64>,

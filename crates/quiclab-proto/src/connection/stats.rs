@@ -41,6 +41,10 @@ pub struct ConnectionStats {
     /// Congestion episodes whose lost packets were all acknowledged later (RFC 9438
     /// §4.9.2); the controller may have undone its reduction.
     pub spurious_congestion_events: u64,
+    /// PMTU probes sent and lost (RFC 9000 §14.4; lost probes are not congestion
+    /// signals and are not in `packets_lost`).
+    pub pmtu_probes_sent: u64,
+    pub pmtu_probes_lost: u64,
     pub idle_timeout: bool,
     /// Received DATAGRAM frame payloads dropped because the application had left
     /// [`MAX_QUEUED_DATAGRAMS`](crate::connection::MAX_QUEUED_DATAGRAMS) unread (RFC 9221 §5).

@@ -200,6 +200,13 @@ pub enum Event {
     },
     /// A Careful Resume phase change (draft-ietf-tsvwg-careful-resume-qlog §3).
     CarefulResumePhaseUpdated(Box<CarefulResumeUpdate>),
+    /// PMTU discovery confirmed a larger datagram size, or ended its search
+    /// (qlog `quic:mtu_updated`; sizes are UDP payloads).
+    MtuUpdated {
+        old: u16,
+        new: u16,
+        done: bool,
+    },
     /// The probe timeout fired (`pto_count` after the increment).
     PtoExpired {
         pto_count: u32,

@@ -212,6 +212,15 @@ impl<W: Write + Send> QlogWriter<W> {
                 chosen,
             } => version_information(buf, now, server_versions, client_versions, *chosen),
             Event::CarefulResumePhaseUpdated(u) => careful_resume_phase(buf, u),
+            Event::MtuUpdated { old, new, done } => {
+                let mut j = begin(buf, now, "quic:mtu_updated");
+                j.key("old").u64(u64::from(*old));
+                j.key("new").u64(u64::from(*new));
+                if *done {
+                    j.key("done").bool(true);
+                }
+                end(j);
+            }
             Event::PtoExpired { pto_count } => {
                 let mut j = begin(buf, now, "quic:timer_updated");
                 j.key("timer_type").lit("pto");

@@ -95,12 +95,24 @@ impl SendStream {
         self.base + self.buf.len() as u64
     }
 
-    /// Takes as much of `data` as keeps at most `limit` unacknowledged bytes buffered.
-    pub fn write(&mut self, data: &[u8], limit: u64) -> usize {
-        let room = limit.saturating_sub(self.buf.len() as u64);
+    /// Takes as much of `data` as keeps at most `limit` unacknowledged bytes buffered
+    /// and, when `lowat` is not 0, at most `lowat` bytes not yet sent.
+    pub fn write(&mut self, data: &[u8], limit: u64, lowat: u64) -> usize {
+        let room = self.room(limit, lowat);
         let n = data.len().min(usize::try_from(room).unwrap_or(usize::MAX));
         self.buf.extend(&data[..n]);
         n
+    }
+
+    /// How many bytes `write` takes now under those two limits.
+    pub fn room(&self, limit: u64, lowat: u64) -> u64 {
+        let room = limit.saturating_sub(self.buf.len() as u64);
+        if lowat == 0 {
+            return room;
+        }
+        // Like TCP_NOTSENT_LOWAT: the application's data waits in the application, so
+        // what is copied into packets was written moments before (still in cache).
+        room.min(lowat.saturating_sub(self.end() - self.next))
     }
 
     /// Whether something lost (data or FIN) awaits retransmission.
@@ -240,27 +252,36 @@ impl SendStream {
         if self.reset.is_some() {
             return 0;
         }
+        let base_before = self.base;
         let stop = offset.saturating_add(len).min(self.next);
         let start = offset.max(self.base);
         if start < stop {
-            self.acked.insert(start..stop);
-            self.lost.remove(start..stop);
+            if !self.lost.is_empty() {
+                self.lost.remove(start..stop);
+            }
+            if start == self.base {
+                // In-order acknowledgement, the common case: the prefix is dropped at
+                // once (O(1) per byte amortised, no copying), bypassing the range set.
+                self.buf.drain(..(stop - start) as usize);
+                self.base = stop;
+            } else {
+                self.acked.insert(start..stop);
+            }
         }
         if fin {
             self.fin_acked = true;
             self.fin_lost = false;
         }
-        // Drop the acknowledged prefix: O(1) per byte amortised, no copying.
-        match self.acked.first() {
-            Some(r) if r.start <= self.base => {
-                self.acked.pop_first();
-                let freed = r.end - self.base;
-                self.buf.drain(..freed as usize);
+        // Ranges acknowledged earlier that the base has now reached (merged ranges never
+        // touch, so at most one extends past it; older ones may lie wholly below).
+        while let Some(r) = self.acked.first().filter(|r| r.start <= self.base) {
+            self.acked.pop_first();
+            if r.end > self.base {
+                self.buf.drain(..(r.end - self.base) as usize);
                 self.base = r.end;
-                freed
             }
-            _ => 0,
         }
+        self.base - base_before
     }
 
     /// Marks a frame lost: its still unacknowledged parts are queued for retransmission.
@@ -329,7 +350,7 @@ mod tests {
     #[test]
     fn lost_parts_not_acked_are_resent_and_prefix_dropped() {
         let mut s = SendStream::new(1000);
-        assert_eq!(s.write(&[7u8; 300], 250), 250);
+        assert_eq!(s.write(&[7u8; 300], 250, 0), 250);
         let a = frame(&mut s, 1000, false, 100).unwrap();
         let b = frame(&mut s, 1000, false, 100).unwrap();
         let c = frame(&mut s, 1000, false, 100).unwrap();
@@ -345,5 +366,39 @@ mod tests {
         s.on_acked(100, 20, false);
         assert_eq!(s.base, 150);
         assert!(!s.all_acked());
+    }
+
+    #[test]
+    fn an_in_order_ack_swallows_ranges_acked_before() {
+        let mut s = SendStream::new(1000);
+        assert_eq!(s.write(&[1u8; 400], 1000, 0), 400);
+        for _ in 0..4 {
+            frame(&mut s, 1000, false, 100).unwrap();
+        }
+        assert_eq!(s.on_acked(150, 50, false), 0); // out of order: kept as a range
+        assert_eq!(s.on_acked(250, 50, false), 0);
+        // A retransmission's ACK covering 0..220 passes the first range and reaches
+        // into nothing else; the base stops at the gap before 250.
+        assert_eq!(s.on_acked(0, 220, false), 220);
+        assert_eq!((s.base, s.buffered()), (220, 180));
+        assert_eq!(s.on_acked(220, 30, false), 80); // joins 250..300
+        assert_eq!(s.base, 300);
+        assert!(s.acked.is_empty());
+    }
+
+    #[test]
+    fn the_notsent_limit_bounds_unsent_bytes_only() {
+        let mut s = SendStream::new(10_000);
+        // 1000 buffered at most, 300 of them unsent.
+        assert_eq!(s.write(&[1u8; 500], 1000, 300), 300);
+        assert_eq!(s.room(1000, 300), 0);
+        frame(&mut s, 10_000, false, 200).unwrap();
+        assert_eq!(s.room(1000, 300), 200);
+        assert_eq!(s.write(&[1u8; 500], 1000, 300), 200);
+        frame(&mut s, 10_000, false, 300).unwrap();
+        // 500 sent, unacknowledged: now the buffer limit binds.
+        assert_eq!(s.room(1000, 300), 300);
+        assert_eq!(s.room(600, 300), 100);
+        assert_eq!(s.room(1000, 0), 500);
     }
 }

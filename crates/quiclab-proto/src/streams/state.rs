@@ -27,6 +27,9 @@ pub struct StreamParams {
     pub max_receive_window: u64,
     /// Bytes of unacknowledged data a stream buffers before `write` pushes back.
     pub send_buffer: u64,
+    /// Bytes written but not yet sent a stream holds before `write` pushes back; 0: no
+    /// such limit (see [`crate::config::FlowConfig::notsent_lowat`]).
+    pub notsent_lowat: u64,
 }
 
 /// Application API misuse, or a stream state that refuses the call.
@@ -341,12 +344,12 @@ impl Streams {
 
     /// Buffers up to `data.len()` bytes; returns how many were taken (`Blocked` if none).
     pub fn write(&mut self, id: StreamId, data: &[u8]) -> Result<usize, StreamError> {
-        let limit = self.params.send_buffer;
+        let (limit, lowat) = (self.params.send_buffer, self.params.notsent_lowat);
         let s = self.writable_mut(id)?;
         if data.is_empty() {
             return Ok(0);
         }
-        let n = s.write(data, limit);
+        let n = s.write(data, limit, lowat);
         if n < data.len() {
             s.want_writable = true;
         }
@@ -869,6 +872,7 @@ impl Streams {
                     misses = 0;
                     if !lost {
                         self.conn_sent += f.len;
+                        self.writable_below_lowat(id);
                     }
                     records.push(StreamFrameRecord::Stream {
                         id,
@@ -880,6 +884,23 @@ impl Streams {
                 None => misses += 1,
             }
             self.update_sched(id);
+        }
+    }
+
+    /// With a not-sent limit, a stream that pushed back becomes writable again once
+    /// sending brings its unsent bytes under the limit, not only when ACKs free space.
+    fn writable_below_lowat(&mut self, id: StreamId) {
+        let lowat = self.params.notsent_lowat;
+        if lowat == 0 {
+            return;
+        }
+        let limit = self.params.send_buffer;
+        let Some(s) = self.streams.get_mut(&id).and_then(|st| st.send.as_mut()) else {
+            return;
+        };
+        if s.want_writable && s.reset.is_none() && s.room(limit, lowat) > 0 {
+            s.want_writable = false;
+            self.events.push_back(StreamEvent::Writable { id });
         }
     }
 

@@ -20,6 +20,7 @@ fn params() -> StreamParams {
         max_stream_receive_window: 16_000,
         max_receive_window: 64_000,
         send_buffer: 5000,
+        notsent_lowat: 0,
     }
 }
 
@@ -319,6 +320,20 @@ fn write_pushes_back_and_signals_writable() {
     client.on_acked(&rec[0]);
     assert_eq!(events(&mut client), vec![StreamEvent::Writable { id }]);
     assert!(client.write(id, &[0; 10]).is_ok());
+}
+
+#[test]
+fn notsent_limit_signals_writable_once_sending_makes_room() {
+    let mut p = params();
+    p.notsent_lowat = 1500;
+    let (mut client, _server) = pair_with(p.clone(), p);
+    let id = client.open(Dir::Bi).unwrap();
+    assert_eq!(client.write(id, &[0; 6000]).unwrap(), 1500);
+    assert_eq!(client.write(id, &[0; 10]), Err(StreamError::Blocked));
+    // Sending, not acknowledgement, brings the unsent bytes under the limit.
+    packet(&mut client, Instant::ZERO, 1200);
+    assert_eq!(events(&mut client), vec![StreamEvent::Writable { id }]);
+    assert!(client.write(id, &[0; 6000]).unwrap() > 0);
 }
 
 #[test]

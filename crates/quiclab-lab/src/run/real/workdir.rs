@@ -53,7 +53,24 @@ fn side_table(scenario: &toml::Table, side: &str) -> toml::Table {
     if let Some(f) = flow {
         merge(&mut t, f);
     }
+    as_simulated(&mut t);
     t
+}
+
+/// Turns off, unless the scenario sets them, the real driver's own defaults that the
+/// simulator does not have (PMTU discovery, the not-sent limit; 0 = off), so the
+/// processes send what the simulated endpoints send.
+fn as_simulated(t: &mut toml::Table) {
+    t.entry("pmtud_max_udp_payload_size")
+        .or_insert(toml::Value::Integer(0));
+    if let Some(flow) = t
+        .entry("flow")
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+        .as_table_mut()
+    {
+        flow.entry("notsent_lowat")
+            .or_insert(toml::Value::Integer(0));
+    }
 }
 
 /// Flow 0's workload, which must be one GET (`kind = "request"`): the real clients

@@ -440,6 +440,9 @@ impl CongestionController for Bbr {
     fn name(&self) -> &'static str {
         "bbr"
     }
+    fn on_max_datagram_size(&mut self, mds: u64) {
+        self.mds = mds.max(1);
+    }
     fn pacing_rate(&self) -> Option<u64> {
         Some(self.pacing_rate.max(1))
     }

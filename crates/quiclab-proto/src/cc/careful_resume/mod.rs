@@ -465,6 +465,11 @@ impl CongestionController for CarefulResume {
         self.inner.name()
     }
 
+    fn on_max_datagram_size(&mut self, mds: u64) {
+        self.mds = mds.max(1);
+        self.inner.on_max_datagram_size(mds);
+    }
+
     fn pacing_rate(&self) -> Option<u64> {
         if self.phase == Phase::Unvalidated {
             self.pacing_rate_unvalidated()

@@ -1,0 +1,297 @@
+//! Datagram Packetization Layer PMTU Discovery (DPLPMTUD, RFC 9000 §14.3, RFC 8899
+//! §5): once the handshake is confirmed, and only while the connection has data to
+//! send, the sender probes for larger datagrams with packets of PING and PADDING. An
+//! acknowledged probe raises the datagram size; a size whose probe is lost
+//! [`MAX_PROBES`] times in a row is taken as too big. The search is a bisection between
+//! the largest confirmed size and the smallest too-big one, trying the upper bound
+//! first (most paths carry it). Lost probes are not congestion signals (RFC 9000
+//! §14.4): the loss detector hands them here instead of to the controller.
+//!
+//! Not done: black-hole detection after the search (RFC 8899 §4.3, a confirmed size
+//! that later stops working) and re-probing after PMTU_RAISE_TIMER (§5.1.1); a
+//! connection keeps the size it found. There is no path migration to reset it on.
+
+use super::send::OpenPacket;
+use super::spaces::SpaceId;
+use super::{Connection, Transmit};
+use crate::events::Event;
+use crate::time::Instant;
+use crate::wire::Frame;
+
+/// RFC 8899 §5.1.2 MAX_PROBES: losses of one probe size before it counts as too big.
+pub const MAX_PROBES: u8 = 3;
+/// The search stops when the next bisection step would gain less than this (bytes).
+const MIN_STEP: u16 = 16;
+
+/// One path's PMTU search state (RFC 8899 §5.2's SEARCHING and SEARCH_COMPLETE).
+#[derive(Debug)]
+pub(super) struct Pmtud {
+    /// The largest UDP payload confirmed (the configured base until a probe is acked).
+    current: u16,
+    /// The upper bound: the configuration's, lowered to the peer's
+    /// max_udp_payload_size once that is known.
+    max: u16,
+    /// The smallest size taken as too big; `max + 1` while none has failed.
+    too_big: u32,
+    /// The probe in flight: packet number and size.
+    outstanding: Option<(u64, u16)>,
+    /// Consecutive losses of the current candidate size.
+    failures: u8,
+    done: bool,
+}
+
+/// What an acknowledged or lost probe changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct PmtuChange {
+    pub old: u16,
+    pub new: u16,
+    pub done: bool,
+}
+
+impl Pmtud {
+    /// A search from `base` (already usable) up to `max`.
+    pub fn new(base: u16, max: u16) -> Self {
+        let mut p = Pmtud {
+            current: base,
+            max,
+            too_big: u32::from(max) + 1,
+            outstanding: None,
+            failures: 0,
+            done: false,
+        };
+        p.check_done();
+        p
+    }
+
+    /// The confirmed maximum UDP payload.
+    pub fn current(&self) -> u16 {
+        self.current
+    }
+
+    /// The peer's max_udp_payload_size (RFC 9000 §18.2) bounds the search.
+    pub fn limit_to_peer(&mut self, peer_max: u64) {
+        let peer = u16::try_from(peer_max).unwrap_or(u16::MAX);
+        if peer < self.max {
+            self.max = peer.max(self.current);
+            self.too_big = self.too_big.min(u32::from(self.max) + 1);
+            self.check_done();
+        }
+    }
+
+    /// The size of the next probe, if one is due now.
+    pub fn probe_size(&self) -> Option<u16> {
+        (!self.done && self.outstanding.is_none()).then(|| self.candidate())
+    }
+
+    fn candidate(&self) -> u16 {
+        if self.too_big > u32::from(self.max) {
+            return self.max;
+        }
+        let mid = (u32::from(self.current) + self.too_big) / 2;
+        u16::try_from(mid).unwrap_or(self.max)
+    }
+
+    fn check_done(&mut self) {
+        self.done = self.current >= self.max
+            || self.too_big <= u32::from(self.current) + u32::from(MIN_STEP)
+            || self.candidate() < self.current + MIN_STEP;
+    }
+
+    pub fn on_probe_sent(&mut self, pn: u64, size: u16) {
+        self.outstanding = Some((pn, size));
+    }
+
+    /// Whether packet `pn` (1-RTT space) is the outstanding probe.
+    pub fn is_probe(&self, pn: u64) -> bool {
+        self.outstanding.is_some_and(|(p, _)| p == pn)
+    }
+
+    /// The probe `pn` was acknowledged: its size is now usable.
+    pub fn on_acked(&mut self, pn: u64) -> Option<PmtuChange> {
+        let (_, size) = self.outstanding.filter(|&(p, _)| p == pn)?;
+        self.outstanding = None;
+        self.failures = 0;
+        let old = self.current;
+        self.current = self.current.max(size);
+        self.check_done();
+        Some(PmtuChange {
+            old,
+            new: self.current,
+            done: self.done,
+        })
+    }
+
+    /// The probe `pn` was declared lost; a change when the search ended on it.
+    pub fn on_lost(&mut self, pn: u64) -> Option<PmtuChange> {
+        let (_, size) = self.outstanding.filter(|&(p, _)| p == pn)?;
+        self.outstanding = None;
+        self.failures += 1;
+        if self.failures < MAX_PROBES {
+            return None;
+        }
+        self.failures = 0;
+        self.too_big = u32::from(size);
+        self.check_done();
+        self.done.then_some(PmtuChange {
+            old: self.current,
+            new: self.current,
+            done: true,
+        })
+    }
+}
+
+impl Connection {
+    /// A PMTU probe datagram, when the search wants one and the window, the pacer and
+    /// the state allow it: one 1-RTT packet of PING and PADDING, `size` bytes in all
+    /// (RFC 9000 §14.4), on its own in the datagram.
+    pub(super) fn poll_pmtu_probe(
+        &mut self,
+        now: Instant,
+        buf: &mut Vec<u8>,
+        cwnd_open: bool,
+    ) -> Option<Transmit> {
+        if !cwnd_open || !self.handshake.confirmed || !self.data_space_pending() {
+            return None;
+        }
+        let peer_max = self.peer_params.as_ref()?.max_udp_payload_size;
+        let pmtud = self.path.pmtud.as_mut()?;
+        pmtud.limit_to_peer(peer_max);
+        let size = pmtud.probe_size()?;
+        let space = SpaceId::Data;
+        if self.spaces[space as usize].keys.is_none() || self.sending_zero_rtt(space) {
+            return None;
+        }
+        let start = buf.len();
+        let mut p: OpenPacket = self.open_packet(buf, space);
+        Frame::Ping.encode(buf);
+        p.ack_eliciting = true;
+        let pn = p.pn;
+        let pad = (start + usize::from(size)).saturating_sub(buf.len() + crate::crypto::TAG_LEN);
+        let in_flight = self.finish_packet(now, buf, p, pad);
+        if let Some(m) = self.path.pmtud.as_mut() {
+            m.on_probe_sent(pn, size);
+        }
+        self.stats.pmtu_probes_sent += 1;
+        Some(self.datagram_done(now, start, buf, in_flight))
+    }
+
+    /// A 1-RTT packet was acknowledged: if it was the probe, the size goes up.
+    pub(super) fn on_pmtu_probe_acked(&mut self, now: Instant, pn: u64) {
+        let Some(change) = self.path.pmtud.as_mut().and_then(|m| m.on_acked(pn)) else {
+            return;
+        };
+        // RFC 9002 §7.2: the controller's max_datagram_size follows the path's.
+        self.path.cc.on_max_datagram_size(u64::from(change.new));
+        self.log_pmtu(now, change);
+    }
+
+    /// Whether lost 1-RTT packet `pn` was the probe (then it is no congestion signal);
+    /// a probe's loss is taken here.
+    pub(super) fn on_pmtu_probe_lost(&mut self, now: Instant, pn: u64) -> bool {
+        let Some(m) = self.path.pmtud.as_mut() else {
+            return false;
+        };
+        if !m.is_probe(pn) {
+            return false;
+        }
+        self.stats.pmtu_probes_lost += 1;
+        if let Some(change) = m.on_lost(pn) {
+            self.log_pmtu(now, change);
+        }
+        true
+    }
+
+    fn log_pmtu(&mut self, now: Instant, c: PmtuChange) {
+        if self.logging() {
+            self.emit(
+                now,
+                Event::MtuUpdated {
+                    old: c.old,
+                    new: c.new,
+                    done: c.done,
+                },
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Drives a search against a path that carries payloads up to `path_max`.
+    fn search(base: u16, max: u16, path_max: u16) -> (u16, u32) {
+        let mut p = Pmtud::new(base, max);
+        let mut probes = 0;
+        let mut pn = 0;
+        while let Some(size) = p.probe_size() {
+            probes += 1;
+            assert!(probes < 100, "search does not end");
+            p.on_probe_sent(pn, size);
+            if size <= path_max {
+                p.on_acked(pn);
+            } else {
+                p.on_lost(pn);
+            }
+            pn += 1;
+        }
+        (p.current(), probes)
+    }
+
+    #[test]
+    fn upper_bound_first_when_the_path_carries_it() {
+        assert_eq!(search(1200, 1452, 1500), (1452, 1));
+    }
+
+    #[test]
+    fn bisects_below_a_smaller_path_mtu() {
+        let (found, probes) = search(1200, 1452, 1300);
+        assert!(found <= 1300 && found + MIN_STEP > 1300, "found {found}");
+        // Each too-big size is tried MAX_PROBES times.
+        assert!(probes <= 3 * 10, "{probes} probes");
+    }
+
+    #[test]
+    fn a_path_at_the_base_keeps_the_base() {
+        assert_eq!(search(1200, 1452, 1200).0, 1200);
+    }
+
+    #[test]
+    fn loopback_sized_search_reaches_the_limit() {
+        assert_eq!(search(1200, 65527, 65527), (65527, 1));
+        let (found, _) = search(1200, 65527, 8972);
+        assert!(found <= 8972 && found + MIN_STEP > 8972, "found {found}");
+    }
+
+    #[test]
+    fn one_loss_is_not_enough_to_give_up_a_size() {
+        let mut p = Pmtud::new(1200, 1452);
+        p.on_probe_sent(7, 1452);
+        assert_eq!(p.on_lost(7), None);
+        assert_eq!(p.probe_size(), Some(1452));
+        p.on_probe_sent(8, 1452);
+        let c = p.on_acked(8).unwrap();
+        assert_eq!((c.old, c.new, c.done), (1200, 1452, true));
+        assert_eq!(p.probe_size(), None);
+    }
+
+    #[test]
+    fn the_peer_limit_bounds_the_search() {
+        let mut p = Pmtud::new(1200, 1452);
+        p.limit_to_peer(1350);
+        assert_eq!(p.probe_size(), Some(1350));
+        p.limit_to_peer(1200);
+        assert_eq!(p.probe_size(), None);
+        assert_eq!(p.current(), 1200);
+    }
+
+    #[test]
+    fn only_the_outstanding_probe_counts() {
+        let mut p = Pmtud::new(1200, 1452);
+        p.on_probe_sent(3, 1452);
+        assert!(!p.is_probe(2));
+        assert_eq!(p.on_acked(2), None);
+        assert_eq!(p.on_lost(4), None);
+        assert!(p.is_probe(3));
+    }
+}
