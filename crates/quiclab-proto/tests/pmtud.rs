@@ -45,7 +45,7 @@ fn the_search_settles_below_a_smaller_path_mtu_without_congestion() {
         [link(Some(mtu)), link(Some(mtu))],
         4,
     );
-    fetch(&mut pair, 3_000_000).unwrap();
+    fetch(&mut pair, 20_000_000).unwrap();
     let s = pair.server_conn().unwrap();
     let found = s.max_datagram_size();
     assert!(found <= mtu && found + 16 > mtu, "found {found}");
@@ -66,6 +66,15 @@ fn the_peer_limit_bounds_the_search() {
     let s = pair.server_conn().unwrap();
     assert_eq!(s.max_datagram_size(), 1200);
     assert_eq!(s.stats().pmtu_probes_sent, 0);
+    assert_eq!(pair.link_stats[1].max_datagram, 1200);
+}
+
+#[test]
+fn a_short_exchange_sends_no_probe() {
+    // 20 kB at 10 ms one way: done within a few round trips of the handshake.
+    let mut pair = Pair::new(pmtud(1452), pmtud(1452), [link(None), link(None)], 7);
+    fetch(&mut pair, 20_000).unwrap();
+    assert_eq!(pair.server_conn().unwrap().stats().pmtu_probes_sent, 0);
     assert_eq!(pair.link_stats[1].max_datagram, 1200);
 }
 

@@ -5,7 +5,9 @@
 //! [`MAX_PROBES`] times in a row is taken as too big. The search is a bisection between
 //! the largest confirmed size and the smallest too-big one, trying the upper bound
 //! first (most paths carry it). Lost probes are not congestion signals (RFC 9000
-//! §14.4): the loss detector hands them here instead of to the controller.
+//! §14.4): the loss detector hands them here instead of to the controller. The first
+//! probe waits [`FIRST_PROBE_AFTER_RTTS`] round trips, so only transfers longer than
+//! that probe at all.
 //!
 //! Not done: black-hole detection after the search (RFC 8899 §4.3, a confirmed size
 //! that later stops working) and re-probing after PMTU_RAISE_TIMER (§5.1.1); a
@@ -22,6 +24,10 @@ use crate::wire::Frame;
 pub const MAX_PROBES: u8 = 3;
 /// The search stops when the next bisection step would gain less than this (bytes).
 const MIN_STEP: u16 = 16;
+/// The first probe waits this many smoothed RTTs after the handshake is confirmed (as
+/// quic-go does), so a short exchange never spends a window slot or a datagram's
+/// serialisation on a probe ahead of its data.
+pub const FIRST_PROBE_AFTER_RTTS: u32 = 5;
 
 /// One path's PMTU search state (RFC 8899 §5.2's SEARCHING and SEARCH_COMPLETE).
 #[derive(Debug)]
@@ -151,6 +157,10 @@ impl Connection {
         cwnd_open: bool,
     ) -> Option<Transmit> {
         if !cwnd_open || !self.handshake.confirmed || !self.data_space_pending() {
+            return None;
+        }
+        let confirmed = self.stats.handshake_confirmed_at?;
+        if now < confirmed + self.path.rtt.smoothed() * FIRST_PROBE_AFTER_RTTS {
             return None;
         }
         let peer_max = self.peer_params.as_ref()?.max_udp_payload_size;
