@@ -11,7 +11,12 @@ use std::time::{Duration, Instant};
 /// One stack under test.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stack {
+    /// quiclab with its defaults: PMTU discovery up to the interface's MTU (on
+    /// loopback 65507 bytes, as kernel TCP's MSS follows loopback's MTU).
     Quiclab,
+    /// quiclab with PMTU discovery capped at 1452 bytes, quinn's bound (a 1500-byte
+    /// Ethernet MTU): like for like with quinn and with a real network path.
+    Quiclab1452,
     Quinn,
     RustlsTcp,
 }
@@ -20,6 +25,7 @@ impl Stack {
     pub fn name(self) -> &'static str {
         match self {
             Stack::Quiclab => "quiclab",
+            Stack::Quiclab1452 => "quiclab-1452",
             Stack::Quinn => "quinn",
             Stack::RustlsTcp => "rustls/TCP",
         }
@@ -55,7 +61,7 @@ fn server_cmd(b: &Bins, stack: Stack, port: u16) -> Command {
     let addr = format!("127.0.0.1:{port}");
     let mut c;
     match stack {
-        Stack::Quiclab => {
+        Stack::Quiclab | Stack::Quiclab1452 => {
             c = Command::new(&b.quiclab);
             // ECDSA P-256 like the baselines' rcgen certificate.
             c.args([
@@ -69,6 +75,9 @@ fn server_cmd(b: &Bins, stack: Stack, port: u16) -> Command {
             .arg(addr)
             .arg("--root")
             .arg(&b.root);
+            if stack == Stack::Quiclab1452 {
+                c.args(["--pmtud-max", "1452"]);
+            }
         }
         Stack::Quinn => {
             c = Command::new(&b.this);
@@ -86,7 +95,7 @@ fn client_cmd(b: &Bins, stack: Stack, port: u16, connections: usize, bytes: u64)
     let addr = format!("127.0.0.1:{port}");
     let mut c;
     match stack {
-        Stack::Quiclab => {
+        Stack::Quiclab | Stack::Quiclab1452 => {
             c = Command::new(&b.quiclab);
             c.args([
                 "client",
@@ -100,6 +109,9 @@ fn client_cmd(b: &Bins, stack: Stack, port: u16, connections: usize, bytes: u64)
             .arg("--connections")
             .arg(connections.to_string())
             .arg(format!("https://{addr}/{bytes}"));
+            if stack == Stack::Quiclab1452 {
+                c.args(["--pmtud-max", "1452"]);
+            }
         }
         Stack::Quinn => {
             c = Command::new(&b.this);

@@ -7,6 +7,7 @@ mod h3;
 mod hq;
 mod lab;
 mod monitor;
+mod mtu;
 mod net;
 #[cfg(target_os = "linux")]
 mod netlink;
@@ -231,6 +232,7 @@ impl Common {
             pacing_burst_us: self.pacing_burst_us,
             notsent_lowat: self.notsent_lowat,
             pmtud_max: self.pmtud_max,
+            interface_payload: None,
         }
     }
 }
@@ -268,8 +270,12 @@ fn server(a: ServerArgs) -> Result<()> {
     if !a.root.is_dir() {
         bail!("--root {}: not a directory", a.root.display());
     }
-    let (config, choices) = setup::configure(&a.common.flags(), Side::Server)?;
+    let mut flags = a.common.flags();
+    let ip = a.listen.ip();
+    flags.interface_payload = mtu::interface_mtu(ip).map(|m| mtu::payload_for(m, ip));
+    let (config, choices) = setup::configure(&flags, Side::Server)?;
     eprintln!("{}", setup::pacing_note(&config));
+    eprintln!("{}", setup::pmtud_note(&config));
     let seed = setup::seed(a.common.seed)?;
     let identity = match (&a.cert, &a.key) {
         (Some(c), Some(k)) => cert::load_pem(c, k)?,
@@ -338,8 +344,14 @@ fn client(a: ClientArgs) -> Result<()> {
     if let Some(dir) = &a.output {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    let (config, choices) = setup::configure(&a.common.flags(), Side::Client)?;
+    let mut flags = a.common.flags();
+    // The route to the first server bounds PMTU discovery (its interface's MTU).
+    if let Some(peer) = urls.first().and_then(|u| u.resolve().ok()) {
+        flags.interface_payload = mtu::route_mtu(peer).map(|m| mtu::payload_for(m, peer.ip()));
+    }
+    let (config, choices) = setup::configure(&flags, Side::Client)?;
     eprintln!("{}", setup::pacing_note(&config));
+    eprintln!("{}", setup::pmtud_note(&config));
     let seed = setup::seed(a.common.seed)?;
     let verify = match (&a.ca, a.insecure) {
         (Some(ca), _) => ServerVerification::Roots(setup::load_certs(ca)?),

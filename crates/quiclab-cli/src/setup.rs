@@ -49,12 +49,16 @@ pub struct Flags<'a> {
     pub notsent_lowat: Option<u64>,
     /// `--pmtud-max` (0: no PMTU discovery).
     pub pmtud_max: Option<u16>,
+    /// The UDP payload the local interface carries (`mtu.rs`), when known: PMTU
+    /// discovery's bound when neither the flag nor the config gives one.
+    pub interface_payload: Option<u16>,
 }
 
-/// PMTU discovery's upper bound when neither the flag nor the config sets one: the
-/// largest UDP payload of a 1500-byte Ethernet path under IPv6 (1500 - 40 - 8), as
-/// quinn uses. Datagrams start at max_udp_payload_size and grow once a probe of the
-/// larger size is acknowledged, so a path with a smaller MTU costs only lost probes.
+/// PMTU discovery's upper bound when neither the flag, the config nor the interface
+/// gives one (a server listening on every address): the largest UDP payload of a
+/// 1500-byte Ethernet path under IPv6 (1500 - 40 - 8), as quinn uses. Datagrams start
+/// at max_udp_payload_size and grow once a probe of the larger size is acknowledged,
+/// so a path with a smaller MTU costs only lost probes.
 pub const DEFAULT_PMTUD_MAX: u16 = 1452;
 
 /// The real-UDP driver's limit on a stream's written but unsent bytes when neither
@@ -169,10 +173,11 @@ pub fn configure(f: &Flags<'_>, side: Side) -> Result<(Arc<TransportConfig>, Tls
         None => config.pacing_burst_us.or(Some(DEFAULT_PACING_BURST_US)),
     };
     // The flag, else the config file (where 0 also means off), else the driver's default.
-    config.pmtud_max_udp_payload_size = f
-        .pmtud_max
-        .or(config.pmtud_max_udp_payload_size)
-        .or(Some(DEFAULT_PMTUD_MAX.max(config.max_udp_payload_size)));
+    config.pmtud_max_udp_payload_size = f.pmtud_max.or(config.pmtud_max_udp_payload_size).or(Some(
+        f.interface_payload
+            .unwrap_or(DEFAULT_PMTUD_MAX)
+            .max(config.max_udp_payload_size),
+    ));
     config.flow.notsent_lowat = f
         .notsent_lowat
         .or(config.flow.notsent_lowat)
@@ -180,6 +185,20 @@ pub fn configure(f: &Flags<'_>, side: Side) -> Result<(Arc<TransportConfig>, Tls
     config.validate().map_err(|e| anyhow!("{e}"))?;
     choices.validate().map_err(|e| anyhow!("{e}"))?;
     Ok((Arc::new(config), choices))
+}
+
+/// PMTU discovery as configured, for the start-up log.
+pub fn pmtud_note(config: &TransportConfig) -> String {
+    match config.pmtud_max_udp_payload_size.filter(|&m| m > 0) {
+        None => format!(
+            "PMTU discovery: off, datagrams of {} bytes",
+            config.max_udp_payload_size
+        ),
+        Some(m) => format!(
+            "PMTU discovery: from {} up to {m} bytes of UDP payload",
+            config.max_udp_payload_size
+        ),
+    }
 }
 
 /// The pacing the transport config gives, for the start-up log.
