@@ -2,9 +2,12 @@
 //! §5): once the handshake is confirmed, and only while the connection has data to
 //! send, the sender probes for larger datagrams with packets of PING and PADDING. An
 //! acknowledged probe raises the datagram size; a size whose probe is lost
-//! [`MAX_PROBES`] times in a row is taken as too big. The search is a bisection between
-//! the largest confirmed size and the smallest too-big one, trying the upper bound
-//! first (most paths carry it). Lost probes are not congestion signals (RFC 9000
+//! [`MAX_PROBES`] times in a row is taken as too big. The search climbs the common
+//! plateaus of [`PLATEAUS`] and then the upper bound (RFC 8899 §5.3.2's table of likely
+//! sizes), so a typical path confirms Ethernet's size with one probe and a jumbo or
+//! loopback path climbs in two or three, and stops at the first plateau that fails.
+//! Only when not even the first one passes (a tunnel, a smaller link) does it bisect
+//! between the base and that failure. Lost probes are not congestion signals (RFC 9000
 //! §14.4): the loss detector hands them here instead of to the controller. The first
 //! probe waits [`FIRST_PROBE_AFTER_RTTS`] round trips, so only transfers longer than
 //! that probe at all.
@@ -24,6 +27,9 @@ use crate::wire::Frame;
 pub const MAX_PROBES: u8 = 3;
 /// The search stops when the next bisection step would gain less than this (bytes).
 const MIN_STEP: u16 = 16;
+/// Likely path limits, as UDP payloads under IPv6 (safe under IPv4 too): a 1500-byte
+/// Ethernet MTU and a 9000-byte jumbo one. The configured bound comes after them.
+pub const PLATEAUS: [u16; 2] = [1452, 8952];
 /// The first probe waits this many smoothed RTTs after the handshake is confirmed (as
 /// quic-go does), so a short exchange never spends a window slot or a datagram's
 /// serialisation on a probe ahead of its data.
@@ -43,6 +49,10 @@ pub(super) struct Pmtud {
     outstanding: Option<(u64, u16)>,
     /// Consecutive losses of the current candidate size.
     failures: u8,
+    /// A probe was acknowledged: a failure above ends the search (no bisection).
+    confirmed_any: bool,
+    /// The first plateau failed with nothing confirmed: bisecting below it.
+    bisecting: bool,
     done: bool,
 }
 
@@ -63,6 +73,8 @@ impl Pmtud {
             too_big: u32::from(max) + 1,
             outstanding: None,
             failures: 0,
+            confirmed_any: false,
+            bisecting: false,
             done: false,
         };
         p.check_done();
@@ -86,21 +98,31 @@ impl Pmtud {
 
     /// The size of the next probe, if one is due now.
     pub fn probe_size(&self) -> Option<u16> {
-        (!self.done && self.outstanding.is_none()).then(|| self.candidate())
+        if self.done || self.outstanding.is_some() {
+            return None;
+        }
+        self.candidate()
     }
 
-    fn candidate(&self) -> u16 {
-        if self.too_big > u32::from(self.max) {
-            return self.max;
+    /// The next size to try: the next plateau (or the bound) above what is confirmed
+    /// and below what failed; after a failure with nothing confirmed yet, the middle of
+    /// the two; `None` when the search is over.
+    fn candidate(&self) -> Option<u16> {
+        if self.bisecting {
+            let mid = (u32::from(self.current) + self.too_big) / 2;
+            let mid = u16::try_from(mid).ok()?;
+            return (mid >= self.current + MIN_STEP).then_some(mid);
         }
-        let mid = (u32::from(self.current) + self.too_big) / 2;
-        u16::try_from(mid).unwrap_or(self.max)
+        // A plateau that failed above a confirmed one ends the climb there.
+        PLATEAUS
+            .into_iter()
+            .chain([self.max])
+            .find(|&p| p > self.current && p <= self.max)
+            .filter(|&p| u32::from(p) < self.too_big)
     }
 
     fn check_done(&mut self) {
-        self.done = self.current >= self.max
-            || self.too_big <= u32::from(self.current) + u32::from(MIN_STEP)
-            || self.candidate() < self.current + MIN_STEP;
+        self.done = self.candidate().is_none();
     }
 
     pub fn on_probe_sent(&mut self, pn: u64, size: u16) {
@@ -117,6 +139,7 @@ impl Pmtud {
         let (_, size) = self.outstanding.filter(|&(p, _)| p == pn)?;
         self.outstanding = None;
         self.failures = 0;
+        self.confirmed_any = true;
         let old = self.current;
         self.current = self.current.max(size);
         self.check_done();
@@ -137,6 +160,7 @@ impl Pmtud {
         }
         self.failures = 0;
         self.too_big = u32::from(size);
+        self.bisecting |= !self.confirmed_any;
         self.check_done();
         self.done.then_some(PmtuChange {
             old: self.current,
@@ -267,10 +291,19 @@ mod tests {
     }
 
     #[test]
-    fn loopback_sized_search_reaches_the_limit() {
-        assert_eq!(search(1200, 65527, 65527), (65527, 1));
-        let (found, _) = search(1200, 65527, 8972);
-        assert!(found <= 8972 && found + MIN_STEP > 8972, "found {found}");
+    fn a_large_bound_is_climbed_by_plateaus() {
+        // Loopback: Ethernet's size, the jumbo size, then the bound.
+        assert_eq!(search(1200, 65507, 65507), (65507, 3));
+        // A jumbo path: the bound fails three times, the jumbo plateau stays.
+        assert_eq!(search(1200, 65507, 8972), (8952, 2 + MAX_PROBES as u32));
+        // An Ethernet path: no bisection between the plateaus.
+        assert_eq!(search(1200, 65507, 1472), (1452, 1 + MAX_PROBES as u32));
+    }
+
+    #[test]
+    fn a_bound_between_plateaus_is_tried_after_them() {
+        assert_eq!(search(1200, 4000, 4000), (4000, 2));
+        assert_eq!(search(1200, 4000, 2000), (1452, 1 + MAX_PROBES as u32));
     }
 
     #[test]
