@@ -180,17 +180,20 @@ impl Connection {
         buf: &mut Vec<u8>,
         cwnd_open: bool,
     ) -> Option<Transmit> {
-        if !cwnd_open || !self.handshake.confirmed || !self.data_space_pending() {
+        if !cwnd_open || !self.handshake.confirmed {
             return None;
         }
-        let confirmed = self.stats.handshake_confirmed_at?;
-        if now < confirmed + self.path.rtt.smoothed() * FIRST_PROBE_AFTER_RTTS {
-            return None;
-        }
+        // Cheapest first: after the search this is one test per datagram.
         let peer_max = self.peer_params.as_ref()?.max_udp_payload_size;
         let pmtud = self.path.pmtud.as_mut()?;
         pmtud.limit_to_peer(peer_max);
         let size = pmtud.probe_size()?;
+        let confirmed = self.stats.handshake_confirmed_at?;
+        if now < confirmed + self.path.rtt.smoothed() * FIRST_PROBE_AFTER_RTTS
+            || !self.data_space_pending()
+        {
+            return None;
+        }
         let space = SpaceId::Data;
         if self.spaces[space as usize].keys.is_none() || self.sending_zero_rtt(space) {
             return None;
