@@ -53,7 +53,6 @@ pub(super) struct Pmtud {
     confirmed_any: bool,
     /// The first plateau failed with nothing confirmed: bisecting below it.
     bisecting: bool,
-    done: bool,
 }
 
 /// What an acknowledged or lost probe changed.
@@ -67,7 +66,7 @@ pub(super) struct PmtuChange {
 impl Pmtud {
     /// A search from `base` (already usable) up to `max`.
     pub fn new(base: u16, max: u16) -> Self {
-        let mut p = Pmtud {
+        Pmtud {
             current: base,
             max,
             too_big: u32::from(max) + 1,
@@ -75,10 +74,7 @@ impl Pmtud {
             failures: 0,
             confirmed_any: false,
             bisecting: false,
-            done: false,
-        };
-        p.check_done();
-        p
+        }
     }
 
     /// The confirmed maximum UDP payload.
@@ -92,13 +88,12 @@ impl Pmtud {
         if peer < self.max {
             self.max = peer.max(self.current);
             self.too_big = self.too_big.min(u32::from(self.max) + 1);
-            self.check_done();
         }
     }
 
     /// The size of the next probe, if one is due now.
     pub fn probe_size(&self) -> Option<u16> {
-        if self.done || self.outstanding.is_some() {
+        if self.outstanding.is_some() {
             return None;
         }
         self.candidate()
@@ -121,8 +116,9 @@ impl Pmtud {
             .filter(|&p| u32::from(p) < self.too_big)
     }
 
-    fn check_done(&mut self) {
-        self.done = self.candidate().is_none();
+    /// Nothing is left to try.
+    fn done(&self) -> bool {
+        self.candidate().is_none()
     }
 
     pub fn on_probe_sent(&mut self, pn: u64, size: u16) {
@@ -142,11 +138,10 @@ impl Pmtud {
         self.confirmed_any = true;
         let old = self.current;
         self.current = self.current.max(size);
-        self.check_done();
         Some(PmtuChange {
             old,
             new: self.current,
-            done: self.done,
+            done: self.done(),
         })
     }
 
@@ -161,8 +156,7 @@ impl Pmtud {
         self.failures = 0;
         self.too_big = u32::from(size);
         self.bisecting |= !self.confirmed_any;
-        self.check_done();
-        self.done.then_some(PmtuChange {
+        self.done().then_some(PmtuChange {
             old: self.current,
             new: self.current,
             done: true,
@@ -183,7 +177,7 @@ impl Connection {
         if !cwnd_open || !self.handshake.confirmed {
             return None;
         }
-        // Cheapest first: after the search this is one test per datagram.
+        // Cheapest first: after the search this is a few comparisons per datagram.
         let peer_max = self.peer_params.as_ref()?.max_udp_payload_size;
         let pmtud = self.path.pmtud.as_mut()?;
         pmtud.limit_to_peer(peer_max);

@@ -856,23 +856,31 @@ impl Streams {
             }
             let room = max_len.saturating_sub(buf.len());
             let conn_avail = self.conn_send_max.saturating_sub(self.conn_sent);
+            let (limit, lowat) = (self.params.send_buffer, self.params.notsent_lowat);
+            let events = &mut self.events;
             let sent: Option<Sent> = self
                 .streams
                 .get_mut(&id)
                 .and_then(|st| st.send.as_mut())
                 .and_then(|s| {
                     if lost {
-                        s.emit_lost(id, room, buf)
-                    } else {
-                        s.emit_fresh(id, room, conn_avail, buf)
+                        return s.emit_lost(id, room, buf);
                     }
+                    let sent = s.emit_fresh(id, room, conn_avail, buf);
+                    // With a not-sent limit, a stream that pushed back becomes writable
+                    // once sending (not only acknowledgement) brings it under the limit.
+                    if lowat > 0 && s.want_writable && s.reset.is_none() && s.room(limit, lowat) > 0
+                    {
+                        s.want_writable = false;
+                        events.push_back(StreamEvent::Writable { id });
+                    }
+                    sent
                 });
             match sent {
                 Some(f) => {
                     misses = 0;
                     if !lost {
                         self.conn_sent += f.len;
-                        self.writable_below_lowat(id);
                     }
                     records.push(StreamFrameRecord::Stream {
                         id,
@@ -884,23 +892,6 @@ impl Streams {
                 None => misses += 1,
             }
             self.update_sched(id);
-        }
-    }
-
-    /// With a not-sent limit, a stream that pushed back becomes writable again once
-    /// sending brings its unsent bytes under the limit, not only when ACKs free space.
-    fn writable_below_lowat(&mut self, id: StreamId) {
-        let lowat = self.params.notsent_lowat;
-        if lowat == 0 {
-            return;
-        }
-        let limit = self.params.send_buffer;
-        let Some(s) = self.streams.get_mut(&id).and_then(|st| st.send.as_mut()) else {
-            return;
-        };
-        if s.want_writable && s.reset.is_none() && s.room(limit, lowat) > 0 {
-            s.want_writable = false;
-            self.events.push_back(StreamEvent::Writable { id });
         }
     }
 
