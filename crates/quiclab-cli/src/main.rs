@@ -237,6 +237,20 @@ impl Common {
     }
 }
 
+/// Runs a client application's loop to the end and prints the driver's counters.
+fn drive_client(
+    socket: &mut udp::Socket,
+    endpoint: &mut Endpoint,
+    clock: net::Clock,
+    wake: net::Wake,
+    monitor: &mut monitor::SocketMonitor,
+    app: &mut dyn net::Application,
+) -> Result<()> {
+    let counters = net::run(socket, endpoint, clock, wake, monitor, app)?;
+    eprintln!("quiclab client: {counters:?}");
+    Ok(())
+}
+
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -442,7 +456,7 @@ fn client(a: ClientArgs) -> Result<()> {
             app.hold();
             signal::install();
         }
-        let counters = net::run(
+        drive_client(
             &mut socket,
             &mut endpoint,
             clock,
@@ -450,13 +464,12 @@ fn client(a: ClientArgs) -> Result<()> {
             &mut monitor,
             &mut app,
         )?;
-        eprintln!("quiclab client: {counters:?}");
         app.failures()
     } else {
         let h3_config = quiclab_h3::H3Config::default();
         let mut app =
             h3::client::Client::start(&mut endpoint, clock.now(), tls, qlog, h3_config, groups)?;
-        let counters = net::run(
+        drive_client(
             &mut socket,
             &mut endpoint,
             clock,
@@ -464,7 +477,6 @@ fn client(a: ClientArgs) -> Result<()> {
             &mut monitor,
             &mut app,
         )?;
-        eprintln!("quiclab client: {counters:?}");
         app.failures()
     };
     let handles: Vec<_> = endpoint.handles().collect();
