@@ -2,8 +2,10 @@
 //! protection), timed with `std::time::Instant` because one run takes seconds, which
 //! criterion's sampling handles badly. Each case runs a few times; the median is shown.
 //!
-//! Run: `cargo bench -p quiclab-sim --bench sim [-- FILTER] [--reps N] [--series]`
-//! (`--series` adds the first flow's goodput per simulated second and its losses).
+//! Run: `cargo bench -p quiclab-sim --bench sim [-- FILTER] [--reps N] [--series]`.
+//! FILTER selects the cases whose name contains it; ending it in `$` names one case
+//! exactly (`dumbbell/10$`). `--series` adds the first flow's goodput per simulated
+//! second and its losses.
 //! Figures go in docs/PERFORMANCE.md ("Simulator (quiclab-sim)").
 //!
 //! - `gib_1gbps_40ms/<payload>`: 1 GiB bulk over a point-to-point 1 Gbit/s link each
@@ -14,10 +16,15 @@
 //!   per-route and per-link structures, which grow with N. From N = 100 the 2500-packet
 //!   queue overflows (4-6% of packets dropped), so these runs also pay for loss recovery.
 //! - `dumbbell_lossfree/<N>`: the same N flows without losses, so the cost per datagram
-//!   against N isolates per-connection scaling: each flow's stream window is capped at
+//!   against N carries no loss recovery: each flow's stream window is capped at
 //!   64 KiB (no autotuning) and the bottleneck queues hold `64 N + 1000` packets, more
 //!   than all N windows together (a 64 KiB window is at most 47 full-size packets), so
 //!   nothing can drop. Every N runs the same per-flow pattern (window-limited).
+//! - `dumbbell_fixed_inflight/<N>`: the loss-free dumbbell with one budget in flight
+//!   for all flows together, 8 MiB (each flow's window is 8 MiB / N), so only the number
+//!   of connections changes with N. In `dumbbell_lossfree` the bytes in flight grow with
+//!   N too (64 MB of datagrams wait in the queue at N = 1000, far beyond any cache),
+//!   and reading them back for decryption is a cost per queued byte, not per connection.
 //! - `conns/10000`: 10,000 concurrent pairs with a 64 KiB flow each; prints the peak
 //!   resident memory per connection (run it alone: `-- conns/10000`).
 
@@ -73,12 +80,21 @@ const TRANSPORT_CAPPED: &str =
     max_receive_window = 67108864, max_stream_receive_window = 65536, \
     send_buffer = 67108864, autotune = false }";
 
-fn dumbbell_lossfree(n: usize) -> String {
-    let queue = 64 * n + 1000;
+/// N flows whose stream windows are capped at `window` bytes each, over bottleneck
+/// queues that hold all the windows together (a `window` is at most `window / 1024`
+/// full-size packets), so nothing drops.
+fn dumbbell_lossfree(n: usize, window: usize) -> String {
+    let queue = window / 1024 * n + 1000;
     dumbbell_sized(n, 1_048_576)
         .replace("packets = 2500 }", &format!("packets = {queue} }}"))
-        .replace(TRANSPORT, TRANSPORT_CAPPED)
+        .replace(
+            TRANSPORT,
+            &TRANSPORT_CAPPED.replace("65536", &window.to_string()),
+        )
 }
+
+/// What the `dumbbell_fixed_inflight` series keeps in flight, all flows together.
+const FIXED_INFLIGHT: usize = 8 << 20;
 
 fn dumbbell_sized(n: usize, bytes: u64) -> String {
     let mut s = format!(
@@ -275,7 +291,14 @@ fn main() {
             s => filter = Some(s.to_string()),
         }
     }
-    let want = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
+    // A filter ending in `$` names one case exactly (`dumbbell/10$` is not `dumbbell/100`).
+    let want = |name: &str| match filter.as_deref() {
+        None => true,
+        Some(f) => match f.strip_suffix('$') {
+            Some(exact) => name == exact,
+            None => name.contains(f),
+        },
+    };
     for payload in [1452, 1200] {
         let name = format!("gib_1gbps_40ms/{payload}");
         if want(&name) {
@@ -294,14 +317,15 @@ fn main() {
         }
     }
     for n in [10, 100, 1000] {
+        let reps = reps.unwrap_or(if n >= 1000 { 3 } else { 5 });
         let name = format!("dumbbell_lossfree/{n}");
         if want(&name) {
-            bench(
-                &name,
-                &dumbbell_lossfree(n),
-                reps.unwrap_or(if n >= 1000 { 3 } else { 5 }),
-                series,
-            );
+            bench(&name, &dumbbell_lossfree(n, 65_536), reps, series);
+        }
+        let name = format!("dumbbell_fixed_inflight/{n}");
+        if want(&name) {
+            let text = dumbbell_lossfree(n, FIXED_INFLIGHT / n);
+            bench(&name, &text, reps, series);
         }
     }
     let name = "conns/10000";

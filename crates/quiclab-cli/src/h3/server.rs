@@ -156,7 +156,7 @@ fn send_bodies(conn: &mut Connection, now: Instant, state: &mut H3Conn) {
     for (&id, body) in state.bodies.iter_mut() {
         loop {
             let chunk = match body.pending() {
-                Ok(c) => c,
+                Ok(c) => c.as_slice(),
                 Err(e) => {
                     eprintln!("  {id}: read error: {e}");
                     state.h3.cancel(conn, id, code::H3_INTERNAL_ERROR);

@@ -55,7 +55,7 @@ use crate::error::TransportError;
 use crate::events::{ConnectionState, Event, EventSink, Owner};
 use crate::recovery::RttEstimator;
 use crate::rng::DetRng;
-use crate::streams::{ReadOutcome, StreamError, StreamEvent, StreamParams, Streams};
+use crate::streams::{ReadOutcome, SendData, StreamError, StreamEvent, StreamParams, Streams};
 use crate::time::Instant;
 use crate::wire::{ConnectionId, Dir, Side, StreamId, TransportParameters};
 use ack_frequency::AckFrequencyState;
@@ -557,6 +557,18 @@ impl Connection {
             return Err(StreamError::Closed);
         }
         self.streams.write(id, data)
+    }
+    /// [`Self::write`] without a copy: the stream keeps a reference to `data` until it
+    /// is acknowledged (for generated or memory-mapped bodies).
+    pub fn write_static(
+        &mut self,
+        id: StreamId,
+        data: &'static [u8],
+    ) -> Result<usize, StreamError> {
+        if self.is_closed() {
+            return Err(StreamError::Closed);
+        }
+        self.streams.write_from(id, SendData::Static(data))
     }
     pub fn finish(&mut self, id: StreamId) -> Result<(), StreamError> {
         self.streams.finish(id)

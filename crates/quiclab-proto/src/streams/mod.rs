@@ -9,8 +9,10 @@
 mod flow;
 mod recv;
 mod send;
+mod send_buf;
 mod state;
 #[cfg(test)]
 mod tests;
 
+pub use send_buf::SendData;
 pub use state::{ReadOutcome, StreamError, StreamEvent, StreamFrameRecord, StreamParams, Streams};

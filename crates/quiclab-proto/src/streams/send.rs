@@ -1,9 +1,9 @@
 //! The sending part of a stream (RFC 9000 §3.1): a buffer of written bytes that are not
 //! yet acknowledged as a prefix, and which ranges are unsent, lost or acknowledged.
 
+use super::send_buf::{SendBuf, SendData};
 use crate::range_set::RangeSet;
 use crate::wire::{stream_header_len, write_stream_header, StreamId};
-use std::collections::VecDeque;
 
 /// A RESET_STREAM we decided to send (§3.1 "Reset Sent").
 #[derive(Clone, Copy, Debug)]
@@ -26,7 +26,7 @@ pub(super) struct Sent {
 pub(super) struct SendStream {
     /// Bytes from offset `base` to the end of what was written; the acknowledged prefix
     /// is dropped so a long transfer keeps only the unacknowledged window.
-    buf: VecDeque<u8>,
+    buf: SendBuf,
     base: u64,
     /// The next never-sent offset: everything below was sent at least once.
     next: u64,
@@ -72,7 +72,7 @@ fn fit(id: StreamId, offset: u64, avail: u64, room: usize) -> Option<usize> {
 impl SendStream {
     pub fn new(max: u64) -> Self {
         SendStream {
-            buf: VecDeque::new(),
+            buf: SendBuf::default(),
             base: 0,
             next: 0,
             lost: RangeSet::new(),
@@ -97,10 +97,10 @@ impl SendStream {
 
     /// Takes as much of `data` as keeps at most `limit` unacknowledged bytes buffered
     /// and, when `lowat` is not 0, at most `lowat` bytes not yet sent.
-    pub fn write(&mut self, data: &[u8], limit: u64, lowat: u64) -> usize {
+    pub fn write(&mut self, data: SendData, limit: u64, lowat: u64) -> usize {
         let room = self.room(limit, lowat);
         let n = data.len().min(usize::try_from(room).unwrap_or(usize::MAX));
-        self.buf.extend(&data[..n]);
+        self.buf.push(data.prefix(n));
         n
     }
 
@@ -156,7 +156,7 @@ impl SendStream {
             final_size: self.next,
             acked: false,
         });
-        self.buf = VecDeque::new();
+        self.buf = SendBuf::default();
         self.base = self.next;
         self.lost = RangeSet::new();
         self.acked = RangeSet::new();
@@ -165,16 +165,7 @@ impl SendStream {
 
     /// Appends `len` bytes at `offset` from the buffer; the caller checked the bounds.
     fn copy_out(&self, offset: u64, len: usize, out: &mut Vec<u8>) {
-        let start = (offset - self.base) as usize;
-        let (a, b) = self.buf.as_slices();
-        if start < a.len() {
-            let k = len.min(a.len() - start);
-            out.extend_from_slice(&a[start..start + k]);
-            out.extend_from_slice(&b[..len - k]);
-        } else {
-            let s = start - a.len();
-            out.extend_from_slice(&b[s..s + len]);
-        }
+        self.buf.copy_out((offset - self.base) as usize, len, out);
     }
 
     fn emit(&self, id: StreamId, offset: u64, len: usize, fin: bool, out: &mut Vec<u8>) {
@@ -262,7 +253,7 @@ impl SendStream {
             if start == self.base {
                 // In-order acknowledgement, the common case: the prefix is dropped at
                 // once (O(1) per byte amortised, no copying), bypassing the range set.
-                self.buf.drain(..(stop - start) as usize);
+                self.buf.drop_front((stop - start) as usize);
                 self.base = stop;
             } else {
                 self.acked.insert(start..stop);
@@ -277,7 +268,7 @@ impl SendStream {
         while let Some(r) = self.acked.first().filter(|r| r.start <= self.base) {
             self.acked.pop_first();
             if r.end > self.base {
-                self.buf.drain(..(r.end - self.base) as usize);
+                self.buf.drop_front((r.end - self.base) as usize);
                 self.base = r.end;
             }
         }
@@ -350,7 +341,7 @@ mod tests {
     #[test]
     fn lost_parts_not_acked_are_resent_and_prefix_dropped() {
         let mut s = SendStream::new(1000);
-        assert_eq!(s.write(&[7u8; 300], 250, 0), 250);
+        assert_eq!(s.write(SendData::Copied(&[7u8; 300]), 250, 0), 250);
         let a = frame(&mut s, 1000, false, 100).unwrap();
         let b = frame(&mut s, 1000, false, 100).unwrap();
         let c = frame(&mut s, 1000, false, 100).unwrap();
@@ -371,7 +362,7 @@ mod tests {
     #[test]
     fn an_in_order_ack_swallows_ranges_acked_before() {
         let mut s = SendStream::new(1000);
-        assert_eq!(s.write(&[1u8; 400], 1000, 0), 400);
+        assert_eq!(s.write(SendData::Copied(&[1u8; 400]), 1000, 0), 400);
         for _ in 0..4 {
             frame(&mut s, 1000, false, 100).unwrap();
         }
@@ -390,11 +381,11 @@ mod tests {
     fn the_notsent_limit_bounds_unsent_bytes_only() {
         let mut s = SendStream::new(10_000);
         // 1000 buffered at most, 300 of them unsent.
-        assert_eq!(s.write(&[1u8; 500], 1000, 300), 300);
+        assert_eq!(s.write(SendData::Copied(&[1u8; 500]), 1000, 300), 300);
         assert_eq!(s.room(1000, 300), 0);
         frame(&mut s, 10_000, false, 200).unwrap();
         assert_eq!(s.room(1000, 300), 200);
-        assert_eq!(s.write(&[1u8; 500], 1000, 300), 200);
+        assert_eq!(s.write(SendData::Copied(&[1u8; 500]), 1000, 300), 200);
         frame(&mut s, 10_000, false, 300).unwrap();
         // 500 sent, unacknowledged: now the buffer limit binds.
         assert_eq!(s.room(1000, 300), 300);

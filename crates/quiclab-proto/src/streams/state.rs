@@ -5,6 +5,7 @@
 use super::flow::RecvWindow;
 use super::recv::RecvStream;
 use super::send::{SendStream, Sent};
+use super::send_buf::SendData;
 use crate::error::TransportError;
 use crate::time::Instant;
 use crate::wire::{Dir, Frame, Side, StreamId, TransportParameters};
@@ -344,6 +345,11 @@ impl Streams {
 
     /// Buffers up to `data.len()` bytes; returns how many were taken (`Blocked` if none).
     pub fn write(&mut self, id: StreamId, data: &[u8]) -> Result<usize, StreamError> {
+        self.write_from(id, SendData::Copied(data))
+    }
+
+    /// [`Self::write`] of copied or `'static` (zero-copy) data.
+    pub fn write_from(&mut self, id: StreamId, data: SendData) -> Result<usize, StreamError> {
         let (limit, lowat) = (self.params.send_buffer, self.params.notsent_lowat);
         let s = self.writable_mut(id)?;
         if data.is_empty() {
