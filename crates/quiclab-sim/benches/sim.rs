@@ -317,7 +317,12 @@ fn main() {
         }
     }
     for n in [10, 100, 1000] {
-        let reps = reps.unwrap_or(if n >= 1000 { 3 } else { 5 });
+        // N = 10 runs last ~50 ms, too short for a steady median from a few.
+        let reps = reps.unwrap_or(match n {
+            10 => 15,
+            100 => 5,
+            _ => 3,
+        });
         let name = format!("dumbbell_lossfree/{n}");
         if want(&name) {
             bench(&name, &dumbbell_lossfree(n, 65_536), reps, series);
