@@ -5,6 +5,7 @@
 mod emulate;
 mod h3;
 mod hq;
+mod iface;
 mod lab;
 mod monitor;
 mod mtu;

@@ -54,55 +54,9 @@ pub fn interface_mtu(local: IpAddr) -> Option<u32> {
     if local.is_unspecified() {
         return None;
     }
-    let name = interface_of(local)?;
+    let name = crate::iface::name_of(local)?;
     let text = std::fs::read_to_string(format!("/sys/class/net/{name}/mtu")).ok()?;
     text.trim().parse().ok()
-}
-
-/// The name of the interface `ip` is configured on (getifaddrs).
-fn interface_of(ip: IpAddr) -> Option<String> {
-    let mut head: *mut libc::ifaddrs = std::ptr::null_mut();
-    // SAFETY: getifaddrs fills `head` with a list we free below with freeifaddrs.
-    if unsafe { libc::getifaddrs(&mut head) } != 0 {
-        return None;
-    }
-    let mut found = None;
-    let mut cur = head;
-    while !cur.is_null() && found.is_none() {
-        // SAFETY: `cur` is a node of the list getifaddrs returned, not yet freed.
-        let ifa = unsafe { &*cur };
-        // SAFETY: a non-null ifa_addr points to a sockaddr of the family it names.
-        if unsafe { sockaddr_ip(ifa.ifa_addr) } == Some(ip) {
-            // SAFETY: ifa_name is a NUL-terminated string owned by the list.
-            let name = unsafe { std::ffi::CStr::from_ptr(ifa.ifa_name) };
-            found = Some(name.to_string_lossy().into_owned());
-        }
-        cur = ifa.ifa_next;
-    }
-    // SAFETY: `head` came from getifaddrs and is freed once.
-    unsafe { libc::freeifaddrs(head) };
-    found
-}
-
-/// The IP address of an AF_INET / AF_INET6 sockaddr.
-///
-/// # Safety
-/// `sa` is null or points to a sockaddr whose family field tells its real type.
-unsafe fn sockaddr_ip(sa: *const libc::sockaddr) -> Option<IpAddr> {
-    if sa.is_null() {
-        return None;
-    }
-    match i32::from((*sa).sa_family) {
-        libc::AF_INET => {
-            let v4 = &*(sa as *const libc::sockaddr_in);
-            Some(IpAddr::from(u32::from_be(v4.sin_addr.s_addr).to_be_bytes()))
-        }
-        libc::AF_INET6 => {
-            let v6 = &*(sa as *const libc::sockaddr_in6);
-            Some(IpAddr::from(v6.sin6_addr.s6_addr))
-        }
-        _ => None,
-    }
 }
 
 #[cfg(test)]

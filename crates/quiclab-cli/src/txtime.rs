@@ -112,62 +112,7 @@ fn egress_device(peer: SocketAddr) -> Option<String> {
     let s = UdpSocket::bind(any).ok()?;
     s.connect(peer).ok()?;
     let local = s.local_addr().ok()?.ip();
-    device_with_address(local)
-}
-
-/// The interface holding `ip` (getifaddrs).
-#[cfg(target_os = "linux")]
-fn device_with_address(ip: IpAddr) -> Option<String> {
-    let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
-    // SAFETY: getifaddrs fills `list`, freed below; each entry is read while valid.
-    if unsafe { libc::getifaddrs(&mut list) } != 0 {
-        return None;
-    }
-    let mut found = None;
-    let mut cur = list;
-    while !cur.is_null() && found.is_none() {
-        // SAFETY: `cur` is a live entry of the list returned above.
-        let ifa = unsafe { &*cur };
-        // SAFETY: ifa_addr is null or a sockaddr of the family it states.
-        if let Some(addr) = unsafe { sockaddr_ip(ifa.ifa_addr) } {
-            if addr == ip {
-                // SAFETY: ifa_name is a NUL-terminated string of the entry.
-                let name = unsafe { std::ffi::CStr::from_ptr(ifa.ifa_name) };
-                found = Some(name.to_string_lossy().into_owned());
-            }
-        }
-        cur = ifa.ifa_next;
-    }
-    // SAFETY: the list from getifaddrs, freed once.
-    unsafe { libc::freeifaddrs(list) };
-    found
-}
-
-/// The IP of an AF_INET/AF_INET6 sockaddr.
-///
-/// # Safety
-/// `sa` is null or points to a sockaddr whose `sa_family` tells its real type.
-#[cfg(target_os = "linux")]
-unsafe fn sockaddr_ip(sa: *const libc::sockaddr) -> Option<IpAddr> {
-    if sa.is_null() {
-        return None;
-    }
-    match i32::from((*sa).sa_family) {
-        libc::AF_INET => {
-            let a = &*sa.cast::<libc::sockaddr_in>();
-            Some(IpAddr::from(u32::from_be(a.sin_addr.s_addr).to_be_bytes()))
-        }
-        libc::AF_INET6 => {
-            let a = &*sa.cast::<libc::sockaddr_in6>();
-            Some(IpAddr::from(a.sin6_addr.s6_addr))
-        }
-        _ => None,
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn device_with_address(_: IpAddr) -> Option<String> {
-    None
+    crate::iface::name_of(local)
 }
 
 /// The kinds of the qdiscs on `device`, root first (an RTM_GETQDISC dump over
