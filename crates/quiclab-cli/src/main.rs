@@ -137,8 +137,9 @@ struct Common {
     /// PMTU discovery's upper bound, bytes of UDP payload (the config key
     /// `pmtud_max_udp_payload_size`, RFC 9000 §14.3): probes start from
     /// max_udp_payload_size once the handshake is confirmed. 0 = no discovery.
-    /// Default: the config file's value, else 1452 (a 1500-byte Ethernet MTU under
-    /// IPv6; loopback carries up to 65527).
+    /// Default: the config file's value, else the interface's MTU (the route's to the
+    /// first server for a client, the listening address's for a server), else 1452 (a
+    /// 1500-byte Ethernet MTU under IPv6).
     #[arg(long)]
     pmtud_max: Option<u16>,
 }

@@ -3,7 +3,7 @@
 
 use super::{parse_request, Body, MAX_REQUEST};
 use quiclab_proto::connection::CloseReason;
-use quiclab_proto::streams::{SendData, StreamError, StreamEvent};
+use quiclab_proto::streams::{StreamError, StreamEvent};
 use quiclab_proto::wire::{Dir, StreamId};
 use quiclab_proto::{Connection, ConnectionEvent, ConnectionHandle};
 use std::collections::BTreeMap;
@@ -152,11 +152,7 @@ fn send_body(conn: &mut Connection, id: StreamId, req: &mut Request) -> bool {
             *slot = None;
             return false;
         }
-        let written = match chunk {
-            SendData::Static(s) => conn.write_static(id, s),
-            SendData::Copied(c) => conn.write(id, c),
-        };
-        match written {
+        match conn.write_from(id, chunk) {
             Ok(0) | Err(StreamError::Blocked) => return true,
             Ok(n) => body.consume(n),
             Err(_) => return false,

@@ -553,22 +553,23 @@ impl Connection {
     }
     /// Buffers data for a stream; returns how much was taken.
     pub fn write(&mut self, id: StreamId, data: &[u8]) -> Result<usize, StreamError> {
-        if self.is_closed() {
-            return Err(StreamError::Closed);
-        }
-        self.streams.write(id, data)
+        self.write_from(id, SendData::Copied(data))
     }
     /// [`Self::write`] without a copy: the stream keeps a reference to `data` until it
-    /// is acknowledged (for generated or memory-mapped bodies).
+    /// is acknowledged (for generated bodies; the simulator's bulk senders).
     pub fn write_static(
         &mut self,
         id: StreamId,
         data: &'static [u8],
     ) -> Result<usize, StreamError> {
+        self.write_from(id, SendData::Static(data))
+    }
+    /// [`Self::write`] of data copied or kept by reference, as `data` says.
+    pub fn write_from(&mut self, id: StreamId, data: SendData) -> Result<usize, StreamError> {
         if self.is_closed() {
             return Err(StreamError::Closed);
         }
-        self.streams.write_from(id, SendData::Static(data))
+        self.streams.write_from(id, data)
     }
     pub fn finish(&mut self, id: StreamId) -> Result<(), StreamError> {
         self.streams.finish(id)
