@@ -383,5 +383,17 @@ fn huge_log_span_terminates() {
         },
         ..xy(vec![], vec![], Scale::Linear, Scale::Log)
     };
-    render_svg(&fig).unwrap();
+    // The regression hangs rather than fails: render on a thread and wait far longer
+    // than a render takes (milliseconds), so a hang fails this test instead of stalling
+    // the suite.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(render_svg(&fig)));
+    let limit = std::time::Duration::from_secs(60);
+    let svg = rx
+        .recv_timeout(limit)
+        .unwrap_or_else(|_| {
+            panic!("render_svg still running after {limit:?}: the log-axis tick loop hangs again")
+        })
+        .unwrap();
+    assert!(svg.contains("<svg"), "{svg}");
 }

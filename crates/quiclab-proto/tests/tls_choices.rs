@@ -4,8 +4,11 @@
 mod common;
 
 use common::{config, fetch};
+use quiclab_proto::connection::CloseReason;
 use quiclab_proto::crypto::choices::{CertType, CipherSuite, KxGroup, TlsChoices};
+use quiclab_proto::events::Owner;
 use quiclab_proto::testing::{LinkConfig, Pair, PairTls};
+use quiclab_proto::TransportErrorCode;
 use std::time::Duration;
 
 fn links() -> [LinkConfig; 2] {
@@ -64,11 +67,18 @@ fn no_common_suite_fails_the_handshake() {
     };
     let mut p = Pair::with_tls(config(), config(), links(), 1, tls);
     let err = fetch(&mut p, 1_000).unwrap_err();
-    // CRYPTO_ERROR with the handshake_failure alert (0x0100 + 40).
-    assert!(
-        err.contains("0x128") || err.contains("CRYPTO_ERROR"),
-        "{err}"
-    );
+    // The server finds no common suite and closes with CRYPTO_ERROR carrying the
+    // handshake_failure alert, 0x0100 + 40 (RFC 9001 §4.8, RFC 8446 §4.1.1); the client
+    // gets that code from its peer, not some other crypto error of its own.
+    let handshake_failure = TransportErrorCode::crypto(40);
+    assert_eq!(handshake_failure, TransportErrorCode(0x128));
+    match p.client_conn().close_reason() {
+        Some(CloseReason::Transport { owner, error }) => {
+            assert_eq!(*owner, Owner::Remote, "{err}");
+            assert_eq!(error.code, handshake_failure, "{err}");
+        }
+        other => panic!("client closed with {other:?}: {err}"),
+    }
 }
 
 #[test]

@@ -29,9 +29,17 @@ fn page_of_20_objects_over_h3_with_qlog() {
         f.goodput_bytes
     );
     let ttlb = f.ttlb_s.expect("the page finished");
-    // At least: handshake (1 RTT) + HTML (1 RTT) + objects (1 RTT) at 40 ms RTT, and
-    // 330 KB at 20 Mbit/s (132 ms).
-    assert!(ttlb > 0.25 && ttlb < 5.0, "page load {ttlb} s");
+    // No formula gives the whole time: at least the handshake, the HTML and the objects
+    // (3 RTTs of 40 ms) and 330 KB at 20 Mbit/s (132 ms), plus the slow-start rounds of a
+    // fresh connection. The simulator is deterministic, so this is a regression value
+    // (recorded at commit c2a54c2): a change that moves it by more than 1% changes the
+    // simulated protocol and says why in its commit, with the new value here.
+    let expected = 0.351;
+    assert!(
+        (ttlb - expected).abs() <= 0.01 * expected,
+        "page load {ttlb} s, regression value {expected} s +-1% (HTML + 20 objects of \
+         15 KB over h3, 40 ms RTT, 20 Mbit/s)"
+    );
 
     let client = std::fs::read_to_string(out.join("qlog/page_client_h3.sqlog")).unwrap();
     let server = std::fs::read_to_string(out.join("qlog/page_server_h3.sqlog")).unwrap();

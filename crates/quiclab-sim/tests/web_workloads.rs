@@ -159,20 +159,43 @@ fn video_rebuffers_below_its_bitrate_only() {
             slow.rebuffer_count, slow.rebuffer_rate, fast.rebuffer_count, fast.video_startup_s
         );
         assert_eq!(slow.workload, "video");
-        assert!(slow.rebuffer_count.unwrap() > 0);
-        // The link brings 2 / 2.628 of the media rate: about a quarter of the watch
-        // time is spent rebuffering once the buffer ran dry.
-        let rate = slow.rebuffer_rate.unwrap();
-        assert!(rate > 0.1 && rate < 0.5, "rebuffer rate {rate}");
+        // The link brings 2 / 2.628 of the media rate: once the buffer ran dry, about a
+        // quarter of the watch time (1 - 2 / 2.628 = 0.24, more with the protocols'
+        // overhead) is spent rebuffering. The exact figures are regression values of
+        // these deterministic runs (recorded at commit c2a54c2), within 1%: a change
+        // that moves them changes the simulated transports and says why.
+        let (stalls, rate, startup) = match transport {
+            QUIC => (9, 0.2678, 1.4862),
+            _ => (9, 0.2552, 1.4830),
+        };
+        assert_eq!(slow.rebuffer_count, Some(stalls), "{transport:?}: stalls");
+        near(
+            slow.rebuffer_rate.unwrap(),
+            rate,
+            "rebuffer rate",
+            transport,
+        );
         assert_eq!(slow.play_s, Some(20.0));
         assert_eq!(fast.rebuffer_count, Some(0));
         assert_eq!(fast.rebuffer_rate, Some(0.0));
         assert_eq!(fast.play_s, Some(20.0));
         // Startup: the first 2 s chunk (625 kB + 32 kB) at 5 Mbit/s is about 1.05 s,
         // plus handshakes and slow start.
-        let startup = fast.video_startup_s.unwrap();
-        assert!(startup > 1.05 && startup < 2.5, "startup {startup}");
+        near(
+            fast.video_startup_s.unwrap(),
+            startup,
+            "startup (s)",
+            transport,
+        );
     }
+}
+
+/// `actual` within 1% of the regression value `expected`.
+fn near(actual: f64, expected: f64, what: &str, transport: &str) {
+    assert!(
+        (actual - expected).abs() <= 0.01 * expected,
+        "{transport:?}: {what} {actual}, regression value {expected} +-1%"
+    );
 }
 
 /// Same seed, same results (and the same drawn object sizes on both transports);

@@ -244,12 +244,30 @@ mod tests {
         assert!(cids.pending_retire.len() as u64 <= max_pending_retirements(limit) + 1);
     }
 
-    /// Retirements the sender drains are never an error (RFC 9000 §5.1.2).
+    /// Retirements the sender drains are never an error (RFC 9000 §5.1.2), and each
+    /// frame retires exactly the IDs below its Retire Prior To: the new ID becomes the
+    /// one we send to, and the previous one is queued for RETIRE_CONNECTION_ID.
     #[test]
     fn drained_retirements_are_fine() {
         let mut cids = state();
         for seq in 1..100 {
-            cids.on_new_cid(&frame(seq, seq), 4).unwrap();
+            let f = frame(seq, seq);
+            cids.on_new_cid(&f, 4)
+                .unwrap_or_else(|e| panic!("frame {seq}: {e:?}"));
+            assert_eq!(
+                cids.pending_retire,
+                [seq - 1],
+                "frame {seq} retires {}",
+                seq - 1
+            );
+            assert_eq!(
+                cids.remote_cid(),
+                f.id,
+                "frame {seq}: we send to the new ID"
+            );
+            assert_eq!(cids.remote.keys().copied().collect::<Vec<_>>(), [seq]);
+            assert!(cids.is_stateless_reset(&f.reset_token));
+            assert!(!cids.is_stateless_reset(&[(seq - 1) as u8; 16]));
             cids.pending_retire.clear();
         }
     }
