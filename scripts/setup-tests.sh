@@ -6,7 +6,8 @@
 #   maturin, pytest, pandas, dask for the Python package) and the package itself (python/);
 # - tshark (the pcap decryption test), through apt-get when running as root; otherwise
 #   it stops and names the command to run;
-# - quic-go-hq (tests/interop/quic-go/build.sh), when Go is installed.
+# - quic-go-hq (tests/interop/quic-go/build.sh) with Go >= 1.26, which it does not
+#   install (Debian's golang-go is older): without Go it stops and says so.
 # Prints the venv's python on its last line (scripts/test.sh reads it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -95,10 +96,12 @@ fi
 
 # --- quic-go (tests/interop/quic-go/: the interop matrix's and instant-ack-foreign's second
 # foreign stack), built with Go into target/quic-go/; the Go toolchain is not installed
-# here (Debian's golang-go is older than quic-go needs): without it the quic-go cases are
-# skipped locally and fail under CI ---
+# here (Debian's golang-go is older than quic-go needs), and the tests that use it fail
+# without it after this setup, so a missing Go stops here ---
 if ! tests/interop/quic-go/build.sh >/dev/null; then
-    say "quic-go-hq not built (see above): its interop cases are skipped here, and fail under CI"
+    say "quic-go-hq not built (see above): install Go >= 1.26 (https://go.dev/dl; on PATH,"
+    say "in /usr/local/go/bin, or GO=/path/to/go) and run scripts/test.sh again"
+    exit 1
 fi
 # --- end quic-go ---
 

@@ -12,6 +12,12 @@ python=$(scripts/setup-tests.sh | tail -1) || {
     exit 1
 }
 export PATH="$HOME/.cargo/bin:$PATH"
+# Setup installed every tool the tests need, so a test that misses one fails
+# (QUICLAB_TEST_SETUP; tests/skip.rs); a test that skips anyway appends a line to
+# QUICLAB_TEST_SKIPS, listed at the end.
+export QUICLAB_TEST_SETUP=1
+export QUICLAB_TEST_SKIPS="$PWD/target/test-skips.txt"
+mkdir -p target && : >"$QUICLAB_TEST_SKIPS"
 
 failed=()
 step() {
@@ -39,6 +45,12 @@ step env PYTHON="$python" tests/interop/browser.sh
 # --- end HTTP/3 interop ---
 
 echo
+if [[ -s $QUICLAB_TEST_SKIPS ]]; then
+    echo "skipped ($QUICLAB_TEST_SKIPS):"
+    sed 's/^/    /' "$QUICLAB_TEST_SKIPS"
+else
+    echo "skipped: none"
+fi
 if [[ ${#failed[@]} -gt 0 ]]; then
     printf 'FAILED: %s\n' "${failed[@]}"
     exit 1

@@ -1,6 +1,7 @@
-"""Shared fixtures: the repository root and the `quiclab` CLI (the reference the
-Python package must match byte for byte)."""
+"""Shared fixtures: the repository root, the `quiclab` CLI (the reference the
+Python package must match byte for byte), and `require` for optional modules."""
 
+import importlib
 import os
 import subprocess
 from pathlib import Path
@@ -28,3 +29,26 @@ def cli():
         return p
 
     return run
+
+
+@pytest.fixture(scope="session")
+def require():
+    """Imports a module that tests/requirements.txt installs into the venv. Without it
+    the test fails after scripts/setup-tests.sh (`QUICLAB_TEST_SETUP`) or under `CI`;
+    otherwise it skips and records the skip in the skip list (`QUICLAB_TEST_SKIPS`,
+    else target/test-skips.txt; tests/skip.rs), which scripts/test.sh prints."""
+
+    def load(module: str):
+        try:
+            return importlib.import_module(module)
+        except ImportError as e:
+            why = f"{module} not importable ({e}); pip install -r tests/requirements.txt"
+            if os.environ.get("QUICLAB_TEST_SETUP") or os.environ.get("CI"):
+                pytest.fail(f"{why}: scripts/setup-tests.sh installs it into .venv")
+            skips = os.environ.get("QUICLAB_TEST_SKIPS") or ROOT / "target" / "test-skips.txt"
+            os.makedirs(os.path.dirname(skips), exist_ok=True)
+            with open(skips, "a") as f:
+                f.write(f"SKIPPED python/tests: {why}\n")
+            pytest.skip(why)
+
+    return load

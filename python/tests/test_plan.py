@@ -30,8 +30,8 @@ def cli_out(cli, root, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def dask_client():
-    distributed = pytest.importorskip("distributed")
+def dask_client(require):
+    distributed = require("distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster:
         with distributed.Client(cluster) as client:
@@ -52,8 +52,18 @@ def test_load_and_points(root):
     assert plan.axes == ["delay_ms", "iack"]
     assert list(plan.points.columns) == ["point", "delay_ms", "iack"]
     assert len(plan.runs) == len(plan.points) * plan.spec["repetitions"]
-    assert len({r["seed"] for r in plan.runs}) >= 1
-    assert "seed = " in plan.runs[0]["scenario_toml"]
+    # A run's seed follows from its repetition and its point's values on the axes that
+    # do not share random numbers (`common_random_numbers`): runs that agree on those
+    # share a seed, any others differ, and the seed is the one the scenario runs with.
+    shared = set(plan.spec.get("common_random_numbers") or [])
+    seeds = {}
+    for r in plan.runs:
+        own = tuple(sorted((k, str(v)) for k, v in r["params"].items() if k not in shared))
+        seeds.setdefault((own, r["rep"]), set()).add(r["seed"])
+        assert f"seed = {r['seed']}\n" in r["scenario_toml"], r["scenario_toml"]
+    assert all(len(s) == 1 for s in seeds.values()), seeds
+    assert len({s for group in seeds.values() for s in group}) == len(seeds), seeds
+    assert len(seeds) > 1, seeds
     full = quiclab.Plan.load(root / PLANS[1])
     assert len(full.runs) > len(plan.runs)
     assert "instant-ack-delay-sweep" in repr(plan) and "<table" in plan._repr_html_()

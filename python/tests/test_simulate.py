@@ -57,13 +57,24 @@ def test_overrides_and_seed_change_the_run(root):
 
 
 def test_time_series(root):
-    r = quiclab.simulate(root / "scenarios/validation/c_flow_control.toml")
+    # CUBIC through a 50 Mbit/s, 40 ms RTT drop-tail bottleneck of 170 packets, with
+    # traces, for 3 s: every series has rows, and their values fit the path.
+    r = quiclab.simulate(root / "scenarios/examples/cubic_bulk.toml",
+                         overrides={"stop.time_s": 3})
     assert list(r.goodput.columns) == ["flow", "t_s", "bps"]
-    assert len(r.goodput) > 0 and (r.goodput["bps"] >= 0).all()
+    assert len(r.goodput) > 0 and set(r.goodput["flow"]) == {"bulk"}
+    assert (r.goodput["bps"] >= 0).all() and r.goodput["bps"].max() <= 50e6
+    assert r.goodput["bps"].max() > 25e6, r.goodput
     for frame, cols in ((r.cwnd, ["flow", "side", "t_s", "cwnd_bytes"]),
                         (r.rtt, ["flow", "side", "t_s", "srtt_ms", "latest_ms"]),
                         (r.queues, ["link", "t_s", "queue_packets"])):
         assert list(frame.columns) == cols
+        assert len(frame) > 0, cols
+        assert (frame["t_s"] >= 0).all() and (frame["t_s"] <= 3).all()
+    assert (r.cwnd["cwnd_bytes"] > 0).all() and set(r.cwnd["flow"]) == {"bulk"}
+    # No sample below the path's 40 ms base RTT; the queue builds up to its limit.
+    assert r.rtt["latest_ms"].min() >= 40.0, r.rtt["latest_ms"].min()
+    assert 0 < r.queues["queue_packets"].max() <= 170
 
 
 def test_errors_are_quiclab_errors(root, tmp_path):

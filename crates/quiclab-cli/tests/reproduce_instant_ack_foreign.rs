@@ -6,8 +6,10 @@
 //! predicted 3 x Δt. Real runs: wall clock, repetitions, medians.
 //!
 //! Exit status 77 is the lab's typed "not available" (a stack's `requires` failed, or
-//! this build has no emulator): the test then says what is missing and passes only
-//! outside CI (`CI` unset); in CI aioquic, Go (for quic-go) and the emulator must be there.
+//! this build has no emulator): the test then says what is missing and is a recorded
+//! skip only outside the test command's setup (tests/skip.rs); after
+//! scripts/setup-tests.sh or under `CI`, aioquic, Go (for quic-go) and the emulator must
+//! be there.
 
 mod common;
 

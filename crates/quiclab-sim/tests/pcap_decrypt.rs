@@ -2,8 +2,9 @@
 //! captured with a client key log, written as pcap + NSS key log, and read back by
 //! tshark, which must decrypt every QUIC packet and see the stream data.
 //!
-//! Needs `tshark` (Wireshark 3.x or later). Without it the test skips with a message,
-//! unless `CI` is set, where a missing tshark is a failure.
+//! Needs `tshark` (Wireshark 3.x or later). Without it the test fails after
+//! scripts/setup-tests.sh (`QUICLAB_TEST_SETUP`) or under `CI`, and otherwise skips,
+//! recorded in the skip list (tests/skip.rs).
 
 mod common;
 

@@ -3,7 +3,8 @@
 //! written at the end of the run, server ports 4433 + flow index) works end to end, not
 //! just the pcap writer (see pcap_decrypt.rs).
 //!
-//! Needs `tshark`; skips without it unless `CI` is set, where that is a failure.
+//! Needs `tshark`: without it a failure after scripts/setup-tests.sh or under `CI`,
+//! otherwise a recorded skip (tests/skip.rs).
 
 mod common;
 
