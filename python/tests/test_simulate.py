@@ -63,7 +63,9 @@ def test_time_series(root):
                          overrides={"stop.time_s": 3})
     assert list(r.goodput.columns) == ["flow", "t_s", "bps"]
     assert len(r.goodput) > 0 and set(r.goodput["flow"]) == {"bulk"}
-    assert (r.goodput["bps"] >= 0).all() and r.goodput["bps"].max() <= 50e6
+    # In-order delivery after a recovered loss can put more than the link rate into one
+    # bin, never on average.
+    assert (r.goodput["bps"] >= 0).all() and r.goodput["bps"].mean() <= 50e6
     assert r.goodput["bps"].max() > 25e6, r.goodput
     for frame, cols in ((r.cwnd, ["flow", "side", "t_s", "cwnd_bytes"]),
                         (r.rtt, ["flow", "side", "t_s", "srtt_ms", "latest_ms"]),
