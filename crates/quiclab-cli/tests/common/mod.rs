@@ -36,7 +36,7 @@ pub fn reproduce_real(name: &str, args: &[&str]) -> Option<PathBuf> {
         skip::skip(
             &format!("reproduce {name}"),
             missing.trim(),
-            "scripts/setup-tests.sh: the venv's aioquic, Go for quic-go",
+            "the venv's aioquic, Go >= 1.26 for quic-go",
         );
         return None;
     }
