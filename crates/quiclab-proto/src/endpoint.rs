@@ -453,6 +453,34 @@ impl Endpoint {
         }
     }
 
+    /// The driver read an ICMP port unreachable for a datagram it sent to `remote`:
+    /// each connection to `remote` hears of it
+    /// ([`Connection::handle_port_unreachable`]: only a client that has received
+    /// nothing yet ends). One pass over the connections: ICMP errors are rare, and
+    /// only a client's socket asks the kernel for them. Returns the connections that
+    /// ended.
+    pub fn handle_port_unreachable(
+        &mut self,
+        now: Instant,
+        remote: SocketAddr,
+    ) -> Vec<ConnectionHandle> {
+        let hit: Vec<ConnectionHandle> = (self.connections.iter())
+            .filter(|(_, c)| c.remote_address() == remote)
+            .map(|(&h, _)| h)
+            .collect();
+        let mut ended = Vec::new();
+        for h in hit {
+            if let Some(c) = self.connections.get_mut(&h) {
+                if c.handle_port_unreachable(now) {
+                    ended.push(h);
+                }
+            }
+            self.process_endpoint_events(h);
+            self.reschedule(h, true, false);
+        }
+        ended
+    }
+
     /// The next datagram to send: stateless responses first, then connections in turn.
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
         self.last_sent = None;

@@ -281,3 +281,45 @@ fn a_client_without_idle_timeout_gives_up() {
     assert_eq!(conn.close_reason(), Some(&CloseReason::HandshakeTimeout));
     assert_eq!(now, Instant::from_millis(3_000));
 }
+
+/// An ICMP port unreachable ends a client that has heard nothing from its server, and
+/// only such a client: once anything arrived it is ignored (ICMP can be forged).
+#[test]
+fn port_unreachable_ends_only_a_client_that_heard_nothing() {
+    let mut client = quiclab_proto::Endpoint::new(Arc::new(config()), None, 5);
+    let tls = quiclab_proto::crypto::cert::client_config(
+        quiclab_proto::crypto::cert::ServerVerification::Insecure,
+        &[b"hq-interop".to_vec()],
+        None,
+    );
+    let closed: SocketAddr = "127.0.0.1:4433".parse().unwrap();
+    let h = client
+        .connect(Instant::ZERO, tls, "localhost", closed)
+        .unwrap();
+    let mut out = Vec::new();
+    client.poll_transmit(Instant::ZERO, &mut out).unwrap();
+    let now = Instant::from_millis(1);
+    let other: SocketAddr = "127.0.0.1:4434".parse().unwrap();
+    assert!(client.handle_port_unreachable(now, other).is_empty());
+    assert_eq!(client.handle_port_unreachable(now, closed), vec![h]);
+    let conn = client.connection(h).unwrap();
+    assert_eq!(conn.close_reason(), Some(&CloseReason::PortUnreachable));
+    assert!(conn.is_drained());
+
+    // A client mid-handshake that has heard from its server carries on.
+    let mut pair = pair(config());
+    pair.run_until(Instant::from_millis(1000), |p| {
+        p.client_conn().stats().datagrams_received.packets > 0
+    })
+    .unwrap();
+    let (now, server) = (pair.now, pair.server_addr);
+    assert!(pair.client.handle_port_unreachable(now, server).is_empty());
+    assert!(!pair.client_conn().is_closed());
+    fetch(&mut pair, 1000).unwrap();
+    // A server never acts on it.
+    let client_addr = pair.client_addr;
+    assert!(pair
+        .server
+        .handle_port_unreachable(now, client_addr)
+        .is_empty());
+}

@@ -45,7 +45,9 @@ impl CloseState {
                 (TransportErrorCode::APPLICATION_ERROR.0, Some(0), "")
             }
             CloseReason::Application { code, reason, .. } => (*code, None, reason.as_str()),
-            CloseReason::IdleTimeout | CloseReason::HandshakeTimeout => return,
+            CloseReason::IdleTimeout
+            | CloseReason::HandshakeTimeout
+            | CloseReason::PortUnreachable => return,
         };
         let room = max.saturating_sub(buf.len() + 24);
         let text = &text.as_bytes()[..text.len().min(room).min(256)];
@@ -123,10 +125,10 @@ impl Connection {
     }
 
     /// Ends the connection at once without a CONNECTION_CLOSE: the idle timeout (RFC
-    /// 9000 §10.1) or the handshake timeout (logged as a local close, since no packet
-    /// says so).
+    /// 9000 §10.1), the handshake timeout or an unreachable peer (these two logged as
+    /// a local close, since no packet says so).
     pub(super) fn end_silently(&mut self, now: Instant, reason: CloseReason) {
-        if reason == CloseReason::HandshakeTimeout {
+        if reason != CloseReason::IdleTimeout {
             let (code, application, text) = close_fields(&reason);
             self.emit_closed(now, Owner::Local, code, application, text);
         }
@@ -158,5 +160,6 @@ fn close_fields(r: &CloseReason) -> (u64, bool, String) {
         CloseReason::Application { code, reason, .. } => (*code, true, reason.clone()),
         CloseReason::IdleTimeout => (0, false, "idle timeout".to_string()),
         CloseReason::HandshakeTimeout => (0, false, "handshake timeout".to_string()),
+        CloseReason::PortUnreachable => (0, false, "ICMP port unreachable".to_string()),
     }
 }

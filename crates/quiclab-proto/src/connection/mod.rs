@@ -107,6 +107,10 @@ pub enum CloseReason {
     IdleTimeout,
     /// The handshake did not complete within `handshake_timeout_ms`.
     HandshakeTimeout,
+    /// Client: the network said nothing listens at the server's address and port (an
+    /// ICMP port unreachable, [`Connection::handle_port_unreachable`]) before anything
+    /// arrived from it.
+    PortUnreachable,
 }
 
 /// What the endpoint must learn from a connection: connection IDs to route or forget,
@@ -640,6 +644,22 @@ impl Connection {
             .into_iter()
             .flatten()
             .min()
+    }
+
+    /// The driver read an ICMP port unreachable for a datagram sent to this
+    /// connection's peer. A client that has received nothing from the peer yet ends at
+    /// once ([`CloseReason::PortUnreachable`]) instead of retrying until a timeout.
+    /// Otherwise the message is ignored: ICMP is unauthenticated and can be forged
+    /// (RFC 9000 §21.2: an established connection accepts almost nothing
+    /// unauthenticated), and a server does not act on it. Returns whether it ended.
+    pub fn handle_port_unreachable(&mut self, now: Instant) -> bool {
+        let untouched = self.side == Side::Client
+            && self.state == State::Handshake
+            && self.stats.datagrams_received.packets == 0;
+        if untouched {
+            self.end_silently(now, CloseReason::PortUnreachable);
+        }
+        untouched
     }
 
     /// Fires every timer whose time has come.
