@@ -9,6 +9,9 @@
 //! `max_handshaking` × 64 KiB of such data, besides each connection's own state and
 //! the datagram being read. A closed connection keeps none of it (RFC 9000 §10.2: it
 //! needs only what its CONNECTION_CLOSE needs), nor a space whose keys were discarded.
+//! Not counted: contiguous CRYPTO data already handed to TLS, which holds at most one
+//! incomplete handshake message (rustls caps it at 64 KiB), and the bookkeeping of
+//! the pieces (at most 256 ranges a space).
 
 use super::crypto_stream::{CryptoRecv, MAX_CRYPTO_BUFFER};
 use super::spaces::SpaceId;
