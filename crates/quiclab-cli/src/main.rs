@@ -5,6 +5,7 @@
 mod emulate;
 mod h3;
 mod hq;
+mod icmp;
 mod iface;
 mod lab;
 mod monitor;
@@ -435,6 +436,8 @@ fn client(a: ClientArgs) -> Result<()> {
         bail!("cannot mix IPv4 and IPv6 servers in one run");
     };
     let mut socket = udp::Socket::bind(bind, a.common.socket_buffer)?;
+    // A closed server port then ends the handshake at once (ICMP port unreachable).
+    socket.report_icmp_errors();
     eprintln!("quiclab client (seed {seed}); {}", socket.granted());
     eprintln!("{}", socket.buffer_note(a.common.socket_buffer));
     let wake = net::Wake::choose(&a.common.wake, groups.first().map_or(bind, |g| g.0));

@@ -120,6 +120,9 @@ struct Driver {
     writable_interest: bool,
     /// Sub-millisecond wake-ups; `None`: the poll's millisecond timeout only.
     timer: Option<Timer>,
+    /// The socket flagged an error (EPOLLERR, or a receive that failed with one): its
+    /// error queue may hold ICMP port unreachables ([`crate::icmp`]).
+    socket_error: bool,
     counters: Counters,
 }
 
@@ -157,6 +160,7 @@ pub fn run(
         readable: true,
         writable_interest: false,
         timer,
+        socket_error: false,
         counters: Counters::default(),
     };
     let mut shutting_down = false;
@@ -190,6 +194,11 @@ pub fn run(
         if d.readable {
             d.receive(socket, endpoint, clock)?;
         }
+        if std::mem::take(&mut d.socket_error) {
+            for destination in socket.take_refused() {
+                endpoint.handle_port_unreachable(clock.now(), destination);
+            }
+        }
     }
 }
 
@@ -215,8 +224,9 @@ impl Driver {
                 if let Some(t) = &self.timer {
                     t.clear();
                 }
-            } else if ev.is_readable() {
-                self.readable = true;
+            } else {
+                self.readable |= ev.is_readable();
+                self.socket_error |= ev.is_error();
             }
         }
         Ok(())
@@ -293,6 +303,7 @@ impl Driver {
                 Ok(n) => n,
                 Err(e) if is_transient(&e) => {
                     self.readable = e.kind() != ErrorKind::WouldBlock;
+                    self.socket_error |= self.readable;
                     return Ok(());
                 }
                 Err(e) => return Err(e).context("receiving"),

@@ -130,6 +130,18 @@ impl Socket {
         kernel_drops(&self.io)
     }
 
+    /// Asks the kernel for the ICMP errors of datagrams this socket sends (a client's:
+    /// [`crate::icmp`]); returns whether it will report them.
+    pub fn report_icmp_errors(&self) -> bool {
+        crate::icmp::enable(&self.io)
+    }
+
+    /// Destinations that answered with ICMP port unreachable since the last call
+    /// (empty unless [`Socket::report_icmp_errors`] took).
+    pub fn take_refused(&self) -> Vec<SocketAddr> {
+        crate::icmp::take_refused(&self.io)
+    }
+
     /// Receives up to `bufs.len()` (coalesced) datagrams; returns how many `meta`s are set.
     pub fn recv(&self, bufs: &mut [IoSliceMut<'_>], meta: &mut [RecvMeta]) -> io::Result<usize> {
         self.state.recv((&self.io).into(), bufs, meta)

@@ -414,6 +414,19 @@ impl Endpoint {
         }
     }
 
+    /// Bytes the connections hold from their peers before they can use them, summed
+    /// ([`Connection::handshake_buffered_bytes`]; one pass over every connection, for
+    /// tests and monitoring). Each holds at most
+    /// [`MAX_CRYPTO_BUFFER`](crate::connection::MAX_CRYPTO_BUFFER) and a closed one
+    /// none, so the connections mid-handshake hold at most `admission.max_handshaking`
+    /// × 64 KiB, besides their own state and the datagram being read.
+    pub fn handshake_buffered_bytes(&self) -> u64 {
+        self.connections
+            .values()
+            .map(|c| c.handshake_buffered_bytes())
+            .sum()
+    }
+
     /// Handles of all connections, in creation order.
     pub fn handles(&self) -> impl Iterator<Item = ConnectionHandle> + '_ {
         self.connections.keys().copied()
@@ -438,6 +451,34 @@ impl Endpoint {
             self.process_endpoint_events(h);
             self.reschedule(h, true, false);
         }
+    }
+
+    /// The driver read an ICMP port unreachable for a datagram it sent to `remote`:
+    /// each connection to `remote` hears of it
+    /// ([`Connection::handle_port_unreachable`]: only a client that has received
+    /// nothing yet ends). One pass over the connections: ICMP errors are rare, and
+    /// only a client's socket asks the kernel for them. Returns the connections that
+    /// ended.
+    pub fn handle_port_unreachable(
+        &mut self,
+        now: Instant,
+        remote: SocketAddr,
+    ) -> Vec<ConnectionHandle> {
+        let hit: Vec<ConnectionHandle> = (self.connections.iter())
+            .filter(|(_, c)| c.remote_address() == remote)
+            .map(|(&h, _)| h)
+            .collect();
+        let mut ended = Vec::new();
+        for h in hit {
+            if let Some(c) = self.connections.get_mut(&h) {
+                if c.handle_port_unreachable(now) {
+                    ended.push(h);
+                }
+            }
+            self.process_endpoint_events(h);
+            self.reschedule(h, true, false);
+        }
+        ended
     }
 
     /// The next datagram to send: stateless responses first, then connections in turn.

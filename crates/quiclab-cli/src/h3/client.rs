@@ -154,7 +154,7 @@ impl H3Client {
         let mut failures = 0;
         while let Some(ev) = conn.poll_event() {
             if let ConnectionEvent::Closed(reason) = &ev {
-                failures += self.on_closed(reason);
+                failures += self.on_closed(reason, conn.remote_address());
             }
             self.h3.handle_event(conn, now, &ev);
         }
@@ -287,8 +287,8 @@ impl H3Client {
     }
 
     /// Fails everything left; a close with an error code counts as a failure too.
-    fn on_closed(&mut self, reason: &CloseReason) -> usize {
-        let why = format!("connection closed: {reason:?}");
+    fn on_closed(&mut self, reason: &CloseReason, remote: std::net::SocketAddr) -> usize {
+        let why = crate::hq::client::close_message(reason, remote);
         let mut failures = 0;
         for a in std::mem::take(&mut self.active).into_values() {
             eprintln!("FAILED {}: {why}", a.fetch.url.path);
@@ -304,6 +304,7 @@ impl H3Client {
             }
             CloseReason::Application { code, .. } => *code != H3_NO_ERROR && *code != 0,
             CloseReason::IdleTimeout => false,
+            CloseReason::HandshakeTimeout | CloseReason::PortUnreachable => true,
         };
         if error {
             eprintln!("error: {why}");

@@ -232,7 +232,9 @@ impl Conn {
                         failures += self.complete(id, outcome);
                     }
                 }
-                ConnectionEvent::Closed(reason) => failures += self.on_closed(&reason),
+                ConnectionEvent::Closed(reason) => {
+                    failures += self.on_closed(&reason, conn.remote_address())
+                }
                 _ => {}
             }
         }
@@ -334,8 +336,8 @@ impl Conn {
     }
 
     /// Fails everything left; a close with an error code counts as a failure too.
-    fn on_closed(&mut self, reason: &CloseReason) -> usize {
-        let why = format!("connection closed: {reason:?}");
+    fn on_closed(&mut self, reason: &CloseReason, remote: SocketAddr) -> usize {
+        let why = close_message(reason, remote);
         let mut failures = 0;
         for a in std::mem::take(&mut self.active).into_values() {
             report(&a.fetch, &Err(why.clone()));
@@ -349,12 +351,26 @@ impl Conn {
             CloseReason::Transport { error, .. } => error.code != TransportErrorCode::NO_ERROR,
             CloseReason::Application { code, .. } => *code != 0,
             CloseReason::IdleTimeout => false,
+            CloseReason::HandshakeTimeout | CloseReason::PortUnreachable => true,
         };
         if error {
             eprintln!("error: {why}");
             failures += 1;
         }
         failures
+    }
+}
+
+/// Why a client's connection to `remote` ended, for its error messages.
+pub(crate) fn close_message(reason: &CloseReason, remote: SocketAddr) -> String {
+    match reason {
+        CloseReason::PortUnreachable => {
+            format!("connection refused: nothing listens on {remote} (ICMP port unreachable)")
+        }
+        CloseReason::HandshakeTimeout => {
+            format!("handshake timeout: no handshake with {remote} within handshake_timeout_ms")
+        }
+        _ => format!("connection closed: {reason:?}"),
     }
 }
 

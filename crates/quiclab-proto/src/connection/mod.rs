@@ -28,6 +28,7 @@ mod key_update;
 mod loss;
 mod new_token;
 mod path;
+mod peer_buffers;
 mod pmtud;
 mod recv;
 mod retry;
@@ -40,6 +41,7 @@ mod timers;
 mod version;
 mod zero_rtt;
 
+pub use crypto_stream::MAX_CRYPTO_BUFFER;
 pub(crate) use recv::Parsed;
 pub use retry::ServerValidation;
 pub use send::MIN_INITIAL_DATAGRAM;
@@ -103,6 +105,12 @@ pub enum CloseReason {
         reason: String,
     },
     IdleTimeout,
+    /// The handshake did not complete within `handshake_timeout_ms`.
+    HandshakeTimeout,
+    /// Client: the network said nothing listens at the server's address and port (an
+    /// ICMP port unreachable, [`Connection::handle_port_unreachable`]) before anything
+    /// arrived from it.
+    PortUnreachable,
 }
 
 /// What the endpoint must learn from a connection: connection IDs to route or forget,
@@ -366,6 +374,10 @@ impl Connection {
         );
         let mut timers = TimerTable::default();
         let idle = IdleTimeout::new(now, config.idle_timeout_ms, &mut timers);
+        if config.handshake_timeout_ms > 0 {
+            let limit = std::time::Duration::from_millis(config.handshake_timeout_ms);
+            timers.set(Timer::Handshake, now + limit);
+        }
         Connection {
             side,
             versions: version::VersionState::new(version),
@@ -634,6 +646,22 @@ impl Connection {
             .min()
     }
 
+    /// The driver read an ICMP port unreachable for a datagram sent to this
+    /// connection's peer. A client that has received nothing from the peer yet ends at
+    /// once ([`CloseReason::PortUnreachable`]) instead of retrying until a timeout.
+    /// Otherwise the message is ignored: ICMP is unauthenticated and can be forged
+    /// (RFC 9000 §21.2: an established connection accepts almost nothing
+    /// unauthenticated), and a server does not act on it. Returns whether it ended.
+    pub fn handle_port_unreachable(&mut self, now: Instant) -> bool {
+        let untouched = self.side == Side::Client
+            && self.state == State::Handshake
+            && self.stats.datagrams_received.packets == 0;
+        if untouched {
+            self.end_silently(now, CloseReason::PortUnreachable);
+        }
+        untouched
+    }
+
     /// Fires every timer whose time has come.
     pub fn handle_timeout(&mut self, now: Instant) {
         match self.state {
@@ -650,12 +678,11 @@ impl Connection {
         }
         if self.timers.is_expired(Timer::Idle, now) {
             self.stats.idle_timeout = true;
-            self.close.reason = Some(CloseReason::IdleTimeout);
-            self.events
-                .push_back(ConnectionEvent::Closed(CloseReason::IdleTimeout));
-            self.state = State::Drained;
-            self.set_state_event(now, ConnectionState::Closed);
-            self.endpoint_events.push_back(EndpointEvent::Drained);
+            self.end_silently(now, CloseReason::IdleTimeout);
+            return;
+        }
+        if self.timers.is_expired(Timer::Handshake, now) {
+            self.end_silently(now, CloseReason::HandshakeTimeout);
             return;
         }
         if let Err(e) = self.release_handshake_hold(now) {
