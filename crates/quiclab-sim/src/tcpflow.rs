@@ -450,18 +450,19 @@ fn run_stream(
         return;
     };
     // Feed TLS, let the application read, again while ciphertext waits that rustls
-    // could not take before the plaintext was read (`TlsLayer::pending_in`).
+    // could not take before the plaintext was read (`TlsLayer::pending_in`), as long as
+    // rustls takes some. Progress is what rustls took, not whether less waits: one pass
+    // can feed the waiting bytes and refill them from TCP, and stopping then left them
+    // waiting for a packet that might never come (tests/tls_tcp_read_stall.rs).
     loop {
-        let waiting = tls.pending_in();
-        tls.pump_in(now, conn, buf);
+        let taken = tls.pump_in(now, conn, buf);
         if let Some(e) = &tls.error {
             m.aborted.get_or_insert(e.clone());
         }
         if !tls.is_handshaking() || tls.early_data_open() {
             f(tls, m, buf);
         }
-        let left = tls.pending_in();
-        if left == 0 || (waiting > 0 && left >= waiting) || tls.error.is_some() {
+        if tls.pending_in() == 0 || taken == 0 || tls.error.is_some() {
             break;
         }
     }

@@ -266,11 +266,14 @@ impl TlsLayer {
     /// TCP -> rustls: feeds readable bytes and processes the records, until rustls's
     /// received-plaintext buffer is full; the rest of that read waits in `pending_in`
     /// (and TCP's receive buffer, whose window then closes) until the application read
-    /// the plaintext and this is called again.
-    pub fn pump_in(&mut self, now: Instant, tcp: &mut TcpConnection, buf: &mut [u8]) {
+    /// the plaintext and this is called again. Returns the ciphertext bytes rustls took
+    /// (0: no progress until the application reads).
+    pub fn pump_in(&mut self, now: Instant, tcp: &mut TcpConnection, buf: &mut [u8]) -> usize {
+        let mut taken = 0;
         let mut pending = std::mem::take(&mut self.pending_in);
         if !pending.is_empty() {
             let left = self.feed(&pending);
+            taken += pending.len() - left;
             pending.drain(..pending.len() - left);
             self.pending_in = pending;
         }
@@ -280,6 +283,7 @@ impl TlsLayer {
                 break;
             }
             let left = self.feed(&buf[..n]);
+            taken += n - left;
             self.pending_in.extend_from_slice(&buf[n - left..n]);
         }
         if tcp.peer_finished() {
@@ -289,6 +293,7 @@ impl TlsLayer {
             self.handshake_done_at = Some(now);
             self.resend_rejected_early_data();
         }
+        taken
     }
 
     /// Feeds `data` to rustls and processes the records; returns how many bytes at the
