@@ -5,10 +5,9 @@
 
 use crate::error::LabError;
 use crate::plan::comparison::{Comparison, Test};
-use crate::plan::locate::{line_of_entry, line_of_key};
+use crate::plan::locate::{line_of_entry, line_of_key, Ctx};
 use crate::plan::points::{apply_quick, axis_len, axis_values, canonical_value};
 use crate::plan::statement::{ClaimSpec, KeyError};
-use crate::plan::validate::Ctx;
 use crate::plan::{AxisValue, Plan};
 use std::collections::{BTreeMap, BTreeSet};
 
