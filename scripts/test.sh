@@ -30,6 +30,7 @@ step cargo fmt --all --check
 step cargo clippy --workspace --all-targets -- -D warnings
 step python3 scripts/check_module_cycles.py
 step python3 scripts/doc_figures.py --check --only validation
+step python3 scripts/doc_figures.py --check --only reproduction
 step cargo test --workspace --release --no-fail-fast
 step env PYTHON="$python" tests/interop/run.sh
 # Floods (issues 10, 40), bounded, each against a fresh server while a client fetches
