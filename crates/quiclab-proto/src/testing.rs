@@ -17,6 +17,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod misbehave;
+pub(crate) use misbehave::tamper_transport_parameters;
+pub use misbehave::with_tampered_transport_parameters;
+
 /// The ALPN the harness negotiates.
 pub const ALPN: &[u8] = b"hq-interop";
 

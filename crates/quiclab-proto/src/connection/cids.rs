@@ -179,6 +179,12 @@ impl CidState {
         Ok(())
     }
 
+    /// How many of the peer's connection IDs we keep (at most our
+    /// active_connection_id_limit, RFC 9000 §5.1.1).
+    pub fn remote_count(&self) -> usize {
+        self.remote.len()
+    }
+
     /// Whether `token` is a stateless reset token the peer gave us (RFC 9000 §10.3.1).
     pub fn is_stateless_reset(&self, token: &[u8]) -> bool {
         self.remote

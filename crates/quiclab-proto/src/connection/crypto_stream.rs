@@ -132,6 +132,11 @@ impl CryptoRecv {
         }
     }
 
+    /// Bytes held out of order, waiting for the data before them.
+    pub fn buffered(&self) -> usize {
+        self.segments.values().map(Vec::len).sum()
+    }
+
     /// Takes the contiguous data available at the read offset.
     pub fn take_contiguous(&mut self, out: &mut Vec<u8>) {
         while let Some((&off, _)) = self.segments.first_key_value() {

@@ -22,10 +22,13 @@ mod close;
 mod compatible;
 mod crypto_stream;
 mod event_log;
+mod footprint;
 mod handshake;
 mod handshake_state;
 mod key_update;
 mod loss;
+#[cfg(any(test, feature = "testing"))]
+mod misbehave;
 mod new_token;
 mod path;
 mod pmtud;
@@ -40,6 +43,7 @@ mod timers;
 mod version;
 mod zero_rtt;
 
+pub use footprint::Footprint;
 pub(crate) use recv::Parsed;
 pub use retry::ServerValidation;
 pub use send::MIN_INITIAL_DATAGRAM;
@@ -223,6 +227,8 @@ impl Connection {
         local_params.initial_source_connection_id = Some(cids.local_cid());
         let mut tp = Vec::new();
         local_params.encode(&mut tp);
+        #[cfg(any(test, feature = "testing"))]
+        crate::testing::tamper_transport_parameters(Side::Client, &mut tp);
         let tls_rng = rng.fork("tls");
         // RFC 9368 §2.3: offering other versions, it may have to follow an upgrade.
         let follow =
@@ -304,6 +310,8 @@ impl Connection {
         local_params.stateless_reset_token = Some(cids.local_reset_token());
         let mut tp = Vec::new();
         local_params.encode(&mut tp);
+        #[cfg(any(test, feature = "testing"))]
+        crate::testing::tamper_transport_parameters(Side::Server, &mut tp);
         let tls_rng = rng.fork("tls");
         let tls = TlsSession::server(tls, tp, version, tls_rng)?;
         let mut conn = Self::new_common(

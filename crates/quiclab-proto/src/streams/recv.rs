@@ -128,6 +128,12 @@ impl RecvStream {
         Ok(grew)
     }
 
+    /// Bytes held for reading: from the read offset to the highest offset received,
+    /// gaps included (flow control bounds it by the stream window).
+    pub fn buffered(&self) -> usize {
+        self.buf.len()
+    }
+
     /// One past the last byte readable without a gap.
     fn contiguous_end(&self) -> u64 {
         match self.received.first() {

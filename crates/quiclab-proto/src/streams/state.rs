@@ -1001,6 +1001,22 @@ impl Streams {
         !self.events.is_empty()
     }
 
+    /// How many streams are kept (open, or closed but not yet forgotten).
+    pub fn count(&self) -> usize {
+        self.streams.len()
+    }
+
+    /// Bytes held in receive buffers, gaps included.
+    pub fn recv_buffered(&self) -> u64 {
+        let recv = self.streams.values().filter_map(|s| s.recv.as_ref());
+        recv.map(|r| r.buffered() as u64).sum()
+    }
+
+    /// Events waiting for [`Self::poll_event`].
+    pub fn queued_events(&self) -> usize {
+        self.events.len()
+    }
+
     /// Whether `write_frames` has anything to write.
     pub fn has_pending(&self) -> bool {
         let conn_open = self.conn_sent < self.conn_send_max;
