@@ -574,6 +574,12 @@ impl Streams {
                 let Some(r) = self.streams.get_mut(&s.id).and_then(|st| st.recv.as_mut()) else {
                     return Ok(());
                 };
+                // §4.1: data past MAX_DATA is refused before any of it (or the gap
+                // before it) is buffered, so buffers never exceed the connection window.
+                let credit = r.credit_for(s.offset, s.data)?;
+                if self.conn_received.saturating_add(credit) > self.conn_recv.max {
+                    return Err(TransportError::flow_control("data beyond MAX_DATA"));
+                }
                 let grew = r.on_data(s.offset, s.data, s.fin)?;
                 self.conn_account(grew)?;
                 self.release(s.id);
