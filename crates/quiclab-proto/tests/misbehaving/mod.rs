@@ -109,8 +109,12 @@ pub fn expect_close(p: &mut Pair, victim: Side, code: TransportErrorCode, frame_
     .expect("both sides drain");
 }
 
-/// Runs the pair for `d` of virtual time (stopping early if nothing is left to do).
+/// Runs the pair through every event of the next `d` of virtual time.
 pub fn run_for(p: &mut Pair, d: Duration) {
     let until = p.now + d;
-    let _ = p.run_until(until, |p| p.now >= until);
+    p.flush();
+    while p.next_event_time().is_some_and(|t| t <= until) {
+        p.step();
+    }
+    p.now = until;
 }
