@@ -109,6 +109,34 @@ pub fn expect_close(p: &mut Pair, victim: Side, code: TransportErrorCode, frame_
     .expect("both sides drain");
 }
 
+/// [`expect_close`] for a close the sender cannot hear (sent to a connection ID it
+/// made up): the victim closed with `code` naming `frame_type`, sent its
+/// CONNECTION_CLOSE, and its state is gone after the closing period.
+pub fn expect_unheard_close(p: &mut Pair, victim: Side, code: TransportErrorCode, frame_type: u64) {
+    let sent = conn(p, victim).stats().datagrams_sent.packets;
+    let limit = p.now + Duration::from_secs(10);
+    p.run_until(limit, |p| conn(p, victim).is_drained())
+        .expect("the victim drains");
+    match conn(p, victim).close_reason() {
+        Some(CloseReason::Transport {
+            owner: Owner::Local,
+            error,
+        }) => {
+            assert_eq!(error.code, code, "{victim:?}: {error}");
+            assert_eq!(
+                error.frame_type.unwrap_or(0),
+                frame_type,
+                "{victim:?}: {error}"
+            );
+        }
+        other => panic!("{victim:?} closed with {other:?}, expected {code}"),
+    }
+    assert!(
+        conn(p, victim).stats().datagrams_sent.packets > sent,
+        "CONNECTION_CLOSE sent"
+    );
+}
+
 /// Runs the pair through every event of the next `d` of virtual time.
 pub fn run_for(p: &mut Pair, d: Duration) {
     let until = p.now + d;
