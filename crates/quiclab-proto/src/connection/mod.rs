@@ -300,7 +300,8 @@ impl Connection {
             )));
         }
         let mut rng = DetRng::new(seed);
-        let cids = CidState::new(&mut rng, config.connection_id_length as usize, client_scid);
+        let mut cids = CidState::new(&mut rng, config.connection_id_length as usize, client_scid);
+        cids.fix_peer_scid(client_scid); // RFC 9000 §7.2
         let mut local_params = Self::local_params(&config, version);
         local_params.initial_source_connection_id = Some(cids.local_cid());
         // RFC 9000 §7.3: the client's first DCID, and our Retry's SCID if we sent one.
