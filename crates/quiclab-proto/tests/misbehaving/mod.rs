@@ -85,7 +85,10 @@ pub fn expect_close(p: &mut Pair, victim: Side, code: TransportErrorCode, frame_
                 "{victim:?}: {error}"
             );
         }
-        other => panic!("{victim:?} closed with {other:?}, expected {code}"),
+        other => panic!(
+            "{victim:?} closed with {other:?}, expected {code}; {sender:?}: {:?}",
+            conn(p, sender).close_reason()
+        ),
     }
     assert!(conn(p, victim).is_closed());
     match conn(p, sender).close_reason() {
