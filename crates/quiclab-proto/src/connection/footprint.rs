@@ -14,8 +14,9 @@ pub struct Footprint {
     /// Bytes in stream receive buffers, gaps included: at most the connection's
     /// receive window (RFC 9000 §4.1).
     pub stream_recv_bytes: u64,
-    /// Out-of-order CRYPTO bytes held per packet number space (RFC 9000 §7.5).
-    pub crypto_recv_bytes: [usize; 3],
+    /// CRYPTO bytes held for reassembly per packet number space: together at most
+    /// [`super::MAX_CRYPTO_BUFFER`] (RFC 9000 §7.5).
+    pub crypto_recv_bytes: [u64; 3],
     /// PATH_RESPONSE frames waiting to be sent (RFC 9000 §8.2.2).
     pub path_responses: usize,
     /// The peer's connection IDs we keep (RFC 9000 §5.1.1), and RETIRE_CONNECTION_ID
