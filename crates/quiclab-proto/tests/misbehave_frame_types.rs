@@ -10,8 +10,15 @@ mod misbehaving;
 
 use misbehaving::{connected, expect_close, pair, send, DELAY};
 use quiclab_proto::connection::SpaceId;
-use quiclab_proto::testing::Pair;
-use quiclab_proto::wire::{frame_type, ConnectionId, Dir, Frame, Side, StreamFrame, StreamId};
+use quiclab_proto::crypto::cert::{self, ServerVerification};
+use quiclab_proto::crypto::clock::VirtualClock;
+use quiclab_proto::crypto::session::{
+    resuming_client_config, server_session_storage, ticketing_server_config, SessionCache,
+};
+use quiclab_proto::testing::{LinkConfig, Pair, PairTls, ALPN};
+use quiclab_proto::wire::{
+    frame_type, AckFrame, ConnectionId, Dir, Frame, Side, StreamFrame, StreamId,
+};
 use quiclab_proto::{Instant, TransportConfig, TransportErrorCode as Code};
 
 fn stream_frame() -> Frame<'static> {
@@ -115,6 +122,7 @@ fn frames_a_client_may_not_send() {
         let mut p = connected(seed);
         send(&mut p, Side::Client, SpaceId::Data, &[frame]);
         expect_close(&mut p, Side::Server, Code::PROTOCOL_VIOLATION, ty);
+        assert!(p.server_conn().unwrap().zero_rtt_packets() >= 1, "read as 0-RTT");
     }
 }
 
@@ -135,4 +143,75 @@ fn unknown_and_overlong_frame_types() {
         Code::PROTOCOL_VIOLATION,
         frame_type::PING,
     );
+}
+
+/// A client that resumes a session and sends 0-RTT: a first pair gets tickets, the
+/// second (returned, not yet started) can send 0-RTT packets at once.
+fn zero_rtt_pair(seed: u64) -> Pair {
+    let names = vec!["localhost".to_string()];
+    let id = cert::self_signed(&names, 9, 0);
+    let roots = id.chain.clone();
+    let server = cert::server_config(id, &[ALPN.to_vec()], None).unwrap();
+    let client = cert::client_config(ServerVerification::Roots(roots), &[ALPN.to_vec()], None);
+    let (cache, storage) = (SessionCache::new(), server_session_storage(64));
+    let config = TransportConfig {
+        zero_rtt: true,
+        ..TransportConfig::default()
+    };
+    let link = LinkConfig::delay(DELAY);
+    let make = |seed| {
+        let clock = VirtualClock::default();
+        let c = resuming_client_config(&client, cache.clone(), true, clock);
+        let s = ticketing_server_config(&server, storage.clone(), 2, true, clock);
+        let tls = PairTls {
+            configs: Some((c, s)),
+            ..PairTls::default()
+        };
+        let links = [link.clone(), link.clone()];
+        Pair::with_tls(config.clone(), config.clone(), links, seed, tls)
+    };
+    let mut first = make(seed);
+    first
+        .run_until(Instant::from_millis(5_000), |p| {
+            p.client_conn().is_handshake_confirmed() && cache.tickets() >= 1
+        })
+        .expect("tickets");
+    let mut p = make(seed + 1);
+    assert!(p.client_conn().is_zero_rtt_sending());
+    p
+}
+
+/// RFC 9000 §12.4 (Table 3) and §12.5: ACK, CRYPTO, HANDSHAKE_DONE, NEW_TOKEN and
+/// RETIRE_CONNECTION_ID in a 0-RTT packet, which the server reads with the 0-RTT keys
+/// it derived from the ClientHello.
+#[test]
+fn frames_not_allowed_in_zero_rtt() {
+    let ack = Frame::Ack(AckFrame {
+        ack_delay: 0,
+        ranges: vec![0..=0],
+        ecn: None,
+    });
+    let cases = [
+        (ack, frame_type::ACK),
+        (
+            Frame::Crypto {
+                offset: 0,
+                data: b"x",
+            },
+            frame_type::CRYPTO,
+        ),
+        (Frame::HandshakeDone, frame_type::HANDSHAKE_DONE),
+        (Frame::NewToken { token: b"t" }, frame_type::NEW_TOKEN),
+        (
+            Frame::RetireConnectionId { sequence: 0 },
+            frame_type::RETIRE_CONNECTION_ID,
+        ),
+    ];
+    for (seed, (frame, ty)) in (40..).step_by(2).zip(cases) {
+        let mut p = zero_rtt_pair(seed);
+        p.flush(); // the ClientHello first
+        send(&mut p, Side::Client, SpaceId::Data, &[frame]);
+        expect_close(&mut p, Side::Server, Code::PROTOCOL_VIOLATION, ty);
+        assert!(p.server_conn().unwrap().zero_rtt_packets() >= 1, "read as 0-RTT");
+    }
 }
