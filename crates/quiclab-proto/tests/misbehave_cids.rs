@@ -83,7 +83,7 @@ fn forced_retirement_flood() {
         frame_type::NEW_CONNECTION_ID,
     );
     let f = p.server_conn().unwrap().footprint();
-    assert!(f.pending_retire <= 4 * limit() + 1, "{f:?}");
+    assert!(f.retire_pending <= 4 * limit() + 1, "{f:?}");
     assert!(f.remote_cids <= limit() + 1, "{f:?}");
 }
 
@@ -97,7 +97,7 @@ fn paced_retirements_are_fine() {
         send(&mut p, Side::Client, SpaceId::Data, &[new_cid(s, s)]);
         run_for(&mut p, Duration::from_millis(30));
         let f = p.server_conn().unwrap().footprint();
-        assert!(f.pending_retire <= 1 && f.remote_cids <= limit(), "{f:?}");
+        assert!(f.retire_pending <= 1 && f.remote_cids <= limit(), "{f:?}");
     }
     let s = p.server_conn().unwrap();
     assert!(!s.is_closed(), "{:?}", s.close_reason());

@@ -19,11 +19,7 @@ const BUDGET: u64 = MAX_CRYPTO_BUFFER;
 /// CRYPTO bytes `side` holds for reassembly, over all spaces.
 fn crypto_held(p: &mut Pair, side: Side) -> u64 {
     let c = misbehaving::conn(p, side);
-    c.footprint()
-        .crypto_recv_bytes
-        .iter()
-        .map(|&b| b as u64)
-        .sum()
+    c.footprint().crypto_buffered as u64
 }
 
 fn crypto(offset: u64, data: &[u8]) -> Frame<'_> {

@@ -51,7 +51,7 @@ fn data_ending_past_two_to_the_sixty_two() {
         &[at(varint::MAX, b"ab", false)],
     );
     expect_close(&mut p, Side::Server, Code::FRAME_ENCODING_ERROR, OFF_LEN);
-    assert_eq!(p.server_conn().unwrap().footprint().stream_recv_bytes, 0);
+    assert_eq!(p.server_conn().unwrap().footprint().stream_recv_buffered, 0);
 }
 
 /// RFC 9000 §4.1: data ending at 2^62-1, the largest offset there is, is far past the
@@ -67,7 +67,7 @@ fn data_at_the_largest_offset() {
         &[at(varint::MAX - 1, b"a", false)],
     );
     expect_close(&mut p, Side::Server, Code::FLOW_CONTROL_ERROR, OFF_LEN);
-    assert_eq!(p.server_conn().unwrap().footprint().stream_recv_bytes, 0);
+    assert_eq!(p.server_conn().unwrap().footprint().stream_recv_buffered, 0);
 
     let mut p = setup(3);
     send(
@@ -82,7 +82,7 @@ fn data_at_the_largest_offset() {
         Code::FLOW_CONTROL_ERROR,
         OFF_LEN | 0x01,
     );
-    assert_eq!(p.server_conn().unwrap().footprint().stream_recv_bytes, 0);
+    assert_eq!(p.server_conn().unwrap().footprint().stream_recv_buffered, 0);
 }
 
 /// The last byte of the window is fine; the gap before it is held (zero-filled until
@@ -99,7 +99,7 @@ fn data_at_the_end_of_the_window_is_taken() {
     run_for(&mut p, Duration::from_millis(100));
     let s = p.server_conn().unwrap();
     assert!(!s.is_closed(), "{:?}", s.close_reason());
-    assert_eq!(s.footprint().stream_recv_bytes, STREAM_WINDOW);
+    assert_eq!(s.footprint().stream_recv_buffered as u64, STREAM_WINDOW);
     let id = s.accept_stream(Dir::Bi).expect("the stream opened");
     let mut buf = [0u8; 16];
     assert!(s.read(id, &mut buf).is_err(), "nothing contiguous to read");
