@@ -18,8 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 mod misbehave;
-pub(crate) use misbehave::tamper_transport_parameters;
-pub use misbehave::with_tampered_transport_parameters;
+pub use crate::connection::with_tampered_transport_parameters;
 
 /// The ALPN the harness negotiates.
 pub const ALPN: &[u8] = b"hq-interop";

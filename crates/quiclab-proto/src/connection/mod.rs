@@ -46,6 +46,8 @@ mod zero_rtt;
 
 pub use crypto_stream::MAX_CRYPTO_BUFFER;
 pub use footprint::Footprint;
+#[cfg(any(test, feature = "testing"))]
+pub use misbehave::with_tampered_transport_parameters;
 pub(crate) use recv::Parsed;
 pub use retry::ServerValidation;
 pub use send::MIN_INITIAL_DATAGRAM;
@@ -232,7 +234,7 @@ impl Connection {
         let mut tp = Vec::new();
         local_params.encode(&mut tp);
         #[cfg(any(test, feature = "testing"))]
-        crate::testing::tamper_transport_parameters(Side::Client, &mut tp);
+        misbehave::tamper_transport_parameters(Side::Client, &mut tp);
         let tls_rng = rng.fork("tls");
         // RFC 9368 §2.3: offering other versions, it may have to follow an upgrade.
         let follow =
@@ -316,7 +318,7 @@ impl Connection {
         let mut tp = Vec::new();
         local_params.encode(&mut tp);
         #[cfg(any(test, feature = "testing"))]
-        crate::testing::tamper_transport_parameters(Side::Server, &mut tp);
+        misbehave::tamper_transport_parameters(Side::Server, &mut tp);
         let tls_rng = rng.fork("tls");
         let tls = TlsSession::server(tls, tp, version, tls_rng)?;
         let mut conn = Self::new_common(
