@@ -17,6 +17,9 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod misbehave;
+pub use crate::connection::with_tampered_transport_parameters;
+
 /// The ALPN the harness negotiates.
 pub const ALPN: &[u8] = b"hq-interop";
 

@@ -17,6 +17,9 @@ pub struct CidState {
     remote: BTreeMap<u64, (ConnectionId, Option<[u8; 16]>)>,
     active_remote: u64,
     remote_retire_prior_to: u64,
+    /// The Source Connection ID the peer's long-header packets carry, once its first
+    /// Initial fixed it (RFC 9000 §7.2).
+    peer_scid: Option<ConnectionId>,
     /// NEW_CONNECTION_ID frames to (re)send, by sequence.
     pub pending_new: VecDeque<u64>,
     /// RETIRE_CONNECTION_ID frames to (re)send, by sequence.
@@ -46,6 +49,7 @@ impl CidState {
             remote,
             active_remote: 0,
             remote_retire_prior_to: 0,
+            peer_scid: None,
             pending_new: VecDeque::new(),
             pending_retire: VecDeque::new(),
         }
@@ -77,6 +81,19 @@ impl CidState {
     pub fn set_initial_remote(&mut self, cid: ConnectionId) {
         self.remote.insert(0, (cid, None));
         self.active_remote = 0;
+    }
+
+    /// From now on the peer's long-header packets must carry `cid` as their Source
+    /// Connection ID: the client's first Initial's (server), the server's first
+    /// Initial's (client; a Retry's does not count, RFC 9000 §7.2).
+    pub fn fix_peer_scid(&mut self, cid: ConnectionId) {
+        self.peer_scid = Some(cid);
+    }
+
+    /// Whether a long header's Source Connection ID is not the one the peer fixed
+    /// (RFC 9000 §7.2: such packets are discarded).
+    pub fn is_foreign_scid(&self, scid: &ConnectionId) -> bool {
+        self.peer_scid.is_some_and(|c| c != *scid)
     }
 
     /// Records the peer's stateless reset token for its first ID (server transport parameter).
@@ -177,6 +194,12 @@ impl CidState {
             ));
         }
         Ok(())
+    }
+
+    /// How many of the peer's connection IDs we keep (at most our
+    /// active_connection_id_limit, RFC 9000 §5.1.1).
+    pub fn remote_count(&self) -> usize {
+        self.remote.len()
     }
 
     /// Whether `token` is a stateless reset token the peer gave us (RFC 9000 §10.3.1).

@@ -22,10 +22,13 @@ mod close;
 mod compatible;
 mod crypto_stream;
 mod event_log;
+mod footprint;
 mod handshake;
 mod handshake_state;
 mod key_update;
 mod loss;
+#[cfg(any(test, feature = "testing"))]
+mod misbehave;
 mod new_token;
 mod path;
 mod peer_buffers;
@@ -42,6 +45,9 @@ mod version;
 mod zero_rtt;
 
 pub use crypto_stream::MAX_CRYPTO_BUFFER;
+pub use footprint::Footprint;
+#[cfg(any(test, feature = "testing"))]
+pub use misbehave::with_tampered_transport_parameters;
 pub(crate) use recv::Parsed;
 pub use retry::ServerValidation;
 pub use send::MIN_INITIAL_DATAGRAM;
@@ -231,6 +237,8 @@ impl Connection {
         local_params.initial_source_connection_id = Some(cids.local_cid());
         let mut tp = Vec::new();
         local_params.encode(&mut tp);
+        #[cfg(any(test, feature = "testing"))]
+        misbehave::tamper_transport_parameters(Side::Client, &mut tp);
         let tls_rng = rng.fork("tls");
         // RFC 9368 §2.3: offering other versions, it may have to follow an upgrade.
         let follow =
@@ -302,7 +310,8 @@ impl Connection {
             )));
         }
         let mut rng = DetRng::new(seed);
-        let cids = CidState::new(&mut rng, config.connection_id_length as usize, client_scid);
+        let mut cids = CidState::new(&mut rng, config.connection_id_length as usize, client_scid);
+        cids.fix_peer_scid(client_scid); // RFC 9000 §7.2
         let mut local_params = Self::local_params(&config, version);
         local_params.initial_source_connection_id = Some(cids.local_cid());
         // RFC 9000 §7.3: the client's first DCID, and our Retry's SCID if we sent one.
@@ -312,6 +321,8 @@ impl Connection {
         local_params.stateless_reset_token = Some(cids.local_reset_token());
         let mut tp = Vec::new();
         local_params.encode(&mut tp);
+        #[cfg(any(test, feature = "testing"))]
+        misbehave::tamper_transport_parameters(Side::Server, &mut tp);
         let tls_rng = rng.fork("tls");
         let tls = TlsSession::server(tls, tp, version, tls_rng)?;
         let mut conn = Self::new_common(

@@ -130,6 +130,21 @@ impl Connection {
 
     /// Handles one packet; returns whether it was authenticated and processed.
     fn handle_packet(&mut self, now: Instant, h: Parsed, packet: &mut [u8]) -> bool {
+        let long = matches!(
+            h.ty,
+            PacketType::Initial | PacketType::Handshake | PacketType::ZeroRtt
+        );
+        if long && self.cids.is_foreign_scid(&h.scid) {
+            // RFC 9000 §7.2: once the peer's first Initial fixed its connection ID, a
+            // packet with another Source Connection ID is discarded.
+            self.drop_packet(
+                now,
+                Some(h.ty),
+                packet.len(),
+                DropReason::UnexpectedSourceCid,
+            );
+            return false;
+        }
         if h.ty == PacketType::ZeroRtt && h.version == self.versions.current {
             return self.handle_zero_rtt_packet(now, h, packet);
         }
@@ -336,6 +351,7 @@ impl Connection {
             // RFC 9000 §7.2: the client switches to the server's chosen connection ID.
             self.handshake.received_server_packet = true;
             self.cids.set_initial_remote(h.scid);
+            self.cids.fix_peer_scid(h.scid);
         }
         if self.side == Side::Server && space == SpaceId::Handshake {
             // RFC 9000 §8.1: a Handshake packet validates the client's address;

@@ -219,14 +219,12 @@ impl Connection {
             || self.tokens.new_token.has_pending()
     }
 
-    /// RFC 9000 §10.2.3: before the handshake completes, CONNECTION_CLOSE goes in every
-    /// handshake space the peer may read; afterwards in 1-RTT only.
+    /// RFC 9000 §10.2.3: once the handshake is confirmed, CONNECTION_CLOSE goes in
+    /// 1-RTT packets only; before, in every space we still have keys for, as the peer
+    /// may not read the highest yet (a client whose handshake is complete but whose
+    /// Finished has not reached the server: the server reads no 1-RTT packet).
     fn close_wanted_in(&self, space: SpaceId) -> bool {
-        if self.handshake.complete {
-            space == SpaceId::Data
-        } else {
-            space != SpaceId::Data
-        }
+        !self.handshake.confirmed || space == SpaceId::Data
     }
 
     /// Writes a packet header and frames for `space`, leaving it open for padding.

@@ -88,6 +88,9 @@ pub enum DropReason {
     Duplicate,
     UnknownConnectionId,
     InvalidInitial,
+    /// A long header whose Source Connection ID is not the one the peer's handshake
+    /// fixed (RFC 9000 §7.2).
+    UnexpectedSourceCid,
     Draining,
     Other,
 }

@@ -681,6 +681,7 @@ fn drop_reason_name(r: DropReason) -> &'static str {
         DropReason::Duplicate => "duplicate",
         DropReason::UnknownConnectionId => "unknown_connection_id",
         DropReason::InvalidInitial => "invalid_initial",
+        DropReason::UnexpectedSourceCid => "unexpected_source_connection_id",
         DropReason::Draining => "draining",
         DropReason::Other => "other",
     }
@@ -689,7 +690,9 @@ fn drop_reason_name(r: DropReason) -> &'static str {
 /// The draft's `packet_dropped` trigger categories.
 fn drop_trigger(r: DropReason) -> &'static str {
     match r {
-        DropReason::HeaderParseError | DropReason::InvalidInitial => "invalid",
+        DropReason::HeaderParseError
+        | DropReason::InvalidInitial
+        | DropReason::UnexpectedSourceCid => "invalid",
         DropReason::UnsupportedVersion => "unsupported",
         DropReason::KeyUnavailable => "key_unavailable",
         DropReason::DecryptionFailure => "decryption_failure",

@@ -47,6 +47,15 @@ fn write_at(dq: &mut VecDeque<u8>, at: usize, data: &[u8]) {
     }
 }
 
+/// Where a STREAM frame's data ends. Peer input: offset + length may overflow, or
+/// exceed 2^62-1 (§19.8).
+fn data_end(offset: u64, data: &[u8]) -> Result<u64, TransportError> {
+    offset
+        .checked_add(data.len() as u64)
+        .filter(|&e| e <= varint::MAX)
+        .ok_or_else(|| TransportError::frame_encoding("stream offset overflow"))
+}
+
 impl RecvStream {
     pub fn new(flow: RecvWindow) -> Self {
         RecvStream {
@@ -89,13 +98,15 @@ impl RecvStream {
         Ok(grew)
     }
 
+    /// The connection credit the data of a STREAM frame at `offset` would newly
+    /// consume (§4.1); FRAME_ENCODING_ERROR if its end is past 2^62-1.
+    pub fn credit_for(&self, offset: u64, data: &[u8]) -> Result<u64, TransportError> {
+        Ok(data_end(offset, data)?.saturating_sub(self.highest))
+    }
+
     /// Handles a STREAM frame's payload; returns the newly consumed credit.
     pub fn on_data(&mut self, offset: u64, data: &[u8], fin: bool) -> Result<u64, TransportError> {
-        // Peer input: offset + length may overflow, or exceed 2^62-1 (§19.8).
-        let end = offset
-            .checked_add(data.len() as u64)
-            .filter(|&e| e <= varint::MAX)
-            .ok_or_else(|| TransportError::frame_encoding("stream offset overflow"))?;
+        let end = data_end(offset, data)?;
         let grew = self.account(end, fin)?;
         if offset < end {
             self.received.insert(offset..end);
@@ -126,6 +137,12 @@ impl RecvStream {
         self.reset = Some(code);
         self.buf = VecDeque::new();
         Ok(grew)
+    }
+
+    /// Bytes held for reading: from the read offset to the highest offset received,
+    /// gaps included (flow control bounds it by the stream window).
+    pub fn buffered(&self) -> usize {
+        self.buf.len()
     }
 
     /// One past the last byte readable without a gap.

@@ -574,6 +574,12 @@ impl Streams {
                 let Some(r) = self.streams.get_mut(&s.id).and_then(|st| st.recv.as_mut()) else {
                     return Ok(());
                 };
+                // §4.1: data past MAX_DATA is refused before any of it (or the gap
+                // before it) is buffered, so buffers never exceed the connection window.
+                let credit = r.credit_for(s.offset, s.data)?;
+                if self.conn_received.saturating_add(credit) > self.conn_recv.max {
+                    return Err(TransportError::flow_control("data beyond MAX_DATA"));
+                }
                 let grew = r.on_data(s.offset, s.data, s.fin)?;
                 self.conn_account(grew)?;
                 self.release(s.id);
@@ -996,9 +1002,40 @@ impl Streams {
         self.events.pop_front()
     }
 
+    /// Streams held and their unread received bytes (see
+    /// [`crate::connection::Footprint`]).
+    pub fn footprint(&self) -> (usize, usize) {
+        let unread = (self.streams.values())
+            .filter_map(|s| s.recv.as_ref())
+            .map(RecvStream::buffered)
+            .sum();
+        (self.streams.len(), unread)
+    }
+
+    /// Stream events not yet polled.
+    pub fn pending_events(&self) -> usize {
+        self.events.len()
+    }
+
     /// Whether [`Self::poll_event`] has an event to give.
     pub fn has_events(&self) -> bool {
         !self.events.is_empty()
+    }
+
+    /// How many streams are kept (open, or closed but not yet forgotten).
+    pub fn count(&self) -> usize {
+        self.streams.len()
+    }
+
+    /// Bytes held in receive buffers, gaps included.
+    pub fn recv_buffered(&self) -> u64 {
+        let recv = self.streams.values().filter_map(|s| s.recv.as_ref());
+        recv.map(|r| r.buffered() as u64).sum()
+    }
+
+    /// Events waiting for [`Self::poll_event`].
+    pub fn queued_events(&self) -> usize {
+        self.events.len()
     }
 
     /// Whether `write_frames` has anything to write.

@@ -1,0 +1,52 @@
+//! What a peer's input makes a connection hold: the buffers and queues a peer fills,
+//! so tests (and curious drivers) can check that memory stays bounded whatever the
+//! peer sends.
+
+use super::Connection;
+
+/// Sizes of what the peer made a connection hold (see [`Connection::footprint`]), in
+/// bytes or entries, each with the bound a peer cannot push it past.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Footprint {
+    /// CRYPTO bytes held for reassembly, all spaces: at most
+    /// [`super::MAX_CRYPTO_BUFFER`] (RFC 9000 §7.5).
+    pub crypto_buffered: usize,
+    /// Streams kept (open, or closed but not yet released): at most the stream limits
+    /// we advertise (RFC 9000 §4.6) plus our own.
+    pub streams: usize,
+    /// Received stream bytes not yet read, gaps included: at most the connection's
+    /// receive window (RFC 9000 §4.1).
+    pub stream_recv_buffered: usize,
+    /// DATAGRAM payloads queued for the application, and their bytes (RFC 9221 §5:
+    /// at most [`super::MAX_QUEUED_DATAGRAMS`]).
+    pub datagrams_queued: usize,
+    pub datagram_bytes: usize,
+    /// PATH_RESPONSE frames owed (RFC 9000 §8.2.2: we keep the newest 16).
+    pub path_responses: usize,
+    /// Connection IDs the peer issued that we hold (RFC 9000 §5.1.1: our
+    /// active_connection_id_limit).
+    pub remote_cids: usize,
+    /// RETIRE_CONNECTION_ID frames owed (RFC 9000 §5.1.2: four times our limit).
+    pub retire_pending: usize,
+    /// Events the application has not polled yet (connection and stream events).
+    pub events: usize,
+}
+
+impl Connection {
+    /// The sizes of the buffers a peer can fill (see [`Footprint`]).
+    pub fn footprint(&self) -> Footprint {
+        let (streams, stream_recv_buffered) = self.streams.footprint();
+        let crypto = self.spaces.iter().map(|s| s.crypto_recv.buffered());
+        Footprint {
+            crypto_buffered: crypto.sum::<u64>() as usize,
+            streams,
+            stream_recv_buffered,
+            datagrams_queued: self.received_datagrams.len(),
+            datagram_bytes: self.received_datagrams.iter().map(Vec::len).sum(),
+            path_responses: self.path.responses.len(),
+            remote_cids: self.cids.remote_count(),
+            retire_pending: self.cids.pending_retire.len(),
+            events: self.events.len() + self.streams.pending_events(),
+        }
+    }
+}
