@@ -66,6 +66,12 @@ impl CidState {
     }
 
     /// The peer ID we currently send to.
+    /// Connection IDs the peer issued that we hold (fuzz targets bound it).
+    #[cfg(feature = "fuzzing")]
+    pub fn remote_count(&self) -> usize {
+        self.remote.len()
+    }
+
     pub fn remote_cid(&self) -> ConnectionId {
         self.remote
             .get(&self.active_remote)

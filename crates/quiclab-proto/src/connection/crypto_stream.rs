@@ -148,6 +148,14 @@ impl CryptoRecv {
     }
 }
 
+#[cfg(feature = "fuzzing")]
+impl CryptoRecv {
+    /// Out-of-order bytes held for reassembly (what a peer can make us buffer).
+    pub fn buffered(&self) -> usize {
+        self.segments.values().map(Vec::len).sum()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,6 +22,8 @@ mod close;
 mod compatible;
 mod crypto_stream;
 mod event_log;
+#[cfg(feature = "fuzzing")]
+mod fuzzing;
 mod handshake;
 mod handshake_state;
 mod key_update;
@@ -40,6 +42,8 @@ mod timers;
 mod version;
 mod zero_rtt;
 
+#[cfg(feature = "fuzzing")]
+pub use fuzzing::{Footprint, MAX_PATH_RESPONSES};
 pub(crate) use recv::Parsed;
 pub use retry::ServerValidation;
 pub use send::MIN_INITIAL_DATAGRAM;

@@ -117,6 +117,12 @@ impl RecvStream {
         Ok(grew)
     }
 
+    /// Bytes held for the application (gaps included).
+    #[cfg(feature = "fuzzing")]
+    pub fn buffered(&self) -> usize {
+        self.buf.len()
+    }
+
     /// Handles RESET_STREAM (§3.2, §4.5); returns the newly consumed credit.
     pub fn on_reset(&mut self, code: u64, final_size: u64) -> Result<u64, TransportError> {
         if self.reset.is_some() && self.final_size == Some(final_size) {

@@ -996,6 +996,22 @@ impl Streams {
         self.events.pop_front()
     }
 
+    /// Streams held and their unread received bytes (fuzz targets bound both).
+    #[cfg(feature = "fuzzing")]
+    pub fn footprint(&self) -> (usize, usize) {
+        let unread = (self.streams.values())
+            .filter_map(|s| s.recv.as_ref())
+            .map(RecvStream::buffered)
+            .sum();
+        (self.streams.len(), unread)
+    }
+
+    /// Stream events not yet polled.
+    #[cfg(feature = "fuzzing")]
+    pub fn pending_events(&self) -> usize {
+        self.events.len()
+    }
+
     /// Whether [`Self::poll_event`] has an event to give.
     pub fn has_events(&self) -> bool {
         !self.events.is_empty()
