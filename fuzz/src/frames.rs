@@ -488,28 +488,9 @@ impl Step {
     }
 }
 
-/// Both sides' transport config: DATAGRAM and ack-frequency offered, so those frames
-/// are legal and reach their code.
-pub fn config() -> TransportConfig {
-    TransportConfig {
-        max_datagram_frame_size: Some(1200),
-        min_ack_delay_us: Some(1000),
-        ..TransportConfig::default()
-    }
-}
-
-thread_local! {
-    /// The recorded handshake (made once per process) and the config it ran with.
-    static RECORDED: (TransportConfig, Recorded) = {
-        let config = config();
-        let recorded = Recorded::new(&config);
-        (config, recorded)
-    };
-}
-
 /// Runs one input.
 pub fn run(data: &[u8]) {
-    RECORDED.with(|(config, recorded)| run_from(config, recorded, data));
+    crate::quic::with_recorded(|config, recorded| run_from(config, recorded, data));
 }
 
 /// Runs one input from a replay of `recorded`, sealing with its client's keys.

@@ -3,6 +3,11 @@
 //! `run`. See `README.md`.
 
 pub mod frames;
+pub mod h3;
+pub mod h3_frames;
 pub mod initial;
 pub mod input;
+pub mod qpack;
 pub mod quic;
+pub mod tcp;
+pub mod wire;

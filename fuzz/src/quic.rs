@@ -188,8 +188,32 @@ pub fn capturing_pair() -> Pair {
         configs: Some(tls_configs()),
         ..PairTls::default()
     };
-    let config = TransportConfig::default();
+    let config = self::config();
     let mut pair = Pair::with_tls(config.clone(), config, [link.clone(), link], 1, tls);
     pair.capture = Some(Vec::new());
     pair
+}
+
+/// Both sides' transport config in the recorded handshake: DATAGRAM and ack-frequency
+/// offered, so those frames are legal and reach their code.
+pub fn config() -> TransportConfig {
+    TransportConfig {
+        max_datagram_frame_size: Some(1200),
+        min_ack_delay_us: Some(1000),
+        ..TransportConfig::default()
+    }
+}
+
+thread_local! {
+    /// The recorded handshake (made once per thread) and the config it ran with.
+    static RECORDED: (TransportConfig, Recorded) = {
+        let config = config();
+        let recorded = Recorded::new(&config);
+        (config, recorded)
+    };
+}
+
+/// Calls `f` with the config and this thread's recorded handshake.
+pub fn with_recorded<T>(f: impl FnOnce(&TransportConfig, &Recorded) -> T) -> T {
+    RECORDED.with(|(config, recorded)| f(config, recorded))
 }
