@@ -25,6 +25,9 @@ step cargo clippy --workspace --all-targets -- -D warnings
 step python3 scripts/check_module_cycles.py
 step python3 scripts/doc_figures.py --check --only validation
 step cargo test --workspace --release --no-fail-fast
+# Coverage-guided fuzzing (fuzz/): each target briefly, from its seeds and past findings;
+# skipped with a message when the nightly toolchain is absent.
+step scripts/fuzz.sh 15
 step env PYTHON="$python" tests/interop/run.sh
 # Initial flood (issue 10), bounded: 50,000 junk Initials on loopback while a client
 # fetches 1 MB; asserts a byte-exact fetch and server memory growth < 20 MB (the 1 s

@@ -160,6 +160,42 @@ fn quic_traffic() {
             ],
         ),
         ("split_hello", split_hello(&hello)),
+        // The compact kinds real traffic does not show, once each with plausible
+        // values, so the fuzzer starts with every kind in its corpus.
+        (
+            "every_kind",
+            vec![
+                IS::Initial {
+                    client: 5,
+                    v2: false,
+                    pn: 0,
+                    repeat: 1,
+                    frames: vec![
+                        IF::Crypto {
+                            offset: 0,
+                            len: 300,
+                            fill: 0x16,
+                            stride: 300,
+                        },
+                        IF::Padding(100),
+                        IF::Ping,
+                        IF::Ack(0),
+                    ],
+                },
+                IS::Initial {
+                    client: 5,
+                    v2: true,
+                    pn: 2,
+                    repeat: 0,
+                    frames: vec![IF::Close(0x0a)],
+                },
+                IS::Advance { ms: 200 },
+                IS::Junk {
+                    client: 6,
+                    bytes: vec![0x40; 40],
+                },
+            ],
+        ),
     ];
     for (name, s) in seeds {
         write("endpoint_initial", name, &steps(&s, initial::Step::write));

@@ -573,6 +573,11 @@ pub fn check(conn: &Connection, config: &TransportConfig) {
     };
     bound("CRYPTO bytes buffered", f.crypto_buffered, 64 * 1024 + 1500);
     bound(
+        "bytes held before use",
+        f.handshake_buffered,
+        64 * 1024 + 1500,
+    );
+    bound(
         "streams",
         f.streams,
         config.flow.max_streams_bidi + config.flow.max_streams_uni,

@@ -6,7 +6,6 @@
 mod connection;
 pub mod error;
 pub mod frame;
-pub mod fuzz;
 #[cfg(feature = "fuzzing")]
 mod fuzzing;
 pub mod log;

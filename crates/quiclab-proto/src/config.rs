@@ -269,6 +269,12 @@ pub struct TransportConfig {
     pub max_udp_payload_size: u16,
     /// Idle timeout we advertise, ms (default 30000; 0 = none).
     pub idle_timeout_ms: u64,
+    /// A connection whose handshake has not completed this long after it began is
+    /// dropped silently, whatever the idle timeout and however often the peer sends,
+    /// so Initials alone cannot hold a server's handshake slot (and its buffers) or
+    /// keep a client waiting on a dead server (default 10000 ms; 0 = none).
+    #[serde(skip_serializing_if = "is_default_handshake_timeout")]
+    pub handshake_timeout_ms: u64,
     /// Length of the connection IDs we issue (default 8).
     pub connection_id_length: u8,
     /// active_connection_id_limit we advertise (default 4).
@@ -324,11 +330,21 @@ pub struct TransportConfig {
     pub zero_rtt: bool,
 }
 
+/// `handshake_timeout_ms`'s default: 10 s, a third of the default idle timeout.
+const HANDSHAKE_TIMEOUT_DEFAULT_MS: u64 = 10_000;
+
+/// Left out when serialized at its default, so configs written before the key existed
+/// (and the results that record them) keep their bytes.
+fn is_default_handshake_timeout(ms: &u64) -> bool {
+    *ms == HANDSHAKE_TIMEOUT_DEFAULT_MS
+}
+
 impl Default for TransportConfig {
     fn default() -> Self {
         TransportConfig {
             max_udp_payload_size: UDP_PAYLOAD_DEFAULT,
             idle_timeout_ms: 30_000,
+            handshake_timeout_ms: HANDSHAKE_TIMEOUT_DEFAULT_MS,
             connection_id_length: 8,
             active_connection_id_limit: 4,
             amplification_factor: 3,

@@ -414,6 +414,19 @@ impl Endpoint {
         }
     }
 
+    /// Bytes the connections hold from their peers before they can use them, summed
+    /// ([`Connection::handshake_buffered_bytes`]; one pass over every connection, for
+    /// tests and monitoring). Each holds at most
+    /// [`MAX_CRYPTO_BUFFER`](crate::connection::MAX_CRYPTO_BUFFER) and a closed one
+    /// none, so the connections mid-handshake hold at most `admission.max_handshaking`
+    /// × 64 KiB, besides their own state and the datagram being read.
+    pub fn handshake_buffered_bytes(&self) -> u64 {
+        self.connections
+            .values()
+            .map(|c| c.handshake_buffered_bytes())
+            .sum()
+    }
+
     /// Handles of all connections, in creation order.
     pub fn handles(&self) -> impl Iterator<Item = ConnectionHandle> + '_ {
         self.connections.keys().copied()

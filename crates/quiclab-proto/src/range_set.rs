@@ -120,6 +120,26 @@ impl RangeSet {
         self.map.values().next_back().map(|e| e - 1)
     }
 
+    /// The parts of `r` not in the set, in ascending order (what an insert of `r`
+    /// would add).
+    pub fn gaps(&self, r: Range<u64>) -> impl Iterator<Item = Range<u64>> + '_ {
+        let (start, end) = (r.start, r.end.max(r.start));
+        // The range that may cover `start`, then those starting inside `r`.
+        let before = self.map.range(..=start).next_back();
+        let inside = self.map.range(start.saturating_add(1).min(end)..end);
+        let mut pos = start;
+        before
+            .into_iter()
+            .chain(inside)
+            .map(|(&s, &e)| s..e)
+            .chain(std::iter::once(end..end))
+            .filter_map(move |covered| {
+                let gap = pos..covered.start.min(end);
+                pos = pos.max(covered.end);
+                (gap.start < gap.end).then_some(gap)
+            })
+    }
+
     /// Ranges in ascending order.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = Range<u64>> + '_ {
         self.map.iter().map(|(&s, &e)| s..e)
@@ -174,6 +194,18 @@ mod tests {
             for (i, &b) in bits.iter().enumerate() { prop_assert_eq!(s.contains(i as u64), b); }
             let v: Vec<_> = s.iter().collect();
             for w in v.windows(2) { prop_assert!(w[0].end < w[1].start); }
+        }
+
+        #[test]
+        fn gaps_are_what_an_insert_adds(ranges in proptest::collection::vec((0u64..64, 0u64..16), 0..20), start in 0u64..80, len in 0u64..30) {
+            let mut s = RangeSet::new();
+            for (a, l) in ranges { s.insert(a..a + l); }
+            let gaps: Vec<_> = s.gaps(start..start + len).collect();
+            for v in start..start + len {
+                prop_assert_eq!(gaps.iter().any(|g| g.contains(&v)), !s.contains(v));
+            }
+            for w in gaps.windows(2) { prop_assert!(w[0].end < w[1].start); }
+            prop_assert!(gaps.iter().all(|g| g.start >= start && g.end <= start + len && g.start < g.end));
         }
     }
 }

@@ -304,6 +304,7 @@ impl H3Client {
             }
             CloseReason::Application { code, .. } => *code != H3_NO_ERROR && *code != 0,
             CloseReason::IdleTimeout => false,
+            CloseReason::HandshakeTimeout => true,
         };
         if error {
             eprintln!("error: {why}");

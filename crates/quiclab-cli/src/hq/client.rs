@@ -349,6 +349,7 @@ impl Conn {
             CloseReason::Transport { error, .. } => error.code != TransportErrorCode::NO_ERROR,
             CloseReason::Application { code, .. } => *code != 0,
             CloseReason::IdleTimeout => false,
+            CloseReason::HandshakeTimeout => true,
         };
         if error {
             eprintln!("error: {why}");

@@ -7,7 +7,7 @@
 
 use super::spaces::SpaceId;
 use super::timers::Timer;
-use super::{CloseReason, Connection, ConnectionEvent, State};
+use super::{CloseReason, Connection, ConnectionEvent, EndpointEvent, State};
 use crate::error::{TransportError, TransportErrorCode};
 use crate::events::{ConnectionState, Event, Owner};
 use crate::time::Instant;
@@ -45,7 +45,7 @@ impl CloseState {
                 (TransportErrorCode::APPLICATION_ERROR.0, Some(0), "")
             }
             CloseReason::Application { code, reason, .. } => (*code, None, reason.as_str()),
-            CloseReason::IdleTimeout => return,
+            CloseReason::IdleTimeout | CloseReason::HandshakeTimeout => return,
         };
         let room = max.saturating_sub(buf.len() + 24);
         let text = &text.as_bytes()[..text.len().min(room).min(256)];
@@ -72,6 +72,7 @@ impl Connection {
         self.close.frame = Some(reason);
         self.close.pending = true;
         self.state = State::Closing;
+        self.release_peer_buffers();
         self.timers.set(Timer::Close, now + self.close_period());
         self.set_state_event(now, ConnectionState::Closing);
     }
@@ -89,6 +90,7 @@ impl Connection {
         }
         self.close.pending = false;
         self.state = State::Draining;
+        self.release_peer_buffers();
         self.timers.set(Timer::Close, now + self.close_period());
         self.set_state_event(now, ConnectionState::Draining);
     }
@@ -120,6 +122,22 @@ impl Connection {
         self.path.close_period(self.config.max_ack_delay())
     }
 
+    /// Ends the connection at once without a CONNECTION_CLOSE: the idle timeout (RFC
+    /// 9000 §10.1) or the handshake timeout (logged as a local close, since no packet
+    /// says so).
+    pub(super) fn end_silently(&mut self, now: Instant, reason: CloseReason) {
+        if reason == CloseReason::HandshakeTimeout {
+            let (code, application, text) = close_fields(&reason);
+            self.emit_closed(now, Owner::Local, code, application, text);
+        }
+        self.close.reason = Some(reason.clone());
+        self.events.push_back(ConnectionEvent::Closed(reason));
+        self.state = State::Drained;
+        self.release_peer_buffers();
+        self.set_state_event(now, ConnectionState::Closed);
+        self.endpoint_events.push_back(EndpointEvent::Drained);
+    }
+
     /// A peer violation: close with its error code.
     pub(super) fn fail(&mut self, now: Instant, error: TransportError) {
         self.stats.local_error = Some(error.code);
@@ -139,5 +157,6 @@ fn close_fields(r: &CloseReason) -> (u64, bool, String) {
         CloseReason::Transport { error, .. } => (error.code.0, false, error.reason.clone()),
         CloseReason::Application { code, reason, .. } => (*code, true, reason.clone()),
         CloseReason::IdleTimeout => (0, false, "idle timeout".to_string()),
+        CloseReason::HandshakeTimeout => (0, false, "handshake timeout".to_string()),
     }
 }

@@ -5,11 +5,17 @@
 use crate::error::TransportError;
 use crate::range_set::RangeSet;
 use crate::wire::{crypto_header_len, write_crypto_header};
-use std::collections::BTreeMap;
 
-/// How much out-of-order CRYPTO data we buffer per space before giving up
-/// (RFC 9000 §7.5: at least 4096 bytes; beyond the limit CRYPTO_BUFFER_EXCEEDED).
-const MAX_CRYPTO_BUFFER: u64 = 1 << 16;
+/// How much CRYPTO data a connection buffers for reassembly, over all its spaces, and
+/// packets it keeps until it can read them, before giving up (RFC 9000 §7.5: at least
+/// 4096 bytes; beyond the limit CRYPTO_BUFFER_EXCEEDED). See
+/// `Connection::handshake_buffered_bytes`.
+pub const MAX_CRYPTO_BUFFER: u64 = 1 << 16;
+
+/// Disjoint pieces of CRYPTO data one space keeps apart at most: a ClientHello split
+/// and reordered on purpose (chaos protection) or a flight with losses makes a few
+/// dozen; this bounds the bookkeeping of one split into single bytes.
+const MAX_CRYPTO_RANGES: usize = 256;
 
 /// Outgoing CRYPTO data of one space. Data is kept until acknowledged; once every
 /// byte queued so far is acknowledged and nothing waits to be (re)sent, the buffer is
@@ -97,84 +103,192 @@ impl CryptoSend {
 }
 
 /// Incoming CRYPTO data of one space, reassembled.
+///
+/// The bytes from the read offset up to the highest one received sit in one buffer,
+/// gaps zero-filled; a byte that arrives again is not stored again. The buffer is at
+/// most the `limit` each insert is given (the connection's budget,
+/// [`MAX_CRYPTO_BUFFER`]), whatever the peer sends: overlapping or shifted copies of
+/// the same data cost nothing (RFC 9000 §7.5).
 #[derive(Debug, Default)]
 pub struct CryptoRecv {
     /// Next offset TLS expects.
     read_offset: u64,
-    /// Out-of-order segments keyed by offset.
-    segments: BTreeMap<u64, Vec<u8>>,
+    /// `buf[i]` is the byte at `read_offset + i`; its capacity is what is counted.
+    buf: Vec<u8>,
+    /// Offsets at or past `read_offset` received so far.
+    received: RangeSet,
 }
 
 impl CryptoRecv {
-    /// Stores a CRYPTO frame's data; returns `false` when it was all received before
-    /// (a duplicate: RFC 9002 §6.2.3 lets the receiver infer that the peer misses some of
-    /// our CRYPTO data or acknowledgments).
-    pub fn insert(&mut self, offset: u64, data: &[u8]) -> Result<bool, TransportError> {
+    /// Stores a CRYPTO frame's data, keeping the buffer (from the read offset to the
+    /// frame's end) within `limit` bytes; returns `false` when it was all received
+    /// before (a duplicate: RFC 9002 §6.2.3 lets the receiver infer that the peer
+    /// misses some of our CRYPTO data or acknowledgments). `offset + data.len()` must
+    /// not overflow (the frame decoder checks it against 2^62, RFC 9000 §19.6).
+    pub fn insert(&mut self, offset: u64, data: &[u8], limit: u64) -> Result<bool, TransportError> {
         let end = offset + data.len() as u64;
         if end <= self.read_offset {
             return Ok(false); // duplicate
         }
-        if end - self.read_offset > MAX_CRYPTO_BUFFER {
-            return Err(TransportError::new(
-                crate::error::TransportErrorCode::CRYPTO_BUFFER_EXCEEDED,
-                "too much out-of-order CRYPTO data",
-            ));
+        // RFC 9000 §7.5: past the buffer we allow, CRYPTO_BUFFER_EXCEEDED.
+        let need = end - self.read_offset;
+        if need > limit {
+            return Err(exceeded("too much out-of-order CRYPTO data"));
         }
-        let skip = self.read_offset.saturating_sub(offset) as usize;
         let start = offset.max(self.read_offset);
-        let seg = &data[skip..];
-        match self.segments.get(&start) {
-            Some(existing) if existing.len() >= seg.len() => Ok(false),
-            _ => {
-                self.segments.insert(start, seg.to_vec());
-                Ok(true)
+        let mut new = false;
+        for gap in self.received.gaps(start..end) {
+            if !new && (self.buf.len() as u64) < need {
+                // Exactly: the capacity is what the budget counts.
+                self.buf.reserve_exact(need as usize - self.buf.len());
+                self.buf.resize(need as usize, 0);
             }
+            new = true;
+            let at = (gap.start - self.read_offset) as usize;
+            let from = (gap.start - offset) as usize..(gap.end - offset) as usize;
+            self.buf[at..at + from.len()].copy_from_slice(&data[from]);
         }
+        if !new {
+            return Ok(false);
+        }
+        self.received.insert(start..end);
+        if self.received.len() > MAX_CRYPTO_RANGES {
+            return Err(exceeded("CRYPTO data in too many pieces"));
+        }
+        Ok(true)
     }
 
     /// Takes the contiguous data available at the read offset.
     pub fn take_contiguous(&mut self, out: &mut Vec<u8>) {
-        while let Some((&off, _)) = self.segments.first_key_value() {
-            if off > self.read_offset {
-                break;
-            }
-            let (off, seg) = self.segments.pop_first().expect("checked non-empty");
-            let end = off + seg.len() as u64;
-            if end > self.read_offset {
-                out.extend_from_slice(&seg[(self.read_offset - off) as usize..]);
-                self.read_offset = end;
-            }
+        let Some(first) = self.received.first() else {
+            return;
+        };
+        if first.start > self.read_offset {
+            return;
         }
+        let n = (first.end - self.read_offset) as usize;
+        out.extend_from_slice(&self.buf[..n]);
+        self.received.pop_first();
+        self.read_offset = first.end;
+        if n == self.buf.len() {
+            self.buf = Vec::new(); // nothing waits: free it
+        } else {
+            self.buf.drain(..n);
+        }
+    }
+
+    /// Bytes this space holds for reassembly (the buffer's capacity).
+    pub fn buffered(&self) -> u64 {
+        self.buf.capacity() as u64
     }
 }
 
-#[cfg(feature = "fuzzing")]
-impl CryptoRecv {
-    /// Out-of-order bytes held for reassembly (what a peer can make us buffer).
-    pub fn buffered(&self) -> usize {
-        self.segments.values().map(Vec::len).sum()
-    }
+fn exceeded(why: &'static str) -> TransportError {
+    TransportError::new(
+        crate::error::TransportErrorCode::CRYPTO_BUFFER_EXCEEDED,
+        why,
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    const LIMIT: u64 = MAX_CRYPTO_BUFFER;
+
+    fn is_exceeded(r: Result<bool, TransportError>) -> bool {
+        r.is_err_and(|e| e.code == crate::error::TransportErrorCode::CRYPTO_BUFFER_EXCEEDED)
+    }
+
     #[test]
     fn reassembles_out_of_order_with_overlap() {
         let mut r = CryptoRecv::default();
-        assert!(r.insert(5, b"fghij").unwrap());
-        assert!(!r.insert(5, b"fgh").unwrap(), "already buffered");
+        assert!(r.insert(5, b"fghij", LIMIT).unwrap());
+        assert!(!r.insert(5, b"fgh", LIMIT).unwrap(), "already buffered");
         let mut out = Vec::new();
         r.take_contiguous(&mut out);
         assert!(out.is_empty());
-        r.insert(0, b"abcdefg").unwrap();
+        r.insert(0, b"abcdefg", LIMIT).unwrap();
         r.take_contiguous(&mut out);
         assert_eq!(out, b"abcdefghij");
-        assert!(!r.insert(3, b"def").unwrap(), "below the read offset");
+        assert_eq!(r.buffered(), 0, "freed once read");
+        assert!(
+            !r.insert(3, b"def", LIMIT).unwrap(),
+            "below the read offset"
+        );
         out.clear();
         r.take_contiguous(&mut out);
         assert!(out.is_empty());
+    }
+
+    #[test]
+    fn only_gaps_are_filled_first_copy_wins() {
+        let mut r = CryptoRecv::default();
+        r.insert(5, b"fghij", LIMIT).unwrap();
+        assert!(r.insert(0, b"ABCDEFGHIJKL", LIMIT).unwrap());
+        let mut out = Vec::new();
+        r.take_contiguous(&mut out);
+        assert_eq!(out, b"ABCDEfghijKL");
+    }
+
+    /// The flood of issue 40: offset 0 left empty, then segments at 1, 2, 3, ...; each
+    /// shifted copy used to be stored whole (their sum: 72 MB here).
+    #[test]
+    fn shifted_copies_are_stored_once() {
+        let mut r = CryptoRecv::default();
+        let data: Vec<u8> = (0..1200u32).map(|i| i as u8).collect();
+        let last = LIMIT - 1200;
+        for k in 1..=last {
+            let b = k as u8;
+            let seg: Vec<u8> = data.iter().map(|d| d.wrapping_add(b)).collect();
+            r.insert(k, &seg, LIMIT).unwrap();
+            assert!(r.buffered() <= LIMIT);
+        }
+        assert_eq!(r.buffered(), LIMIT);
+        assert!(is_exceeded(r.insert(last + 1, &data, LIMIT)));
+        let mut out = Vec::new();
+        r.insert(0, &[7], LIMIT).unwrap();
+        r.take_contiguous(&mut out);
+        assert_eq!(out.len() as u64, LIMIT);
+        // Byte k came first in the segment at offset k (value k + 0).
+        assert_eq!(out[1000], 1000u64 as u8);
+        assert_eq!(r.buffered(), 0);
+    }
+
+    #[test]
+    fn past_the_limit_is_crypto_buffer_exceeded() {
+        let mut r = CryptoRecv::default();
+        assert!(r.insert(90, &[0; 10], 100).unwrap());
+        assert!(is_exceeded(r.insert(91, &[0; 10], 100)));
+        assert!(is_exceeded(r.insert(95, &[0; 10], 100)));
+        assert!(r.insert(0, &[0; 10], 100).unwrap(), "within what it holds");
+        // In-order data that is read at once never piles up.
+        let mut r = CryptoRecv::default();
+        let mut out = Vec::new();
+        for k in 0..1000u64 {
+            r.insert(k * 100, &[1; 100], 100).unwrap();
+            r.take_contiguous(&mut out);
+        }
+        assert_eq!(out.len(), 100_000);
+    }
+
+    #[test]
+    fn too_many_pieces_is_crypto_buffer_exceeded() {
+        let mut r = CryptoRecv::default();
+        for k in 0..MAX_CRYPTO_RANGES as u64 {
+            r.insert(2 * k + 1, &[1], LIMIT).unwrap();
+        }
+        assert!(is_exceeded(r.insert(
+            2 * MAX_CRYPTO_RANGES as u64 + 1,
+            &[1],
+            LIMIT
+        )));
+        // Filling a gap merges pieces: that is always allowed.
+        let mut r = CryptoRecv::default();
+        for k in 0..MAX_CRYPTO_RANGES as u64 {
+            r.insert(2 * k + 1, &[1], LIMIT).unwrap();
+        }
+        assert!(r.insert(2, &[1], LIMIT).unwrap());
     }
 
     #[test]

@@ -22,8 +22,11 @@ pub const MAX_PATH_RESPONSES: usize = super::path::MAX_PENDING_PATH_RESPONSES;
 /// targets assert those bounds after every input step.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Footprint {
-    /// Out-of-order CRYPTO bytes waiting for reassembly, all spaces.
+    /// CRYPTO bytes held for reassembly, all spaces.
     pub crypto_buffered: usize,
+    /// What the peer sent that waits to be used: the CRYPTO bytes above and packets
+    /// waiting for keys or for the handshake (`handshake_buffered_bytes`).
+    pub handshake_buffered: usize,
     /// Streams in the stream map (open, or closed but not yet released).
     pub streams: usize,
     /// Received stream bytes not yet read by the application (gaps included).
@@ -125,7 +128,8 @@ impl Connection {
     pub fn footprint(&self) -> Footprint {
         let (streams, stream_recv_buffered) = self.streams.footprint();
         Footprint {
-            crypto_buffered: self.spaces.iter().map(|s| s.crypto_recv.buffered()).sum(),
+            crypto_buffered: self.crypto_buffered_bytes() as usize,
+            handshake_buffered: self.handshake_buffered_bytes() as usize,
             streams,
             stream_recv_buffered,
             datagrams_queued: self.received_datagrams.len(),

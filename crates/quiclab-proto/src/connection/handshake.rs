@@ -26,9 +26,10 @@ impl Connection {
         offset: u64,
         data: &[u8],
     ) -> Result<(), TransportError> {
+        let limit = self.crypto_limit(space);
         let new_data = self.spaces[space as usize]
             .crypto_recv
-            .insert(offset, data)?;
+            .insert(offset, data, limit)?;
         // RFC 9369 §4.1: CRYPTO data from the server in our version settles it.
         self.versions.settled = true;
         if !new_data {
@@ -216,6 +217,7 @@ impl Connection {
 
     fn on_handshake_complete(&mut self, now: Instant) {
         self.handshake.complete = true;
+        self.timers.stop(super::timers::Timer::Handshake);
         self.state = super::State::Established;
         self.stats.handshake_completed_at = Some(now);
         self.events.push_back(ConnectionEvent::HandshakeCompleted);
@@ -263,6 +265,8 @@ impl Connection {
         }
         sp.discarded = true;
         sp.keys = None;
+        // Nothing more is read here: free what waited for reassembly.
+        sp.crypto_recv = Default::default();
         sp.probes = 0;
         sp.sent.drain();
         if self.logging() {

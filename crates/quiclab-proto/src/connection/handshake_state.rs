@@ -93,6 +93,11 @@ impl HandshakeState {
         std::mem::take(&mut self.early_one_rtt)
     }
 
+    /// Bytes of the 1-RTT packets kept while the handshake is incomplete.
+    pub fn early_one_rtt_bytes(&self) -> u64 {
+        self.early_one_rtt.iter().map(|(_, p)| p.len() as u64).sum()
+    }
+
     /// Whether 1-RTT packets wait for the handshake to complete.
     pub fn has_early_one_rtt(&self) -> bool {
         !self.early_one_rtt.is_empty()

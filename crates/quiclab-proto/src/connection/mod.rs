@@ -30,6 +30,7 @@ mod key_update;
 mod loss;
 mod new_token;
 mod path;
+mod peer_buffers;
 mod pmtud;
 mod recv;
 mod retry;
@@ -42,6 +43,7 @@ mod timers;
 mod version;
 mod zero_rtt;
 
+pub use crypto_stream::MAX_CRYPTO_BUFFER;
 #[cfg(feature = "fuzzing")]
 pub use fuzzing::{Footprint, MAX_PATH_RESPONSES};
 pub(crate) use recv::Parsed;
@@ -107,6 +109,8 @@ pub enum CloseReason {
         reason: String,
     },
     IdleTimeout,
+    /// The handshake did not complete within `handshake_timeout_ms`.
+    HandshakeTimeout,
 }
 
 /// What the endpoint must learn from a connection: connection IDs to route or forget,
@@ -370,6 +374,10 @@ impl Connection {
         );
         let mut timers = TimerTable::default();
         let idle = IdleTimeout::new(now, config.idle_timeout_ms, &mut timers);
+        if config.handshake_timeout_ms > 0 {
+            let limit = std::time::Duration::from_millis(config.handshake_timeout_ms);
+            timers.set(Timer::Handshake, now + limit);
+        }
         Connection {
             side,
             versions: version::VersionState::new(version),
@@ -654,12 +662,11 @@ impl Connection {
         }
         if self.timers.is_expired(Timer::Idle, now) {
             self.stats.idle_timeout = true;
-            self.close.reason = Some(CloseReason::IdleTimeout);
-            self.events
-                .push_back(ConnectionEvent::Closed(CloseReason::IdleTimeout));
-            self.state = State::Drained;
-            self.set_state_event(now, ConnectionState::Closed);
-            self.endpoint_events.push_back(EndpointEvent::Drained);
+            self.end_silently(now, CloseReason::IdleTimeout);
+            return;
+        }
+        if self.timers.is_expired(Timer::Handshake, now) {
+            self.end_silently(now, CloseReason::HandshakeTimeout);
             return;
         }
         if let Err(e) = self.release_handshake_hold(now) {

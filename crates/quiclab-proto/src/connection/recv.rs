@@ -173,7 +173,8 @@ impl Connection {
             // RFC 9001 §5.7: no 1-RTT processing before the handshake completes; keep a
             // few such packets for then instead of making the client retransmit them.
             let ty = h.ty;
-            if !self.handshake.keep_early_one_rtt(h, packet) {
+            if !self.may_keep_packet(packet.len()) || !self.handshake.keep_early_one_rtt(h, packet)
+            {
                 self.drop_packet(now, Some(ty), packet.len(), DropReason::KeyUnavailable);
             }
             return false;

@@ -15,6 +15,10 @@ use std::time::Duration;
 pub(super) enum Timer {
     /// No packet for the idle timeout: the connection ends silently (RFC 9000 §10.1).
     Idle,
+    /// The handshake has not completed by `handshake_timeout_ms` after the connection
+    /// began: it ends silently, however often the peer sends (a peer that only sends
+    /// Initials cannot hold a server's handshake slot longer). Stopped on completion.
+    Handshake,
     /// Loss detection's time threshold or the probe timeout (RFC 9002 §6, A.8).
     LossDetection,
     /// Data waits for the pacer until then (RFC 9002 §7.7).
@@ -27,7 +31,7 @@ pub(super) enum Timer {
 }
 
 impl Timer {
-    const COUNT: usize = 5;
+    const COUNT: usize = 6;
 }
 
 /// Deadlines by [`Timer`]; `None` when a timer is not armed.

@@ -68,6 +68,16 @@ impl ZeroRtt {
     pub fn can_send(&self) -> bool {
         self.keys.is_some() && self.status == ZeroRttStatus::Attempted
     }
+
+    /// Server: bytes of the 0-RTT packets waiting for their keys.
+    pub fn pending_bytes(&self) -> u64 {
+        self.pending.iter().map(|(_, p)| p.len() as u64).sum()
+    }
+
+    /// Server: forgets the waiting 0-RTT packets (the connection closed).
+    pub fn drop_pending(&mut self) {
+        self.pending = Vec::new();
+    }
 }
 
 impl Connection {
@@ -184,7 +194,7 @@ impl Connection {
             return false;
         }
         if self.zero_rtt.keys.is_none() {
-            if self.zero_rtt.pending.len() < MAX_PENDING {
+            if self.zero_rtt.pending.len() < MAX_PENDING && self.may_keep_packet(packet.len()) {
                 self.zero_rtt.pending.push((h, packet.to_vec()));
             } else {
                 self.drop_packet(now, ty, size, DropReason::KeyUnavailable);
