@@ -26,10 +26,11 @@ use std::time::Duration;
 pub const CLIENTS: u8 = 8;
 /// Connections the server lets handshake at once (below `CLIENTS`, so the limit bites).
 pub const MAX_HANDSHAKING: usize = 4;
-/// The largest datagram the target sends.
-pub const MAX_DATAGRAM: usize = 1500;
-/// RFC 9000 §7.5: out-of-order CRYPTO data a connection may buffer (64 KiB), plus the
-/// one datagram whose frame may straddle the limit.
+/// The largest datagram the target sends: UDP carries up to 64 KiB (IP fragments), and
+/// a long-header packet up to 16 KiB (its 2-byte Length field as we write it).
+pub const MAX_DATAGRAM: usize = 16 * 1024;
+/// RFC 9000 §7.5: out-of-order CRYPTO data a connection may buffer (64 KiB), plus one
+/// datagram whose frame may straddle the limit.
 pub const CRYPTO_BOUND: usize = 64 * 1024 + MAX_DATAGRAM;
 
 /// One frame of an Initial packet.

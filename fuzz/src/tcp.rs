@@ -68,7 +68,9 @@ impl Segment {
         let (seq, ack, flags, window) = (r.u32(), r.u32(), r.u8(), r.u16());
         let opts = r.u8();
         let timestamps = (opts & 1 == 1).then(|| (r.u32(), r.u32()));
-        let sack = (0..(opts >> 1) % 5).map(|_| (r.u32(), r.u16())).collect();
+        // RFC 2018 §3: 4 blocks fit in the option space, 3 beside timestamps.
+        let max = if timestamps.is_some() { 4 } else { 5 };
+        let sack = (0..(opts >> 1) % max).map(|_| (r.u32(), r.u16())).collect();
         let payload = r.bytes(1460).to_vec();
         Segment {
             seq,
