@@ -30,7 +30,7 @@ fi
 start=$SECONDS
 cargo +nightly fuzz build -s none || exit 1
 echo "fuzz: build took $((SECONDS - start)) s"
-bin=target/x86_64-unknown-linux-gnu/release
+bin=${CARGO_TARGET_DIR:-target}/x86_64-unknown-linux-gnu/release
 failed=()
 for t in "${targets[@]}"; do
     mkdir -p "corpus/$t" "artifacts/$t"
