@@ -442,6 +442,13 @@ impl H3Connection {
         self.requests.len()
     }
 
+    /// Peer unidirectional streams still tracked: its control and QPACK streams, and
+    /// others only while their type is being read (what a peer opening and resetting
+    /// streams of unknown types cannot grow).
+    pub fn peer_uni_streams(&self) -> usize {
+        self.uni.len()
+    }
+
     // ----- writing -----
 
     /// Writes every buffered byte the connection takes.

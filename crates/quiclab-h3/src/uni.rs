@@ -107,7 +107,14 @@ impl H3Connection {
                 Ok(r) => (r.bytes, r.fin),
                 Err(StreamError::Blocked) => return,
                 Err(StreamError::Reset(_)) => (0, true),
-                Err(_) => return,
+                Err(_) => {
+                    // Stopped by us (an unknown type, RFC 9114 §6.2): nothing more is
+                    // read, so its entry goes now, whether the peer finishes or resets.
+                    if matches!(self.uni.get(&id), Some(Uni::Ignored)) {
+                        self.uni.remove(&id);
+                    }
+                    return;
+                }
             };
             if n > 0 {
                 if let Err(e) = self.uni_bytes(conn, now, id, &buf[..n]) {
