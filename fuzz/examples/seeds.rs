@@ -451,6 +451,7 @@ fn h3_traffic() {
         h3::Step::GoAway,
         h3::Step::Reset {
             stream: 4,
+            repeat: 0,
             code: 0x10c,
         },
     ]);

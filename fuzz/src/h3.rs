@@ -34,10 +34,10 @@ pub enum Step {
         fin: bool,
         bytes: Vec<u8>,
     },
-    /// RESET_STREAM on the stream, at the offset written so far.
-    Reset { stream: u8, code: u16 },
-    /// STOP_SENDING on the stream.
-    Stop { stream: u8, code: u16 },
+    /// RESET_STREAM on the stream and the `repeat` after it, at the offsets written.
+    Reset { stream: u8, repeat: u8, code: u16 },
+    /// STOP_SENDING on the stream and the `repeat` after it.
+    Stop { stream: u8, repeat: u8, code: u16 },
     /// Time passes; timers fire; what the server sends is lost.
     Advance { ms: u16 },
     /// The server application answers every request whose head arrived.
@@ -51,6 +51,12 @@ pub enum Step {
 pub fn client_stream(sel: u8) -> StreamId {
     let dir = if sel & 1 == 1 { Dir::Uni } else { Dir::Bi };
     StreamId::new(Side::Client, dir, u64::from(sel >> 1))
+}
+
+/// The stream `sel` names and the `repeat % 32` streams of the same kind after it.
+fn streams(sel: u8, repeat: u8) -> impl Iterator<Item = StreamId> {
+    let first = client_stream(sel);
+    (0..=u64::from(repeat % 32)).map(move |k| StreamId(first.0 + 4 * k))
 }
 
 impl Step {
@@ -67,10 +73,12 @@ impl Step {
             }
             1 => Step::Reset {
                 stream: r.u8(),
+                repeat: r.u8(),
                 code: r.u16(),
             },
             2 => Step::Stop {
                 stream: r.u8(),
+                repeat: r.u8(),
                 code: r.u16(),
             },
             3 => Step::Advance { ms: r.u16() },
@@ -92,8 +100,16 @@ impl Step {
                 .u8(*repeat)
                 .u8(u8::from(*fin))
                 .bytes(bytes),
-            Step::Reset { stream, code } => w.u8(1).u8(*stream).u16(*code),
-            Step::Stop { stream, code } => w.u8(2).u8(*stream).u16(*code),
+            Step::Reset {
+                stream,
+                repeat,
+                code,
+            } => w.u8(1).u8(*stream).u8(*repeat).u16(*code),
+            Step::Stop {
+                stream,
+                repeat,
+                code,
+            } => w.u8(2).u8(*stream).u8(*repeat).u16(*code),
             Step::Advance { ms } => w.u8(3).u16(*ms),
             Step::Respond => w.u8(4),
             Step::GoAway => w.u8(5),
@@ -212,30 +228,41 @@ fn run_from(config: &TransportConfig, recorded: &Recorded, data: &[u8]) {
                 fin,
                 bytes,
             } => {
-                let first = client_stream(stream);
-                for k in 0..=u64::from(repeat % 32) {
-                    let id = StreamId(first.0 + 4 * k);
+                for id in streams(stream, repeat) {
                     client.write(&mut pair, id, &bytes, fin);
                     server.pump(&mut pair);
                     check(&pair, &server.h3, config, &h3_config);
                 }
             }
-            Step::Reset { stream, code } => {
-                let id = client_stream(stream);
-                let final_size = client.offsets.get(&id).copied().unwrap_or(0);
-                let f = Frame::ResetStream {
-                    id,
-                    error_code: u64::from(code),
-                    final_size,
-                };
-                client.send(&mut pair, &[f]);
+            Step::Reset {
+                stream,
+                repeat,
+                code,
+            } => {
+                for id in streams(stream, repeat) {
+                    let final_size = client.offsets.get(&id).copied().unwrap_or(0);
+                    let f = Frame::ResetStream {
+                        id,
+                        error_code: u64::from(code),
+                        final_size,
+                    };
+                    client.send(&mut pair, &[f]);
+                    server.pump(&mut pair);
+                    check(&pair, &server.h3, config, &h3_config);
+                }
             }
-            Step::Stop { stream, code } => {
-                let f = Frame::StopSending {
-                    id: client_stream(stream),
-                    error_code: u64::from(code),
-                };
-                client.send(&mut pair, &[f]);
+            Step::Stop {
+                stream,
+                repeat,
+                code,
+            } => {
+                for id in streams(stream, repeat) {
+                    let f = Frame::StopSending {
+                        id,
+                        error_code: u64::from(code),
+                    };
+                    client.send(&mut pair, &[f]);
+                }
             }
             Step::Advance { ms } => {
                 pair.now += Duration::from_millis(u64::from(ms));
