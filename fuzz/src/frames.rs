@@ -598,9 +598,7 @@ pub fn check(conn: &Connection, config: &TransportConfig) {
         quiclab_proto::connection::MAX_PATH_RESPONSES as u64,
     );
     let cids = config.active_connection_id_limit;
-    // The NEW_CONNECTION_ID that breaks the limit is stored before the check that
-    // closes the connection (CONNECTION_ID_LIMIT_ERROR): one more.
-    bound("peer connection IDs", f.remote_cids, cids + 1);
+    bound("peer connection IDs", f.remote_cids, cids);
     bound("retirements owed", f.retire_pending, 5 * cids);
     // A connection we closed for a violation says which, with a transport error code.
     if let Some(CloseReason::Transport {
