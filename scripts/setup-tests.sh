@@ -50,6 +50,14 @@ if command -v rustup >/dev/null; then
     done
 fi
 
+# cargo-fuzz for scripts/fuzz.sh, from the registry, when the nightly toolchain is there
+# (without nightly the fuzz step is skipped, so it is not needed).
+if cargo +nightly --version >/dev/null 2>&1 && ! cargo +nightly fuzz --version >/dev/null 2>&1; then
+    say "installing cargo-fuzz (fuzz targets)"
+    cargo install cargo-fuzz --locked >&2 ||
+        say "cargo-fuzz could not be installed: the fuzz step will say it is skipped"
+fi
+
 # The virtualenv: rebuilt when tests/requirements.txt changes (its copy is the stamp).
 venv=.venv
 stamp="$venv/.requirements.txt"

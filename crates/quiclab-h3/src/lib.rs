@@ -6,7 +6,8 @@
 mod connection;
 pub mod error;
 pub mod frame;
-pub mod fuzz;
+#[cfg(feature = "fuzzing")]
+mod fuzzing;
 pub mod log;
 pub mod message;
 pub mod qlog;
@@ -17,6 +18,8 @@ mod streams;
 mod uni;
 
 pub use connection::{H3Config, H3Connection, H3Event, H3Stats};
+#[cfg(feature = "fuzzing")]
+pub use fuzzing::H3Footprint;
 pub use qpack::Field;
 pub use uni::stream_type;
 

@@ -26,7 +26,11 @@ use std::time::Duration;
 
 mod ack;
 mod fast_open;
+#[cfg(feature = "fuzzing")]
+mod fuzzing;
 pub use fast_open::cookie as fast_open_cookie;
+#[cfg(feature = "fuzzing")]
+pub use fuzzing::TcpFootprint;
 mod timers;
 mod transmit;
 

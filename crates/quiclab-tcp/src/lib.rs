@@ -19,4 +19,6 @@ pub mod scoreboard;
 pub mod wire;
 
 pub use config::{ConfigError, TcpConfig};
+#[cfg(feature = "fuzzing")]
+pub use connection::TcpFootprint;
 pub use connection::{CloseReason, Event, SegmentError, State, TcpConnection, TcpStats, Transmit};

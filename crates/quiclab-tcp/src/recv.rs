@@ -74,6 +74,12 @@ impl Receiver {
         }
     }
 
+    /// Out-of-order bytes, entries and blocks held (fuzz targets bound them).
+    #[cfg(feature = "fuzzing")]
+    pub fn ooo_footprint(&self) -> (u64, usize, usize) {
+        (self.ooo_bytes, self.ooo.len(), self.blocks.len())
+    }
+
     /// Sets the MSS the peer sends with, for counting full-sized segments.
     pub fn set_mss(&mut self, mss: u64) {
         self.mss = mss.max(1);

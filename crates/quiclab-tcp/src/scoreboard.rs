@@ -80,6 +80,12 @@ pub struct Scoreboard {
 }
 
 impl Scoreboard {
+    /// SACKed ranges held (fuzz targets bound them).
+    #[cfg(feature = "fuzzing")]
+    pub fn sacked_ranges(&self) -> usize {
+        self.sacked.len()
+    }
+
     /// Bytes the application has written and not had acknowledged.
     pub fn buffered(&self) -> u64 {
         self.buf.len() as u64

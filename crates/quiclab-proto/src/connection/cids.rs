@@ -170,6 +170,16 @@ impl CidState {
             self.pending_retire.push_back(f.sequence);
             return self.check_pending_retirements(limit);
         }
+        // RFC 9000 §5.1.1: the IDs we would hold after this frame (those it leaves
+        // unretired, and the new one) must fit our limit; checked before any change,
+        // so a refused frame leaves nothing behind.
+        let retire_to = f.retire_prior_to.max(self.remote_retire_prior_to);
+        if self.remote.range(retire_to..).count() as u64 + 1 > limit {
+            return Err(TransportError::new(
+                TransportErrorCode::CONNECTION_ID_LIMIT_ERROR,
+                "peer exceeded active_connection_id_limit",
+            ));
+        }
         self.remote.insert(f.sequence, (f.id, Some(f.reset_token)));
         if f.retire_prior_to > self.remote_retire_prior_to {
             self.remote_retire_prior_to = f.retire_prior_to;
@@ -186,14 +196,7 @@ impl CidState {
                 self.active_remote = *self.remote.keys().next().expect("the new ID remains");
             }
         }
-        self.check_pending_retirements(limit)?;
-        if self.remote.len() as u64 > limit {
-            return Err(TransportError::new(
-                TransportErrorCode::CONNECTION_ID_LIMIT_ERROR,
-                "peer exceeded active_connection_id_limit",
-            ));
-        }
-        Ok(())
+        self.check_pending_retirements(limit)
     }
 
     /// How many of the peer's connection IDs we keep (at most our
@@ -265,6 +268,22 @@ mod tests {
         let err = result.expect_err("an endless retirement stream must be refused");
         assert_eq!(err.code, TransportErrorCode::CONNECTION_ID_LIMIT_ERROR);
         assert!(cids.pending_retire.len() as u64 <= max_pending_retirements(limit) + 1);
+    }
+
+    /// Found by the `connection_frames` fuzz target: the ID that broke the limit was
+    /// stored before the check refused it, leaving limit + 1 IDs.
+    #[test]
+    fn an_id_past_the_limit_is_refused_and_not_stored() {
+        let mut cids = state();
+        for seq in 1..4 {
+            cids.on_new_cid(&frame(seq, 0), 4).unwrap();
+        }
+        let err = cids.on_new_cid(&frame(59_648, 0), 4).unwrap_err();
+        assert_eq!(err.code, TransportErrorCode::CONNECTION_ID_LIMIT_ERROR);
+        assert_eq!(cids.remote.len(), 4);
+        // Retiring older IDs makes room: not an error.
+        cids.on_new_cid(&frame(5, 3), 4).unwrap();
+        assert_eq!(cids.remote.len(), 2);
     }
 
     /// Retirements the sender drains are never an error (RFC 9000 §5.1.2), and each

@@ -11,6 +11,10 @@ pub struct Footprint {
     /// CRYPTO bytes held for reassembly, all spaces: at most
     /// [`super::MAX_CRYPTO_BUFFER`] (RFC 9000 §7.5).
     pub crypto_buffered: usize,
+    /// What the peer sent that waits to be used: the CRYPTO bytes above and packets
+    /// waiting for keys or for the handshake, within the same budget
+    /// ([`Connection::handshake_buffered_bytes`]).
+    pub handshake_buffered: usize,
     /// Streams kept (open, or closed but not yet released): at most the stream limits
     /// we advertise (RFC 9000 §4.6) plus our own.
     pub streams: usize,
@@ -36,9 +40,9 @@ impl Connection {
     /// The sizes of the buffers a peer can fill (see [`Footprint`]).
     pub fn footprint(&self) -> Footprint {
         let (streams, stream_recv_buffered) = self.streams.footprint();
-        let crypto = self.spaces.iter().map(|s| s.crypto_recv.buffered());
         Footprint {
-            crypto_buffered: crypto.sum::<u64>() as usize,
+            crypto_buffered: self.crypto_buffered_bytes() as usize,
+            handshake_buffered: self.handshake_buffered_bytes() as usize,
             streams,
             stream_recv_buffered,
             datagrams_queued: self.received_datagrams.len(),

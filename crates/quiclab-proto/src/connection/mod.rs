@@ -23,6 +23,8 @@ mod compatible;
 mod crypto_stream;
 mod event_log;
 mod footprint;
+#[cfg(feature = "fuzzing")]
+mod fuzzing;
 mod handshake;
 mod handshake_state;
 mod key_update;
@@ -48,6 +50,8 @@ pub use crypto_stream::MAX_CRYPTO_BUFFER;
 pub use footprint::Footprint;
 #[cfg(any(test, feature = "testing"))]
 pub use misbehave::with_tampered_transport_parameters;
+#[cfg(feature = "fuzzing")]
+pub use fuzzing::MAX_PATH_RESPONSES;
 pub(crate) use recv::Parsed;
 pub use retry::ServerValidation;
 pub use send::MIN_INITIAL_DATAGRAM;
