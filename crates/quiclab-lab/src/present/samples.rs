@@ -230,7 +230,9 @@ pub fn collect(
 fn finish_cell(plan: &Plan, cmp: &Comparison, trend_axis: Option<&str>, c: CellBuild) -> Cell {
     let single_exact = plan.deterministic || cmp.single_runs_exact;
     let mut exact = true;
-    let mut identical = false;
+    // Every point of the cell repeated with identical values (a pooled cell where some
+    // points vary is not deterministic, and is not reported as such).
+    let mut identical = !plan.deterministic && !c.points.is_empty();
     for pairs in c.points.values() {
         let constant = pairs
             .windows(2)
@@ -239,7 +241,7 @@ fn finish_cell(plan: &Plan, cmp: &Comparison, trend_axis: Option<&str>, c: CellB
             1 => single_exact,
             _ => constant,
         };
-        identical |= pairs.len() > 1 && constant && !plan.deterministic;
+        identical &= pairs.len() > 1 && constant;
         exact &= point_exact;
     }
     Cell {
