@@ -1,6 +1,7 @@
 """``python -m quiclab lab run PLAN [--scheduler ADDRESS | --local-cluster N]``: the
 CLI's ``quiclab lab run``, with the runs optionally on a Dask cluster. Same files,
-same report; the same exit status (1 when a finding fails, unless --keep-going)."""
+same report; the same exit status (1 when a check fails, is inconclusive or has no
+data, unless --keep-going; claims never change it)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import time
 from pathlib import Path
 
 from . import Plan, QuiclabError
-from ._core import findings_gate
+from ._core import checks_gate
 from ._plan import default_out
 
 
@@ -28,7 +29,7 @@ def _parser() -> argparse.ArgumentParser:
     where.add_argument(
         "--local-cluster", type=int, metavar="N", help="a Dask LocalCluster of N worker processes"
     )
-    run.add_argument("--keep-going", action="store_true", help="exit 0 when a finding fails")
+    run.add_argument("--keep-going", action="store_true", help="exit 0 when a check does not hold")
     return p
 
 
@@ -62,14 +63,14 @@ def lab_run(args) -> int:
     print(f"done in {time.monotonic() - started:.1f} s ({result.ran} ran, {result.reused} cached)",
           file=sys.stderr)
     print(f"report: {result.report}")
-    counts, failing, any_findings = findings_gate([str(out)])
-    if not any_findings:
+    counts, failing, any_statements = checks_gate([str(out)])
+    if not any_statements:
         return 0
-    print(f"findings: {counts}")
+    print(counts)
     for line in failing:
         print(f"  {line}", file=sys.stderr)
     if failing and not args.keep_going:
-        print(f"error: {len(failing)} finding(s) fail or have no data "
+        print(f"error: {len(failing)} check(s) fail, are inconclusive or have no data "
               "(--keep-going to exit 0 anyway)", file=sys.stderr)
         return 1
     return 0

@@ -142,9 +142,10 @@ class PlanRun:
 
         return pd.read_csv(self.out / "runs.csv")
 
-    def findings(self) -> tuple[str, list[str]]:
-        """The findings' counts and the failing ones, as ``quiclab lab run`` prints."""
-        counts, failing, _ = _core.findings_gate([os.fspath(self.out)])
+    def checks(self) -> tuple[str, list[str]]:
+        """The claims' counts per source and the checks' counts, and the checks that fail
+        the run (fail, are inconclusive or have no data), as ``quiclab lab run`` prints."""
+        counts, failing, _ = _core.checks_gate([os.fspath(self.out)])
         return counts, failing
 
     def _repr_html_(self) -> str:

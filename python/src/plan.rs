@@ -5,9 +5,9 @@
 
 use crate::py_err;
 use pyo3::prelude::*;
-use quiclab_lab::present::findings;
 use quiclab_lab::present::report::write_report;
 use quiclab_lab::present::reproduce::draw_figures;
+use quiclab_lab::present::statements;
 use quiclab_lab::run::cache::store_entry;
 use quiclab_lab::run::collect::collect;
 use quiclab_lab::run::prepare::cache_dir;
@@ -35,6 +35,9 @@ impl PyPlan {
         let prepared = py
             .detach(|| PreparedPlan::load(&path, quick))
             .map_err(py_err)?;
+        for w in &prepared.warnings {
+            eprintln!("warning: {w}");
+        }
         Ok(PyPlan { prepared, quick })
     }
 
@@ -117,18 +120,22 @@ fn execute(py: Python<'_>, run_json: &str) -> PyResult<Vec<u8>> {
     py.detach(|| quiclab_lab::execute(&run)).map_err(py_err)
 }
 
-/// The findings of results directories, as `quiclab lab run` prints them:
-/// (counts text, failing lines, whether there are any findings).
+/// The claims and checks of results directories, as `quiclab lab run` prints them:
+/// (counts text: the claims per source and the checks, the lines of the checks that
+/// fail the run, whether there are any statements).
 #[pyfunction]
-fn findings_gate(dirs: Vec<PathBuf>) -> PyResult<(String, Vec<String>, bool)> {
-    let (counts, failing) = findings::gate(&dirs).map_err(py_err)?;
-    let any = counts != findings::Counts::default();
-    Ok((counts.to_string(), failing, any))
+fn checks_gate(dirs: Vec<PathBuf>) -> PyResult<(String, Vec<String>, bool)> {
+    let gate = statements::gate(&dirs).map_err(py_err)?;
+    Ok((
+        gate.summary_lines().join("\n"),
+        gate.failing.clone(),
+        !gate.is_empty(),
+    ))
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyPlan>()?;
     m.add_function(wrap_pyfunction!(execute, m)?)?;
-    m.add_function(wrap_pyfunction!(findings_gate, m)?)?;
+    m.add_function(wrap_pyfunction!(checks_gate, m)?)?;
     Ok(())
 }

@@ -3,8 +3,10 @@
 
 use anyhow::{anyhow, Context, Result};
 use clap::Args;
-use quiclab_lab::present::reproduce::{self, run_and_report};
-use quiclab_lab::present::{adhoc, findings, report};
+use quiclab_lab::present::index::write_index;
+use quiclab_lab::present::record::{record_full_run, LastFullRun};
+use quiclab_lab::present::reproduce::{self, run_and_report, LAST_FULL_RUN};
+use quiclab_lab::present::{adhoc, report, statements};
 use quiclab_lab::RunOptions;
 use std::path::PathBuf;
 use std::time::Instant as WallClock;
@@ -18,7 +20,8 @@ pub struct SweepOptions {
     /// Fewer points and repetitions (each plan's [quick] section), for CI and a first look.
     #[arg(long)]
     quick: bool,
-    /// Exit 0 even when a finding fails or has no data (the reports say so anyway).
+    /// Exit 0 even when a check fails, is inconclusive or has no data (the reports say
+    /// so anyway).
     #[arg(long)]
     keep_going: bool,
 }
@@ -83,6 +86,10 @@ pub struct ReproduceArgs {
     /// The experiments directory (default: experiments/ here or in a parent directory).
     #[arg(long)]
     experiments: Option<PathBuf>,
+    /// Record every claim's and check's outcome, with the date and the git revision, in
+    /// experiments/last-full-run.csv (full runs only: not with --quick).
+    #[arg(long)]
+    record: bool,
     #[command(flatten)]
     sweep: SweepOptions,
 }
@@ -106,27 +113,61 @@ pub fn lab_run(a: LabRunArgs) -> Result<()> {
     let report = run_and_report(&a.plan, &out, &a.sweep.options())?;
     eprintln!("done in {:.1} s", started.elapsed().as_secs_f64());
     println!("report: {}", report.display());
-    findings_gate(&[out], a.sweep.keep_going)
+    statements_gate(&[out], a.sweep.keep_going)
 }
 
-/// Prints the findings' counts and fails (exit status 1) when one fails or has no
-/// data, unless `keep_going`.
-fn findings_gate(dirs: &[PathBuf], keep_going: bool) -> Result<()> {
-    let (counts, failing) = findings::gate(dirs)?;
-    if counts == findings::Counts::default() {
+/// Prints the claims' counts per source and the checks' counts, and fails (exit
+/// status 1) when a check fails, is inconclusive or has no data, unless `keep_going`.
+/// Claims never change the exit status.
+fn statements_gate(dirs: &[PathBuf], keep_going: bool) -> Result<()> {
+    let gate = statements::gate(dirs)?;
+    if gate.is_empty() {
         return Ok(());
     }
-    println!("findings: {counts}");
-    for line in &failing {
+    for line in gate.summary_lines() {
+        println!("{line}");
+    }
+    for line in &gate.failing {
         eprintln!("  {line}");
     }
-    if failing.is_empty() || keep_going {
+    if gate.failing.is_empty() || keep_going {
         return Ok(());
     }
     Err(anyhow!(
-        "{} finding(s) fail or have no data (--keep-going to exit 0 anyway)",
-        failing.len()
+        "{} check(s) fail, are inconclusive or have no data (--keep-going to exit 0 anyway)",
+        gate.failing.len()
     ))
+}
+
+/// Today's date (UTC) as YYYY-MM-DD, from the wall clock (civil-from-days, proleptic
+/// Gregorian).
+fn today_utc() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let z = (secs / 86_400) as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+/// `git rev-parse --short HEAD` in `dir`, or "unknown".
+fn git_revision(dir: &std::path::Path) -> String {
+    std::process::Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .current_dir(dir)
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .filter(|r| !r.is_empty())
+        .unwrap_or_else(|| "unknown".into())
 }
 
 pub fn plot(a: PlotArgs) -> Result<()> {
@@ -157,10 +198,28 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
             anyhow!("no experiments/ directory here or above; pass --experiments DIR")
         })?,
     };
+    if a.record && a.sweep.quick {
+        return Err(anyhow!(
+            "--record keeps the last full run: it does not go with --quick"
+        ));
+    }
     use_this_binary();
     let started = WallClock::now();
     let done = reproduce::reproduce(&root, &a.name, &a.out, &a.sweep.options())?;
     eprintln!("done in {:.1} s", started.elapsed().as_secs_f64());
     println!("report: {}", done.index.display());
-    findings_gate(&done.dirs, a.sweep.keep_going)
+    if a.record {
+        let path = root.join(LAST_FULL_RUN);
+        record_full_run(
+            &path,
+            &a.out,
+            &done.dirs,
+            &today_utc(),
+            &git_revision(&root),
+        )?;
+        // The index again, its "last full run" column now this run.
+        write_index(&a.out, &done.dirs, &LastFullRun::read(&path)?)?;
+        println!("recorded: {}", path.display());
+    }
+    statements_gate(&done.dirs, a.sweep.keep_going)
 }

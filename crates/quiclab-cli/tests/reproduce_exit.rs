@@ -1,6 +1,6 @@
-//! `quiclab reproduce` exits non-zero when a finding fails or has no data (unless
-//! `--keep-going`), and a finding that `[quick] skip_findings` leaves out does not
-//! count against a quick run.
+//! `quiclab reproduce` and `quiclab lab run` exit non-zero when a check fails or has no
+//! data (unless `--keep-going`), never because of a claim, and a check that `[quick]
+//! skip` leaves out does not count against a quick run.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -9,15 +9,16 @@ fn scenario() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/validation/c_flow_control.toml")
 }
 
-/// A plan over two RTTs of the flow-control case (goodput = credit / RTT), with
-/// `findings` appended.
-fn plan(findings: &str) -> String {
+/// A plan over two RTTs of the flow-control case (goodput = credit / RTT, lossless:
+/// deterministic), with `statements` appended.
+fn plan(statements: &str) -> String {
     format!(
         r#"name = "claims"
 title = "Claims"
-question = "Does the exit status follow the findings?"
+question = "Does the exit status follow the checks, and only them?"
 base = "{}"
 master_seed = 1
+deterministic = true
 
 [[axes]]
 name = "delay_ms"
@@ -31,36 +32,52 @@ values = [5, 10]
 [metrics]
 goodput_bps = "flows[0].goodput_bps"
 absent = "flows[5].ttlb_s"
-{findings}
+{statements}
 "#,
         scenario().display()
     )
 }
 
-const FALSE_CLAIM: &str = r#"
-[[findings]]
+const FALSE_CHECK: &str = r#"
+[[checks]]
 name = "longer_rtt_raises_goodput"
-claim = "A longer RTT raises the flow-control-limited goodput (false: it is credit / RTT)"
+check = "A longer RTT raises the flow-control-limited goodput (false: it is credit / RTT)"
+basis = "model prediction"
 metric = "goodput_bps"
 of = { delay_ms = 10 }
 against = { delay_ms = 5 }
 expect = "higher"
 "#;
 
+const FALSE_CLAIM: &str = r#"
+[[claims]]
+name = "longer_rtt_raises_goodput"
+source = "A made-up source"
+where = "Fig. 1"
+claim = "A longer RTT raises the flow-control-limited goodput (false: it is credit / RTT)"
+metric = "goodput_bps"
+of = { delay_ms = 10 }
+against = { delay_ms = 5 }
+expect = "higher"
+statistic = "ratio of means"
+"#;
+
 const NO_DATA: &str = r#"
-[[findings]]
+[[checks]]
 name = "nothing_measured"
-claim = "A metric no run has"
+check = "A metric no run has"
+basis = "regression"
 metric = "absent"
 of = { delay_ms = 10 }
 against = { delay_ms = 5 }
 expect = "lower"
 "#;
 
-const TRUE_CLAIM: &str = r#"
-[[findings]]
+const TRUE_CHECK: &str = r#"
+[[checks]]
 name = "longer_rtt_halves_goodput"
-claim = "Twice the RTT halves the goodput (within 1%)"
+check = "Twice the RTT halves the goodput (within 1%)"
+basis = "analytic: credit / RTT"
 metric = "goodput_bps"
 of = { delay_ms = 10 }
 against = { delay_ms = 5 }
@@ -96,26 +113,57 @@ fn text(o: &Output) -> String {
 }
 
 #[test]
-fn a_true_claim_exits_zero() {
+fn a_true_check_exits_zero() {
     let d = tmp("true");
-    let o = reproduce(&d, &plan(TRUE_CLAIM), &[]);
+    let o = reproduce(&d, &plan(TRUE_CHECK), &[]);
     assert!(o.status.success(), "{}", text(&o));
-    assert!(text(&o).contains("findings: 1 hold, 0 inconclusive, 0 fail, 0 no data"));
+    assert!(
+        text(&o).contains("checks: 1 hold, 0 fail, 0 inconclusive, 0 no data, 0 not run"),
+        "{}",
+        text(&o)
+    );
     let _ = std::fs::remove_dir_all(d);
 }
 
 #[test]
-fn a_false_claim_exits_non_zero() {
+fn a_false_check_exits_non_zero() {
     let d = tmp("false");
-    let o = reproduce(&d, &plan(FALSE_CLAIM), &[]);
+    let o = reproduce(&d, &plan(FALSE_CHECK), &[]);
     assert!(!o.status.success(), "{}", text(&o));
     assert!(
         text(&o).contains("longer_rtt_raises_goodput: fails"),
         "{}",
         text(&o)
     );
-    let o = reproduce(&d, &plan(FALSE_CLAIM), &["--keep-going"]);
+    let o = reproduce(&d, &plan(FALSE_CHECK), &["--keep-going"]);
     assert!(o.status.success(), "{}", text(&o));
+    // `lab run` gates the same way.
+    let p = d.join("experiments/claims.toml");
+    let o = Command::new(env!("CARGO_BIN_EXE_quiclab"))
+        .args(["lab", "run", "--jobs", "1", "--out"])
+        .arg(d.join("lab"))
+        .arg(&p)
+        .output()
+        .expect("runs quiclab");
+    assert!(!o.status.success(), "{}", text(&o));
+    let _ = std::fs::remove_dir_all(d);
+}
+
+#[test]
+fn a_false_claim_is_not_reproduced_and_exits_zero() {
+    let d = tmp("claim");
+    let o = reproduce(&d, &plan(FALSE_CLAIM), &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains(
+            "A made-up source: 0 reproduced, 0 direction only, 1 not reproduced, 0 inconclusive, 0 not run"
+        ),
+        "{}",
+        text(&o)
+    );
+    let index = std::fs::read_to_string(d.join("out/index.md")).unwrap();
+    assert!(index.contains("### A made-up source"), "{index}");
+    assert!(index.contains("| not reproduced |"), "{index}");
     let _ = std::fs::remove_dir_all(d);
 }
 
@@ -131,13 +179,53 @@ fn no_data_exits_non_zero_unless_quick_leaves_it_out() {
     );
     let skipped = plan(NO_DATA).replace(
         "[metrics]",
-        "[quick]\nskip_findings = [\"nothing_measured\"]\n\n[metrics]",
+        "[quick]\nskip = { nothing_measured = \"the metric is absent on purpose\" }\n\n[metrics]",
     );
     let o = reproduce(&d, &skipped, &["--quick"]);
     assert!(o.status.success(), "{}", text(&o));
-    assert!(text(&o).contains("1 left out (quick)"), "{}", text(&o));
-    // Without --quick the same finding is judged, and has no data.
+    assert!(text(&o).contains("0 no data, 1 not run"), "{}", text(&o));
+    let index = std::fs::read_to_string(d.join("out/index.md")).unwrap();
+    assert!(
+        index.contains(
+            "check nothing_measured (claims): left out of quick: the metric is absent on purpose"
+        ),
+        "{index}"
+    );
+    // Without --quick the same check is judged, and has no data.
     let o = reproduce(&d, &skipped, &[]);
     assert!(!o.status.success(), "{}", text(&o));
+    let _ = std::fs::remove_dir_all(d);
+}
+
+#[test]
+fn record_is_for_full_runs() {
+    let d = tmp("record");
+    let o = reproduce(&d, &plan(TRUE_CHECK), &["--quick", "--record"]);
+    assert!(!o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("does not go with --quick"),
+        "{}",
+        text(&o)
+    );
+    let o = reproduce(&d, &plan(FALSE_CLAIM), &["--record"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let rec = std::fs::read_to_string(d.join("experiments/last-full-run.csv")).unwrap();
+    let lines: Vec<&str> = rec.lines().collect();
+    assert_eq!(
+        lines[0],
+        "experiment,kind,name,source,where,status,ours,reason,date,revision"
+    );
+    assert!(
+        lines[1].starts_with(
+            "claims,claim,longer_rtt_raises_goodput,A made-up source,Fig. 1,not reproduced,"
+        ),
+        "{rec}"
+    );
+    // The index shows it as the last full run.
+    let index = std::fs::read_to_string(d.join("out/index.md")).unwrap();
+    assert!(
+        index.contains("| not reproduced: -50.0% (deterministic) ("),
+        "{index}"
+    );
     let _ = std::fs::remove_dir_all(d);
 }

@@ -372,9 +372,10 @@ fn bad_plans_name_file_line_and_key() {
     assert!(m.contains("metrics.missing"), "{m}");
 }
 
-/// `[cases]`, quoted literals, common random numbers, derived metrics and findings work
-/// together: each case writes its keys, the compared points share seeds, the derived
-/// metric is computed per run, and the report's findings land in `findings.csv`.
+/// `[cases]`, quoted literals, common random numbers, derived metrics and (deprecated)
+/// findings work together: each case writes its keys, the compared points share seeds,
+/// the derived metric is computed per run, and the findings, read as checks, land in
+/// `checks.csv`.
 #[test]
 fn cases_common_seeds_derived_metrics_and_findings() {
     let dir = tmpdir("cases");
@@ -449,14 +450,24 @@ expect = "lower"
         .collect();
     assert_eq!(resolved.len(), 1 + 8);
     quiclab_lab::present::report::write_report(&out).unwrap();
-    let f = read(&out, "findings.csv");
-    // 2 loss values x 2 repetitions, paired by seed.
-    assert!(f.contains("far_is_slower,ttlb,holds,paired,4,"), "{f}");
-    assert!(f.contains("wrong_way,ttlb,fails,paired,4,"), "{f}");
+    // The deprecated [[findings]] are read as checks, pooled over the loss axis: 2 loss
+    // values x 2 repetitions, paired by seed.
+    let f = read(&out, "checks.csv");
+    assert!(
+        f.contains("far_is_slower,holds,,ttlb,mean of ratios,pooled"),
+        "{f}"
+    );
+    assert!(
+        f.contains("wrong_way,fails,,ttlb,mean of ratios,pooled"),
+        "{f}"
+    );
+    let f = read(&out, "checks_points.csv");
+    assert!(f.contains("far_is_slower,all points,holds,4,"), "{f}");
+    assert!(!out.join("findings.csv").exists());
     let report = read(&out, "report.md");
     assert!(
-        report.contains("## Findings")
-            && report.contains("Overall: 1 hold, 0 inconclusive, 1 fail, 0 no data."),
+        report.contains("## Checks")
+            && report.contains("Checks: 1 hold, 1 fail, 0 inconclusive, 0 no data, 0 not run."),
         "{report}"
     );
     // The far variant really ran with a 20 ms forward delay.

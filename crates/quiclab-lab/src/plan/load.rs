@@ -30,6 +30,13 @@ pub fn load_plan(path: &Path) -> Result<Plan, LabError> {
     }
 }
 
+/// Warnings about a valid plan file: deprecated keys (`[[findings]]`,
+/// `skip_findings`) and the replication rule where it is not yet an error. Each names
+/// the file.
+pub fn plan_warnings(plan: &Plan, path: &Path) -> Vec<String> {
+    crate::plan::validate_statements::warnings(plan, &path.display().to_string())
+}
+
 fn load_plan_file(path: &Path) -> Result<Plan, LabError> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| LabError::io(path, e))?;

@@ -3,7 +3,7 @@
 //! the report. A plan expands into runs, each with a fully resolved scenario and a seed
 //! derived from the master seed, the point's parameters and the repetition index.
 
-pub mod claim;
+pub mod comparison;
 pub mod endpoints;
 pub mod endpoints_check;
 pub mod expand;
@@ -11,9 +11,10 @@ pub mod load;
 pub mod locate;
 pub mod path;
 pub mod points;
+pub mod statement;
 pub mod validate;
+mod validate_statements;
 
-use claim::{Claim, Published};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -123,9 +124,12 @@ pub struct Quick {
     /// Replacement `[set]` expressions (e.g. shorter runs).
     #[serde(default)]
     pub set: BTreeMap<String, String>,
-    /// Findings the quick run leaves out on purpose (their points are not run); any
-    /// other finding without data fails the quick run too.
+    /// Statements (claims or checks) the quick run leaves out, each with the reason the
+    /// index shows: `skip = { name = "reason" }`.
     #[serde(default)]
+    pub skip: BTreeMap<String, String>,
+    /// Deprecated: statements left out of quick without a reason (use `skip`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skip_findings: Vec<String>,
 }
 
@@ -182,10 +186,21 @@ pub struct Plan {
     pub quick: Quick,
     #[serde(default)]
     pub figures: Vec<FigureSpec>,
-    /// Claims about directions (e.g. "1:10 lowers throughput"), checked in the report.
-    #[serde(default)]
-    pub findings: Vec<FindingSpec>,
-    /// Pairs a stochastic finding needs before it can hold or fail (default 5).
+    /// The runs have no random input (no loss, jitter, start offsets or competing
+    /// flows): one repetition, each statement judged exactly. Every other plan with
+    /// claims or checks runs at least 10 repetitions (5 in quick).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deterministic: bool,
+    /// What sources say, each reported as reproduced ... not run (docs/CLAIMS.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub claims: Vec<statement::ClaimSpec>,
+    /// What the project expects; a check that does not hold fails the run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<statement::CheckSpec>,
+    /// Deprecated: read as `[[checks]]` (with a warning).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<statement::FindingSpec>,
+    /// Pairs a point of a stochastic statement needs before it is judged (default 5).
     #[serde(default = "five")]
     pub min_pairs: usize,
     /// Real stacks as processes through the emulator instead of the simulator, at the
@@ -193,7 +208,7 @@ pub struct Plan {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub endpoints: Option<endpoints::Endpoints>,
     /// Set by `--quick` in the plan as run (`plan.resolved.json`), so the report knows
-    /// which findings `[quick] skip_findings` left out. Not a plan-file key.
+    /// which statements `[quick] skip` left out. Not a plan-file key.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub quick_run: bool,
 }
@@ -204,140 +219,4 @@ fn five() -> usize {
 
 fn one_u32() -> u32 {
     1
-}
-
-/// A claim in a plan (`[[findings]]`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FindingSpec {
-    /// Identifier, a column value in `findings.csv` (e.g. "ratio10_vs_1").
-    pub name: String,
-    /// The claim in words, for the report.
-    pub claim: String,
-    /// A metric of the plan.
-    pub metric: String,
-    /// The points measured: axis name = value. Same axis names as `against`.
-    pub of: BTreeMap<String, AxisValue>,
-    /// The points compared against; empty (the default) compares the `of` points with
-    /// their own `[expected]` value of the metric (e.g. an analytic TCP baseline).
-    #[serde(default)]
-    pub against: BTreeMap<String, AxisValue>,
-    /// A comparison of two effects: the claim is about the change of `of` against
-    /// `against` minus the change of `than` against `against` ("1:10 loses more than
-    /// 1:2" is `of = {ratio = 10}`, `than = {ratio = 2}`, `against = {ratio = 1}`,
-    /// `expect = "lower"`). Same axis names as `of`; needs `against`.
-    #[serde(default)]
-    pub than: BTreeMap<String, AxisValue>,
-    /// What the seed reports: a relative change (`-0.062`, or `{ change = -0.062,
-    /// precision = 0.0005 }`), a range of changes (`{ between = [0.25, 0.50] }`), or
-    /// an absolute value of the metric at the `of` points (`{ value = 0.31, unit = "s" }`).
-    #[serde(default)]
-    pub published: Option<PublishedSpec>,
-    /// A one-sided claim on the relative change: "lower" (< 0), "higher" (> 0),
-    /// "< x" or "> x" (x a fraction, e.g. "< -0.667": less than a third).
-    #[serde(default)]
-    pub expect: Option<String>,
-    /// A two-sided claim: |change| <= `within` (e.g. 0.01: the same within 1%).
-    #[serde(default)]
-    pub within: Option<f64>,
-    /// A two-sided claim: the change lies in `[lo, hi]`.
-    #[serde(default)]
-    pub between: Option<[f64; 2]>,
-    /// Pairs needed before a stochastic finding can hold or fail (default: the plan's
-    /// `min_pairs`).
-    #[serde(default)]
-    pub min_pairs: Option<usize>,
-}
-
-impl FindingSpec {
-    /// The claim as a [`Claim`]: exactly one of `expect`, `within`, `between`. The error
-    /// names the key at fault.
-    pub fn parsed_claim(&self) -> Result<Claim, (&'static str, String)> {
-        match (&self.expect, self.within, self.between) {
-            (Some(e), None, None) => Claim::parse_expect(e).map_err(|w| ("expect", w)),
-            (None, Some(w), None) => Claim::within(w).map_err(|w| ("within", w)),
-            (None, None, Some([lo, hi])) => Claim::between(lo, hi).map_err(|w| ("between", w)),
-            (None, None, None) => Err((
-                "expect",
-                "give one of `expect`, `within` or `between`".into(),
-            )),
-            _ => Err((
-                "expect",
-                "give only one of `expect`, `within` and `between`".into(),
-            )),
-        }
-    }
-
-    /// The seed's number, checked: see [`PublishedSpec`].
-    pub fn parsed_published(&self) -> Result<Option<Published>, String> {
-        self.published
-            .as_ref()
-            .map(PublishedSpec::parse)
-            .transpose()
-    }
-}
-
-/// A finding's `published` entry as written in the plan.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum PublishedSpec {
-    /// A relative change, exact.
-    Change(f64),
-    /// `{ change = x }`, `{ between = [lo, hi] }` or `{ value = x, unit = "s" }`, each
-    /// with an optional `precision` (the seed's stated precision, default 0).
-    Table(PublishedTable),
-}
-
-/// The table form of [`PublishedSpec`].
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PublishedTable {
-    pub change: Option<f64>,
-    pub between: Option<[f64; 2]>,
-    pub value: Option<f64>,
-    pub unit: Option<String>,
-    pub precision: Option<f64>,
-}
-
-impl PublishedSpec {
-    /// Checks the entry: exactly one of `change`, `between` and `value`, finite
-    /// numbers, a precision >= 0, a unit only with a value.
-    pub fn parse(&self) -> Result<Published, String> {
-        let t = match self {
-            PublishedSpec::Change(c) => &PublishedTable {
-                change: Some(*c),
-                ..Default::default()
-            },
-            PublishedSpec::Table(t) => t,
-        };
-        let precision = t.precision.unwrap_or(0.0);
-        if !(precision.is_finite() && precision >= 0.0) {
-            return Err(format!("precision {precision} is not a finite number >= 0"));
-        }
-        let finite = |x: f64| {
-            x.is_finite()
-                .then_some(x)
-                .ok_or_else(|| format!("{x} is not a finite number"))
-        };
-        if t.unit.is_some() && t.value.is_none() {
-            return Err("`unit` goes with `value`".into());
-        }
-        match (t.change, t.between, t.value) {
-            (Some(c), None, None) => Ok(Published::Change {
-                value: finite(c)?,
-                precision,
-            }),
-            (None, Some([lo, hi]), None) if t.precision.is_none() => {
-                Claim::between(lo, hi)?;
-                Ok(Published::Between(lo, hi))
-            }
-            (None, Some(_), None) => Err("`between` takes no `precision`".into()),
-            (None, None, Some(v)) => Ok(Published::Value {
-                value: finite(v)?,
-                precision,
-                unit: t.unit.clone().unwrap_or_default(),
-            }),
-            _ => Err("give exactly one of `change`, `between` and `value`".into()),
-        }
-    }
 }

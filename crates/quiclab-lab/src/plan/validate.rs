@@ -10,6 +10,7 @@ use crate::plan::path::{MetricPath, Path as KeyPath};
 use crate::plan::points::{
     apply_quick, axis_len, canonical_params, canonical_value, points, quoted_text,
 };
+use crate::plan::validate_statements::check_statements;
 use crate::plan::{AxisValue, Combine, Plan, Scale};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -25,13 +26,14 @@ fn is_ident(s: &str) -> bool {
         && c.all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
 }
 
-struct Ctx<'a> {
-    file: &'a str,
-    text: &'a str,
+/// The plan file being checked, for errors that name its line and key.
+pub(super) struct Ctx<'a> {
+    pub(super) file: &'a str,
+    pub(super) text: &'a str,
 }
 
 impl Ctx<'_> {
-    fn invalid(
+    pub(super) fn invalid(
         &self,
         line: Option<usize>,
         key: impl Into<String>,
@@ -45,7 +47,7 @@ impl Ctx<'_> {
         }
     }
 
-    fn top(&self, key: &str, why: impl Into<String>) -> LabError {
+    pub(super) fn top(&self, key: &str, why: impl Into<String>) -> LabError {
         self.invalid(line_of_key(self.text, "", key), key, why)
     }
 
@@ -105,7 +107,7 @@ pub fn validate(plan: &Plan, text: &str, file: &str) -> Result<(), LabError> {
     {
         return Err(cx.top("common_random_numbers", format!("`{a}` is not an axis")));
     }
-    check_findings(&cx, plan, &names)?;
+    check_statements(&cx, plan, &names)?;
     check_endpoints(plan, text, file)?;
     check_points(&cx, plan, "")?;
     check_points(&cx, &apply_quick(plan), "quick: ")
@@ -314,117 +316,6 @@ fn check_figures(cx: &Ctx, plan: &Plan, names: &BTreeSet<String>) -> Result<(), 
     Ok(())
 }
 
-/// Findings name metrics and axis values that exist, compare the same axes on every
-/// side, state one claim that parses, and publish a well-formed number; `[quick]
-/// skip_findings` names findings that exist.
-fn check_findings(cx: &Ctx, plan: &Plan, names: &BTreeSet<String>) -> Result<(), LabError> {
-    if plan.quick_run {
-        return Err(cx.top(
-            "quick_run",
-            "set by --quick in the plan as run, not a plan-file key",
-        ));
-    }
-    if plan.min_pairs == 0 {
-        return Err(cx.top("min_pairs", "must be at least 1"));
-    }
-    if let Some(n) = plan
-        .quick
-        .skip_findings
-        .iter()
-        .find(|n| !plan.findings.iter().any(|f| &f.name == *n))
-    {
-        return Err(cx.invalid(
-            line_of_key(cx.text, "quick", "skip_findings"),
-            "quick.skip_findings",
-            format!("`{n}` is not a finding of this plan"),
-        ));
-    }
-    let mut seen = BTreeSet::new();
-    for (i, f) in plan.findings.iter().enumerate() {
-        let at = |field: &str, why: String| {
-            cx.invalid(
-                line_of_entry(cx.text, "findings", i, &f.name),
-                format!("findings[{i}] ({}).{field}", f.name),
-                why,
-            )
-        };
-        if !seen.insert(f.name.as_str()) {
-            return Err(at("name", "two findings have this name".into()));
-        }
-        if !plan.metrics.contains_key(&f.metric) {
-            return Err(at("metric", format!("`{}` is not a metric", f.metric)));
-        }
-        f.parsed_claim().map_err(|(key, why)| at(key, why))?;
-        f.parsed_published().map_err(|e| at("published", e))?;
-        if f.min_pairs == Some(0) {
-            return Err(at("min_pairs", "must be at least 1".into()));
-        }
-        check_finding_sides(plan, f).map_err(|(key, why)| at(key, why))?;
-        for (field, filter) in [("of", &f.of), ("against", &f.against), ("than", &f.than)] {
-            check_finding_filter(plan, names, filter).map_err(|why| at(field, why))?;
-        }
-    }
-    Ok(())
-}
-
-/// `of` names axes; `against` names the same ones (or is empty, to compare with
-/// `[expected]`); `than` names the same ones and needs `against`.
-fn check_finding_sides(
-    plan: &Plan,
-    f: &crate::plan::FindingSpec,
-) -> Result<(), (&'static str, String)> {
-    if f.of.is_empty() {
-        return Err(("of", "name at least one axis value".into()));
-    }
-    if f.against.is_empty() {
-        if !f.than.is_empty() {
-            return Err((
-                "than",
-                "comparing two effects needs `against`, the points both are measured against"
-                    .into(),
-            ));
-        }
-        if !plan.expected.contains_key(&f.metric) {
-            return Err((
-                "against",
-                format!(
-                    "without `against` the finding compares with [expected] `{}`, which is missing",
-                    f.metric
-                ),
-            ));
-        }
-    } else if !f.of.keys().eq(f.against.keys()) {
-        return Err((
-            "against",
-            "`of` and `against` must name the same axes".into(),
-        ));
-    }
-    if !f.than.is_empty() && !f.of.keys().eq(f.than.keys()) {
-        return Err(("than", "`of` and `than` must name the same axes".into()));
-    }
-    Ok(())
-}
-
-/// Every axis a finding filters on exists and has the value named.
-fn check_finding_filter(
-    plan: &Plan,
-    names: &BTreeSet<String>,
-    filter: &BTreeMap<String, AxisValue>,
-) -> Result<(), String> {
-    for (axis, v) in filter {
-        if !names.contains(axis) {
-            return Err(format!("`{axis}` is not an axis"));
-        }
-        let a = plan.axes.iter().find(|a| &a.name == axis);
-        if let Some(vs) = a.and_then(|a| a.values.as_ref()) {
-            if !vs.iter().any(|x| canonical_value(x) == canonical_value(v)) {
-                return Err(format!("axis `{axis}` has no value {}", show_value(v)));
-            }
-        }
-    }
-    Ok(())
-}
-
 fn check_values(
     cx: &Ctx,
     i: usize,
@@ -493,12 +384,4 @@ fn check_points(cx: &Ctx, plan: &Plan, prefix: &str) -> Result<(), LabError> {
         }
     }
     Ok(())
-}
-
-/// A value as a person writes it, for error messages.
-fn show_value(v: &AxisValue) -> String {
-    match v {
-        AxisValue::Number(n) => n.to_string(),
-        AxisValue::Text(s) => format!("\"{s}\""),
-    }
 }

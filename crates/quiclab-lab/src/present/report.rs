@@ -1,12 +1,15 @@
 //! Reports of one experiment's results directory (`report.md` and a self-contained
-//! `report.html`) and an index over several experiments. Both formats are rendered from
-//! one small document model so they always say the same thing.
+//! `report.html`), rendered from one small document model ([`crate::present::doc`]) so
+//! both formats always say the same thing.
 
 use crate::csv::{self, CsvError, Table};
 use crate::error::LabError;
 use crate::plan::load::load_plan;
 use crate::plan::{AxisValue, Combine, Plan, Scale};
-use crate::present::findings;
+use crate::present::doc::{fmt_num, fmt_pct, fmt_tol, to_html, to_markdown, Block};
+use crate::present::statement_csv;
+use crate::present::statement_report::{checks_blocks, claims_blocks};
+use crate::present::statements::{self, Evaluation};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -32,25 +35,27 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ReportError + '_ {
 }
 
 /// Writes `dir/report.md` and `dir/report.html` for the results directory `dir`
-/// (`plan.resolved.json` or `plan.toml`, `summary.csv`, `figures/*.png`); returns the
-/// path of `report.md`.
+/// (`plan.resolved.json` or `plan.toml`, `summary.csv`, `figures/*.png`), and the
+/// statement files (`claims.csv`, `checks.csv` and their per-point tables, see
+/// [`crate::present::statement_csv`]); returns the path of `report.md`.
 pub fn write_report(dir: &Path) -> Result<PathBuf, ReportError> {
     let plan = load_plan(dir)?;
     let plan_text = std::fs::read_to_string(dir.join("plan.toml")).ok();
     let summary = csv::read(dir.join("summary.csv"))?;
     let figures = list_figures(dir)?;
-    let found = findings::evaluate_dir(dir)?;
-    if !found.is_empty() {
-        let csv = dir.join("findings.csv");
-        std::fs::write(&csv, findings::findings_csv(&found)).map_err(io_err(&csv))?;
-    }
+    let evaluated = statements::evaluate_dir(dir)?;
+    write_statement_files(dir, &evaluated)?;
     let mut doc = report_doc(&plan, plan_text.as_deref(), &summary, &figures)?;
-    // The findings come right after the question: they are the page's answer.
-    let mut answer = if found.is_empty() {
-        Vec::new()
-    } else {
-        findings_blocks(&found)
-    };
+    // The claims and checks come right after the question: they are the page's answer.
+    let mut answer = claims_blocks(&evaluated);
+    answer.extend(checks_blocks(&evaluated));
+    if !plan.findings.is_empty() {
+        answer.push(Block::Para(format!(
+            "This plan still states {} `[[findings]]` (deprecated): they are read as checks \
+             (mean of ratios, pooled over the other axes when the plan runs repetitions).",
+            plan.findings.len()
+        )));
+    }
     if !plan.discussion.trim().is_empty() {
         answer.push(Block::Heading(2, "Discussion".into()));
         answer.extend(
@@ -67,60 +72,44 @@ pub fn write_report(dir: &Path) -> Result<PathBuf, ReportError> {
     Ok(md)
 }
 
-/// Writes `root/index.md` and `root/index.html` linking to each experiment's report
-/// (in `dirs`) with its title and overall verdict; an experiment whose results cannot be
-/// read is listed with the error. Returns the path of `index.md`.
-pub fn write_index(root: &Path, dirs: &[PathBuf]) -> Result<PathBuf, ReportError> {
-    let mut md_links = Vec::new();
-    let mut html_links = Vec::new();
-    let mut totals = findings::Counts::default();
-    for dir in dirs {
-        let loaded = load_plan(dir).map_err(ReportError::from);
-        let (title, note) = match loaded.and_then(|plan| {
-            let summary = csv::read(dir.join("summary.csv"))?;
-            let evaluated = findings::evaluate_dir(dir)?;
-            totals.add(findings::Counts::of(&evaluated));
-            let found = findings::verdict(&evaluated);
-            let verdict = match (overall_verdict(&plan, &summary)?, found) {
-                (Some(a), Some(b)) => Some(format!("{a}; {b}")),
-                (a, b) => a.or(b),
-            };
-            Ok((plan.title.clone(), verdict))
-        }) {
-            Ok((title, Some(v))) => (title, v),
-            Ok((title, None)) => (
-                title,
-                "no verdict (no tolerance, expectations or findings)".into(),
-            ),
-            Err(e) => (dir.display().to_string(), format!("error: {e}")),
-        };
-        let rel = dir.strip_prefix(root).unwrap_or(dir);
-        let href = |file: &str| {
-            let mut parts: Vec<String> = rel
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                .collect();
-            parts.push(file.to_string());
-            parts.join("/")
-        };
-        md_links.push((title.clone(), href("report.md"), note.clone()));
-        html_links.push((title, href("report.html"), note));
+/// `claims.csv`, `checks.csv` and their per-point tables (each only when the plan has
+/// such statements); an old `findings.csv` is removed so no reader takes it for current.
+fn write_statement_files(dir: &Path, e: &Evaluation) -> Result<(), ReportError> {
+    let files = [
+        (
+            "claims.csv",
+            !e.claims.is_empty(),
+            statement_csv::claims_csv(&e.claims),
+        ),
+        (
+            "claims_points.csv",
+            !e.claims.is_empty(),
+            statement_csv::claims_points_csv(&e.claims),
+        ),
+        (
+            "checks.csv",
+            !e.checks.is_empty(),
+            statement_csv::checks_csv(&e.checks),
+        ),
+        (
+            "checks_points.csv",
+            !e.checks.is_empty(),
+            statement_csv::checks_points_csv(&e.checks),
+        ),
+    ];
+    for (name, wanted, text) in files {
+        let path = dir.join(name);
+        if wanted {
+            std::fs::write(&path, text).map_err(io_err(&path))?;
+        } else if path.exists() {
+            std::fs::remove_file(&path).map_err(io_err(&path))?;
+        }
     }
-    let totals = Block::Para(format!("Findings over all experiments: {totals}."));
-    let doc = |links| {
-        vec![
-            Block::Heading(1, "quiclab-lab experiments".into()),
-            totals.clone(),
-            Block::Links(links),
-        ]
-    };
-    std::fs::create_dir_all(root).map_err(io_err(root))?;
-    let md = root.join("index.md");
-    std::fs::write(&md, to_markdown(&doc(md_links))).map_err(io_err(&md))?;
-    let html = root.join("index.html");
-    std::fs::write(&html, to_html("quiclab-lab experiments", &doc(html_links)))
-        .map_err(io_err(&html))?;
-    Ok(md)
+    let old = dir.join("findings.csv");
+    if old.exists() {
+        std::fs::remove_file(&old).map_err(io_err(&old))?;
+    }
+    Ok(())
 }
 
 /// File stems of `dir/figures/*.png`, sorted.
@@ -140,55 +129,6 @@ fn list_figures(dir: &Path) -> Result<Vec<String>, ReportError> {
     }
     stems.sort();
     Ok(stems)
-}
-
-/// A piece of a report, rendered to Markdown and HTML.
-#[derive(Clone, Debug, PartialEq)]
-enum Block {
-    Heading(u8, String),
-    Para(String),
-    Quote(String),
-    List(Vec<String>),
-    Table {
-        header: Vec<String>,
-        rows: Vec<Vec<String>>,
-    },
-    Code(String),
-    Image {
-        title: String,
-        src: String,
-    },
-    /// (text, href, note after the link)
-    Links(Vec<(String, String, String)>),
-}
-
-/// Significant digits for tables: about 4, scientific outside 1e-3..1e6.
-pub fn fmt_num(x: f64) -> String {
-    if x == 0.0 {
-        return "0".into();
-    }
-    if !x.is_finite() {
-        return x.to_string();
-    }
-    let mag = x.abs().log10().floor() as i32;
-    if !(-3..6).contains(&mag) {
-        format!("{x:.3e}")
-    } else {
-        let decimals = (3 - mag).max(0) as usize;
-        format!("{x:.decimals$}")
-    }
-}
-
-/// A relative deviation as a signed percentage.
-fn fmt_pct(x: f64) -> String {
-    format!("{:+.2}%", x * 100.0)
-}
-
-/// A tolerance as a percentage without needless decimals ("5%", "2.5%").
-fn fmt_tol(t: f64) -> String {
-    let s = format!("{:.3}", t * 100.0);
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    format!("{s}%")
 }
 
 fn fmt_axis_value(v: &AxisValue) -> String {
@@ -284,80 +224,6 @@ pub fn overall_verdict(plan: &Plan, summary: &Table) -> Result<Option<String>, C
         let _ = write!(line, " ({missing} without data)");
     }
     Ok(Some(line))
-}
-
-/// The "Findings" section: each claim with our relative change (and its CI) next to
-/// the seed's number, the verdict, and whether the seed's number agrees with ours.
-fn findings_blocks(found: &[findings::FindingResult]) -> Vec<Block> {
-    let ours = |r: &findings::FindingResult| match r.estimate {
-        Some(e) => match e.ci {
-            Some((lo, hi)) => format!(
-                "{} [{}, {}], {} pairs",
-                fmt_pct(e.mean),
-                fmt_pct(lo),
-                fmt_pct(hi),
-                e.n
-            ),
-            None if e.n > 1 => format!(
-                "{} ({} to {}), {} single runs",
-                fmt_pct(e.mean),
-                fmt_pct(e.min),
-                fmt_pct(e.max),
-                e.n
-            ),
-            None => format!("{}, single run", fmt_pct(e.mean)),
-        },
-        None => "–".into(),
-    };
-    let rows = found
-        .iter()
-        .map(|r| {
-            let mut verdict = r.verdict.as_str().to_string();
-            if !r.reason.is_empty() {
-                let _ = write!(verdict, " ({})", r.reason);
-            }
-            let (seed, agrees) = match &r.published {
-                Some((p, a)) => (p.describe(), if *a { "yes" } else { "no" }.to_string()),
-                None => ("–".into(), "–".into()),
-            };
-            vec![
-                r.spec.claim.clone(),
-                r.spec.metric.clone(),
-                ours(r),
-                r.claim.map(|c| c.describe()).unwrap_or_default(),
-                verdict,
-                seed,
-                agrees,
-            ]
-        })
-        .collect();
-    let mut blocks = vec![
-        Block::Heading(2, "Findings".into()),
-        Block::Para(
-            "Each claim compares a metric between two groups of points, paired on the other \
-             axes and on the repetition (the same seed under common random numbers). Ours: \
-             the mean relative change with its 95% confidence interval over the pairs, or, \
-             where each point ran once, the mean and range over single runs. A claim holds \
-             only when the whole interval lies on the claimed side or inside the claimed \
-             band (single runs: every pair), fails when it lies wholly outside, and is \
-             inconclusive otherwise. \"Agrees\" says whether the seed's number lies in our \
-             interval (within the seed's stated precision), separately from the verdict."
-                .into(),
-        ),
-        Block::Table {
-            header: [
-                "claim", "metric", "ours", "claimed", "verdict", "seed", "agrees",
-            ]
-            .map(String::from)
-            .to_vec(),
-            rows,
-        },
-    ];
-    blocks.push(Block::Para(format!(
-        "Overall: {}.",
-        findings::Counts::of(found)
-    )));
-    blocks
 }
 
 /// The summary's points: their number and axis cells, for the tables of a report.
@@ -710,187 +576,6 @@ fn tolerance_blocks(plan: &Plan, cells: &PointCells, tol: f64) -> Result<Vec<Blo
     Ok(doc)
 }
 
-/// One line of text for a heading, list item or table cell.
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-fn md_cell(s: &str) -> String {
-    one_line(s).replace('|', "\\|")
-}
-
-fn to_markdown(doc: &[Block]) -> String {
-    let mut out = String::new();
-    for block in doc {
-        match block {
-            Block::Heading(level, text) => {
-                let _ = writeln!(out, "{} {}", "#".repeat(*level as usize), one_line(text));
-            }
-            Block::Para(text) => out.push_str(text.trim_end()),
-            Block::Quote(text) => {
-                let lines: Vec<String> = text
-                    .trim_end()
-                    .lines()
-                    .map(|l| format!("> {l}").trim_end().to_string())
-                    .collect();
-                out.push_str(&lines.join("\n"));
-            }
-            Block::List(items) => {
-                let items: Vec<String> =
-                    items.iter().map(|i| format!("- {}", one_line(i))).collect();
-                out.push_str(&items.join("\n"));
-            }
-            Block::Table { header, rows } => {
-                let line = |cells: &[String]| {
-                    let cells: Vec<String> = cells.iter().map(|c| md_cell(c)).collect();
-                    format!("| {} |", cells.join(" | "))
-                };
-                let _ = writeln!(out, "{}", line(header));
-                let _ = writeln!(out, "|{}", "---|".repeat(header.len()));
-                let rows: Vec<String> = rows.iter().map(|r| line(r)).collect();
-                out.push_str(&rows.join("\n"));
-            }
-            Block::Code(text) => {
-                let mut fence = "```".to_string();
-                while text.contains(&fence) {
-                    fence.push('`');
-                }
-                let _ = write!(out, "{fence}\n{}\n{fence}", text.trim_end());
-            }
-            Block::Image { title, src } => {
-                let src = if src.contains(' ') {
-                    format!("<{src}>")
-                } else {
-                    src.clone()
-                };
-                let _ = write!(out, "![{}]({src})", one_line(title).replace(']', "\\]"));
-            }
-            Block::Links(links) => {
-                let items: Vec<String> = links
-                    .iter()
-                    .map(|(text, href, note)| {
-                        format!(
-                            "- [{}]({}) — {}",
-                            one_line(text).replace(']', "\\]"),
-                            href.replace(' ', "%20"),
-                            one_line(note)
-                        )
-                    })
-                    .collect();
-                out.push_str(&items.join("\n"));
-            }
-        }
-        if !out.ends_with('\n') {
-            out.push('\n');
-        }
-        out.push('\n');
-    }
-    out
-}
-
-/// Escapes text for HTML element content and attribute values.
-pub fn html_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;line-height:1.45;color:#222}
-table{border-collapse:collapse;margin:1rem 0;font-size:.9rem}
-th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:right}
-th{background:#f2f2f2}
-td:first-child,th:first-child{text-align:left}
-pre{background:#f6f6f6;padding:.75rem;overflow-x:auto}
-blockquote{border-left:4px solid #bbb;margin:1rem 0;padding:.25rem 1rem;color:#444}
-figure{margin:1rem 0}
-img{max-width:100%}";
-
-fn to_html(title: &str, doc: &[Block]) -> String {
-    let e = html_escape;
-    let mut out = format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>\n{STYLE}\n</style>\n</head>\n<body>\n",
-        e(title)
-    );
-    let paras = |text: &str| -> String {
-        text.split("\n\n")
-            .filter(|p| !p.trim().is_empty())
-            .map(|p| format!("<p>{}</p>", e(p.trim()).replace('\n', "<br>\n")))
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    for block in doc {
-        match block {
-            Block::Heading(level, text) => {
-                let _ = writeln!(out, "<h{level}>{}</h{level}>", e(text));
-            }
-            Block::Para(text) => {
-                let _ = writeln!(out, "{}", paras(text));
-            }
-            Block::Quote(text) => {
-                let _ = writeln!(out, "<blockquote>\n{}\n</blockquote>", paras(text));
-            }
-            Block::List(items) => {
-                out.push_str("<ul>\n");
-                for i in items {
-                    let _ = writeln!(out, "<li>{}</li>", e(i));
-                }
-                out.push_str("</ul>\n");
-            }
-            Block::Table { header, rows } => {
-                out.push_str("<table>\n<thead><tr>");
-                for h in header {
-                    let _ = write!(out, "<th>{}</th>", e(h));
-                }
-                out.push_str("</tr></thead>\n<tbody>\n");
-                for row in rows {
-                    out.push_str("<tr>");
-                    for c in row {
-                        let _ = write!(out, "<td>{}</td>", e(c));
-                    }
-                    out.push_str("</tr>\n");
-                }
-                out.push_str("</tbody>\n</table>\n");
-            }
-            Block::Code(text) => {
-                let _ = writeln!(out, "<pre><code>{}</code></pre>", e(text.trim_end()));
-            }
-            Block::Image { title, src } => {
-                let _ = writeln!(
-                    out,
-                    "<figure><img src=\"{}\" alt=\"{}\"><figcaption>{}</figcaption></figure>",
-                    e(src),
-                    e(title),
-                    e(title)
-                );
-            }
-            Block::Links(links) => {
-                out.push_str("<ul>\n");
-                for (text, href, note) in links {
-                    let _ = writeln!(
-                        out,
-                        "<li><a href=\"{}\">{}</a> — {}</li>",
-                        e(href),
-                        e(text),
-                        e(note)
-                    );
-                }
-                out.push_str("</ul>\n");
-            }
-        }
-    }
-    out.push_str("</body>\n</html>\n");
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -963,6 +648,9 @@ mod tests {
                 expected: true,
                 filter: BTreeMap::new(),
             }],
+            deterministic: false,
+            claims: vec![],
+            checks: vec![],
             findings: vec![],
             min_pairs: 5,
             endpoints: None,
@@ -1034,7 +722,12 @@ point,rtt,tput_bps_n,tput_bps_mean,tput_bps_median,tput_bps_p5,tput_bps_p95,tput
             std::fs::copy(a.0.join(f), exp.join(f)).unwrap();
         }
         let bad = root.0.join("broken");
-        let idx = write_index(&root.0, &[exp, bad]).unwrap();
+        let idx = crate::present::index::write_index(
+            &root.0,
+            &[exp, bad],
+            &crate::present::record::LastFullRun::default(),
+        )
+        .unwrap();
         let md = std::fs::read_to_string(idx).unwrap();
         assert!(
             md.contains("- [Throughput <vs> RTT](bdp/report.md) — 1 of 2 points within 5%"),

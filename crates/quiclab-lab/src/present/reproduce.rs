@@ -1,12 +1,15 @@
 //! Named reproductions: `experiments/<name>.toml` is one plan, `experiments/<name>/` a
 //! group of plans. Reproducing runs each plan (cached, in parallel), draws its figures,
-//! writes its report, and writes an index of all reports.
+//! writes its report, and writes the index ([`crate::present::index`]), with the last
+//! full run from `experiments/last-full-run.csv`.
 
 use crate::csv::{self, row_matches};
 use crate::error::LabError;
 use crate::plan::{AxisValue, FigureSpec};
 use crate::present::figures::build_figure;
+use crate::present::index::write_index;
 use crate::present::plot::{self, Chart, Figure, Point, Series, Style};
+use crate::present::record::LastFullRun;
 use crate::present::report;
 use crate::run::cache::load_run;
 use crate::run::runner::{run_plan, PlanOutcome, RunOptions};
@@ -65,8 +68,11 @@ fn data_err(file: &Path, why: impl std::fmt::Display) -> LabError {
     }
 }
 
+/// The last full run's record in the experiments directory (see [`crate::present::record`]).
+pub const LAST_FULL_RUN: &str = "last-full-run.csv";
+
 /// What `reproduce` wrote: the index and each plan's results directory (for
-/// [`crate::present::findings::gate`]).
+/// [`crate::present::statements::gate`] and [`crate::present::record`]).
 #[derive(Clone, Debug)]
 pub struct Reproduction {
     pub index: PathBuf,
@@ -271,7 +277,8 @@ pub fn reproduce(
             dirs.push(dir);
         }
     }
-    let index = report::write_index(out, &dirs).map_err(|e| data_err(out, e))?;
+    let full = LastFullRun::read(&root.join(LAST_FULL_RUN))?;
+    let index = write_index(out, &dirs, &full).map_err(|e| data_err(out, e))?;
     Ok(Reproduction { index, dirs })
 }
 

@@ -5,7 +5,7 @@
 
 use crate::error::LabError;
 use crate::plan::expand::{expand, RunSpec};
-use crate::plan::load::load_plan;
+use crate::plan::load::{load_plan, plan_warnings};
 use crate::plan::points::apply_quick;
 use crate::plan::Plan;
 use crate::run::cache::is_cached;
@@ -21,18 +21,23 @@ pub struct PreparedPlan {
     pub plan: Plan,
     /// Every run in (point, rep) order; runs with equal keys are one simulation.
     pub specs: Vec<RunSpec>,
+    /// Warnings about the plan file (deprecated keys; see
+    /// [`crate::plan::load::plan_warnings`]), for the executor to show.
+    pub warnings: Vec<String>,
 }
 
 impl PreparedPlan {
     /// Loads `plan_path` and expands it (`quick`: with its `[quick]` overrides).
     pub fn load(plan_path: &Path, quick: bool) -> Result<PreparedPlan, LabError> {
         let plan = load_plan(plan_path)?;
+        let warnings = plan_warnings(&plan, plan_path);
         let specs = expand(&plan, plan_path, quick)?;
         let plan = if quick { apply_quick(&plan) } else { plan };
         Ok(PreparedPlan {
             plan_path: plan_path.to_path_buf(),
             plan,
             specs,
+            warnings,
         })
     }
 

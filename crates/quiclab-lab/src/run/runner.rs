@@ -63,6 +63,9 @@ fn progress_bar(total: usize, done: usize, show: bool) -> ProgressBar {
 /// files). Runs already in `out/cache` are reused.
 pub fn run_plan(plan_path: &Path, out: &Path, opts: &RunOptions) -> Result<PlanOutcome, LabError> {
     let prepared = PreparedPlan::load(plan_path, opts.quick)?;
+    for w in &prepared.warnings {
+        eprintln!("warning: {w}");
+    }
     let plan_file = prepared.plan_file();
     let cache_dir = cache_dir(out)?;
     let missing = prepared.missing(&cache_dir);
