@@ -11,11 +11,18 @@ the documents cannot drift from the code (Python 3 stdlib only).
   rewrites the wall-time table of docs/PERFORMANCE.md (between
   `<!-- doc_figures:timing -->` markers), with the machine's core count. Wall times vary:
   this part only writes. `--with-ack-ratio` adds the full ack-ratio sweeps (~80 min).
+- reproduction: reads `experiments/last-full-run.csv` (written by `quiclab reproduce all
+  --record`, a full run) and rewrites the README's per-seed table of claims by status,
+  with the checks' counts and the run's date and revision (between
+  `<!-- doc_figures:reproduction -->` markers). It only reads a file, so `--check`
+  (scripts/test.sh) is cheap.
 
-Usage: scripts/doc_figures.py [--check] [--only validation|timing] [--with-ack-ratio]
+Usage: scripts/doc_figures.py [--check] [--only validation|timing|reproduction]
+                              [--with-ack-ratio]
 """
 
 import argparse
+import csv
 import os
 import re
 import shutil
@@ -29,6 +36,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 PERFORMANCE = ROOT / "docs" / "PERFORMANCE.md"
+LAST_FULL_RUN = ROOT / "experiments" / "last-full-run.csv"
+
+# The seeds as crates/quiclab-lab/src/present/sources.rs names them.
+SEEDS = {
+    "000": "Instant ACK in QUIC handshakes (IMC '24)",
+    "001": "QUIC's ACK policy and satellite",
+    "002": "QUIC in the INET simulation suite",
+    "003": "The QUIC Transport Protocol: Design and Internet-Scale Deployment (SIGCOMM '17)",
+    "004": "Getting up to Speed with Neqo and Careful Resume",
+}
+CLAIM_STATUSES = ["reproduced", "direction only", "not reproduced", "inconclusive", "not run"]
+CHECK_VERDICTS = ["holds", "fails", "inconclusive", "no data", "not run"]
 
 
 def replace_block(text, name, body):
@@ -116,6 +135,52 @@ def validation_table(f):
     )
 
 
+def reproduction_table():
+    """The README's per-seed counts of claims by status in the last full run."""
+    if not LAST_FULL_RUN.exists():
+        return ("No full run is recorded yet: `quiclab reproduce all --record` (without "
+                "`--quick`) writes `experiments/last-full-run.csv`, and "
+                "`scripts/doc_figures.py --only reproduction` this table from it.\n")
+    with LAST_FULL_RUN.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    claims = defaultdict(lambda: defaultdict(int))
+    checks = defaultdict(int)
+    for r in rows:
+        if r["kind"] == "claim":
+            claims[r["source"].strip()][r["status"]] += 1
+        else:
+            checks[r["status"]] += 1
+    order = sorted(claims, key=lambda s: (s not in SEEDS, s))
+    lines = ["| source | " + " | ".join(CLAIM_STATUSES) + " | claims |",
+             "|---|" + "---|" * (len(CLAIM_STATUSES) + 1)]
+    for s in order:
+        name = f"seed {s}: {SEEDS[s]}" if s in SEEDS else s
+        counts = [claims[s][st] for st in CLAIM_STATUSES]
+        lines.append(f"| {name} | " + " | ".join(map(str, counts)) + f" | {sum(counts)} |")
+    dates = sorted({r["date"] for r in rows})
+    revisions = sorted({r["revision"] for r in rows})
+    when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
+    check_text = ", ".join(f"{checks[v]} {v}" for v in CHECK_VERDICTS)
+    return ("\n".join(lines) + "\n\n"
+            f"Last full run: {when}, revision {', '.join(revisions)} "
+            f"(`experiments/last-full-run.csv`). The project's own checks, counted apart: "
+            f"{check_text}.\n")
+
+
+def update_block(path, name, body, check):
+    """Writes (or, with `check`, compares) the `name` block of `path`."""
+    text = path.read_text()
+    new = replace_block(text, name, body)
+    if check:
+        if new != text:
+            sys.exit(f"doc_figures: {path.name}'s {name} block is stale; "
+                     f"run scripts/doc_figures.py --only {name}")
+        print(f"doc_figures: {path.name}'s {name} block is up to date")
+    elif new != text:
+        path.write_text(new)
+        print(f"doc_figures: {path.name} updated ({name})")
+
+
 def timing_table(with_ack_ratio):
     """Times each reproduction with the release binary into a fresh directory."""
     subprocess.run(["cargo", "build", "--release", "-q", "-p", "quiclab-cli"], cwd=ROOT, check=True)
@@ -151,21 +216,14 @@ def timing_table(with_ack_ratio):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true",
-                    help="compare the README's validation table instead of writing it")
-    ap.add_argument("--only", choices=["validation", "timing"])
+                    help="compare the README's tables instead of writing them")
+    ap.add_argument("--only", choices=["validation", "timing", "reproduction"])
     ap.add_argument("--with-ack-ratio", action="store_true")
     a = ap.parse_args()
     if a.only in (None, "validation"):
-        text = README.read_text()
-        new = replace_block(text, "validation", validation_table(validation_figures()))
-        if a.check:
-            if new != text:
-                sys.exit("doc_figures: README.md's validation table is stale; "
-                         "run scripts/doc_figures.py --only validation")
-            print("doc_figures: README.md's validation table matches the test")
-        elif new != text:
-            README.write_text(new)
-            print("doc_figures: README.md updated")
+        update_block(README, "validation", validation_table(validation_figures()), a.check)
+    if a.only in (None, "reproduction"):
+        update_block(README, "reproduction", reproduction_table(), a.check)
     if a.only in (None, "timing") and not a.check:
         text = PERFORMANCE.read_text()
         PERFORMANCE.write_text(replace_block(text, "timing", timing_table(a.with_ack_ratio)))

@@ -24,6 +24,7 @@ step cargo fmt --all --check
 step cargo clippy --workspace --all-targets -- -D warnings
 step python3 scripts/check_module_cycles.py
 step python3 scripts/doc_figures.py --check --only validation
+step python3 scripts/doc_figures.py --check --only reproduction
 step cargo test --workspace --release --no-fail-fast
 step env PYTHON="$python" tests/interop/run.sh
 # Initial flood (issue 10), bounded: 50,000 junk Initials on loopback while a client

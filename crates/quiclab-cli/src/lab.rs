@@ -219,7 +219,10 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
         )?;
         // The index again, its "last full run" column now this run.
         write_index(&a.out, &done.dirs, &LastFullRun::read(&path)?)?;
-        println!("recorded: {}", path.display());
+        println!(
+            "recorded: {} (scripts/doc_figures.py --only reproduction updates the README)",
+            path.display()
+        );
     }
     statements_gate(&done.dirs, a.sweep.keep_going)
 }

@@ -1,9 +1,9 @@
 //! `quiclab reproduce instant-ack-foreign --quick`: `quiclab server` (IACK vs WFC,
 //! Δt = 50 ms) behind `quiclab emulate`, with quiclab's, aioquic's and quic-go's clients
 //! (tests/interop/quic-go, built by the plan's `requires`), beside
-//! the simulator's prediction. Checks, per client, that the findings hold (IACK's
-//! first PTO is shorter) and that each real client's IACK/WFC gap is most of the
-//! predicted 3 x Δt. Real runs: wall clock, repetitions, medians.
+//! the simulator's prediction. Asserts that the run exits 0 with every check holding
+//! (checks.csv), and that each real client's IACK/WFC gap is most of the predicted
+//! 3 x Δt. Real runs: wall clock, repetitions, medians.
 //!
 //! Exit status 77 is the lab's typed "not available" (a stack's `requires` failed, or
 //! this build has no emulator): the test then says what is missing and passes only
@@ -47,13 +47,10 @@ fn instant_ack_foreign_quick() {
     let Some(dir) = common::reproduce_real("instant-ack-foreign", &[]) else {
         return;
     };
-    let findings = std::fs::read_to_string(dir.join("findings.csv")).expect("findings.csv");
-    for client in ["sim", "quiclab", "aioquic", "quic-go"] {
-        let line = findings
-            .lines()
-            .find(|l| l.starts_with(&format!("iack_shorter_first_pto_{client},")))
-            .unwrap_or_else(|| panic!("no finding for {client}: {findings}"));
-        assert!(line.contains(",holds,"), "{line}");
+    let checks = std::fs::read_to_string(dir.join("checks.csv")).expect("checks.csv");
+    assert!(checks.lines().count() > 1, "no checks: {checks}");
+    for line in checks.lines().skip(1) {
+        assert!(line.split(',').nth(1) == Some("holds"), "{line}");
     }
     // Each real client's median gap at each RTT: at least half of 3 x Δt = 150 ms
     // (its own delays shift both modes alike; a PTO not taken from the first sample

@@ -275,6 +275,31 @@ against = {{ ratio = 1 }}
             CheckVerdict::Holds
         );
     }
+    // The same with ten noisy repetitions: the interval must lie inside the band.
+    let p = plan(
+        "same-noisy",
+        &same("within = 0.01").replace(DETERMINISTIC, REPLICATED),
+    );
+    let noisy = |scale: f64| -> &'static [f64] {
+        let v: Vec<f64> = (0..10)
+            .map(|i| scale * (100.0 + [-0.1, 0.1][i % 2]))
+            .collect();
+        Box::leak(v.into_boxed_slice())
+    };
+    let base = noisy(1.0);
+    for (scale, want) in [
+        (1.5, CheckVerdict::Fails),
+        (0.5, CheckVerdict::Fails),
+        (1.0, CheckVerdict::Holds),
+    ] {
+        let points = [
+            (1, 10, base),
+            (1, 20, base),
+            (2, 10, noisy(scale)),
+            (2, 20, noisy(scale)),
+        ];
+        assert_eq!(eval(&p, &points).checks[0].verdict, want, "x {scale}");
+    }
 }
 
 #[test]

@@ -81,6 +81,43 @@ pub fn line_of_entry(text: &str, section: &str, index: usize, name: &str) -> Opt
     })
 }
 
+/// The plan file being checked, for errors that name its line and key.
+pub(crate) struct Ctx<'a> {
+    pub(crate) file: &'a str,
+    pub(crate) text: &'a str,
+}
+
+impl Ctx<'_> {
+    pub(crate) fn invalid(
+        &self,
+        line: Option<usize>,
+        key: impl Into<String>,
+        why: impl Into<String>,
+    ) -> LabError {
+        LabError::Invalid {
+            file: self.file.to_string(),
+            line,
+            key: key.into(),
+            why: why.into(),
+        }
+    }
+
+    pub(crate) fn top(&self, key: &str, why: impl Into<String>) -> LabError {
+        self.invalid(line_of_key(self.text, "", key), key, why)
+    }
+
+    pub(crate) fn axis(
+        &self,
+        i: usize,
+        name: &str,
+        field: &str,
+        why: impl Into<String>,
+    ) -> LabError {
+        let line = line_of_entry(self.text, "axes", i, name);
+        self.invalid(line, format!("axes[{i}] ({name}).{field}"), why)
+    }
+}
+
 /// 1-based (line, column) of a byte offset.
 pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());

@@ -5,7 +5,7 @@
 use crate::error::LabError;
 use crate::expr::Expr;
 use crate::plan::endpoints_check::check_endpoints;
-use crate::plan::locate::{line_of_entry, line_of_key};
+use crate::plan::locate::{line_of_entry, line_of_key, Ctx};
 use crate::plan::path::{MetricPath, Path as KeyPath};
 use crate::plan::points::{
     apply_quick, axis_len, canonical_params, canonical_value, points, quoted_text,
@@ -26,36 +26,7 @@ fn is_ident(s: &str) -> bool {
         && c.all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
 }
 
-/// The plan file being checked, for errors that name its line and key.
-pub(super) struct Ctx<'a> {
-    pub(super) file: &'a str,
-    pub(super) text: &'a str,
-}
-
 impl Ctx<'_> {
-    pub(super) fn invalid(
-        &self,
-        line: Option<usize>,
-        key: impl Into<String>,
-        why: impl Into<String>,
-    ) -> LabError {
-        LabError::Invalid {
-            file: self.file.to_string(),
-            line,
-            key: key.into(),
-            why: why.into(),
-        }
-    }
-
-    pub(super) fn top(&self, key: &str, why: impl Into<String>) -> LabError {
-        self.invalid(line_of_key(self.text, "", key), key, why)
-    }
-
-    fn axis(&self, i: usize, name: &str, field: &str, why: impl Into<String>) -> LabError {
-        let line = line_of_entry(self.text, "axes", i, name);
-        self.invalid(line, format!("axes[{i}] ({name}).{field}"), why)
-    }
-
     fn expr(
         &self,
         section: &str,

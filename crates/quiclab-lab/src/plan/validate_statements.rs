@@ -5,10 +5,9 @@
 
 use crate::error::LabError;
 use crate::plan::comparison::{Comparison, Test};
-use crate::plan::locate::{line_of_entry, line_of_key};
+use crate::plan::locate::{line_of_entry, line_of_key, Ctx};
 use crate::plan::points::{apply_quick, axis_len, axis_values, canonical_value};
 use crate::plan::statement::{ClaimSpec, KeyError};
-use crate::plan::validate::Ctx;
 use crate::plan::{AxisValue, Plan};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -44,7 +43,7 @@ pub(super) fn check_statements(
             }
         }
         let cmp = c.comparison().map_err(|(key, why)| at(key, why))?;
-        check_comparison(plan, names, &cmp).map_err(|(key, why)| at(key, why))?;
+        check_comparison(plan, names, &cmp, &c.name).map_err(|(key, why)| at(key, why))?;
     }
     for (i, f) in plan.findings.iter().enumerate() {
         let at = |key: &str, why: String| entry_error(cx, "findings", i, &f.name, key, why);
@@ -52,7 +51,7 @@ pub(super) fn check_statements(
             .as_check(plan.repetitions)
             .comparison()
             .map_err(|(key, why)| at(key, why))?;
-        check_comparison(plan, names, &cmp).map_err(|(key, why)| at(key, why))?;
+        check_comparison(plan, names, &cmp, &f.name).map_err(|(key, why)| at(key, why))?;
     }
     if plan.uses_statements() || plan.deterministic {
         if let Some((key, why)) = replication_problem(plan) {
@@ -132,7 +131,7 @@ fn check_claim(plan: &Plan, names: &BTreeSet<String>, c: &ClaimSpec) -> Result<(
     }
     let cmp = c.comparison()?;
     if let Some(cmp) = &cmp {
-        check_comparison(plan, names, cmp)?;
+        check_comparison(plan, names, cmp, &c.name)?;
     }
     let published = c.published()?;
     if published.is_some() && matches!(cmp.as_ref().map(|c| &c.test), Some(Test::Trend { .. })) {
@@ -168,8 +167,14 @@ fn check_claim(plan: &Plan, names: &BTreeSet<String>, c: &ClaimSpec) -> Result<(
 }
 
 /// A comparison names a metric and axis values that exist, the same axes on every
-/// side, and a trend axis the sides leave free with at least two values.
-fn check_comparison(plan: &Plan, names: &BTreeSet<String>, c: &Comparison) -> Result<(), KeyError> {
+/// side, and a trend axis the sides leave free with at least two values (in quick
+/// too, unless `[quick]` skips statement `name`).
+fn check_comparison(
+    plan: &Plan,
+    names: &BTreeSet<String>,
+    c: &Comparison,
+    name: &str,
+) -> Result<(), KeyError> {
     if !plan.metrics.contains_key(&c.metric) {
         return Err(("metric", format!("`{}` is not a metric", c.metric)));
     }
@@ -215,7 +220,13 @@ fn check_comparison(plan: &Plan, names: &BTreeSet<String>, c: &Comparison) -> Re
                 format!("`{axis}` is fixed by `of`: a trend runs along a free axis"),
             ));
         }
-        for (label, p) in [("", plan.clone()), ("quick: ", apply_quick(plan))] {
+        let skipped = plan.quick.skip.contains_key(name)
+            || plan.quick.skip_findings.iter().any(|n| n == name);
+        let mut runs = vec![("", plan.clone())];
+        if !skipped {
+            runs.push(("quick: ", apply_quick(plan)));
+        }
+        for (label, p) in runs {
             let a = p.axes.iter().find(|a| &a.name == axis);
             if a.map_or(0, axis_len) < 2 {
                 return Err((

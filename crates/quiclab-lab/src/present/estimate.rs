@@ -19,7 +19,9 @@
 //!   point), for every statistic.
 //!
 //! A point whose pairs are exact (deterministic: identical repetitions, or the one run
-//! of a deterministic plan) has one value and no interval. Pure functions.
+//! of a deterministic plan) has one value and no interval. The t quantiles come from
+//! [`t95`] (a table, conservative between its entries), so no distribution crate is
+//! needed. Pure functions.
 
 use crate::plan::comparison::Statistic;
 use crate::present::samples::{Cell, Pair};

@@ -35,7 +35,7 @@ fn points_table(name: &str, j: &Judged, words: &[String]) -> Vec<Block> {
         })
         .collect();
     vec![
-        Block::Heading(4, format!("{name}: {}", how(cmp))),
+        Block::Heading(3, format!("{name}: {}", how(cmp))),
         Block::Table {
             header: ["point", "pairs", "change", "status", "note"]
                 .map(String::from)
@@ -80,6 +80,8 @@ pub(crate) fn claims_blocks(e: &Evaluation) -> Vec<Block> {
             vec![
                 r.spec.claim.clone(),
                 format!("{}, {}", source_title(&r.spec.source), r.spec.where_),
+                cmp.map(|c| c.test.describe(c.statistic.is_relative()))
+                    .unwrap_or_else(|| "–".into()),
                 cmp.map(how).unwrap_or_else(|| "–".into()),
                 ours(&r.judged),
                 published,
@@ -105,6 +107,7 @@ pub(crate) fn claims_blocks(e: &Evaluation) -> Vec<Block> {
             header: [
                 "claim",
                 "source",
+                "claimed",
                 "statistic",
                 "ours",
                 "source's number",

@@ -307,13 +307,17 @@ fn points_reason(points: &[PointResult], words: &[Option<&str>], best: Option<&s
         }
         by_word.entry(w).or_default().push(at);
     }
-    if points.len() == 1 {
-        return points[0].reason.clone();
-    }
-    let mut parts: Vec<String> = by_word
-        .into_iter()
-        .map(|(w, at)| format!("{w} at {}", at.join("; ")))
-        .collect();
+    let mut parts: Vec<String> = if points.len() == 1 {
+        (!points[0].reason.is_empty())
+            .then(|| points[0].reason.clone())
+            .into_iter()
+            .collect()
+    } else {
+        by_word
+            .into_iter()
+            .map(|(w, at)| format!("{w} at {}", at.join("; ")))
+            .collect()
+    };
     if points.iter().any(|p| p.identical_repetitions) {
         parts.push("repetitions identical: deterministic".into());
     }
