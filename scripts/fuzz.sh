@@ -13,13 +13,17 @@ export PATH="$HOME/.cargo/bin:$PATH"
 
 seconds=${1:-15}
 shift || true
-if ! cargo +nightly --version >/dev/null 2>&1; then
-    echo "fuzz: skipped (no nightly toolchain: rustup toolchain install nightly)"
+# A skip is printed, and recorded in the test command's summary (tests/skip.rs's file).
+skip() {
+    echo "fuzz: skipped ($1)"
+    [[ -n ${QUICLAB_TEST_SKIPS:-} ]] && echo "scripts/fuzz.sh: $1" >>"$QUICLAB_TEST_SKIPS"
     exit 0
+}
+if ! cargo +nightly --version >/dev/null 2>&1; then
+    skip "no nightly toolchain: rustup toolchain install nightly"
 fi
 if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
-    echo "fuzz: skipped (cargo-fuzz missing: cargo install cargo-fuzz --locked)"
-    exit 0
+    skip "cargo-fuzz missing: cargo install cargo-fuzz --locked"
 fi
 targets=("$@")
 if [[ ${#targets[@]} -eq 0 ]]; then

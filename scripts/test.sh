@@ -34,7 +34,7 @@ step python3 scripts/doc_figures.py --check --only reproduction
 step cargo test --workspace --release --no-fail-fast
 # Coverage-guided fuzzing (fuzz/): each target briefly, from its seeds and past findings;
 # skipped with a message when the nightly toolchain is absent.
-step scripts/fuzz.sh 15
+step scripts/fuzz.sh 10
 step env PYTHON="$python" tests/interop/run.sh
 # Floods (issues 10, 40), bounded, each against a fresh server while a client fetches
 # 1 MB: 50,000 junk Initials (RSS growth < 20 MB), one connection's 80 MB of CRYPTO
