@@ -97,8 +97,9 @@ fn check(name: &str, inspect: impl FnOnce(&Path)) {
     let _ = std::fs::remove_dir_all(&out);
 }
 
-/// Figures are drawn, and a plan with a tolerance states that every point lies within
-/// it.
+/// Figures are drawn, and a plan with a tolerance states how many points lie within it.
+/// Every point must lie within unless claims judge the expected curve: a claim not
+/// reproduced is a result to report (docs/CLAIMS.md), not a failure.
 fn check_report(dir: &Path, plan: &Plan) {
     let text = std::fs::read_to_string(dir.join("report.md")).unwrap();
     let pngs = walk(&dir.join("figures"))
@@ -119,8 +120,14 @@ fn check_report(dir: &Path, plan: &Plan) {
             .split(|c: char| !c.is_ascii_digit())
             .filter_map(|t| t.parse().ok())
             .collect();
+        let claimed = plan.claims.iter().any(|c| {
+            c.against.is_empty()
+                && c.metric
+                    .as_ref()
+                    .is_some_and(|m| plan.expected.contains_key(m))
+        });
         assert!(
-            nums.len() >= 2 && nums[0] == nums[1] && !line.contains("without data"),
+            nums.len() >= 2 && (claimed || nums[0] == nums[1]) && !line.contains("without data"),
             "{}: {line}",
             dir.display()
         );

@@ -48,10 +48,10 @@ mod zero_rtt;
 
 pub use crypto_stream::MAX_CRYPTO_BUFFER;
 pub use footprint::Footprint;
-#[cfg(any(test, feature = "testing"))]
-pub use misbehave::with_tampered_transport_parameters;
 #[cfg(feature = "fuzzing")]
 pub use fuzzing::MAX_PATH_RESPONSES;
+#[cfg(any(test, feature = "testing"))]
+pub use misbehave::with_tampered_transport_parameters;
 pub(crate) use recv::Parsed;
 pub use retry::ServerValidation;
 pub use send::MIN_INITIAL_DATAGRAM;
