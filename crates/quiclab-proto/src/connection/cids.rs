@@ -1,5 +1,8 @@
 //! Connection IDs of both ends (RFC 9000 §5.1): the IDs we issue (NEW_CONNECTION_ID,
 //! RETIRE_CONNECTION_ID from the peer) and the peer's IDs we may use.
+// Peer values pass through here: arithmetic is checked, saturating or wrapping
+// by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
+#![deny(clippy::arithmetic_side_effects)]
 
 use crate::error::{TransportError, TransportErrorCode};
 use crate::rng::DetRng;
@@ -91,7 +94,7 @@ impl CidState {
         let mut out = Vec::new();
         while (self.local.len() as u64) < limit.min(8) {
             let seq = self.next_local_seq;
-            self.next_local_seq += 1;
+            self.next_local_seq = self.next_local_seq.saturating_add(1);
             let cid = random_cid(rng, self.cid_len);
             let mut token = [0u8; 16];
             rng.fill(&mut token);
