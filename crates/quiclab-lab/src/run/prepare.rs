@@ -76,9 +76,8 @@ impl PreparedPlan {
                 let lacking = required.lacking(&entry["result"], s.stack.is_some());
                 if let Some((metric, path)) = lacking {
                     warnings.push(format!(
-                        "{}: the cached result has no `{path}` (metric `{metric}`); running {} again",
+                        "{}: the cached result has no `{path}` (metric `{metric}`); running it again",
                         entry_path(cache_dir, &s.key).display(),
-                        s.key
                     ));
                 }
                 lacking.is_some()
