@@ -4,6 +4,7 @@
 use super::frame::{frame_type as t, AckFrame, Frame};
 use super::ids::{Dir, StreamId};
 use super::varint;
+use std::ops::RangeInclusive;
 
 /// The size of a frame from the sizes of its parts. Frames are built from our own state
 /// and bounded by a packet, so the sum saturates rather than wraps (an impossible
@@ -62,38 +63,57 @@ pub fn write_crypto_header(buf: &mut Vec<u8>, offset: u64, data_len: usize) {
     varint::write(buf, data_len as u64);
 }
 
-/// The fields of an ACK frame after its type, in order (RFC 9000 §19.3): Largest
-/// Acknowledged, ACK Delay, ACK Range Count, First ACK Range, then Gap and ACK Range
-/// Length per further range. The ranges descend without touching (our tracker's, or
-/// a decoded frame's, whose decoding checked that), so the differences cannot go
-/// below zero; they saturate rather than wrap all the same.
-fn ack_fields(a: &AckFrame) -> impl Iterator<Item = u64> + '_ {
+/// The Gap and ACK Range Length of range `r` below range `prev` (RFC 9000 §19.3.1:
+/// Gap = previous smallest - this largest - 2; Range Length = size - 1). The ranges
+/// descend without touching (our tracker's, or a decoded frame's, whose decoding
+/// checked that), so the differences cannot go below zero; they saturate all the same.
+fn gap_and_len(prev: &RangeInclusive<u64>, r: &RangeInclusive<u64>) -> (u64, u64) {
+    (
+        prev.start().saturating_sub(*r.end()).saturating_sub(2),
+        r.end().saturating_sub(*r.start()),
+    )
+}
+
+/// Largest Acknowledged, ACK Delay, ACK Range Count and First ACK Range (RFC 9000 §19.3).
+fn ack_head(a: &AckFrame) -> [u64; 4] {
     let first = &a.ranges[0];
-    let head = [
+    [
         *first.end(),
         a.ack_delay,
         (a.ranges.len() as u64).saturating_sub(1),
         first.end().saturating_sub(*first.start()),
-    ];
-    // RFC 9000 §19.3.1: Gap = previous smallest - this largest - 2; Range Length = size - 1.
-    let rest = a.ranges.windows(2).flat_map(|w| {
-        let gap = w[0].start().saturating_sub(*w[1].end()).saturating_sub(2);
-        [gap, w[1].end().saturating_sub(*w[1].start())]
-    });
-    head.into_iter().chain(rest)
+    ]
 }
 
 fn ack_len(a: &AckFrame) -> usize {
-    let ecn = a.ecn.map_or(0, |e| {
-        size(&[varint::len(e.ect0), varint::len(e.ect1), varint::len(e.ce)])
-    });
-    ack_fields(a).fold(size(&[1, ecn]), |n, v| n.saturating_add(varint::len(v)))
+    let mut n = ack_head(a)
+        .iter()
+        .fold(1, |n: usize, &v| n.saturating_add(varint::len(v)));
+    for w in a.ranges.windows(2) {
+        let (gap, len) = gap_and_len(&w[0], &w[1]);
+        n = n
+            .saturating_add(varint::len(gap))
+            .saturating_add(varint::len(len));
+    }
+    if let Some(e) = a.ecn {
+        n = n.saturating_add(size(&[
+            varint::len(e.ect0),
+            varint::len(e.ect1),
+            varint::len(e.ce),
+        ]));
+    }
+    n
 }
 
 fn write_ack(buf: &mut Vec<u8>, a: &AckFrame) {
     varint::write(buf, if a.ecn.is_some() { t::ACK_ECN } else { t::ACK });
-    for v in ack_fields(a) {
+    for v in ack_head(a) {
         varint::write(buf, v);
+    }
+    for w in a.ranges.windows(2) {
+        let (gap, len) = gap_and_len(&w[0], &w[1]);
+        varint::write(buf, gap);
+        varint::write(buf, len);
     }
     if let Some(e) = a.ecn {
         varint::write(buf, e.ect0);

@@ -101,21 +101,23 @@ impl<'a> Reader<'a> {
     }
     pub fn varint(&mut self) -> Result<u64, UnexpectedEnd> {
         let first = self.peek_u8().ok_or(UnexpectedEnd)?;
-        // RFC 9000 §16: the two high bits give the length, 1, 2, 4 or 8 bytes.
-        let b = self.bytes([1, 2, 4, 8][usize::from(first >> 6)])?;
-        // At most 62 bits are assembled, so no shift drops one.
-        let v = b[1..].iter().fold(u64::from(b[0] & 0x3f), |v, &x| {
-            v.wrapping_shl(8) | u64::from(x)
-        });
+        // RFC 9000 §16: the two high bits give the length (1, 2, 4 or 8 bytes), the
+        // rest of the field is the value, big-endian: at most 62 bits are shifted in, so
+        // no shift drops one.
+        let b = self.bytes(1usize.wrapping_shl(u32::from(first >> 6)))?;
+        let mut v = u64::from(b[0] & 0x3f);
+        for &x in &b[1..] {
+            v = v.wrapping_shl(8) | u64::from(x);
+        }
         Ok(v)
     }
     /// The next `n` bytes.
     pub fn bytes(&mut self, n: usize) -> Result<&'a [u8], UnexpectedEnd> {
-        if self.remaining() < n {
-            return Err(UnexpectedEnd);
-        }
-        // `pos + n <= buf.len()`: checked above.
-        let end = self.pos.saturating_add(n);
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|&end| end <= self.buf.len())
+            .ok_or(UnexpectedEnd)?;
         let s = &self.buf[self.pos..end];
         self.pos = end;
         Ok(s)
