@@ -23,7 +23,9 @@ create_exception!(
 
 /// A Rust error as a `QuiclabError` with its text.
 pub(crate) fn py_err(e: impl std::fmt::Display) -> PyErr {
-    QuiclabError::new_err(e.to_string())
+    // Messages can quote input (a TOML parser quotes the offending value, which may be
+    // megabytes): bounded here, whatever produced them.
+    QuiclabError::new_err(quiclab_sim::excerpt(&e.to_string()).into_owned())
 }
 
 /// Fixes the build id in every run key to a hash of this extension's file (the

@@ -162,3 +162,14 @@ def test_worker_errors_reach_the_client(dask_client):
     assert isinstance(e, quiclab.QuiclabError) and str(e) == "text"
     with pytest.raises(quiclab.QuiclabError, match="line 1 column"):
         dask_client.submit(execute, "{not json", pure=False).result()
+
+
+def test_deep_expected_is_a_bounded_error(root, tmp_path):
+    """Regression (issue 40): 20,000 nested parentheses in [expected] overflowed the stack."""
+    bad = tmp_path / "deep.toml"
+    text = (root / PLANS[0]).read_text().replace('base = "', f'base = "{root / "experiments"}/', 1)
+    deep = "(" * 20_000 + "1" + ")" * 20_000
+    bad.write_text(text.replace('handshake_s = "rtt_ms / 1000"', f'handshake_s = "{deep}"', 1))
+    with pytest.raises(quiclab.QuiclabError, match=r"deep\.toml:\d+: expected\.handshake_s") as e:
+        quiclab.Plan.load(bad)
+    assert "nested deeper than 64 levels" in str(e.value) and len(str(e.value)) < 1000

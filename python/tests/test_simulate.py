@@ -95,3 +95,16 @@ def test_errors_are_quiclab_errors(root, tmp_path):
         quiclab.simulate("name = 'x'\n[topology]\nkind = 'nonsense'\n")
     with pytest.raises(TypeError):
         quiclab.simulate(42)
+
+
+def test_hostile_input_is_a_bounded_error(root):
+    """Regression (issue 40): 10,000 nested parentheses overflowed the parser's stack and
+    killed the interpreter; a type error inside a 100 MB string raised a 300 MB message."""
+    deep = "(" * 10_000 + "10" + ")" * 10_000
+    with pytest.raises(quiclab.QuiclabError, match="topology.forward.delay_ms") as e:
+        quiclab.simulate(root / SCENARIO, overrides={"topology.forward.delay_ms": deep})
+    assert "nested deeper than 64 levels" in str(e.value) and len(str(e.value)) < 1000
+    text = (root / SCENARIO).read_text().replace("seed = ", 'seed = "' + "x" * 100_000_000 + '"\n#', 1)
+    with pytest.raises(quiclab.QuiclabError, match="invalid type: string") as e:
+        quiclab.simulate(text)
+    assert len(str(e.value)) < 1000

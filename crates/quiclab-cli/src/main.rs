@@ -267,7 +267,9 @@ fn main() {
         Command::Emulate(a) => emulate::run(a),
     };
     if let Err(e) = result {
-        eprintln!("quiclab: {e:#}");
+        // Messages can quote input (a TOML parser quotes the offending line and value,
+        // which may be megabytes): bounded here, whatever produced them.
+        eprintln!("quiclab: {}", quiclab_sim::excerpt(&format!("{e:#}")));
         let unsupported = e.downcast_ref::<setup::UnsupportedTestcase>().is_some();
         // A real stack this machine lacks: "not available" (77, as automake's
         // "skipped"), not a failure of the plan.

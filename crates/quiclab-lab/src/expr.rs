@@ -4,8 +4,19 @@
 //! `+ - * /`, `^` (right-associative, binds tighter than unary minus: `-2^2 = -4`),
 //! parentheses and the functions sqrt ln log10 exp min max abs floor ceil round.
 //! Errors carry the 0-based byte position in the source text.
+//!
+//! The text comes from plan files, `--set` and Python callers, so parsing is bounded:
+//! nesting (parentheses, signs, powers, function arguments) deeper than [`MAX_DEPTH`]
+//! is an error rather than a stack overflow, tokens are read one at a time (an error
+//! stops the scan there), and a run of `+ -` or `* /` is one node, so a long sum does
+//! not deepen the tree that evaluation walks.
 
+use quiclab_sim::excerpt;
 use std::collections::{BTreeMap, BTreeSet};
+
+/// How deeply an expression may nest: far beyond any formula, far below what overflows
+/// a thread's stack (each level is a few parser frames, debug builds included).
+pub const MAX_DEPTH: usize = 64;
 
 /// What went wrong, and where (0-based byte offset into the expression).
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -15,16 +26,16 @@ pub struct ExprError {
     pub kind: ExprErrorKind,
 }
 
-/// The kinds of expression errors.
+/// The kinds of expression errors (names and numbers quoted as [`excerpt`] allows).
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum ExprErrorKind {
     #[error("unexpected character `{0}`")]
     BadChar(char),
-    #[error("bad number `{0}`")]
+    #[error("bad number `{}`", excerpt(.0))]
     BadNumber(String),
-    #[error("unexpected {0}")]
+    #[error("unexpected {}", excerpt(.0))]
     Unexpected(String),
-    #[error("unknown function `{0}`")]
+    #[error("unknown function `{}`", excerpt(.0))]
     UnknownFunction(String),
     #[error("function `{name}` takes {expected} argument(s), got {got}")]
     Arity {
@@ -32,8 +43,10 @@ pub enum ExprErrorKind {
         expected: usize,
         got: usize,
     },
-    #[error("unknown variable `{0}`")]
+    #[error("unknown variable `{}`", excerpt(.0))]
     UnknownVariable(String),
+    #[error("nested deeper than {MAX_DEPTH} levels (parentheses, signs, powers, calls)")]
+    TooDeep,
 }
 
 fn err<T>(pos: usize, kind: ExprErrorKind) -> Result<T, ExprError> {
@@ -92,7 +105,9 @@ enum Node {
     Num(f64),
     Var(String, usize),
     Neg(Box<Node>),
-    Bin(char, Box<Node>, Box<Node>),
+    /// `first op x op y ...`, applied left to right (a run of `+ -` or of `* /`).
+    Chain(Box<Node>, Vec<(char, Node)>),
+    Pow(Box<Node>, Box<Node>),
     Call(Func, Vec<Node>),
 }
 
@@ -125,134 +140,163 @@ fn describe(t: &Tok) -> String {
     }
 }
 
-fn lex(src: &str) -> Result<Vec<(Tok, usize)>, ExprError> {
+/// The token starting at or after byte `i` of `src`: (token, its start, the byte after it).
+fn lex_one(src: &str, mut i: usize) -> Result<(Tok, usize, usize), ExprError> {
     let b = src.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i] as char;
-        if c.is_ascii_whitespace() {
+    while i < b.len() && b[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    let start = i;
+    let Some(&c) = b.get(i) else {
+        return Ok((Tok::End, src.len(), src.len()));
+    };
+    let c = c as char;
+    if c.is_ascii_digit() || c == '.' {
+        while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.') {
             i += 1;
-        } else if c.is_ascii_digit() || c == '.' {
-            let start = i;
-            while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.') {
-                i += 1;
+        }
+        // Exponent: e/E, optional sign, digits.
+        if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+            let mut j = i + 1;
+            if j < b.len() && (b[j] == b'+' || b[j] == b'-') {
+                j += 1;
             }
-            // Exponent: e/E, optional sign, digits.
-            if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
-                let mut j = i + 1;
-                if j < b.len() && (b[j] == b'+' || b[j] == b'-') {
+            if j < b.len() && b[j].is_ascii_digit() {
+                while j < b.len() && b[j].is_ascii_digit() {
                     j += 1;
                 }
-                if j < b.len() && b[j].is_ascii_digit() {
-                    while j < b.len() && b[j].is_ascii_digit() {
-                        j += 1;
-                    }
-                    i = j;
-                }
+                i = j;
             }
-            let text = &src[start..i];
-            match text.parse::<f64>() {
-                Ok(v) => out.push((Tok::Num(v), start)),
-                Err(_) => return err(start, ExprErrorKind::BadNumber(text.into())),
-            }
-        } else if c.is_ascii_alphabetic() || c == '_' {
-            let start = i;
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                i += 1;
-            }
-            out.push((Tok::Ident(src[start..i].into()), start));
-        } else {
-            let t = match c {
-                '+' | '-' | '*' | '/' | '^' => Tok::Op(c),
-                '(' => Tok::LParen,
-                ')' => Tok::RParen,
-                ',' => Tok::Comma,
-                _ => {
-                    let ch = src[i..].chars().next().unwrap_or('?');
-                    return err(i, ExprErrorKind::BadChar(ch));
-                }
-            };
-            out.push((t, i));
+        }
+        let text = &src[start..i];
+        return match text.parse::<f64>() {
+            Ok(v) => Ok((Tok::Num(v), start, i)),
+            Err(_) => err(start, ExprErrorKind::BadNumber(text.into())),
+        };
+    }
+    if c.is_ascii_alphabetic() || c == '_' {
+        while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
             i += 1;
         }
+        return Ok((Tok::Ident(src[start..i].into()), start, i));
     }
-    out.push((Tok::End, src.len()));
-    Ok(out)
+    let t = match c {
+        '+' | '-' | '*' | '/' | '^' => Tok::Op(c),
+        '(' => Tok::LParen,
+        ')' => Tok::RParen,
+        ',' => Tok::Comma,
+        _ => {
+            let ch = src[i..].chars().next().unwrap_or('?');
+            return err(i, ExprErrorKind::BadChar(ch));
+        }
+    };
+    Ok((t, start, i + 1))
 }
 
-struct Parser {
-    toks: Vec<(Tok, usize)>,
-    i: usize,
+/// Recursive descent over tokens read one at a time; `depth` counts the nesting the
+/// recursion is in (see [`MAX_DEPTH`]).
+struct Parser<'a> {
+    src: &'a str,
+    tok: Tok,
+    pos: usize,
+    /// Where the token after `tok` starts.
+    next_at: usize,
+    depth: usize,
 }
 
-impl Parser {
+impl<'a> Parser<'a> {
+    fn new(src: &'a str) -> Result<Parser<'a>, ExprError> {
+        let (tok, pos, next_at) = lex_one(src, 0)?;
+        Ok(Parser {
+            src,
+            tok,
+            pos,
+            next_at,
+            depth: 0,
+        })
+    }
     fn peek(&self) -> &Tok {
-        &self.toks[self.i].0
+        &self.tok
     }
     fn pos(&self) -> usize {
-        self.toks[self.i].1
+        self.pos
     }
-    fn next(&mut self) -> (Tok, usize) {
-        let t = self.toks[self.i].clone();
-        if self.i + 1 < self.toks.len() {
-            self.i += 1;
+    fn next(&mut self) -> Result<(), ExprError> {
+        if self.tok != Tok::End {
+            (self.tok, self.pos, self.next_at) = lex_one(self.src, self.next_at)?;
         }
-        t
+        Ok(())
     }
     fn unexpected<T>(&self) -> Result<T, ExprError> {
         err(self.pos(), ExprErrorKind::Unexpected(describe(self.peek())))
     }
     fn expect(&mut self, t: Tok) -> Result<(), ExprError> {
         if *self.peek() == t {
-            self.next();
-            Ok(())
+            self.next()
         } else {
             self.unexpected()
         }
     }
 
-    fn sum(&mut self) -> Result<Node, ExprError> {
-        let mut lhs = self.product()?;
-        while let Tok::Op(op @ ('+' | '-')) = *self.peek() {
-            self.next();
-            let rhs = self.product()?;
-            lhs = Node::Bin(op, Box::new(lhs), Box::new(rhs));
+    /// A run of operands joined by the operators `ops`, each operand parsed by `operand`.
+    fn chain(
+        &mut self,
+        ops: [char; 2],
+        operand: fn(&mut Self) -> Result<Node, ExprError>,
+    ) -> Result<Node, ExprError> {
+        let first = operand(self)?;
+        let mut rest = Vec::new();
+        while let Tok::Op(op) = *self.peek() {
+            if !ops.contains(&op) {
+                break;
+            }
+            self.next()?;
+            rest.push((op, operand(self)?));
         }
-        Ok(lhs)
+        Ok(if rest.is_empty() {
+            first
+        } else {
+            Node::Chain(Box::new(first), rest)
+        })
+    }
+
+    fn sum(&mut self) -> Result<Node, ExprError> {
+        self.chain(['+', '-'], Self::product)
     }
 
     fn product(&mut self) -> Result<Node, ExprError> {
-        let mut lhs = self.unary()?;
-        while let Tok::Op(op @ ('*' | '/')) = *self.peek() {
-            self.next();
-            let rhs = self.unary()?;
-            lhs = Node::Bin(op, Box::new(lhs), Box::new(rhs));
-        }
-        Ok(lhs)
+        self.chain(['*', '/'], Self::unary)
     }
 
+    /// Every recursion passes through here (parentheses and arguments via `sum`, signs
+    /// directly, exponents via `power`), so this is where nesting is counted.
     fn unary(&mut self) -> Result<Node, ExprError> {
-        match self.peek() {
+        if self.depth >= MAX_DEPTH {
+            return err(self.pos(), ExprErrorKind::TooDeep);
+        }
+        self.depth += 1;
+        let node = match self.peek() {
             Tok::Op('-') => {
-                self.next();
-                Ok(Node::Neg(Box::new(self.unary()?)))
+                self.next()?;
+                self.unary().map(|n| Node::Neg(Box::new(n)))
             }
             Tok::Op('+') => {
-                self.next();
+                self.next()?;
                 self.unary()
             }
             _ => self.power(),
-        }
+        };
+        self.depth -= 1;
+        node
     }
 
     fn power(&mut self) -> Result<Node, ExprError> {
         let base = self.atom()?;
         if *self.peek() == Tok::Op('^') {
-            self.next();
+            self.next()?;
             // Right-associative; the exponent may itself be negated (2^-1).
             let exp = self.unary()?;
-            return Ok(Node::Bin('^', Box::new(base), Box::new(exp)));
+            return Ok(Node::Pow(Box::new(base), Box::new(exp)));
         }
         Ok(base)
     }
@@ -261,30 +305,30 @@ impl Parser {
         let (tok, pos) = (self.peek().clone(), self.pos());
         match tok {
             Tok::Num(v) => {
-                self.next();
+                self.next()?;
                 Ok(Node::Num(v))
             }
             Tok::LParen => {
-                self.next();
+                self.next()?;
                 let e = self.sum()?;
                 self.expect(Tok::RParen)?;
                 Ok(e)
             }
             Tok::Ident(name) => {
-                self.next();
+                self.next()?;
                 if *self.peek() != Tok::LParen {
                     return Ok(Node::Var(name, pos));
                 }
                 let Some((f, arity)) = Func::lookup(&name) else {
                     return err(pos, ExprErrorKind::UnknownFunction(name));
                 };
-                self.next();
+                self.next()?;
                 let mut args = Vec::new();
                 if *self.peek() != Tok::RParen {
                     loop {
                         args.push(self.sum()?);
                         if *self.peek() == Tok::Comma {
-                            self.next();
+                            self.next()?;
                         } else {
                             break;
                         }
@@ -311,10 +355,7 @@ impl Parser {
 impl Expr {
     /// Parses an expression.
     pub fn parse(src: &str) -> Result<Expr, ExprError> {
-        let mut p = Parser {
-            toks: lex(src)?,
-            i: 0,
-        };
+        let mut p = Parser::new(src)?;
         let root = p.sum()?;
         if *p.peek() != Tok::End {
             return p.unexpected();
@@ -339,7 +380,11 @@ impl Expr {
                     out.entry(name.clone()).or_insert(*pos);
                 }
                 Node::Neg(a) => walk(a, out),
-                Node::Bin(_, a, b) => {
+                Node::Chain(first, rest) => {
+                    walk(first, out);
+                    rest.iter().for_each(|(_, a)| walk(a, out));
+                }
+                Node::Pow(a, b) => {
                     walk(a, out);
                     walk(b, out);
                 }
@@ -374,16 +419,20 @@ impl Expr {
                     None => return err(*pos, ExprErrorKind::UnknownVariable(name.clone())),
                 },
                 Node::Neg(a) => -ev(a, vars)?,
-                Node::Bin(op, a, b) => {
-                    let (x, y) = (ev(a, vars)?, ev(b, vars)?);
-                    match op {
-                        '+' => x + y,
-                        '-' => x - y,
-                        '*' => x * y,
-                        '/' => x / y,
-                        _ => x.powf(y),
+                Node::Chain(first, rest) => {
+                    let mut x = ev(first, vars)?;
+                    for (op, a) in rest {
+                        let y = ev(a, vars)?;
+                        x = match op {
+                            '+' => x + y,
+                            '-' => x - y,
+                            '*' => x * y,
+                            _ => x / y,
+                        };
                     }
+                    x
                 }
+                Node::Pow(a, b) => ev(a, vars)?.powf(ev(b, vars)?),
                 Node::Call(f, args) => {
                     let vals = args
                         .iter()
@@ -458,6 +507,79 @@ mod tests {
         assert!(eval("", &none).is_err());
         let msg = eval("1 + foo", &none).unwrap_err().to_string();
         assert_eq!(msg, "at column 5: unknown variable `foo`");
+    }
+
+    /// Nesting `depth` deep of each kind that recurses: parentheses, signs, powers and
+    /// function arguments.
+    fn nested(depth: usize) -> [String; 4] {
+        [
+            format!("{}10{}", "(".repeat(depth), ")".repeat(depth)),
+            format!("{}10", "-".repeat(depth)),
+            format!("{}2", "1^".repeat(depth)),
+            format!("{}10{}", "abs(".repeat(depth), ")".repeat(depth)),
+        ]
+    }
+
+    #[test]
+    fn nesting_is_bounded() {
+        let none = BTreeMap::new();
+        for src in nested(MAX_DEPTH - 1) {
+            assert!(eval(&src, &none).is_ok(), "{src}");
+        }
+        for depth in [MAX_DEPTH, 10_000, 1_000_000] {
+            // The error is at the first level too many: the 65th `(`, `-`, `1^`, `abs(`.
+            for (src, pos) in nested(depth).iter().zip([1, 1, 2, 4]) {
+                let e = Expr::parse(src).unwrap_err();
+                assert_eq!(e.kind, ExprErrorKind::TooDeep, "{}", &src[..20]);
+                assert_eq!(e.pos, MAX_DEPTH * pos, "{}", &src[..20]);
+            }
+        }
+        let e = Expr::parse(&nested(10_000)[0]).unwrap_err();
+        assert_eq!(e.pos, MAX_DEPTH, "the first `(` too many");
+        assert_eq!(
+            e.to_string(),
+            "at column 65: nested deeper than 64 levels (parentheses, signs, powers, calls)"
+        );
+    }
+
+    #[test]
+    fn the_limit_is_far_below_a_small_stack() {
+        // A thread with 256 KiB of stack (a Dask or Python worker may have little) parses
+        // and evaluates the deepest accepted expressions of each kind.
+        let ok = std::thread::Builder::new()
+            .stack_size(256 << 10)
+            .spawn(|| {
+                nested(MAX_DEPTH - 1)
+                    .iter()
+                    .all(|src| eval(src, &BTreeMap::new()).is_ok())
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(ok);
+    }
+
+    #[test]
+    fn long_runs_do_not_nest() {
+        // A million terms is one chain, not a tree a million deep: it parses, evaluates
+        // left to right and drops without deep recursion.
+        let none = BTreeMap::new();
+        let sum = vec!["1"; 1_000_000].join(" + ");
+        assert_eq!(eval(&sum, &none), Ok(1e6));
+        let product = format!("1{}", " * 2 / 2".repeat(500_000));
+        assert_eq!(eval(&product, &none), Ok(1.0));
+        assert_eq!(e("100 - 10 - 1 + 1000"), 1089.0);
+        assert_eq!(e("64 / 4 / 2 * 3"), 24.0);
+    }
+
+    #[test]
+    fn names_in_errors_are_bounded() {
+        let name = "x".repeat(1 << 20);
+        let msg = eval(&format!("1 + {name}"), &BTreeMap::new())
+            .unwrap_err()
+            .to_string();
+        assert!(msg.len() < 300, "{}", msg.len());
+        assert!(msg.contains("…[1048576 chars]…"), "{msg}");
     }
 
     #[test]

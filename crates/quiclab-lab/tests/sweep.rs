@@ -195,6 +195,57 @@ fn rerun_jobs_and_resume_give_identical_files() {
     assert_eq!(outputs(&out1), first);
 }
 
+/// Regression: an entry `{"key": K, "result": {}}` was reused, and its point silently
+/// had no data. An entry must hold every metric the plan extracts (as far as a result
+/// always has it), or its run is redone with a warning; a complete entry is reused.
+#[test]
+fn entries_lacking_a_metric_are_redone_with_a_warning() {
+    let dir = tmpdir("incomplete");
+    let plan = write_plan(&dir, &good_plan());
+    let out = dir.join("out");
+    run_plan(&plan, &out, &opts(2)).unwrap();
+    let first = outputs(&out);
+    let prepared = quiclab_lab::PreparedPlan::load(&plan, false).unwrap();
+    let cache = out.join("cache");
+    let (todo, warnings) = prepared.to_run(&cache);
+    assert!(todo.is_empty() && warnings.is_empty(), "{warnings:?}");
+
+    // One entry emptied, one without its flow's `ttfb_s`.
+    let files = cache_files(&out);
+    let entry = |f: &PathBuf| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(f).unwrap()).unwrap()
+    };
+    let mut empty = entry(&files[0]);
+    empty["result"] = serde_json::json!({});
+    std::fs::write(&files[0], empty.to_string()).unwrap();
+    let mut partial = entry(&files[1]);
+    partial["result"]["flows"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("ttfb_s");
+    std::fs::write(&files[1], partial.to_string()).unwrap();
+
+    let (todo, warnings) = prepared.to_run(&cache);
+    let mut keys: Vec<&str> = todo.iter().map(|s| s.key.as_str()).collect();
+    keys.sort_unstable();
+    let damaged = [&empty, &partial].map(|e| e["key"].as_str().unwrap().to_string());
+    let mut expected: Vec<&str> = damaged.iter().map(String::as_str).collect();
+    expected.sort_unstable();
+    assert_eq!(keys, expected);
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    let about = |key: &str| warnings.iter().find(|w| w.contains(key)).unwrap().clone();
+    // The emptied entry has no `flows` at all: the first metric (in name order) lacks.
+    assert!(about(&damaged[0]).contains("no `flows[3].ttlb_s` (metric `missing`)"));
+    assert!(about(&damaged[1]).contains("no `flows[0].ttfb_s` (metric `ttfb`)"));
+    assert!(about(&damaged[1]).contains("running"), "{warnings:?}");
+
+    // Running the plan redoes exactly those two and gives the files of the first run.
+    let again = run_plan(&plan, &out, &opts(2)).unwrap();
+    assert_eq!((again.ran, again.reused), (2, 6));
+    assert_eq!(outputs(&out), first);
+    assert!(prepared.to_run(&cache).0.is_empty());
+}
+
 #[test]
 fn quick_overrides() {
     let dir = tmpdir("quick");

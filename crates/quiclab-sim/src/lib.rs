@@ -4,6 +4,7 @@
 pub mod app;
 pub mod duplex;
 pub mod engine;
+pub mod excerpt;
 mod h2mux;
 mod h3app;
 pub mod impair;
@@ -22,6 +23,7 @@ pub mod webmeasure;
 mod webquic;
 
 /// The results of a run, as data (`output/results.rs`), at the path users know.
+pub use excerpt::excerpt;
 pub use output::results;
 pub use results::RunResult;
 pub use scenario::Scenario;

@@ -8,6 +8,7 @@
 
 use crate::app::{AppMeasure, ClientApp, MeasureWindow, ServerApp};
 use crate::engine::{saturating_secs, DirtySet, EventQueue, Next, Slab};
+use crate::excerpt::excerpt;
 use crate::link::{LinkAction, Packet};
 use crate::output::metrics::{MetricsSink, SideMetrics, Tee};
 use crate::output::pcap::PcapWriter;
@@ -42,20 +43,20 @@ mod web;
 pub enum SimError {
     #[error(transparent)]
     Scenario(#[from] ScenarioError),
-    #[error("writing {path}: {source}")]
+    #[error("writing {}: {source}", excerpt(.path))]
     Output {
         path: String,
         source: std::io::Error,
     },
     #[error("no progress at {0}: the same instant repeated too often (a bug; please report the scenario)")]
     Stuck(Instant),
-    #[error("{file}: stop.max_events: the run reached {limit} events at {at} of virtual time; raise stop.max_events if you mean it")]
+    #[error("{}: stop.max_events: the run reached {limit} events at {at} of virtual time; raise stop.max_events if you mean it", excerpt(.file))]
     EventLimit {
         file: String,
         limit: u64,
         at: Instant,
     },
-    #[error("{file}: flow {flow:?} starts at {at} and resumes from flow {from:?} (careful_resume.from_flow), which has not ended by then")]
+    #[error("{}: flow \"{}\" starts at {at} and resumes from flow \"{}\" (careful_resume.from_flow), which has not ended by then", excerpt(.file), excerpt(.flow), excerpt(.from))]
     ResumeSource {
         file: String,
         flow: String,

@@ -114,6 +114,40 @@ fn wrong_type() {
     assert_error(&text, &["seed"]);
 }
 
+/// Regression: a parser's message quotes the offending value (and toml's the whole
+/// line, with a caret under it): a type error inside a 100 MB string printed 300 MB.
+#[test]
+fn a_type_error_in_a_100_mb_string_is_quoted_briefly() {
+    let huge = format!("\"{}\"", "x".repeat(100_000_000));
+    let top = with("TOP", "").replace("seed = 1", &format!("seed = {huge}"));
+    let transport = with("CLIENT", &format!("pacing = {huge}"));
+    for (text, key) in [(top, "seed"), (transport, "client.pacing")] {
+        let err = error(&text);
+        assert!(err.contains(FILE) && err.contains(key), "{err}");
+        assert!(err.contains("invalid type: string \"xxx"), "{err}");
+        assert!(err.len() < 1000, "{} bytes", err.len());
+    }
+}
+
+/// The toml parser limits nesting itself (arrays, inline tables, dotted keys and
+/// table headers, 80 levels): deep input is an error, not a stack overflow.
+#[test]
+fn deep_nesting_is_an_error() {
+    let n = 100_000;
+    let dotted = vec!["a"; n].join(".");
+    for deep in [
+        format!("x = {}{}", "[".repeat(n), "]".repeat(n)),
+        format!("x = {}1{}", "{a=".repeat(n), "}".repeat(n)),
+        format!("{dotted} = 1"),
+        format!("[{dotted}]"),
+        format!("[[{dotted}]]"),
+    ] {
+        let err = error(&with("TOP", &deep));
+        assert!(err.contains("recursion limit exceeded"), "{err}");
+        assert!(err.len() < 1000, "{} bytes", err.len());
+    }
+}
+
 #[test]
 fn negative_delay() {
     let text = with("TOP", "").replacen("delay_ms = 10.0", "delay_ms = -1.0", 1);

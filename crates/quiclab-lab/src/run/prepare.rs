@@ -8,7 +8,8 @@ use crate::plan::expand::{expand, RunSpec};
 use crate::plan::load::{load_plan, plan_warnings};
 use crate::plan::points::apply_quick;
 use crate::plan::Plan;
-use crate::run::cache::is_cached;
+use crate::run::cache::{entry_path, read_entry};
+use crate::run::complete::Required;
 use crate::run::execute::ResolvedRun;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -55,12 +56,39 @@ impl PreparedPlan {
             .collect()
     }
 
-    /// The distinct runs without a cache entry in `cache_dir`, in (point, rep) order.
+    /// The distinct runs to execute, in (point, rep) order: those without a usable cache
+    /// entry in `cache_dir`. An entry whose result lacks one of the plan's metrics
+    /// ([`crate::run::complete`]) is redone, with a warning on stderr naming it.
     pub fn missing(&self, cache_dir: &Path) -> Vec<&RunSpec> {
-        self.unique()
+        let (missing, warnings) = self.to_run(cache_dir);
+        for w in warnings {
+            eprintln!("warning: {w}");
+        }
+        missing
+    }
+
+    /// [`PreparedPlan::missing`], with the warnings returned instead of printed.
+    pub fn to_run(&self, cache_dir: &Path) -> (Vec<&RunSpec>, Vec<String>) {
+        let required = Required::of(&self.plan.metrics);
+        let mut warnings = Vec::new();
+        let missing = self
+            .unique()
             .into_iter()
-            .filter(|s| !is_cached(cache_dir, &s.key))
-            .collect()
+            .filter(|s| {
+                let Some(entry) = read_entry(cache_dir, &s.key) else {
+                    return true;
+                };
+                let lacking = required.lacking(&entry["result"], s.stack.is_some());
+                if let Some((metric, path)) = lacking {
+                    warnings.push(format!(
+                        "{}: the cached result has no `{path}` (metric `{metric}`); running it again",
+                        entry_path(cache_dir, &s.key).display(),
+                    ));
+                }
+                lacking.is_some()
+            })
+            .collect();
+        (missing, warnings)
     }
 
     /// The wire form of one of this plan's runs.

@@ -7,8 +7,12 @@
 //! - sender: the `ack_frequency` policies that decide when to send ACK_FREQUENCY, the
 //!   IMMEDIATE_ACK put in the last packet before the sender is cwnd-blocked, and the
 //!   peer max_ack_delay the PTO must assume while requests are in flight.
+// Peer values pass through here: arithmetic is checked, saturating or wrapping
+// by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
+#![deny(clippy::arithmetic_side_effects)]
 
 use super::spaces::{SentFrame, SentFrames};
+use super::stats::tally;
 use super::Connection;
 use crate::ack::AckPolicy;
 use crate::config::AckFrequencyPolicy;
@@ -79,7 +83,7 @@ impl AckFrequencySender {
             request_max_ack_delay: delay_us,
             reordering_threshold: reordering,
         };
-        self.next_seq += 1;
+        self.next_seq = self.next_seq.saturating_add(1);
         self.pending = Some(f);
         self.newest = Some(f);
         self.ratio = ratio;
@@ -254,7 +258,7 @@ impl Connection {
                     .ack_frequency
                     .sender
                     .last_request
-                    .is_none_or(|t| now >= t + srtt);
+                    .is_none_or(|t| now >= t.saturating_add(srtt));
                 if ratio != self.ack_frequency.sender.current_ratio() && rate_ok {
                     let delay = self.requested_delay_us(true);
                     self.ack_frequency
@@ -322,7 +326,7 @@ impl Connection {
             return false;
         };
         let frame = Frame::AckFrequency(f);
-        if buf.len() + frame.encoded_len() > max {
+        if buf.len().saturating_add(frame.encoded_len()) > max {
             return false;
         }
         frame.encode(buf);
@@ -331,7 +335,7 @@ impl Connection {
             sequence: f.sequence,
             max_ack_delay_us: f.request_max_ack_delay,
         });
-        self.stats.ack_frequency_sent += 1;
+        tally(&mut self.stats.ack_frequency_sent, 1);
         true
     }
 
@@ -340,7 +344,10 @@ impl Connection {
     pub(super) fn may_need_immediate_ack(&self) -> bool {
         self.config.ack_frequency.immediate_ack_when_blocked
             && self.ack_frequency_active()
-            && self.bytes_in_flight() + self.max_datagram_size() as u64 >= self.path.cc.window()
+            && self
+                .bytes_in_flight()
+                .saturating_add(self.max_datagram_size() as u64)
+                >= self.path.cc.window()
     }
 
     /// The I-bit rule (seed 002 §V.D; ack-frequency §8.1.1): an ack-eliciting 1-RTT
@@ -357,26 +364,32 @@ impl Connection {
         if !self.may_need_immediate_ack() || buf.len() >= max {
             return;
         }
-        let size = (buf.len() + 1 + TAG_LEN - packet_start) as u64;
+        // The packet so far, the frame's byte and the AEAD tag (`packet_start` is in `buf`).
+        let size = buf
+            .len()
+            .saturating_add(1 + TAG_LEN)
+            .saturating_sub(packet_start) as u64;
         let before = self.bytes_in_flight();
-        if before >= self.path.cc.window() || before + size < self.path.cc.window() {
+        if before >= self.path.cc.window() || before.saturating_add(size) < self.path.cc.window() {
             return;
         }
         Frame::ImmediateAck.encode(buf);
-        self.stats.immediate_ack_sent += 1;
+        tally(&mut self.stats.immediate_ack_sent, 1);
     }
 }
 
 /// ack-frequency §8.1: clamp(cwnd_packets / acks_per_window, 2, max_ratio), but never
 /// more than the full-size packets in the window (at least 1).
 pub(super) fn cwnd_ratio(cwnd: u64, mds: u64, acks_per_window: u64, max_ratio: u64) -> u64 {
-    let packets = cwnd / mds.max(1);
-    (packets / acks_per_window.max(1))
+    // A zero divisor counts as one.
+    let packets = cwnd.checked_div(mds).unwrap_or(cwnd);
+    (packets.checked_div(acks_per_window).unwrap_or(packets))
         .clamp(DEFAULT_RATIO, max_ratio.max(DEFAULT_RATIO))
         .min(packets)
         .max(1)
 }
 
 #[cfg(test)]
+#[allow(clippy::arithmetic_side_effects)] // tests compute expected values freely
 #[path = "ack_frequency_tests.rs"]
 mod tests;

@@ -1,5 +1,8 @@
 //! Connection IDs of both ends (RFC 9000 §5.1): the IDs we issue (NEW_CONNECTION_ID,
 //! RETIRE_CONNECTION_ID from the peer) and the peer's IDs we may use.
+// Peer values pass through here: arithmetic is checked, saturating or wrapping
+// by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
+#![deny(clippy::arithmetic_side_effects)]
 
 use crate::error::{TransportError, TransportErrorCode};
 use crate::rng::DetRng;
@@ -108,7 +111,7 @@ impl CidState {
         let mut out = Vec::new();
         while (self.local.len() as u64) < limit.min(8) {
             let seq = self.next_local_seq;
-            self.next_local_seq += 1;
+            self.next_local_seq = self.next_local_seq.saturating_add(1);
             let cid = random_cid(rng, self.cid_len);
             let mut token = [0u8; 16];
             rng.fill(&mut token);
@@ -171,10 +174,10 @@ impl CidState {
             return self.check_pending_retirements(limit);
         }
         // RFC 9000 §5.1.1: the IDs we would hold after this frame (those it leaves
-        // unretired, and the new one) must fit our limit; checked before any change,
-        // so a refused frame leaves nothing behind.
+        // unretired, and the new one) must fit our limit, so those it leaves must be
+        // fewer than it; checked before any change, so a refused frame leaves nothing.
         let retire_to = f.retire_prior_to.max(self.remote_retire_prior_to);
-        if self.remote.range(retire_to..).count() as u64 + 1 > limit {
+        if self.remote.range(retire_to..).count() as u64 >= limit {
             return Err(TransportError::new(
                 TransportErrorCode::CONNECTION_ID_LIMIT_ERROR,
                 "peer exceeded active_connection_id_limit",

@@ -1,7 +1,11 @@
 //! Acknowledgement processing, loss detection and the probe timeout (RFC 9002 §6,
 //! Appendix A), applied to the connection's spaces, streams and congestion controller.
+// Peer values pass through here: arithmetic is checked, saturating or wrapping
+// by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
+#![deny(clippy::arithmetic_side_effects)]
 
 use super::spaces::{SentFrame, SentRecord, SpaceId};
+use super::stats::tally;
 use super::timers::Timer;
 use super::Connection;
 use crate::error::TransportError;
@@ -32,7 +36,7 @@ impl Connection {
         // RFC 9438 §4.9.2: every packet of the last congestion episode acknowledged
         // after it was declared lost: the episode was spurious.
         if space == SpaceId::Data && self.path.spurious.on_ack(&ack.ranges) {
-            self.stats.spurious_congestion_events += 1;
+            tally(&mut self.stats.spurious_congestion_events, 1);
             self.path.cc.on_spurious_congestion(now);
         }
         if newly_acked.is_empty() {
@@ -165,10 +169,10 @@ impl Connection {
         let mut largest_lost_sent = None;
         let mut new_episode = !self.path.cc.in_recovery();
         for p in &lost {
-            self.stats.packets_lost += 1;
+            tally(&mut self.stats.packets_lost, 1);
             if self.logging() {
                 let trigger = if largest_acked
-                    .is_some_and(|l| l >= p.pn + self.config.loss.packet_threshold)
+                    .is_some_and(|l| l >= p.pn.saturating_add(self.config.loss.packet_threshold))
                 {
                     LossTrigger::ReorderingThreshold
                 } else {
@@ -184,7 +188,7 @@ impl Connection {
                 );
             }
             if p.in_flight {
-                lost_bytes += p.size;
+                lost_bytes = p.size.saturating_add(lost_bytes);
                 largest_lost_sent = Some(p.time_sent);
                 let lost = self.path.delivery.on_lost(p.size, &p.delivery);
                 self.path.cc.on_packet_lost(now, &lost);
@@ -195,11 +199,11 @@ impl Connection {
             }
             self.requeue_lost(space, &p.data);
         }
-        self.stats.bytes_lost += lost_bytes;
+        tally(&mut self.stats.bytes_lost, lost_bytes);
         if let Some(sent) = largest_lost_sent {
-            self.stats.congestion_events += 1;
+            tally(&mut self.stats.congestion_events, 1);
             if persistent {
-                self.stats.persistent_congestion_events += 1;
+                tally(&mut self.stats.persistent_congestion_events, 1);
                 self.path.spurious.close();
             }
             self.path
@@ -245,8 +249,12 @@ impl Connection {
 
     /// RFC 9002 §7.6.1: (smoothed_rtt + max(4 rttvar, granularity) + max_ack_delay) * 3.
     fn persistent_congestion_duration(&self) -> Duration {
-        (self.path.rtt.pto_base() + self.peer_max_ack_delay())
-            * self.config.loss.persistent_congestion_threshold
+        (self
+            .path
+            .rtt
+            .pto_base()
+            .saturating_add(self.peer_max_ack_delay()))
+        .saturating_mul(self.config.loss.persistent_congestion_threshold)
     }
 
     /// RFC 9002 A.8 PeerCompletedAddressValidation.
@@ -303,9 +311,9 @@ impl Connection {
     /// RFC 9002 A.8 GetPtoTimeAndSpace.
     pub(super) fn pto_time_and_space(&self, now: Instant) -> Option<(Instant, SpaceId)> {
         let backoff = self.path.pto_backoff();
-        let duration = self.path.rtt.pto_base() * backoff;
+        let duration = self.path.rtt.pto_base().saturating_mul(backoff);
         if let Some(space) = self.anti_deadlock_space() {
-            return Some((now + duration, space));
+            return Some((now.saturating_add(duration), space));
         }
         let mut best: Option<(Instant, SpaceId)> = None;
         for space in SpaceId::ALL {
@@ -318,12 +326,12 @@ impl Connection {
                 if !self.handshake.confirmed {
                     return best;
                 }
-                d += self.peer_max_ack_delay() * backoff;
+                d = d.saturating_add(self.peer_max_ack_delay().saturating_mul(backoff));
             }
             let Some(last) = sp.sent.time_of_last_ack_eliciting() else {
                 continue;
             };
-            let t = last + d;
+            let t = last.saturating_add(d);
             if best.is_none_or(|(b, _)| t < b) {
                 best = Some((t, space));
             }
@@ -372,8 +380,8 @@ impl Connection {
         } else if let Some((_, space)) = self.pto_time_and_space(now) {
             self.queue_probes(space);
         }
-        self.path.pto_count += 1;
-        self.stats.pto_count_total += 1;
+        self.path.pto_count = self.path.pto_count.saturating_add(1);
+        tally(&mut self.stats.pto_count_total, 1);
         if self.logging() {
             self.emit(
                 now,
@@ -400,7 +408,7 @@ impl Connection {
         }
         sp.crypto_send.requeue_unacked();
         self.handshake.on_speed_up(now);
-        self.stats.early_crypto_retransmits += 1;
+        tally(&mut self.stats.early_crypto_retransmits, 1);
     }
 
     /// RFC 9002 §6.2.4: one or two ack-eliciting probes, carrying unacknowledged data

@@ -1,6 +1,9 @@
 //! NEW_TOKEN (RFC 9000 §8.1.3, §19.7): the server sends one token after the handshake
 //! (resent if lost, RFC 9000 §13.3); the client hands the tokens it receives to its
 //! endpoint, which uses them on its next connection to the same server.
+// Peer values pass through here: arithmetic is checked, saturating or wrapping
+// by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
+#![deny(clippy::arithmetic_side_effects)]
 
 use super::spaces::{SentFrame, SentFrames};
 use super::{Connection, EndpointEvent};
@@ -35,7 +38,7 @@ impl NewTokenSend {
             return false;
         };
         let frame = Frame::NewToken { token };
-        if buf.len() + frame.encoded_len() > max {
+        if buf.len().saturating_add(frame.encoded_len()) > max {
             return false;
         }
         frame.encode(buf);

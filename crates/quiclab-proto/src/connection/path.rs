@@ -6,6 +6,9 @@
 //! Kept apart from [`super::Connection`] so that everything a path migration would have
 //! to reset or duplicate sits in one place; the connection drives it (loss detection in
 //! `loss.rs`, the send path in `send.rs`) and reads it through these fields and methods.
+// Peer values pass through here: arithmetic is checked, saturating or wrapping
+// by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
+#![deny(clippy::arithmetic_side_effects)]
 
 use crate::cc::CongestionController;
 use crate::config::TransportConfig;
@@ -91,14 +94,14 @@ impl PathData {
     /// anti-amplification budget until the address is validated).
     pub fn on_datagram_received(&mut self, len: usize) {
         if !self.validated {
-            self.amplification_received += len as u64;
+            self.amplification_received = self.amplification_received.saturating_add(len as u64);
         }
     }
 
     /// A datagram of `len` bytes left on this path.
     pub fn on_datagram_sent(&mut self, len: usize) {
         if !self.validated {
-            self.amplification_sent += len as u64;
+            self.amplification_sent = self.amplification_sent.saturating_add(len as u64);
         }
     }
 
@@ -108,7 +111,8 @@ impl PathData {
         if self.validated {
             u64::MAX
         } else {
-            (self.amplification_received * factor).saturating_sub(self.amplification_sent)
+            (self.amplification_received.saturating_mul(factor))
+                .saturating_sub(self.amplification_sent)
         }
     }
 
@@ -140,6 +144,9 @@ impl PathData {
     /// Three times the current PTO (RFC 9000 §10.2), for the closing and draining
     /// periods; `max_ack_delay` is ours.
     pub fn close_period(&self, max_ack_delay: Duration) -> Duration {
-        3 * (self.rtt.pto_base() + max_ack_delay)
+        self.rtt
+            .pto_base()
+            .saturating_add(max_ack_delay)
+            .saturating_mul(3)
     }
 }

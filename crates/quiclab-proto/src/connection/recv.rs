@@ -1,7 +1,11 @@
 //! The receive path: datagram -> packets -> header protection removal -> decryption ->
 //! frames (RFC 9000 §12, RFC 9001 §5).
+// Peer values pass through here: arithmetic is checked, saturating or wrapping
+// by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
+#![deny(clippy::arithmetic_side_effects)]
 
 use super::spaces::SpaceId;
+use super::stats::tally;
 use super::{CloseReason, Connection, EndpointEvent, State, MAX_QUEUED_DATAGRAMS};
 use crate::crypto::protect::{decrypt_payload, unprotect_header};
 use crate::error::{TransportError, TransportErrorCode};
@@ -67,8 +71,7 @@ impl Connection {
             return;
         }
         let _ = remote; // No migration yet: packets are accepted from any address.
-        self.stats.datagrams_received.packets += 1;
-        self.stats.datagrams_received.bytes += data.len() as u64;
+        self.stats.datagrams_received.add(data.len());
         self.path.on_datagram_received(data.len());
         let total = data.len();
         let mut offset = 0;
@@ -87,7 +90,7 @@ impl Connection {
             };
             let len = parsed.packet_len.min(rest.len());
             any_processed |= self.handle_packet(now, parsed, &mut rest[..len]);
-            offset += len;
+            offset = offset.saturating_add(len); // at most `total`: `len` fits in `rest`
             if self.is_closed() && !matches!(self.state, State::Closing) {
                 return;
             }
@@ -98,7 +101,12 @@ impl Connection {
                 self.handle_packet(now, h, &mut packet);
             }
         }
-        if !any_processed && total >= 21 && self.cids.is_stateless_reset(&data[total - 16..]) {
+        if !any_processed
+            && total >= 21
+            && self
+                .cids
+                .is_stateless_reset(&data[total.saturating_sub(16)..])
+        {
             // RFC 9000 §10.3.1: a stateless reset ends the connection at once.
             let error = TransportError::new(TransportErrorCode::NO_ERROR, "stateless reset");
             self.start_draining(
@@ -122,7 +130,7 @@ impl Connection {
         size: usize,
         reason: DropReason,
     ) {
-        self.stats.packets_dropped += 1;
+        tally(&mut self.stats.packets_dropped, 1);
         if self.logging() {
             self.emit(now, Event::PacketDropped { ty, size, reason });
         }
@@ -231,7 +239,7 @@ impl Connection {
         if matches!(self.state, State::Closing) {
             return true;
         }
-        self.stats.packets_received[space as usize] += 1;
+        tally(&mut self.stats.packets_received[space as usize], 1);
         let payload = &packet[payload];
         // Frames are decoded once: with a sink, the decoded frames (up to and including
         // a decoding error, where the iterator stops) give the event and are then
@@ -254,7 +262,7 @@ impl Connection {
             Ok((ack_eliciting, immediate)) => {
                 let policy = self.receive_ack_policy();
                 if space == SpaceId::Data && ack_eliciting {
-                    self.ack_frequency.data_eliciting_received += 1;
+                    tally(&mut self.ack_frequency.data_eliciting_received, 1);
                 }
                 let immediate = immediate || space != SpaceId::Data;
                 self.spaces[space as usize].acks.on_packet_received(
@@ -319,7 +327,7 @@ impl Connection {
         };
         let uh = unprotect_header(&*keys.remote.header, packet, h.pn_offset).ok()?;
         let pn = decode_packet_number(sp.acks.largest(), uh.truncated_pn, uh.pn_len);
-        let header_len = h.pn_offset + uh.pn_len;
+        let header_len = h.pn_offset.saturating_add(uh.pn_len); // within the packet
         if space == SpaceId::Data {
             let phase = uh.first_byte & 0x04 != 0;
             return self
@@ -484,7 +492,7 @@ impl Connection {
                 // them may drop them (RFC 9221 §5): the oldest unread one goes.
                 if self.received_datagrams.len() >= MAX_QUEUED_DATAGRAMS {
                     self.received_datagrams.pop_front();
-                    self.stats.datagrams_dropped += 1;
+                    tally(&mut self.stats.datagrams_dropped, 1);
                 }
                 self.received_datagrams.push_back(data.to_vec());
             }

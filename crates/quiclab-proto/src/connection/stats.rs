@@ -12,6 +12,20 @@ pub struct PacketCounts {
     pub bytes: u64,
 }
 
+impl PacketCounts {
+    /// Counts one datagram of `bytes` bytes.
+    pub(crate) fn add(&mut self, bytes: usize) {
+        tally(&mut self.packets, 1);
+        tally(&mut self.bytes, bytes as u64);
+    }
+}
+
+/// Adds `n` to a counter, which stops at the maximum instead of wrapping: the rule for
+/// counters where arithmetic is linted (CONTRIBUTING.md, "Arithmetic on wire values").
+pub(crate) fn tally(counter: &mut u64, n: u64) {
+    *counter = counter.saturating_add(n);
+}
+
 /// What a connection did, for results tables.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ConnectionStats {

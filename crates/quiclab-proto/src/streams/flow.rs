@@ -1,4 +1,7 @@
 //! Receive-side flow-control credit (RFC 9000 §4.1-4.2), with optional window auto-tuning.
+// Peer values pass through here: arithmetic is checked, saturating or wrapping
+// by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
+#![deny(clippy::arithmetic_side_effects)]
 
 use crate::time::Instant;
 use crate::wire::varint;
@@ -53,7 +56,7 @@ impl RecvWindow {
     pub fn update(&mut self, now: Instant, rtt: Duration) -> u64 {
         if self.autotune {
             if let Some(prev) = self.last_update {
-                if now - prev < rtt.saturating_mul(2) {
+                if now.saturating_duration_since(prev) < rtt.saturating_mul(2) {
                     self.window = self.window.saturating_mul(2).min(self.cap);
                 }
             }

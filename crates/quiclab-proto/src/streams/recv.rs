@@ -1,5 +1,8 @@
 //! The receiving part of a stream (RFC 9000 §3.2): reassembly of STREAM frames in any
 //! order, final size checks (§4.5) and per-stream flow control (§4.1).
+// Peer values pass through here: arithmetic is checked, saturating or wrapping
+// by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
+#![deny(clippy::arithmetic_side_effects)]
 
 use super::flow::RecvWindow;
 use super::{ReadOutcome, StreamError};
@@ -34,16 +37,18 @@ pub(super) struct RecvStream {
     pub readable_signalled: bool,
 }
 
-/// Copies `data` into `dq` at index `at`; the caller made `dq` long enough.
+/// Copies `data` into `dq` at index `at`; the caller made `dq` long enough (so no
+/// index below saturates).
 fn write_at(dq: &mut VecDeque<u8>, at: usize, data: &[u8]) {
     let (a, b) = dq.as_mut_slices();
     if at < a.len() {
-        let k = data.len().min(a.len() - at);
-        a[at..at + k].copy_from_slice(&data[..k]);
-        b[..data.len() - k].copy_from_slice(&data[k..]);
+        let k = data.len().min(a.len().saturating_sub(at));
+        let (first, second) = data.split_at(k);
+        a[at..at.saturating_add(k)].copy_from_slice(first);
+        b[..second.len()].copy_from_slice(second);
     } else {
-        let s = at - a.len();
-        b[s..s + data.len()].copy_from_slice(data);
+        let s = at.saturating_sub(a.len());
+        b[s..s.saturating_add(data.len())].copy_from_slice(data);
     }
 }
 
@@ -115,15 +120,16 @@ impl RecvStream {
             return Ok(grew);
         }
         // Only the part beyond what the application already read is stored.
+        // `offset <= start < end` and `read <= start` here, so nothing saturates.
         let start = offset.max(self.read);
-        let need = (end - self.read) as usize;
+        let need = end.saturating_sub(self.read) as usize;
         if self.buf.len() < need {
             self.buf.resize(need, 0);
         }
         write_at(
             &mut self.buf,
-            (start - self.read) as usize,
-            &data[(start - offset) as usize..],
+            start.saturating_sub(self.read) as usize,
+            &data[start.saturating_sub(offset) as usize..],
         );
         Ok(grew)
     }
@@ -192,13 +198,16 @@ impl RecvStream {
         if self.stopped.is_some() || self.fin_read {
             return Err(StreamError::Closed);
         }
-        let n = out.len().min((self.contiguous_end() - self.read) as usize);
+        // What was read is contiguous: `read <= contiguous_end`.
+        let n = out
+            .len()
+            .min(self.contiguous_end().saturating_sub(self.read) as usize);
         let (a, b) = self.buf.as_slices();
         let k = n.min(a.len());
         out[..k].copy_from_slice(&a[..k]);
-        out[k..n].copy_from_slice(&b[..n - k]);
+        out[k..n].copy_from_slice(&b[..n.saturating_sub(k)]);
         self.buf.drain(..n);
-        self.read += n as u64;
+        self.read = self.read.saturating_add(n as u64);
         self.flow.consumed = self.read;
         let fin = self.final_size == Some(self.read);
         if n == 0 && !fin {
@@ -236,6 +245,7 @@ impl RecvStream {
 }
 
 #[cfg(test)]
+#[allow(clippy::arithmetic_side_effects)] // tests compute expected values freely
 mod tests {
     use super::*;
     use crate::error::TransportErrorCode as C;

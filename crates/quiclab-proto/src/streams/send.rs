@@ -1,5 +1,8 @@
 //! The sending part of a stream (RFC 9000 §3.1): a buffer of written bytes that are not
 //! yet acknowledged as a prefix, and which ranges are unsent, lost or acknowledged.
+// Peer values pass through here: arithmetic is checked, saturating or wrapping
+// by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
+#![deny(clippy::arithmetic_side_effects)]
 
 use super::send_buf::{SendBuf, SendData};
 use crate::range_set::RangeSet;
@@ -59,14 +62,17 @@ fn fit(id: StreamId, offset: u64, avail: u64, room: usize) -> Option<usize> {
         return None;
     }
     let avail = usize::try_from(avail).unwrap_or(usize::MAX);
-    // A bound from the largest possible Length field, then one refinement.
+    // A bound from the largest possible Length field, then one refinement (a shorter
+    // length has a header no longer, so `m` fits whenever `n` does: nothing saturates).
     let n = avail.min(room.saturating_sub(stream_header_len(id, offset, room, true)));
-    let m = avail.min(room - stream_header_len(id, offset, n, true));
-    Some(if stream_header_len(id, offset, m, true) + m <= room {
-        m
-    } else {
-        n
-    })
+    let m = avail.min(room.saturating_sub(stream_header_len(id, offset, n, true)));
+    Some(
+        if stream_header_len(id, offset, m, true).saturating_add(m) <= room {
+            m
+        } else {
+            n
+        },
+    )
 }
 
 impl SendStream {
@@ -92,7 +98,7 @@ impl SendStream {
 
     /// One past the last written byte.
     pub fn end(&self) -> u64 {
-        self.base + self.buf.len() as u64
+        self.base.saturating_add(self.buf.len() as u64)
     }
 
     /// Takes as much of `data` as keeps at most `limit` unacknowledged bytes buffered
@@ -112,7 +118,7 @@ impl SendStream {
         }
         // Like TCP_NOTSENT_LOWAT: the application's data waits in the application, so
         // what is copied into packets was written moments before (still in cache).
-        room.min(lowat.saturating_sub(self.end() - self.next))
+        room.min(lowat.saturating_sub(self.end().saturating_sub(self.next)))
     }
 
     /// Whether something lost (data or FIN) awaits retransmission.
@@ -165,7 +171,8 @@ impl SendStream {
 
     /// Appends `len` bytes at `offset` from the buffer; the caller checked the bounds.
     fn copy_out(&self, offset: u64, len: usize, out: &mut Vec<u8>) {
-        self.buf.copy_out((offset - self.base) as usize, len, out);
+        self.buf
+            .copy_out(offset.saturating_sub(self.base) as usize, len, out);
     }
 
     fn emit(&self, id: StreamId, offset: u64, len: usize, fin: bool, out: &mut Vec<u8>) {
@@ -180,7 +187,7 @@ impl SendStream {
         }
         let end = self.end();
         let (offset, avail) = match self.lost.first() {
-            Some(r) => (r.start, r.end - r.start),
+            Some(r) => (r.start, r.end.saturating_sub(r.start)),
             None if self.fin_lost => (end, 0),
             None => return None,
         };
@@ -188,7 +195,7 @@ impl SendStream {
         if n == 0 && avail > 0 {
             return None;
         }
-        let stop = offset + n as u64;
+        let stop = offset.saturating_add(n as u64);
         // The FIN rides along whenever a retransmission reaches the final size.
         let fin = self.fin_sent && !self.fin_acked && stop == end;
         self.emit(id, offset, n, fin, out);
@@ -225,9 +232,9 @@ impl SendStream {
             return None;
         }
         let offset = self.next;
-        let fin = self.fin && offset + n as u64 == end;
+        let fin = self.fin && offset.saturating_add(n as u64) == end;
         self.emit(id, offset, n, fin, out);
-        self.next += n as u64;
+        self.next = self.next.saturating_add(n as u64);
         if fin {
             self.fin_sent = true;
         }
@@ -253,7 +260,7 @@ impl SendStream {
             if start == self.base {
                 // In-order acknowledgement, the common case: the prefix is dropped at
                 // once (O(1) per byte amortised, no copying), bypassing the range set.
-                self.buf.drop_front((stop - start) as usize);
+                self.buf.drop_front(stop.saturating_sub(start) as usize);
                 self.base = stop;
             } else {
                 self.acked.insert(start..stop);
@@ -268,11 +275,12 @@ impl SendStream {
         while let Some(r) = self.acked.first().filter(|r| r.start <= self.base) {
             self.acked.pop_first();
             if r.end > self.base {
-                self.buf.drop_front((r.end - self.base) as usize);
+                self.buf
+                    .drop_front(r.end.saturating_sub(self.base) as usize);
                 self.base = r.end;
             }
         }
-        self.base - base_before
+        self.base.saturating_sub(base_before)
     }
 
     /// Marks a frame lost: its still unacknowledged parts are queued for retransmission.
@@ -302,6 +310,7 @@ impl SendStream {
 }
 
 #[cfg(test)]
+#[allow(clippy::arithmetic_side_effects)] // tests compute expected values freely
 mod tests {
     use super::*;
 

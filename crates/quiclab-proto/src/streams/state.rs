@@ -1,6 +1,9 @@
 //! The set of streams of one connection: stream IDs and limits (RFC 9000 §2.1, §4.6),
 //! connection-level flow control (§4.1), frame scheduling and events. The halves of a
 //! stream live in `send.rs` and `recv.rs`, receive credit in `flow.rs`.
+// Peer values pass through here: arithmetic is checked, saturating or wrapping
+// by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
+#![deny(clippy::arithmetic_side_effects)]
 
 use super::flow::RecvWindow;
 use super::recv::RecvStream;
@@ -135,7 +138,7 @@ struct PeerStreamData {
 
 /// Appends `frame` if it fits under `max_len`.
 fn put(frame: &Frame<'_>, buf: &mut Vec<u8>, max_len: usize) -> bool {
-    if buf.len() + frame.encoded_len() > max_len {
+    if buf.len().saturating_add(frame.encoded_len()) > max_len {
         return false;
     }
     frame.encode(buf);
@@ -306,7 +309,7 @@ impl Streams {
             return None;
         }
         let id = StreamId::new(self.side, dir, self.next_local[d]);
-        self.next_local[d] += 1;
+        self.next_local[d] = self.next_local[d].saturating_add(1);
         let st = self.new_stream(id);
         self.streams.insert(id, st);
         Some(id)
@@ -319,7 +322,7 @@ impl Streams {
             return None;
         }
         let id = StreamId::new(self.side.peer(), dir, self.next_accept[d]);
-        self.next_accept[d] += 1;
+        self.next_accept[d] = self.next_accept[d].saturating_add(1);
         Some(id)
     }
 
@@ -437,7 +440,7 @@ impl Streams {
         if r.wants_credit() && r.flow.wants_update() {
             self.max_stream_data_pending.insert(id);
         }
-        self.conn_recv.consumed += n;
+        self.conn_recv.consumed = self.conn_recv.consumed.saturating_add(n);
         if n > 0 && self.conn_recv.wants_update() {
             self.max_data_pending = true;
         }
@@ -467,11 +470,12 @@ impl Streams {
         }
         if id.initiator() != self.side {
             let d = di(id.dir());
-            self.remote_closed[d] += 1;
+            self.remote_closed[d] = self.remote_closed[d].saturating_add(1);
             let limit = [self.params.max_streams_bidi, self.params.max_streams_uni][d];
-            let target = self.remote_closed[d] + limit;
-            // Renew once half of the configured credit can be handed back.
-            if target - self.local_max_streams[d] >= (limit / 2).max(1) {
+            let target = self.remote_closed[d].saturating_add(limit);
+            // Renew once half of the configured credit can be handed back (what was
+            // advertised is at most an earlier target).
+            if target.saturating_sub(self.local_max_streams[d]) >= (limit / 2).max(1) {
                 self.max_streams_pending[d] = true;
             }
         }
@@ -531,7 +535,7 @@ impl Streams {
                 let st = self.new_stream(sid);
                 self.streams.insert(sid, st);
             }
-            self.next_remote[d] = id.index() + 1;
+            self.next_remote[d] = id.index().saturating_add(1); // below MAX_STREAMS
             self.events.push_back(StreamEvent::Opened { dir: id.dir() });
         }
         Ok(self.streams.contains_key(&id))
@@ -706,7 +710,7 @@ impl Streams {
         }
         let mut cursor = StreamId(0);
         while let Some(&id) = self.max_stream_data_pending.range(cursor..).next() {
-            cursor = StreamId(id.0 + 1);
+            cursor = StreamId(id.0.saturating_add(1));
             let Some(r) = self
                 .streams
                 .get_mut(&id)
@@ -732,7 +736,8 @@ impl Streams {
             let d = di(dir);
             if self.max_streams_pending[d] {
                 let limit = [self.params.max_streams_bidi, self.params.max_streams_uni][d];
-                let max = self.local_max_streams[d].max(self.remote_closed[d] + limit);
+                let max =
+                    self.local_max_streams[d].max(self.remote_closed[d].saturating_add(limit));
                 if put(&Frame::MaxStreams { dir, max }, buf, max_len) {
                     self.local_max_streams[d] = max;
                     records.push(StreamFrameRecord::MaxStreams { dir });
@@ -743,7 +748,7 @@ impl Streams {
         self.write_blocked(buf, max_len, records);
         let mut cursor = StreamId(0);
         while let Some(&id) = self.reset_pending.range(cursor..).next() {
-            cursor = StreamId(id.0 + 1);
+            cursor = StreamId(id.0.saturating_add(1));
             let Some(r) = self
                 .streams
                 .get(&id)
@@ -766,7 +771,7 @@ impl Streams {
         }
         let mut cursor = StreamId(0);
         while let Some(&id) = self.stop_pending.range(cursor..).next() {
-            cursor = StreamId(id.0 + 1);
+            cursor = StreamId(id.0.saturating_add(1));
             let Some(code) = self
                 .streams
                 .get(&id)
@@ -804,7 +809,7 @@ impl Streams {
         }
         let mut cursor = StreamId(0);
         while let Some(&id) = self.stream_blocked_pending.range(cursor..).next() {
-            cursor = StreamId(id.0 + 1);
+            cursor = StreamId(id.0.saturating_add(1));
             let Some(s) = self
                 .streams
                 .get_mut(&id)
@@ -892,7 +897,7 @@ impl Streams {
                 Some(f) => {
                     misses = 0;
                     if !lost {
-                        self.conn_sent += f.len;
+                        self.conn_sent = self.conn_sent.saturating_add(f.len);
                     }
                     records.push(StreamFrameRecord::Stream {
                         id,
@@ -901,7 +906,7 @@ impl Streams {
                         fin: f.fin,
                     });
                 }
-                None => misses += 1,
+                None => misses = misses.saturating_add(1),
             }
             self.update_sched(id);
         }

@@ -85,7 +85,7 @@ fn decode_one<'a>(r: &mut Reader<'a>) -> Result<Frame<'a>, TransportError> {
     let ty = r
         .varint()
         .map_err(|_| TransportError::frame_encoding("frame type truncated"))?;
-    if r.position() - start != varint::len(ty) {
+    if r.position().saturating_sub(start) != varint::len(ty) {
         return Err(
             TransportError::protocol_violation("frame type not minimally encoded").with_frame(ty),
         );
@@ -96,7 +96,9 @@ fn decode_one<'a>(r: &mut Reader<'a>) -> Result<Frame<'a>, TransportError> {
             // RFC 9000 §19.1: a run of PADDING bytes is reported as one frame.
             let zeros = f.r.clone().rest().iter().take_while(|&&b| b == 0).count();
             let _ = f.r.bytes(zeros);
-            Frame::Padding { len: 1 + zeros }
+            Frame::Padding {
+                len: zeros.saturating_add(1),
+            }
         }
         t::PING => Frame::Ping,
         t::ACK | t::ACK_ECN => Frame::Ack(decode_ack(&mut f)?),
@@ -338,6 +340,7 @@ impl Frame<'_> {
 }
 
 #[cfg(test)]
+#[allow(clippy::arithmetic_side_effects)] // tests compute expected values freely
 mod tests {
     use super::*;
     use crate::error::TransportErrorCode as Code;

@@ -4,17 +4,28 @@
 use super::frame::{frame_type as t, AckFrame, Frame};
 use super::ids::{Dir, StreamId};
 use super::varint;
+use std::ops::RangeInclusive;
+
+/// The size of a frame from the sizes of its parts. Frames are built from our own state
+/// and bounded by a packet, so the sum saturates rather than wraps (an impossible
+/// overflow then reads as "does not fit").
+fn size(parts: &[usize]) -> usize {
+    parts.iter().fold(0, |n, &p| n.saturating_add(p))
+}
 
 /// Size of a STREAM frame header for `data_len` bytes at `offset`
 /// (`with_len`: whether the Length field is present; omit it only for a packet's last frame).
 pub fn stream_header_len(id: StreamId, offset: u64, data_len: usize, with_len: bool) -> usize {
-    1 + varint::len(id.0)
-        + if offset > 0 { varint::len(offset) } else { 0 }
-        + if with_len {
+    size(&[
+        1,
+        varint::len(id.0),
+        if offset > 0 { varint::len(offset) } else { 0 },
+        if with_len {
             varint::len(data_len as u64)
         } else {
             0
-        }
+        },
+    ])
 }
 
 /// Appends a STREAM frame header (RFC 9000 §19.8); the caller appends `data_len` bytes.
@@ -42,7 +53,7 @@ pub fn write_stream_header(
 
 /// Size of a CRYPTO frame header (RFC 9000 §19.6) for `data_len` bytes at `offset`.
 pub fn crypto_header_len(offset: u64, data_len: usize) -> usize {
-    1 + varint::len(offset) + varint::len(data_len as u64)
+    size(&[1, varint::len(offset), varint::len(data_len as u64)])
 }
 
 /// Appends a CRYPTO frame header; the caller appends `data_len` bytes.
@@ -52,37 +63,57 @@ pub fn write_crypto_header(buf: &mut Vec<u8>, offset: u64, data_len: usize) {
     varint::write(buf, data_len as u64);
 }
 
-fn ack_len(a: &AckFrame) -> usize {
+/// The Gap and ACK Range Length of range `r` below range `prev` (RFC 9000 §19.3.1:
+/// Gap = previous smallest - this largest - 2; Range Length = size - 1). The ranges
+/// descend without touching (our tracker's, or a decoded frame's, whose decoding
+/// checked that), so the differences cannot go below zero; they saturate all the same.
+fn gap_and_len(prev: &RangeInclusive<u64>, r: &RangeInclusive<u64>) -> (u64, u64) {
+    (
+        prev.start().saturating_sub(*r.end()).saturating_sub(2),
+        r.end().saturating_sub(*r.start()),
+    )
+}
+
+/// Largest Acknowledged, ACK Delay, ACK Range Count and First ACK Range (RFC 9000 §19.3).
+fn ack_head(a: &AckFrame) -> [u64; 4] {
     let first = &a.ranges[0];
-    let mut n = 1
-        + varint::len(*first.end())
-        + varint::len(a.ack_delay)
-        + varint::len(a.ranges.len() as u64 - 1)
-        + varint::len(first.end() - first.start());
-    let mut smallest = *first.start();
-    for r in &a.ranges[1..] {
-        n += varint::len(smallest - r.end() - 2) + varint::len(r.end() - r.start());
-        smallest = *r.start();
+    [
+        *first.end(),
+        a.ack_delay,
+        (a.ranges.len() as u64).saturating_sub(1),
+        first.end().saturating_sub(*first.start()),
+    ]
+}
+
+fn ack_len(a: &AckFrame) -> usize {
+    let mut n = ack_head(a)
+        .iter()
+        .fold(1, |n: usize, &v| n.saturating_add(varint::len(v)));
+    for w in a.ranges.windows(2) {
+        let (gap, len) = gap_and_len(&w[0], &w[1]);
+        n = n
+            .saturating_add(varint::len(gap))
+            .saturating_add(varint::len(len));
     }
     if let Some(e) = a.ecn {
-        n += varint::len(e.ect0) + varint::len(e.ect1) + varint::len(e.ce);
+        n = n.saturating_add(size(&[
+            varint::len(e.ect0),
+            varint::len(e.ect1),
+            varint::len(e.ce),
+        ]));
     }
     n
 }
 
 fn write_ack(buf: &mut Vec<u8>, a: &AckFrame) {
-    // RFC 9000 §19.3.1: Gap = previous smallest - this largest - 2; Range Length = size - 1.
-    let first = &a.ranges[0];
     varint::write(buf, if a.ecn.is_some() { t::ACK_ECN } else { t::ACK });
-    varint::write(buf, *first.end());
-    varint::write(buf, a.ack_delay);
-    varint::write(buf, a.ranges.len() as u64 - 1);
-    varint::write(buf, first.end() - first.start());
-    let mut smallest = *first.start();
-    for r in &a.ranges[1..] {
-        varint::write(buf, smallest - r.end() - 2);
-        varint::write(buf, r.end() - r.start());
-        smallest = *r.start();
+    for v in ack_head(a) {
+        varint::write(buf, v);
+    }
+    for w in a.ranges.windows(2) {
+        let (gap, len) = gap_and_len(&w[0], &w[1]);
+        varint::write(buf, gap);
+        varint::write(buf, len);
     }
     if let Some(e) = a.ecn {
         varint::write(buf, e.ect0);
@@ -106,7 +137,7 @@ impl Frame<'_> {
     pub fn encode(&self, buf: &mut Vec<u8>) {
         let w = |buf: &mut Vec<u8>, v: u64| varint::write(buf, v);
         match self {
-            Frame::Padding { len } => buf.resize(buf.len() + len, 0),
+            Frame::Padding { len } => buf.resize(buf.len().saturating_add(*len), 0),
             Frame::Ping => w(buf, t::PING),
             Frame::Ack(a) => write_ack(buf, a),
             Frame::ResetStream {
@@ -230,37 +261,43 @@ impl Frame<'_> {
                 id,
                 error_code,
                 final_size,
-            } => 1 + l(id.0) + l(*error_code) + l(*final_size),
-            Frame::StopSending { id, error_code } => 1 + l(id.0) + l(*error_code),
-            Frame::Crypto { offset, data } => crypto_header_len(*offset, data.len()) + data.len(),
-            Frame::NewToken { token } => 1 + l(token.len() as u64) + token.len(),
-            Frame::Stream(s) => {
-                stream_header_len(s.id, s.offset, s.data.len(), true) + s.data.len()
+            } => size(&[1, l(id.0), l(*error_code), l(*final_size)]),
+            Frame::StopSending { id, error_code } => size(&[1, l(id.0), l(*error_code)]),
+            Frame::Crypto { offset, data } => {
+                size(&[crypto_header_len(*offset, data.len()), data.len()])
             }
-            Frame::MaxData(v) => 1 + l(*v),
-            Frame::MaxStreamData { id, max } => 1 + l(id.0) + l(*max),
-            Frame::MaxStreams { max, .. } => 1 + l(*max),
-            Frame::DataBlocked { limit } => 1 + l(*limit),
-            Frame::StreamDataBlocked { id, limit } => 1 + l(id.0) + l(*limit),
-            Frame::StreamsBlocked { limit, .. } => 1 + l(*limit),
+            Frame::NewToken { token } => size(&[1, l(token.len() as u64), token.len()]),
+            Frame::Stream(s) => size(&[
+                stream_header_len(s.id, s.offset, s.data.len(), true),
+                s.data.len(),
+            ]),
+            Frame::MaxData(v) => size(&[1, l(*v)]),
+            Frame::MaxStreamData { id, max } => size(&[1, l(id.0), l(*max)]),
+            Frame::MaxStreams { max, .. } => size(&[1, l(*max)]),
+            Frame::DataBlocked { limit } => size(&[1, l(*limit)]),
+            Frame::StreamDataBlocked { id, limit } => size(&[1, l(id.0), l(*limit)]),
+            Frame::StreamsBlocked { limit, .. } => size(&[1, l(*limit)]),
             Frame::NewConnectionId(f) => {
-                1 + l(f.sequence) + l(f.retire_prior_to) + 1 + f.id.len() + 16
+                // Type, sequence, retire prior to, length byte, ID, 16-byte reset token.
+                size(&[1, l(f.sequence), l(f.retire_prior_to), 1, f.id.len(), 16])
             }
-            Frame::RetireConnectionId { sequence } => 1 + l(*sequence),
+            Frame::RetireConnectionId { sequence } => size(&[1, l(*sequence)]),
             Frame::PathChallenge(_) | Frame::PathResponse(_) => 9,
-            Frame::ConnectionClose(c) => {
-                1 + l(c.error_code)
-                    + c.frame_type.map_or(0, l)
-                    + l(c.reason.len() as u64)
-                    + c.reason.len()
-            }
-            Frame::Datagram { data } => 1 + l(data.len() as u64) + data.len(),
-            Frame::AckFrequency(f) => {
-                2 + l(f.sequence)
-                    + l(f.ack_eliciting_threshold)
-                    + l(f.request_max_ack_delay)
-                    + l(f.reordering_threshold)
-            }
+            Frame::ConnectionClose(c) => size(&[
+                1,
+                l(c.error_code),
+                c.frame_type.map_or(0, l),
+                l(c.reason.len() as u64),
+                c.reason.len(),
+            ]),
+            Frame::Datagram { data } => size(&[1, l(data.len() as u64), data.len()]),
+            Frame::AckFrequency(f) => size(&[
+                2,
+                l(f.sequence),
+                l(f.ack_eliciting_threshold),
+                l(f.request_max_ack_delay),
+                l(f.reordering_threshold),
+            ]),
         }
     }
 }

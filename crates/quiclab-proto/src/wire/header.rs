@@ -101,7 +101,7 @@ fn long_type(version: u32, bits: u8) -> PacketType {
 /// # Panics
 /// For packet types that have no long header type bits.
 fn long_type_bits(version: u32, ty: PacketType) -> u8 {
-    let v1 = match ty {
+    let v1: u8 = match ty {
         PacketType::Initial => 0,
         PacketType::ZeroRtt => 1,
         PacketType::Handshake => 2,
@@ -109,7 +109,8 @@ fn long_type_bits(version: u32, ty: PacketType) -> u8 {
         _ => panic!("{ty:?} has no long header type bits"),
     };
     if version == VERSION_2 {
-        (v1 + 1) & 0b11
+        // RFC 9369 §3.2: each type is the v1 type plus one, modulo 4.
+        v1.wrapping_add(1) & 0b11
     } else {
         v1
     }
@@ -268,7 +269,7 @@ pub struct LongHeaderOffsets {
 /// Appends the low `pn_len` bytes of `pn` (RFC 9000 §17.1).
 fn write_pn(buf: &mut Vec<u8>, pn: u64, pn_len: usize) {
     assert!((1..=4).contains(&pn_len), "packet number length {pn_len}");
-    buf.extend_from_slice(&pn.to_be_bytes()[8 - pn_len..]);
+    buf.extend_from_slice(&pn.to_be_bytes()[8usize.saturating_sub(pn_len)..]);
 }
 
 fn write_cid(buf: &mut Vec<u8>, cid: &[u8]) {
@@ -304,7 +305,7 @@ pub fn write_long_header(
     );
     assert!((1..=4).contains(&pn_len), "packet number length {pn_len}");
     // RFC 9000 §17.2: 1 | fixed bit | type (2) | reserved (2) | pn length (2).
-    buf.push(0xc0 | long_type_bits(version, ty) << 4 | (pn_len as u8 - 1));
+    buf.push(0xc0 | long_type_bits(version, ty) << 4 | (pn_len as u8).saturating_sub(1));
     buf.extend_from_slice(&version.to_be_bytes());
     write_cid(buf, dcid.as_bytes());
     write_cid(buf, scid.as_bytes());
@@ -338,7 +339,9 @@ pub fn write_short_header(
 ) -> usize {
     assert!((1..=4).contains(&pn_len), "packet number length {pn_len}");
     // 0 | fixed bit | spin | reserved (2) = 0 | key phase | pn length (2).
-    buf.push(0x40 | u8::from(spin) << 5 | u8::from(key_phase) << 2 | (pn_len as u8 - 1));
+    buf.push(
+        0x40 | u8::from(spin) << 5 | u8::from(key_phase) << 2 | (pn_len as u8).saturating_sub(1),
+    );
     buf.extend_from_slice(dcid.as_bytes());
     let pn_offset = buf.len();
     write_pn(buf, pn, pn_len);
@@ -394,30 +397,41 @@ pub fn packet_number_len(pn: u64, largest_acked: Option<u64>) -> usize {
     }
     .max(1);
     // A.2: min_bits = log2(unacked) + 1, i.e. 2 * unacked <= 2^(8 * bytes).
-    let twice = u128::from(unacked) * 2;
-    (1..4).find(|&n| twice <= 1u128 << (8 * n)).unwrap_or(4)
+    let twice = u128::from(unacked).saturating_mul(2);
+    [(1, 1 << 8), (2, 1 << 16), (3, 1 << 24)]
+        .into_iter()
+        .find(|&(_, range)| twice <= range)
+        .map_or(4, |(bytes, _)| bytes)
 }
 
 /// Recovers a full packet number from its truncated form (RFC 9000 Appendix A.3):
 /// the candidate closest to `largest_pn + 1`. `pn_len` is 1-4 (clamped otherwise).
 pub fn decode_packet_number(largest_pn: Option<u64>, truncated: u64, pn_len: usize) -> u64 {
-    let bits = 8 * pn_len.clamp(1, 4) as u32;
+    let win: u64 = match pn_len {
+        0 | 1 => 1 << 8,
+        2 => 1 << 16,
+        3 => 1 << 24,
+        _ => 1 << 32,
+    };
     let expected = largest_pn.map_or(0, |l| l.saturating_add(1));
-    let win = 1u64 << bits;
     let hwin = win / 2;
-    let mask = win - 1;
+    let mask = win.saturating_sub(1);
     let candidate = (expected & !mask) | (truncated & mask);
-    // `candidate <= expected - hwin`, written so that nothing underflows.
-    if expected >= hwin && candidate <= expected - hwin && candidate < (1u64 << 62) - win {
-        candidate + win
+    // Each step is guarded by the comparison before it, so nothing saturates.
+    if expected >= hwin
+        && candidate <= expected.saturating_sub(hwin)
+        && candidate < (1u64 << 62).saturating_sub(win)
+    {
+        candidate.saturating_add(win)
     } else if candidate > expected.saturating_add(hwin) && candidate >= win {
-        candidate - win
+        candidate.saturating_sub(win)
     } else {
         candidate
     }
 }
 
 #[cfg(test)]
+#[allow(clippy::arithmetic_side_effects)] // tests compute expected values freely
 mod tests {
     use super::*;
     use proptest::prelude::*;

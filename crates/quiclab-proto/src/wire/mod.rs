@@ -1,5 +1,8 @@
 //! The wire layer: bytes <-> typed values. No state. Decoding peer input never panics;
 //! it returns a typed error that maps to the RFC's error code.
+// Peer values pass through here: arithmetic is checked, saturating or wrapping
+// by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
+#![deny(clippy::arithmetic_side_effects)]
 
 pub mod frame;
 mod frame_decode;

@@ -163,7 +163,7 @@ fn decode_version_information(value: &[u8]) -> Result<VersionInformation, Transp
 }
 
 fn encode_preferred_address(p: &PreferredAddress) -> Vec<u8> {
-    let mut v = Vec::with_capacity(41 + p.connection_id.len());
+    let mut v = Vec::with_capacity(p.connection_id.len().saturating_add(41));
     let (ip4, port4) = p.ipv4.unwrap_or(([0; 4], 0));
     let (ip6, port6) = p.ipv6.unwrap_or(([0; 16], 0));
     v.extend_from_slice(&ip4);
@@ -407,7 +407,7 @@ impl TransportParameters {
         }
         // ack-frequency §3: min_ack_delay (us) must not exceed max_ack_delay (ms).
         if let Some(min) = self.min_ack_delay {
-            if min > self.max_ack_delay * 1000 {
+            if min > self.max_ack_delay.saturating_mul(1000) {
                 return Err(tp_err("min_ack_delay above max_ack_delay"));
             }
         }
@@ -416,6 +416,7 @@ impl TransportParameters {
 }
 
 #[cfg(test)]
+#[allow(clippy::arithmetic_side_effects)] // tests compute expected values freely
 mod tests {
     use super::*;
     use crate::error::TransportErrorCode as Code;

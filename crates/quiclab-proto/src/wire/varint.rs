@@ -53,7 +53,7 @@ pub fn write_with_len(buf: &mut Vec<u8>, v: u64, n: usize) {
 /// If `v >= 2^14`.
 pub fn patch_u14(buf: &mut [u8], at: usize, v: u64) {
     assert!(v < 1 << 14, "length {v} does not fit in 2 bytes");
-    buf[at..at + 2].copy_from_slice(&(v as u16 | 0x4000).to_be_bytes());
+    buf[at..at.saturating_add(2)].copy_from_slice(&(v as u16 | 0x4000).to_be_bytes());
 }
 
 /// A cursor over peer input; every read is bounds-checked.
@@ -72,7 +72,8 @@ impl<'a> Reader<'a> {
         self.pos
     }
     pub fn remaining(&self) -> usize {
-        self.buf.len() - self.pos
+        // `pos <= buf.len()`: `bytes` advances only over what is there.
+        self.buf.len().saturating_sub(self.pos)
     }
     pub fn is_empty(&self) -> bool {
         self.remaining() == 0
@@ -100,21 +101,25 @@ impl<'a> Reader<'a> {
     }
     pub fn varint(&mut self) -> Result<u64, UnexpectedEnd> {
         let first = self.peek_u8().ok_or(UnexpectedEnd)?;
-        let n = 1usize << (first >> 6);
-        let b = self.bytes(n)?;
+        // RFC 9000 §16: the two high bits give the length (1, 2, 4 or 8 bytes), the
+        // rest of the field is the value, big-endian: at most 62 bits are shifted in, so
+        // no shift drops one.
+        let b = self.bytes(1usize.wrapping_shl(u32::from(first >> 6)))?;
         let mut v = u64::from(b[0] & 0x3f);
         for &x in &b[1..] {
-            v = (v << 8) | u64::from(x);
+            v = v.wrapping_shl(8) | u64::from(x);
         }
         Ok(v)
     }
     /// The next `n` bytes.
     pub fn bytes(&mut self, n: usize) -> Result<&'a [u8], UnexpectedEnd> {
-        if self.remaining() < n {
-            return Err(UnexpectedEnd);
-        }
-        let s = &self.buf[self.pos..self.pos + n];
-        self.pos += n;
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|&end| end <= self.buf.len())
+            .ok_or(UnexpectedEnd)?;
+        let s = &self.buf[self.pos..end];
+        self.pos = end;
         Ok(s)
     }
     /// Everything left.

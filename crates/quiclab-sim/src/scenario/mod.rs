@@ -11,6 +11,7 @@
 //! work exceeds `stop.max_events` (default [`DEFAULT_MAX_EVENTS`]) is refused up front
 //! (see `budget`).
 
+use crate::excerpt::excerpt;
 use crate::impair::ImpairmentConfig;
 use crate::queue::QueueConfig;
 use quiclab_proto::TransportConfig;
@@ -338,17 +339,18 @@ pub struct LinkChange {
     pub outage_s: Option<f64>,
 }
 
-/// A scenario file that cannot be used, with the file and key named.
+/// A scenario file that cannot be used, with the file and key named (each quoted at
+/// most as [`excerpt`] allows: a message can carry a whole input value).
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
-    #[error("{file}: {source}")]
+    #[error("{}: {source}", excerpt(.file))]
     Io {
         file: String,
         source: std::io::Error,
     },
-    #[error("{file}: {message}")]
+    #[error("{}: {}", excerpt(.file), excerpt(.message))]
     Parse { file: String, message: String },
-    #[error("{file}: {key}: {why}")]
+    #[error("{}: {}: {}", excerpt(.file), excerpt(.key), excerpt(.why))]
     Invalid {
         file: String,
         key: String,

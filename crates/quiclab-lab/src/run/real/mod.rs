@@ -110,7 +110,19 @@ pub fn run_real(
     let (server_sched, client_sched) =
         run_processes(stack, emulator, &values, &dir, limit, sched).map_err(&fail)?;
     let times = client_times(&values, &dir).map_err(&fail)?;
-    let result = serde_json::json!({
+    let result = real_result(name, &dir, (server_sched, client_sched), &times);
+    entry_bytes(&spec.key, spec.seed, spec.rep, &spec.params, &result)
+}
+
+/// A real run's result: the client's times under the simulator's paths, and how the
+/// processes ran (their directory and scheduling class, server's first).
+fn real_result(
+    name: &str,
+    dir: &Path,
+    (server_sched, client_sched): (&str, &str),
+    times: &qlog::ClientTimes,
+) -> serde_json::Value {
+    serde_json::json!({
         "real": {
             "stack": name,
             "dir": dir.display().to_string(),
@@ -128,8 +140,13 @@ pub fn run_real(
             "client_first_sample_pto_ms": times.first_sample_pto_ms,
             "client_first_retransmit_ms": times.first_retransmit_ms,
         }],
-    });
-    entry_bytes(&spec.key, spec.seed, spec.rep, &spec.params, &result)
+    })
+}
+
+/// A real run's result with every field it always has (for
+/// [`crate::run::complete`]).
+pub(crate) fn result_template() -> serde_json::Value {
+    real_result("", Path::new(""), ("", ""), &qlog::ClientTimes::default())
 }
 
 /// The client's times from its qlog, or, when it wrote none, its first retransmission
