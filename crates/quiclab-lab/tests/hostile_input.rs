@@ -19,28 +19,8 @@ fn nested(depth: usize) -> String {
     format!("{}10{}", "(".repeat(depth), ")".repeat(depth))
 }
 
-const BASE: &str = r#"
-name = "tiny"
-seed = 1
-
-[stop]
-time_s = 5.0
-
-[topology]
-kind = "point_to_point"
-
-[topology.forward]
-rate_mbps = 10.0
-delay_ms = 5.0
-
-[topology.return]
-rate_mbps = 10.0
-delay_ms = 5.0
-
-[[flows]]
-name = "get"
-workload = { kind = "request", size = 20000 }
-"#;
+/// The tiny scenario the plans sweep.
+const BASE: &str = include_str!("data/tiny_base.toml");
 
 const PLAN: &str = r#"
 name = "hostile"

@@ -5,29 +5,8 @@
 use quiclab_lab::{run_plan, LabError, RunOptions};
 use std::path::{Path, PathBuf};
 
-const BASE: &str = r#"
-name = "tiny"
-seed = 1
-
-[stop]
-time_s = 5.0
-when_flows_done = true
-
-[topology]
-kind = "point_to_point"
-
-[topology.forward]
-rate_mbps = 10.0
-delay_ms = 5.0
-
-[topology.return]
-rate_mbps = 10.0
-delay_ms = 5.0
-
-[[flows]]
-name = "get"
-workload = { kind = "request", size = 20000 }
-"#;
+/// The tiny scenario the plans sweep.
+const BASE: &str = include_str!("data/tiny_base.toml");
 
 const PLAN: &str = r#"
 name = "tiny-sweep"

@@ -7,59 +7,18 @@
 //! 1 MB response lacked its last 35 KB until the run ended (found by the quic-vs-tcp
 //! country plan, South Korea-like path, repetition 18).
 
-use quiclab_sim::{Scenario, Simulation};
-use std::path::Path;
+mod country_path;
 
-fn set(t: &mut toml::Table, path: &[&str], v: toml::Value) {
-    let (last, head) = path.split_last().expect("a key");
-    let mut cur = t;
-    for k in head {
-        cur = cur
-            .entry(k.to_string())
-            .or_insert_with(|| toml::Value::Table(toml::Table::new()))
-            .as_table_mut()
-            .expect("a table");
-    }
-    cur.insert(last.to_string(), v);
-}
+use country_path::{country, run, set};
 
 #[test]
 fn tls_over_tcp_download_completes_after_a_repaired_window() {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../scenarios/experiments/quic_vs_tcp_country.toml");
-    let text = std::fs::read_to_string(&file).expect("the country scenario");
-    let mut t: toml::Table = toml::from_str(&text).expect("TOML");
     // The South Korea-like path of the plan (38 ms RTT, 1% loss on the download).
-    t.insert(
-        "seed".into(),
-        toml::Value::Integer(3_899_240_094_374_187_653),
-    );
-    for side in ["forward", "return"] {
-        set(
-            &mut t,
-            &["topology", side, "delay_ms"],
-            toml::Value::Float(19.0),
-        );
-    }
-    set(
-        &mut t,
-        &["topology", "return", "impairments", "loss", "p"],
-        toml::Value::Float(0.01),
-    );
-    set(
-        &mut t,
-        &["topology", "return", "queue", "packets"],
-        toml::Value::Integer(63),
-    );
+    let mut t = country(3_899_240_094_374_187_653, 19.0, 0.01, 63);
     // The TCP flows only (the QUIC ones start at 300 s).
     t["flows"].as_array_mut().expect("flows").truncate(2);
     set(&mut t, &["stop", "time_s"], toml::Value::Float(60.0));
-    let s = Scenario::parse(&toml::to_string(&t).expect("TOML"), "stall.toml")
-        .unwrap_or_else(|e| panic!("{e}"));
-    let r = Simulation::new(s, "stall.toml", None)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .run()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let r = run(&t, "stall.toml");
     let tcp = r
         .flows
         .iter()

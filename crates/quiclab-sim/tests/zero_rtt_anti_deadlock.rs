@@ -8,21 +8,9 @@
 //! and so armed nothing while the 0-RTT packet was in flight: with the seed below both
 //! ends waited for the 30 s idle timeout (found by the quic-vs-tcp country plan).
 
-use quiclab_sim::{Scenario, Simulation};
-use std::path::Path;
+mod country_path;
 
-fn set(t: &mut toml::Table, path: &[&str], v: toml::Value) {
-    let (last, head) = path.split_last().expect("a key");
-    let mut cur = t;
-    for k in head {
-        cur = cur
-            .entry(k.to_string())
-            .or_insert_with(|| toml::Value::Table(toml::Table::new()))
-            .as_table_mut()
-            .expect("a table");
-    }
-    cur.insert(last.to_string(), v);
-}
+use country_path::{country, run, set};
 
 fn flow(t: &mut toml::Table, i: usize) -> &mut toml::Table {
     t["flows"].as_array_mut().expect("flows")[i]
@@ -32,32 +20,8 @@ fn flow(t: &mut toml::Table, i: usize) -> &mut toml::Table {
 
 #[test]
 fn zero_rtt_repeat_survives_a_lost_first_flight_at_the_amplification_limit() {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../scenarios/experiments/quic_vs_tcp_country.toml");
-    let text = std::fs::read_to_string(&file).expect("the country scenario");
-    let mut t: toml::Table = toml::from_str(&text).expect("TOML");
     // The India-like path of the plan (188 ms RTT, 8% loss on the download).
-    t.insert(
-        "seed".into(),
-        toml::Value::Integer(7_392_222_528_909_792_599),
-    );
-    for side in ["forward", "return"] {
-        set(
-            &mut t,
-            &["topology", side, "delay_ms"],
-            toml::Value::Float(94.0),
-        );
-    }
-    set(
-        &mut t,
-        &["topology", "return", "impairments", "loss", "p"],
-        toml::Value::Float(0.08),
-    );
-    set(
-        &mut t,
-        &["topology", "return", "queue", "packets"],
-        toml::Value::Integer(313),
-    );
+    let mut t = country(7_392_222_528_909_792_599, 94.0, 0.08, 313);
     for i in [1, 3] {
         set(
             flow(&mut t, i),
@@ -72,12 +36,7 @@ fn zero_rtt_repeat_survives_a_lost_first_flight_at_the_amplification_limit() {
         &["client", "zero_rtt"],
         toml::Value::Boolean(true),
     );
-    let s = Scenario::parse(&toml::to_string(&t).expect("TOML"), "deadlock.toml")
-        .unwrap_or_else(|e| panic!("{e}"));
-    let r = Simulation::new(s, "deadlock.toml", None)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .run()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let r = run(&t, "deadlock.toml");
     let quic = r
         .flows
         .iter()
