@@ -307,6 +307,15 @@ impl<W: Write + Send> EventSink for QlogWriter<W> {
         self.encode(&mut buf, now, event);
         self.emit(&mut buf);
         self.buf = buf;
+        // A closing connection's log is complete on disk at once, not when a server
+        // drops the connection after draining (RFC 9000 §10.2: three PTOs) or exits: a
+        // reader watching the directory sees every event up to the close.
+        if let Event::ConnectionStateUpdated {
+            new: ConnectionState::Closing | ConnectionState::Draining | ConnectionState::Closed,
+        } = event
+        {
+            self.flush();
+        }
     }
 }
 

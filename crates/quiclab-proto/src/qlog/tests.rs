@@ -632,3 +632,44 @@ fn kernel_drops_is_a_quiclab_event() {
     assert_eq!(k[0]["data"]["trigger"], "increased");
     assert_eq!(k[1]["data"]["trigger"], "final");
 }
+
+/// Counts flushes, so a test sees when the writer pushes its buffer out.
+#[derive(Default)]
+struct Flushes {
+    bytes: Vec<u8>,
+    flushes: usize,
+}
+
+impl Write for Flushes {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        self.bytes.extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.flushes += 1;
+        Ok(())
+    }
+}
+
+/// Regression: a server's log of a closed connection stayed in its `BufWriter` until
+/// the connection was dropped after draining, so the interop check read it incomplete.
+#[test]
+fn qlog_flushes_when_the_connection_closes() {
+    let t0 = Instant::ZERO;
+    let mut w = QlogWriter::new(Flushes::default(), "t", Side::Server, None);
+    let state = |new| Event::ConnectionStateUpdated { new };
+    w.event(t0, &state(ConnectionState::HandshakeComplete));
+    w.event(t0, &state(ConnectionState::HandshakeConfirmed));
+    assert_eq!(w.out.as_ref().map(|o| o.flushes), Some(0));
+    for (n, s) in [
+        ConnectionState::Closing,
+        ConnectionState::Draining,
+        ConnectionState::Closed,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        w.event(t0, &state(s));
+        assert_eq!(w.out.as_ref().map(|o| o.flushes), Some(n + 1), "{s:?}");
+    }
+}
