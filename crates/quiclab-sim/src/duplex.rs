@@ -15,10 +15,10 @@
 //! Internal events run at their own (virtual) time even when the caller comes late, so
 //! a late caller never changes the model's timeline, only when it acts on it.
 
-use crate::engine::{saturating_secs, EventQueue, Next, Slab};
 use crate::link::{Link, LinkAction, Packet};
+use crate::net::engine::{saturating_secs, EventQueue, Next, Slab};
+use crate::net::topology::Network;
 use crate::scenario::{LinkChange, LinkSide, Scenario, ScenarioError, Topology};
-use crate::topology::Network;
 use quiclab_proto::time::Instant;
 use std::collections::VecDeque;
 

@@ -2,7 +2,6 @@
 //! the link rate, then propagation delay (plus jitter). Packets that overflow the
 //! queue, exceed the MTU, meet an outage or an impairment are dropped and counted.
 
-use crate::engine::saturating_secs;
 use crate::impair::{Fate, Impairments};
 use crate::output::pcap::PcapWriter;
 use crate::output::results::LinkResult;
@@ -22,6 +21,16 @@ pub const IP_OVERHEAD: u64 = 20;
 /// saturates above).
 pub fn rate_bps(mbps: f64) -> u64 {
     ((mbps * 1e6).round() as u64).max(1)
+}
+
+/// Seconds from a scenario value as a duration, saturating: negative and NaN give zero,
+/// too large gives `Duration::MAX` (which [`Instant`] arithmetic saturates further).
+/// Validated scenarios never hit either end; equal to `Duration::from_secs_f64` otherwise.
+pub fn saturating_secs(s: f64) -> Duration {
+    if s.is_nan() || s <= 0.0 {
+        return Duration::ZERO;
+    }
+    Duration::try_from_secs_f64(s).unwrap_or(Duration::MAX)
 }
 
 /// A datagram in the network.

@@ -72,7 +72,7 @@ pub struct FlowResult {
     pub pep: Option<PepResult>,
 }
 
-/// A flow's split-connection PEP (`pep.rs`): its relay buffers and its two TCP ends.
+/// A flow's split-connection PEP (`workload/pep.rs`): its relay buffers and its two TCP ends.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct PepResult {
     /// Each relay buffer's capacity (`topology.gateway.pep.buffer_bytes`).

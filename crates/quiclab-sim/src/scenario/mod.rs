@@ -32,7 +32,7 @@ pub use budget::{max_events, SourceWork, DEFAULT_MAX_EVENTS};
 pub use gateway::{GatewayConfig, PepConfig, MAX_PEP_BUFFER};
 pub use resume_from::{sender_is_server, ResumeFrom, FROM_FLOW};
 pub use session_from::SessionFrom;
-pub use tls::{Names, TlsChoiceKeys, TlsSettings, TlsTable};
+pub use tls::{Names, TlsChoiceKeys, TlsSettings, TlsTable, TlsVersion};
 pub use validate::{
     MAX_CERTIFICATE_PADDING, MAX_FLOWS, MAX_PAIRS, MAX_RATE_MBPS, MAX_SECONDS, MAX_SEND_MEMORY,
     MIN_RATE_MBPS, MIN_STEP_SECONDS,
@@ -221,7 +221,7 @@ pub enum Workload {
     },
     /// A video playback of `duration_s` seconds at `bitrate_mbps` (video) plus
     /// `audio_kbps` (audio, default 128; 0 = none) in `chunk_s` chunks with a playback
-    /// buffer (seed 003 §6.5's rebuffer rate; `webapp.rs`): playback starts with
+    /// buffer (seed 003 §6.5's rebuffer rate; `workload/webapp.rs`): playback starts with
     /// `startup_s` buffered, chunks are fetched while less than `buffer_target_s` is
     /// buffered.
     Video {

@@ -300,7 +300,7 @@ impl Scenario {
                 &server,
                 objects.max(1).min(server.flow.max_streams_bidi),
             ),
-            // Two chunks in flight (webapp.rs).
+            // Two chunks in flight (workload/webapp.rs).
             Workload::Video { .. } => ("server", &server, 2),
         };
         let buffered = u128::from(sender.flow.send_buffer) * u128::from(streams);

@@ -16,17 +16,9 @@ use quiclab_proto::time::Instant;
 use std::cmp::Ordering;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::time::Duration;
 
-/// Seconds from a scenario value as a duration, saturating: negative and NaN give zero,
-/// too large gives `Duration::MAX` (which [`Instant`] arithmetic saturates further).
-/// Validated scenarios never hit either end; equal to `Duration::from_secs_f64` otherwise.
-pub fn saturating_secs(s: f64) -> Duration {
-    if s.is_nan() || s <= 0.0 {
-        return Duration::ZERO;
-    }
-    Duration::try_from_secs_f64(s).unwrap_or(Duration::MAX)
-}
+/// Scenario seconds as a duration (defined with the link models, which need it too).
+pub use crate::link::saturating_secs;
 
 struct Entry<E> {
     at: Instant,

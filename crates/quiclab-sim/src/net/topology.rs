@@ -1,9 +1,9 @@
 //! Building hosts, links and routes from a scenario's topology.
 
-use crate::engine::saturating_secs;
 use crate::impair::Impairments;
 pub use crate::link::rate_bps;
 use crate::link::{Link, Packet};
+use crate::net::engine::saturating_secs;
 use crate::queue::{Queue, QueueConfig};
 use crate::scenario::{GatewayConfig, LinkConfig, ScenarioError, Topology};
 use quiclab_proto::rng::DetRng;
