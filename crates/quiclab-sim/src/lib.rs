@@ -1,13 +1,11 @@
 //! quiclab-sim: a deterministic discrete-event network simulator that runs the real
-//! quiclab-proto stack (real TLS, real packets) in virtual time.
+//! quiclab-proto stack (real TLS, real packets) in virtual time. The links' behaviour
+//! (queues, impairments, serialization) is quiclab-link's; `net/` wires hosts and links
+//! into a topology, `workload/` is what runs on the hosts, `sim` the loop.
 
-pub mod duplex;
 pub mod excerpt;
-pub mod impair;
-pub mod link;
 pub mod net;
 pub mod output;
-pub mod queue;
 pub mod scenario;
 pub mod sim;
 pub mod workload;

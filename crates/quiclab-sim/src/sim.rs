@@ -7,16 +7,16 @@
 //! order; so a run is a pure function of the scenario and its seed.
 
 use crate::excerpt::excerpt;
-use crate::link::{LinkAction, Packet};
 use crate::net::engine::{saturating_secs, DirtySet, EventQueue, Next, Slab};
 use crate::net::topology::{derive_seed, Network};
 use crate::output::metrics::{MetricsSink, SideMetrics, Tee};
-use crate::output::pcap::PcapWriter;
 use crate::output::results::RunResult;
 use crate::scenario::{max_events, Scenario, ScenarioError, Transport};
 use crate::workload::app::{AppMeasure, ClientApp, MeasureWindow, ServerApp};
 use crate::workload::pep::PepHost;
 use crate::workload::tcpflow::TcpHost;
+use quiclab_link::link::{LinkAction, Packet};
+use quiclab_link::pcap::PcapWriter;
 use quiclab_proto::crypto::cert::MemoryKeyLog;
 use quiclab_proto::endpoint::ConnectionHandle;
 use quiclab_proto::events::EventSink;

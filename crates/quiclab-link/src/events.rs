@@ -1,0 +1,291 @@
+//! The event queue: time jumps from event to event (no fixed ticks); events
+//! at the same time run in the order they were scheduled.
+//!
+//! Re-armable timers (one per key, e.g. per endpoint) live beside the heap: re-arming
+//! replaces the entry instead of leaving a stale one behind. A receiver re-arms its idle
+//! deadline (~30 s ahead) on every packet, so stale heap entries would otherwise pile up
+//! by the hundred thousand and make every pop walk a deep heap. Timers and events share
+//! one sequence counter, so the order at equal times is still the scheduling order.
+//!
+//! The timers themselves are a second binary heap with lazy deletion (a re-armed key's
+//! old entry stays until it reaches the top, then is dropped; the heap is rebuilt when
+//! dead entries outnumber live ones): the simulator re-arms a node's timer after nearly
+//! every datagram, and a heap push is cheaper than a balanced-tree remove plus insert.
+
+use quiclab_proto::time::Instant;
+use std::cmp::Ordering;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+struct Entry<E> {
+    at: Instant,
+    seq: u64,
+    event: E,
+}
+
+impl<E> PartialEq for Entry<E> {
+    fn eq(&self, other: &Self) -> bool {
+        (self.at, self.seq) == (other.at, other.seq)
+    }
+}
+impl<E> Eq for Entry<E> {}
+impl<E> PartialOrd for Entry<E> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<E> Ord for Entry<E> {
+    /// Reversed, so the max-heap yields the earliest (then first-scheduled) entry.
+    fn cmp(&self, other: &Self) -> Ordering {
+        (other.at, other.seq).cmp(&(self.at, self.seq))
+    }
+}
+
+/// What [`EventQueue::pop`] yields.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Next<E> {
+    Event(E),
+    /// The timer of this key expired (it is disarmed now).
+    Timer(usize),
+}
+
+/// A priority queue of events and re-armable timers, in the caller's time (virtual in
+/// the simulator; time since start on the wall clock in the emulator).
+pub struct EventQueue<E> {
+    heap: BinaryHeap<Entry<E>>,
+    seq: u64,
+    /// Timer entries (deadline, seq, key), earliest first; an entry is live only while
+    /// `armed[key]` holds its (deadline, seq). The top is always live (or the heap empty).
+    timers: BinaryHeap<Reverse<(Instant, u64, usize)>>,
+    armed: Vec<Option<(Instant, u64)>>,
+    /// Keys whose timer is armed.
+    live_timers: usize,
+}
+
+impl<E> Default for EventQueue<E> {
+    fn default() -> Self {
+        EventQueue {
+            heap: BinaryHeap::new(),
+            seq: 0,
+            timers: BinaryHeap::new(),
+            armed: Vec::new(),
+            live_timers: 0,
+        }
+    }
+}
+
+impl<E> EventQueue<E> {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Schedules `event` at `at`.
+    pub fn push(&mut self, at: Instant, event: E) {
+        self.seq += 1;
+        self.heap.push(Entry {
+            at,
+            seq: self.seq,
+            event,
+        });
+    }
+
+    /// The deadline of `key`'s timer, if armed.
+    pub fn timer(&self, key: usize) -> Option<Instant> {
+        self.armed.get(key).copied().flatten().map(|(at, _)| at)
+    }
+
+    /// Arms `key`'s timer at `at` (replacing its previous deadline), or disarms it.
+    pub fn set_timer(&mut self, key: usize, at: Option<Instant>) {
+        if self.armed.len() <= key {
+            self.armed.resize(key + 1, None);
+        }
+        if self.armed[key].take().is_some() {
+            self.live_timers -= 1;
+        }
+        if let Some(at) = at {
+            self.seq += 1;
+            self.timers.push(Reverse((at, self.seq, key)));
+            self.armed[key] = Some((at, self.seq));
+            self.live_timers += 1;
+        }
+        if self.timers.len() > 2 * self.live_timers + 64 {
+            let armed = &self.armed;
+            self.timers
+                .retain(|Reverse((at, seq, k))| armed[*k] == Some((*at, *seq)));
+        }
+        self.drop_stale_top();
+    }
+
+    /// Pops dead entries off the top of the timer heap, so its top is the next timer.
+    fn drop_stale_top(&mut self) {
+        while let Some(&Reverse((at, seq, key))) = self.timers.peek() {
+            if self.armed[key] == Some((at, seq)) {
+                break;
+            }
+            self.timers.pop();
+        }
+    }
+
+    /// Whether the next item is a timer (else an event, or nothing).
+    fn timer_first(&self) -> bool {
+        match (self.heap.peek(), self.timers.peek()) {
+            (Some(e), Some(&Reverse((at, seq, _)))) => (at, seq) < (e.at, e.seq),
+            (None, t) => t.is_some(),
+            (Some(_), None) => false,
+        }
+    }
+
+    /// The time of the next event or timer.
+    pub fn peek_time(&self) -> Option<Instant> {
+        if self.timer_first() {
+            self.timers.peek().map(|t| t.0 .0)
+        } else {
+            self.heap.peek().map(|e| e.at)
+        }
+    }
+
+    /// Removes the next event or expired timer.
+    pub fn pop(&mut self) -> Option<(Instant, Next<E>)> {
+        if self.timer_first() {
+            let Reverse((at, _, key)) = self.timers.pop()?;
+            self.armed[key] = None;
+            self.live_timers -= 1;
+            self.drop_stale_top();
+            return Some((at, Next::Timer(key)));
+        }
+        self.heap.pop().map(|e| (e.at, Next::Event(e.event)))
+    }
+
+    pub fn len(&self) -> usize {
+        self.heap.len() + self.live_timers
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Storage for values referenced by events (packets on a link), so the event heap
+/// holds small indices instead of moving whole packets on every sift. Freed slots are
+/// reused, so steady state allocates nothing.
+pub struct Slab<T> {
+    slots: Vec<Option<T>>,
+    free: Vec<usize>,
+}
+
+impl<T> Default for Slab<T> {
+    fn default() -> Self {
+        Slab {
+            slots: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+}
+
+impl<T> Slab<T> {
+    /// Stores `value`; returns its key.
+    pub fn insert(&mut self, value: T) -> usize {
+        match self.free.pop() {
+            Some(k) => {
+                self.slots[k] = Some(value);
+                k
+            }
+            None => {
+                self.slots.push(Some(value));
+                self.slots.len() - 1
+            }
+        }
+    }
+
+    /// The value stored under `key` (panics if it was removed: a simulator bug).
+    pub fn get(&self, key: usize) -> &T {
+        self.slots[key].as_ref().expect("live slab key")
+    }
+
+    /// Removes and returns the value under `key`.
+    pub fn remove(&mut self, key: usize) -> T {
+        let v = self.slots[key].take().expect("live slab key");
+        self.free.push(key);
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn earliest_first_then_insertion_order() {
+        let mut q = EventQueue::new();
+        q.push(Instant::from_millis(5), "c");
+        q.push(Instant::from_millis(1), "a");
+        q.push(Instant::from_millis(5), "d");
+        q.push(Instant::from_millis(1), "b");
+        let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        let ev = Next::Event;
+        assert_eq!(order, [ev("a"), ev("b"), ev("c"), ev("d")]);
+    }
+
+    #[test]
+    fn timers_interleave_in_scheduling_order_and_rearm() {
+        let mut q = EventQueue::new();
+        q.set_timer(1, Some(Instant::from_millis(1)));
+        q.push(Instant::from_millis(1), "a");
+        q.set_timer(0, Some(Instant::from_millis(9)));
+        q.set_timer(0, Some(Instant::from_millis(2))); // replaces 9 ms
+        q.set_timer(2, Some(Instant::from_millis(3)));
+        q.set_timer(2, None);
+        q.push(Instant::from_millis(2), "b");
+        assert_eq!(q.timer(0), Some(Instant::from_millis(2)));
+        assert_eq!(q.len(), 4);
+        let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        use Next::{Event, Timer};
+        assert_eq!(order, [Timer(1), Event("a"), Timer(0), Event("b")]);
+        assert_eq!(q.timer(0), None);
+    }
+
+    /// Many re-arms (the lazy-deletion and rebuild paths) against a plain model: the
+    /// armed timers, fired in (deadline, arming order).
+    #[test]
+    fn timers_match_a_model_under_many_rearms() {
+        let mut q: EventQueue<()> = EventQueue::new();
+        let mut model: Vec<Option<(u64, u64)>> = vec![None; 7];
+        let mut seq = 0;
+        let mut x: u64 = 1;
+        for round in 0..3000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let key = (x >> 33) as usize % 7;
+            let at = round + (x >> 40) % 50;
+            let disarm = (x >> 20) % 9 == 0;
+            seq += 1;
+            model[key] = (!disarm).then_some((at, seq));
+            q.set_timer(key, (!disarm).then(|| Instant::from_millis(at)));
+            assert_eq!(q.len(), model.iter().flatten().count());
+            if round % 5 == 0 {
+                let next = (0..7)
+                    .filter_map(|k| model[k].map(|(a, s)| (a, s, k)))
+                    .min();
+                let got = q.pop();
+                match next {
+                    Some((a, _, k)) => {
+                        model[k] = None;
+                        assert_eq!(got, Some((Instant::from_millis(a), Next::Timer(k))));
+                    }
+                    None => assert_eq!(got, None),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn slab_reuses_slots() {
+        let mut s = Slab::default();
+        let a = s.insert("a");
+        let b = s.insert("b");
+        assert_eq!(s.remove(a), "a");
+        let c = s.insert("c");
+        assert_eq!((c, *s.get(b), *s.get(c)), (a, "b", "c"));
+    }
+}
