@@ -6,15 +6,16 @@
 //! and 120% of it (throughput, a standing queue).
 //!
 //! The intended delivery time of every datagram is computed by replaying the actual
-//! send times through the same link model ([`Duplex`], the simulator's link code) in
+//! send times through the same link model ([`Duplex`], quiclab-link's code, which the simulator runs too) in
 //! virtual time; the delay error is the actual arrival minus that (so it includes both
 //! loopback hops and the emulator's receive and send paths, as an endpoint sees it).
 
 use anyhow::{bail, Context, Result};
+use quiclab_link::config::LinkSide;
+use quiclab_link::duplex::Duplex;
+use quiclab_link::link::Packet;
 use quiclab_proto::time::Instant as SimInstant;
-use quiclab_sim::duplex::Duplex;
-use quiclab_sim::link::Packet;
-use quiclab_sim::scenario::LinkSide;
+use quiclab_sim::net::duplex::build_duplex;
 use quiclab_sim::Scenario;
 use std::net::{SocketAddr, SocketAddrV4, UdpSocket};
 use std::path::Path;
@@ -137,7 +138,7 @@ fn receive(sock: &UdpSocket, epoch: Instant) -> Vec<(u64, u64)> {
 fn replay(text: &str, sends: &[u64]) -> Result<Vec<Option<u64>>> {
     let s: Scenario = toml::from_str(text)?;
     s.validate_links("bench")?;
-    let mut d = Duplex::new(&s, "bench")?;
+    let mut d = build_duplex(&s, "bench")?;
     let addr = SocketAddrV4::new([127, 0, 0, 1].into(), 1);
     let mut due = vec![None; sends.len()];
     let mut take = |d: &mut Duplex, now: SimInstant| {

@@ -1,26 +1,14 @@
 //! quiclab-sim: a deterministic discrete-event network simulator that runs the real
-//! quiclab-proto stack (real TLS, real packets) in virtual time.
+//! quiclab-proto stack (real TLS, real packets) in virtual time. The links' behaviour
+//! (queues, impairments, serialization) is quiclab-link's; `net/` wires hosts and links
+//! into a topology, `workload/` is what runs on the hosts, `sim` the loop.
 
-pub mod app;
-pub mod duplex;
-pub mod engine;
 pub mod excerpt;
-mod h2mux;
-mod h3app;
-pub mod impair;
-pub mod link;
+pub mod net;
 pub mod output;
-mod pep;
-pub mod queue;
 pub mod scenario;
 pub mod sim;
-mod tcpflow;
-pub mod tcptls;
-mod tcpweb;
-pub mod topology;
-pub mod webapp;
-pub mod webmeasure;
-mod webquic;
+pub mod workload;
 
 /// The results of a run, as data (`output/results.rs`), at the path users know.
 pub use excerpt::excerpt;

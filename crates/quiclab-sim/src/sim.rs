@@ -6,17 +6,17 @@
 //! to the next event. Hosts settle in id order; events at one time run in scheduling
 //! order; so a run is a pure function of the scenario and its seed.
 
-use crate::app::{AppMeasure, ClientApp, MeasureWindow, ServerApp};
-use crate::engine::{saturating_secs, DirtySet, EventQueue, Next, Slab};
 use crate::excerpt::excerpt;
-use crate::link::{LinkAction, Packet};
+use crate::net::engine::{saturating_secs, DirtySet, EventQueue, Next, Slab};
+use crate::net::topology::{derive_seed, Network};
 use crate::output::metrics::{MetricsSink, SideMetrics, Tee};
-use crate::output::pcap::PcapWriter;
 use crate::output::results::RunResult;
-use crate::pep::PepHost;
 use crate::scenario::{max_events, Scenario, ScenarioError, Transport};
-use crate::tcpflow::TcpHost;
-use crate::topology::{derive_seed, Network};
+use crate::workload::app::{AppMeasure, ClientApp, MeasureWindow, ServerApp};
+use crate::workload::pep::PepHost;
+use crate::workload::tcpflow::TcpHost;
+use quiclab_link::link::{LinkAction, Packet};
+use quiclab_link::pcap::PcapWriter;
 use quiclab_proto::crypto::cert::MemoryKeyLog;
 use quiclab_proto::endpoint::ConnectionHandle;
 use quiclab_proto::events::EventSink;
@@ -94,8 +94,8 @@ enum Ev {
 enum App {
     Client(ClientApp),
     Server(ServerApp),
-    /// The client of a `search` / `video` flow (`webquic.rs`).
-    Web(crate::webquic::WebQuicClient),
+    /// The client of a `search` / `video` flow (`workload/webquic.rs`).
+    Web(crate::workload::webquic::WebQuicClient),
 }
 
 /// An endpoint on a host, with its application.
@@ -109,7 +109,7 @@ struct Node {
 }
 
 /// A node's transport: a QUIC endpoint and its application, or a TCP flow's end
-/// (`tcpflow.rs`). The QUIC endpoint stays inline (it is the hot path and nodes are
+/// (`workload/tcpflow.rs`). The QUIC endpoint stays inline (it is the hot path and nodes are
 /// few), so the variants differ in size.
 #[allow(clippy::large_enum_variant)]
 enum Stack {
@@ -118,8 +118,8 @@ enum Stack {
         app: App,
         conn: Option<ConnectionHandle>,
     },
-    Tcp(Box<crate::tcpweb::TcpEnd>),
-    /// The gateway's PEP for one TCP flow (`pep.rs`).
+    Tcp(Box<crate::workload::tcpweb::TcpEnd>),
+    /// The gateway's PEP for one TCP flow (`workload/pep.rs`).
     Pep(Box<PepHost>),
 }
 
@@ -207,10 +207,10 @@ pub struct Simulation {
     /// TLS session resumption between flows (`session_from`).
     sessions: session::Sessions,
     /// TCP Fast Open cookies the client hosts hold (RFC 7413 §4.1.3).
-    tcp_cookies: crate::tcpflow::CookieCache,
+    tcp_cookies: crate::workload::tcpflow::CookieCache,
     /// TLS-over-TCP session stores, one per TCP `session_from` chain (by its
     /// first flow).
-    tls_resume: std::collections::BTreeMap<usize, crate::tcptls::Resumption>,
+    tls_resume: std::collections::BTreeMap<usize, crate::workload::tcptls::Resumption>,
 }
 
 /// Seconds from the scenario as virtual time (saturating; validated values never are).
@@ -275,7 +275,7 @@ impl Simulation {
                 .map(|r| {
                     (
                         r,
-                        crate::tcptls::Resumption::new(scenario.tls_chain_early_data(r)),
+                        crate::workload::tcptls::Resumption::new(scenario.tls_chain_early_data(r)),
                     )
                 })
                 .collect(),
@@ -433,8 +433,9 @@ impl Simulation {
             None,
             derive_seed(seed, &format!("flow:{}:client", f.name)),
         );
-        let app = match crate::webapp::WebClient::for_workload(&f.workload, seed, &f.name) {
-            Some(web) => App::Web(crate::webquic::WebQuicClient::new(web)),
+        let app = match crate::workload::webapp::WebClient::for_workload(&f.workload, seed, &f.name)
+        {
+            Some(web) => App::Web(crate::workload::webquic::WebQuicClient::new(web)),
             None => App::Client(
                 ClientApp::new(f.workload.clone(), secs(f.start_s))
                     .with_h3_qlog(self.qlog_dir().as_deref(), &f.name),
@@ -457,7 +458,7 @@ impl Simulation {
         Ok((client, server))
     }
 
-    /// A TCP flow's ends (`tcpflow.rs`; `tcpweb.rs` for a search or video flow, whose
+    /// A TCP flow's ends (`workload/tcpflow.rs`; `workload/tcpweb.rs` for a search or video flow, whose
     /// client also uses the `extra` addresses); the server listens from the start.
     fn tcp_stacks(
         &self,
@@ -511,7 +512,7 @@ impl Simulation {
                 };
                 // The QUIC runs' certificate (same type, seed and padding) and the
                 // flow's TLS choices. The version was validated with the scenario.
-                let version = tls.version.unwrap_or(crate::tcptls::TlsVersion::Tls13);
+                let version = tls.version.unwrap_or(crate::scenario::TlsVersion::Tls13);
                 let (cc, sc) = self.tls.tcp(i, version, resume).map_err(bad)?;
                 if f.workload.is_web() {
                     return self.web_stacks(
@@ -537,7 +538,7 @@ impl Simulation {
                 server_addr,
             );
         }
-        use crate::tcpweb::TcpEnd::One;
+        use crate::workload::tcpweb::TcpEnd::One;
         Ok((
             Stack::Tcp(Box::new(One(client))),
             Stack::Tcp(Box::new(One(server))),
@@ -779,7 +780,7 @@ impl Simulation {
         self.dirty.insert(node);
     }
 
-    /// A TCP segment reached the gateway and its flow's PEP (`pep.rs`).
+    /// A TCP segment reached the gateway and its flow's PEP (`workload/pep.rs`).
     fn deliver_to_pep(&mut self, n: usize, pkt: Packet) {
         // As a delivery to a host: the reply starts a new flight on the links back
         // (the gateway's links come in forward/return pairs: 0/1, 2/3).

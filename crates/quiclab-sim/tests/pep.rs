@@ -1,5 +1,5 @@
 //! The satellite gateway and its split-connection TCP PEP (`[topology.gateway]`,
-//! `scenario/gateway.rs`, `pep.rs`): bytes arrive exactly through the PEP, its relay
+//! `scenario/gateway.rs`, `workload/pep.rs`): bytes arrive exactly through the PEP, its relay
 //! buffers stay within their limit, a run is a pure function of its seed, both TCP
 //! halves appear in the captures, QUIC does not see the PEP, and the time to the first
 //! byte follows the round trips of each segment.

@@ -2,7 +2,7 @@
 //! scenario file from `scenarios/validation/`, varies the parameters the paper varies,
 //! and compares the simulated result with the analytic one.
 
-use quiclab_sim::impair::LossModel;
+use quiclab_link::impair::LossModel;
 use quiclab_sim::results::window_mean;
 use quiclab_sim::scenario::Topology;
 use quiclab_sim::{RunResult, Scenario, Simulation};

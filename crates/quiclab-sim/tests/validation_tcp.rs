@@ -3,7 +3,7 @@
 //! `scenarios/validation/tcp_*.toml`, varies what the paper varies, and compares the
 //! simulated result with the analytic one.
 
-use quiclab_sim::impair::LossModel;
+use quiclab_link::impair::LossModel;
 use quiclab_sim::scenario::{LinkConfig, Topology};
 use quiclab_sim::{RunResult, Scenario, Simulation};
 use std::path::PathBuf;

@@ -214,9 +214,15 @@ fn same_seed_same_search() {
         median: 8000.0,
         sigma: 1.0,
     });
-    let sizes = quiclab_sim::webapp::object_sizes(7, "f", 12, &dist);
-    assert_eq!(sizes, quiclab_sim::webapp::object_sizes(7, "f", 12, &dist));
-    assert_ne!(sizes, quiclab_sim::webapp::object_sizes(8, "f", 12, &dist));
+    let sizes = quiclab_sim::workload::webapp::object_sizes(7, "f", 12, &dist);
+    assert_eq!(
+        sizes,
+        quiclab_sim::workload::webapp::object_sizes(7, "f", 12, &dist)
+    );
+    assert_ne!(
+        sizes,
+        quiclab_sim::workload::webapp::object_sizes(8, "f", 12, &dist)
+    );
     assert!(sizes.windows(2).any(|w| w[0] != w[1]), "{sizes:?}");
     let total = 30_000 + sizes.iter().sum::<u64>();
     for transport in [QUIC, TLS13, POOL] {

@@ -13,7 +13,8 @@
 //! no pairs or access links to map them to) and `[[cross_traffic]]` (the emulator
 //! carries only the real endpoints' datagrams).
 
-use quiclab_sim::duplex::Duplex;
+use quiclab_link::duplex::Duplex;
+use quiclab_sim::net::duplex::build_duplex;
 use quiclab_sim::scenario::ScenarioError;
 use quiclab_sim::Scenario;
 use std::path::Path;
@@ -73,7 +74,7 @@ pub fn parse(text: &str, file: &str) -> Result<(Scenario, Duplex), EmulateError>
         // The whole scenario, as `sim run` checks it (its flows are then ignored).
         Scenario::parse(text, file)?;
     }
-    let duplex = Duplex::new(&scenario, file)?;
+    let duplex = build_duplex(&scenario, file)?;
     Ok((scenario, duplex))
 }
 

@@ -1,6 +1,6 @@
 //! `quiclab emulate`: the real-time link emulator. A UDP relay between one client and
-//! one server that puts a scenario's links between them: the simulator's own link code
-//! ([`quiclab_sim::duplex::Duplex`]: rate, delay, queues, impairments, scheduled
+//! one server that puts a scenario's links between them: the link code the simulator runs
+//! ([`quiclab_link::duplex::Duplex`]: rate, delay, queues, impairments, scheduled
 //! changes) driven by the wall clock. What of a scenario it uses is in [`config`]; the
 //! loop is [`relay`], its precise sleep [`wake`], its outputs [`output`].
 

@@ -11,10 +11,10 @@
 use super::lateness::LatenessSummary;
 use super::relay::{Capture, Relay, RelayCounters};
 use anyhow::{Context, Result};
+use quiclab_link::config::LinkSide;
+use quiclab_link::pcap::PcapWriter;
 use quiclab_proto::Instant;
-use quiclab_sim::output::pcap::PcapWriter;
 use quiclab_sim::output::tables::links_csv;
-use quiclab_sim::scenario::LinkSide;
 use quiclab_sim::{RunResult, Scenario};
 use serde::Serialize;
 use std::io::{BufWriter, Write};

@@ -1,5 +1,5 @@
 //! The relay's event loop: two sockets (the front one the client sends to, the back one
-//! that talks to the server), the emulated links ([`Duplex`], the simulator's link code)
+//! that talks to the server), the emulated links ([`Duplex`], quiclab-link's code, which the simulator runs too)
 //! and the wall clock ([`Clock`], nanoseconds since start, the links' time base).
 //!
 //! Each turn: send every delivery that is due, sleep until the next one is (see
@@ -21,11 +21,11 @@ use crate::net::Clock;
 use crate::udp::Socket;
 use anyhow::{Context, Result};
 use mio::{Events, Interest, Poll, Token};
+use quiclab_link::config::LinkSide;
+use quiclab_link::duplex::{Delivery, Duplex};
+use quiclab_link::link::Packet;
+use quiclab_link::pcap::PcapWriter;
 use quiclab_proto::Instant;
-use quiclab_sim::duplex::{Delivery, Duplex};
-use quiclab_sim::link::Packet;
-use quiclab_sim::output::pcap::PcapWriter;
-use quiclab_sim::scenario::LinkSide;
 use quinn_udp::RecvMeta;
 use serde::Serialize;
 use std::io::{BufWriter, ErrorKind, IoSliceMut};

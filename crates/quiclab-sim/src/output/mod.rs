@@ -4,7 +4,8 @@
 
 pub mod loss_epochs;
 pub mod metrics;
-pub mod pcap;
+/// pcap files: the link models' writer (a link captures what it transmits).
+pub use quiclab_link::pcap;
 pub mod results;
 pub mod tables;
 pub mod window_stats;

@@ -72,7 +72,7 @@ pub struct FlowResult {
     pub pep: Option<PepResult>,
 }
 
-/// A flow's split-connection PEP (`pep.rs`): its relay buffers and its two TCP ends.
+/// A flow's split-connection PEP (`workload/pep.rs`): its relay buffers and its two TCP ends.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct PepResult {
     /// Each relay buffer's capacity (`topology.gateway.pep.buffer_bytes`).
@@ -98,22 +98,8 @@ pub struct PepSideResult {
     pub pure_acks_sent: u64,
 }
 
-/// One link direction's results.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct LinkResult {
-    pub name: String,
-    pub delivered_packets: u64,
-    pub delivered_bytes: u64,
-    /// Wire throughput (IP packets) over the measurement window, bit/s.
-    pub throughput_bps: f64,
-    /// UDP payload (QUIC-layer) throughput over the measurement window, bit/s.
-    pub payload_throughput_bps: f64,
-    pub queue_drops: u64,
-    pub impairment_drops: u64,
-    pub max_queue_packets: u64,
-    /// (time s, queue length in packets) at each change, if traces are on.
-    pub queue_series: Vec<(f64, u64)>,
-}
+/// One link direction's results (the link models' type).
+pub use quiclab_link::link::LinkResult;
 
 /// Everything a run produced.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]

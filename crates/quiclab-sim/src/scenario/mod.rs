@@ -12,8 +12,6 @@
 //! (see `budget`).
 
 use crate::excerpt::excerpt;
-use crate::impair::ImpairmentConfig;
-use crate::queue::QueueConfig;
 use quiclab_proto::TransportConfig;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -30,9 +28,11 @@ mod web;
 
 pub use budget::{max_events, SourceWork, DEFAULT_MAX_EVENTS};
 pub use gateway::{GatewayConfig, PepConfig, MAX_PEP_BUFFER};
+/// A link direction's keys and `[[schedule]]` entries: the link models' own types.
+pub use quiclab_link::config::{LinkChange, LinkConfig, LinkSide};
 pub use resume_from::{sender_is_server, ResumeFrom, FROM_FLOW};
 pub use session_from::SessionFrom;
-pub use tls::{Names, TlsChoiceKeys, TlsSettings, TlsTable};
+pub use tls::{Names, TlsChoiceKeys, TlsSettings, TlsTable, TlsVersion};
 pub use validate::{
     MAX_CERTIFICATE_PADDING, MAX_FLOWS, MAX_PAIRS, MAX_RATE_MBPS, MAX_SECONDS, MAX_SEND_MEMORY,
     MIN_RATE_MBPS, MIN_STEP_SECONDS,
@@ -142,20 +142,6 @@ impl Default for Measure {
     }
 }
 
-/// One link direction.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct LinkConfig {
-    /// Rate in Mbit/s; absent = unlimited (no serialization delay).
-    pub rate_mbps: Option<f64>,
-    /// One-way propagation delay, ms.
-    pub delay_ms: f64,
-    /// Largest IP packet (UDP payload + 28 bytes of IPv4/UDP headers); absent = 65535.
-    pub mtu: Option<u32>,
-    pub queue: QueueConfig,
-    pub impairments: ImpairmentConfig,
-}
-
 /// The network shape.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
@@ -221,7 +207,7 @@ pub enum Workload {
     },
     /// A video playback of `duration_s` seconds at `bitrate_mbps` (video) plus
     /// `audio_kbps` (audio, default 128; 0 = none) in `chunk_s` chunks with a playback
-    /// buffer (seed 003 §6.5's rebuffer rate; `webapp.rs`): playback starts with
+    /// buffer (seed 003 §6.5's rebuffer rate; `workload/webapp.rs`): playback starts with
     /// `startup_s` buffered, chunks are fetched while less than `buffer_target_s` is
     /// buffered.
     Video {
@@ -316,27 +302,6 @@ pub struct CrossTraffic {
     #[serde(default)]
     pub start_s: f64,
     pub stop_s: Option<f64>,
-}
-
-/// Which link direction a change applies to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LinkSide {
-    Forward,
-    Return,
-}
-
-/// A scheduled change of a (bottleneck) link direction.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LinkChange {
-    pub at_s: f64,
-    pub link: LinkSide,
-    pub rate_mbps: Option<f64>,
-    pub delay_ms: Option<f64>,
-    pub loss: Option<crate::impair::LossModel>,
-    /// The link drops everything for this long.
-    pub outage_s: Option<f64>,
 }
 
 /// A scenario file that cannot be used, with the file and key named (each quoted at

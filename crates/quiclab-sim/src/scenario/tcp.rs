@@ -13,7 +13,7 @@
 //! and do not apply to TCP flows. A TCP flow carries a single byte stream: `request`
 //! workloads run one request at a time on it (`parallel = 1`), `page` (HTTP/3) is
 //! QUIC-only. `tls = { version = "1.3" }` (or `"1.2"`) runs rustls over the stream
-//! (`tcptls.rs`; its certificate and cipher suite / group choices are the QUIC flows',
+//! (`workload/tcptls.rs`; its certificate and cipher suite / group choices are the QUIC flows',
 //! `scenario/tls.rs`); without it the flow is plain TCP. `tcp = { fast_open = true }`
 //! turns on TCP Fast Open (RFC 7413) at both ends; `session_from` with `tls = { early_data }`
 //! resumes an earlier flow's TLS session (`tls_resume.rs`). `search` and `video`

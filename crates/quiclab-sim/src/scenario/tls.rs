@@ -152,7 +152,7 @@ impl TlsTable {
 pub struct TlsSettings {
     /// TLS over a TCP flow: `"1.3"` or `"1.2"` (TCP flows only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<crate::tcptls::TlsVersion>,
+    pub version: Option<TlsVersion>,
     /// Send the first request as TLS 1.3 early data when resuming (needs the flow's
     /// `session_from`, which names the earlier flow whose ticket is offered).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -404,4 +404,13 @@ impl Scenario {
         }
         Ok(())
     }
+}
+
+/// The TLS version both ends speak.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TlsVersion {
+    #[serde(rename = "1.2")]
+    Tls12,
+    #[serde(rename = "1.3")]
+    Tls13,
 }

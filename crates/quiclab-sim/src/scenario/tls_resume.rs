@@ -21,8 +21,8 @@
 //! without one the handshake is a full one (and early data is not sent).
 
 use super::validate::Check;
+use super::TlsVersion;
 use super::{Flow, Scenario, ScenarioError, Transport};
-use crate::tcptls::TlsVersion;
 
 impl Scenario {
     /// Checks TCP flow `i`'s `session_from` / `tls.early_data`.

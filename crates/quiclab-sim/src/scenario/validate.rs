@@ -300,7 +300,7 @@ impl Scenario {
                 &server,
                 objects.max(1).min(server.flow.max_streams_bidi),
             ),
-            // Two chunks in flight (webapp.rs).
+            // Two chunks in flight (workload/webapp.rs).
             Workload::Video { .. } => ("server", &server, 2),
         };
         let buffered = u128::from(sender.flow.send_buffer) * u128::from(streams);
@@ -357,7 +357,7 @@ pub(super) fn check_link(c: Check, l: &LinkConfig, key: &str) -> Result<(), Scen
         return c.bad(format!("{key}.impairments"), why);
     }
     // Queue errors already name the field (`queue.packets ...`).
-    if let Err(why) = crate::queue::Queue::<()>::new(&l.queue) {
+    if let Err(why) = quiclab_link::queue::Queue::<()>::new(&l.queue) {
         return c.bad(key, why);
     }
     Ok(())

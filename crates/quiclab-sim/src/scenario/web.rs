@@ -23,8 +23,8 @@
 //! kept within 1 byte to [`MAX_OBJECT_BYTES`]; `webapp::object_sizes`).
 //!
 //! `[flows.http]` is for TCP flows with a `search` or `video` workload only: `mode =
-//! "multiplex"` runs HTTP/2-style framing over one connection (`h2mux.rs`), `"pool"`
-//! HTTP/1.1-style requests over up to `pool_size` connections (`tcpweb.rs`). Absent,
+//! "multiplex"` runs HTTP/2-style framing over one connection (`workload/h2mux.rs`), `"pool"`
+//! HTTP/1.1-style requests over up to `pool_size` connections (`workload/tcpweb.rs`). Absent,
 //! a search runs `multiplex` (seed 003 §6.1: "HTTP/2 over a single TLS/TCP connection
 //! for Search") and a video `pool` with 2 connections ("HTTP/1.1 over two TLS/TCP
 //! connections for video playbacks"). `pool_size` defaults to 6 (a browser's
@@ -106,7 +106,7 @@ impl TcpHttp {
 }
 
 impl Workload {
-    /// A `search` or `video` workload (the web workloads of `webapp.rs`).
+    /// A `search` or `video` workload (the web workloads of `workload/webapp.rs`).
     pub fn is_web(&self) -> bool {
         matches!(self, Workload::Search { .. } | Workload::Video { .. })
     }

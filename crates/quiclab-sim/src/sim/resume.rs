@@ -14,8 +14,8 @@
 //! parameters does.
 
 use super::{SimError, Simulation, Stack};
+use crate::net::topology::derive_seed;
 use crate::scenario::{ResumeFrom, Scenario, ScenarioError};
-use crate::topology::derive_seed;
 use quiclab_proto::cc::{CarefulResumePhase, SavedPathStore, StorePolicy};
 use quiclab_proto::events::{Event, EventSink};
 use quiclab_proto::time::Instant;

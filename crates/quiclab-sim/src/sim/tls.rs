@@ -6,9 +6,10 @@
 //! (rustls compares the verifier by pointer), and a run with the default choices
 //! builds exactly the configs it always did.
 
+use crate::net::topology::derive_seed;
+use crate::scenario::TlsVersion;
 use crate::scenario::{Scenario, ScenarioError, Transport};
-use crate::tcptls::{Resumption, TlsSetup, TlsVersion};
-use crate::topology::derive_seed;
+use crate::workload::tcptls::{Resumption, TlsSetup};
 use quiclab_proto::crypto::cert::{self, Identity, ServerVerification};
 use quiclab_proto::crypto::choices::{CertType, TlsChoices};
 use std::sync::Arc;
@@ -171,8 +172,9 @@ impl TlsConfigs {
             cert: self.cert,
         };
         let roots = vec![self.identity.chain[0].clone()];
-        let client = crate::tcptls::client_config(&setup, roots, self.key_log.clone(), resume)?;
-        let server = crate::tcptls::server_config(&setup, copy(&self.identity), resume)?;
+        let client =
+            crate::workload::tcptls::client_config(&setup, roots, self.key_log.clone(), resume)?;
+        let server = crate::workload::tcptls::server_config(&setup, copy(&self.identity), resume)?;
         Ok((client, server))
     }
 }

@@ -1,14 +1,14 @@
-//! The simulator's side of web and video flows over TCP (`tcpweb.rs`): the client
+//! The simulator's side of web and video flows over TCP (`workload/tcpweb.rs`): the client
 //! addresses of a pooled flow's extra connections and what makes each side's
 //! connections.
 
 use super::{SimError, Simulation, Stack};
+use crate::net::topology::derive_seed;
 use crate::output::metrics::SideMetrics;
 use crate::scenario::{Transport, EXTRA_PORTS};
-use crate::tcpweb::Spec;
-use crate::tcpweb::{TcpEnd, TcpWebClient, TcpWebServer};
-use crate::topology::derive_seed;
-use crate::webapp::WebClient;
+use crate::workload::tcpweb::Spec;
+use crate::workload::tcpweb::{TcpEnd, TcpWebClient, TcpWebServer};
+use crate::workload::webapp::WebClient;
 use std::net::SocketAddrV4;
 use std::sync::{Arc, Mutex};
 

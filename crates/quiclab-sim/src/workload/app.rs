@@ -1,10 +1,10 @@
 //! The applications on simulated hosts: a flow's client workload (bulk sender or
-//! hq-interop-style requester, or an HTTP/3 page load in [`crate::h3app`]) and its
+//! hq-interop-style requester, or an HTTP/3 page load in [`crate::workload::h3app`]) and its
 //! server (discard receiver and responder).
 
-use crate::engine::saturating_secs;
-use crate::h3app::{PageClient, PageProgress, PageServer};
+use crate::net::engine::saturating_secs;
 use crate::scenario::Workload;
+use crate::workload::h3app::{PageClient, PageProgress, PageServer};
 use quiclab_proto::streams::StreamError;
 use quiclab_proto::time::Instant;
 use quiclab_proto::wire::{Dir, StreamId};
@@ -31,7 +31,7 @@ pub struct AppMeasure {
     /// the peer, a closed connection). A transfer that ends this way records no TTLB.
     pub aborted: Option<String>,
     /// The `search` / `video` metrics (`webapp.rs`).
-    pub web: Option<crate::webmeasure::WebMeasure>,
+    pub web: Option<crate::workload::webmeasure::WebMeasure>,
 }
 
 impl AppMeasure {
@@ -195,7 +195,12 @@ impl ClientApp {
     /// Writes the HTTP/3 events of a `page` flow to a qlog file in `dir`, if any.
     pub fn with_h3_qlog(mut self, dir: Option<&std::path::Path>, flow: &str) -> Self {
         if let (Some(p), Some(dir)) = (self.page.as_mut(), dir) {
-            crate::h3app::attach_qlog(&mut p.h3, dir, flow, quiclab_proto::wire::Side::Client);
+            crate::workload::h3app::attach_qlog(
+                &mut p.h3,
+                dir,
+                flow,
+                quiclab_proto::wire::Side::Client,
+            );
         }
         self
     }
@@ -392,7 +397,7 @@ impl ServerApp {
         if let Workload::Page { .. } = workload {
             let mut page = PageServer::default();
             if let Some(dir) = qlog_dir {
-                crate::h3app::attach_qlog(
+                crate::workload::h3app::attach_qlog(
                     &mut page.h3,
                     dir,
                     flow,

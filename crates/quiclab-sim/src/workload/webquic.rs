@@ -1,10 +1,10 @@
 //! The `search` and `video` workloads over QUIC: every fetch of the web client
 //! (`webapp.rs`) is a request stream of its own (hq-interop style: `GET /N\r\n`, the
-//! server's [`crate::app::ServerApp`] answers N bytes and a FIN), so a loss on one
+//! server's [`crate::workload::app::ServerApp`] answers N bytes and a FIN), so a loss on one
 //! stream delays only that stream (RFC 9000 §2.2: streams are delivered independently).
 
-use crate::app::{AppMeasure, MeasureWindow};
-use crate::webapp::WebClient;
+use crate::workload::app::{AppMeasure, MeasureWindow};
+use crate::workload::webapp::WebClient;
 use quiclab_proto::streams::StreamError;
 use quiclab_proto::time::Instant;
 use quiclab_proto::wire::{Dir, StreamId};

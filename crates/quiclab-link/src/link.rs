@@ -2,13 +2,13 @@
 //! the link rate, then propagation delay (plus jitter). Packets that overflow the
 //! queue, exceed the MTU, meet an outage or an impairment are dropped and counted.
 
-use crate::engine::saturating_secs;
+use crate::config::LinkChange;
 use crate::impair::{Fate, Impairments};
-use crate::output::pcap::PcapWriter;
-use crate::output::results::LinkResult;
+use crate::pcap::PcapWriter;
 use crate::queue::Queue;
-use crate::scenario::LinkChange;
+use crate::time::saturating_secs;
 use quiclab_proto::time::Instant;
+use serde::Serialize;
 use std::io::BufWriter;
 use std::net::SocketAddrV4;
 use std::time::Duration;
@@ -88,7 +88,24 @@ pub struct LinkStats {
     pub queue_series: Vec<(f64, u64)>,
 }
 
-/// What a link asks the simulator to schedule.
+/// One link direction's results.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LinkResult {
+    pub name: String,
+    pub delivered_packets: u64,
+    pub delivered_bytes: u64,
+    /// Wire throughput (IP packets) over the measurement window, bit/s.
+    pub throughput_bps: f64,
+    /// UDP payload (QUIC-layer) throughput over the measurement window, bit/s.
+    pub payload_throughput_bps: f64,
+    pub queue_drops: u64,
+    pub impairment_drops: u64,
+    pub max_queue_packets: u64,
+    /// (time s, queue length in packets) at each change, if traces are on.
+    pub queue_series: Vec<(f64, u64)>,
+}
+
+/// What a link asks its driver (the simulator, a [`crate::duplex::Duplex`]) to schedule.
 pub enum LinkAction {
     /// Transmission of `Packet` ends at `Instant`.
     TxDone(Instant, Packet),

@@ -1,11 +1,11 @@
 //! Building hosts, links and routes from a scenario's topology.
 
-use crate::engine::saturating_secs;
-use crate::impair::Impairments;
-pub use crate::link::rate_bps;
-use crate::link::{Link, Packet};
-use crate::queue::{Queue, QueueConfig};
+use crate::net::engine::saturating_secs;
 use crate::scenario::{GatewayConfig, LinkConfig, ScenarioError, Topology};
+use quiclab_link::impair::Impairments;
+pub use quiclab_link::link::rate_bps;
+use quiclab_link::link::{Link, Packet};
+use quiclab_link::queue::{Queue, QueueConfig};
 use quiclab_proto::rng::DetRng;
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;

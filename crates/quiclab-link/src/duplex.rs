@@ -1,11 +1,11 @@
 //! A point-to-point topology's two link directions (forward: client to server, return:
 //! server to client) as a clock-agnostic component: datagrams go in with their arrival
 //! time, deliveries come out with the time they are due at the far end. The links are
-//! the simulator's own ([`Link`]: impairments, queue, serialization, propagation), built
-//! from the scenario the same way ([`Network::build`], so a seed gives the same random
-//! streams as in `sim run`), and the scheduled link changes apply at their times. The
-//! real-time emulator (`quiclab emulate`) drives it with the wall clock; tests drive it
-//! with virtual time.
+//! the simulator's own ([`Link`]: impairments, queue, serialization, propagation; built
+//! from a scenario by quiclab-sim the way a simulation builds them, so a seed gives the
+//! same random streams as in `sim run`), and the scheduled link changes apply at their
+//! times. The real-time emulator (`quiclab emulate`) drives it with the wall clock;
+//! tests drive it with virtual time.
 //!
 //! # Call contract
 //! Times passed in must never decrease. [`Duplex::arrive`] offers a datagram at `now`;
@@ -15,10 +15,10 @@
 //! Internal events run at their own (virtual) time even when the caller comes late, so
 //! a late caller never changes the model's timeline, only when it acts on it.
 
-use crate::engine::{saturating_secs, EventQueue, Next, Slab};
+use crate::config::{LinkChange, LinkSide};
+use crate::events::{EventQueue, Next, Slab};
 use crate::link::{Link, LinkAction, Packet};
-use crate::scenario::{LinkChange, LinkSide, Scenario, ScenarioError, Topology};
-use crate::topology::Network;
+use crate::time::saturating_secs;
 use quiclab_proto::time::Instant;
 use std::collections::VecDeque;
 
@@ -64,45 +64,22 @@ fn secs(s: f64) -> Instant {
 }
 
 impl Duplex {
-    /// Builds the links of a validated scenario (`Scenario::validate_links` or
-    /// `Scenario::parse`). Only `point_to_point` topologies: a dumbbell's pairs and
-    /// access links have no meaning with one real client and one real server (typed
-    /// error naming `topology.kind`). Measurement window and queue traces come from
-    /// `measure`; times count from [`Instant::ZERO`].
-    pub fn new(scenario: &Scenario, file: &str) -> Result<Duplex, ScenarioError> {
-        if !matches!(scenario.topology, Topology::PointToPoint { .. }) {
-            return Err(ScenarioError::Invalid {
-                file: file.to_string(),
-                key: "topology.kind".into(),
-                why: "only point_to_point has one client and one server side".into(),
-            });
-        }
-        if scenario.gateway().is_some() {
-            return Err(ScenarioError::Invalid {
-                file: file.to_string(),
-                key: "topology.gateway".into(),
-                why: "the emulator runs the two satellite links only, not a gateway".into(),
-            });
-        }
-        let net = Network::build(&scenario.topology, scenario.seed, file)?;
-        let mut links = net.links;
-        let m = &scenario.measure;
-        let window = (secs(m.from_s), m.to_s.map_or(Instant::MAX, secs));
-        for l in &mut links {
-            l.traces = m.traces;
-            l.window = window;
-        }
+    /// Both directions from their links ([forward, return], configured: measurement
+    /// window, traces, pcap) and the scheduled changes, applied at `at_s` seconds after
+    /// [`Instant::ZERO`] in `schedule`'s order. quiclab-sim builds the links from a
+    /// scenario (`quiclab_sim::net::duplex::build_duplex`) as a simulation would.
+    pub fn new(links: [Link; 2], schedule: Vec<LinkChange>) -> Duplex {
         let mut events = EventQueue::new();
-        for (i, c) in scenario.schedule.iter().enumerate() {
+        for (i, c) in schedule.iter().enumerate() {
             events.push(secs(c.at_s), Ev::Change(i));
         }
-        Ok(Duplex {
-            links,
+        Duplex {
+            links: links.into(),
             events,
             flying: Slab::default(),
-            schedule: scenario.schedule.clone(),
+            schedule,
             ready: VecDeque::new(),
-        })
+        }
     }
 
     /// One direction's link (its statistics, queue length, pcap writer).
@@ -151,7 +128,8 @@ impl Duplex {
         }
     }
 
-    /// The same steps as the simulator's event handler for these events (`sim.rs`).
+    /// The same steps as the simulator's event handler for these events (quiclab-sim's
+    /// `sim.rs`).
     fn handle(&mut self, at: Instant, ev: Ev) {
         match ev {
             Ev::TxDone(l, key) => {
@@ -190,6 +168,3 @@ impl Duplex {
         }
     }
 }
-
-#[cfg(test)]
-mod tests;

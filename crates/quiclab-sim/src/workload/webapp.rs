@@ -28,16 +28,16 @@
 //! Media time counts whole nanoseconds (integers), so playback is exact and
 //! deterministic.
 
-use crate::app::{AppMeasure, MeasureWindow};
 use crate::scenario::{ObjectSize, SizeDist, Workload, MAX_OBJECT_BYTES};
-use crate::webmeasure::WebMeasure;
+use crate::workload::app::{AppMeasure, MeasureWindow};
+use crate::workload::webmeasure::WebMeasure;
 use quiclab_proto::rng::DetRng;
 use quiclab_proto::time::Instant;
 use std::time::Duration;
 
 /// The object sizes of flow `name`'s search page (`objects` draws from its own stream).
 pub fn object_sizes(seed: u64, name: &str, objects: u64, size: &ObjectSize) -> Vec<u64> {
-    let mut rng = DetRng::new(crate::topology::derive_seed(
+    let mut rng = DetRng::new(crate::net::topology::derive_seed(
         seed,
         &format!("objects:{name}"),
     ));
@@ -113,7 +113,7 @@ pub struct WebClient {
 }
 
 fn ns(s: f64) -> u64 {
-    crate::engine::saturating_secs(s).as_nanos() as u64
+    crate::net::engine::saturating_secs(s).as_nanos() as u64
 }
 
 impl WebClient {

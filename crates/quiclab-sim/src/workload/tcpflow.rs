@@ -15,10 +15,10 @@
 //! ack-eliciting; `packets_lost` are segments declared lost, `ptos` are RTOs plus tail
 //! loss probes.
 
-use crate::app::{AppMeasure, MeasureWindow};
 use crate::output::metrics::{MetricsSink, SideMetrics};
 use crate::scenario::Workload;
-use crate::tcptls::TlsLayer;
+use crate::workload::app::{AppMeasure, MeasureWindow};
+use crate::workload::tcptls::TlsLayer;
 use quiclab_proto::events::{Event as ProtoEvent, EventSink, RecoveryMetrics};
 use quiclab_proto::time::Instant;
 use quiclab_tcp::wire::{flags, Header};
@@ -134,7 +134,7 @@ impl TcpHost {
     ) -> Self {
         let stop_at = match workload {
             Workload::Bulk { stop_s, .. } => {
-                stop_s.map(|s| Instant::ZERO + crate::engine::saturating_secs(s))
+                stop_s.map(|s| Instant::ZERO + crate::net::engine::saturating_secs(s))
             }
             _ => None,
         };
@@ -573,7 +573,7 @@ impl ClientState {
                 self.pending = None;
                 if think_ms > 0.0 {
                     self.next_request_at =
-                        Some(now + crate::engine::saturating_secs(think_ms / 1000.0));
+                        Some(now + crate::net::engine::saturating_secs(think_ms / 1000.0));
                 }
             }
         }

@@ -1,4 +1,4 @@
-//! The event queue: virtual time jumps from event to event (no fixed ticks); events
+//! The event queue: time jumps from event to event (no fixed ticks); events
 //! at the same time run in the order they were scheduled.
 //!
 //! Re-armable timers (one per key, e.g. per endpoint) live beside the heap: re-arming
@@ -16,17 +16,6 @@ use quiclab_proto::time::Instant;
 use std::cmp::Ordering;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::time::Duration;
-
-/// Seconds from a scenario value as a duration, saturating: negative and NaN give zero,
-/// too large gives `Duration::MAX` (which [`Instant`] arithmetic saturates further).
-/// Validated scenarios never hit either end; equal to `Duration::from_secs_f64` otherwise.
-pub fn saturating_secs(s: f64) -> Duration {
-    if s.is_nan() || s <= 0.0 {
-        return Duration::ZERO;
-    }
-    Duration::try_from_secs_f64(s).unwrap_or(Duration::MAX)
-}
 
 struct Entry<E> {
     at: Instant,
@@ -60,7 +49,8 @@ pub enum Next<E> {
     Timer(usize),
 }
 
-/// A priority queue of events and re-armable timers in virtual time.
+/// A priority queue of events and re-armable timers, in the caller's time (virtual in
+/// the simulator; time since start on the wall clock in the emulator).
 pub struct EventQueue<E> {
     heap: BinaryHeap<Entry<E>>,
     seq: u64,
@@ -172,36 +162,6 @@ impl<E> EventQueue<E> {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
-    }
-}
-
-/// The nodes that must settle before time advances, handed out lowest index first (the
-/// order reaches results, so it must not depend on insertion order). A flag per key
-/// plus a min-heap: inserting a present key costs one load, and neither operation
-/// allocates once the heap has grown to the node count.
-#[derive(Default)]
-pub struct DirtySet {
-    present: Vec<bool>,
-    order: BinaryHeap<Reverse<usize>>,
-}
-
-impl DirtySet {
-    /// Adds `key` (no effect if present).
-    pub fn insert(&mut self, key: usize) {
-        if self.present.len() <= key {
-            self.present.resize(key + 1, false);
-        }
-        if !self.present[key] {
-            self.present[key] = true;
-            self.order.push(Reverse(key));
-        }
-    }
-
-    /// Removes and returns the lowest key.
-    pub fn pop_first(&mut self) -> Option<usize> {
-        let Reverse(key) = self.order.pop()?;
-        self.present[key] = false;
-        Some(key)
     }
 }
 
@@ -317,19 +277,6 @@ mod tests {
                 }
             }
         }
-    }
-
-    #[test]
-    fn dirty_set_yields_lowest_first_once() {
-        let mut d = DirtySet::default();
-        for k in [5, 1, 5, 3, 1] {
-            d.insert(k);
-        }
-        assert_eq!(d.pop_first(), Some(1));
-        d.insert(0);
-        d.insert(3);
-        let rest: Vec<_> = std::iter::from_fn(|| d.pop_first()).collect();
-        assert_eq!(rest, [0, 3, 5]);
     }
 
     #[test]

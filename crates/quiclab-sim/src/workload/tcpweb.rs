@@ -15,13 +15,13 @@
 //! `scenario::EXTRA_PORTS` for the others; the server demultiplexes them by the
 //! client's address. Every connection's segments count in the flow's metrics.
 
-use crate::app::{AppMeasure, MeasureWindow};
-use crate::h2mux::{self, Frame, Parser, Sender};
+use crate::net::topology::derive_seed;
 use crate::output::metrics::SideMetrics;
 use crate::scenario::{TcpHttp, Workload};
-use crate::tcpflow::{ByteStream, CookieCache, TcpHost};
-use crate::topology::derive_seed;
-use crate::webapp::WebClient;
+use crate::workload::app::{AppMeasure, MeasureWindow};
+use crate::workload::h2mux::{self, Frame, Parser, Sender};
+use crate::workload::tcpflow::{ByteStream, CookieCache, TcpHost};
+use crate::workload::webapp::WebClient;
 use quiclab_proto::time::Instant;
 use quiclab_tcp::TcpConfig;
 use std::collections::{BTreeMap, VecDeque};

@@ -1,5 +1,6 @@
-//! pcap files of simulated links: synthetic IPv4/UDP headers around each datagram,
-//! timestamped with simulated time, so Wireshark (with the key log) decrypts them.
+//! pcap files of links: synthetic IPv4/UDP headers around each datagram, timestamped
+//! with the link's time (simulated, or since start in the emulator), so Wireshark (with
+//! the key log) decrypts them.
 //!
 //! # Opening a simulated pcap in Wireshark
 //!
@@ -13,7 +14,7 @@
 //! - **tshark**: `tshark -r run.pcap -o tls.keylog_file:run.keys -d udp.port==443,quic`
 //!   (add `-V` for full frame detail, or `-Y quic.stream_data` to list stream data).
 //!
-//! A simulation ([`crate::Simulation`] with `measure.pcap`) writes `pcap/<link>.pcap`
+//! A simulation (quiclab-sim's `Simulation` with `measure.pcap`) writes `pcap/<link>.pcap`
 //! per link direction plus `pcap/keys.log`. Each capture holds one direction only, and
 //! Wireshark needs the server's ServerHello (return direction) to decrypt the client's
 //! Handshake and 1-RTT packets: merge them first, e.g. `mergecap -w both.pcap

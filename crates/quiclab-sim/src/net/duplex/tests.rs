@@ -1,4 +1,6 @@
 use super::*;
+use crate::scenario::LinkSide;
+use quiclab_link::link::Packet;
 use std::net::SocketAddrV4;
 
 const HEAD: &str =
@@ -8,7 +10,7 @@ fn duplex(links: &str) -> Duplex {
     let text = format!("{HEAD}{links}");
     let s: Scenario = toml::from_str(&text).unwrap();
     s.validate_links("t.toml").unwrap();
-    Duplex::new(&s, "t.toml").unwrap()
+    build_duplex(&s, "t.toml").unwrap()
 }
 
 fn packet(len: usize, tag: u8) -> Packet {
@@ -115,6 +117,6 @@ fn scripted_drops_and_schedule() {
 fn dumbbell_is_refused() {
     let text = "name = \"t\"\nseed = 1\n[stop]\ntime_s = 1.0\n[topology]\nkind = \"dumbbell\"\npairs = 2\n[topology.forward]\n[topology.return]\n";
     let s: Scenario = toml::from_str(text).unwrap();
-    let e = Duplex::new(&s, "t.toml").err().unwrap();
+    let e = build_duplex(&s, "t.toml").err().unwrap();
     assert!(e.to_string().contains("topology.kind"), "{e}");
 }

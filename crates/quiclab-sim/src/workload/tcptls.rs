@@ -26,6 +26,7 @@
 //! ticket ages are 0 and runs reproduce. Rejected early data is written again after
 //! the handshake (RFC 8446 §4.2.10: the client must resend it).
 
+use crate::scenario::TlsVersion;
 use quiclab_proto::crypto::cert::Identity;
 use quiclab_proto::crypto::choices::{CertType, CipherSuite, TlsChoices};
 use quiclab_proto::crypto::provider::{provider_for, with_rng};
@@ -33,7 +34,6 @@ use quiclab_proto::rng::DetRng;
 use quiclab_proto::time::Instant;
 use quiclab_tcp::TcpConnection;
 use rustls::crypto::CryptoProvider;
-use serde::{Deserialize, Serialize};
 use std::io::{Read, Write};
 use std::sync::Arc;
 
@@ -78,15 +78,6 @@ impl rustls::time_provider::TimeProvider for FixedTime {
             std::time::Duration::from_secs(1_767_225_600),
         ))
     }
-}
-
-/// The TLS version both ends speak.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum TlsVersion {
-    #[serde(rename = "1.2")]
-    Tls12,
-    #[serde(rename = "1.3")]
-    Tls13,
 }
 
 /// The provider: quiclab-proto's seeded TLS 1.3 provider for `choices` plus the TLS

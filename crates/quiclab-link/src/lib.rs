@@ -1,0 +1,23 @@
+//! quiclab-link: the link models shared by the simulator (quiclab-sim, virtual time) and
+//! the real-time emulator (`quiclab emulate`, wall-clock time since start).
+//!
+//! Time is injected: no function here reads a clock; each takes `now` (an
+//! [`quiclab_proto::time::Instant`]) from its driver, and randomness comes from the
+//! seeded generator the driver hands in, so the same inputs give the same fates.
+//!
+//! - [`link`]: one link direction (impairments at the entry, a transmit queue,
+//!   serialization at the link rate, propagation delay, outages, scheduled changes);
+//! - [`queue`]: drop-tail and CoDel; [`impair`]: loss models, scripted drops, jitter,
+//!   duplication; [`config`]: their scenario keys (serde);
+//! - [`duplex`]: two directions as a clock-agnostic component (datagrams in, due
+//!   deliveries out), on the [`events`] queue the simulator runs on too;
+//! - [`pcap`]: captures of what a link transmits.
+
+pub mod config;
+pub mod duplex;
+pub mod events;
+pub mod impair;
+pub mod link;
+pub mod pcap;
+pub mod queue;
+pub mod time;
