@@ -1,31 +1,22 @@
-//! `quiclab`: the command line. Thin: argument parsing here, shared setup in
-//! [`setup`], the UDP loop in [`net`], the hq-interop application in [`hq`], HTTP/3
-//! and the per-connection ALPN choice in [`h3`].
+//! `quiclab`: the command line. Thin: argument parsing and printing here, shared setup
+//! in [`setup`], the hq-interop application in [`hq`], HTTP/3 and the per-connection
+//! ALPN choice in [`h3`]; the UDP loop and the emulator are the `quiclab-net` library.
 
 mod emulate;
 mod h3;
 mod hq;
-mod icmp;
-mod iface;
 mod lab;
-mod monitor;
-mod mtu;
-mod net;
-#[cfg(target_os = "linux")]
-mod netlink;
 mod resume;
 mod setup;
-mod signal;
 mod sim;
-mod timer;
 mod tokens;
-mod txtime;
-mod udp;
 mod url;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use hq::client::{Fetch, Output};
+use quiclab_net::txtime::Probe;
+use quiclab_net::{mtu, signal, udp, DriverConfig, EndpointDriver, WakeMode};
 use quiclab_proto::crypto::cert::{self, ServerVerification};
 use quiclab_proto::crypto::session;
 use quiclab_proto::wire::Side;
@@ -216,12 +207,13 @@ struct ClientArgs {
 }
 
 impl Common {
-    /// The socket sampler: drops into the qlog, buffers grown up to the maximum.
-    fn monitor(&self) -> monitor::SocketMonitor {
-        let policy = monitor::BufferPolicy {
-            max: self.socket_buffer_max,
-        };
-        monitor::SocketMonitor::new(policy, self.socket_buffer)
+    /// The driver's settings: socket buffers and wake-ups.
+    fn driver(&self) -> DriverConfig {
+        DriverConfig {
+            socket_buffer: self.socket_buffer,
+            socket_buffer_max: self.socket_buffer_max,
+            wake: WakeMode::from_name(&self.wake),
+        }
     }
 
     fn flags(&self) -> setup::Flags<'_> {
@@ -240,16 +232,20 @@ impl Common {
     }
 }
 
+/// Prints how the driver wakes for short waits, and whether the kernel could time
+/// departures itself for traffic to `peer` (SO_TXTIME).
+fn print_wake(driver: &EndpointDriver, peer: SocketAddr) {
+    eprintln!("short waits: {}", driver.wake());
+    eprintln!("{}", Probe::run(peer));
+}
+
 /// Runs a client application's loop to the end and prints the driver's counters.
 fn drive_client(
-    socket: &mut udp::Socket,
+    driver: &mut EndpointDriver,
     endpoint: &mut Endpoint,
-    clock: net::Clock,
-    wake: net::Wake,
-    monitor: &mut monitor::SocketMonitor,
-    app: &mut dyn net::Application,
+    app: &mut dyn quiclab_net::Application,
 ) -> Result<()> {
-    let counters = net::run(socket, endpoint, clock, wake, monitor, app)?;
+    let counters = driver.run(endpoint, app)?;
     eprintln!("quiclab client: {counters:?}");
     Ok(())
 }
@@ -313,17 +309,16 @@ fn server(a: ServerArgs) -> Result<()> {
         tls
     };
     let qlog = QlogDir::new(a.common.qlog_dir.clone())?;
-    let mut socket = udp::Socket::bind(a.listen, a.common.socket_buffer)?;
+    let mut driver = EndpointDriver::bind(a.listen, &a.common.driver())?;
     eprintln!(
         "quiclab server on {} (seed {seed}), root {}; {}",
         a.listen,
         a.root.display(),
-        socket.granted()
+        driver.socket().granted()
     );
-    eprintln!("{}", socket.buffer_note(a.common.socket_buffer));
+    eprintln!("{}", driver.socket().buffer_note(a.common.socket_buffer));
     signal::install();
-    let wake = net::Wake::choose(&a.common.wake, a.listen);
-    let mut monitor = a.common.monitor();
+    print_wake(&driver, a.listen);
     let mut endpoint = Endpoint::new(config, Some(tls), seed);
     let sinks = qlog.clone();
     endpoint.set_sink_factory(Box::new(move |_, conn| sinks.sink_for(conn)));
@@ -331,15 +326,8 @@ fn server(a: ServerArgs) -> Result<()> {
         resume::install(&mut endpoint, qlog.clone());
     }
     let h3_config = quiclab_h3::H3Config::default();
-    let mut app = h3::server::Server::new(a.root, h3_config, qlog, monitor.log());
-    let counters = net::run(
-        &mut socket,
-        &mut endpoint,
-        net::Clock::new(),
-        wake,
-        &mut monitor,
-        &mut app,
-    )?;
+    let mut app = h3::server::Server::new(a.root, h3_config, qlog, driver.socket_log());
+    let counters = driver.run(&mut endpoint, &mut app)?;
     eprintln!("quiclab server stopped: {counters:?}");
     Ok(())
 }
@@ -437,14 +425,16 @@ fn client(a: ClientArgs) -> Result<()> {
     } else {
         bail!("cannot mix IPv4 and IPv6 servers in one run");
     };
-    let mut socket = udp::Socket::bind(bind, a.common.socket_buffer)?;
+    let mut driver = EndpointDriver::bind(bind, &a.common.driver())?;
     // A closed server port then ends the handshake at once (ICMP port unreachable).
-    socket.report_icmp_errors();
-    eprintln!("quiclab client (seed {seed}); {}", socket.granted());
-    eprintln!("{}", socket.buffer_note(a.common.socket_buffer));
-    let wake = net::Wake::choose(&a.common.wake, groups.first().map_or(bind, |g| g.0));
-    let mut monitor = a.common.monitor();
-    let clock = net::Clock::new();
+    driver.socket().report_icmp_errors();
+    eprintln!(
+        "quiclab client (seed {seed}); {}",
+        driver.socket().granted()
+    );
+    eprintln!("{}", driver.socket().buffer_note(a.common.socket_buffer));
+    print_wake(&driver, groups.first().map_or(bind, |g| g.0));
+    let clock = driver.clock();
     let mut endpoint = Endpoint::new(config, None, seed);
     if let Some(path) = &a.token_cache {
         tokens::load(&mut endpoint, path)?;
@@ -463,27 +453,13 @@ fn client(a: ClientArgs) -> Result<()> {
             app.hold();
             signal::install();
         }
-        drive_client(
-            &mut socket,
-            &mut endpoint,
-            clock,
-            wake,
-            &mut monitor,
-            &mut app,
-        )?;
+        drive_client(&mut driver, &mut endpoint, &mut app)?;
         app.failures()
     } else {
         let h3_config = quiclab_h3::H3Config::default();
         let mut app =
             h3::client::Client::start(&mut endpoint, clock.now(), tls, qlog, h3_config, groups)?;
-        drive_client(
-            &mut socket,
-            &mut endpoint,
-            clock,
-            wake,
-            &mut monitor,
-            &mut app,
-        )?;
+        drive_client(&mut driver, &mut endpoint, &mut app)?;
         app.failures()
     };
     let handles: Vec<_> = endpoint.handles().collect();

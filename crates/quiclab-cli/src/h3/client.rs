@@ -4,11 +4,11 @@
 
 use super::{attach_qlog, ALPN_H3, H3_NO_ERROR};
 use crate::hq::client::{Conn as HqConn, Fetch, Output};
-use crate::net::Application;
 use crate::setup::QlogDir;
 use anyhow::Result;
 use quiclab_h3::message::{get, get_request};
 use quiclab_h3::{code, Field, H3Config, H3Connection, H3Event};
+use quiclab_net::Application;
 use quiclab_proto::connection::CloseReason;
 use quiclab_proto::wire::{Side, StreamId};
 use quiclab_proto::{Connection, ConnectionEvent, ConnectionHandle, Endpoint, Instant};

@@ -4,12 +4,12 @@
 
 use super::{attach_qlog, ALPN_H3};
 use crate::hq::{self, Body};
-use crate::monitor::SocketLog;
-use crate::net::Application;
 use crate::setup::{detach_qlog, QlogDir};
 use anyhow::Result;
 use quiclab_h3::message::get;
 use quiclab_h3::{code, Field, H3Config, H3Connection, H3Event};
+use quiclab_net::monitor::SocketLog;
+use quiclab_net::Application;
 use quiclab_proto::wire::{Side, StreamId};
 use quiclab_proto::{Connection, ConnectionEvent, ConnectionHandle, Endpoint, Instant};
 use std::collections::BTreeMap;

@@ -1,10 +1,10 @@
 //! The hq-interop client: one connection per authority, one bidirectional stream per
 //! URL, opening more streams as earlier ones finish when the peer's limit is reached.
 
-use crate::net::Application;
 use crate::setup::QlogDir;
 use crate::url::Url;
 use anyhow::Result;
+use quiclab_net::Application;
 use quiclab_proto::connection::CloseReason;
 use quiclab_proto::streams::{StreamError, StreamEvent};
 use quiclab_proto::wire::{Dir, StreamId};

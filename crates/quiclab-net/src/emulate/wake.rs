@@ -1,4 +1,4 @@
-//! The relay's precise sleep: a timerfd ([`crate::timer::Timer`], the fast UDP driver's)
+//! The relay's precise sleep: a timerfd (the endpoint driver's timerfd)
 //! in the same poll as the sockets wakes the loop at the nanosecond deadline, and the
 //! last `spin` before a deadline is spent polling the sockets without blocking instead
 //! of sleeping, since the wake-up from a sleep itself takes tens of microseconds on a
@@ -17,6 +17,7 @@
 //! the poll timeout of a wait; after an event with [`TIMER`]'s token,
 //! [`Waker::clear`].
 
+use crate::driver::WakeMode;
 use crate::timer::Timer;
 use mio::{Interest, Registry, Token};
 use std::time::Duration;
@@ -34,27 +35,30 @@ pub struct Waker {
 }
 
 impl Waker {
-    /// `wake`: "timerfd" (falls back to the poll's timeout where unavailable) or
-    /// "poll"; `spin`: how long before a deadline to stop sleeping. Prints the choice.
-    pub fn new(wake: &str, spin: Duration) -> Waker {
-        let timer = if wake == "timerfd" {
-            Timer::new()
-        } else {
-            None
+    /// `wake`: a timerfd (falling back to the poll's timeout where unavailable) or the
+    /// poll's timeout; `spin`: how long before a deadline to stop sleeping.
+    pub fn new(wake: WakeMode, spin: Duration) -> Waker {
+        let timer = match wake {
+            WakeMode::Timerfd => Timer::new(),
+            WakeMode::Poll => None,
         };
         // Timer slack (default 50 µs) delays the poll's own timeouts; 1 µs is enough.
         // SAFETY: prctl with an integer argument; failure leaves the default slack.
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000 as libc::c_ulong) };
-        eprintln!(
-            "quiclab emulate: sleeps with {}, spinning the last {} µs",
-            if timer.is_some() {
+        Waker { timer, spin }
+    }
+
+    /// The choice made, for the start-up log.
+    pub fn note(&self) -> String {
+        format!(
+            "sleeps with {}, spinning the last {} µs",
+            if self.timer.is_some() {
                 "timerfd (ns)"
             } else {
                 "poll timeout (ms)"
             },
-            spin.as_micros()
-        );
-        Waker { timer, spin }
+            self.spin.as_micros()
+        )
     }
 
     pub fn register(&self, registry: &Registry) -> std::io::Result<()> {
@@ -88,23 +92,16 @@ impl Waker {
 }
 
 /// Asks for SCHED_FIFO at a middle priority (needs CAP_SYS_NICE or root; an RLIMIT_RTPRIO
-/// may also allow it); returns whether it was granted. Prints the outcome.
-pub fn raise_priority() -> bool {
+/// may also allow it). `Ok` with a note when the kernel throttles real-time tasks (the
+/// relay then pauses at high rates), `Err` with the OS error when refused (timing then
+/// suffers on a busy machine).
+pub fn raise_priority() -> std::io::Result<Option<String>> {
     let param = libc::sched_param { sched_priority: 20 };
     // SAFETY: plain syscall on this process with a valid sched_param.
-    let ok = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } == 0;
-    if ok {
-        eprintln!("quiclab emulate: real-time scheduling (SCHED_FIFO 20)");
-        if let Some(note) = rt_throttling_note() {
-            eprintln!("quiclab emulate: {note}");
-        }
-    } else {
-        eprintln!(
-            "quiclab emulate: real-time scheduling refused ({}): timing suffers on a busy machine",
-            std::io::Error::last_os_error()
-        );
+    if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } != 0 {
+        return Err(std::io::Error::last_os_error());
     }
-    ok
+    Ok(rt_throttling_note())
 }
 
 /// The kernel's real-time throttling, if on: a real-time task that runs for

@@ -10,7 +10,7 @@
 
 use anyhow::{Context, Result};
 use quinn_udp::{RecvMeta, Transmit, UdpSocketState};
-use std::io::{self, IoSliceMut};
+use std::io::{self, ErrorKind, IoSliceMut};
 use std::net::SocketAddr;
 
 /// Socket buffer size asked for by default, each way: 8 MiB holds a 100 Mbit/s x 600 ms
@@ -146,6 +146,18 @@ impl Socket {
     pub fn recv(&self, bufs: &mut [IoSliceMut<'_>], meta: &mut [RecvMeta]) -> io::Result<usize> {
         self.state.recv((&self.io).into(), bufs, meta)
     }
+}
+
+/// Errors that mean "nothing now" or a lost packet, not a broken socket.
+pub(crate) fn is_transient(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        ErrorKind::WouldBlock
+            | ErrorKind::TimedOut
+            | ErrorKind::Interrupted
+            | ErrorKind::ConnectionRefused
+            | ErrorKind::ConnectionReset
+    )
 }
 
 #[cfg(target_os = "linux")]

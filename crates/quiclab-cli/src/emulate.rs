@@ -1,20 +1,10 @@
-//! `quiclab emulate`: the real-time link emulator. A UDP relay between one client and
-//! one server that puts a scenario's links between them: the link code the simulator runs
-//! ([`quiclab_link::duplex::Duplex`]: rate, delay, queues, impairments, scheduled
-//! changes) driven by the wall clock. What of a scenario it uses is in [`config`]; the
-//! loop is [`relay`], its precise sleep [`wake`], its outputs [`output`].
+//! `quiclab emulate`: the flags of the real-time link emulator
+//! ([`quiclab_net::emulate`]) and its start-up and exit lines.
 
-mod config;
-mod lateness;
-mod output;
-mod relay;
-mod wake;
-
-use crate::net::Clock;
-use crate::udp::{self, Socket};
 use anyhow::{bail, Result};
 use clap::Args;
-use quiclab_proto::Instant;
+use quiclab_net::emulate::{self, Emulator, EmulatorConfig};
+use quiclab_net::{signal, udp, WakeMode};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -58,53 +48,58 @@ pub struct EmulateArgs {
 }
 
 pub fn run(a: EmulateArgs) -> Result<()> {
-    let (scenario, duplex) = config::load(&a.scenario)?;
+    let (scenario, duplex) = emulate::load(&a.scenario)?;
     let duration = match a.duration {
         Some(d) if d.is_finite() && d > 0.0 && d < 1e9 => Some(Duration::from_secs_f64(d)),
         Some(d) => bail!("--duration {d}: must be a number of seconds > 0"),
         None => None,
     };
-    if a.listen.is_ipv4() != a.upstream.is_ipv4() {
-        bail!("--listen and --upstream must both be IPv4 or both IPv6");
-    }
-    let front = Socket::bind(a.listen, a.socket_buffer)?;
-    let any: SocketAddr = if a.upstream.is_ipv4() {
-        "0.0.0.0:0".parse()?
-    } else {
-        "[::]:0".parse()?
+    let config = EmulatorConfig {
+        listen: a.listen,
+        upstream: a.upstream,
+        wake: WakeMode::from_name(&a.wake),
+        spin: Duration::from_micros(a.spin_us),
+        socket_buffer: a.socket_buffer,
     };
-    let back = Socket::bind(any, a.socket_buffer)?;
+    let capture = a.pcap || scenario.measure.pcap;
+    let mut emulator = Emulator::bind(scenario, duplex, &config)?;
     eprintln!(
         "quiclab emulate: {} on {} -> {}; {}",
-        scenario.name,
+        emulator.scenario().name,
         a.listen,
         a.upstream,
-        front.granted()
+        emulator.granted()
     );
     if a.sched == "fifo" {
-        wake::raise_priority();
+        match emulate::raise_priority() {
+            Ok(throttled) => {
+                eprintln!("quiclab emulate: real-time scheduling (SCHED_FIFO 20)");
+                if let Some(note) = throttled {
+                    eprintln!("quiclab emulate: {note}");
+                }
+            }
+            Err(e) => eprintln!(
+                "quiclab emulate: real-time scheduling refused ({e}): timing suffers on a busy machine"
+            ),
+        }
     }
-    let waker = wake::Waker::new(&a.wake, Duration::from_micros(a.spin_us));
-    crate::signal::install();
-    let clock = Clock::new();
-    let mut relay = relay::Relay::new(duplex, (front, back), a.upstream, clock, waker)?;
-    let capture = a.pcap || scenario.measure.pcap;
+    eprintln!("quiclab emulate: {}", emulator.sleep_note());
+    signal::install();
     if let (Some(out), true) = (&a.out, capture) {
-        output::open_pcaps(out, &mut relay)?;
+        emulator.capture_to(out)?;
     }
-    let end = duration.map(|d| Instant::ZERO + d);
-    let stopped = relay.run(end, &crate::signal::stop_requested)?;
-    let l = relay.lateness.summary();
+    let stopped = emulator.run(duration, &signal::stop_requested)?;
+    let l = emulator.lateness();
     eprintln!(
         "quiclab emulate stopped at {:.3} s: {:?}; send lateness p50 {} µs, p99 {} µs, max {} µs",
         stopped.as_secs_f64(),
-        relay.counters,
+        emulator.counters(),
         l.p50_us,
         l.p99_us,
         l.max_us
     );
     if let Some(out) = &a.out {
-        output::finish(out, &scenario, &mut relay, stopped, a.keylog.as_deref())?;
+        emulator.finish(out, stopped, a.keylog.as_deref())?;
     }
     Ok(())
 }

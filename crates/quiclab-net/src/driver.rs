@@ -1,13 +1,13 @@
-//! The real-UDP driver: a non-blocking event loop (mio) around one [`Socket`], the wall
-//! clock, and an [`Endpoint`] driven by its call contract (handle_* in, then poll_*
-//! out). Sends go out in GSO bursts ([`Endpoint::poll_transmit_burst`]); receives come
-//! in GRO batches split into datagrams in place, so the steady state allocates nothing
-//! per datagram. The application protocol lives elsewhere ([`crate::hq`],
-//! [`crate::h3`]) behind [`Application`].
+//! The real-UDP endpoint driver: a non-blocking event loop (mio) around one [`Socket`],
+//! the wall clock, and an [`Endpoint`] driven by its call contract (handle_* in, then
+//! poll_* out). Sends go out in GSO bursts ([`Endpoint::poll_transmit_burst`]); receives
+//! come in GRO batches split into datagrams in place, so the steady state allocates
+//! nothing per datagram. The application protocol lives above, behind [`Application`]
+//! (the command line's hq-interop and HTTP/3 clients and servers).
 
-use crate::monitor::SocketMonitor;
+use crate::monitor::{BufferPolicy, SocketLog, SocketMonitor};
 use crate::timer::Timer;
-use crate::udp::Socket;
+use crate::udp::{is_transient, Socket, DEFAULT_BUFFER, DEFAULT_BUFFER_MAX};
 use anyhow::{Context, Result};
 use mio::{Events, Interest, Poll, Token};
 use quiclab_proto::{Endpoint, Instant};
@@ -40,13 +40,21 @@ pub struct Clock {
     start: std::time::Instant,
 }
 
+impl Default for Clock {
+    fn default() -> Self {
+        Clock::new()
+    }
+}
+
 impl Clock {
+    /// A clock whose zero is now.
     pub fn new() -> Self {
         Clock {
             start: std::time::Instant::now(),
         }
     }
 
+    /// Nanoseconds since [`Clock::new`], as the endpoint's time.
     pub fn now(&self) -> Instant {
         let nanos = self.start.elapsed().as_nanos();
         Instant::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
@@ -66,38 +74,153 @@ pub trait Application {
 }
 
 /// How the loop wakes for short waits (the pacer's gaps).
-pub enum Wake {
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum WakeMode {
     /// The poll's own timeout, rounded up to whole milliseconds by epoll.
     Poll,
-    /// A timerfd in the poll, to the nanosecond.
-    Timerfd(Timer),
+    /// A timerfd in the poll, to the nanosecond (Linux; falls back to [`WakeMode::Poll`]
+    /// where the kernel refuses one).
+    #[default]
+    Timerfd,
 }
 
-impl Wake {
-    /// `timerfd` if asked for and available, else `poll`; prints the choice, and
-    /// whether the kernel could time departures itself for traffic to `peer`
-    /// (SO_TXTIME; [`crate::txtime`]).
-    pub fn choose(name: &str, peer: SocketAddr) -> Wake {
-        let wake = match name {
-            "timerfd" => Timer::new().map_or(Wake::Poll, Wake::Timerfd),
-            _ => Wake::Poll,
+impl WakeMode {
+    /// `"poll"` or `"timerfd"` (the command line's `--wake`); anything else is `Poll`.
+    pub fn from_name(name: &str) -> WakeMode {
+        match name {
+            "timerfd" => WakeMode::Timerfd,
+            _ => WakeMode::Poll,
+        }
+    }
+}
+
+/// The driver's settings (the command line's `--socket-buffer`, `--socket-buffer-max`,
+/// `--wake`).
+#[derive(Clone, Copy, Debug)]
+pub struct DriverConfig {
+    /// Socket buffer asked for at bind, each way, bytes (the kernel may grant less;
+    /// [`Socket::granted`] says what it gave).
+    pub socket_buffer: usize,
+    /// Largest size the driver grows the buffers to when a connection's window
+    /// outgrows them ([`crate::monitor`]); at or below `socket_buffer` they never grow.
+    pub socket_buffer_max: usize,
+    /// How short waits wake the loop.
+    pub wake: WakeMode,
+}
+
+impl Default for DriverConfig {
+    fn default() -> Self {
+        DriverConfig {
+            socket_buffer: DEFAULT_BUFFER,
+            socket_buffer_max: DEFAULT_BUFFER_MAX,
+            wake: WakeMode::Timerfd,
+        }
+    }
+}
+
+/// Runs one [`Endpoint`] on one UDP socket with the wall clock.
+///
+/// # Call contract
+/// Build it from a bound socket ([`EndpointDriver::new`]) or an address
+/// ([`EndpointDriver::bind`]); its [`Clock`] starts then, and is the time base of every
+/// `Instant` handed to the endpoint (use [`EndpointDriver::clock`] for calls made
+/// before [`EndpointDriver::run`], e.g. opening a client's connections). `run` drives
+/// the endpoint until the application is finished; it may be called again with another
+/// application. The loop also stops gracefully once [`crate::signal::install`]'s flag
+/// is set (SIGINT/SIGTERM): it calls [`Application::shutdown`] and runs on until the
+/// application is finished.
+pub struct EndpointDriver {
+    socket: Socket,
+    clock: Clock,
+    /// Sub-millisecond wake-ups; `None`: the poll's millisecond timeout only.
+    timer: Option<Timer>,
+    monitor: SocketMonitor,
+}
+
+impl EndpointDriver {
+    /// Drives on `socket` (bound with `config.socket_buffer`, or the monitor's growth
+    /// starts from a wrong size).
+    pub fn new(socket: Socket, config: &DriverConfig) -> EndpointDriver {
+        let timer = match config.wake {
+            WakeMode::Timerfd => Timer::new(),
+            WakeMode::Poll => None,
         };
-        let chosen = match wake {
-            Wake::Poll => "poll timeout (1 ms steps)",
-            Wake::Timerfd(_) => "timerfd (ns)",
+        let policy = BufferPolicy {
+            max: config.socket_buffer_max,
         };
-        eprintln!("short waits: {chosen}");
-        eprintln!("{}", crate::txtime::Probe::run(peer));
-        wake
+        EndpointDriver {
+            socket,
+            clock: Clock::new(),
+            timer,
+            monitor: SocketMonitor::new(policy, config.socket_buffer),
+        }
+    }
+
+    /// Binds `addr` with `config.socket_buffer` and drives on it.
+    pub fn bind(addr: SocketAddr, config: &DriverConfig) -> Result<EndpointDriver> {
+        let socket = Socket::bind(addr, config.socket_buffer)?;
+        Ok(EndpointDriver::new(socket, config))
+    }
+
+    /// The socket (for its address, granted buffers and ICMP reporting).
+    pub fn socket(&self) -> &Socket {
+        &self.socket
+    }
+
+    /// The clock of the endpoint's time.
+    pub fn clock(&self) -> Clock {
+        self.clock
+    }
+
+    /// How short waits wake the loop, as chosen (a timerfd, or the poll's timeout when
+    /// asked for or when the kernel refused a timerfd).
+    pub fn wake(&self) -> WakeMode {
+        if self.timer.is_some() {
+            WakeMode::Timerfd
+        } else {
+            WakeMode::Poll
+        }
+    }
+
+    /// A handle on the socket monitor's latest reading, for applications that remove
+    /// connections before the loop ends ([`SocketLog::log_final`]).
+    pub fn socket_log(&self) -> SocketLog {
+        self.monitor.log()
+    }
+
+    /// Runs `endpoint` until `app` is finished; returns what the loop counted. Errors:
+    /// the event loop or the socket failed (not a datagram lost), or `app` failed.
+    pub fn run(&mut self, endpoint: &mut Endpoint, app: &mut dyn Application) -> Result<Counters> {
+        run(
+            &mut self.socket,
+            endpoint,
+            self.clock,
+            self.timer.as_ref(),
+            &mut self.monitor,
+            app,
+        )
+    }
+}
+
+impl std::fmt::Display for WakeMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            WakeMode::Poll => "poll timeout (1 ms steps)",
+            WakeMode::Timerfd => "timerfd (ns)",
+        })
     }
 }
 
 /// What the loop counted, for the log and the benchmarks.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Counters {
+    /// `sendmsg` calls (each one GSO burst).
     pub sendmsg_calls: u64,
+    /// Datagrams in those bursts.
     pub datagrams_sent: u64,
+    /// Receive calls that returned data.
     pub recv_calls: u64,
+    /// Datagrams received (GRO batches split).
     pub datagrams_received: u64,
     /// Datagram bytes received (UDP payloads).
     pub bytes_received: u64,
@@ -108,7 +231,7 @@ pub struct Counters {
 }
 
 /// The loop's reusable buffers and its readiness state.
-struct Driver {
+struct Driver<'t> {
     poll: Poll,
     events: Events,
     recv_bufs: Vec<Vec<u8>>,
@@ -119,7 +242,7 @@ struct Driver {
     readable: bool,
     writable_interest: bool,
     /// Sub-millisecond wake-ups; `None`: the poll's millisecond timeout only.
-    timer: Option<Timer>,
+    timer: Option<&'t Timer>,
     /// The socket flagged an error (EPOLLERR, or a receive that failed with one): its
     /// error queue may hold ICMP port unreachables ([`crate::icmp`]).
     socket_error: bool,
@@ -128,21 +251,17 @@ struct Driver {
 
 /// Runs `endpoint` on `socket` until `app` is finished; returns what it counted.
 /// `monitor` samples the socket's drops and buffers as the loop turns.
-pub fn run(
+fn run(
     socket: &mut Socket,
     endpoint: &mut Endpoint,
     clock: Clock,
-    wake: Wake,
+    timer: Option<&Timer>,
     monitor: &mut SocketMonitor,
     app: &mut dyn Application,
 ) -> Result<Counters> {
     let poll = Poll::new().context("creating the event loop")?;
     poll.registry()
         .register(socket.source(), SOCKET, Interest::READABLE)?;
-    let timer = match wake {
-        Wake::Timerfd(t) => Some(t),
-        Wake::Poll => None,
-    };
     if let Some(t) = &timer {
         poll.registry()
             .register(&mut mio::unix::SourceFd(&t.fd()), TIMER, Interest::READABLE)?;
@@ -202,7 +321,7 @@ pub fn run(
     }
 }
 
-impl Driver {
+impl Driver<'_> {
     /// Sleeps until the socket is ready or `wait` passes; notes what became ready.
     fn wait(&mut self, wait: Duration) -> Result<()> {
         let timeout = match &self.timer {
@@ -221,7 +340,7 @@ impl Driver {
         }
         for ev in self.events.iter() {
             if ev.token() == TIMER {
-                if let Some(t) = &self.timer {
+                if let Some(t) = self.timer {
                     t.clear();
                 }
             } else {
@@ -322,16 +441,4 @@ impl Driver {
         }
         Ok(())
     }
-}
-
-/// Errors that mean "nothing now" or a lost packet, not a broken socket.
-pub(crate) fn is_transient(e: &std::io::Error) -> bool {
-    matches!(
-        e.kind(),
-        ErrorKind::WouldBlock
-            | ErrorKind::TimedOut
-            | ErrorKind::Interrupted
-            | ErrorKind::ConnectionRefused
-            | ErrorKind::ConnectionReset
-    )
 }

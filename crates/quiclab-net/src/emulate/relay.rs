@@ -17,8 +17,8 @@
 
 use super::lateness::Lateness;
 use super::wake::Waker;
-use crate::net::Clock;
-use crate::udp::Socket;
+use crate::driver::Clock;
+use crate::udp::{is_transient, Granted, Socket};
 use anyhow::{Context, Result};
 use mio::{Events, Interest, Poll, Token};
 use quiclab_link::config::LinkSide;
@@ -130,6 +130,16 @@ impl Relay {
         })
     }
 
+    /// What the kernel granted the front socket.
+    pub fn front_granted(&self) -> Granted {
+        self.front.granted()
+    }
+
+    /// How the relay sleeps, for the start-up log.
+    pub fn waker_note(&self) -> String {
+        self.waker.note()
+    }
+
     /// Runs until `stop()` is true or `end` (emulator time) passes; returns the end time.
     pub fn run(&mut self, end: Option<Instant>, stop: &dyn Fn() -> bool) -> Result<Instant> {
         loop {
@@ -226,7 +236,7 @@ impl Relay {
             let socket = if side == 0 { &self.front } else { &self.back };
             let n = match socket.recv(&mut slices, &mut self.meta) {
                 Ok(n) => n,
-                Err(e) if crate::net::is_transient(&e) => {
+                Err(e) if is_transient(&e) => {
                     // WouldBlock: drained. ECONNREFUSED & co (a peer vanished): more
                     // may be queued behind it.
                     self.readable[side] = e.kind() != ErrorKind::WouldBlock;

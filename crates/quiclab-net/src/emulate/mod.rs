@@ -1,0 +1,135 @@
+//! The real-time link emulator: a UDP relay between one client and one server that
+//! puts a scenario's links between them: the link code the simulator runs
+//! ([`quiclab_link::duplex::Duplex`]: rate, delay, queues, impairments, scheduled
+//! changes) driven by the wall clock. What of a scenario it uses is in [`config`]; the
+//! loop is [`relay`], its precise sleep [`wake`], its outputs [`output`].
+//!
+//! # Call contract
+//! [`load`] (or [`parse`]) a scenario; [`Emulator::bind`] its sockets with an
+//! [`EmulatorConfig`]; optionally [`raise_priority`] and [`Emulator::capture_to`];
+//! [`Emulator::run`] until a stop or an end time; then [`Emulator::finish`] writes the
+//! outputs. The emulator's time (captures, `end`, links.csv) counts from `bind`.
+
+mod config;
+mod lateness;
+mod output;
+mod relay;
+mod wake;
+
+pub use config::{load, parse, EmulateError};
+pub use lateness::LatenessSummary;
+pub use relay::RelayCounters;
+pub use wake::raise_priority;
+
+use crate::driver::{Clock, WakeMode};
+use crate::udp::{Granted, Socket, DEFAULT_BUFFER};
+use anyhow::{bail, Result};
+use quiclab_link::duplex::Duplex;
+use quiclab_proto::Instant;
+use quiclab_sim::Scenario;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+/// Where the emulator listens and forwards, and how it sleeps (the command line's
+/// `emulate` flags).
+#[derive(Clone, Copy, Debug)]
+pub struct EmulatorConfig {
+    /// Where the client sends (the relay's front socket).
+    pub listen: SocketAddr,
+    /// The server the relay forwards to, from its own socket (same family as `listen`).
+    pub upstream: SocketAddr,
+    /// Sleeps: a timerfd (to the nanosecond) or the poll's timeout (milliseconds).
+    pub wake: WakeMode,
+    /// How long before a deadline to stop sleeping and poll without blocking.
+    pub spin: Duration,
+    /// UDP socket buffer size asked for, each way, per socket.
+    pub socket_buffer: usize,
+}
+
+impl EmulatorConfig {
+    /// The defaults for a relay from `listen` to `upstream`: timerfd, 50 µs of spin,
+    /// the driver's default socket buffer.
+    pub fn new(listen: SocketAddr, upstream: SocketAddr) -> EmulatorConfig {
+        EmulatorConfig {
+            listen,
+            upstream,
+            wake: WakeMode::Timerfd,
+            spin: Duration::from_micros(50),
+            socket_buffer: DEFAULT_BUFFER,
+        }
+    }
+}
+
+/// A scenario's links between two sockets (see the module docs for the call contract).
+pub struct Emulator {
+    scenario: Scenario,
+    relay: relay::Relay,
+}
+
+impl Emulator {
+    /// Binds the front socket on `config.listen` and the back one on an ephemeral port
+    /// of `config.upstream`'s family; the emulator's clock starts. Errors: the
+    /// addresses are of different families, or a socket cannot be bound.
+    pub fn bind(scenario: Scenario, duplex: Duplex, config: &EmulatorConfig) -> Result<Self> {
+        if config.listen.is_ipv4() != config.upstream.is_ipv4() {
+            bail!("--listen and --upstream must both be IPv4 or both IPv6");
+        }
+        let front = Socket::bind(config.listen, config.socket_buffer)?;
+        let any: SocketAddr = if config.upstream.is_ipv4() {
+            "0.0.0.0:0".parse()?
+        } else {
+            "[::]:0".parse()?
+        };
+        let back = Socket::bind(any, config.socket_buffer)?;
+        let waker = wake::Waker::new(config.wake, config.spin);
+        let clock = Clock::new();
+        let relay = relay::Relay::new(duplex, (front, back), config.upstream, clock, waker)?;
+        Ok(Emulator { scenario, relay })
+    }
+
+    /// The scenario emulated.
+    pub fn scenario(&self) -> &Scenario {
+        &self.scenario
+    }
+
+    /// What the kernel granted the front socket.
+    pub fn granted(&self) -> Granted {
+        self.relay.front_granted()
+    }
+
+    /// How the relay sleeps, for the start-up log.
+    pub fn sleep_note(&self) -> String {
+        self.relay.waker_note()
+    }
+
+    /// Captures both sides into `out/pcap` (see [`output`]) from now on.
+    pub fn capture_to(&mut self, out: &Path) -> Result<()> {
+        output::open_pcaps(out, &mut self.relay)
+    }
+
+    /// Relays until `stop()` is true or `end` (emulator time) passes; returns the
+    /// emulator time at the stop. Errors: the event loop or a socket failed (a datagram
+    /// lost to a send error is counted, not an error).
+    pub fn run(&mut self, end: Option<Duration>, stop: &dyn Fn() -> bool) -> Result<Instant> {
+        let end = end.map(|d| Instant::ZERO + d);
+        self.relay.run(end, stop)
+    }
+
+    /// What the relay counted so far.
+    pub fn counters(&self) -> RelayCounters {
+        self.relay.counters
+    }
+
+    /// How late the relay sent against the model so far.
+    pub fn lateness(&self) -> LatenessSummary {
+        self.relay.lateness.summary()
+    }
+
+    /// Flushes the captures and writes links.csv, the queue traces, emulate.json and a
+    /// copy of `keylog` into `out` ([`output`]); `end` is what [`Emulator::run`]
+    /// returned.
+    pub fn finish(&mut self, out: &Path, end: Instant, keylog: Option<&Path>) -> Result<()> {
+        output::finish(out, &self.scenario, &mut self.relay, end, keylog)
+    }
+}
