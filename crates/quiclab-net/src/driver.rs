@@ -5,10 +5,10 @@
 //! nothing per datagram. The application protocol lives above, behind [`Application`]
 //! (the command line's hq-interop and HTTP/3 clients and servers).
 
+use crate::error::{AppError, Context, NetError, Result};
 use crate::monitor::{BufferPolicy, SocketLog, SocketMonitor};
 use crate::timer::Timer;
 use crate::udp::{is_transient, Socket, DEFAULT_BUFFER, DEFAULT_BUFFER_MAX};
-use anyhow::{Context, Result};
 use mio::{Events, Interest, Poll, Token};
 use quiclab_proto::{Endpoint, Instant};
 use quinn_udp::RecvMeta;
@@ -65,7 +65,7 @@ impl Clock {
 pub trait Application {
     /// Called after every batch of input: accept connections, drain events, read and
     /// write streams. Transmits are drained right after.
-    fn drive(&mut self, endpoint: &mut Endpoint, now: Instant) -> Result<()>;
+    fn drive(&mut self, endpoint: &mut Endpoint, now: Instant) -> Result<(), AppError>;
     /// Whether the loop should stop (checked after transmits were sent).
     fn finished(&self, endpoint: &Endpoint) -> bool;
     /// The process was asked to stop (SIGINT/SIGTERM): close connections gracefully;
@@ -290,7 +290,7 @@ fn run(
             app.shutdown(endpoint, now);
         }
         endpoint.handle_timeout(now);
-        app.drive(endpoint, now)?;
+        app.drive(endpoint, now).map_err(NetError::Application)?;
         d.flush(socket, endpoint, now)?;
         monitor.tick(now, socket, endpoint, d.counters.bytes_received);
         if app.finished(endpoint) && d.pending.is_none() {
@@ -384,7 +384,7 @@ impl Driver<'_> {
                     self.set_writable_interest(socket, true)?;
                     return Ok(());
                 }
-                Err(e) => return Err(e).context(format!("sending to {destination}")),
+                Err(e) => return Err(e).with_context(|| format!("sending to {destination}")),
             }
         }
     }

@@ -26,12 +26,13 @@
 //! (whether the kernel could time departures, SO_TXTIME) and [`signal`] (SIGINT/SIGTERM
 //! as a flag both loops watch).
 //!
-//! Errors are `anyhow` errors with the failing operation as context, except scenario
-//! errors ([`emulate::EmulateError`], typed). Run-time notes (a socket buffer grown, a
+//! Errors are [`NetError`]s naming the failed operation, with the OS error as source;
+//! scenario errors are [`emulate::EmulateError`]s. Run-time notes (a socket buffer grown, a
 //! new client at the emulator) go to stderr.
 
 mod driver;
 pub mod emulate;
+mod error;
 mod icmp;
 mod iface;
 pub mod monitor;
@@ -44,4 +45,5 @@ pub mod txtime;
 pub mod udp;
 
 pub use driver::{Application, Clock, Counters, DriverConfig, EndpointDriver, WakeMode};
+pub use error::{AppError, NetError, Result};
 pub use udp::{Granted, Socket};

@@ -8,7 +8,7 @@
 //! send buffer is full: keep the batch and retry once writable) and [`Socket::recv`]
 //! (fills the caller's preallocated buffers; `WouldBlock` when nothing is queued).
 
-use anyhow::{Context, Result};
+use crate::error::{Context, Result};
 use quinn_udp::{RecvMeta, Transmit, UdpSocketState};
 use std::io::{self, ErrorKind, IoSliceMut};
 use std::net::SocketAddr;

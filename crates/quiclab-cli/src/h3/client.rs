@@ -8,7 +8,7 @@ use crate::setup::QlogDir;
 use anyhow::Result;
 use quiclab_h3::message::{get, get_request};
 use quiclab_h3::{code, Field, H3Config, H3Connection, H3Event};
-use quiclab_net::Application;
+use quiclab_net::{AppError, Application};
 use quiclab_proto::connection::CloseReason;
 use quiclab_proto::wire::{Side, StreamId};
 use quiclab_proto::{Connection, ConnectionEvent, ConnectionHandle, Endpoint, Instant};
@@ -88,7 +88,7 @@ impl Client {
 }
 
 impl Application for Client {
-    fn drive(&mut self, endpoint: &mut Endpoint, now: Instant) -> Result<()> {
+    fn drive(&mut self, endpoint: &mut Endpoint, now: Instant) -> Result<(), AppError> {
         // Only connections the endpoint touched can have new events or room to send.
         for h in endpoint.take_touched() {
             let Some(proto) = self.conns.get_mut(&h) else {

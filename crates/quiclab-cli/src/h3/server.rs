@@ -9,7 +9,7 @@ use anyhow::Result;
 use quiclab_h3::message::get;
 use quiclab_h3::{code, Field, H3Config, H3Connection, H3Event};
 use quiclab_net::monitor::SocketLog;
-use quiclab_net::Application;
+use quiclab_net::{AppError, Application};
 use quiclab_proto::wire::{Side, StreamId};
 use quiclab_proto::{Connection, ConnectionEvent, ConnectionHandle, Endpoint, Instant};
 use std::collections::BTreeMap;
@@ -182,7 +182,7 @@ fn send_bodies(conn: &mut Connection, now: Instant, state: &mut H3Conn) {
 }
 
 impl Application for Server {
-    fn drive(&mut self, endpoint: &mut Endpoint, now: Instant) -> Result<()> {
+    fn drive(&mut self, endpoint: &mut Endpoint, now: Instant) -> Result<(), AppError> {
         while let Some(h) = endpoint.accept() {
             if let Some(conn) = endpoint.connection_mut(h) {
                 eprintln!("connection {} from {}", h.0, conn.remote_address());

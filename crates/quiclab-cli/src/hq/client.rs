@@ -4,7 +4,7 @@
 use crate::setup::QlogDir;
 use crate::url::Url;
 use anyhow::Result;
-use quiclab_net::Application;
+use quiclab_net::{AppError, Application};
 use quiclab_proto::connection::CloseReason;
 use quiclab_proto::streams::{StreamError, StreamEvent};
 use quiclab_proto::wire::{Dir, StreamId};
@@ -168,7 +168,7 @@ impl Client {
 }
 
 impl Application for Client {
-    fn drive(&mut self, endpoint: &mut Endpoint, now: Instant) -> Result<()> {
+    fn drive(&mut self, endpoint: &mut Endpoint, now: Instant) -> Result<(), AppError> {
         // Only connections the endpoint touched can have new events or room to send
         // more (O(active), not O(connections), per turn).
         for h in endpoint.take_touched() {

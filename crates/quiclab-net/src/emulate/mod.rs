@@ -22,12 +22,12 @@ pub use relay::RelayCounters;
 pub use wake::raise_priority;
 
 use crate::driver::{Clock, WakeMode};
+use crate::error::{NetError, Result};
 use crate::udp::{Granted, Socket, DEFAULT_BUFFER};
-use anyhow::{bail, Result};
 use quiclab_link::duplex::Duplex;
 use quiclab_proto::Instant;
 use quiclab_sim::Scenario;
-use std::net::SocketAddr;
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::Path;
 use std::time::Duration;
 
@@ -73,13 +73,13 @@ impl Emulator {
     /// addresses are of different families, or a socket cannot be bound.
     pub fn bind(scenario: Scenario, duplex: Duplex, config: &EmulatorConfig) -> Result<Self> {
         if config.listen.is_ipv4() != config.upstream.is_ipv4() {
-            bail!("--listen and --upstream must both be IPv4 or both IPv6");
+            return Err(NetError::MixedFamilies);
         }
         let front = Socket::bind(config.listen, config.socket_buffer)?;
         let any: SocketAddr = if config.upstream.is_ipv4() {
-            "0.0.0.0:0".parse()?
+            (Ipv4Addr::UNSPECIFIED, 0).into()
         } else {
-            "[::]:0".parse()?
+            (Ipv6Addr::UNSPECIFIED, 0).into()
         };
         let back = Socket::bind(any, config.socket_buffer)?;
         let waker = wake::Waker::new(config.wake, config.spin);

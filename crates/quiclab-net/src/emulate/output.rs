@@ -10,7 +10,7 @@
 
 use super::lateness::LatenessSummary;
 use super::relay::{Capture, Relay, RelayCounters};
-use anyhow::{Context, Result};
+use crate::error::{Context, Result};
 use quiclab_link::config::LinkSide;
 use quiclab_link::pcap::PcapWriter;
 use quiclab_proto::Instant;

@@ -18,8 +18,8 @@
 use super::lateness::Lateness;
 use super::wake::Waker;
 use crate::driver::Clock;
+use crate::error::{Context, Result};
 use crate::udp::{is_transient, Granted, Socket};
-use anyhow::{Context, Result};
 use mio::{Events, Interest, Poll, Token};
 use quiclab_link::config::LinkSide;
 use quiclab_link::duplex::{Delivery, Duplex};
