@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 const ALPN: &[u8] = b"bench";
-/// Socket buffer asked for each way (quiclab's default, `quiclab_cli::udp::DEFAULT_BUFFER`).
+/// Socket buffer asked for each way (quiclab's default, `quiclab_net::udp::DEFAULT_BUFFER`).
 const BUFFER: usize = 8 << 20;
 
 /// Serves until killed.
