@@ -99,6 +99,11 @@ impl Socket {
         }
     }
 
+    /// The address bound (the port the kernel chose for port 0).
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.io.local_addr()
+    }
+
     /// The mio source, to register with a poll.
     pub fn source(&mut self) -> &mut mio::net::UdpSocket {
         &mut self.io

@@ -93,6 +93,12 @@ impl Emulator {
         &self.scenario
     }
 
+    /// The front socket's address (where clients send; the port the kernel chose when
+    /// `config.listen` had port 0).
+    pub fn listen_addr(&self) -> Result<SocketAddr> {
+        Ok(self.relay.front_addr()?)
+    }
+
     /// What the kernel granted the front socket.
     pub fn granted(&self) -> Granted {
         self.relay.front_granted()

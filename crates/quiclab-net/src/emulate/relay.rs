@@ -130,6 +130,11 @@ impl Relay {
         })
     }
 
+    /// The front socket's address.
+    pub fn front_addr(&self) -> std::io::Result<SocketAddr> {
+        self.front.local_addr()
+    }
+
     /// What the kernel granted the front socket.
     pub fn front_granted(&self) -> Granted {
         self.front.granted()
