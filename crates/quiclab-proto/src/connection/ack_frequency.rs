@@ -233,7 +233,7 @@ impl Connection {
                 }
             }
             AckFrequencyPolicy::AfterSlowStart { ratio, .. } => {
-                if !self.ack_frequency.sender.done && !self.path.cc.in_slow_start() {
+                if !self.ack_frequency.sender.done && !self.path.recovery.cc.in_slow_start() {
                     self.ack_frequency.sender.done = true;
                     let delay = self.requested_delay_us(false);
                     self.ack_frequency
@@ -247,12 +247,12 @@ impl Connection {
                 ..
             } => {
                 let ratio = cwnd_ratio(
-                    self.path.cc.window(),
+                    self.path.recovery.cc.window(),
                     self.max_datagram_size() as u64,
                     acks_per_window,
                     max_ratio,
                 );
-                let srtt = self.path.rtt.smoothed();
+                let srtt = self.path.recovery.rtt.smoothed();
                 // ack-frequency §8.1: "not necessary ... more than once per RTT".
                 let rate_ok = self
                     .ack_frequency
@@ -286,7 +286,7 @@ impl Connection {
             return false;
         };
         let ratio = cwnd_ratio(
-            self.path.cc.window(),
+            self.path.recovery.cc.window(),
             self.max_datagram_size() as u64,
             acks_per_window,
             max_ratio,
@@ -308,7 +308,8 @@ impl Connection {
             .requested_max_ack_delay_ms()
             .map_or(advertised, |ms| (ms * 1000.0).round() as u64);
         if cap_at_srtt {
-            let srtt = u64::try_from(self.path.rtt.smoothed().as_micros()).unwrap_or(u64::MAX);
+            let srtt =
+                u64::try_from(self.path.recovery.rtt.smoothed().as_micros()).unwrap_or(u64::MAX);
             d = d.min(srtt);
         }
         d.max(min).min(MAX_REQUESTED_DELAY_US)
@@ -347,7 +348,7 @@ impl Connection {
             && self
                 .bytes_in_flight()
                 .saturating_add(self.max_datagram_size() as u64)
-                >= self.path.cc.window()
+                >= self.path.recovery.cc.window()
     }
 
     /// The I-bit rule (seed 002 §V.D; ack-frequency §8.1.1): an ack-eliciting 1-RTT
@@ -370,7 +371,9 @@ impl Connection {
             .saturating_add(1 + TAG_LEN)
             .saturating_sub(packet_start) as u64;
         let before = self.bytes_in_flight();
-        if before >= self.path.cc.window() || before.saturating_add(size) < self.path.cc.window() {
+        if before >= self.path.recovery.cc.window()
+            || before.saturating_add(size) < self.path.recovery.cc.window()
+        {
             return;
         }
         Frame::ImmediateAck.encode(buf);

@@ -268,7 +268,7 @@ impl Connection {
         // Nothing more is read here: free what waited for reassembly.
         sp.crypto_recv = Default::default();
         sp.probes = 0;
-        sp.sent.drain();
+        self.path.recovery.sent_mut(space).drain();
         if self.logging() {
             self.emit(
                 now,
@@ -277,7 +277,7 @@ impl Connection {
                 },
             );
         }
-        self.path.pto_count = 0;
+        self.path.recovery.pto_count = 0;
         self.set_loss_detection_timer(now);
     }
 }

@@ -25,19 +25,18 @@ impl Connection {
         space: SpaceId,
         ack: &AckFrame,
     ) -> Result<(), TransportError> {
-        let sp = &mut self.spaces[space as usize];
-        if ack.largest() >= sp.next_pn {
+        if ack.largest() >= self.spaces[space as usize].next_pn {
             // RFC 9000 §13.1: acknowledging a packet never sent.
             return Err(TransportError::protocol_violation(
                 "ACK of an unsent packet number",
             ));
         }
-        let newly_acked = sp.sent.on_ack(&ack.ranges);
+        let newly_acked = self.path.recovery.sent_mut(space).on_ack(&ack.ranges);
         // RFC 9438 §4.9.2: every packet of the last congestion episode acknowledged
         // after it was declared lost: the episode was spurious.
-        if space == SpaceId::Data && self.path.spurious.on_ack(&ack.ranges) {
+        if space == SpaceId::Data && self.path.recovery.spurious.on_ack(&ack.ranges) {
             tally(&mut self.stats.spurious_congestion_events, 1);
-            self.path.cc.on_spurious_congestion(now);
+            self.path.recovery.cc.on_spurious_congestion(now);
         }
         if newly_acked.is_empty() {
             return Ok(());
@@ -52,32 +51,32 @@ impl Connection {
             } else {
                 Duration::ZERO
             };
-            if self.path.first_rtt_sample_time.is_none() {
-                self.path.first_rtt_sample_time = Some(now);
+            if self.path.recovery.first_rtt_sample_time.is_none() {
+                self.path.recovery.first_rtt_sample_time = Some(now);
             }
             let max_ack_delay = self.peer_max_ack_delay();
-            self.path.rtt.update(
+            self.path.recovery.rtt.update(
                 latest_rtt,
                 ack_delay,
                 self.handshake.confirmed,
                 max_ack_delay,
             );
             if self.stats.first_sample_pto.is_none() {
-                self.stats.first_sample_pto = Some(self.path.rtt.pto_base());
+                self.stats.first_sample_pto = Some(self.path.recovery.rtt.pto_base());
             }
         }
         if space == SpaceId::Handshake && self.side == Side::Client {
             // RFC 9002 A.8: the server validated our address once it ACKs a Handshake packet.
             self.handshake.peer_validated_address = true;
         }
-        let in_slow_start = self.path.cc.in_slow_start();
+        let in_slow_start = self.path.recovery.cc.in_slow_start();
         for p in &newly_acked {
             self.on_packet_acked(now, space, p);
         }
         self.detect_and_remove_lost(now, space);
         self.deliver_rate_sample(now);
         if self.peer_completed_address_validation() {
-            self.path.pto_count = 0;
+            self.path.recovery.pto_count = 0;
         }
         self.set_loss_detection_timer(now);
         self.log_metrics(now, in_slow_start);
@@ -89,14 +88,22 @@ impl Connection {
     /// in ProbeRTT asks for the app-limited mark; a model state change is logged.
     fn deliver_rate_sample(&mut self, now: Instant) {
         let in_flight = self.bytes_in_flight();
-        let Some(rs) = self.path.delivery.generate(self.path.rtt.min(), in_flight) else {
+        let Some(rs) = self
+            .path
+            .recovery
+            .delivery
+            .generate(self.path.recovery.rtt.min(), in_flight)
+        else {
             return;
         };
-        self.path.cc.on_rate_sample(now, &rs, &self.path.rtt);
-        if self.path.cc.wants_app_limited_mark() {
-            self.path.delivery.mark_app_limited(in_flight);
+        self.path
+            .recovery
+            .cc
+            .on_rate_sample(now, &rs, &self.path.recovery.rtt);
+        if self.path.recovery.cc.wants_app_limited_mark() {
+            self.path.recovery.delivery.mark_app_limited(in_flight);
         }
-        while let Some(new) = self.path.cc.take_state_change() {
+        while let Some(new) = self.path.recovery.cc.take_state_change() {
             if self.logging() {
                 self.emit(now, Event::CongestionStateUpdated { new });
             }
@@ -109,14 +116,15 @@ impl Connection {
         }
         if p.in_flight {
             self.path
+                .recovery
                 .delivery
                 .on_acked(now, p.pn, p.time_sent, p.size, &p.delivery);
-            self.path.cc.on_packet_acked(
+            self.path.recovery.cc.on_packet_acked(
                 now,
                 p.time_sent,
                 p.size,
-                self.path.app_limited,
-                &self.path.rtt,
+                self.path.recovery.app_limited,
+                &self.path.recovery.rtt,
             );
         }
         if let Some(largest) = p.data.ack_largest {
@@ -145,12 +153,14 @@ impl Connection {
 
     /// RFC 9002 A.10 DetectAndRemoveLostPackets, then A.11 OnPacketsLost.
     pub(super) fn detect_and_remove_lost(&mut self, now: Instant, space: SpaceId) {
-        let loss_delay = self.path.rtt.loss_delay(self.config.loss.time_threshold);
-        let sp = &mut self.spaces[space as usize];
-        let largest_acked = sp.sent.largest_acked();
-        let mut lost = sp
-            .sent
-            .detect_lost(now, loss_delay, self.config.loss.packet_threshold);
+        let loss_delay = self
+            .path
+            .recovery
+            .rtt
+            .loss_delay(self.config.loss.time_threshold);
+        let sent = self.path.recovery.sent_mut(space);
+        let largest_acked = sent.largest_acked();
+        let mut lost = sent.detect_lost(now, loss_delay, self.config.loss.packet_threshold);
         if space == SpaceId::Data && self.path.pmtud.is_some() {
             // RFC 9000 §14.4: a lost PMTU probe is no congestion signal.
             lost.retain(|p| !self.on_pmtu_probe_lost(now, p.pn));
@@ -161,13 +171,13 @@ impl Connection {
         let pc_duration = self.persistent_congestion_duration();
         let persistent = is_persistent_congestion(
             &lost,
-            &self.spaces[space as usize].sent,
+            self.path.recovery.sent(space),
             pc_duration,
-            self.path.first_rtt_sample_time,
+            self.path.recovery.first_rtt_sample_time,
         );
         let mut lost_bytes = 0;
         let mut largest_lost_sent = None;
-        let mut new_episode = !self.path.cc.in_recovery();
+        let mut new_episode = !self.path.recovery.cc.in_recovery();
         for p in &lost {
             tally(&mut self.stats.packets_lost, 1);
             if self.logging() {
@@ -190,10 +200,10 @@ impl Connection {
             if p.in_flight {
                 lost_bytes = p.size.saturating_add(lost_bytes);
                 largest_lost_sent = Some(p.time_sent);
-                let lost = self.path.delivery.on_lost(p.size, &p.delivery);
-                self.path.cc.on_packet_lost(now, &lost);
+                let lost = self.path.recovery.delivery.on_lost(p.size, &p.delivery);
+                self.path.recovery.cc.on_packet_lost(now, &lost);
                 if space == SpaceId::Data {
-                    self.path.spurious.on_lost(p.pn, new_episode);
+                    self.path.recovery.spurious.on_lost(p.pn, new_episode);
                     new_episode = false;
                 }
             }
@@ -204,9 +214,10 @@ impl Connection {
             tally(&mut self.stats.congestion_events, 1);
             if persistent {
                 tally(&mut self.stats.persistent_congestion_events, 1);
-                self.path.spurious.close();
+                self.path.recovery.spurious.close();
             }
             self.path
+                .recovery
                 .cc
                 .on_congestion_event(now, sent, persistent, lost_bytes);
             if self.logging() {
@@ -251,6 +262,7 @@ impl Connection {
     fn persistent_congestion_duration(&self) -> Duration {
         (self
             .path
+            .recovery
             .rtt
             .pto_base()
             .saturating_add(self.peer_max_ack_delay()))
@@ -271,9 +283,9 @@ impl Connection {
     }
 
     fn ack_eliciting_in_flight(&self) -> bool {
-        self.spaces
+        SpaceId::ALL
             .iter()
-            .any(|s| s.sent.has_ack_eliciting_in_flight())
+            .any(|&s| self.path.recovery.sent(s).has_ack_eliciting_in_flight())
     }
 
     /// The space of an anti-deadlock PTO (RFC 9002 §6.2.2.1), armed from now in the
@@ -287,7 +299,7 @@ impl Connection {
     fn anti_deadlock_space(&self) -> Option<SpaceId> {
         let handshake_in_flight = [SpaceId::Initial, SpaceId::Handshake]
             .iter()
-            .any(|&s| self.spaces[s as usize].sent.has_ack_eliciting_in_flight());
+            .any(|&s| self.path.recovery.sent(s).has_ack_eliciting_in_flight());
         let stuck = !self.ack_eliciting_in_flight()
             || (!handshake_in_flight && !self.peer_completed_address_validation());
         if !stuck {
@@ -304,21 +316,21 @@ impl Connection {
     fn loss_time_and_space(&self) -> Option<(Instant, SpaceId)> {
         SpaceId::ALL
             .iter()
-            .filter_map(|&s| self.spaces[s as usize].sent.loss_time().map(|t| (t, s)))
+            .filter_map(|&s| self.path.recovery.sent(s).loss_time().map(|t| (t, s)))
             .min_by_key(|&(t, _)| t)
     }
 
     /// RFC 9002 A.8 GetPtoTimeAndSpace.
     pub(super) fn pto_time_and_space(&self, now: Instant) -> Option<(Instant, SpaceId)> {
-        let backoff = self.path.pto_backoff();
-        let duration = self.path.rtt.pto_base().saturating_mul(backoff);
+        let backoff = self.path.recovery.pto_backoff();
+        let duration = self.path.recovery.rtt.pto_base().saturating_mul(backoff);
         if let Some(space) = self.anti_deadlock_space() {
             return Some((now.saturating_add(duration), space));
         }
         let mut best: Option<(Instant, SpaceId)> = None;
         for space in SpaceId::ALL {
-            let sp = &self.spaces[space as usize];
-            if !sp.sent.has_ack_eliciting_in_flight() {
+            let sent = self.path.recovery.sent(space);
+            if !sent.has_ack_eliciting_in_flight() {
                 continue;
             }
             let mut d = duration;
@@ -328,7 +340,7 @@ impl Connection {
                 }
                 d = d.saturating_add(self.peer_max_ack_delay().saturating_mul(backoff));
             }
-            let Some(last) = sp.sent.time_of_last_ack_eliciting() else {
+            let Some(last) = sent.time_of_last_ack_eliciting() else {
                 continue;
             };
             let t = last.saturating_add(d);
@@ -359,7 +371,7 @@ impl Connection {
             if let Some((t, _)) = pto {
                 self.stats.first_pto = Some(
                     t.saturating_duration_since(now)
-                        .max(self.path.rtt.pto_base()),
+                        .max(self.path.recovery.rtt.pto_base()),
                 );
             }
         }
@@ -380,13 +392,13 @@ impl Connection {
         } else if let Some((_, space)) = self.pto_time_and_space(now) {
             self.queue_probes(space);
         }
-        self.path.pto_count = self.path.pto_count.saturating_add(1);
+        self.path.recovery.pto_count = self.path.recovery.pto_count.saturating_add(1);
         tally(&mut self.stats.pto_count_total, 1);
         if self.logging() {
             self.emit(
                 now,
                 Event::PtoExpired {
-                    pto_count: self.path.pto_count,
+                    pto_count: self.path.recovery.pto_count,
                 },
             );
         }
@@ -399,7 +411,11 @@ impl Connection {
     /// now instead of at the PTO. Limited per connection and to once per PTO period,
     /// so two endpoints cannot ping-pong; the send path keeps the amplification limit.
     pub(super) fn speed_up_handshake(&mut self, now: Instant, space: SpaceId) {
-        if space == SpaceId::Data || !self.handshake.may_speed_up(now, self.path.rtt.pto_base()) {
+        if space == SpaceId::Data
+            || !self
+                .handshake
+                .may_speed_up(now, self.path.recovery.rtt.pto_base())
+        {
             return;
         }
         let sp = &mut self.spaces[space as usize];
@@ -421,8 +437,9 @@ impl Connection {
         }
         let spaces = [SpaceId::Initial, SpaceId::Handshake];
         for s in spaces {
+            let in_flight = self.path.recovery.sent(s).has_ack_eliciting_in_flight();
             let sp = &mut self.spaces[s as usize];
-            if !sp.can_send() || (s != space && !sp.sent.has_ack_eliciting_in_flight()) {
+            if !sp.can_send() || (s != space && !in_flight) {
                 continue;
             }
             sp.probes = 2;
@@ -446,8 +463,10 @@ impl Connection {
         if self.streams.has_pending() {
             return;
         }
-        let oldest: Vec<StreamFrameRecord> = sp
-            .sent
+        let oldest: Vec<StreamFrameRecord> = self
+            .path
+            .recovery
+            .sent(SpaceId::Data)
             .iter()
             .filter(|p| p.ack_eliciting)
             .take(2)
@@ -467,24 +486,28 @@ impl Connection {
             return;
         }
         let m = RecoveryMetrics {
-            min_rtt: Some(self.path.rtt.min()),
-            smoothed_rtt: Some(self.path.rtt.smoothed()),
-            latest_rtt: Some(self.path.rtt.latest()),
-            rtt_variance: Some(self.path.rtt.rttvar()),
-            pto_count: Some(self.path.pto_count),
-            congestion_window: Some(self.path.cc.window()),
+            min_rtt: Some(self.path.recovery.rtt.min()),
+            smoothed_rtt: Some(self.path.recovery.rtt.smoothed()),
+            latest_rtt: Some(self.path.recovery.rtt.latest()),
+            rtt_variance: Some(self.path.recovery.rtt.rttvar()),
+            pto_count: Some(self.path.recovery.pto_count),
+            congestion_window: Some(self.path.recovery.cc.window()),
             bytes_in_flight: Some(self.bytes_in_flight()),
-            ssthresh: (self.path.cc.ssthresh() != u64::MAX).then(|| self.path.cc.ssthresh()),
-            pacing_rate: self.path.cc.pacing_rate(),
-            model_bandwidth: self.path.cc.model().and_then(|m| m.bandwidth),
-            model_min_rtt: self.path.cc.model().and_then(|m| m.min_rtt),
+            ssthresh: (self.path.recovery.cc.ssthresh() != u64::MAX)
+                .then(|| self.path.recovery.cc.ssthresh()),
+            pacing_rate: self.path.recovery.cc.pacing_rate(),
+            model_bandwidth: self.path.recovery.cc.model().and_then(|m| m.bandwidth),
+            model_min_rtt: self.path.recovery.cc.model().and_then(|m| m.min_rtt),
         };
         self.emit(now, Event::MetricsUpdated(m));
-        while let Some(u) = self.path.cc.take_careful_resume_update() {
+        while let Some(u) = self.path.recovery.cc.take_careful_resume_update() {
             self.emit(u.at, Event::CarefulResumePhaseUpdated(Box::new(u)));
         }
         // Model-based controllers report their own transitions (`take_state_change`).
-        if was_slow_start && !self.path.cc.in_slow_start() && self.path.cc.model().is_none() {
+        if was_slow_start
+            && !self.path.recovery.cc.in_slow_start()
+            && self.path.recovery.cc.model().is_none()
+        {
             self.emit(
                 now,
                 Event::CongestionStateUpdated {

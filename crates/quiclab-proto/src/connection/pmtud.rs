@@ -183,7 +183,7 @@ impl Connection {
         pmtud.limit_to_peer(peer_max);
         let size = pmtud.probe_size()?;
         let confirmed = self.stats.handshake_confirmed_at?;
-        if now < confirmed + self.path.rtt.smoothed() * FIRST_PROBE_AFTER_RTTS
+        if now < confirmed + self.path.recovery.rtt.smoothed() * FIRST_PROBE_AFTER_RTTS
             || !self.data_space_pending()
         {
             return None;
@@ -212,7 +212,10 @@ impl Connection {
             return;
         };
         // RFC 9002 §7.2: the controller's max_datagram_size follows the path's.
-        self.path.cc.on_max_datagram_size(u64::from(change.new));
+        self.path
+            .recovery
+            .cc
+            .on_max_datagram_size(u64::from(change.new));
         self.log_pmtu(now, change);
     }
 
