@@ -11,13 +11,14 @@
 // by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
 #![deny(clippy::arithmetic_side_effects)]
 
-use super::spaces::{SentFrame, SentFrames};
+use super::spaces::{SentFrame, SentFrames, SentRecord};
 use super::stats::tally;
 use super::Connection;
 use crate::ack::AckPolicy;
 use crate::config::AckFrequencyPolicy;
 use crate::crypto::TAG_LEN;
 use crate::error::TransportError;
+use crate::recovery::SentPacket;
 use crate::time::Instant;
 use crate::wire::{AckFrequencyFrame, Frame};
 use std::time::Duration;
@@ -152,6 +153,35 @@ impl AckFrequencySender {
             .map_or(advertised, |(_, us)| Duration::from_micros(us));
         let in_flight = self.in_flight.iter().map(|&(_, us)| us).max();
         current.max(Duration::from_micros(in_flight.unwrap_or(0)))
+    }
+
+    /// [`peer_max_ack_delay`](Self::peer_max_ack_delay) as it will be once the
+    /// requests carried by `acked` count as acknowledged; changes nothing. Loss
+    /// detection during an ACK reads it before the connection applies the ACK.
+    pub(super) fn peer_max_ack_delay_after(
+        &self,
+        advertised: Duration,
+        acked: &[SentPacket<SentRecord>],
+    ) -> Duration {
+        let mut requests = acked
+            .iter()
+            .flat_map(|p| p.data.frames.iter())
+            .filter_map(|f| match f {
+                SentFrame::AckFrequency {
+                    sequence,
+                    max_ack_delay_us,
+                } => Some((*sequence, *max_ack_delay_us)),
+                _ => None,
+            })
+            .peekable();
+        if requests.peek().is_none() {
+            return self.peer_max_ack_delay(advertised);
+        }
+        let mut after = self.clone();
+        for (sequence, delay_us) in requests {
+            after.on_acked(sequence, delay_us);
+        }
+        after.peer_max_ack_delay(advertised)
     }
 }
 

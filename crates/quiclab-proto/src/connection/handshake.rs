@@ -203,9 +203,14 @@ impl Connection {
     /// request, raised to any request still in flight (ack-frequency §6) since the peer
     /// may already apply it.
     pub(super) fn peer_max_ack_delay(&self) -> Duration {
-        let advertised =
-            Duration::from_millis(self.peer_params.as_ref().map_or(25, |p| p.max_ack_delay));
+        let advertised = self.peer_advertised_max_ack_delay();
         self.ack_frequency.sender.peer_max_ack_delay(advertised)
+    }
+
+    /// The max_ack_delay of the peer's transport parameters (RFC 9000 §18.2: 25 ms
+    /// when absent or not yet known).
+    pub(super) fn peer_advertised_max_ack_delay(&self) -> Duration {
+        Duration::from_millis(self.peer_params.as_ref().map_or(25, |p| p.max_ack_delay))
     }
 
     /// The peer's ack_delay_exponent, to decode its ACK Delay fields.

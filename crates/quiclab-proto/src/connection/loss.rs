@@ -10,7 +10,7 @@ use super::timers::Timer;
 use super::Connection;
 use crate::error::TransportError;
 use crate::events::{CongestionState, Event, LossTrigger, RecoveryMetrics};
-use crate::recovery::sent::is_persistent_congestion;
+use crate::path_recovery::{AckInput, AckOutcome, LossOutcome};
 use crate::recovery::SentPacket;
 use crate::streams::StreamFrameRecord;
 use crate::time::Instant;
@@ -18,7 +18,8 @@ use crate::wire::{AckFrame, Side};
 use std::time::Duration;
 
 impl Connection {
-    /// RFC 9002 A.7 OnAckReceived.
+    /// RFC 9002 A.7 OnAckReceived: recovery processes the frame in one call
+    /// (`Recovery::on_ack`); the connection applies the outcome.
     pub(super) fn on_ack_frame(
         &mut self,
         now: Instant,
@@ -31,101 +32,70 @@ impl Connection {
                 "ACK of an unsent packet number",
             ));
         }
-        let newly_acked = self.path.recovery.sent_mut(space).on_ack(&ack.ranges);
-        // RFC 9438 §4.9.2: every packet of the last congestion episode acknowledged
-        // after it was declared lost: the episode was spurious.
-        if space == SpaceId::Data && self.path.recovery.spurious.on_ack(&ack.ranges) {
+        // RFC 9002 §5.3: Initial ACKs are not delayed by the peer; ignore the field.
+        let ack_delay = if space == SpaceId::Data {
+            let exp = self.peer_ack_delay_exponent().min(20);
+            Duration::from_micros(ack.ack_delay.saturating_mul(1 << exp))
+        } else {
+            Duration::ZERO
+        };
+        let input = AckInput {
+            space,
+            ranges: &ack.ranges,
+            largest: ack.largest(),
+            ack_delay,
+            handshake_confirmed: self.handshake.confirmed,
+            max_ack_delay: self.peer_max_ack_delay(),
+            mtu_probe: self.mtu_probe(),
+        };
+        let advertised = self.peer_advertised_max_ack_delay();
+        let sender = &self.ack_frequency.sender;
+        let outcome = self
+            .path
+            .recovery
+            .on_ack(now, &input, &self.config.loss, |acked| {
+                sender.peer_max_ack_delay_after(advertised, acked)
+            });
+        self.apply_ack(now, space, outcome);
+        Ok(())
+    }
+
+    /// What an ACK's outcome means for the rest of the connection, in the order the
+    /// steps of RFC 9002 A.7 produced it.
+    fn apply_ack(&mut self, now: Instant, space: SpaceId, outcome: AckOutcome<SentRecord>) {
+        if outcome.spurious_congestion {
             tally(&mut self.stats.spurious_congestion_events, 1);
-            self.path.recovery.cc.on_spurious_congestion(now);
         }
-        if newly_acked.is_empty() {
-            return Ok(());
+        if outcome.newly_acked.is_empty() {
+            return;
         }
-        let largest = newly_acked.last().expect("non-empty");
-        if largest.pn == ack.largest() && newly_acked.iter().any(|p| p.ack_eliciting) {
-            let latest_rtt = now.saturating_duration_since(largest.time_sent);
-            // RFC 9002 §5.3: Initial ACKs are not delayed by the peer; ignore the field.
-            let ack_delay = if space == SpaceId::Data {
-                let exp = self.peer_ack_delay_exponent().min(20);
-                Duration::from_micros(ack.ack_delay.saturating_mul(1 << exp))
-            } else {
-                Duration::ZERO
-            };
-            if self.path.recovery.first_rtt_sample_time.is_none() {
-                self.path.recovery.first_rtt_sample_time = Some(now);
-            }
-            let max_ack_delay = self.peer_max_ack_delay();
-            self.path.recovery.rtt.update(
-                latest_rtt,
-                ack_delay,
-                self.handshake.confirmed,
-                max_ack_delay,
-            );
-            if self.stats.first_sample_pto.is_none() {
-                self.stats.first_sample_pto = Some(self.path.recovery.rtt.pto_base());
-            }
+        if outcome.rtt_sampled && self.stats.first_sample_pto.is_none() {
+            self.stats.first_sample_pto = Some(self.path.recovery.rtt.pto_base());
         }
         if space == SpaceId::Handshake && self.side == Side::Client {
             // RFC 9002 A.8: the server validated our address once it ACKs a Handshake packet.
             self.handshake.peer_validated_address = true;
         }
-        let in_slow_start = self.path.recovery.cc.in_slow_start();
-        for p in &newly_acked {
+        for p in &outcome.newly_acked {
             self.on_packet_acked(now, space, p);
         }
-        self.detect_and_remove_lost(now, space);
-        self.deliver_rate_sample(now);
+        self.apply_losses(now, space, outcome.loss);
+        if self.logging() {
+            for new in outcome.state_changes {
+                self.emit(now, Event::CongestionStateUpdated { new });
+            }
+        }
         if self.peer_completed_address_validation() {
             self.path.recovery.pto_count = 0;
         }
         self.set_loss_detection_timer(now);
-        self.log_metrics(now, in_slow_start);
-        Ok(())
+        self.log_metrics(now, outcome.was_slow_start);
     }
 
-    /// draft-ietf-ccwg-bbr §4.1.2.3 GenerateRateSample and §5.2 UpdateOnACK: the ACK's
-    /// rate sample goes to the controller after its losses were marked; a controller
-    /// in ProbeRTT asks for the app-limited mark; a model state change is logged.
-    fn deliver_rate_sample(&mut self, now: Instant) {
-        let in_flight = self.bytes_in_flight();
-        let Some(rs) = self
-            .path
-            .recovery
-            .delivery
-            .generate(self.path.recovery.rtt.min(), in_flight)
-        else {
-            return;
-        };
-        self.path
-            .recovery
-            .cc
-            .on_rate_sample(now, &rs, &self.path.recovery.rtt);
-        if self.path.recovery.cc.wants_app_limited_mark() {
-            self.path.recovery.delivery.mark_app_limited(in_flight);
-        }
-        while let Some(new) = self.path.recovery.cc.take_state_change() {
-            if self.logging() {
-                self.emit(now, Event::CongestionStateUpdated { new });
-            }
-        }
-    }
-
+    /// What an acknowledged packet carried is delivered (RFC 9000 §13.3).
     fn on_packet_acked(&mut self, now: Instant, space: SpaceId, p: &SentPacket<SentRecord>) {
         if space == SpaceId::Data && self.path.pmtud.is_some() {
             self.on_pmtu_probe_acked(now, p.pn);
-        }
-        if p.in_flight {
-            self.path
-                .recovery
-                .delivery
-                .on_acked(now, p.pn, p.time_sent, p.size, &p.delivery);
-            self.path.recovery.cc.on_packet_acked(
-                now,
-                p.time_sent,
-                p.size,
-                self.path.recovery.app_limited,
-                &self.path.recovery.rtt,
-            );
         }
         if let Some(largest) = p.data.ack_largest {
             self.spaces[space as usize].acks.on_ack_acked(largest);
@@ -151,38 +121,35 @@ impl Connection {
         }
     }
 
-    /// RFC 9002 A.10 DetectAndRemoveLostPackets, then A.11 OnPacketsLost.
+    /// RFC 9002 A.10 DetectAndRemoveLostPackets (by timer; an ACK runs it inside
+    /// `Recovery::on_ack`), then what the losses mean for the connection.
     pub(super) fn detect_and_remove_lost(&mut self, now: Instant, space: SpaceId) {
-        let loss_delay = self
+        let max_ack_delay = self.peer_max_ack_delay();
+        let mtu_probe = self.mtu_probe();
+        let loss = self
             .path
             .recovery
-            .rtt
-            .loss_delay(self.config.loss.time_threshold);
-        let sent = self.path.recovery.sent_mut(space);
-        let largest_acked = sent.largest_acked();
-        let mut lost = sent.detect_lost(now, loss_delay, self.config.loss.packet_threshold);
-        if space == SpaceId::Data && self.path.pmtud.is_some() {
-            // RFC 9000 §14.4: a lost PMTU probe is no congestion signal.
-            lost.retain(|p| !self.on_pmtu_probe_lost(now, p.pn));
+            .detect_lost(now, space, &self.config.loss, mtu_probe, || max_ack_delay);
+        self.apply_losses(now, space, loss);
+    }
+
+    /// RFC 9002 A.11 OnPacketsLost, the connection's part: statistics, events and the
+    /// retransmission of what the lost packets carried (recovery told the controller).
+    fn apply_losses(&mut self, now: Instant, space: SpaceId, loss: LossOutcome<SentRecord>) {
+        if let Some(pn) = loss.mtu_probe_lost {
+            self.on_pmtu_probe_lost(now, pn);
         }
-        if lost.is_empty() {
+        if loss.lost.is_empty() {
             return;
         }
-        let pc_duration = self.persistent_congestion_duration();
-        let persistent = is_persistent_congestion(
-            &lost,
-            self.path.recovery.sent(space),
-            pc_duration,
-            self.path.recovery.first_rtt_sample_time,
-        );
-        let mut lost_bytes = 0;
-        let mut largest_lost_sent = None;
-        let mut new_episode = !self.path.recovery.cc.in_recovery();
-        for p in &lost {
+        let threshold = self.config.loss.packet_threshold;
+        for p in &loss.lost {
             tally(&mut self.stats.packets_lost, 1);
             if self.logging() {
-                let trigger = if largest_acked
-                    .is_some_and(|l| l >= p.pn.saturating_add(self.config.loss.packet_threshold))
+                let trigger = if self
+                    .path
+                    .recovery
+                    .lost_by_reordering(space, p.pn, threshold)
                 {
                     LossTrigger::ReorderingThreshold
                 } else {
@@ -197,29 +164,14 @@ impl Connection {
                     },
                 );
             }
-            if p.in_flight {
-                lost_bytes = p.size.saturating_add(lost_bytes);
-                largest_lost_sent = Some(p.time_sent);
-                let lost = self.path.recovery.delivery.on_lost(p.size, &p.delivery);
-                self.path.recovery.cc.on_packet_lost(now, &lost);
-                if space == SpaceId::Data {
-                    self.path.recovery.spurious.on_lost(p.pn, new_episode);
-                    new_episode = false;
-                }
-            }
             self.requeue_lost(space, &p.data);
         }
-        tally(&mut self.stats.bytes_lost, lost_bytes);
-        if let Some(sent) = largest_lost_sent {
+        tally(&mut self.stats.bytes_lost, loss.lost_bytes);
+        if loss.congestion_event {
             tally(&mut self.stats.congestion_events, 1);
-            if persistent {
+            if loss.persistent {
                 tally(&mut self.stats.persistent_congestion_events, 1);
-                self.path.recovery.spurious.close();
             }
-            self.path
-                .recovery
-                .cc
-                .on_congestion_event(now, sent, persistent, lost_bytes);
             if self.logging() {
                 self.emit(
                     now,
@@ -256,17 +208,6 @@ impl Connection {
                     .on_lost(*sequence, *max_ack_delay_us),
             }
         }
-    }
-
-    /// RFC 9002 §7.6.1: (smoothed_rtt + max(4 rttvar, granularity) + max_ack_delay) * 3.
-    fn persistent_congestion_duration(&self) -> Duration {
-        (self
-            .path
-            .recovery
-            .rtt
-            .pto_base()
-            .saturating_add(self.peer_max_ack_delay()))
-        .saturating_mul(self.config.loss.persistent_congestion_threshold)
     }
 
     /// RFC 9002 A.8 PeerCompletedAddressValidation.

@@ -10,6 +10,12 @@
 // by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
 #![deny(clippy::arithmetic_side_effects)]
 
+mod ack;
+mod loss;
+
+pub(crate) use ack::{AckInput, AckOutcome, MtuProbe};
+pub(crate) use loss::LossOutcome;
+
 use crate::cc::CongestionController;
 use crate::recovery::{
     DeliveryRateEstimator, RttEstimator, SentPackets, SpaceId, SpuriousLossDetector,
