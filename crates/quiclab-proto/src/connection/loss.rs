@@ -223,12 +223,6 @@ impl Connection {
             .amplification_budget(self.config.amplification_factor)
     }
 
-    fn ack_eliciting_in_flight(&self) -> bool {
-        SpaceId::ALL
-            .iter()
-            .any(|&s| self.path.recovery.sent(s).has_ack_eliciting_in_flight())
-    }
-
     /// The space of an anti-deadlock PTO (RFC 9002 §6.2.2.1), armed from now in the
     /// highest space with keys: when nothing ack-eliciting is in flight (A.8), and also
     /// at a client the server has not validated yet whose only packets in flight are
@@ -238,11 +232,9 @@ impl Connection {
     /// server's first flight lost and the server at its amplification limit (its
     /// budget spent on 0.5-RTT data), neither side would ever send again.
     fn anti_deadlock_space(&self) -> Option<SpaceId> {
-        let handshake_in_flight = [SpaceId::Initial, SpaceId::Handshake]
-            .iter()
-            .any(|&s| self.path.recovery.sent(s).has_ack_eliciting_in_flight());
-        let stuck = !self.ack_eliciting_in_flight()
-            || (!handshake_in_flight && !self.peer_completed_address_validation());
+        let recovery = &self.path.recovery;
+        let stuck = !recovery.ack_eliciting_in_flight()
+            || (!recovery.handshake_in_flight() && !self.peer_completed_address_validation());
         if !stuck {
             return None;
         }
@@ -253,48 +245,20 @@ impl Connection {
         })
     }
 
-    /// RFC 9002 A.8 GetLossTimeAndSpace.
-    fn loss_time_and_space(&self) -> Option<(Instant, SpaceId)> {
-        SpaceId::ALL
-            .iter()
-            .filter_map(|&s| self.path.recovery.sent(s).loss_time().map(|t| (t, s)))
-            .min_by_key(|&(t, _)| t)
-    }
-
-    /// RFC 9002 A.8 GetPtoTimeAndSpace.
+    /// RFC 9002 A.8 GetPtoTimeAndSpace (`Recovery::pto_time_and_space`) with the
+    /// connection's anti-deadlock space, handshake state and peer max_ack_delay.
     pub(super) fn pto_time_and_space(&self, now: Instant) -> Option<(Instant, SpaceId)> {
-        let backoff = self.path.recovery.pto_backoff();
-        let duration = self.path.recovery.rtt.pto_base().saturating_mul(backoff);
-        if let Some(space) = self.anti_deadlock_space() {
-            return Some((now.saturating_add(duration), space));
-        }
-        let mut best: Option<(Instant, SpaceId)> = None;
-        for space in SpaceId::ALL {
-            let sent = self.path.recovery.sent(space);
-            if !sent.has_ack_eliciting_in_flight() {
-                continue;
-            }
-            let mut d = duration;
-            if space == SpaceId::Data {
-                if !self.handshake.confirmed {
-                    return best;
-                }
-                d = d.saturating_add(self.peer_max_ack_delay().saturating_mul(backoff));
-            }
-            let Some(last) = sent.time_of_last_ack_eliciting() else {
-                continue;
-            };
-            let t = last.saturating_add(d);
-            if best.is_none_or(|(b, _)| t < b) {
-                best = Some((t, space));
-            }
-        }
-        best
+        self.path.recovery.pto_time_and_space(
+            now,
+            self.anti_deadlock_space(),
+            self.handshake.confirmed,
+            self.peer_max_ack_delay(),
+        )
     }
 
     /// RFC 9002 A.8 SetLossDetectionTimer.
     pub(super) fn set_loss_detection_timer(&mut self, now: Instant) {
-        if let Some((t, _)) = self.loss_time_and_space() {
+        if let Some((t, _)) = self.path.recovery.loss_time_and_space() {
             self.timers.set(Timer::LossDetection, t);
             return;
         }
@@ -303,7 +267,8 @@ impl Connection {
             self.timers.stop(Timer::LossDetection);
             return;
         }
-        if !self.ack_eliciting_in_flight() && self.peer_completed_address_validation() {
+        if !self.path.recovery.ack_eliciting_in_flight() && self.peer_completed_address_validation()
+        {
             self.timers.stop(Timer::LossDetection);
             return;
         }
@@ -322,7 +287,7 @@ impl Connection {
 
     /// RFC 9002 A.9 OnLossDetectionTimeout.
     pub(super) fn on_loss_detection_timeout(&mut self, now: Instant) {
-        if let Some((_, space)) = self.loss_time_and_space() {
+        if let Some((_, space)) = self.path.recovery.loss_time_and_space() {
             self.detect_and_remove_lost(now, space);
             self.set_loss_detection_timer(now);
             return;

@@ -12,6 +12,7 @@
 
 mod ack;
 mod loss;
+mod pto;
 
 pub(crate) use ack::{AckInput, AckOutcome, MtuProbe};
 pub(crate) use loss::LossOutcome;
@@ -84,3 +85,6 @@ impl<T> Recovery<T> {
         1u32 << self.pto_count.min(20)
     }
 }
+
+#[cfg(test)]
+mod tests;
