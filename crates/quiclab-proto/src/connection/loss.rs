@@ -1,5 +1,7 @@
-//! Acknowledgement processing, loss detection and the probe timeout (RFC 9002 §6,
-//! Appendix A), applied to the connection's spaces, streams and congestion controller.
+//! What acknowledgements, losses and probe timeouts (RFC 9002 §6, Appendix A) mean for
+//! the connection: the path's `Recovery` processes an ACK or a loss detection in one
+//! call; this file applies the outcome to the spaces, streams, statistics and events,
+//! arms the loss detection timer and queues PTO probes.
 // Peer values pass through here: arithmetic is checked, saturating or wrapping
 // by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
 #![deny(clippy::arithmetic_side_effects)]

@@ -1,7 +1,8 @@
 //! The network path's state (the model: quinn-proto's `PathData`): where datagrams go,
-//! what the path's round trip and capacity look like (RTT estimator, congestion
-//! controller, pacer, delivery-rate sampler, spurious-loss detector), the probe timeout
-//! backoff, and the anti-amplification budget before the peer's address is validated.
+//! the path's loss recovery (`path_recovery::Recovery`: sent packets, RTT estimator,
+//! congestion controller, PTO backoff, delivery-rate and spurious-loss estimators), the
+//! pacer, the PMTU search, and the anti-amplification budget before the peer's address
+//! is validated.
 //!
 //! Kept apart from [`super::Connection`] so that everything a path migration would have
 //! to reset or duplicate sits in one place; the connection drives it (loss detection in

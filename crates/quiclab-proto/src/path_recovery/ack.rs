@@ -6,7 +6,7 @@
 // by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
 #![deny(clippy::arithmetic_side_effects)]
 
-use super::loss::LossOutcome;
+use super::loss::{LossOutcome, MtuProbe};
 use super::Recovery;
 use crate::config::LossConfig;
 use crate::events::CongestionState;
@@ -31,16 +31,6 @@ pub(crate) struct AckInput<'a> {
     pub max_ack_delay: Duration,
     /// The PMTU probe in flight, if any.
     pub mtu_probe: Option<MtuProbe>,
-}
-
-/// A PMTU probe in flight (RFC 9000 §14.4): its acknowledgement raises the controller's
-/// max_datagram_size, its loss is no congestion signal.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct MtuProbe {
-    /// Its packet number (application data space).
-    pub pn: u64,
-    /// The maximum datagram size in force once it is acknowledged.
-    pub confirms: u64,
 }
 
 /// What one ACK frame did to recovery, for the connection to apply in this order:

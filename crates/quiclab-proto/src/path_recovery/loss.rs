@@ -6,13 +6,22 @@
 // by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
 #![deny(clippy::arithmetic_side_effects)]
 
-use super::ack::MtuProbe;
 use super::Recovery;
 use crate::config::LossConfig;
 use crate::recovery::sent::is_persistent_congestion;
 use crate::recovery::{SentPacket, SpaceId};
 use crate::time::Instant;
 use std::time::Duration;
+
+/// A PMTU probe in flight (RFC 9000 §14.4): its acknowledgement raises the controller's
+/// max_datagram_size, its loss is no congestion signal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct MtuProbe {
+    /// Its packet number (application data space).
+    pub pn: u64,
+    /// The maximum datagram size in force once it is acknowledged.
+    pub confirms: u64,
+}
 
 /// What one loss detection declared.
 #[derive(Debug)]

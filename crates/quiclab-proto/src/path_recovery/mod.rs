@@ -14,8 +14,8 @@ mod ack;
 mod loss;
 mod pto;
 
-pub(crate) use ack::{AckInput, AckOutcome, MtuProbe};
-pub(crate) use loss::LossOutcome;
+pub(crate) use ack::{AckInput, AckOutcome};
+pub(crate) use loss::{LossOutcome, MtuProbe};
 
 use crate::cc::CongestionController;
 use crate::recovery::{
