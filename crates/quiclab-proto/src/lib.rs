@@ -18,6 +18,7 @@ pub mod crypto;
 pub mod endpoint;
 pub mod error;
 pub mod events;
+mod path_recovery;
 pub mod qlog;
 pub mod range_set;
 pub mod recovery;

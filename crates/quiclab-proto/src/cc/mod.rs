@@ -30,7 +30,8 @@ use std::time::Duration;
 /// A congestion controller: window-based (NewReno, CUBIC), or rate- and model-based
 /// (BBR), which also set the pacing rate and read delivery-rate samples.
 ///
-/// The connection calls it in this order per event:
+/// Loss recovery (`path_recovery::Recovery`, one per path) calls it in this order per
+/// event:
 /// - per send: `on_packet_sent` for each in-flight packet;
 /// - per ACK: `on_packet_acked` for each newly acknowledged in-flight packet (after the
 ///   RTT update); then, if loss detection declared packets lost, `on_packet_lost` for

@@ -11,13 +11,14 @@
 // by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
 #![deny(clippy::arithmetic_side_effects)]
 
-use super::spaces::{SentFrame, SentFrames};
+use super::spaces::{SentFrame, SentFrames, SentRecord};
 use super::stats::tally;
 use super::Connection;
 use crate::ack::AckPolicy;
 use crate::config::AckFrequencyPolicy;
 use crate::crypto::TAG_LEN;
 use crate::error::TransportError;
+use crate::recovery::SentPacket;
 use crate::time::Instant;
 use crate::wire::{AckFrequencyFrame, Frame};
 use std::time::Duration;
@@ -153,6 +154,35 @@ impl AckFrequencySender {
         let in_flight = self.in_flight.iter().map(|&(_, us)| us).max();
         current.max(Duration::from_micros(in_flight.unwrap_or(0)))
     }
+
+    /// [`peer_max_ack_delay`](Self::peer_max_ack_delay) as it will be once the
+    /// requests carried by `acked` count as acknowledged; changes nothing. Loss
+    /// detection during an ACK reads it before the connection applies the ACK.
+    pub(super) fn peer_max_ack_delay_after(
+        &self,
+        advertised: Duration,
+        acked: &[SentPacket<SentRecord>],
+    ) -> Duration {
+        let mut requests = acked
+            .iter()
+            .flat_map(|p| p.data.frames.iter())
+            .filter_map(|f| match f {
+                SentFrame::AckFrequency {
+                    sequence,
+                    max_ack_delay_us,
+                } => Some((*sequence, *max_ack_delay_us)),
+                _ => None,
+            })
+            .peekable();
+        if requests.peek().is_none() {
+            return self.peer_max_ack_delay(advertised);
+        }
+        let mut after = self.clone();
+        for (sequence, delay_us) in requests {
+            after.on_acked(sequence, delay_us);
+        }
+        after.peer_max_ack_delay(advertised)
+    }
 }
 
 impl Connection {
@@ -233,7 +263,7 @@ impl Connection {
                 }
             }
             AckFrequencyPolicy::AfterSlowStart { ratio, .. } => {
-                if !self.ack_frequency.sender.done && !self.path.cc.in_slow_start() {
+                if !self.ack_frequency.sender.done && !self.path.recovery.cc.in_slow_start() {
                     self.ack_frequency.sender.done = true;
                     let delay = self.requested_delay_us(false);
                     self.ack_frequency
@@ -247,12 +277,12 @@ impl Connection {
                 ..
             } => {
                 let ratio = cwnd_ratio(
-                    self.path.cc.window(),
+                    self.path.recovery.cc.window(),
                     self.max_datagram_size() as u64,
                     acks_per_window,
                     max_ratio,
                 );
-                let srtt = self.path.rtt.smoothed();
+                let srtt = self.path.recovery.rtt.smoothed();
                 // ack-frequency §8.1: "not necessary ... more than once per RTT".
                 let rate_ok = self
                     .ack_frequency
@@ -286,7 +316,7 @@ impl Connection {
             return false;
         };
         let ratio = cwnd_ratio(
-            self.path.cc.window(),
+            self.path.recovery.cc.window(),
             self.max_datagram_size() as u64,
             acks_per_window,
             max_ratio,
@@ -308,7 +338,8 @@ impl Connection {
             .requested_max_ack_delay_ms()
             .map_or(advertised, |ms| (ms * 1000.0).round() as u64);
         if cap_at_srtt {
-            let srtt = u64::try_from(self.path.rtt.smoothed().as_micros()).unwrap_or(u64::MAX);
+            let srtt =
+                u64::try_from(self.path.recovery.rtt.smoothed().as_micros()).unwrap_or(u64::MAX);
             d = d.min(srtt);
         }
         d.max(min).min(MAX_REQUESTED_DELAY_US)
@@ -347,7 +378,7 @@ impl Connection {
             && self
                 .bytes_in_flight()
                 .saturating_add(self.max_datagram_size() as u64)
-                >= self.path.cc.window()
+                >= self.path.recovery.cc.window()
     }
 
     /// The I-bit rule (seed 002 §V.D; ack-frequency §8.1.1): an ack-eliciting 1-RTT
@@ -370,7 +401,9 @@ impl Connection {
             .saturating_add(1 + TAG_LEN)
             .saturating_sub(packet_start) as u64;
         let before = self.bytes_in_flight();
-        if before >= self.path.cc.window() || before.saturating_add(size) < self.path.cc.window() {
+        if before >= self.path.recovery.cc.window()
+            || before.saturating_add(size) < self.path.recovery.cc.window()
+        {
             return;
         }
         Frame::ImmediateAck.encode(buf);

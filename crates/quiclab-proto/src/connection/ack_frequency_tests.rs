@@ -622,11 +622,15 @@ fn invalid_requested_max_ack_delay_is_a_protocol_violation() {
 fn pto_uses_the_largest_requested_delay_in_flight() {
     let (mut p, _) = quiet_pair(cfg(Some(1000)), cfg(Some(1000)));
     let pto = |c: &Connection| {
-        let sp = &c.spaces[SpaceId::Data as usize];
-        let last = sp.sent.time_of_last_ack_eliciting().unwrap();
+        let last = c
+            .path
+            .recovery
+            .sent(SpaceId::Data)
+            .time_of_last_ack_eliciting()
+            .unwrap();
         let (t, space) = c.pto_time_and_space(last).unwrap();
         assert_eq!(space, SpaceId::Data);
-        t.saturating_duration_since(last) - c.path.rtt.pto_base()
+        t.saturating_duration_since(last) - c.path.recovery.rtt.pto_base()
     };
     let until_acked = |p: &mut Pair| {
         p.run_until(Instant::from_millis(5000), |p| {

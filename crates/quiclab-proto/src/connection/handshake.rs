@@ -203,9 +203,14 @@ impl Connection {
     /// request, raised to any request still in flight (ack-frequency §6) since the peer
     /// may already apply it.
     pub(super) fn peer_max_ack_delay(&self) -> Duration {
-        let advertised =
-            Duration::from_millis(self.peer_params.as_ref().map_or(25, |p| p.max_ack_delay));
+        let advertised = self.peer_advertised_max_ack_delay();
         self.ack_frequency.sender.peer_max_ack_delay(advertised)
+    }
+
+    /// The max_ack_delay of the peer's transport parameters (RFC 9000 §18.2: 25 ms
+    /// when absent or not yet known).
+    pub(super) fn peer_advertised_max_ack_delay(&self) -> Duration {
+        Duration::from_millis(self.peer_params.as_ref().map_or(25, |p| p.max_ack_delay))
     }
 
     /// The peer's ack_delay_exponent, to decode its ACK Delay fields.
@@ -268,7 +273,7 @@ impl Connection {
         // Nothing more is read here: free what waited for reassembly.
         sp.crypto_recv = Default::default();
         sp.probes = 0;
-        sp.sent.drain();
+        self.path.recovery.sent_mut(space).drain();
         if self.logging() {
             self.emit(
                 now,
@@ -277,7 +282,7 @@ impl Connection {
                 },
             );
         }
-        self.path.pto_count = 0;
+        self.path.recovery.pto_count = 0;
         self.set_loss_detection_timer(now);
     }
 }

@@ -209,8 +209,10 @@ impl Connection {
         if !(due_by_limit || due_by_policy) {
             return;
         }
-        let acked = data
-            .sent
+        let acked = self
+            .path
+            .recovery
+            .sent(SpaceId::Data)
             .largest_acked()
             .is_some_and(|l| l >= self.key_update.first_sent_pn);
         let allowed = self.handshake.confirmed && acked && self.key_update.next.is_some();

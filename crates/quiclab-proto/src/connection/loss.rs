@@ -1,5 +1,7 @@
-//! Acknowledgement processing, loss detection and the probe timeout (RFC 9002 §6,
-//! Appendix A), applied to the connection's spaces, streams and congestion controller.
+//! What acknowledgements, losses and probe timeouts (RFC 9002 §6, Appendix A) mean for
+//! the connection: the path's `Recovery` processes an ACK or a loss detection in one
+//! call; this file applies the outcome to the spaces, streams, statistics and events,
+//! arms the loss detection timer and queues PTO probes.
 // Peer values pass through here: arithmetic is checked, saturating or wrapping
 // by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
 #![deny(clippy::arithmetic_side_effects)]
@@ -10,7 +12,7 @@ use super::timers::Timer;
 use super::Connection;
 use crate::error::TransportError;
 use crate::events::{CongestionState, Event, LossTrigger, RecoveryMetrics};
-use crate::recovery::sent::is_persistent_congestion;
+use crate::path_recovery::{AckInput, AckOutcome, LossOutcome};
 use crate::recovery::SentPacket;
 use crate::streams::StreamFrameRecord;
 use crate::time::Instant;
@@ -18,106 +20,84 @@ use crate::wire::{AckFrame, Side};
 use std::time::Duration;
 
 impl Connection {
-    /// RFC 9002 A.7 OnAckReceived.
+    /// RFC 9002 A.7 OnAckReceived: recovery processes the frame in one call
+    /// (`Recovery::on_ack`); the connection applies the outcome.
     pub(super) fn on_ack_frame(
         &mut self,
         now: Instant,
         space: SpaceId,
         ack: &AckFrame,
     ) -> Result<(), TransportError> {
-        let sp = &mut self.spaces[space as usize];
-        if ack.largest() >= sp.next_pn {
+        if ack.largest() >= self.spaces[space as usize].next_pn {
             // RFC 9000 §13.1: acknowledging a packet never sent.
             return Err(TransportError::protocol_violation(
                 "ACK of an unsent packet number",
             ));
         }
-        let newly_acked = sp.sent.on_ack(&ack.ranges);
-        // RFC 9438 §4.9.2: every packet of the last congestion episode acknowledged
-        // after it was declared lost: the episode was spurious.
-        if space == SpaceId::Data && self.path.spurious.on_ack(&ack.ranges) {
+        // RFC 9002 §5.3: Initial ACKs are not delayed by the peer; ignore the field.
+        let ack_delay = if space == SpaceId::Data {
+            let exp = self.peer_ack_delay_exponent().min(20);
+            Duration::from_micros(ack.ack_delay.saturating_mul(1 << exp))
+        } else {
+            Duration::ZERO
+        };
+        let input = AckInput {
+            space,
+            ranges: &ack.ranges,
+            largest: ack.largest(),
+            ack_delay,
+            handshake_confirmed: self.handshake.confirmed,
+            max_ack_delay: self.peer_max_ack_delay(),
+            mtu_probe: self.mtu_probe(),
+        };
+        let advertised = self.peer_advertised_max_ack_delay();
+        let sender = &self.ack_frequency.sender;
+        let outcome = self
+            .path
+            .recovery
+            .on_ack(now, &input, &self.config.loss, |acked| {
+                sender.peer_max_ack_delay_after(advertised, acked)
+            });
+        self.apply_ack(now, space, outcome);
+        Ok(())
+    }
+
+    /// What an ACK's outcome means for the rest of the connection, in the order the
+    /// steps of RFC 9002 A.7 produced it.
+    fn apply_ack(&mut self, now: Instant, space: SpaceId, outcome: AckOutcome<SentRecord>) {
+        if outcome.spurious_congestion {
             tally(&mut self.stats.spurious_congestion_events, 1);
-            self.path.cc.on_spurious_congestion(now);
         }
-        if newly_acked.is_empty() {
-            return Ok(());
+        if outcome.newly_acked.is_empty() {
+            return;
         }
-        let largest = newly_acked.last().expect("non-empty");
-        if largest.pn == ack.largest() && newly_acked.iter().any(|p| p.ack_eliciting) {
-            let latest_rtt = now.saturating_duration_since(largest.time_sent);
-            // RFC 9002 §5.3: Initial ACKs are not delayed by the peer; ignore the field.
-            let ack_delay = if space == SpaceId::Data {
-                let exp = self.peer_ack_delay_exponent().min(20);
-                Duration::from_micros(ack.ack_delay.saturating_mul(1 << exp))
-            } else {
-                Duration::ZERO
-            };
-            if self.path.first_rtt_sample_time.is_none() {
-                self.path.first_rtt_sample_time = Some(now);
-            }
-            let max_ack_delay = self.peer_max_ack_delay();
-            self.path.rtt.update(
-                latest_rtt,
-                ack_delay,
-                self.handshake.confirmed,
-                max_ack_delay,
-            );
-            if self.stats.first_sample_pto.is_none() {
-                self.stats.first_sample_pto = Some(self.path.rtt.pto_base());
-            }
+        if outcome.rtt_sampled && self.stats.first_sample_pto.is_none() {
+            self.stats.first_sample_pto = Some(self.path.recovery.rtt.pto_base());
         }
         if space == SpaceId::Handshake && self.side == Side::Client {
             // RFC 9002 A.8: the server validated our address once it ACKs a Handshake packet.
             self.handshake.peer_validated_address = true;
         }
-        let in_slow_start = self.path.cc.in_slow_start();
-        for p in &newly_acked {
+        for p in &outcome.newly_acked {
             self.on_packet_acked(now, space, p);
         }
-        self.detect_and_remove_lost(now, space);
-        self.deliver_rate_sample(now);
-        if self.peer_completed_address_validation() {
-            self.path.pto_count = 0;
-        }
-        self.set_loss_detection_timer(now);
-        self.log_metrics(now, in_slow_start);
-        Ok(())
-    }
-
-    /// draft-ietf-ccwg-bbr §4.1.2.3 GenerateRateSample and §5.2 UpdateOnACK: the ACK's
-    /// rate sample goes to the controller after its losses were marked; a controller
-    /// in ProbeRTT asks for the app-limited mark; a model state change is logged.
-    fn deliver_rate_sample(&mut self, now: Instant) {
-        let in_flight = self.bytes_in_flight();
-        let Some(rs) = self.path.delivery.generate(self.path.rtt.min(), in_flight) else {
-            return;
-        };
-        self.path.cc.on_rate_sample(now, &rs, &self.path.rtt);
-        if self.path.cc.wants_app_limited_mark() {
-            self.path.delivery.mark_app_limited(in_flight);
-        }
-        while let Some(new) = self.path.cc.take_state_change() {
-            if self.logging() {
+        self.apply_losses(now, space, outcome.loss);
+        if self.logging() {
+            for new in outcome.state_changes {
                 self.emit(now, Event::CongestionStateUpdated { new });
             }
         }
+        if self.peer_completed_address_validation() {
+            self.path.recovery.pto_count = 0;
+        }
+        self.set_loss_detection_timer(now);
+        self.log_metrics(now, outcome.was_slow_start);
     }
 
+    /// What an acknowledged packet carried is delivered (RFC 9000 §13.3).
     fn on_packet_acked(&mut self, now: Instant, space: SpaceId, p: &SentPacket<SentRecord>) {
         if space == SpaceId::Data && self.path.pmtud.is_some() {
             self.on_pmtu_probe_acked(now, p.pn);
-        }
-        if p.in_flight {
-            self.path
-                .delivery
-                .on_acked(now, p.pn, p.time_sent, p.size, &p.delivery);
-            self.path.cc.on_packet_acked(
-                now,
-                p.time_sent,
-                p.size,
-                self.path.app_limited,
-                &self.path.rtt,
-            );
         }
         if let Some(largest) = p.data.ack_largest {
             self.spaces[space as usize].acks.on_ack_acked(largest);
@@ -143,36 +123,35 @@ impl Connection {
         }
     }
 
-    /// RFC 9002 A.10 DetectAndRemoveLostPackets, then A.11 OnPacketsLost.
+    /// RFC 9002 A.10 DetectAndRemoveLostPackets (by timer; an ACK runs it inside
+    /// `Recovery::on_ack`), then what the losses mean for the connection.
     pub(super) fn detect_and_remove_lost(&mut self, now: Instant, space: SpaceId) {
-        let loss_delay = self.path.rtt.loss_delay(self.config.loss.time_threshold);
-        let sp = &mut self.spaces[space as usize];
-        let largest_acked = sp.sent.largest_acked();
-        let mut lost = sp
-            .sent
-            .detect_lost(now, loss_delay, self.config.loss.packet_threshold);
-        if space == SpaceId::Data && self.path.pmtud.is_some() {
-            // RFC 9000 §14.4: a lost PMTU probe is no congestion signal.
-            lost.retain(|p| !self.on_pmtu_probe_lost(now, p.pn));
+        let max_ack_delay = self.peer_max_ack_delay();
+        let mtu_probe = self.mtu_probe();
+        let loss = self
+            .path
+            .recovery
+            .detect_lost(now, space, &self.config.loss, mtu_probe, || max_ack_delay);
+        self.apply_losses(now, space, loss);
+    }
+
+    /// RFC 9002 A.11 OnPacketsLost, the connection's part: statistics, events and the
+    /// retransmission of what the lost packets carried (recovery told the controller).
+    fn apply_losses(&mut self, now: Instant, space: SpaceId, loss: LossOutcome<SentRecord>) {
+        if let Some(pn) = loss.mtu_probe_lost {
+            self.on_pmtu_probe_lost(now, pn);
         }
-        if lost.is_empty() {
+        if loss.lost.is_empty() {
             return;
         }
-        let pc_duration = self.persistent_congestion_duration();
-        let persistent = is_persistent_congestion(
-            &lost,
-            &self.spaces[space as usize].sent,
-            pc_duration,
-            self.path.first_rtt_sample_time,
-        );
-        let mut lost_bytes = 0;
-        let mut largest_lost_sent = None;
-        let mut new_episode = !self.path.cc.in_recovery();
-        for p in &lost {
+        let threshold = self.config.loss.packet_threshold;
+        for p in &loss.lost {
             tally(&mut self.stats.packets_lost, 1);
             if self.logging() {
-                let trigger = if largest_acked
-                    .is_some_and(|l| l >= p.pn.saturating_add(self.config.loss.packet_threshold))
+                let trigger = if self
+                    .path
+                    .recovery
+                    .lost_by_reordering(space, p.pn, threshold)
                 {
                     LossTrigger::ReorderingThreshold
                 } else {
@@ -187,28 +166,14 @@ impl Connection {
                     },
                 );
             }
-            if p.in_flight {
-                lost_bytes = p.size.saturating_add(lost_bytes);
-                largest_lost_sent = Some(p.time_sent);
-                let lost = self.path.delivery.on_lost(p.size, &p.delivery);
-                self.path.cc.on_packet_lost(now, &lost);
-                if space == SpaceId::Data {
-                    self.path.spurious.on_lost(p.pn, new_episode);
-                    new_episode = false;
-                }
-            }
             self.requeue_lost(space, &p.data);
         }
-        tally(&mut self.stats.bytes_lost, lost_bytes);
-        if let Some(sent) = largest_lost_sent {
+        tally(&mut self.stats.bytes_lost, loss.lost_bytes);
+        if loss.congestion_event {
             tally(&mut self.stats.congestion_events, 1);
-            if persistent {
+            if loss.persistent {
                 tally(&mut self.stats.persistent_congestion_events, 1);
-                self.path.spurious.close();
             }
-            self.path
-                .cc
-                .on_congestion_event(now, sent, persistent, lost_bytes);
             if self.logging() {
                 self.emit(
                     now,
@@ -247,16 +212,6 @@ impl Connection {
         }
     }
 
-    /// RFC 9002 §7.6.1: (smoothed_rtt + max(4 rttvar, granularity) + max_ack_delay) * 3.
-    fn persistent_congestion_duration(&self) -> Duration {
-        (self
-            .path
-            .rtt
-            .pto_base()
-            .saturating_add(self.peer_max_ack_delay()))
-        .saturating_mul(self.config.loss.persistent_congestion_threshold)
-    }
-
     /// RFC 9002 A.8 PeerCompletedAddressValidation.
     pub(super) fn peer_completed_address_validation(&self) -> bool {
         self.side == Side::Server
@@ -270,12 +225,6 @@ impl Connection {
             .amplification_budget(self.config.amplification_factor)
     }
 
-    fn ack_eliciting_in_flight(&self) -> bool {
-        self.spaces
-            .iter()
-            .any(|s| s.sent.has_ack_eliciting_in_flight())
-    }
-
     /// The space of an anti-deadlock PTO (RFC 9002 §6.2.2.1), armed from now in the
     /// highest space with keys: when nothing ack-eliciting is in flight (A.8), and also
     /// at a client the server has not validated yet whose only packets in flight are
@@ -285,11 +234,9 @@ impl Connection {
     /// server's first flight lost and the server at its amplification limit (its
     /// budget spent on 0.5-RTT data), neither side would ever send again.
     fn anti_deadlock_space(&self) -> Option<SpaceId> {
-        let handshake_in_flight = [SpaceId::Initial, SpaceId::Handshake]
-            .iter()
-            .any(|&s| self.spaces[s as usize].sent.has_ack_eliciting_in_flight());
-        let stuck = !self.ack_eliciting_in_flight()
-            || (!handshake_in_flight && !self.peer_completed_address_validation());
+        let recovery = &self.path.recovery;
+        let stuck = !recovery.ack_eliciting_in_flight()
+            || (!recovery.handshake_in_flight() && !self.peer_completed_address_validation());
         if !stuck {
             return None;
         }
@@ -300,48 +247,20 @@ impl Connection {
         })
     }
 
-    /// RFC 9002 A.8 GetLossTimeAndSpace.
-    fn loss_time_and_space(&self) -> Option<(Instant, SpaceId)> {
-        SpaceId::ALL
-            .iter()
-            .filter_map(|&s| self.spaces[s as usize].sent.loss_time().map(|t| (t, s)))
-            .min_by_key(|&(t, _)| t)
-    }
-
-    /// RFC 9002 A.8 GetPtoTimeAndSpace.
+    /// RFC 9002 A.8 GetPtoTimeAndSpace (`Recovery::pto_time_and_space`) with the
+    /// connection's anti-deadlock space, handshake state and peer max_ack_delay.
     pub(super) fn pto_time_and_space(&self, now: Instant) -> Option<(Instant, SpaceId)> {
-        let backoff = self.path.pto_backoff();
-        let duration = self.path.rtt.pto_base().saturating_mul(backoff);
-        if let Some(space) = self.anti_deadlock_space() {
-            return Some((now.saturating_add(duration), space));
-        }
-        let mut best: Option<(Instant, SpaceId)> = None;
-        for space in SpaceId::ALL {
-            let sp = &self.spaces[space as usize];
-            if !sp.sent.has_ack_eliciting_in_flight() {
-                continue;
-            }
-            let mut d = duration;
-            if space == SpaceId::Data {
-                if !self.handshake.confirmed {
-                    return best;
-                }
-                d = d.saturating_add(self.peer_max_ack_delay().saturating_mul(backoff));
-            }
-            let Some(last) = sp.sent.time_of_last_ack_eliciting() else {
-                continue;
-            };
-            let t = last.saturating_add(d);
-            if best.is_none_or(|(b, _)| t < b) {
-                best = Some((t, space));
-            }
-        }
-        best
+        self.path.recovery.pto_time_and_space(
+            now,
+            self.anti_deadlock_space(),
+            self.handshake.confirmed,
+            self.peer_max_ack_delay(),
+        )
     }
 
     /// RFC 9002 A.8 SetLossDetectionTimer.
     pub(super) fn set_loss_detection_timer(&mut self, now: Instant) {
-        if let Some((t, _)) = self.loss_time_and_space() {
+        if let Some((t, _)) = self.path.recovery.loss_time_and_space() {
             self.timers.set(Timer::LossDetection, t);
             return;
         }
@@ -350,7 +269,8 @@ impl Connection {
             self.timers.stop(Timer::LossDetection);
             return;
         }
-        if !self.ack_eliciting_in_flight() && self.peer_completed_address_validation() {
+        if !self.path.recovery.ack_eliciting_in_flight() && self.peer_completed_address_validation()
+        {
             self.timers.stop(Timer::LossDetection);
             return;
         }
@@ -359,7 +279,7 @@ impl Connection {
             if let Some((t, _)) = pto {
                 self.stats.first_pto = Some(
                     t.saturating_duration_since(now)
-                        .max(self.path.rtt.pto_base()),
+                        .max(self.path.recovery.rtt.pto_base()),
                 );
             }
         }
@@ -369,7 +289,7 @@ impl Connection {
 
     /// RFC 9002 A.9 OnLossDetectionTimeout.
     pub(super) fn on_loss_detection_timeout(&mut self, now: Instant) {
-        if let Some((_, space)) = self.loss_time_and_space() {
+        if let Some((_, space)) = self.path.recovery.loss_time_and_space() {
             self.detect_and_remove_lost(now, space);
             self.set_loss_detection_timer(now);
             return;
@@ -380,13 +300,13 @@ impl Connection {
         } else if let Some((_, space)) = self.pto_time_and_space(now) {
             self.queue_probes(space);
         }
-        self.path.pto_count = self.path.pto_count.saturating_add(1);
+        self.path.recovery.pto_count = self.path.recovery.pto_count.saturating_add(1);
         tally(&mut self.stats.pto_count_total, 1);
         if self.logging() {
             self.emit(
                 now,
                 Event::PtoExpired {
-                    pto_count: self.path.pto_count,
+                    pto_count: self.path.recovery.pto_count,
                 },
             );
         }
@@ -399,7 +319,11 @@ impl Connection {
     /// now instead of at the PTO. Limited per connection and to once per PTO period,
     /// so two endpoints cannot ping-pong; the send path keeps the amplification limit.
     pub(super) fn speed_up_handshake(&mut self, now: Instant, space: SpaceId) {
-        if space == SpaceId::Data || !self.handshake.may_speed_up(now, self.path.rtt.pto_base()) {
+        if space == SpaceId::Data
+            || !self
+                .handshake
+                .may_speed_up(now, self.path.recovery.rtt.pto_base())
+        {
             return;
         }
         let sp = &mut self.spaces[space as usize];
@@ -421,8 +345,9 @@ impl Connection {
         }
         let spaces = [SpaceId::Initial, SpaceId::Handshake];
         for s in spaces {
+            let in_flight = self.path.recovery.sent(s).has_ack_eliciting_in_flight();
             let sp = &mut self.spaces[s as usize];
-            if !sp.can_send() || (s != space && !sp.sent.has_ack_eliciting_in_flight()) {
+            if !sp.can_send() || (s != space && !in_flight) {
                 continue;
             }
             sp.probes = 2;
@@ -446,8 +371,10 @@ impl Connection {
         if self.streams.has_pending() {
             return;
         }
-        let oldest: Vec<StreamFrameRecord> = sp
-            .sent
+        let oldest: Vec<StreamFrameRecord> = self
+            .path
+            .recovery
+            .sent(SpaceId::Data)
             .iter()
             .filter(|p| p.ack_eliciting)
             .take(2)
@@ -467,24 +394,28 @@ impl Connection {
             return;
         }
         let m = RecoveryMetrics {
-            min_rtt: Some(self.path.rtt.min()),
-            smoothed_rtt: Some(self.path.rtt.smoothed()),
-            latest_rtt: Some(self.path.rtt.latest()),
-            rtt_variance: Some(self.path.rtt.rttvar()),
-            pto_count: Some(self.path.pto_count),
-            congestion_window: Some(self.path.cc.window()),
+            min_rtt: Some(self.path.recovery.rtt.min()),
+            smoothed_rtt: Some(self.path.recovery.rtt.smoothed()),
+            latest_rtt: Some(self.path.recovery.rtt.latest()),
+            rtt_variance: Some(self.path.recovery.rtt.rttvar()),
+            pto_count: Some(self.path.recovery.pto_count),
+            congestion_window: Some(self.path.recovery.cc.window()),
             bytes_in_flight: Some(self.bytes_in_flight()),
-            ssthresh: (self.path.cc.ssthresh() != u64::MAX).then(|| self.path.cc.ssthresh()),
-            pacing_rate: self.path.cc.pacing_rate(),
-            model_bandwidth: self.path.cc.model().and_then(|m| m.bandwidth),
-            model_min_rtt: self.path.cc.model().and_then(|m| m.min_rtt),
+            ssthresh: (self.path.recovery.cc.ssthresh() != u64::MAX)
+                .then(|| self.path.recovery.cc.ssthresh()),
+            pacing_rate: self.path.recovery.cc.pacing_rate(),
+            model_bandwidth: self.path.recovery.cc.model().and_then(|m| m.bandwidth),
+            model_min_rtt: self.path.recovery.cc.model().and_then(|m| m.min_rtt),
         };
         self.emit(now, Event::MetricsUpdated(m));
-        while let Some(u) = self.path.cc.take_careful_resume_update() {
+        while let Some(u) = self.path.recovery.cc.take_careful_resume_update() {
             self.emit(u.at, Event::CarefulResumePhaseUpdated(Box::new(u)));
         }
         // Model-based controllers report their own transitions (`take_state_change`).
-        if was_slow_start && !self.path.cc.in_slow_start() && self.path.cc.model().is_none() {
+        if was_slow_start
+            && !self.path.recovery.cc.in_slow_start()
+            && self.path.recovery.cc.model().is_none()
+        {
             self.emit(
                 now,
                 Event::CongestionStateUpdated {

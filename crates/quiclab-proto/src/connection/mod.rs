@@ -536,17 +536,17 @@ impl Connection {
         &self.stats
     }
     pub fn rtt(&self) -> &RttEstimator {
-        &self.path.rtt
+        &self.path.recovery.rtt
     }
     pub fn congestion_window(&self) -> u64 {
-        self.path.cc.window()
+        self.path.recovery.cc.window()
     }
     pub fn congestion_controller(&self) -> &dyn CongestionController {
-        &*self.path.cc
+        &*self.path.recovery.cc
     }
     /// Bytes in flight over all packet number spaces.
     pub fn bytes_in_flight(&self) -> u64 {
-        self.spaces.iter().map(|s| s.sent.bytes_in_flight()).sum()
+        self.path.recovery.bytes_in_flight()
     }
     /// The peer's transport parameters, once received.
     pub fn peer_params(&self) -> Option<&TransportParameters> {

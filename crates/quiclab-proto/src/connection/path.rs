@@ -1,7 +1,8 @@
 //! The network path's state (the model: quinn-proto's `PathData`): where datagrams go,
-//! what the path's round trip and capacity look like (RTT estimator, congestion
-//! controller, pacer, delivery-rate sampler, spurious-loss detector), the probe timeout
-//! backoff, and the anti-amplification budget before the peer's address is validated.
+//! the path's loss recovery (`path_recovery::Recovery`: sent packets, RTT estimator,
+//! congestion controller, PTO backoff, delivery-rate and spurious-loss estimators), the
+//! pacer, the PMTU search, and the anti-amplification budget before the peer's address
+//! is validated.
 //!
 //! Kept apart from [`super::Connection`] so that everything a path migration would have
 //! to reset or duplicate sits in one place; the connection drives it (loss detection in
@@ -10,12 +11,11 @@
 // by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
 #![deny(clippy::arithmetic_side_effects)]
 
+use super::spaces::SentRecord;
 use crate::cc::CongestionController;
 use crate::config::TransportConfig;
-use crate::recovery::{
-    DeliveryRateEstimator, Pacer, PacingRate, RttEstimator, SpuriousLossDetector,
-};
-use crate::time::Instant;
+use crate::path_recovery::Recovery;
+use crate::recovery::{Pacer, PacingRate};
 use crate::wire::Side;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -34,20 +34,9 @@ pub(super) struct PathData {
     /// Bytes received/sent before address validation, for the 3x limit (RFC 9000 §8.1).
     pub amplification_received: u64,
     pub amplification_sent: u64,
-    pub rtt: RttEstimator,
-    pub cc: Box<dyn CongestionController>,
+    /// Loss recovery and congestion control: sent packets, RTT, controller, estimators.
+    pub recovery: Recovery<SentRecord>,
     pub pacer: Pacer,
-    /// Consecutive probe timeouts without an acknowledgement (RFC 9002 §6.2.1 backoff).
-    pub pto_count: u32,
-    /// When the first RTT sample was taken (RFC 9002 §7.6.2: persistent congestion
-    /// counts only packets sent after it).
-    pub first_rtt_sample_time: Option<Instant>,
-    /// The sender ran out of data with room left in the window (RFC 9002 §7.8).
-    pub app_limited: bool,
-    /// Delivery-rate sampling for the controller (draft-ietf-ccwg-bbr §4.1).
-    pub delivery: DeliveryRateEstimator,
-    /// Lost 1-RTT packets acknowledged later (RFC 9438 §4.9.2), for controllers' undo.
-    pub spurious: SpuriousLossDetector,
     /// PATH_CHALLENGE data to echo in PATH_RESPONSE frames (RFC 9000 §8.2.2), newest
     /// last, at most [`MAX_PENDING_PATH_RESPONSES`].
     pub responses: Vec<[u8; 8]>,
@@ -68,8 +57,7 @@ impl PathData {
             validated: side == Side::Client,
             amplification_received: 0,
             amplification_sent: 0,
-            rtt: RttEstimator::new(config.initial_rtt()),
-            cc,
+            recovery: Recovery::new(config.initial_rtt(), cc),
             pacer: match config.pacing_burst_us {
                 None => Pacer::new(u64::from(config.max_udp_payload_size)),
                 Some(us) => Pacer::with_burst_interval(
@@ -77,11 +65,6 @@ impl PathData {
                     Duration::from_micros(us),
                 ),
             },
-            pto_count: 0,
-            first_rtt_sample_time: None,
-            app_limited: false,
-            delivery: DeliveryRateEstimator::new(),
-            spurious: SpuriousLossDetector::new(),
             responses: Vec::new(),
             pmtud: config
                 .pmtud_max_udp_payload_size
@@ -116,18 +99,14 @@ impl PathData {
         }
     }
 
-    /// RFC 9002 §6.2.1: the PTO doubles with each consecutive expiry (capped so the
-    /// shift cannot overflow).
-    pub fn pto_backoff(&self) -> u32 {
-        1u32 << self.pto_count.min(20)
-    }
-
     /// The pacer's rate: the controller's if it sets one (BBR), else RFC 9002 §7.7's
     /// 1.25 · cwnd / smoothed_rtt.
     pub fn pacing_rate(&self) -> Option<PacingRate> {
-        match self.cc.pacing_rate() {
+        match self.recovery.cc.pacing_rate() {
             Some(r) => PacingRate::from_bytes_per_sec(r),
-            None => PacingRate::from_window(self.cc.window(), self.rtt.smoothed()),
+            None => {
+                PacingRate::from_window(self.recovery.cc.window(), self.recovery.rtt.smoothed())
+            }
         }
     }
 
@@ -144,7 +123,8 @@ impl PathData {
     /// Three times the current PTO (RFC 9000 §10.2), for the closing and draining
     /// periods; `max_ack_delay` is ours.
     pub fn close_period(&self, max_ack_delay: Duration) -> Duration {
-        self.rtt
+        self.recovery
+            .rtt
             .pto_base()
             .saturating_add(max_ack_delay)
             .saturating_mul(3)

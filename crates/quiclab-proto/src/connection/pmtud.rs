@@ -20,6 +20,7 @@ use super::send::OpenPacket;
 use super::spaces::SpaceId;
 use super::{Connection, Transmit};
 use crate::events::Event;
+use crate::path_recovery::MtuProbe;
 use crate::time::Instant;
 use crate::wire::Frame;
 
@@ -125,6 +126,15 @@ impl Pmtud {
         self.outstanding = Some((pn, size));
     }
 
+    /// The probe in flight, for loss recovery: its packet number and the size its
+    /// acknowledgement confirms.
+    pub fn outstanding(&self) -> Option<MtuProbe> {
+        self.outstanding.map(|(pn, size)| MtuProbe {
+            pn,
+            confirms: u64::from(self.current.max(size)),
+        })
+    }
+
     /// Whether packet `pn` (1-RTT space) is the outstanding probe.
     pub fn is_probe(&self, pn: u64) -> bool {
         self.outstanding.is_some_and(|(p, _)| p == pn)
@@ -183,7 +193,7 @@ impl Connection {
         pmtud.limit_to_peer(peer_max);
         let size = pmtud.probe_size()?;
         let confirmed = self.stats.handshake_confirmed_at?;
-        if now < confirmed + self.path.rtt.smoothed() * FIRST_PROBE_AFTER_RTTS
+        if now < confirmed + self.path.recovery.rtt.smoothed() * FIRST_PROBE_AFTER_RTTS
             || !self.data_space_pending()
         {
             return None;
@@ -206,14 +216,18 @@ impl Connection {
         Some(self.datagram_done(now, start, buf, in_flight))
     }
 
-    /// A 1-RTT packet was acknowledged: if it was the probe, the size goes up.
+    /// A 1-RTT packet was acknowledged: if it was the probe, the size goes up (loss
+    /// recovery told the controller already, RFC 9002 §7.2; `MtuProbe::confirms`).
     pub(super) fn on_pmtu_probe_acked(&mut self, now: Instant, pn: u64) {
         let Some(change) = self.path.pmtud.as_mut().and_then(|m| m.on_acked(pn)) else {
             return;
         };
-        // RFC 9002 §7.2: the controller's max_datagram_size follows the path's.
-        self.path.cc.on_max_datagram_size(u64::from(change.new));
         self.log_pmtu(now, change);
+    }
+
+    /// The PMTU probe in flight, for loss recovery.
+    pub(super) fn mtu_probe(&self) -> Option<MtuProbe> {
+        self.path.pmtud.as_ref().and_then(Pmtud::outstanding)
     }
 
     /// Whether lost 1-RTT packet `pn` was the probe (then it is no congestion signal);

@@ -135,10 +135,10 @@ impl Connection {
         self.cids.set_initial_remote(scid);
         self.install_initial_keys(scid);
         let initial = &mut self.spaces[SpaceId::Initial as usize];
-        initial.sent.drain();
         initial.probes = 0;
         initial.crypto_send.requeue_unacked();
-        self.path.pto_count = 0;
+        self.path.recovery.sent_mut(SpaceId::Initial).drain();
+        self.path.recovery.pto_count = 0;
         self.set_loss_detection_timer(now);
     }
 

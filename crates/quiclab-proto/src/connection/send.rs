@@ -81,7 +81,8 @@ impl Connection {
         if !closing {
             self.update_ack_frequency(now);
         }
-        let cwnd_open = self.bytes_in_flight() < self.path.cc.window() && self.pacer_allows(now);
+        let cwnd_open =
+            self.bytes_in_flight() < self.path.recovery.cc.window() && self.pacer_allows(now);
         if !closing && self.path.pmtud.is_some() {
             if let Some(t) = self.poll_pmtu_probe(now, buf, cwnd_open) {
                 return Some(t);
@@ -254,7 +255,7 @@ impl Connection {
         let dcid = self.cids.remote_cid();
         let sp = &self.spaces[space as usize];
         let pn = sp.next_pn;
-        let pn_len = packet_number_len(pn, sp.sent.largest_acked());
+        let pn_len = packet_number_len(pn, self.path.recovery.sent(space).largest_acked());
         let zero_rtt = self.sending_zero_rtt(space);
         let (length_offset, pn_offset) = if space == SpaceId::Data && !zero_rtt {
             (
@@ -437,8 +438,13 @@ impl Connection {
         }
         let before = buf.len();
         let mut records = std::mem::take(&mut self.scratch.stream_records);
-        self.streams
-            .write_frames(now, self.path.rtt.smoothed(), buf, max, &mut records);
+        self.streams.write_frames(
+            now,
+            self.path.recovery.rtt.smoothed(),
+            buf,
+            max,
+            &mut records,
+        );
         if buf.len() > before {
             p.ack_eliciting = true;
         }
@@ -447,12 +453,15 @@ impl Connection {
             .extend(records.drain(..).map(SentFrame::Stream));
         self.scratch.stream_records = records;
         // RFC 9002 §7.8: out of data with room in the window means application-limited.
-        self.path.app_limited =
-            !self.streams.has_pending() && self.bytes_in_flight() < self.path.cc.window();
-        if self.path.app_limited {
+        self.path.recovery.app_limited =
+            !self.streams.has_pending() && self.bytes_in_flight() < self.path.recovery.cc.window();
+        if self.path.recovery.app_limited {
             // draft-ietf-ccwg-bbr §4.1.2.4 MarkConnectionAppLimited: rate samples of
             // packets sent from here until the bubble is delivered are app-limited.
-            self.path.delivery.mark_app_limited(self.bytes_in_flight());
+            self.path
+                .recovery
+                .delivery
+                .mark_app_limited(self.bytes_in_flight());
         }
     }
 
@@ -490,7 +499,7 @@ impl Connection {
         // draft-ietf-ccwg-bbr §4.1.2.2 OnPacketSent: snapshot the delivery state.
         let delivery = if in_flight {
             let inflight = self.bytes_in_flight() + size;
-            self.path.delivery.on_sent(now, size, inflight)
+            self.path.recovery.delivery.on_sent(now, size, inflight)
         } else {
             DeliverySnapshot::default()
         };
@@ -516,7 +525,7 @@ impl Connection {
         }
         let sp = &mut self.spaces[p.space as usize];
         sp.next_pn += 1;
-        sp.sent.on_sent(SentPacket {
+        self.path.recovery.sent_mut(p.space).on_sent(SentPacket {
             pn: p.pn,
             time_sent: now,
             size,
@@ -528,8 +537,8 @@ impl Connection {
         self.stats.packets_sent[p.space as usize] += 1;
         if in_flight {
             let inflight = self.bytes_in_flight();
-            self.path.cc.on_packet_number(p.pn);
-            self.path.cc.on_packet_sent(now, size, inflight);
+            self.path.recovery.cc.on_packet_number(p.pn);
+            self.path.recovery.cc.on_packet_sent(now, size, inflight);
         }
         if p.ack_eliciting {
             // RFC 9000 §10.1: the first ack-eliciting packet after a receipt restarts the timer.

@@ -4,48 +4,9 @@
 use super::crypto_stream::{CryptoRecv, CryptoSend};
 use crate::ack::AckTracker;
 use crate::crypto::Keys;
-use crate::events::KeyType;
-use crate::recovery::SentPackets;
 use crate::streams::StreamFrameRecord;
-use crate::wire::PacketType;
 
-/// The three packet number spaces, in the order packets are coalesced.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum SpaceId {
-    Initial = 0,
-    Handshake = 1,
-    Data = 2,
-}
-
-impl SpaceId {
-    pub const ALL: [SpaceId; 3] = [SpaceId::Initial, SpaceId::Handshake, SpaceId::Data];
-
-    pub fn packet_type(self) -> PacketType {
-        match self {
-            SpaceId::Initial => PacketType::Initial,
-            SpaceId::Handshake => PacketType::Handshake,
-            SpaceId::Data => PacketType::OneRtt,
-        }
-    }
-
-    pub fn key_type(self) -> KeyType {
-        match self {
-            SpaceId::Initial => KeyType::Initial,
-            SpaceId::Handshake => KeyType::Handshake,
-            SpaceId::Data => KeyType::OneRtt,
-        }
-    }
-
-    /// The space a received packet type belongs to (0-RTT shares the data space).
-    pub fn of(ty: PacketType) -> Option<SpaceId> {
-        match ty {
-            PacketType::Initial => Some(SpaceId::Initial),
-            PacketType::Handshake => Some(SpaceId::Handshake),
-            PacketType::OneRtt | PacketType::ZeroRtt => Some(SpaceId::Data),
-            PacketType::Retry | PacketType::VersionNegotiation => None,
-        }
-    }
-}
+pub use crate::recovery::SpaceId;
 
 /// Something a sent packet carried that matters when it is acknowledged or lost.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -92,7 +53,6 @@ pub struct PacketSpace {
     pub crypto_send: CryptoSend,
     pub crypto_recv: CryptoRecv,
     pub acks: AckTracker,
-    pub sent: SentPackets<SentRecord>,
     pub next_pn: u64,
     /// PTO probe packets still owed (RFC 9002 §6.2.4).
     pub probes: u8,
@@ -107,7 +67,6 @@ impl PacketSpace {
             crypto_send: CryptoSend::default(),
             crypto_recv: CryptoRecv::default(),
             acks: AckTracker::new(),
-            sent: SentPackets::new(),
             next_pn: 0,
             probes: 0,
             discarded: false,

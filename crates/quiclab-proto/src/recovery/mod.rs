@@ -4,10 +4,12 @@ pub mod delivery;
 pub mod pacer;
 pub mod rtt;
 pub mod sent;
+pub mod space;
 pub mod spurious;
 
 pub use delivery::{DeliveryRateEstimator, DeliverySnapshot, LostPacket, RateSample};
 pub use pacer::{Pacer, PacingRate};
 pub use rtt::{RttEstimator, GRANULARITY};
 pub use sent::{SentPacket, SentPackets};
+pub use space::SpaceId;
 pub use spurious::SpuriousLossDetector;

@@ -1,0 +1,153 @@
+//! RFC 9002 A.7 OnAckReceived as one call: the newly acknowledged packets, the RTT
+//! sample, the controller's per-packet updates, loss detection (`loss.rs`) and the
+//! ACK's delivery-rate sample. The connection applies the returned [`AckOutcome`]
+//! (what the packets carried, statistics, events).
+// Peer values pass through here: arithmetic is checked, saturating or wrapping
+// by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
+#![deny(clippy::arithmetic_side_effects)]
+
+use super::loss::{LossOutcome, MtuProbe};
+use super::Recovery;
+use crate::config::LossConfig;
+use crate::events::CongestionState;
+use crate::recovery::{SentPacket, SpaceId};
+use crate::time::Instant;
+use std::ops::RangeInclusive;
+use std::time::Duration;
+
+/// One ACK frame as recovery reads it, with what the connection knows around it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AckInput<'a> {
+    pub space: SpaceId,
+    /// The frame's ranges (any order) and Largest Acknowledged, which the connection
+    /// checked against the packet numbers it sent (RFC 9000 §13.1).
+    pub ranges: &'a [RangeInclusive<u64>],
+    pub largest: u64,
+    /// The decoded ACK Delay; zero outside the application data space (RFC 9002 §5.3).
+    pub ack_delay: Duration,
+    /// The handshake is confirmed (RFC 9002 §5.3: only then is ack_delay capped).
+    pub handshake_confirmed: bool,
+    /// The peer's max_ack_delay as the frame arrives.
+    pub max_ack_delay: Duration,
+    /// The PMTU probe in flight, if any.
+    pub mtu_probe: Option<MtuProbe>,
+}
+
+/// What one ACK frame did to recovery, for the connection to apply in this order:
+/// the spurious-episode count, the acknowledged packets, the losses, the state changes.
+#[derive(Debug)]
+pub(crate) struct AckOutcome<T> {
+    /// The ACK showed the last congestion episode spurious (RFC 9438 §4.9.2); the
+    /// controller was told.
+    pub spurious_congestion: bool,
+    /// Packets newly acknowledged, ascending packet number (removed from the space).
+    /// When empty nothing else happened: no RTT sample, no loss detection.
+    pub newly_acked: Vec<SentPacket<T>>,
+    /// An RTT sample was taken (RFC 9002 §5.1).
+    pub rtt_sampled: bool,
+    /// The controller was in slow start before the acknowledged packets reached it.
+    pub was_slow_start: bool,
+    /// Packets declared lost by this ACK (RFC 9002 A.10).
+    pub loss: LossOutcome<T>,
+    /// The controller's model state changes, oldest first (BBR's state machine).
+    pub state_changes: Vec<CongestionState>,
+}
+
+impl<T> Recovery<T> {
+    /// RFC 9002 A.7 OnAckReceived, then A.10 DetectAndRemoveLostPackets and the ACK's
+    /// rate sample (draft-ietf-ccwg-bbr §4.1.2.3). `max_ack_delay_after` gives the
+    /// peer's max_ack_delay once the newly acknowledged packets' contents take effect
+    /// (ack-frequency requests they carried), for persistent congestion; it is called
+    /// only when packets are lost.
+    pub fn on_ack(
+        &mut self,
+        now: Instant,
+        ack: &AckInput<'_>,
+        loss: &LossConfig,
+        max_ack_delay_after: impl FnOnce(&[SentPacket<T>]) -> Duration,
+    ) -> AckOutcome<T> {
+        let newly_acked = self.sent_mut(ack.space).on_ack(ack.ranges);
+        // RFC 9438 §4.9.2: every packet of the last congestion episode acknowledged
+        // after it was declared lost: the episode was spurious.
+        let spurious_congestion = ack.space == SpaceId::Data && self.spurious.on_ack(ack.ranges);
+        if spurious_congestion {
+            self.cc.on_spurious_congestion(now);
+        }
+        let mut out = AckOutcome {
+            spurious_congestion,
+            newly_acked,
+            rtt_sampled: false,
+            was_slow_start: false,
+            loss: LossOutcome::default(),
+            state_changes: Vec::new(),
+        };
+        if out.newly_acked.is_empty() {
+            return out;
+        }
+        out.rtt_sampled = self.sample_rtt(now, ack, &out.newly_acked);
+        out.was_slow_start = self.cc.in_slow_start();
+        for p in &out.newly_acked {
+            self.on_packet_acked(now, ack, p);
+        }
+        let acked = &out.newly_acked;
+        out.loss = self.detect_lost(now, ack.space, loss, ack.mtu_probe, || {
+            max_ack_delay_after(acked)
+        });
+        out.state_changes = self.deliver_rate_sample(now);
+        out
+    }
+
+    /// RFC 9002 §5.1: a sample when the largest acknowledged is newly acknowledged and
+    /// the ACK covers an ack-eliciting packet.
+    fn sample_rtt(&mut self, now: Instant, ack: &AckInput<'_>, acked: &[SentPacket<T>]) -> bool {
+        let Some(largest) = acked.last() else {
+            return false;
+        };
+        if largest.pn != ack.largest || !acked.iter().any(|p| p.ack_eliciting) {
+            return false;
+        }
+        let latest_rtt = now.saturating_duration_since(largest.time_sent);
+        if self.first_rtt_sample_time.is_none() {
+            self.first_rtt_sample_time = Some(now);
+        }
+        self.rtt.update(
+            latest_rtt,
+            ack.ack_delay,
+            ack.handshake_confirmed,
+            ack.max_ack_delay,
+        );
+        true
+    }
+
+    /// The controller's and the delivery-rate sampler's share of one acknowledged packet.
+    fn on_packet_acked(&mut self, now: Instant, ack: &AckInput<'_>, p: &SentPacket<T>) {
+        if let Some(probe) = ack
+            .mtu_probe
+            .filter(|m| ack.space == SpaceId::Data && m.pn == p.pn)
+        {
+            // RFC 9002 §7.2: the controller's max_datagram_size follows the path's.
+            self.cc.on_max_datagram_size(probe.confirms);
+        }
+        if p.in_flight {
+            self.delivery
+                .on_acked(now, p.pn, p.time_sent, p.size, &p.delivery);
+            self.cc
+                .on_packet_acked(now, p.time_sent, p.size, self.app_limited, &self.rtt);
+        }
+    }
+
+    /// draft-ietf-ccwg-bbr §4.1.2.3 GenerateRateSample and §5.2 UpdateOnACK: the ACK's
+    /// rate sample goes to the controller after its losses were marked; a controller
+    /// in ProbeRTT asks for the app-limited mark. Returns the model's state changes.
+    fn deliver_rate_sample(&mut self, now: Instant) -> Vec<CongestionState> {
+        let in_flight = self.bytes_in_flight();
+        let Some(rs) = self.delivery.generate(self.rtt.min(), in_flight) else {
+            return Vec::new();
+        };
+        self.cc.on_rate_sample(now, &rs, &self.rtt);
+        if self.cc.wants_app_limited_mark() {
+            self.delivery.mark_app_limited(in_flight);
+        }
+        std::iter::from_fn(|| self.cc.take_state_change()).collect()
+    }
+}
