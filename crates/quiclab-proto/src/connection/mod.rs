@@ -9,7 +9,12 @@
 //!    [`Connection::handle_timeout`] whenever the time from [`Connection::poll_timeout`]
 //!    has come (calling it early is harmless);
 //! 2. then drain [`Connection::poll_transmit`] until it returns `None`, sending each
-//!    datagram; drain [`Connection::poll_event`] and [`Connection::poll_endpoint_event`];
+//!    datagram, calling [`Connection::prepare_transmit`] before each call: it starts a
+//!    1-RTT key update when the policy or the AEAD confidentiality limit asks for one
+//!    and closes with AEAD_LIMIT_REACHED when none is possible (RFC 9001 §6, §6.6), so
+//!    a driver that skips it never updates keys (an [`crate::endpoint::Endpoint`] calls
+//!    it for its connections); drain [`Connection::poll_event`] and
+//!    [`Connection::poll_endpoint_event`];
 //! 3. ask [`Connection::poll_timeout`] for the next deadline and sleep until it or the
 //!    next datagram. Application calls (stream reads and writes, `close`) may happen
 //!    at any time; follow them with step 2.
