@@ -1,7 +1,7 @@
 //! The endpoint: owns connections, routes datagrams to them by connection ID, accepts
 //! new connections (server), and answers unknown versions with Version Negotiation
 //! (RFC 9000 §5.2, §6, §7.2, §14.1). Address validation with Retry and tokens
-//! (§8.1) is decided in [`validation`].
+//! (§8.1) is decided in `endpoint/validation.rs`.
 //!
 //! # Call contract
 //! Same shape as [`Connection`]: `handle_datagram` / `handle_timeout` in, then drain

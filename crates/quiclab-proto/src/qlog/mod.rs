@@ -19,7 +19,7 @@
 //!   microsecond precision, printed from integers (`12.345`) so output is byte-stable.
 //!   `common_fields.time_format` is `relative_to_epoch` with a monotonic clock of
 //!   unknown epoch (the simulation's start).
-//! * ACK frames carry the raw ACK Delay field ([`FrameKind::Ack`]); the writer converts
+//! * ACK frames carry the raw ACK Delay field ([`crate::events::FrameKind::Ack`]); the writer converts
 //!   it to milliseconds with the ack_delay_exponent it saw in `parameters_set` (the
 //!   local one for sent packets, the peer's for received ones; 3 until then).
 //! * STREAM, CRYPTO and DATAGRAM frames log their Length field in `raw.length` as the
