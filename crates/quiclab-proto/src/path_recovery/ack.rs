@@ -8,6 +8,7 @@
 
 use super::loss::{LossOutcome, MtuProbe};
 use super::Recovery;
+use crate::cc::{AckSummary, AckedPacket};
 use crate::config::LossConfig;
 use crate::events::CongestionState;
 use crate::recovery::{SentPacket, SpaceId};
@@ -70,9 +71,6 @@ impl<T> Recovery<T> {
         // RFC 9438 §4.9.2: every packet of the last congestion episode acknowledged
         // after it was declared lost: the episode was spurious.
         let spurious_congestion = ack.space == SpaceId::Data && self.spurious.on_ack(ack.ranges);
-        if spurious_congestion {
-            self.cc.on_spurious_congestion(now);
-        }
         let mut out = AckOutcome {
             spurious_congestion,
             newly_acked,
@@ -82,18 +80,42 @@ impl<T> Recovery<T> {
             state_changes: Vec::new(),
         };
         if out.newly_acked.is_empty() {
+            if spurious_congestion {
+                let summary = AckSummary {
+                    spurious_congestion,
+                    ..AckSummary::losses(now, &self.rtt, &[], None)
+                };
+                self.cc.on_ack(&summary);
+            }
             return out;
         }
         out.rtt_sampled = self.sample_rtt(now, ack, &out.newly_acked);
-        out.was_slow_start = self.cc.in_slow_start();
-        for p in &out.newly_acked {
-            self.on_packet_acked(now, ack, p);
-        }
-        let acked = &out.newly_acked;
-        out.loss = self.detect_lost(now, ack.space, loss, ack.mtu_probe, || {
-            max_ack_delay_after(acked)
+        let acked = self.acked_in_flight(now, ack, &out.newly_acked);
+        let newly_acked = &out.newly_acked;
+        let declared = self.declare_lost(now, ack.space, loss, ack.mtu_probe, || {
+            max_ack_delay_after(newly_acked)
         });
-        out.state_changes = self.deliver_rate_sample(now);
+        // draft-ietf-ccwg-bbr §4.1.2.3 GenerateRateSample, after the losses were marked.
+        let in_flight = self.bytes_in_flight();
+        let rate_sample = self.delivery.generate(self.rtt.min(), in_flight);
+        let response = self.cc.on_ack(&AckSummary {
+            now,
+            spurious_congestion,
+            acked: &acked,
+            app_limited: self.app_limited,
+            rtt: &self.rtt,
+            lost: &declared.for_controller,
+            congestion: declared.congestion,
+            rate_sample: rate_sample.as_ref(),
+        });
+        self.on_episode(ack.space, &declared.outcome, response.in_recovery_at_loss);
+        if response.mark_app_limited {
+            // draft-ietf-ccwg-bbr §5.3.4.4: ProbeRTT marks the connection app-limited.
+            self.delivery.mark_app_limited(in_flight);
+        }
+        out.was_slow_start = response.was_slow_start;
+        out.loss = declared.outcome;
+        out.state_changes = response.state_changes;
         out
     }
 
@@ -119,35 +141,28 @@ impl<T> Recovery<T> {
         true
     }
 
-    /// The controller's and the delivery-rate sampler's share of one acknowledged packet.
-    fn on_packet_acked(&mut self, now: Instant, ack: &AckInput<'_>, p: &SentPacket<T>) {
-        if let Some(probe) = ack
-            .mtu_probe
-            .filter(|m| ack.space == SpaceId::Data && m.pn == p.pn)
-        {
-            // RFC 9002 §7.2: the controller's max_datagram_size follows the path's.
-            self.cc.on_max_datagram_size(probe.confirms);
-        }
-        if p.in_flight {
+    /// RFC 9002 A.7 OnPacketAcked's recovery share: the delivery-rate estimator
+    /// records each newly acknowledged in-flight packet (draft-ietf-ccwg-bbr §4.1.2.3
+    /// UpdateRateSample); returns them as the controller reads them, the PMTU probe
+    /// carrying the maximum datagram size it confirms (RFC 9002 §7.2; a probe is
+    /// ack-eliciting, hence in flight).
+    fn acked_in_flight(
+        &mut self,
+        now: Instant,
+        ack: &AckInput<'_>,
+        newly_acked: &[SentPacket<T>],
+    ) -> Vec<AckedPacket> {
+        let probe = ack.mtu_probe.filter(|_| ack.space == SpaceId::Data);
+        let mut acked = Vec::with_capacity(newly_acked.len());
+        for p in newly_acked.iter().filter(|p| p.in_flight) {
             self.delivery
                 .on_acked(now, p.pn, p.time_sent, p.size, &p.delivery);
-            self.cc
-                .on_packet_acked(now, p.time_sent, p.size, self.app_limited, &self.rtt);
+            acked.push(AckedPacket {
+                time_sent: p.time_sent,
+                bytes: p.size,
+                max_datagram_size: probe.filter(|m| m.pn == p.pn).map(|m| m.confirms),
+            });
         }
-    }
-
-    /// draft-ietf-ccwg-bbr §4.1.2.3 GenerateRateSample and §5.2 UpdateOnACK: the ACK's
-    /// rate sample goes to the controller after its losses were marked; a controller
-    /// in ProbeRTT asks for the app-limited mark. Returns the model's state changes.
-    fn deliver_rate_sample(&mut self, now: Instant) -> Vec<CongestionState> {
-        let in_flight = self.bytes_in_flight();
-        let Some(rs) = self.delivery.generate(self.rtt.min(), in_flight) else {
-            return Vec::new();
-        };
-        self.cc.on_rate_sample(now, &rs, &self.rtt);
-        if self.cc.wants_app_limited_mark() {
-            self.delivery.mark_app_limited(in_flight);
-        }
-        std::iter::from_fn(|| self.cc.take_state_change()).collect()
+        acked
     }
 }
