@@ -99,3 +99,94 @@ pub struct AckResponse {
     /// drained after the rate sample.
     pub state_changes: Vec<CongestionState>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::{CongestionController, NewReno, NewRenoConfig};
+    use std::time::Duration;
+
+    const MDS: u64 = 1200;
+
+    fn ms(n: u64) -> Instant {
+        Instant::from_millis(n)
+    }
+
+    fn acked(sent: u64, max_datagram_size: Option<u64>) -> AckedPacket {
+        AckedPacket {
+            time_sent: ms(sent),
+            bytes: MDS,
+            max_datagram_size,
+        }
+    }
+
+    fn summary<'a>(
+        now: u64,
+        rtt: &'a RttEstimator,
+        acked: &'a [AckedPacket],
+        congestion: Option<CongestionEvent>,
+    ) -> AckSummary<'a> {
+        AckSummary {
+            acked,
+            congestion,
+            ..AckSummary::losses(ms(now), rtt, &[], None)
+        }
+    }
+
+    /// NewReno in congestion avoidance (after a loss at 10 ms, out of recovery).
+    fn avoiding() -> NewReno {
+        let mut cc = NewReno::new(NewRenoConfig::default(), MDS);
+        cc.on_congestion_event(ms(10), ms(5), false, MDS);
+        assert!(!cc.in_slow_start());
+        cc
+    }
+
+    #[test]
+    fn the_summary_walks_packets_in_order_with_the_probe_size_before_its_growth() {
+        let rtt = RttEstimator::new(Duration::from_millis(100));
+        let packets = [acked(20, None), acked(21, Some(1500)), acked(22, None)];
+        let mut one_call = avoiding();
+        let response = one_call.on_ack(&summary(200, &rtt, &packets, None));
+        // The same steps one by one, the new datagram size before the probe's growth
+        // (RFC 9002 §7.3.3: the increment is counted in max_datagram_size).
+        let mut steps = avoiding();
+        steps.on_packet_acked(ms(200), ms(20), MDS, false, &rtt);
+        steps.on_max_datagram_size(1500);
+        steps.on_packet_acked(ms(200), ms(21), MDS, false, &rtt);
+        steps.on_packet_acked(ms(200), ms(22), MDS, false, &rtt);
+        assert_eq!(one_call.window(), steps.window());
+        let mut late = avoiding();
+        for p in &packets {
+            late.on_packet_acked(ms(200), p.time_sent, MDS, false, &rtt);
+        }
+        late.on_max_datagram_size(1500);
+        assert_ne!(one_call.window(), late.window(), "the order shows");
+        assert!(!response.was_slow_start && !response.in_recovery_at_loss);
+        assert!(!response.mark_app_limited && response.state_changes.is_empty());
+    }
+
+    #[test]
+    fn the_response_tells_slow_start_and_the_recovery_period_at_the_losses() {
+        let rtt = RttEstimator::new(Duration::from_millis(100));
+        let loss = CongestionEvent {
+            largest_lost_sent_time: ms(50),
+            persistent: false,
+            lost_bytes: MDS,
+        };
+        let mut cc = NewReno::new(NewRenoConfig::default(), MDS);
+        let first = cc.on_ack(&summary(100, &rtt, &[acked(0, None)], Some(loss)));
+        assert!(first.was_slow_start && !first.in_recovery_at_loss);
+        assert!(cc.in_recovery(), "the loss began a recovery period at 100 ms");
+        // A packet sent before the period began: still in recovery at the next loss.
+        let again = cc.on_ack(&summary(150, &rtt, &[acked(60, None)], Some(loss)));
+        assert!(!again.was_slow_start && again.in_recovery_at_loss);
+        // One sent after it ends the period before the losses reach the controller
+        // (RFC 9002 §7.3.2): those begin a new episode.
+        let later = CongestionEvent {
+            largest_lost_sent_time: ms(120),
+            ..loss
+        };
+        let next = cc.on_ack(&summary(300, &rtt, &[acked(110, None)], Some(later)));
+        assert!(!next.in_recovery_at_loss);
+    }
+}

@@ -7,6 +7,7 @@
 #![deny(clippy::arithmetic_side_effects)]
 
 use super::loss::{LossOutcome, MtuProbe};
+use super::pto::{LossTimer, PtoContext};
 use super::Recovery;
 use crate::cc::{AckSummary, AckedPacket};
 use crate::config::LossConfig;
@@ -26,16 +27,18 @@ pub(crate) struct AckInput<'a> {
     pub largest: u64,
     /// The decoded ACK Delay; zero outside the application data space (RFC 9002 §5.3).
     pub ack_delay: Duration,
-    /// The handshake is confirmed (RFC 9002 §5.3: only then is ack_delay capped).
-    pub handshake_confirmed: bool,
-    /// The peer's max_ack_delay as the frame arrives.
-    pub max_ack_delay: Duration,
+    /// The PTO's context as the frame arrives (`handshake_confirmed` and
+    /// `max_ack_delay` also serve the RTT sample, RFC 9002 §5.3), except that
+    /// `peer_completed_address_validation` is its value once the ACK is applied (a
+    /// client's Handshake ACK validates its address, RFC 9002 A.7).
+    pub pto: PtoContext,
     /// The PMTU probe in flight, if any.
     pub mtu_probe: Option<MtuProbe>,
 }
 
 /// What one ACK frame did to recovery, for the connection to apply in this order:
-/// the spurious-episode count, the acknowledged packets, the losses, the state changes.
+/// the spurious-episode count, the acknowledged packets, the losses, the state changes,
+/// the loss detection timer.
 #[derive(Debug)]
 pub(crate) struct AckOutcome<T> {
     /// The ACK showed the last congestion episode spurious (RFC 9438 §4.9.2); the
@@ -52,20 +55,26 @@ pub(crate) struct AckOutcome<T> {
     pub loss: LossOutcome<T>,
     /// The controller's model state changes, oldest first (BBR's state machine).
     pub state_changes: Vec<CongestionState>,
+    /// The loss detection timer as RFC 9002 A.8 SetLossDetectionTimer sets it at the
+    /// end of A.7 OnAckReceived; `None` (timer untouched) when nothing was newly
+    /// acknowledged.
+    pub loss_timer: Option<LossTimer>,
 }
 
 impl<T> Recovery<T> {
-    /// RFC 9002 A.7 OnAckReceived, then A.10 DetectAndRemoveLostPackets and the ACK's
-    /// rate sample (draft-ietf-ccwg-bbr §4.1.2.3). `max_ack_delay_after` gives the
-    /// peer's max_ack_delay once the newly acknowledged packets' contents take effect
-    /// (ack-frequency requests they carried), for persistent congestion; it is called
-    /// only when packets are lost.
+    /// RFC 9002 A.7 OnAckReceived: the newly acknowledged packets, the RTT sample, A.10
+    /// DetectAndRemoveLostPackets, the ACK's rate sample (draft-ietf-ccwg-bbr
+    /// §4.1.2.3), the controller's one summary, the PTO backoff reset and A.8
+    /// SetLossDetectionTimer. `max_ack_delay_after(acked, lost)` gives the peer's
+    /// max_ack_delay once the contents of the acknowledged and then the lost packets
+    /// take effect (ack-frequency requests they carried): with no lost packets for the
+    /// persistent congestion duration, with both for the timer.
     pub fn on_ack(
         &mut self,
         now: Instant,
         ack: &AckInput<'_>,
         loss: &LossConfig,
-        max_ack_delay_after: impl FnOnce(&[SentPacket<T>]) -> Duration,
+        max_ack_delay_after: impl Fn(&[SentPacket<T>], &[SentPacket<T>]) -> Duration,
     ) -> AckOutcome<T> {
         let newly_acked = self.sent_mut(ack.space).on_ack(ack.ranges);
         // RFC 9438 §4.9.2: every packet of the last congestion episode acknowledged
@@ -78,6 +87,7 @@ impl<T> Recovery<T> {
             was_slow_start: false,
             loss: LossOutcome::default(),
             state_changes: Vec::new(),
+            loss_timer: None,
         };
         if out.newly_acked.is_empty() {
             if spurious_congestion {
@@ -93,7 +103,7 @@ impl<T> Recovery<T> {
         let acked = self.acked_in_flight(now, ack, &out.newly_acked);
         let newly_acked = &out.newly_acked;
         let declared = self.declare_lost(now, ack.space, loss, ack.mtu_probe, || {
-            max_ack_delay_after(newly_acked)
+            max_ack_delay_after(newly_acked, &[])
         });
         // draft-ietf-ccwg-bbr §4.1.2.3 GenerateRateSample, after the losses were marked.
         let in_flight = self.bytes_in_flight();
@@ -116,6 +126,16 @@ impl<T> Recovery<T> {
         out.was_slow_start = response.was_slow_start;
         out.loss = declared.outcome;
         out.state_changes = response.state_changes;
+        if ack.pto.peer_completed_address_validation {
+            // RFC 9002 A.7: the backoff restarts unless the client is unsure the
+            // server validated its address.
+            self.pto_count = 0;
+        }
+        let timer_ctx = PtoContext {
+            max_ack_delay: max_ack_delay_after(&out.newly_acked, &out.loss.lost),
+            ..ack.pto
+        };
+        out.loss_timer = Some(self.loss_detection_timer(now, &timer_ctx));
         out
     }
 
@@ -135,8 +155,8 @@ impl<T> Recovery<T> {
         self.rtt.update(
             latest_rtt,
             ack.ack_delay,
-            ack.handshake_confirmed,
-            ack.max_ack_delay,
+            ack.pto.handshake_confirmed,
+            ack.pto.max_ack_delay,
         );
         true
     }
