@@ -24,7 +24,7 @@ pub struct AckedPacket {
     pub max_datagram_size: Option<u64>,
 }
 
-/// In-flight packets were declared lost (RFC 9002 §7.3.2, A.11 OnPacketsLost).
+/// In-flight packets were declared lost (RFC 9002 §7.3.2, B.8 OnPacketsLost).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CongestionEvent {
     /// The send time of the newest lost packet (one reduction per recovery period).
@@ -176,7 +176,10 @@ mod tests {
         let mut cc = NewReno::new(NewRenoConfig::default(), MDS);
         let first = cc.on_ack(&summary(100, &rtt, &[acked(0, None)], Some(loss)));
         assert!(first.was_slow_start && !first.in_recovery_at_loss);
-        assert!(cc.in_recovery(), "the loss began a recovery period at 100 ms");
+        assert!(
+            cc.in_recovery(),
+            "the loss began a recovery period at 100 ms"
+        );
         // A packet sent before the period began: still in recovery at the next loss.
         let again = cc.on_ack(&summary(150, &rtt, &[acked(60, None)], Some(loss)));
         assert!(!again.was_slow_start && again.in_recovery_at_loss);

@@ -35,7 +35,7 @@ use std::time::Duration;
 /// Call contract. The caller (`path_recovery::Recovery`, one per path; quiclab-tcp's
 /// connection) makes two calls:
 /// - per send: `on_packet_number` then `on_packet_sent` for each in-flight packet
-///   (RFC 9002 A.7 OnPacketSent): a separate event, it happens between ACKs;
+///   (RFC 9002 A.5 OnPacketSent): a separate event, it happens between ACKs;
 /// - per ACK, and per loss detection by timer: [`on_ack`](Self::on_ack) once, with an
 ///   [`AckSummary`] made after the caller's RTT update, loss detection and rate sample;
 ///   it returns the [`AckResponse`] the caller acts on (the app-limited mark, the state
@@ -48,7 +48,7 @@ use std::time::Duration;
 /// `on_rate_sample`, ...) are how a controller is written: `on_ack`'s provided body
 /// walks the summary through them in the order the RFCs give (spurious undo, RFC 9438
 /// §4.9.2; each acknowledged packet, RFC 9002 A.7 OnPacketAcked; each lost packet and
-/// one congestion event, A.11 OnPacketsLost; then the rate sample, draft-ietf-ccwg-bbr
+/// one congestion event, B.8 OnPacketsLost; then the rate sample, draft-ietf-ccwg-bbr
 /// §4.1: losses are marked before the per-ACK model update, as in the draft's
 /// UpdateOnACK). Layers such as Careful Resume call them on the controller they wrap;
 /// nothing outside `cc/` calls them. A window-based controller implements only the

@@ -10,6 +10,7 @@ use super::spaces::{SentFrame, SentRecord, SpaceId};
 use super::stats::tally;
 use super::timers::Timer;
 use super::Connection;
+use crate::cc::CarefulResumeUpdate;
 use crate::error::TransportError;
 use crate::events::{CongestionState, Event, LossTrigger, RecoveryMetrics};
 use crate::path_recovery::{
@@ -96,7 +97,7 @@ impl Connection {
         if let Some(timer) = outcome.loss_timer {
             self.arm_loss_detection_timer(now, timer);
         }
-        self.log_metrics(now, outcome.was_slow_start);
+        self.log_metrics(now, outcome.was_slow_start, outcome.careful_resume_updates);
     }
 
     /// What an acknowledged packet carried is delivered (RFC 9000 §13.3).
@@ -128,7 +129,7 @@ impl Connection {
         }
     }
 
-    /// RFC 9002 A.11 OnPacketsLost, the connection's part: statistics, events and the
+    /// RFC 9002 B.8 OnPacketsLost, the connection's part: statistics, events and the
     /// retransmission of what the lost packets carried (recovery told the controller).
     fn apply_losses(&mut self, now: Instant, space: SpaceId, loss: LossOutcome<SentRecord>) {
         if let Some(pn) = loss.mtu_probe_lost {
@@ -355,7 +356,12 @@ impl Connection {
         }
     }
 
-    fn log_metrics(&mut self, now: Instant, was_slow_start: bool) {
+    fn log_metrics(
+        &mut self,
+        now: Instant,
+        was_slow_start: bool,
+        careful_resume_updates: Vec<CarefulResumeUpdate>,
+    ) {
         if !self.logging() {
             return;
         }
@@ -374,7 +380,7 @@ impl Connection {
             model_min_rtt: self.path.recovery.cc().model().and_then(|m| m.min_rtt),
         };
         self.emit(now, Event::MetricsUpdated(m));
-        while let Some(u) = self.path.recovery.take_careful_resume_update() {
+        for u in careful_resume_updates {
             self.emit(u.at, Event::CarefulResumePhaseUpdated(Box::new(u)));
         }
         // Model-based controllers report their own transitions (`take_state_change`).

@@ -1,7 +1,8 @@
 //! RFC 9002 A.7 OnAckReceived as one call: the newly acknowledged packets, the RTT
-//! sample, the controller's per-packet updates, loss detection (`loss.rs`) and the
-//! ACK's delivery-rate sample. The connection applies the returned [`AckOutcome`]
-//! (what the packets carried, statistics, events).
+//! sample, loss detection (`loss.rs`), the ACK's delivery-rate sample, one summary to
+//! the controller (`cc::AckSummary`), the PTO backoff reset and the loss detection
+//! timer (`pto.rs`). The connection applies the returned [`AckOutcome`] (what the
+//! packets carried, statistics, events, the timer) and does not come back.
 // Peer values pass through here: arithmetic is checked, saturating or wrapping
 // by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
 #![deny(clippy::arithmetic_side_effects)]
@@ -9,7 +10,7 @@
 use super::loss::{LossOutcome, MtuProbe};
 use super::pto::{LossTimer, PtoContext};
 use super::Recovery;
-use crate::cc::{AckSummary, AckedPacket};
+use crate::cc::{AckSummary, AckedPacket, CarefulResumeUpdate};
 use crate::config::LossConfig;
 use crate::events::CongestionState;
 use crate::recovery::{SentPacket, SpaceId};
@@ -55,6 +56,9 @@ pub(crate) struct AckOutcome<T> {
     pub loss: LossOutcome<T>,
     /// The controller's model state changes, oldest first (BBR's state machine).
     pub state_changes: Vec<CongestionState>,
+    /// Careful Resume's phase changes since the last ACK that acknowledged something
+    /// (on sends or on this ACK), oldest first, for qlog.
+    pub careful_resume_updates: Vec<CarefulResumeUpdate>,
     /// The loss detection timer as RFC 9002 A.8 SetLossDetectionTimer sets it at the
     /// end of A.7 OnAckReceived; `None` (timer untouched) when nothing was newly
     /// acknowledged.
@@ -87,6 +91,7 @@ impl<T> Recovery<T> {
             was_slow_start: false,
             loss: LossOutcome::default(),
             state_changes: Vec::new(),
+            careful_resume_updates: Vec::new(),
             loss_timer: None,
         };
         if out.newly_acked.is_empty() {
@@ -126,6 +131,8 @@ impl<T> Recovery<T> {
         out.was_slow_start = response.was_slow_start;
         out.loss = declared.outcome;
         out.state_changes = response.state_changes;
+        out.careful_resume_updates =
+            std::iter::from_fn(|| self.cc.take_careful_resume_update()).collect();
         if ack.pto.peer_completed_address_validation {
             // RFC 9002 A.7: the backoff restarts unless the client is unsure the
             // server validated its address.

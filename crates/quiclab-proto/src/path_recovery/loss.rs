@@ -1,7 +1,8 @@
-//! RFC 9002 A.10 DetectAndRemoveLostPackets and A.11 OnPacketsLost: the lost packets
-//! leave the space and reach the delivery-rate sampler, the spurious-loss detector and
-//! the controller; the connection applies the returned [`LossOutcome`] (retransmission
-//! of what they carried, statistics, events).
+//! RFC 9002 A.10 DetectAndRemoveLostPackets and B.8 OnPacketsLost: the lost packets
+//! leave the space and reach the delivery-rate sampler, the controller (in the ACK's
+//! or the timeout's one summary) and the spurious-loss detector; the connection
+//! applies the returned [`LossOutcome`] (retransmission of what they carried,
+//! statistics, events).
 // Peer values pass through here: arithmetic is checked, saturating or wrapping
 // by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
 #![deny(clippy::arithmetic_side_effects)]
@@ -63,10 +64,10 @@ pub(super) struct DeclaredLosses<T> {
 
 impl<T> Recovery<T> {
     /// RFC 9002 A.10 DetectAndRemoveLostPackets in `space` by the loss detection timer,
-    /// then A.11 OnPacketsLost (an ACK runs the same steps inside `on_ack`).
+    /// then B.8 OnPacketsLost (an ACK runs the same steps inside `on_ack`).
     /// `max_ack_delay` (the peer's) is asked only when packets are lost, for the
     /// persistent congestion duration.
-    pub fn detect_lost(
+    pub(super) fn detect_lost(
         &mut self,
         now: Instant,
         space: SpaceId,

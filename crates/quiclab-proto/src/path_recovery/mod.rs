@@ -21,7 +21,7 @@ pub(crate) use pto::{LossTimer, PtoContext};
 
 pub(crate) use timeout::{Probe, TimeoutOutcome};
 
-use crate::cc::{CarefulResumeUpdate, CongestionController};
+use crate::cc::CongestionController;
 use crate::recovery::{
     DeliveryRateEstimator, DeliverySnapshot, RttEstimator, SentPacket, SentPackets, SpaceId,
     SpuriousLossDetector,
@@ -101,11 +101,6 @@ impl<T> Recovery<T> {
     /// Consecutive probe timeouts (RFC 9002 §6.2.1).
     pub fn pto_count(&self) -> u32 {
         self.pto_count
-    }
-
-    /// The next Careful Resume phase change not yet logged, oldest first.
-    pub fn take_careful_resume_update(&mut self) -> Option<CarefulResumeUpdate> {
-        self.cc.take_careful_resume_update()
     }
 
     /// RFC 9002 A.5 OnPacketSent: the packet is recorded in its space (with the
