@@ -1,7 +1,8 @@
 //! Processing the peer's acknowledgements: the cumulative ACK and SACK blocks update
-//! the scoreboard, give RTT samples (RFC 6298 §3 with Karn's rule), feed the shared
-//! congestion controller in its documented order, and drive loss detection (RACK,
-//! RFC 8985 §6.2, and RFC 6675 §4 IsLost) and recovery (RFC 6675 §5).
+//! the scoreboard, give RTT samples (RFC 6298 §3 with Karn's rule), drive loss
+//! detection (RACK, RFC 8985 §6.2, and RFC 6675 §4 IsLost) and recovery (RFC 6675 §5),
+//! and hand the shared congestion controller one summary per ACK
+//! (`CongestionController::on_ack`).
 
 use super::{SegmentError, TcpConnection};
 use crate::scoreboard::{Delivered, Segment};
