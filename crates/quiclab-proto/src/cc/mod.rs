@@ -1,5 +1,6 @@
 //! Congestion control behind a trait, one file per controller (RFC 9002 §7).
 
+mod ack_summary;
 mod bbr;
 mod careful_resume;
 mod cubic;
@@ -9,6 +10,7 @@ mod new_reno;
 mod no_cc;
 mod recovery_period;
 
+pub use ack_summary::{AckResponse, AckSummary, AckedPacket, CongestionEvent};
 pub use bbr::{Bbr, BbrConfig, BbrConfigError, BbrState};
 pub use careful_resume::{
     CarefulResume, CarefulResumeConfig, CarefulResumeConfigError, ClaimError,
@@ -30,24 +32,59 @@ use std::time::Duration;
 /// A congestion controller: window-based (NewReno, CUBIC), or rate- and model-based
 /// (BBR), which also set the pacing rate and read delivery-rate samples.
 ///
-/// Loss recovery (`path_recovery::Recovery`, one per path) calls it in this order per
-/// event:
-/// - per send: `on_packet_sent` for each in-flight packet;
-/// - per ACK: `on_packet_acked` for each newly acknowledged in-flight packet (after the
-///   RTT update); then, if loss detection declared packets lost, `on_packet_lost` for
-///   each lost in-flight packet and `on_congestion_event` once; then `on_rate_sample`
-///   once with the ACK's delivery-rate sample (before those, `on_spurious_congestion`
-///   if the ACK showed the last congestion episode spurious) (draft-ietf-ccwg-bbr §4.1: losses are
-///   marked before the controller's per-ACK model update, as in the draft's
-///   UpdateOnACK); then `wants_app_limited_mark` and `take_state_change`;
-/// - loss detection by timer: `on_packet_lost` and `on_congestion_event` alone;
-/// - ECN: `on_ecn_ce` when the peer reports new CE marks (no-op by default).
+/// Call contract. The caller (`path_recovery::Recovery`, one per path; quiclab-tcp's
+/// connection) makes two calls:
+/// - per send: `on_packet_number` then `on_packet_sent` for each in-flight packet
+///   (RFC 9002 A.5 OnPacketSent): a separate event, it happens between ACKs;
+/// - per ACK, and per loss detection by timer: [`on_ack`](Self::on_ack) once, with an
+///   [`AckSummary`] made after the caller's RTT update, loss detection and rate sample;
+///   it returns the [`AckResponse`] the caller acts on (the app-limited mark, the state
+///   changes to log, whether the losses began a new episode).
 ///
-/// Between calls the connection reads `window` (bytes in flight may not exceed it) and
+/// Between calls the caller reads `window` (bytes in flight may not exceed it) and
 /// `pacing_rate` (the pacer's rate; `None` = RFC 9002 §7.7's 1.25 · cwnd / srtt).
-/// Everything beyond the first five methods has a default, so a window-based controller
-/// only implements those.
+///
+/// The per-packet steps (`on_packet_acked`, `on_packet_lost`, `on_congestion_event`,
+/// `on_rate_sample`, ...) are how a controller is written: `on_ack`'s provided body
+/// walks the summary through them in the order the RFCs give (spurious undo, RFC 9438
+/// §4.9.2; each acknowledged packet, RFC 9002 A.7 OnPacketAcked; each lost packet and
+/// one congestion event, B.8 OnPacketsLost; then the rate sample, draft-ietf-ccwg-bbr
+/// §4.1: losses are marked before the per-ACK model update, as in the draft's
+/// UpdateOnACK). Layers such as Careful Resume call them on the controller they wrap;
+/// nothing outside `cc/` calls them. A window-based controller implements only the
+/// methods without a default.
 pub trait CongestionController: Debug + Send {
+    /// One ACK (or one loss detection by timer) in one call: the steps below in order,
+    /// then the controller's answer. See the trait's call contract.
+    fn on_ack(&mut self, ack: &AckSummary<'_>) -> AckResponse {
+        let now = ack.now;
+        if ack.spurious_congestion {
+            self.on_spurious_congestion(now);
+        }
+        let mut response = AckResponse {
+            was_slow_start: self.in_slow_start(),
+            ..AckResponse::default()
+        };
+        for p in ack.acked {
+            if let Some(mds) = p.max_datagram_size {
+                self.on_max_datagram_size(mds);
+            }
+            self.on_packet_acked(now, p.time_sent, p.bytes, ack.app_limited, ack.rtt);
+        }
+        response.in_recovery_at_loss = self.in_recovery();
+        for lost in ack.lost {
+            self.on_packet_lost(now, lost);
+        }
+        if let Some(c) = ack.congestion {
+            self.on_congestion_event(now, c.largest_lost_sent_time, c.persistent, c.lost_bytes);
+        }
+        if let Some(rs) = ack.rate_sample {
+            self.on_rate_sample(now, rs, ack.rtt);
+            response.mark_app_limited = self.wants_app_limited_mark();
+            response.state_changes = std::iter::from_fn(|| self.take_state_change()).collect();
+        }
+        response
+    }
     /// An in-flight packet of `bytes` left; `bytes_in_flight` includes it.
     fn on_packet_sent(&mut self, now: Instant, bytes: u64, bytes_in_flight: u64);
     /// An in-flight packet sent at `sent_time` was acknowledged. `app_limited`: the
@@ -112,7 +149,7 @@ pub trait CongestionController: Debug + Send {
     }
     /// Whether the connection should mark itself application-limited now, so that the
     /// coming rate samples are not taken as the path's capacity (BBR's ProbeRTT calls
-    /// MarkConnectionAppLimited, draft §5.3.4.4). Asked after each `on_rate_sample`.
+    /// MarkConnectionAppLimited, draft §5.3.4.4). `on_ack` asks after each `on_rate_sample`.
     fn wants_app_limited_mark(&self) -> bool {
         false
     }
@@ -121,8 +158,8 @@ pub trait CongestionController: Debug + Send {
         None
     }
     /// The next state transition not yet reported (BBR's state machine), oldest first:
-    /// the connection drains them after each rate sample and logs
-    /// `congestion_state_updated` for each.
+    /// `on_ack` drains them after each rate sample into [`AckResponse::state_changes`]
+    /// (the connection logs `congestion_state_updated` for each).
     fn take_state_change(&mut self) -> Option<CongestionState> {
         None
     }

@@ -156,30 +156,38 @@ impl AckFrequencySender {
     }
 
     /// [`peer_max_ack_delay`](Self::peer_max_ack_delay) as it will be once the
-    /// requests carried by `acked` count as acknowledged; changes nothing. Loss
-    /// detection during an ACK reads it before the connection applies the ACK.
+    /// requests carried by `acked` count as acknowledged and then those carried by
+    /// `lost` as lost; changes nothing. Recovery reads it during an ACK, before the
+    /// connection applies the ACK.
     pub(super) fn peer_max_ack_delay_after(
         &self,
         advertised: Duration,
         acked: &[SentPacket<SentRecord>],
+        lost: &[SentPacket<SentRecord>],
     ) -> Duration {
-        let mut requests = acked
-            .iter()
-            .flat_map(|p| p.data.frames.iter())
-            .filter_map(|f| match f {
-                SentFrame::AckFrequency {
-                    sequence,
-                    max_ack_delay_us,
-                } => Some((*sequence, *max_ack_delay_us)),
-                _ => None,
-            })
-            .peekable();
-        if requests.peek().is_none() {
+        let requests = |packets: &[SentPacket<SentRecord>]| -> Vec<(u64, u64)> {
+            packets
+                .iter()
+                .flat_map(|p| p.data.frames.iter())
+                .filter_map(|f| match f {
+                    SentFrame::AckFrequency {
+                        sequence,
+                        max_ack_delay_us,
+                    } => Some((*sequence, *max_ack_delay_us)),
+                    _ => None,
+                })
+                .collect()
+        };
+        let (acked, lost) = (requests(acked), requests(lost));
+        if acked.is_empty() && lost.is_empty() {
             return self.peer_max_ack_delay(advertised);
         }
         let mut after = self.clone();
-        for (sequence, delay_us) in requests {
+        for (sequence, delay_us) in acked {
             after.on_acked(sequence, delay_us);
+        }
+        for (sequence, delay_us) in lost {
+            after.on_lost(sequence, delay_us);
         }
         after.peer_max_ack_delay(advertised)
     }
@@ -263,7 +271,7 @@ impl Connection {
                 }
             }
             AckFrequencyPolicy::AfterSlowStart { ratio, .. } => {
-                if !self.ack_frequency.sender.done && !self.path.recovery.cc.in_slow_start() {
+                if !self.ack_frequency.sender.done && !self.path.recovery.cc().in_slow_start() {
                     self.ack_frequency.sender.done = true;
                     let delay = self.requested_delay_us(false);
                     self.ack_frequency
@@ -277,12 +285,12 @@ impl Connection {
                 ..
             } => {
                 let ratio = cwnd_ratio(
-                    self.path.recovery.cc.window(),
+                    self.path.recovery.cc().window(),
                     self.max_datagram_size() as u64,
                     acks_per_window,
                     max_ratio,
                 );
-                let srtt = self.path.recovery.rtt.smoothed();
+                let srtt = self.path.recovery.rtt().smoothed();
                 // ack-frequency §8.1: "not necessary ... more than once per RTT".
                 let rate_ok = self
                     .ack_frequency
@@ -316,7 +324,7 @@ impl Connection {
             return false;
         };
         let ratio = cwnd_ratio(
-            self.path.recovery.cc.window(),
+            self.path.recovery.cc().window(),
             self.max_datagram_size() as u64,
             acks_per_window,
             max_ratio,
@@ -339,7 +347,7 @@ impl Connection {
             .map_or(advertised, |ms| (ms * 1000.0).round() as u64);
         if cap_at_srtt {
             let srtt =
-                u64::try_from(self.path.recovery.rtt.smoothed().as_micros()).unwrap_or(u64::MAX);
+                u64::try_from(self.path.recovery.rtt().smoothed().as_micros()).unwrap_or(u64::MAX);
             d = d.min(srtt);
         }
         d.max(min).min(MAX_REQUESTED_DELAY_US)
@@ -378,7 +386,7 @@ impl Connection {
             && self
                 .bytes_in_flight()
                 .saturating_add(self.max_datagram_size() as u64)
-                >= self.path.recovery.cc.window()
+                >= self.path.recovery.cc().window()
     }
 
     /// The I-bit rule (seed 002 §V.D; ack-frequency §8.1.1): an ack-eliciting 1-RTT
@@ -401,8 +409,8 @@ impl Connection {
             .saturating_add(1 + TAG_LEN)
             .saturating_sub(packet_start) as u64;
         let before = self.bytes_in_flight();
-        if before >= self.path.recovery.cc.window()
-            || before.saturating_add(size) < self.path.recovery.cc.window()
+        if before >= self.path.recovery.cc().window()
+            || before.saturating_add(size) < self.path.recovery.cc().window()
         {
             return;
         }

@@ -628,9 +628,13 @@ fn pto_uses_the_largest_requested_delay_in_flight() {
             .sent(SpaceId::Data)
             .time_of_last_ack_eliciting()
             .unwrap();
-        let (t, space) = c.pto_time_and_space(last).unwrap();
+        let (t, space) = c
+            .path
+            .recovery
+            .pto_time_and_space(last, &c.pto_context())
+            .unwrap();
         assert_eq!(space, SpaceId::Data);
-        t.saturating_duration_since(last) - c.path.recovery.rtt.pto_base()
+        t.saturating_duration_since(last) - c.path.recovery.rtt().pto_base()
     };
     let until_acked = |p: &mut Pair| {
         p.run_until(Instant::from_millis(5000), |p| {

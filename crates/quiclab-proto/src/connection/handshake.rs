@@ -273,7 +273,8 @@ impl Connection {
         // Nothing more is read here: free what waited for reassembly.
         sp.crypto_recv = Default::default();
         sp.probes = 0;
-        self.path.recovery.sent_mut(space).drain();
+        // RFC 9002 A.11 OnPacketNumberSpaceDiscarded (the PTO backoff restarts).
+        self.path.recovery.discard_space(space);
         if self.logging() {
             self.emit(
                 now,
@@ -282,7 +283,6 @@ impl Connection {
                 },
             );
         }
-        self.path.recovery.pto_count = 0;
         self.set_loss_detection_timer(now);
     }
 }

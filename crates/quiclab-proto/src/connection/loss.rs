@@ -10,9 +10,12 @@ use super::spaces::{SentFrame, SentRecord, SpaceId};
 use super::stats::tally;
 use super::timers::Timer;
 use super::Connection;
+use crate::cc::CarefulResumeUpdate;
 use crate::error::TransportError;
 use crate::events::{CongestionState, Event, LossTrigger, RecoveryMetrics};
-use crate::path_recovery::{AckInput, AckOutcome, LossOutcome};
+use crate::path_recovery::{
+    AckInput, AckOutcome, LossOutcome, LossTimer, Probe, PtoContext, TimeoutOutcome,
+};
 use crate::recovery::SentPacket;
 use crate::streams::StreamFrameRecord;
 use crate::time::Instant;
@@ -41,13 +44,17 @@ impl Connection {
         } else {
             Duration::ZERO
         };
+        let mut pto = self.pto_context();
+        // RFC 9002 A.7: the server validated our address once it ACKs a Handshake
+        // packet (`apply_ack` records it).
+        pto.peer_completed_address_validation |=
+            space == SpaceId::Handshake && self.side == Side::Client;
         let input = AckInput {
             space,
             ranges: &ack.ranges,
             largest: ack.largest(),
             ack_delay,
-            handshake_confirmed: self.handshake.confirmed,
-            max_ack_delay: self.peer_max_ack_delay(),
+            pto,
             mtu_probe: self.mtu_probe(),
         };
         let advertised = self.peer_advertised_max_ack_delay();
@@ -55,8 +62,8 @@ impl Connection {
         let outcome = self
             .path
             .recovery
-            .on_ack(now, &input, &self.config.loss, |acked| {
-                sender.peer_max_ack_delay_after(advertised, acked)
+            .on_ack(now, &input, &self.config.loss, |acked, lost| {
+                sender.peer_max_ack_delay_after(advertised, acked, lost)
             });
         self.apply_ack(now, space, outcome);
         Ok(())
@@ -72,7 +79,7 @@ impl Connection {
             return;
         }
         if outcome.rtt_sampled && self.stats.first_sample_pto.is_none() {
-            self.stats.first_sample_pto = Some(self.path.recovery.rtt.pto_base());
+            self.stats.first_sample_pto = Some(self.path.recovery.rtt().pto_base());
         }
         if space == SpaceId::Handshake && self.side == Side::Client {
             // RFC 9002 A.8: the server validated our address once it ACKs a Handshake packet.
@@ -87,11 +94,10 @@ impl Connection {
                 self.emit(now, Event::CongestionStateUpdated { new });
             }
         }
-        if self.peer_completed_address_validation() {
-            self.path.recovery.pto_count = 0;
+        if let Some(timer) = outcome.loss_timer {
+            self.arm_loss_detection_timer(now, timer);
         }
-        self.set_loss_detection_timer(now);
-        self.log_metrics(now, outcome.was_slow_start);
+        self.log_metrics(now, outcome.was_slow_start, outcome.careful_resume_updates);
     }
 
     /// What an acknowledged packet carried is delivered (RFC 9000 §13.3).
@@ -123,19 +129,7 @@ impl Connection {
         }
     }
 
-    /// RFC 9002 A.10 DetectAndRemoveLostPackets (by timer; an ACK runs it inside
-    /// `Recovery::on_ack`), then what the losses mean for the connection.
-    pub(super) fn detect_and_remove_lost(&mut self, now: Instant, space: SpaceId) {
-        let max_ack_delay = self.peer_max_ack_delay();
-        let mtu_probe = self.mtu_probe();
-        let loss = self
-            .path
-            .recovery
-            .detect_lost(now, space, &self.config.loss, mtu_probe, || max_ack_delay);
-        self.apply_losses(now, space, loss);
-    }
-
-    /// RFC 9002 A.11 OnPacketsLost, the connection's part: statistics, events and the
+    /// RFC 9002 B.8 OnPacketsLost, the connection's part: statistics, events and the
     /// retransmission of what the lost packets carried (recovery told the controller).
     fn apply_losses(&mut self, now: Instant, space: SpaceId, loss: LossOutcome<SentRecord>) {
         if let Some(pn) = loss.mtu_probe_lost {
@@ -225,90 +219,63 @@ impl Connection {
             .amplification_budget(self.config.amplification_factor)
     }
 
-    /// The space of an anti-deadlock PTO (RFC 9002 §6.2.2.1), armed from now in the
-    /// highest space with keys: when nothing ack-eliciting is in flight (A.8), and also
-    /// at a client the server has not validated yet whose only packets in flight are
-    /// 0-RTT ones. A.8's GetPtoTimeAndSpace skips the application space until the
-    /// handshake is confirmed and would arm nothing then, although §6.2.2.1 says the
-    /// client MUST keep a PTO "even if there are no packets in flight": with the
-    /// server's first flight lost and the server at its amplification limit (its
-    /// budget spent on 0.5-RTT data), neither side would ever send again.
-    fn anti_deadlock_space(&self) -> Option<SpaceId> {
-        let recovery = &self.path.recovery;
-        let stuck = !recovery.ack_eliciting_in_flight()
-            || (!recovery.handshake_in_flight() && !self.peer_completed_address_validation());
-        if !stuck {
-            return None;
+    /// What the PTO depends on that only the connection knows (RFC 9002 A.8).
+    pub(super) fn pto_context(&self) -> PtoContext {
+        PtoContext {
+            handshake_confirmed: self.handshake.confirmed,
+            max_ack_delay: self.peer_max_ack_delay(),
+            peer_completed_address_validation: self.peer_completed_address_validation(),
+            handshake_keys: self.spaces[SpaceId::Handshake as usize].can_send(),
+            amplification_blocked: self.amplification_budget() == 0,
         }
-        Some(if self.spaces[SpaceId::Handshake as usize].can_send() {
-            SpaceId::Handshake
-        } else {
-            SpaceId::Initial
-        })
     }
 
-    /// RFC 9002 A.8 GetPtoTimeAndSpace (`Recovery::pto_time_and_space`) with the
-    /// connection's anti-deadlock space, handshake state and peer max_ack_delay.
-    pub(super) fn pto_time_and_space(&self, now: Instant) -> Option<(Instant, SpaceId)> {
-        self.path.recovery.pto_time_and_space(
-            now,
-            self.anti_deadlock_space(),
-            self.handshake.confirmed,
-            self.peer_max_ack_delay(),
-        )
-    }
-
-    /// RFC 9002 A.8 SetLossDetectionTimer.
+    /// RFC 9002 A.8 SetLossDetectionTimer (`Recovery::loss_detection_timer`).
     pub(super) fn set_loss_detection_timer(&mut self, now: Instant) {
-        if let Some((t, _)) = self.path.recovery.loss_time_and_space() {
-            self.timers.set(Timer::LossDetection, t);
-            return;
-        }
-        if self.amplification_budget() == 0 {
-            // RFC 9002 §6.2.2.1: a server at the amplification limit arms no PTO.
-            self.timers.stop(Timer::LossDetection);
-            return;
-        }
-        if !self.path.recovery.ack_eliciting_in_flight() && self.peer_completed_address_validation()
-        {
-            self.timers.stop(Timer::LossDetection);
-            return;
-        }
-        let pto = self.pto_time_and_space(now);
-        if self.stats.first_pto.is_none() {
-            if let Some((t, _)) = pto {
-                self.stats.first_pto = Some(
-                    t.saturating_duration_since(now)
-                        .max(self.path.recovery.rtt.pto_base()),
-                );
-            }
+        let timer = self
+            .path
+            .recovery
+            .loss_detection_timer(now, &self.pto_context());
+        self.arm_loss_detection_timer(now, timer);
+    }
+
+    /// Puts the loss detection deadline in the timer table.
+    fn arm_loss_detection_timer(&mut self, now: Instant, timer: LossTimer) {
+        if let (LossTimer::Pto(t), None) = (timer, self.stats.first_pto) {
+            self.stats.first_pto = Some(
+                t.saturating_duration_since(now)
+                    .max(self.path.recovery.rtt().pto_base()),
+            );
         }
         self.timers
-            .set_or_stop(Timer::LossDetection, pto.map(|(t, _)| t));
+            .set_or_stop(Timer::LossDetection, timer.deadline());
     }
 
-    /// RFC 9002 A.9 OnLossDetectionTimeout.
+    /// RFC 9002 A.9 OnLossDetectionTimeout (`Recovery::on_loss_detection_timeout`),
+    /// then what it means for the connection: retransmissions or probes, statistics,
+    /// events; the timer is re-armed.
     pub(super) fn on_loss_detection_timeout(&mut self, now: Instant) {
-        if let Some((_, space)) = self.path.recovery.loss_time_and_space() {
-            self.detect_and_remove_lost(now, space);
-            self.set_loss_detection_timer(now);
-            return;
-        }
-        if let Some(space) = self.anti_deadlock_space() {
-            // Anti-deadlock: a padded Initial earns credit; a Handshake packet proves the address.
-            self.spaces[space as usize].probes = 1;
-        } else if let Some((_, space)) = self.pto_time_and_space(now) {
-            self.queue_probes(space);
-        }
-        self.path.recovery.pto_count = self.path.recovery.pto_count.saturating_add(1);
-        tally(&mut self.stats.pto_count_total, 1);
-        if self.logging() {
-            self.emit(
-                now,
-                Event::PtoExpired {
-                    pto_count: self.path.recovery.pto_count,
-                },
-            );
+        let ctx = self.pto_context();
+        let mtu_probe = self.mtu_probe();
+        let outcome =
+            self.path
+                .recovery
+                .on_loss_detection_timeout(now, &ctx, &self.config.loss, mtu_probe);
+        match outcome {
+            TimeoutOutcome::Lost { space, loss } => self.apply_losses(now, space, loss),
+            TimeoutOutcome::Pto { probe, pto_count } => {
+                match probe {
+                    // Anti-deadlock: a padded Initial earns credit; a Handshake
+                    // packet proves the address.
+                    Some(Probe::AntiDeadlock(space)) => self.spaces[space as usize].probes = 1,
+                    Some(Probe::Pto(space)) => self.queue_probes(space),
+                    None => {}
+                }
+                tally(&mut self.stats.pto_count_total, 1);
+                if self.logging() {
+                    self.emit(now, Event::PtoExpired { pto_count });
+                }
+            }
         }
         self.set_loss_detection_timer(now);
     }
@@ -322,7 +289,7 @@ impl Connection {
         if space == SpaceId::Data
             || !self
                 .handshake
-                .may_speed_up(now, self.path.recovery.rtt.pto_base())
+                .may_speed_up(now, self.path.recovery.rtt().pto_base())
         {
             return;
         }
@@ -389,32 +356,37 @@ impl Connection {
         }
     }
 
-    fn log_metrics(&mut self, now: Instant, was_slow_start: bool) {
+    fn log_metrics(
+        &mut self,
+        now: Instant,
+        was_slow_start: bool,
+        careful_resume_updates: Vec<CarefulResumeUpdate>,
+    ) {
         if !self.logging() {
             return;
         }
         let m = RecoveryMetrics {
-            min_rtt: Some(self.path.recovery.rtt.min()),
-            smoothed_rtt: Some(self.path.recovery.rtt.smoothed()),
-            latest_rtt: Some(self.path.recovery.rtt.latest()),
-            rtt_variance: Some(self.path.recovery.rtt.rttvar()),
-            pto_count: Some(self.path.recovery.pto_count),
-            congestion_window: Some(self.path.recovery.cc.window()),
+            min_rtt: Some(self.path.recovery.rtt().min()),
+            smoothed_rtt: Some(self.path.recovery.rtt().smoothed()),
+            latest_rtt: Some(self.path.recovery.rtt().latest()),
+            rtt_variance: Some(self.path.recovery.rtt().rttvar()),
+            pto_count: Some(self.path.recovery.pto_count()),
+            congestion_window: Some(self.path.recovery.cc().window()),
             bytes_in_flight: Some(self.bytes_in_flight()),
-            ssthresh: (self.path.recovery.cc.ssthresh() != u64::MAX)
-                .then(|| self.path.recovery.cc.ssthresh()),
-            pacing_rate: self.path.recovery.cc.pacing_rate(),
-            model_bandwidth: self.path.recovery.cc.model().and_then(|m| m.bandwidth),
-            model_min_rtt: self.path.recovery.cc.model().and_then(|m| m.min_rtt),
+            ssthresh: (self.path.recovery.cc().ssthresh() != u64::MAX)
+                .then(|| self.path.recovery.cc().ssthresh()),
+            pacing_rate: self.path.recovery.cc().pacing_rate(),
+            model_bandwidth: self.path.recovery.cc().model().and_then(|m| m.bandwidth),
+            model_min_rtt: self.path.recovery.cc().model().and_then(|m| m.min_rtt),
         };
         self.emit(now, Event::MetricsUpdated(m));
-        while let Some(u) = self.path.recovery.cc.take_careful_resume_update() {
+        for u in careful_resume_updates {
             self.emit(u.at, Event::CarefulResumePhaseUpdated(Box::new(u)));
         }
         // Model-based controllers report their own transitions (`take_state_change`).
         if was_slow_start
-            && !self.path.recovery.cc.in_slow_start()
-            && self.path.recovery.cc.model().is_none()
+            && !self.path.recovery.cc().in_slow_start()
+            && self.path.recovery.cc().model().is_none()
         {
             self.emit(
                 now,

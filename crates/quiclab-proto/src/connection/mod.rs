@@ -541,13 +541,13 @@ impl Connection {
         &self.stats
     }
     pub fn rtt(&self) -> &RttEstimator {
-        &self.path.recovery.rtt
+        self.path.recovery.rtt()
     }
     pub fn congestion_window(&self) -> u64 {
-        self.path.recovery.cc.window()
+        self.path.recovery.cc().window()
     }
     pub fn congestion_controller(&self) -> &dyn CongestionController {
-        &*self.path.recovery.cc
+        self.path.recovery.cc()
     }
     /// Bytes in flight over all packet number spaces.
     pub fn bytes_in_flight(&self) -> u64 {

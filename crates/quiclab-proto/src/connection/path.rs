@@ -102,10 +102,10 @@ impl PathData {
     /// The pacer's rate: the controller's if it sets one (BBR), else RFC 9002 §7.7's
     /// 1.25 · cwnd / smoothed_rtt.
     pub fn pacing_rate(&self) -> Option<PacingRate> {
-        match self.recovery.cc.pacing_rate() {
+        match self.recovery.cc().pacing_rate() {
             Some(r) => PacingRate::from_bytes_per_sec(r),
             None => {
-                PacingRate::from_window(self.recovery.cc.window(), self.recovery.rtt.smoothed())
+                PacingRate::from_window(self.recovery.cc().window(), self.recovery.rtt().smoothed())
             }
         }
     }
@@ -124,7 +124,7 @@ impl PathData {
     /// periods; `max_ack_delay` is ours.
     pub fn close_period(&self, max_ack_delay: Duration) -> Duration {
         self.recovery
-            .rtt
+            .rtt()
             .pto_base()
             .saturating_add(max_ack_delay)
             .saturating_mul(3)

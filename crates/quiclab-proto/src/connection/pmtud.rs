@@ -193,7 +193,7 @@ impl Connection {
         pmtud.limit_to_peer(peer_max);
         let size = pmtud.probe_size()?;
         let confirmed = self.stats.handshake_confirmed_at?;
-        if now < confirmed + self.path.recovery.rtt.smoothed() * FIRST_PROBE_AFTER_RTTS
+        if now < confirmed + self.path.recovery.rtt().smoothed() * FIRST_PROBE_AFTER_RTTS
             || !self.data_space_pending()
         {
             return None;

@@ -137,8 +137,7 @@ impl Connection {
         let initial = &mut self.spaces[SpaceId::Initial as usize];
         initial.probes = 0;
         initial.crypto_send.requeue_unacked();
-        self.path.recovery.sent_mut(SpaceId::Initial).drain();
-        self.path.recovery.pto_count = 0;
+        self.path.recovery.discard_space(SpaceId::Initial);
         self.set_loss_detection_timer(now);
     }
 

@@ -8,7 +8,7 @@ use super::{Connection, State, Transmit};
 use crate::crypto::protect::seal;
 use crate::crypto::TAG_LEN;
 use crate::events::{Event, FrameSummary, PacketHeaderInfo};
-use crate::recovery::{DeliverySnapshot, SentPacket};
+use crate::path_recovery::Outgoing;
 use crate::time::Instant;
 use crate::wire::header::{packet_number_len, write_long_header, write_short_header};
 use crate::wire::{decode_frames, varint, Frame, PacketType, Side};
@@ -82,7 +82,7 @@ impl Connection {
             self.update_ack_frequency(now);
         }
         let cwnd_open =
-            self.bytes_in_flight() < self.path.recovery.cc.window() && self.pacer_allows(now);
+            self.bytes_in_flight() < self.path.recovery.cc().window() && self.pacer_allows(now);
         if !closing && self.path.pmtud.is_some() {
             if let Some(t) = self.poll_pmtu_probe(now, buf, cwnd_open) {
                 return Some(t);
@@ -440,7 +440,7 @@ impl Connection {
         let mut records = std::mem::take(&mut self.scratch.stream_records);
         self.streams.write_frames(
             now,
-            self.path.recovery.rtt.smoothed(),
+            self.path.recovery.rtt().smoothed(),
             buf,
             max,
             &mut records,
@@ -453,16 +453,9 @@ impl Connection {
             .extend(records.drain(..).map(SentFrame::Stream));
         self.scratch.stream_records = records;
         // RFC 9002 §7.8: out of data with room in the window means application-limited.
-        self.path.recovery.app_limited =
-            !self.streams.has_pending() && self.bytes_in_flight() < self.path.recovery.cc.window();
-        if self.path.recovery.app_limited {
-            // draft-ietf-ccwg-bbr §4.1.2.4 MarkConnectionAppLimited: rate samples of
-            // packets sent from here until the bubble is delivered are app-limited.
-            self.path
-                .recovery
-                .delivery
-                .mark_app_limited(self.bytes_in_flight());
-        }
+        let app_limited = !self.streams.has_pending()
+            && self.bytes_in_flight() < self.path.recovery.cc().window();
+        self.path.recovery.set_app_limited(app_limited);
     }
 
     /// Pads, fixes the Length field, protects the packet, and records it as sent.
@@ -496,13 +489,6 @@ impl Connection {
         buf.resize(payload_end + TAG_LEN, 0);
         let size = (buf.len() - p.start) as u64;
         let in_flight = p.ack_eliciting || p.padded;
-        // draft-ietf-ccwg-bbr §4.1.2.2 OnPacketSent: snapshot the delivery state.
-        let delivery = if in_flight {
-            let inflight = self.bytes_in_flight() + size;
-            self.path.recovery.delivery.on_sent(now, size, inflight)
-        } else {
-            DeliverySnapshot::default()
-        };
         let keys = if p.zero_rtt {
             self.zero_rtt_seal_keys()
         } else {
@@ -525,21 +511,19 @@ impl Connection {
         }
         let sp = &mut self.spaces[p.space as usize];
         sp.next_pn += 1;
-        self.path.recovery.sent_mut(p.space).on_sent(SentPacket {
-            pn: p.pn,
-            time_sent: now,
-            size,
-            ack_eliciting: p.ack_eliciting,
-            in_flight,
-            delivery,
-            data: p.record,
-        });
+        // RFC 9002 A.5 OnPacketSent.
+        self.path.recovery.on_packet_sent(
+            now,
+            Outgoing {
+                space: p.space,
+                pn: p.pn,
+                size,
+                ack_eliciting: p.ack_eliciting,
+                in_flight,
+                data: p.record,
+            },
+        );
         self.stats.packets_sent[p.space as usize] += 1;
-        if in_flight {
-            let inflight = self.bytes_in_flight();
-            self.path.recovery.cc.on_packet_number(p.pn);
-            self.path.recovery.cc.on_packet_sent(now, size, inflight);
-        }
         if p.ack_eliciting {
             // RFC 9000 §10.1: the first ack-eliciting packet after a receipt restarts the timer.
             self.idle.on_ack_eliciting_sent(now, &mut self.timers);

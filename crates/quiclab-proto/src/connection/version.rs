@@ -173,7 +173,6 @@ impl Connection {
         self.path.recovery.forget_space(SpaceId::Initial);
         self.install_initial_keys(self.original_dcid);
         self.handshake.tls_write_space = SpaceId::Initial;
-        self.path.recovery.pto_count = 0;
         self.set_loss_detection_timer(now);
         if self.logging() {
             let ev = Event::ConnectionStarted {

@@ -163,7 +163,7 @@ impl Connection {
         self.zero_rtt.status = ZeroRttStatus::Rejected;
         // Every application-data packet sent so far was a 0-RTT one: the 1-RTT keys
         // arrive together with completion on the client.
-        let lost = self.path.recovery.sent_mut(SpaceId::Data).drain();
+        let lost = self.path.recovery.take_all(SpaceId::Data);
         for p in &lost {
             self.requeue_lost(SpaceId::Data, &p.data);
         }

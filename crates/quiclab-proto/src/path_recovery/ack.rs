@@ -1,13 +1,16 @@
 //! RFC 9002 A.7 OnAckReceived as one call: the newly acknowledged packets, the RTT
-//! sample, the controller's per-packet updates, loss detection (`loss.rs`) and the
-//! ACK's delivery-rate sample. The connection applies the returned [`AckOutcome`]
-//! (what the packets carried, statistics, events).
+//! sample, loss detection (`loss.rs`), the ACK's delivery-rate sample, one summary to
+//! the controller (`cc::AckSummary`), the PTO backoff reset and the loss detection
+//! timer (`pto.rs`). The connection applies the returned [`AckOutcome`] (what the
+//! packets carried, statistics, events, the timer) and does not come back.
 // Peer values pass through here: arithmetic is checked, saturating or wrapping
 // by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
 #![deny(clippy::arithmetic_side_effects)]
 
 use super::loss::{LossOutcome, MtuProbe};
+use super::pto::{LossTimer, PtoContext};
 use super::Recovery;
+use crate::cc::{AckSummary, AckedPacket, CarefulResumeUpdate};
 use crate::config::LossConfig;
 use crate::events::CongestionState;
 use crate::recovery::{SentPacket, SpaceId};
@@ -25,16 +28,18 @@ pub(crate) struct AckInput<'a> {
     pub largest: u64,
     /// The decoded ACK Delay; zero outside the application data space (RFC 9002 §5.3).
     pub ack_delay: Duration,
-    /// The handshake is confirmed (RFC 9002 §5.3: only then is ack_delay capped).
-    pub handshake_confirmed: bool,
-    /// The peer's max_ack_delay as the frame arrives.
-    pub max_ack_delay: Duration,
+    /// The PTO's context as the frame arrives (`handshake_confirmed` and
+    /// `max_ack_delay` also serve the RTT sample, RFC 9002 §5.3), except that
+    /// `peer_completed_address_validation` is its value once the ACK is applied (a
+    /// client's Handshake ACK validates its address, RFC 9002 A.7).
+    pub pto: PtoContext,
     /// The PMTU probe in flight, if any.
     pub mtu_probe: Option<MtuProbe>,
 }
 
 /// What one ACK frame did to recovery, for the connection to apply in this order:
-/// the spurious-episode count, the acknowledged packets, the losses, the state changes.
+/// the spurious-episode count, the acknowledged packets, the losses, the state changes,
+/// the loss detection timer.
 #[derive(Debug)]
 pub(crate) struct AckOutcome<T> {
     /// The ACK showed the last congestion episode spurious (RFC 9438 §4.9.2); the
@@ -51,28 +56,34 @@ pub(crate) struct AckOutcome<T> {
     pub loss: LossOutcome<T>,
     /// The controller's model state changes, oldest first (BBR's state machine).
     pub state_changes: Vec<CongestionState>,
+    /// Careful Resume's phase changes since the last ACK that acknowledged something
+    /// (on sends or on this ACK), oldest first, for qlog.
+    pub careful_resume_updates: Vec<CarefulResumeUpdate>,
+    /// The loss detection timer as RFC 9002 A.8 SetLossDetectionTimer sets it at the
+    /// end of A.7 OnAckReceived; `None` (timer untouched) when nothing was newly
+    /// acknowledged.
+    pub loss_timer: Option<LossTimer>,
 }
 
 impl<T> Recovery<T> {
-    /// RFC 9002 A.7 OnAckReceived, then A.10 DetectAndRemoveLostPackets and the ACK's
-    /// rate sample (draft-ietf-ccwg-bbr §4.1.2.3). `max_ack_delay_after` gives the
-    /// peer's max_ack_delay once the newly acknowledged packets' contents take effect
-    /// (ack-frequency requests they carried), for persistent congestion; it is called
-    /// only when packets are lost.
+    /// RFC 9002 A.7 OnAckReceived: the newly acknowledged packets, the RTT sample, A.10
+    /// DetectAndRemoveLostPackets, the ACK's rate sample (draft-ietf-ccwg-bbr
+    /// §4.1.2.3), the controller's one summary, the PTO backoff reset and A.8
+    /// SetLossDetectionTimer. `max_ack_delay_after(acked, lost)` gives the peer's
+    /// max_ack_delay once the contents of the acknowledged and then the lost packets
+    /// take effect (ack-frequency requests they carried): with no lost packets for the
+    /// persistent congestion duration, with both for the timer.
     pub fn on_ack(
         &mut self,
         now: Instant,
         ack: &AckInput<'_>,
         loss: &LossConfig,
-        max_ack_delay_after: impl FnOnce(&[SentPacket<T>]) -> Duration,
+        max_ack_delay_after: impl Fn(&[SentPacket<T>], &[SentPacket<T>]) -> Duration,
     ) -> AckOutcome<T> {
         let newly_acked = self.sent_mut(ack.space).on_ack(ack.ranges);
         // RFC 9438 §4.9.2: every packet of the last congestion episode acknowledged
         // after it was declared lost: the episode was spurious.
         let spurious_congestion = ack.space == SpaceId::Data && self.spurious.on_ack(ack.ranges);
-        if spurious_congestion {
-            self.cc.on_spurious_congestion(now);
-        }
         let mut out = AckOutcome {
             spurious_congestion,
             newly_acked,
@@ -80,20 +91,58 @@ impl<T> Recovery<T> {
             was_slow_start: false,
             loss: LossOutcome::default(),
             state_changes: Vec::new(),
+            careful_resume_updates: Vec::new(),
+            loss_timer: None,
         };
         if out.newly_acked.is_empty() {
+            if spurious_congestion {
+                let summary = AckSummary {
+                    spurious_congestion,
+                    ..AckSummary::losses(now, &self.rtt, &[], None)
+                };
+                self.cc.on_ack(&summary);
+            }
             return out;
         }
         out.rtt_sampled = self.sample_rtt(now, ack, &out.newly_acked);
-        out.was_slow_start = self.cc.in_slow_start();
-        for p in &out.newly_acked {
-            self.on_packet_acked(now, ack, p);
-        }
-        let acked = &out.newly_acked;
-        out.loss = self.detect_lost(now, ack.space, loss, ack.mtu_probe, || {
-            max_ack_delay_after(acked)
+        let acked = self.acked_in_flight(now, ack, &out.newly_acked);
+        let newly_acked = &out.newly_acked;
+        let declared = self.declare_lost(now, ack.space, loss, ack.mtu_probe, || {
+            max_ack_delay_after(newly_acked, &[])
         });
-        out.state_changes = self.deliver_rate_sample(now);
+        // draft-ietf-ccwg-bbr §4.1.2.3 GenerateRateSample, after the losses were marked.
+        let in_flight = self.bytes_in_flight();
+        let rate_sample = self.delivery.generate(self.rtt.min(), in_flight);
+        let response = self.cc.on_ack(&AckSummary {
+            now,
+            spurious_congestion,
+            acked: &acked,
+            app_limited: self.app_limited,
+            rtt: &self.rtt,
+            lost: &declared.for_controller,
+            congestion: declared.congestion,
+            rate_sample: rate_sample.as_ref(),
+        });
+        self.on_episode(ack.space, &declared.outcome, response.in_recovery_at_loss);
+        if response.mark_app_limited {
+            // draft-ietf-ccwg-bbr §5.3.4.4: ProbeRTT marks the connection app-limited.
+            self.delivery.mark_app_limited(in_flight);
+        }
+        out.was_slow_start = response.was_slow_start;
+        out.loss = declared.outcome;
+        out.state_changes = response.state_changes;
+        out.careful_resume_updates =
+            std::iter::from_fn(|| self.cc.take_careful_resume_update()).collect();
+        if ack.pto.peer_completed_address_validation {
+            // RFC 9002 A.7: the backoff restarts unless the client is unsure the
+            // server validated its address.
+            self.pto_count = 0;
+        }
+        let timer_ctx = PtoContext {
+            max_ack_delay: max_ack_delay_after(&out.newly_acked, &out.loss.lost),
+            ..ack.pto
+        };
+        out.loss_timer = Some(self.loss_detection_timer(now, &timer_ctx));
         out
     }
 
@@ -113,41 +162,34 @@ impl<T> Recovery<T> {
         self.rtt.update(
             latest_rtt,
             ack.ack_delay,
-            ack.handshake_confirmed,
-            ack.max_ack_delay,
+            ack.pto.handshake_confirmed,
+            ack.pto.max_ack_delay,
         );
         true
     }
 
-    /// The controller's and the delivery-rate sampler's share of one acknowledged packet.
-    fn on_packet_acked(&mut self, now: Instant, ack: &AckInput<'_>, p: &SentPacket<T>) {
-        if let Some(probe) = ack
-            .mtu_probe
-            .filter(|m| ack.space == SpaceId::Data && m.pn == p.pn)
-        {
-            // RFC 9002 §7.2: the controller's max_datagram_size follows the path's.
-            self.cc.on_max_datagram_size(probe.confirms);
-        }
-        if p.in_flight {
+    /// RFC 9002 A.7 OnPacketAcked's recovery share: the delivery-rate estimator
+    /// records each newly acknowledged in-flight packet (draft-ietf-ccwg-bbr §4.1.2.3
+    /// UpdateRateSample); returns them as the controller reads them, the PMTU probe
+    /// carrying the maximum datagram size it confirms (RFC 9002 §7.2; a probe is
+    /// ack-eliciting, hence in flight).
+    fn acked_in_flight(
+        &mut self,
+        now: Instant,
+        ack: &AckInput<'_>,
+        newly_acked: &[SentPacket<T>],
+    ) -> Vec<AckedPacket> {
+        let probe = ack.mtu_probe.filter(|_| ack.space == SpaceId::Data);
+        let mut acked = Vec::with_capacity(newly_acked.len());
+        for p in newly_acked.iter().filter(|p| p.in_flight) {
             self.delivery
                 .on_acked(now, p.pn, p.time_sent, p.size, &p.delivery);
-            self.cc
-                .on_packet_acked(now, p.time_sent, p.size, self.app_limited, &self.rtt);
+            acked.push(AckedPacket {
+                time_sent: p.time_sent,
+                bytes: p.size,
+                max_datagram_size: probe.filter(|m| m.pn == p.pn).map(|m| m.confirms),
+            });
         }
-    }
-
-    /// draft-ietf-ccwg-bbr §4.1.2.3 GenerateRateSample and §5.2 UpdateOnACK: the ACK's
-    /// rate sample goes to the controller after its losses were marked; a controller
-    /// in ProbeRTT asks for the app-limited mark. Returns the model's state changes.
-    fn deliver_rate_sample(&mut self, now: Instant) -> Vec<CongestionState> {
-        let in_flight = self.bytes_in_flight();
-        let Some(rs) = self.delivery.generate(self.rtt.min(), in_flight) else {
-            return Vec::new();
-        };
-        self.cc.on_rate_sample(now, &rs, &self.rtt);
-        if self.cc.wants_app_limited_mark() {
-            self.delivery.mark_app_limited(in_flight);
-        }
-        std::iter::from_fn(|| self.cc.take_state_change()).collect()
+        acked
     }
 }

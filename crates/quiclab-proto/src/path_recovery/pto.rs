@@ -1,7 +1,7 @@
 //! RFC 9002 A.8: when the loss detection timer fires and for which space, from the
 //! sent packets' loss times, the last ack-eliciting send times and the PTO backoff.
-//! The connection adds what only it knows (the anti-deadlock space, whether the
-//! handshake is confirmed, the peer's max_ack_delay) and arms the timer.
+//! The connection tells what only it knows ([`PtoContext`]) and puts the returned
+//! deadline in its timer table.
 // Peer values pass through here: arithmetic is checked, saturating or wrapping
 // by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
 #![deny(clippy::arithmetic_side_effects)]
@@ -11,7 +11,83 @@ use crate::recovery::SpaceId;
 use crate::time::Instant;
 use std::time::Duration;
 
+/// What the connection knows that the PTO depends on (RFC 9002 A.8).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PtoContext {
+    /// The handshake is confirmed (RFC 9002 §6.2.1: no application data PTO before).
+    pub handshake_confirmed: bool,
+    /// The peer's max_ack_delay (RFC 9002 §6.2.1).
+    pub max_ack_delay: Duration,
+    /// A.8 PeerCompletedAddressValidation.
+    pub peer_completed_address_validation: bool,
+    /// Handshake keys are installed (the anti-deadlock probe goes there, else Initial).
+    pub handshake_keys: bool,
+    /// A server at its anti-amplification limit (RFC 9002 §6.2.2.1: no PTO armed).
+    pub amplification_blocked: bool,
+}
+
+/// The loss detection timer as A.8 SetLossDetectionTimer sets it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LossTimer {
+    /// Cancelled.
+    Off,
+    /// A time-threshold loss is due (RFC 9002 §6.1.2).
+    LossTime(Instant),
+    /// The probe timeout (RFC 9002 §6.2).
+    Pto(Instant),
+}
+
+impl LossTimer {
+    pub fn deadline(self) -> Option<Instant> {
+        match self {
+            LossTimer::Off => None,
+            LossTimer::LossTime(t) | LossTimer::Pto(t) => Some(t),
+        }
+    }
+}
+
 impl<T> Recovery<T> {
+    /// RFC 9002 A.8 SetLossDetectionTimer: the earliest time-threshold loss, else the
+    /// PTO, or nothing (a server at its amplification limit; nothing ack-eliciting in
+    /// flight once the peer validated our address).
+    pub fn loss_detection_timer(&self, now: Instant, ctx: &PtoContext) -> LossTimer {
+        if let Some((t, _)) = self.loss_time_and_space() {
+            return LossTimer::LossTime(t);
+        }
+        if ctx.amplification_blocked {
+            // RFC 9002 §6.2.2.1: a server at the amplification limit arms no PTO.
+            return LossTimer::Off;
+        }
+        if !self.ack_eliciting_in_flight() && ctx.peer_completed_address_validation {
+            return LossTimer::Off;
+        }
+        match self.pto_time_and_space(now, ctx) {
+            Some((t, _)) => LossTimer::Pto(t),
+            None => LossTimer::Off,
+        }
+    }
+
+    /// The space of an anti-deadlock PTO (RFC 9002 §6.2.2.1), armed from now in the
+    /// highest space with keys: when nothing ack-eliciting is in flight (A.8), and also
+    /// at a client the server has not validated yet whose only packets in flight are
+    /// 0-RTT ones. A.8's GetPtoTimeAndSpace skips the application space until the
+    /// handshake is confirmed and would arm nothing then, although §6.2.2.1 says the
+    /// client MUST keep a PTO "even if there are no packets in flight": with the
+    /// server's first flight lost and the server at its amplification limit (its
+    /// budget spent on 0.5-RTT data), neither side would ever send again.
+    pub fn anti_deadlock_space(&self, ctx: &PtoContext) -> Option<SpaceId> {
+        let stuck = !self.ack_eliciting_in_flight()
+            || (!self.handshake_in_flight() && !ctx.peer_completed_address_validation);
+        if !stuck {
+            return None;
+        }
+        Some(if ctx.handshake_keys {
+            SpaceId::Handshake
+        } else {
+            SpaceId::Initial
+        })
+    }
+
     /// Whether any space has ack-eliciting packets in flight.
     pub fn ack_eliciting_in_flight(&self) -> bool {
         SpaceId::ALL
@@ -34,21 +110,15 @@ impl<T> Recovery<T> {
             .min_by_key(|&(t, _)| t)
     }
 
-    /// RFC 9002 A.8 GetPtoTimeAndSpace. `anti_deadlock`: the space of a PTO armed from
-    /// `now` with nothing (useful) in flight (RFC 9002 §6.2.2.1), which the connection
-    /// decides; otherwise the earliest space's last ack-eliciting send plus the backed-off
-    /// PTO, the application data space only once `handshake_confirmed` and with the
-    /// peer's `max_ack_delay` added.
-    pub fn pto_time_and_space(
-        &self,
-        now: Instant,
-        anti_deadlock: Option<SpaceId>,
-        handshake_confirmed: bool,
-        max_ack_delay: Duration,
-    ) -> Option<(Instant, SpaceId)> {
+    /// RFC 9002 A.8 GetPtoTimeAndSpace: from `now` in the anti-deadlock space when
+    /// there is one; otherwise the earliest space's last ack-eliciting send plus the
+    /// backed-off PTO, the application data space only once the handshake is confirmed
+    /// and with the peer's max_ack_delay added.
+    pub fn pto_time_and_space(&self, now: Instant, ctx: &PtoContext) -> Option<(Instant, SpaceId)> {
+        let (handshake_confirmed, max_ack_delay) = (ctx.handshake_confirmed, ctx.max_ack_delay);
         let backoff = self.pto_backoff();
         let duration = self.rtt.pto_base().saturating_mul(backoff);
-        if let Some(space) = anti_deadlock {
+        if let Some(space) = self.anti_deadlock_space(ctx) {
             return Some((now.saturating_add(duration), space));
         }
         let mut best: Option<(Instant, SpaceId)> = None;

@@ -1,10 +1,11 @@
 //! Recovery on its own: ACKs, losses and the PTO without a connection.
 
-use super::{AckInput, MtuProbe, Recovery};
-use crate::cc::CongestionControl;
+use super::{AckInput, LossTimer, MtuProbe, Outgoing, Probe, PtoContext, Recovery, TimeoutOutcome};
+use crate::cc::{AckResponse, AckSummary, CongestionControl, CongestionController};
 use crate::config::LossConfig;
-use crate::recovery::{DeliverySnapshot, SentPacket, SpaceId};
+use crate::recovery::{RttEstimator, SpaceId};
 use crate::time::Instant;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 const MDS: u64 = 1200;
@@ -19,18 +20,26 @@ fn recovery() -> Recovery<u64> {
 
 /// Sends packet `pn` of `space` at `at` ms, ack-eliciting and in flight.
 fn send(r: &mut Recovery<u64>, space: SpaceId, pn: u64, at: u64) {
-    let now = Instant::from_millis(at);
-    r.sent_mut(space).on_sent(SentPacket {
+    let p = Outgoing {
+        space,
         pn,
-        time_sent: now,
         size: MDS,
         ack_eliciting: true,
         in_flight: true,
-        delivery: DeliverySnapshot::default(),
         data: pn,
-    });
-    let in_flight = r.bytes_in_flight();
-    r.cc.on_packet_sent(now, MDS, in_flight);
+    };
+    r.on_packet_sent(Instant::from_millis(at), p);
+}
+
+/// A confirmed handshake, the peer's max_ack_delay 25 ms, address validated.
+fn ctx() -> PtoContext {
+    PtoContext {
+        handshake_confirmed: true,
+        max_ack_delay: ms(25),
+        peer_completed_address_validation: true,
+        handshake_keys: false,
+        amplification_blocked: false,
+    }
 }
 
 fn ack(ranges: &[std::ops::RangeInclusive<u64>], probe: Option<MtuProbe>) -> AckInput<'_> {
@@ -39,10 +48,63 @@ fn ack(ranges: &[std::ops::RangeInclusive<u64>], probe: Option<MtuProbe>) -> Ack
         ranges,
         largest: *ranges[0].end(),
         ack_delay: Duration::ZERO,
-        handshake_confirmed: true,
-        max_ack_delay: ms(25),
+        pto: ctx(),
         mtu_probe: probe,
     }
+}
+
+/// What a controller was told, one line per call.
+#[derive(Debug, Default)]
+struct Recorder {
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl CongestionController for Recorder {
+    fn on_ack(&mut self, ack: &AckSummary<'_>) -> AckResponse {
+        let acked: Vec<_> = ack
+            .acked
+            .iter()
+            .map(|p| (p.bytes, p.max_datagram_size))
+            .collect();
+        self.log.lock().unwrap().push(format!(
+            "ack acked={acked:?} lost={} congestion={:?} rate_sample={} spurious={}",
+            ack.lost.len(),
+            ack.congestion.map(|c| (c.lost_bytes, c.persistent)),
+            ack.rate_sample.is_some(),
+            ack.spurious_congestion,
+        ));
+        AckResponse::default()
+    }
+    fn on_packet_sent(&mut self, _: Instant, bytes: u64, bytes_in_flight: u64) {
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("sent {bytes} in_flight={bytes_in_flight}"));
+    }
+    fn on_packet_acked(&mut self, _: Instant, _: Instant, _: u64, _: bool, _: &RttEstimator) {
+        unreachable!("on_ack is overridden")
+    }
+    fn on_congestion_event(&mut self, _: Instant, _: Instant, _: bool, _: u64) {
+        unreachable!("on_ack is overridden")
+    }
+    fn window(&self) -> u64 {
+        u64::MAX
+    }
+    fn ssthresh(&self) -> u64 {
+        u64::MAX
+    }
+    fn in_slow_start(&self) -> bool {
+        true
+    }
+    fn name(&self) -> &'static str {
+        "recorder"
+    }
+}
+
+fn recording() -> (Recovery<u64>, Arc<Mutex<Vec<String>>>) {
+    let rec = Recorder::default();
+    let log = rec.log.clone();
+    (Recovery::new(ms(100), Box::new(rec)), log)
 }
 
 #[test]
@@ -52,15 +114,14 @@ fn one_ack_samples_rtt_acknowledges_and_declares_losses() {
         send(&mut r, SpaceId::Data, pn, pn);
     }
     let window = r.cc.window();
-    let mut asked = 0;
+    let asked = std::cell::RefCell::new(Vec::new());
     let ranges = [3..=5];
     let out = r.on_ack(
         Instant::from_millis(55),
         &ack(&ranges, None),
         &LossConfig::default(),
-        |acked| {
-            asked += 1;
-            assert_eq!(acked.len(), 3);
+        |acked, lost| {
+            asked.borrow_mut().push((acked.len(), lost.len()));
             ms(25)
         },
     );
@@ -78,8 +139,9 @@ fn one_ack_samples_rtt_acknowledges_and_declares_losses() {
     assert_eq!(out.loss.lost_bytes, 3 * MDS);
     assert!(out.loss.congestion_event && !out.loss.persistent);
     assert_eq!(
-        asked, 1,
-        "max_ack_delay asked once, for persistent congestion"
+        asked.into_inner(),
+        [(3, 0), (3, 3)],
+        "max_ack_delay asked for persistent congestion, then for the timer"
     );
     assert!(r.cc.window() < window, "the controller reduced its window");
     assert_eq!(r.bytes_in_flight(), 0);
@@ -92,14 +154,21 @@ fn an_ack_of_nothing_new_does_nothing() {
     send(&mut r, SpaceId::Data, 0, 0);
     let ranges = [0..=0];
     let cfg = LossConfig::default();
-    let first = r.on_ack(Instant::from_millis(10), &ack(&ranges, None), &cfg, |_| {
-        ms(25)
-    });
+    let first = r.on_ack(
+        Instant::from_millis(10),
+        &ack(&ranges, None),
+        &cfg,
+        |_, _| ms(25),
+    );
     assert_eq!(first.newly_acked.len(), 1);
-    let again = r.on_ack(Instant::from_millis(20), &ack(&ranges, None), &cfg, |_| {
-        panic!("no loss detection without newly acknowledged packets")
-    });
+    let again = r.on_ack(
+        Instant::from_millis(20),
+        &ack(&ranges, None),
+        &cfg,
+        |_, _| panic!("no loss detection without newly acknowledged packets"),
+    );
     assert!(again.newly_acked.is_empty() && !again.rtt_sampled);
+    assert_eq!(again.loss_timer, None, "the timer is left alone");
     assert_eq!(r.rtt.latest(), ms(10));
 }
 
@@ -119,7 +188,10 @@ fn a_lost_mtu_probe_is_no_congestion_signal() {
         Instant::from_millis(50),
         &ack(&ranges, Some(probe)),
         &LossConfig::default(),
-        |_| panic!("nothing but the probe was lost"),
+        |_, lost| {
+            assert!(lost.is_empty(), "nothing but the probe was lost");
+            ms(25)
+        },
     );
     assert_eq!(out.loss.mtu_probe_lost, Some(0));
     assert!(out.loss.lost.is_empty() && !out.loss.congestion_event);
@@ -131,17 +203,228 @@ fn pto_waits_for_confirmation_in_the_data_space_and_backs_off() {
     let mut r = recovery();
     send(&mut r, SpaceId::Data, 0, 0);
     let now = Instant::from_millis(1);
-    assert_eq!(r.pto_time_and_space(now, None, false, ms(25)), None);
+    let unconfirmed = PtoContext {
+        handshake_confirmed: false,
+        ..ctx()
+    };
+    assert_eq!(r.pto_time_and_space(now, &unconfirmed), None);
     // Before any sample: smoothed 100 + 4 · rttvar 50 = 300 ms, + max_ack_delay 25.
-    let at = |r: &Recovery<u64>| r.pto_time_and_space(now, None, true, ms(25));
+    let at = |r: &Recovery<u64>| r.pto_time_and_space(now, &ctx());
     assert_eq!(at(&r), Some((Instant::from_millis(325), SpaceId::Data)));
     r.pto_count = 1;
     assert_eq!(at(&r), Some((Instant::from_millis(650), SpaceId::Data)));
-    // The anti-deadlock space is armed from now.
+    // A client the server has not validated, with only 1-RTT data in flight: the
+    // anti-deadlock PTO is armed from now, in the Initial space without Handshake keys.
+    let unvalidated = PtoContext {
+        peer_completed_address_validation: false,
+        ..ctx()
+    };
+    assert_eq!(r.anti_deadlock_space(&unvalidated), Some(SpaceId::Initial));
     assert_eq!(
-        r.pto_time_and_space(now, Some(SpaceId::Initial), true, ms(25)),
+        r.pto_time_and_space(now, &unvalidated),
         Some((Instant::from_millis(601), SpaceId::Initial))
     );
+    let with_keys = PtoContext {
+        handshake_keys: true,
+        ..unvalidated
+    };
+    assert_eq!(r.anti_deadlock_space(&with_keys), Some(SpaceId::Handshake));
     assert!(r.ack_eliciting_in_flight() && !r.handshake_in_flight());
     assert_eq!(r.loss_time_and_space(), None);
+}
+
+#[test]
+fn on_packet_sent_records_the_packet_and_tells_the_controller_in_flight_ones() {
+    let (mut r, log) = recording();
+    send(&mut r, SpaceId::Initial, 0, 0);
+    let ack_only = Outgoing {
+        space: SpaceId::Initial,
+        pn: 1,
+        size: 50,
+        ack_eliciting: false,
+        in_flight: false,
+        data: 1,
+    };
+    r.on_packet_sent(Instant::from_millis(1), ack_only);
+    send(&mut r, SpaceId::Initial, 2, 2);
+    assert_eq!(r.sent(SpaceId::Initial).len(), 3);
+    assert_eq!(r.bytes_in_flight(), 2 * MDS);
+    assert_eq!(
+        *log.lock().unwrap(),
+        ["sent 1200 in_flight=1200", "sent 1200 in_flight=2400"]
+    );
+    // draft-ietf-ccwg-bbr §4.1.2.2: the in-flight packets carry a delivery snapshot.
+    let snapshots: Vec<_> = r
+        .sent(SpaceId::Initial)
+        .iter()
+        .map(|p| p.delivery.tx_in_flight)
+        .collect();
+    assert_eq!(snapshots, [MDS, 0, 2 * MDS]);
+}
+
+#[test]
+fn one_ack_reaches_the_controller_as_one_summary() {
+    let (mut r, log) = recording();
+    for pn in 0..6 {
+        send(&mut r, SpaceId::Data, pn, pn);
+    }
+    log.lock().unwrap().clear();
+    let probe = MtuProbe {
+        pn: 4,
+        confirms: 1452,
+    };
+    let ranges = [3..=5];
+    r.on_ack(
+        Instant::from_millis(55),
+        &ack(&ranges, Some(probe)),
+        &LossConfig::default(),
+        |_, _| ms(25),
+    );
+    assert_eq!(
+        *log.lock().unwrap(),
+        [
+            "ack acked=[(1200, None), (1200, Some(1452)), (1200, None)] lost=3 \
+          congestion=Some((3600, false)) rate_sample=true spurious=false"
+        ]
+    );
+}
+
+#[test]
+fn a_timer_loss_reaches_the_controller_as_one_summary_without_acks() {
+    let (mut r, log) = recording();
+    for pn in 0..2 {
+        send(&mut r, SpaceId::Data, pn, pn);
+    }
+    // Acknowledging 1 at 10 ms leaves 0 short of the packet threshold: it is lost
+    // by the time threshold (9/8 of the 10 ms RTT) at its loss time.
+    let ranges = [1..=1];
+    let cfg = LossConfig::default();
+    let out = r.on_ack(
+        Instant::from_millis(10),
+        &ack(&ranges, None),
+        &cfg,
+        |_, _| ms(25),
+    );
+    let Some(LossTimer::LossTime(at)) = out.loss_timer else {
+        panic!("a loss time is armed: {:?}", out.loss_timer);
+    };
+    log.lock().unwrap().clear();
+    let TimeoutOutcome::Lost { space, loss } = r.on_loss_detection_timeout(at, &ctx(), &cfg, None)
+    else {
+        panic!("the timer declares the loss");
+    };
+    assert_eq!((space, loss.lost.len()), (SpaceId::Data, 1));
+    assert_eq!(
+        *log.lock().unwrap(),
+        ["ack acked=[] lost=1 congestion=Some((1200, false)) rate_sample=false spurious=false"]
+    );
+    assert_eq!(r.pto_count(), 0, "a loss is no PTO");
+}
+
+#[test]
+fn the_loss_detection_timer_follows_rfc_9002_a8() {
+    let mut r = recovery();
+    let now = Instant::from_millis(1);
+    // Nothing in flight and the address validated: no timer.
+    assert_eq!(r.loss_detection_timer(now, &ctx()), LossTimer::Off);
+    // ... but a client not yet validated keeps an anti-deadlock PTO (§6.2.2.1).
+    let unvalidated = PtoContext {
+        peer_completed_address_validation: false,
+        ..ctx()
+    };
+    assert_eq!(
+        r.loss_detection_timer(now, &unvalidated),
+        LossTimer::Pto(Instant::from_millis(301))
+    );
+    send(&mut r, SpaceId::Data, 0, 0);
+    assert_eq!(
+        r.loss_detection_timer(now, &ctx()),
+        LossTimer::Pto(Instant::from_millis(325))
+    );
+    // A server at its amplification limit arms nothing.
+    let blocked = PtoContext {
+        amplification_blocked: true,
+        ..ctx()
+    };
+    assert_eq!(r.loss_detection_timer(now, &blocked), LossTimer::Off);
+}
+
+#[test]
+fn a_pto_expiry_counts_and_names_the_space_to_probe() {
+    let mut r = recovery();
+    send(&mut r, SpaceId::Handshake, 0, 0);
+    let cfg = LossConfig::default();
+    let handshake = PtoContext {
+        handshake_confirmed: false,
+        handshake_keys: true,
+        ..ctx()
+    };
+    let now = Instant::from_millis(300);
+    let TimeoutOutcome::Pto { probe, pto_count } =
+        r.on_loss_detection_timeout(now, &handshake, &cfg, None)
+    else {
+        panic!("no loss time: a PTO");
+    };
+    assert_eq!(
+        (probe, pto_count),
+        (Some(Probe::Pto(SpaceId::Handshake)), 1)
+    );
+    // RFC 9002 §6.2.1: the next PTO is twice as far.
+    assert_eq!(
+        r.loss_detection_timer(now, &handshake),
+        LossTimer::Pto(Instant::from_millis(600))
+    );
+    // Nothing ack-eliciting in flight at a client not yet validated: anti-deadlock.
+    r.discard_space(SpaceId::Handshake);
+    let unvalidated = PtoContext {
+        peer_completed_address_validation: false,
+        ..handshake
+    };
+    let TimeoutOutcome::Pto { probe, pto_count } =
+        r.on_loss_detection_timeout(now, &unvalidated, &cfg, None)
+    else {
+        panic!("no loss time: a PTO");
+    };
+    assert_eq!(
+        (probe, pto_count),
+        (Some(Probe::AntiDeadlock(SpaceId::Handshake)), 1)
+    );
+}
+
+#[test]
+fn discarding_a_space_drops_its_packets_and_restarts_the_backoff() {
+    let mut r = recovery();
+    send(&mut r, SpaceId::Initial, 0, 0);
+    send(&mut r, SpaceId::Initial, 1, 1);
+    send(&mut r, SpaceId::Handshake, 0, 2);
+    r.pto_count = 3;
+    let window = r.cc.window();
+    r.discard_space(SpaceId::Initial);
+    // RFC 9002 A.11: out of bytes in flight, no loss or PTO time, pto_count 0; the
+    // controller is not told (no window change).
+    assert!(r.sent(SpaceId::Initial).is_empty());
+    assert_eq!(r.bytes_in_flight(), MDS);
+    assert_eq!(r.pto_count(), 0);
+    assert_eq!(r.sent(SpaceId::Initial).time_of_last_ack_eliciting(), None);
+    assert_eq!(r.cc.window(), window);
+    let pto = r.pto_time_and_space(Instant::from_millis(3), &ctx());
+    assert_eq!(pto.map(|(_, s)| s), Some(SpaceId::Handshake));
+}
+
+#[test]
+fn an_ack_restarts_the_backoff_only_once_the_address_is_validated() {
+    let cfg = LossConfig::default();
+    for validated in [false, true] {
+        let mut r = recovery();
+        send(&mut r, SpaceId::Data, 0, 0);
+        send(&mut r, SpaceId::Data, 1, 1);
+        r.pto_count = 2;
+        let ranges = [0..=0];
+        let mut input = ack(&ranges, None);
+        input.pto.peer_completed_address_validation = validated;
+        r.on_ack(Instant::from_millis(20), &input, &cfg, |_, _| ms(25));
+        // RFC 9002 A.7: "Reset pto_count unless the client is unsure if the server
+        // has validated the client's address."
+        assert_eq!(r.pto_count(), if validated { 0 } else { 2 });
+    }
 }

@@ -1,11 +1,14 @@
 //! Processing the peer's acknowledgements: the cumulative ACK and SACK blocks update
-//! the scoreboard, give RTT samples (RFC 6298 §3 with Karn's rule), feed the shared
-//! congestion controller in its documented order, and drive loss detection (RACK,
-//! RFC 8985 §6.2, and RFC 6675 §4 IsLost) and recovery (RFC 6675 §5).
+//! the scoreboard, give RTT samples (RFC 6298 §3 with Karn's rule), drive loss
+//! detection (RACK, RFC 8985 §6.2, and RFC 6675 §4 IsLost) and recovery (RFC 6675 §5),
+//! and hand the shared congestion controller one summary per ACK
+//! (`CongestionController::on_ack`).
 
 use super::{SegmentError, TcpConnection};
 use crate::scoreboard::{Delivered, Segment};
 use crate::wire::Header;
+use quiclab_proto::cc::{AckSummary, AckedPacket, CongestionEvent};
+use quiclab_proto::recovery::{LostPacket, RateSample};
 use quiclab_proto::time::Instant;
 use std::time::Duration;
 
@@ -38,10 +41,12 @@ impl TcpConnection {
             Vec::new()
         };
         let delivered = self.sb.on_ack(ack, &sack);
-        self.on_delivered(now, &delivered);
+        let acked = self.on_delivered(now, &delivered);
         self.sb.rack_update(now, &delivered, self.rtt.min());
-        self.detect_losses(now);
-        self.deliver_rate_sample(now);
+        let losses = self.find_losses(now);
+        // The ACK's delivery-rate sample, after the losses (as QUIC does).
+        let rate_sample = self.delivery.generate(self.rtt.min(), self.sb.pipe);
+        self.inform_controller(now, &acked, &losses, rate_sample.as_ref());
         if self.recovery_point.is_some_and(|p| self.sb.una >= p) {
             // RFC 6675 §5: recovery ends when RecoveryPoint is acknowledged.
             self.recovery_point = None;
@@ -60,8 +65,13 @@ impl TcpConnection {
     }
 
     /// RTT sample from the newest never-retransmitted delivered segment (Karn), then
-    /// the controller's per-segment calls and the delivery-rate bookkeeping.
-    pub(super) fn on_delivered(&mut self, now: Instant, delivered: &[Delivered]) {
+    /// the delivery-rate bookkeeping; returns the segments as the controller reads them
+    /// (the caller hands them over in one [`AckSummary`]).
+    pub(super) fn on_delivered(
+        &mut self,
+        now: Instant,
+        delivered: &[Delivered],
+    ) -> Vec<AckedPacket> {
         let newest = delivered
             .iter()
             .filter(|d| !d.seg.retransmitted)
@@ -71,6 +81,7 @@ impl TcpConnection {
             self.rtt
                 .update(sample, Duration::ZERO, true, Duration::ZERO);
         }
+        let mut acked = Vec::with_capacity(delivered.len());
         for d in delivered {
             let s = &d.seg;
             let len = s.end - d.start;
@@ -78,9 +89,13 @@ impl TcpConnection {
                 continue;
             }
             self.delivery.on_acked(now, s.tx, s.sent, len, &s.snapshot);
-            self.cc
-                .on_packet_acked(now, s.sent, len, self.app_limited, &self.rtt);
+            acked.push(AckedPacket {
+                time_sent: s.sent,
+                bytes: len,
+                max_datagram_size: None,
+            });
         }
+        acked
     }
 
     /// RFC 8985 §6.2 step 4: the reordering window. Zero until reordering is seen
@@ -97,19 +112,21 @@ impl TcpConnection {
         (self.rtt.min() / 4).min(self.rtt.smoothed())
     }
 
-    /// Marks lost segments (on an ACK or the reordering timer) and tells the
-    /// controller; enters recovery (RFC 6675 §5.1 step 4) on the first loss.
-    pub(super) fn detect_losses(&mut self, now: Instant) {
+    /// Marks lost segments (on an ACK or the reordering timer); enters recovery
+    /// (RFC 6675 §5.1 step 4) on the first loss. The controller hears of them next.
+    pub(super) fn find_losses(&mut self, now: Instant) -> Losses {
         let reo = self.reo_wnd();
         let (lost, timer) = self.sb.detect_losses(now, reo, self.smss, self.sack);
         self.reorder_deadline = timer;
-        self.on_lost(now, &lost, false);
+        self.declare_lost(&lost, false)
     }
 
-    /// The controller's loss calls: each lost segment, then one congestion event.
-    pub(super) fn on_lost(&mut self, now: Instant, lost: &[(u64, Segment)], persistent: bool) {
+    /// The lost segments' bookkeeping: statistics, the delivery-rate estimator, the
+    /// congestion event (one per detection), the recovery point.
+    pub(super) fn declare_lost(&mut self, lost: &[(u64, Segment)], persistent: bool) -> Losses {
+        let mut out = Losses::default();
         if lost.is_empty() {
-            return;
+            return out;
         }
         let mut bytes = 0;
         let mut newest = Instant::ZERO;
@@ -118,26 +135,48 @@ impl TcpConnection {
             bytes += len;
             newest = newest.max(s.sent);
             self.stats.lost_segments += 1;
-            let lp = self.delivery.on_lost(len, &s.snapshot);
-            self.cc.on_packet_lost(now, &lp);
+            out.lost.push(self.delivery.on_lost(len, &s.snapshot));
         }
-        self.cc.on_congestion_event(now, newest, persistent, bytes);
+        out.congestion = Some(CongestionEvent {
+            largest_lost_sent_time: newest,
+            persistent,
+            lost_bytes: bytes,
+        });
         if self.recovery_point.is_none() {
             self.recovery_point = Some(self.sb.nxt);
             self.stats.recovery_episodes += 1;
         }
+        out
     }
 
-    /// The ACK's delivery-rate sample to the controller (after losses, as QUIC does).
-    fn deliver_rate_sample(&mut self, now: Instant) {
-        let in_flight = self.sb.pipe;
-        let Some(rs) = self.delivery.generate(self.rtt.min(), in_flight) else {
-            return;
-        };
-        self.cc.on_rate_sample(now, &rs, &self.rtt);
-        if self.cc.wants_app_limited_mark() {
-            self.delivery.mark_app_limited(in_flight);
+    /// The controller's one call per ACK (or per loss detection by timer: nothing
+    /// acknowledged, no rate sample), then the app-limited mark it may ask for.
+    pub(super) fn inform_controller(
+        &mut self,
+        now: Instant,
+        acked: &[AckedPacket],
+        losses: &Losses,
+        rate_sample: Option<&RateSample>,
+    ) {
+        let response = self.cc.on_ack(&AckSummary {
+            now,
+            spurious_congestion: false,
+            acked,
+            app_limited: self.app_limited,
+            rtt: &self.rtt,
+            lost: &losses.lost,
+            congestion: losses.congestion,
+            rate_sample,
+        });
+        if response.mark_app_limited {
+            self.delivery.mark_app_limited(self.sb.pipe);
         }
-        while self.cc.take_state_change().is_some() {}
     }
+}
+
+/// Segments declared lost, as the controller reads them.
+#[derive(Default)]
+pub(super) struct Losses {
+    lost: Vec<LostPacket>,
+    congestion: Option<CongestionEvent>,
 }

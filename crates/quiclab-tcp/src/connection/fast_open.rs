@@ -121,7 +121,8 @@ impl TcpConnection {
         if acked >= self.tfo.syn_data {
             self.tfo.accepted = true;
             let delivered = self.sb.on_ack(acked.min(self.tfo.syn_data), &[]);
-            self.on_delivered(now, &delivered);
+            let acked = self.on_delivered(now, &delivered);
+            self.inform_controller(now, &acked, &Default::default(), None);
         } else {
             // §4.2.2: the server ignored the data; it goes again as the first segment.
             self.sb.mark_all_lost();

@@ -75,7 +75,8 @@ impl TcpConnection {
         }
         if self.reorder_deadline.is_some_and(|t| t <= now) {
             self.reorder_deadline = None;
-            self.detect_losses(now);
+            let losses = self.find_losses(now);
+            self.inform_controller(now, &[], &losses, None);
         }
         if self.tlp_deadline.is_some_and(|t| t <= now) {
             // RFC 8985 §7.3: send one probe segment.
@@ -106,7 +107,8 @@ impl TcpConnection {
         // collapses (the controller's persistent-congestion response).
         let lost = self.sb.mark_all_lost();
         self.recovery_point = None;
-        self.on_lost(now, &lost, true);
+        let losses = self.declare_lost(&lost, true);
+        self.inform_controller(now, &[], &losses, None);
         self.tlp_deadline = None;
         self.tlp_pending = false;
         self.tlp_out = false;

@@ -1,9 +1,10 @@
 //! BBR's state machine driven through a model path: a bottleneck of fixed rate with a
 //! FIFO drop-tail buffer and a fixed base RTT, a paced sender, per-packet ACKs, and
-//! the connection's delivery-rate estimator in between, called in the order the
-//! connection calls it.
+//! the connection's delivery-rate estimator in between, and one `on_ack` summary per
+//! ACK as the connection gives it.
 
 use super::*;
+use crate::cc::{AckSummary, AckedPacket, CongestionEvent};
 use crate::recovery::DeliveryRateEstimator;
 use std::collections::VecDeque;
 
@@ -95,25 +96,37 @@ impl Path {
             .update(self.now - p.at, Duration::ZERO, true, Duration::ZERO);
         self.in_flight -= MDS;
         self.est.on_acked(self.now, p.pn, p.at, MDS, &p.snapshot);
-        self.bbr
-            .on_packet_acked(self.now, p.at, MDS, false, &self.rtt);
-        if let Some(last) = lost.last() {
-            for l in &lost {
-                self.in_flight -= MDS;
-                self.lost += 1;
-                let lp = self.est.on_lost(MDS, &l.snapshot);
-                self.bbr.on_packet_lost(self.now, &lp);
-            }
-            let bytes = MDS * lost.len() as u64;
-            self.bbr
-                .on_congestion_event(self.now, last.at, false, bytes);
+        let mut lost_packets = Vec::new();
+        for l in &lost {
+            self.in_flight -= MDS;
+            self.lost += 1;
+            lost_packets.push(self.est.on_lost(MDS, &l.snapshot));
         }
+        let congestion = lost.last().map(|last| CongestionEvent {
+            largest_lost_sent_time: last.at,
+            persistent: false,
+            lost_bytes: MDS * lost.len() as u64,
+        });
         let rs = self.est.generate(self.rtt.min(), self.in_flight).unwrap();
-        self.bbr.on_rate_sample(self.now, &rs, &self.rtt);
-        if self.bbr.wants_app_limited_mark() {
+        // The connection's one call per ACK.
+        let response = self.bbr.on_ack(&AckSummary {
+            now: self.now,
+            spurious_congestion: false,
+            acked: &[AckedPacket {
+                time_sent: p.at,
+                bytes: MDS,
+                max_datagram_size: None,
+            }],
+            app_limited: false,
+            rtt: &self.rtt,
+            lost: &lost_packets,
+            congestion,
+            rate_sample: Some(&rs),
+        });
+        if response.mark_app_limited {
             self.est.mark_app_limited(self.in_flight);
         }
-        while let Some(s) = self.bbr.take_state_change() {
+        for s in response.state_changes {
             let s = match s {
                 CongestionState::BbrStartup => BbrState::Startup,
                 CongestionState::BbrDrain => BbrState::Drain,
