@@ -11,9 +11,10 @@ is kept; stops in the standard library and other crates are dropped.
 It prints:
 - the path as runs of consecutive steps in one file (file, first function, steps);
 - file-to-file moves, distinct files, and moves back into a file already left;
+- the calls, read from the call stack, that cross from the rest of the core into
+  recovery (path_recovery/, recovery/ or cc/), and the calls back out while inside;
 - the layer path (top-level module: connection, path_recovery, cc, recovery, wire, ...),
-  and how many times the ACK enters recovery (path_recovery/, recovery/ or cc/ from
-  elsewhere) and returns from it.
+  with every step and with leaf calls folded.
 
 Usage: scripts/ack_trace.py [--no-build] [--runs]   (--runs: list every run of steps)
 """
@@ -32,6 +33,8 @@ RECOVERY_LAYERS = {"path_recovery", "recovery", "cc"}
 # `SpaceId` is an identifier every layer names, not recovery state: steps into it (an
 # `eq`, an index) are not counted as entering recovery.
 NOT_RECOVERY = {"recovery/space.rs"}
+# Value types every layer uses; a call into them from recovery is not a call back out.
+UTILITY_LAYERS = {"ids", "time", "range_set", "wire", "rng"}
 
 GDB_SCRIPT = r"""
 import gdb, json
@@ -47,7 +50,10 @@ while True:
         break
     sal = frame.find_sal()
     path = sal.symtab.fullname() if sal.symtab else ""
-    steps.append([path, sal.line, name])
+    depth, f = 0, frame
+    while f is not None:
+        depth, f = depth + 1, f.older()
+    steps.append([path, sal.line, name, depth])
     try:
         gdb.execute("step", to_string=True)
     except gdb.error:
@@ -80,7 +86,7 @@ def trace():
 def runs_of(steps):
     """Consecutive steps in one project file, as (file, first function, count)."""
     runs = []
-    for path, _line, func in steps:
+    for path, _line, func, _depth in steps:
         i = path.find(SRC)
         if i < 0:
             continue
@@ -134,46 +140,48 @@ def layer_path(files):
     return layers
 
 
-def recovery_crossings(layers):
-    """(entries into the recovery layers from elsewhere, returns out of them)."""
-    pairs = list(zip(layers, layers[1:]))
-    enters = sum(1 for a, b in pairs if a not in RECOVERY_LAYERS and b in RECOVERY_LAYERS)
-    returns = sum(1 for a, b in pairs if a in RECOVERY_LAYERS and b not in RECOVERY_LAYERS)
-    return enters, returns
-
-
-def short_fn(func):
-    """`quiclab_proto::connection::loss::<impl ..>::on_ack_received` -> `on_ack_received`."""
-    if not func:
-        return "?"
-    depth, plain = 0, []
-    for c in func:  # drop generic arguments, which contain `::` of their own
-        depth += c == "<"
-        if depth == 0:
-            plain.append(c)
-        depth -= c == ">"
-    return "".join(plain).split("::")[-1]
+def calls_into_recovery(steps):
+    """The calls that cross into recovery, by the call stack: a step one frame deeper
+    than the last project step, in a recovery file, called from a project file outside
+    recovery. Returns (the called functions, callbacks out of recovery into the rest)."""
+    calls, callbacks = [], []
+    last = None  # (layer, depth) of the previous step in a project file
+    for path, _line, func, depth in steps:
+        i = path.find(SRC)
+        if i < 0:
+            continue
+        name = layer(path[i + len(SRC):])
+        inside = name in RECOVERY_LAYERS
+        if last is not None and depth > last[1]:
+            was_inside = last[0] in RECOVERY_LAYERS
+            if inside and not was_inside:
+                calls.append(short_fn(func))
+            elif was_inside and not inside and name not in UTILITY_LAYERS:
+                callbacks.append(short_fn(func))
+        last = (name, depth)
+    return calls, callbacks
 
 
 def main():
     args = set(sys.argv[1:])
     if "--no-build" not in args:
         build()
-    runs = runs_of(trace())
+    steps = trace()
+    runs = runs_of(steps)
     if not runs:
         sys.exit("no step landed in quiclab-proto: was the example built with debug info?")
     files = [r[0] for r in runs]
-    steps = sum(r[2] for r in runs)
-    print(f"one ACK datagram: {steps} steps in quiclab-proto")
+    print(f"one ACK datagram: {sum(r[2] for r in runs)} steps in quiclab-proto")
+    calls, callbacks = calls_into_recovery(steps)
+    print(f"calls from the connection into recovery (path_recovery/, recovery/, cc/): "
+          f"{len(calls)}: {', '.join(calls) or '-'}")
+    print(f"calls back out of recovery while inside it: {len(callbacks)}: "
+          f"{', '.join(callbacks) or '-'}")
     for title, path in (("every step", files), ("leaf calls folded", fold_leaf_calls(files))):
         n, distinct, back = moves(path)
-        layers = layer_path(path)
-        enters, returns = recovery_crossings(layers)
-        print(f"\n{title}: {n} file-to-file moves over {distinct} files, "
+        print(f"{title}: {n} file-to-file moves over {distinct} files, "
               f"{back} of them back into a file already left")
-        print(f"  enters recovery (path_recovery/, recovery/, cc/) {enters} time(s), "
-              f"returns {returns} time(s)")
-        print("  layers: " + " > ".join(layers))
+    print("layers, leaf calls folded: " + " > ".join(layer_path(fold_leaf_calls(files))))
     if "--runs" in args:
         for rel, func, count in runs:
             print(f"  {rel:40} {short_fn(func):40} {count}")
