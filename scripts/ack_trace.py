@@ -140,6 +140,19 @@ def layer_path(files):
     return layers
 
 
+def short_fn(func):
+    """`quiclab_proto::connection::loss::<impl ..>::on_ack_received` -> `on_ack_received`."""
+    if not func:
+        return "?"
+    depth, plain = 0, []
+    for c in func:  # drop generic arguments, which contain `::` of their own
+        depth += c == "<"
+        if depth == 0:
+            plain.append(c)
+        depth -= c == ">"
+    return "".join(plain).split("::")[-1]
+
+
 def calls_into_recovery(steps):
     """The calls that cross into recovery, by the call stack: a step one frame deeper
     than the last project step, in a recovery file, called from a project file outside
