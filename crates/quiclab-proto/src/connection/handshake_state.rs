@@ -6,7 +6,7 @@
 //! The connection drives it from `handshake.rs` (TLS), `recv.rs` and `loss.rs`; the
 //! rules that need nothing else live here.
 
-use super::recv::Parsed;
+use super::parsed::Parsed;
 use super::server_hold::ServerHold;
 use super::spaces::SpaceId;
 use crate::config::HandshakeConfig;
