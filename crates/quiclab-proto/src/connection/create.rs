@@ -12,7 +12,7 @@ use super::path::PathData;
 use super::scratch::Scratch;
 use super::spaces::PacketSpace;
 use super::stats::ConnectionStats;
-use super::timers::{IdleTimeout, Timer, TimerTable};
+use super::timers::{Timer, TimerTable};
 use super::tokens::NewTokenSend;
 use super::tokens::{ServerValidation, TokenState};
 use super::version_state::VersionState;
@@ -203,8 +203,7 @@ impl Connection {
             &config.careful_resume,
             u64::from(config.max_udp_payload_size),
         );
-        let mut timers = TimerTable::default();
-        let idle = IdleTimeout::new(now, config.idle_timeout_ms, &mut timers);
+        let mut timers = TimerTable::new(now, config.idle_timeout_ms);
         if config.handshake_timeout_ms > 0 {
             let limit = std::time::Duration::from_millis(config.handshake_timeout_ms);
             timers.set(Timer::Handshake, now + limit);
@@ -219,7 +218,6 @@ impl Connection {
             params: TransportParams::new(original_dcid, local_params),
             handshake: HandshakeState::new(side == Side::Server, &config.handshake),
             timers,
-            idle,
             streams,
             lifecycle: Lifecycle::default(),
             rng,

@@ -173,8 +173,7 @@ impl Connection {
             }
         }
         // RFC 9000 §10.1: the effective idle timeout is the minimum of the non-zero values.
-        self.idle
-            .negotiate(now, p.max_idle_timeout, &mut self.timers);
+        self.timers.negotiate_idle(now, p.max_idle_timeout);
         self.streams.apply_peer_params(&p);
         self.stats.ack_frequency_active =
             self.config.min_ack_delay_us.is_some() && p.min_ack_delay.is_some();

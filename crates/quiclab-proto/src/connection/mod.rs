@@ -103,7 +103,7 @@ use path::PathData;
 use scratch::Scratch;
 use spaces::PacketSpace;
 use std::sync::Arc;
-use timers::{IdleTimeout, TimerTable};
+use timers::TimerTable;
 use tokens::TokenState;
 use version_state::VersionState;
 use zero_rtt_state::ZeroRtt;
@@ -125,9 +125,8 @@ pub struct Connection {
     params: TransportParams,
     /// Handshake progress, the server's ClientHello hold, early packets.
     handshake: HandshakeState,
-    /// Every deadline but the ACK ones (which the spaces keep).
+    /// Every deadline (the spaces' ACK deadlines copied in) and the idle rule.
     timers: TimerTable,
-    idle: IdleTimeout,
     streams: Streams,
     /// Handshake, established, closing, draining; why it ended; the CONNECTION_CLOSE.
     lifecycle: Lifecycle,

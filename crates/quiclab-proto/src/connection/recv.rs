@@ -36,6 +36,17 @@ impl Connection {
         data: &mut [u8],
         first: Option<Parsed>,
     ) {
+        self.receive_datagram(now, remote, data, first);
+        self.arm_ack_timers();
+    }
+
+    fn receive_datagram(
+        &mut self,
+        now: Instant,
+        remote: SocketAddr,
+        data: &mut [u8],
+        first: Option<Parsed>,
+    ) {
         let mut first = first;
         if matches!(self.lifecycle.state(), State::Drained | State::Draining) {
             return;
@@ -242,7 +253,7 @@ impl Connection {
                     immediate,
                     &policy,
                 );
-                self.idle.on_packet_received(now, &mut self.timers);
+                self.timers.on_packet_received(now);
             }
             Err(e) => self.fail(now, e),
         }

@@ -57,6 +57,12 @@ impl Connection {
     /// Appends the next datagram to `buf` and says where to send it; `None` when there
     /// is nothing to send now (see [`Connection::poll_timeout`]).
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+        let transmit = self.build_transmit(now, buf);
+        self.arm_ack_timers();
+        transmit
+    }
+
+    fn build_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
         match self.lifecycle.state() {
             State::Draining | State::Drained => return None,
             State::Closing if !self.lifecycle.close_pending() => return None,
@@ -537,7 +543,7 @@ impl Connection {
         }
         if p.ack_eliciting {
             // RFC 9000 §10.1: the first ack-eliciting packet after a receipt restarts the timer.
-            self.idle.on_ack_eliciting_sent(now, &mut self.timers);
+            self.timers.on_ack_eliciting_sent(now);
         }
         if let Some(frames) = logged {
             let ty = if p.zero_rtt {

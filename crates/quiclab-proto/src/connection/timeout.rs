@@ -11,24 +11,29 @@ use crate::time::Instant;
 use crate::wire::Side;
 
 impl Connection {
-    /// The earliest time [`Connection::handle_timeout`] must be called.
+    /// The earliest time [`Connection::handle_timeout`] must be called: the timer
+    /// table's earliest deadline, or while closing or draining the end of that period.
     pub fn poll_timeout(&self) -> Option<Instant> {
         match self.lifecycle.state() {
-            State::Closing | State::Draining => return self.timers.get(Timer::Close),
-            State::Drained => return None,
-            _ => {}
+            State::Closing | State::Draining => self.timers.get(Timer::Close),
+            State::Drained => None,
+            State::Handshake | State::Established => self.timers.next_timeout(),
         }
-        let ack = self
-            .spaces
-            .iter()
-            .zip(Space::ALL)
-            .filter(|(s, id)| s.can_send() && !self.initial_ack_held(*id))
-            .filter_map(|(s, _)| s.acks.ack_deadline())
-            .min();
-        [self.timers.next_timeout(), ack]
-            .into_iter()
-            .flatten()
-            .min()
+    }
+
+    /// Copies each space's ACK deadline into the timer table ([`Timer::ack`]): armed
+    /// while the space owes an ACK and can send, unless a WFC server holds the Initial
+    /// ACK for its ServerHello. The deadlines and these conditions change only when a
+    /// datagram is received or sent or a timer fires (keys installed or discarded, the
+    /// hold released), so those entry points call this last and `poll_timeout` reads
+    /// the table alone.
+    pub(super) fn arm_ack_timers(&mut self) {
+        for space in Space::ALL {
+            let s = &self.spaces[space as usize];
+            let due = s.acks.ack_deadline();
+            let at = due.filter(|_| s.can_send() && !self.initial_ack_held(space));
+            self.timers.set_or_stop(Timer::ack(space), at);
+        }
     }
 
     /// The driver read an ICMP port unreachable for a datagram sent to this
@@ -49,6 +54,14 @@ impl Connection {
 
     /// Fires every timer whose time has come.
     pub fn handle_timeout(&mut self, now: Instant) {
+        self.fire_timers(now);
+        self.arm_ack_timers();
+    }
+
+    /// The expired timers, in a fixed order: closing period, idle, handshake, the
+    /// server's hold, loss detection, pacing. The ACK timers are served by
+    /// `poll_transmit`, which sends the ACKs due.
+    fn fire_timers(&mut self, now: Instant) {
         match self.lifecycle.state() {
             State::Closing | State::Draining => {
                 if self.timers.is_expired(Timer::Close, now) {
@@ -81,6 +94,5 @@ impl Connection {
             // The pacer lets data go again; poll_transmit decides what.
             self.timers.stop(Timer::Pacing);
         }
-        // ACK deadlines are served by poll_transmit.
     }
 }
