@@ -11,6 +11,11 @@ that is a module file), and builds two graphs:
   ancestor, e.g. `present::plot::draw` as `present::plot`);
 - top-level: one node per top-level module (`plan`, `run`, `present`, ...).
 
+- in the folders of `FILE_LEVEL_FOLDERS` (`quiclab-proto`'s `connection/`): one node per
+  file, and a path that starts with a child module's name (`use close::CloseState;` in
+  `connection/mod.rs`) counts as a reference to that file, so a part file that imports
+  `mod.rs` while `mod.rs` names one of its types is a cycle.
+
 The crate root (`lib.rs` / `main.rs`) is a node too (`crate`): it declares and
 re-exports modules, so a module that uses a root re-export closes a cycle.
 

@@ -37,7 +37,7 @@ impl Connection {
         let dcid = self.cids.remote_cid();
         let pn_len = 4;
         let (length_offset, pn_offset) = if space == SpaceId::Data {
-            let o = write_short_header(out, &dcid, false, self.key_update.phase, pn, pn_len);
+            let o = write_short_header(out, &dcid, false, self.key_update.phase(), pn, pn_len);
             (None, o)
         } else {
             let scid = self.cids.local_cid();

@@ -261,7 +261,7 @@ impl Connection {
         let (length_offset, pn_offset) = if space == SpaceId::Data && !zero_rtt {
             (
                 None,
-                write_short_header(buf, &dcid, false, self.key_update.phase, pn, pn_len),
+                write_short_header(buf, &dcid, false, self.key_update.phase(), pn, pn_len),
             )
         } else {
             let scid = self.cids.local_cid();

@@ -95,3 +95,36 @@ impl NewTokenSend {
         self.pending = self.token.is_some();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_token_is_sent_until_acknowledged_and_resent_if_lost() {
+        let mut n = NewTokenSend::new(Some(vec![7; 20]));
+        assert!(n.has_pending());
+        let (mut buf, mut frames) = (Vec::new(), SentFrames::new());
+        assert!(!n.write(&mut buf, 10, &mut frames), "does not fit");
+        assert!(n.write(&mut buf, 100, &mut frames));
+        assert_eq!(frames.as_slice(), &[SentFrame::NewToken]);
+        assert!(!n.has_pending() && !n.write(&mut buf, 100, &mut frames));
+        n.on_lost();
+        assert!(n.has_pending(), "RFC 9000 §13.3: resent");
+        n.on_acked();
+        n.on_lost();
+        assert!(!n.has_pending(), "acknowledged: the token is gone");
+        assert!(!NewTokenSend::new(None).has_pending());
+    }
+
+    #[test]
+    fn an_unvalidated_server_connection_saw_no_retry() {
+        let dcid = ConnectionId::new(&[9; 8]).unwrap();
+        let v = ServerValidation::unvalidated(dcid);
+        assert_eq!(
+            (v.original_dcid, v.retry_scid, v.validated),
+            (dcid, None, false)
+        );
+        assert!(v.new_token.is_none());
+    }
+}

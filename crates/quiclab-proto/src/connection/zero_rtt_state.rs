@@ -54,3 +54,46 @@ impl ZeroRtt {
         self.pending = Vec::new();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crypto::initial::initial_keys;
+    use crate::wire::{ConnectionId, PacketType, Side, VERSION_1};
+
+    #[test]
+    fn a_client_sends_0rtt_only_with_keys_while_attempted() {
+        let mut z = ZeroRtt::default();
+        assert!(!z.can_send());
+        z.status = ZeroRttStatus::Attempted;
+        assert!(!z.can_send(), "no keys");
+        let keys = initial_keys(
+            VERSION_1,
+            &ConnectionId::new(&[3; 8]).unwrap(),
+            Side::Client,
+        );
+        z.keys = Some(keys.local);
+        assert!(z.can_send());
+        z.status = ZeroRttStatus::Rejected;
+        assert!(!z.can_send());
+    }
+
+    #[test]
+    fn waiting_packets_are_counted_and_dropped() {
+        let cid = ConnectionId::new(&[1; 8]).unwrap();
+        let h = || Parsed {
+            ty: PacketType::ZeroRtt,
+            version: VERSION_1,
+            dcid: cid,
+            scid: cid,
+            pn_offset: 20,
+            packet_len: 100,
+        };
+        let mut z = ZeroRtt::default();
+        z.pending.push((h(), vec![0; 100]));
+        z.pending.push((h(), vec![0; 50]));
+        assert_eq!(z.pending_bytes(), 150);
+        z.drop_pending();
+        assert_eq!(z.pending_bytes(), 0);
+    }
+}
