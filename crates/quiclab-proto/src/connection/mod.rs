@@ -1,28 +1,15 @@
 //! One QUIC connection: a sans-IO state machine (RFC 9000, 9001, 9002).
 //!
-//! # Call contract
+//! [`Connection`]'s docs carry the call contract a driver follows.
 //!
-//! The driver owns time and I/O. After creating a connection (through
-//! [`crate::endpoint::Endpoint`] or [`Connection::new_client`]/[`Connection::new_server`]):
-//!
-//! 1. feed every datagram for it with [`Connection::handle_datagram`], and call
-//!    [`Connection::handle_timeout`] whenever the time from [`Connection::poll_timeout`]
-//!    has come (calling it early is harmless);
-//! 2. then drain [`Connection::poll_transmit`] until it returns `None`, sending each
-//!    datagram, calling [`Connection::prepare_transmit`] before each call: it starts a
-//!    1-RTT key update when the policy or the AEAD confidentiality limit asks for one
-//!    and closes with AEAD_LIMIT_REACHED when none is possible (RFC 9001 §6, §6.6), so
-//!    a driver that skips it never updates keys (an [`crate::endpoint::Endpoint`] calls
-//!    it for its connections); drain [`Connection::poll_event`] and
-//!    [`Connection::poll_endpoint_event`];
-//! 3. ask [`Connection::poll_timeout`] for the next deadline and sleep until it or the
-//!    next datagram. Application calls (stream reads and writes, `close`) may happen
-//!    at any time; follow them with step 2.
-//!
-//! `now` must never go backwards. Every entry point takes it; nothing reads a clock.
+//! Layout: `Connection` (this file) holds parts, each a type with its own state,
+//! rules and unit tests in its own file (`path.rs`, `timers.rs`, `lifecycle.rs`,
+//! `outbox.rs`, `params.rs`, `key_update_state.rs`, ...); no part imports this file.
+//! `impl Connection` lives only in glue files that tie parts together (`create.rs`,
+//! `api.rs`, `timeout.rs`, `recv.rs`, `send.rs`, `loss.rs`, `key_update.rs`, ...);
+//! this file names no item of a glue file. `scripts/check_module_cycles.py` checks it.
 
-// Part files: types with their own state and rules; none imports this file. Glue
-// files: `impl Connection`, tying parts together; this file names no item of theirs.
+// Part files: types with their own state and rules; none imports this file.
 mod ack_frequency_state;
 mod cids;
 mod crypto_stream;
@@ -47,6 +34,8 @@ mod transmit;
 mod version_state;
 mod zero_rtt_state;
 
+// Glue files: `impl Connection`, tying parts together; this file names no item of
+// theirs.
 mod ack_frequency;
 mod api;
 mod close;
@@ -77,6 +66,8 @@ pub use footprint::Footprint;
 pub use lifecycle::CloseReason;
 pub use outbox::{ConnectionEvent, EndpointEvent, MAX_QUEUED_DATAGRAMS};
 pub(crate) use parsed::Parsed;
+/// PATH_RESPONSE frames a connection keeps owing at most (RFC 9000 §8.2.2 lets it
+/// drop the rest).
 #[cfg(feature = "fuzzing")]
 pub use path::MAX_PENDING_PATH_RESPONSES as MAX_PATH_RESPONSES;
 pub use spaces::SpaceId;
@@ -108,7 +99,37 @@ use tokens::TokenState;
 use version_state::VersionState;
 use zero_rtt_state::ZeroRtt;
 
-/// A QUIC connection. See the module docs for the call contract.
+/// A QUIC connection: a sans-IO state machine (RFC 9000, 9001, 9002).
+///
+/// # Call contract
+///
+/// The driver owns time and I/O. After creating a connection (through
+/// [`crate::endpoint::Endpoint`], which follows this contract for its connections, or
+/// [`Connection::new_client`]/[`Connection::new_server`]), and attaching an event sink
+/// if any ([`Connection::set_event_sink`], right after creation):
+///
+/// 1. feed every datagram for it with [`Connection::handle_datagram`], and call
+///    [`Connection::handle_timeout`] whenever the time from [`Connection::poll_timeout`]
+///    has come (calling it early is harmless);
+/// 2. then call [`Connection::prepare_transmit`] and [`Connection::poll_transmit`] in
+///    turn until `poll_transmit` returns `None`, sending each datagram.
+///    `prepare_transmit` starts a 1-RTT key update when the policy or the AEAD
+///    confidentiality limit asks for one, closes with AEAD_LIMIT_REACHED when none is
+///    possible (RFC 9001 §6, §6.6); a driver that skips it never updates keys;
+/// 3. drain [`Connection::poll_event`], [`Connection::recv_datagram`] (DATAGRAM
+///    payloads: unread ones beyond [`MAX_QUEUED_DATAGRAMS`] are dropped) and
+///    [`Connection::poll_endpoint_event`] (connection IDs to route, a NEW_TOKEN token,
+///    `Drained`);
+/// 4. ask [`Connection::poll_timeout`] for the next deadline (every timer, the ACK
+///    deadlines included) and sleep until it or the next datagram; drop the connection
+///    once [`Connection::is_drained`].
+///
+/// Application calls (stream reads and writes, `close`) may happen at any time; follow
+/// them with step 2. Optional: [`Connection::handle_port_unreachable`] for an ICMP
+/// port unreachable, and [`Connection::send_settled`] / [`Connection::has_events`] to
+/// skip polling idle connections.
+///
+/// `now` must never go backwards. Every entry point takes it; nothing reads a clock.
 pub struct Connection {
     side: Side,
     config: Arc<TransportConfig>,
@@ -118,8 +139,11 @@ pub struct Connection {
     /// The path's address, RTT, congestion controller, pacer, PTO backoff and
     /// amplification budget.
     path: PathData,
+    /// The TLS handshake and the keys it yields (RFC 9001 §4).
     tls: TlsSession,
+    /// Initial, Handshake, application data: keys, packet numbers, ACKs, CRYPTO.
     spaces: [PacketSpace; 3],
+    /// Our connection IDs and the peer's (RFC 9000 §5.1).
     cids: CidState,
     /// Our transport parameters, the peer's, the original DCID.
     params: TransportParams,
@@ -127,14 +151,17 @@ pub struct Connection {
     handshake: HandshakeState,
     /// Every deadline (the spaces' ACK deadlines copied in) and the idle rule.
     timers: TimerTable,
+    /// Streams and flow control (RFC 9000 §2-4).
     streams: Streams,
     /// Handshake, established, closing, draining; why it ended; the CONNECTION_CLOSE.
     lifecycle: Lifecycle,
     /// Events for the application and the endpoint, received DATAGRAM payloads, the
     /// event log.
     outbox: Outbox,
+    /// Every random choice, from the connection's seed.
     rng: DetRng,
     stats: ConnectionStats,
+    /// The 1-RTT key phase and the AEAD limits' counts (RFC 9001 §6).
     key_update: KeyUpdate,
     /// The ack-frequency extension, receiver and sender (ACK policy, requests).
     ack_frequency: AckFrequencyState,

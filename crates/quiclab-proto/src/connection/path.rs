@@ -22,7 +22,7 @@ use std::time::Duration;
 
 /// PATH_CHALLENGE data waiting to be echoed; a peer flooding challenges gets answers
 /// to the newest ones only (RFC 9000 §8.2.2: it sends more challenges as needed).
-pub(crate) const MAX_PENDING_PATH_RESPONSES: usize = 16;
+pub const MAX_PENDING_PATH_RESPONSES: usize = 16;
 
 /// One path's transport state. Fields are the connection's to read and drive; the
 /// methods hold the rules that involve only the path.

@@ -31,6 +31,6 @@ impl Connection {
 
     /// Whether [`Connection::poll_event`] has an event to give.
     pub fn has_events(&self) -> bool {
-        !(self.outbox.pending_events() == 0) || self.streams.has_events()
+        self.outbox.pending_events() > 0 || self.streams.has_events()
     }
 }

@@ -63,8 +63,10 @@ pub(super) struct TimerTable {
 impl TimerTable {
     /// A table with only the idle timer armed: `idle_timeout_ms` (0 = none) from `now`.
     pub fn new(now: Instant, idle_timeout_ms: u64) -> Self {
-        let mut table = TimerTable::default();
-        table.idle = IdleTimeout::new(idle_timeout_ms);
+        let mut table = TimerTable {
+            idle: IdleTimeout::new(idle_timeout_ms),
+            ..TimerTable::default()
+        };
         table.set_or_stop(Timer::Idle, table.idle.timeout.map(|d| now + d));
         table
     }
