@@ -324,11 +324,14 @@ def check_crate(crate_dir):
                 edges.setdefault(a, set()).add(b)
                 why.setdefault((a, b), f"{f.relative_to(crate_dir.parent.parent)}:{line}: {written}")
         found += report(crate_dir, label, edges, why, nodes)
+    checked = ""
     for crate, folder in FILE_LEVEL_FOLDERS:
         if crate == crate_dir.name:
             found += check_folder(crate_dir, modules, folder)
+            files = sum(1 for m in modules if m[: len(folder)] == folder)
+            checked += f", {name(folder)}/ file by file: {files}"
     if not found:
-        print(f"{crate_dir.name}: no cycles ({len(modules)} module files)")
+        print(f"{crate_dir.name}: no cycles ({len(modules)} module files{checked})")
     return found
 
 
