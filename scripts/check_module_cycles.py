@@ -11,6 +11,11 @@ that is a module file), and builds two graphs:
   ancestor, e.g. `present::plot::draw` as `present::plot`);
 - top-level: one node per top-level module (`plan`, `run`, `present`, ...).
 
+- in the folders of `FILE_LEVEL_FOLDERS` (`quiclab-proto`'s `connection/`): one node per
+  file, and a path that starts with a child module's name (`use close::CloseState;` in
+  `connection/mod.rs`) counts as a reference to that file, so a part file that imports
+  `mod.rs` while `mod.rs` names one of its types is a cycle.
+
 The crate root (`lib.rs` / `main.rs`) is a node too (`crate`): it declares and
 re-exports modules, so a module that uses a root re-export closes a cycle.
 
@@ -29,6 +34,9 @@ import sys
 from pathlib import Path
 
 IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+
+# Folders whose files are checked one by one (`check_folder`): (crate, module path).
+FILE_LEVEL_FOLDERS = [("quiclab-proto", ("connection",))]
 
 
 def strip_comments_and_strings(text):
@@ -145,13 +153,22 @@ def inline_mod_spans(text):
             for m in re.finditer(r"\bmod\s+" + IDENT + r"\s*\{", text)]
 
 
-def references(text, here):
-    """(line, written path, absolute segments) for every module reference in `text`."""
+def references(text, here, modules=()):
+    """(line, written path, absolute segments) for every module reference in `text`.
+
+    Besides `crate::`, `super::` and `self::` paths, a path whose first segment is a
+    child module of `here` (`use close::CloseState;` in a `mod.rs`, Rust 2018) counts:
+    it refers to that child's file. `modules` is the set of module paths in the crate."""
     spans = inline_mod_spans(text)
     refs = []
 
+    def child(first, pos):
+        return not any(a <= pos < b for a, b in spans) and tuple(here) + (first,) in modules
+
     def absolute(segs, pos):
         segs = list(segs)
+        if segs and child(segs[0], pos):
+            return list(here) + segs
         if not segs or segs[0] not in ("crate", "super", "self"):
             return None
         if segs[0] == "crate":
@@ -179,10 +196,12 @@ def references(text, here):
             a = absolute(segs, m.start())
             if a is not None:
                 refs.append((line_of(m.start()), "::".join(segs), a))
-    for m in re.finditer(r"\b(?:crate|super|self)(?:::" + IDENT + r")+", text):
+    for m in re.finditer(r"(?<![\w:])" + IDENT + r"(?:::" + IDENT + r")+", text):
         if any(a <= m.start() < b for a, b in use_spans):
             continue
         segs = m.group(0).split("::")
+        if segs[0] not in ("crate", "super", "self") and not child(segs[0], m.start()):
+            continue
         a = absolute(segs, m.start())
         if a is not None:
             refs.append((line_of(m.start()), m.group(0), a))
@@ -247,6 +266,42 @@ def blank_test_modules(text):
     return text
 
 
+def report(crate_dir, label, edges, why, nodes):
+    """Prints the cycles of one graph; returns how many."""
+    found = 0
+    for comp in sccs(nodes, edges):
+        if len(comp) < 2:
+            continue
+        found += 1
+        members = set(comp)
+        print(f"{crate_dir.name}: cycle between {label} modules: {', '.join(name(c) for c in comp)}")
+        for a in comp:
+            for b in sorted(edges.get(a, ())):
+                if b in members:
+                    print(f"    {name(a)} -> {name(b)}   ({why[(a, b)]})")
+    return found
+
+
+def check_folder(crate_dir, modules, folder):
+    """Cycles between the files of one folder, each file its own node.
+
+    Stricter than the crate-wide graphs: a path that starts with a child module's name
+    (`use close::CloseState;` in the folder's `mod.rs`) is a reference to that file, so
+    a `mod.rs` naming a type of a file that imports the `mod.rs` back is a cycle."""
+    edges, why = {}, {}
+    nodes = {m for m in modules if m[: len(folder)] == folder}
+    for mod in sorted(nodes):
+        f = modules[mod]
+        text = blank_test_modules(strip_comments_and_strings(f.read_text(encoding="utf-8")))
+        for line, written, segs in references(text, mod, modules):
+            b = resolve(modules, segs)
+            if b == mod or b not in nodes:
+                continue
+            edges.setdefault(mod, set()).add(b)
+            why.setdefault((mod, b), f"{f.relative_to(crate_dir.parent.parent)}:{line}: {written}")
+    return report(crate_dir, f"{name(folder)}/ file", edges, why, nodes)
+
+
 def check_crate(crate_dir):
     src = crate_dir / "src"
     files = sorted(
@@ -268,18 +323,15 @@ def check_crate(crate_dir):
                     continue
                 edges.setdefault(a, set()).add(b)
                 why.setdefault((a, b), f"{f.relative_to(crate_dir.parent.parent)}:{line}: {written}")
-        for comp in sccs(nodes, edges):
-            if len(comp) < 2:
-                continue
-            found += 1
-            members = set(comp)
-            print(f"{crate_dir.name}: cycle between {label} modules: {', '.join(name(c) for c in comp)}")
-            for a in comp:
-                for b in sorted(edges.get(a, ())):
-                    if b in members:
-                        print(f"    {name(a)} -> {name(b)}   ({why[(a, b)]})")
+        found += report(crate_dir, label, edges, why, nodes)
+    checked = ""
+    for crate, folder in FILE_LEVEL_FOLDERS:
+        if crate == crate_dir.name:
+            found += check_folder(crate_dir, modules, folder)
+            files = sum(1 for m in modules if m[: len(folder)] == folder)
+            checked += f", {name(folder)}/ file by file: {files}"
     if not found:
-        print(f"{crate_dir.name}: no cycles ({len(modules)} module files)")
+        print(f"{crate_dir.name}: no cycles ({len(modules)} module files{checked})")
     return found
 
 

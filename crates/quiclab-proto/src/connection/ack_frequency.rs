@@ -11,187 +11,17 @@
 // by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
 #![deny(clippy::arithmetic_side_effects)]
 
-use super::spaces::{SentFrame, SentFrames, SentRecord};
+use super::ack_frequency_state::{cwnd_ratio, MAX_REQUESTED_DELAY_US};
+use super::spaces::{SentFrame, SentFrames};
 use super::stats::tally;
 use super::Connection;
 use crate::ack::AckPolicy;
 use crate::config::AckFrequencyPolicy;
 use crate::crypto::TAG_LEN;
 use crate::error::TransportError;
-use crate::recovery::SentPacket;
 use crate::time::Instant;
 use crate::wire::{AckFrequencyFrame, Frame};
 use std::time::Duration;
-
-/// ack-frequency §4: a Requested Max Ack Delay of 2^14 ms or more is invalid.
-const MAX_REQUESTED_DELAY_US: u64 = (1 << 14) * 1000 - 1;
-/// RFC 9000 §13.2.2: without ACK_FREQUENCY a receiver ACKs every second packet.
-const DEFAULT_RATIO: u64 = 2;
-
-/// Both sides of the extension, as the connection keeps them.
-#[derive(Clone, Debug)]
-pub(super) struct AckFrequencyState {
-    /// Receiver: ACK policy for the application data space (RFC 9000 §13.2, changed
-    /// by ACK_FREQUENCY).
-    pub policy: AckPolicy,
-    /// Receiver: sequence number of the last ACK_FREQUENCY frame applied.
-    pub peer_seq: Option<u64>,
-    /// Receiver: ack-eliciting 1-RTT packets received (for the `ack.schedule` switch).
-    pub data_eliciting_received: u64,
-    /// Sender: our ACK_FREQUENCY requests (config `ack_frequency`).
-    pub sender: AckFrequencySender,
-}
-
-impl AckFrequencyState {
-    /// Receiving with the configured `policy` until the peer asks for another.
-    pub fn new(policy: AckPolicy) -> Self {
-        AckFrequencyState {
-            policy,
-            peer_seq: None,
-            data_eliciting_received: 0,
-            sender: AckFrequencySender::default(),
-        }
-    }
-}
-
-/// Sender-side state: requests made, in flight and acknowledged.
-#[derive(Clone, Debug, Default)]
-pub(super) struct AckFrequencySender {
-    next_seq: u64,
-    /// A request waiting for a 1-RTT packet with room (and congestion window).
-    pending: Option<AckFrequencyFrame>,
-    /// The newest request built, to resend when its packet is lost.
-    newest: Option<AckFrequencyFrame>,
-    /// (Sequence Number, Requested Max Ack Delay µs) of requests in packets in flight.
-    in_flight: Vec<(u64, u64)>,
-    /// The newest acknowledged request (sequence, µs): the peer's max_ack_delay now.
-    acked: Option<(u64, u64)>,
-    /// ACK ratio of the last request (2 before any: the RFC 9000 default).
-    ratio: u64,
-    /// When the last request was made (the `cwnd` policy sends at most one per RTT).
-    last_request: Option<Instant>,
-    /// A one-shot policy (`fixed`, `after_slow_start`) made its request.
-    done: bool,
-}
-
-impl AckFrequencySender {
-    /// Queues a request for one ACK per `ratio` ack-eliciting packets. A queued request
-    /// not yet sent is replaced; sequence numbers always increase (ack-frequency §4).
-    fn request(&mut self, now: Instant, ratio: u64, delay_us: u64, reordering: u64) {
-        let f = AckFrequencyFrame {
-            sequence: self.next_seq,
-            ack_eliciting_threshold: ratio.saturating_sub(1),
-            request_max_ack_delay: delay_us,
-            reordering_threshold: reordering,
-        };
-        self.next_seq = self.next_seq.saturating_add(1);
-        self.pending = Some(f);
-        self.newest = Some(f);
-        self.ratio = ratio;
-        self.last_request = Some(now);
-    }
-
-    /// The ratio the peer uses as far as we asked: the last request's, else 1:2.
-    fn current_ratio(&self) -> u64 {
-        if self.last_request.is_some() {
-            self.ratio
-        } else {
-            DEFAULT_RATIO
-        }
-    }
-
-    /// The request to put in a packet now, if any.
-    fn pending(&self) -> Option<AckFrequencyFrame> {
-        self.pending
-    }
-
-    /// Whether a request waits to be sent (the data space then wants a packet).
-    pub(super) fn has_pending(&self) -> bool {
-        self.pending.is_some()
-    }
-
-    fn on_sent(&mut self, f: &AckFrequencyFrame) {
-        self.pending = None;
-        self.in_flight.push((f.sequence, f.request_max_ack_delay));
-    }
-
-    fn forget_in_flight(&mut self, sequence: u64, delay_us: u64) {
-        if let Some(i) = self
-            .in_flight
-            .iter()
-            .position(|&e| e == (sequence, delay_us))
-        {
-            self.in_flight.swap_remove(i);
-        }
-    }
-
-    /// ack-frequency §6 (PTO): once acknowledged, a request is the peer's max_ack_delay
-    /// (the newest acknowledged one wins: the peer ignores older ones).
-    pub(super) fn on_acked(&mut self, sequence: u64, delay_us: u64) {
-        self.forget_in_flight(sequence, delay_us);
-        if self.acked.is_none_or(|(s, _)| sequence > s) {
-            self.acked = Some((sequence, delay_us));
-        }
-    }
-
-    /// ack-frequency §4: a lost request is sent again unless a newer one was sent
-    /// (or is queued); the same sequence number, which the receiver accepts once.
-    pub(super) fn on_lost(&mut self, sequence: u64, delay_us: u64) {
-        self.forget_in_flight(sequence, delay_us);
-        let newest = self.newest.filter(|f| f.sequence == sequence);
-        if self.pending.is_none() && self.acked.is_none_or(|(s, _)| s < sequence) {
-            self.pending = newest;
-        }
-    }
-
-    /// The peer's max_ack_delay for the PTO and RTT (ack-frequency §6): the greatest
-    /// of its current value (`advertised`, or the newest acknowledged request) and every
-    /// request still in flight.
-    pub(super) fn peer_max_ack_delay(&self, advertised: Duration) -> Duration {
-        let current = self
-            .acked
-            .map_or(advertised, |(_, us)| Duration::from_micros(us));
-        let in_flight = self.in_flight.iter().map(|&(_, us)| us).max();
-        current.max(Duration::from_micros(in_flight.unwrap_or(0)))
-    }
-
-    /// [`peer_max_ack_delay`](Self::peer_max_ack_delay) as it will be once the
-    /// requests carried by `acked` count as acknowledged and then those carried by
-    /// `lost` as lost; changes nothing. Recovery reads it during an ACK, before the
-    /// connection applies the ACK.
-    pub(super) fn peer_max_ack_delay_after(
-        &self,
-        advertised: Duration,
-        acked: &[SentPacket<SentRecord>],
-        lost: &[SentPacket<SentRecord>],
-    ) -> Duration {
-        let requests = |packets: &[SentPacket<SentRecord>]| -> Vec<(u64, u64)> {
-            packets
-                .iter()
-                .flat_map(|p| p.data.frames.iter())
-                .filter_map(|f| match f {
-                    SentFrame::AckFrequency {
-                        sequence,
-                        max_ack_delay_us,
-                    } => Some((*sequence, *max_ack_delay_us)),
-                    _ => None,
-                })
-                .collect()
-        };
-        let (acked, lost) = (requests(acked), requests(lost));
-        if acked.is_empty() && lost.is_empty() {
-            return self.peer_max_ack_delay(advertised);
-        }
-        let mut after = self.clone();
-        for (sequence, delay_us) in acked {
-            after.on_acked(sequence, delay_us);
-        }
-        for (sequence, delay_us) in lost {
-            after.on_lost(sequence, delay_us);
-        }
-        after.peer_max_ack_delay(advertised)
-    }
-}
 
 impl Connection {
     /// Whether the ack-frequency extension is in use for our sending: we offered it
@@ -200,8 +30,8 @@ impl Connection {
     pub fn ack_frequency_active(&self) -> bool {
         self.config.min_ack_delay_us.is_some()
             && self
-                .peer_params
-                .as_ref()
+                .params
+                .peer()
                 .is_some_and(|p| p.min_ack_delay.is_some())
     }
 
@@ -336,7 +166,7 @@ impl Connection {
     /// advertised max_ack_delay; with `cap_at_srtt` no more than the smoothed RTT
     /// (ack-frequency §8.1); never below the peer's min_ack_delay (§4).
     fn requested_delay_us(&self, cap_at_srtt: bool) -> u64 {
-        let peer = self.peer_params.as_ref();
+        let peer = self.params.peer();
         let advertised = peer.map_or(25_000, |p| p.max_ack_delay.saturating_mul(1000));
         let min = peer.and_then(|p| p.min_ack_delay).unwrap_or(0);
         let mut d = self
@@ -417,17 +247,6 @@ impl Connection {
         Frame::ImmediateAck.encode(buf);
         tally(&mut self.stats.immediate_ack_sent, 1);
     }
-}
-
-/// ack-frequency §8.1: clamp(cwnd_packets / acks_per_window, 2, max_ratio), but never
-/// more than the full-size packets in the window (at least 1).
-pub(super) fn cwnd_ratio(cwnd: u64, mds: u64, acks_per_window: u64, max_ratio: u64) -> u64 {
-    // A zero divisor counts as one.
-    let packets = cwnd.checked_div(mds).unwrap_or(cwnd);
-    (packets.checked_div(acks_per_window).unwrap_or(packets))
-        .clamp(DEFAULT_RATIO, max_ratio.max(DEFAULT_RATIO))
-        .min(packets)
-        .max(1)
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@
 //! version it did not offer, or after the version settled, are dropped. Both versions
 //! share the Initial packet number space.
 
-use super::recv::Parsed;
+use super::parsed::Parsed;
 use super::spaces::SpaceId;
 use super::Connection;
 use crate::config::compatible_versions;
@@ -31,10 +31,6 @@ use crate::events::{DropReason, Event};
 use crate::time::Instant;
 use crate::wire::header::decode_packet_number;
 use crate::wire::{ConnectionId, PacketType, Side};
-
-/// The client's original version and its Initial keys (server, after an upgrade).
-#[derive(Default)]
-pub(super) struct OriginalVersion(Option<(u32, Keys)>);
 
 impl Connection {
     /// Server: this connection was created in its version, upgraded from the client's
@@ -51,7 +47,7 @@ impl Connection {
             return;
         }
         let keys = initial_keys(original, client_dcid, Side::Server);
-        self.original_version = OriginalVersion(Some((original, keys)));
+        self.versions.set_original(original, keys);
         // RFC 9368 §7.3: 0-RTT of the original version is not read; TLS says so.
         self.tls.reject_early_data();
         if self.logging() {
@@ -66,16 +62,13 @@ impl Connection {
 
     /// The client's original version, if this server connection was upgraded.
     pub(super) fn original_version(&self) -> Option<u32> {
-        self.original_version.0.as_ref().map(|(v, _)| *v)
+        self.versions.original()
     }
 
     /// Initial keys for a client Initial of `version`: the original version's while
     /// the Initial space has keys at all.
     pub(super) fn original_initial_keys(&self, version: u32) -> Option<&Keys> {
-        match &self.original_version.0 {
-            Some((v, keys)) if *v == version => Some(keys),
-            _ => None,
-        }
+        self.versions.original_initial_keys(version)
     }
 }
 
@@ -84,7 +77,7 @@ impl Connection {
     /// there (RFC 9368 §2.3, RFC 9369 §4.1): an Initial, in a version we offered and
     /// that is compatible with ours, before the version settled.
     pub(super) fn may_follow_upgrade(&self, h: &Parsed) -> bool {
-        let offered = self.local_params.version_information.as_ref();
+        let offered = self.params.local.version_information.as_ref();
         self.side == Side::Client
             && h.ty == PacketType::Initial
             && !self.versions.settled
@@ -100,7 +93,7 @@ impl Connection {
     pub(super) fn follow_upgrade(&mut self, now: Instant, h: Parsed, packet: &mut [u8]) -> bool {
         // RFC 9001 §5.2: from the DCID of our first Initial, or of our Initials after
         // a Retry (which RFC 9369 §4.1 keeps in the original version).
-        let dcid = self.tokens.retry_scid.unwrap_or(self.original_dcid);
+        let dcid = self.tokens.retry_scid.unwrap_or(self.params.original_dcid);
         let keys = initial_keys(h.version, &dcid, Side::Client);
         let largest = self.spaces[SpaceId::Initial as usize].acks.largest();
         let opened = unprotect_header(&*keys.remote.header, packet, h.pn_offset())
@@ -135,7 +128,7 @@ impl Connection {
         self.versions.settled = true;
         self.spaces[SpaceId::Initial as usize].keys = Some(keys);
         if self.logging() {
-            let offered = self.local_params.version_information.as_ref();
+            let offered = self.params.local.version_information.as_ref();
             let ev = Event::VersionInformation {
                 server_versions: Vec::new(),
                 client_versions: offered.map(|vi| vi.available.clone()).unwrap_or_default(),

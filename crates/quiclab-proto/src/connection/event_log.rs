@@ -12,7 +12,7 @@ impl Connection {
     /// Whether an event sink is attached: a driver skips building its own records for
     /// connections nobody logs.
     pub fn has_event_sink(&self) -> bool {
-        self.sink.is_some()
+        self.outbox.logging()
     }
 
     /// Logs a real-UDP driver's socket reading into this connection's trace (qlog
@@ -20,14 +20,12 @@ impl Connection {
     /// no I/O); this only passes the driver's figures to the sink, at the driver's
     /// `now`. Nothing happens without a sink, and no state of the connection changes.
     pub fn log_kernel_drops(&mut self, now: Instant, reading: KernelDrops) {
-        if let Some(s) = self.sink.as_mut() {
-            s.event(now, &Event::KernelDrops(reading));
-        }
+        self.outbox.log(now, &Event::KernelDrops(reading));
     }
 
     /// What the sink reads of packets' frames; `None` without a sink.
     pub(super) fn frame_detail(&self) -> Option<FrameDetail> {
-        self.sink.as_ref().map(|s| s.frame_detail())
+        self.outbox.frame_detail()
     }
 
     /// An empty frame list to fill for a packet event (the reused buffer).
@@ -37,9 +35,7 @@ impl Connection {
 
     /// Emits a packet event and keeps its frame list's buffer for the next one.
     pub(super) fn emit_packet(&mut self, now: Instant, event: Event) {
-        if let Some(s) = self.sink.as_mut() {
-            s.event(now, &event);
-        }
+        self.outbox.log(now, &event);
         if let Event::PacketSent { mut frames, .. } | Event::PacketReceived { mut frames, .. } =
             event
         {

@@ -2,8 +2,6 @@
 //! so tests (and curious drivers) can check that memory stays bounded whatever the
 //! peer sends.
 
-use super::Connection;
-
 /// Sizes of what the peer made a connection hold (see [`Connection::footprint`]), in
 /// bytes or entries, each with the bound a peer cannot push it past.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -34,23 +32,4 @@ pub struct Footprint {
     pub retire_pending: usize,
     /// Events the application has not polled yet (connection and stream events).
     pub events: usize,
-}
-
-impl Connection {
-    /// The sizes of the buffers a peer can fill (see [`Footprint`]).
-    pub fn footprint(&self) -> Footprint {
-        let (streams, stream_recv_buffered) = self.streams.footprint();
-        Footprint {
-            crypto_buffered: self.crypto_buffered_bytes() as usize,
-            handshake_buffered: self.handshake_buffered_bytes() as usize,
-            streams,
-            stream_recv_buffered,
-            datagrams_queued: self.received_datagrams.len(),
-            datagram_bytes: self.received_datagrams.iter().map(Vec::len).sum(),
-            path_responses: self.path.responses.len(),
-            remote_cids: self.cids.remote_count(),
-            retire_pending: self.cids.pending_retire.len(),
-            events: self.events.len() + self.streams.pending_events(),
-        }
-    }
 }

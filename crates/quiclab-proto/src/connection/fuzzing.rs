@@ -13,10 +13,6 @@ use crate::wire::header::{
 use crate::wire::{varint, PacketType};
 use std::ops::Range;
 
-/// PATH_RESPONSE frames a connection keeps owing at most (RFC 9000 §8.2.2 lets it
-/// drop the rest).
-pub const MAX_PATH_RESPONSES: usize = super::path::MAX_PENDING_PATH_RESPONSES;
-
 impl Connection {
     /// Seals `payload` (frame bytes, sent verbatim) as a packet of `space` numbered `pn`
     /// with this connection's send keys and connection IDs, and appends the datagram to
@@ -37,7 +33,7 @@ impl Connection {
         let dcid = self.cids.remote_cid();
         let pn_len = 4;
         let (length_offset, pn_offset) = if space == SpaceId::Data {
-            let o = write_short_header(out, &dcid, false, self.key_update.phase, pn, pn_len);
+            let o = write_short_header(out, &dcid, false, self.key_update.phase(), pn, pn_len);
             (None, o)
         } else {
             let scid = self.cids.local_cid();

@@ -115,7 +115,7 @@ impl Connection {
                 }
             }
         }
-        if self.peer_params.is_none() {
+        if self.params.peer().is_none() {
             if let Some(raw) = self.tls.peer_transport_parameters() {
                 let params = TransportParameters::decode(raw, self.side.peer())?;
                 self.apply_peer_params(now, params)?;
@@ -173,8 +173,7 @@ impl Connection {
             }
         }
         // RFC 9000 §10.1: the effective idle timeout is the minimum of the non-zero values.
-        self.idle
-            .negotiate(now, p.max_idle_timeout, &mut self.timers);
+        self.timers.negotiate_idle(now, p.max_idle_timeout);
         self.streams.apply_peer_params(&p);
         self.stats.ack_frequency_active =
             self.config.min_ack_delay_us.is_some() && p.min_ack_delay.is_some();
@@ -194,7 +193,7 @@ impl Connection {
                 },
             );
         }
-        self.peer_params = Some(Box::new(p));
+        self.params.set_peer(p);
         Ok(())
     }
 
@@ -210,22 +209,20 @@ impl Connection {
     /// The max_ack_delay of the peer's transport parameters (RFC 9000 §18.2: 25 ms
     /// when absent or not yet known).
     pub(super) fn peer_advertised_max_ack_delay(&self) -> Duration {
-        Duration::from_millis(self.peer_params.as_ref().map_or(25, |p| p.max_ack_delay))
+        self.params.peer_max_ack_delay()
     }
 
     /// The peer's ack_delay_exponent, to decode its ACK Delay fields.
     pub(super) fn peer_ack_delay_exponent(&self) -> u64 {
-        self.peer_params
-            .as_ref()
-            .map_or(3, |p| p.ack_delay_exponent)
+        self.params.peer_ack_delay_exponent()
     }
 
     fn on_handshake_complete(&mut self, now: Instant) {
         self.handshake.complete = true;
         self.timers.stop(super::timers::Timer::Handshake);
-        self.state = super::State::Established;
+        self.lifecycle.on_established();
         self.stats.handshake_completed_at = Some(now);
-        self.events.push_back(ConnectionEvent::HandshakeCompleted);
+        self.outbox.push_event(ConnectionEvent::HandshakeCompleted);
         self.set_state_event(now, ConnectionState::HandshakeComplete);
         if self.side == Side::Server {
             // RFC 9001 §4.1.2: the server's handshake is confirmed when it completes.
@@ -238,14 +235,11 @@ impl Connection {
     /// Issues our connection IDs up to the smaller of the peer's
     /// active_connection_id_limit and ours (RFC 9000 §5.1.1), telling the endpoint.
     pub(super) fn issue_connection_ids(&mut self) {
-        let limit = self
-            .peer_params
-            .as_ref()
-            .map_or(2, |p| p.active_connection_id_limit);
+        let limit = self.params.peer_active_connection_id_limit();
         let limit = limit.min(self.config.active_connection_id_limit);
         for cid in self.cids.issue(&mut self.rng, limit) {
-            self.endpoint_events
-                .push_back(EndpointEvent::NewConnectionId(cid));
+            self.outbox
+                .push_endpoint_event(EndpointEvent::NewConnectionId(cid));
         }
     }
 
@@ -257,7 +251,7 @@ impl Connection {
         self.handshake.confirmed = true;
         self.handshake.peer_validated_address = true;
         self.stats.handshake_confirmed_at = Some(now);
-        self.events.push_back(ConnectionEvent::HandshakeConfirmed);
+        self.outbox.push_event(ConnectionEvent::HandshakeConfirmed);
         self.set_state_event(now, ConnectionState::HandshakeConfirmed);
         self.discard_space(now, SpaceId::Handshake);
     }

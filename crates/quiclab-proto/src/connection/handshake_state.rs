@@ -6,7 +6,7 @@
 //! The connection drives it from `handshake.rs` (TLS), `recv.rs` and `loss.rs`; the
 //! rules that need nothing else live here.
 
-use super::recv::Parsed;
+use super::parsed::Parsed;
 use super::server_hold::ServerHold;
 use super::spaces::SpaceId;
 use crate::config::HandshakeConfig;
@@ -101,5 +101,57 @@ impl HandshakeState {
     /// Whether 1-RTT packets wait for the handshake to complete.
     pub fn has_early_one_rtt(&self) -> bool {
         !self.early_one_rtt.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::{ConnectionId, PacketType};
+
+    fn early_packet() -> Parsed {
+        let cid = ConnectionId::new(&[1; 8]).unwrap();
+        Parsed {
+            ty: PacketType::OneRtt,
+            version: 0,
+            dcid: cid,
+            scid: cid,
+            pn_offset: 9,
+            packet_len: 40,
+        }
+    }
+
+    #[test]
+    fn early_crypto_retransmissions_are_limited_and_a_pto_apart() {
+        let mut h = HandshakeState::new(false, &HandshakeConfig::default());
+        let (t0, pto) = (Instant::from_millis(0), Duration::from_millis(100));
+        assert!(h.may_speed_up(t0, pto));
+        h.on_speed_up(t0);
+        assert!(!h.may_speed_up(Instant::from_millis(99), pto));
+        assert!(h.may_speed_up(Instant::from_millis(100), pto));
+        h.on_speed_up(Instant::from_millis(100));
+        assert!(
+            !h.may_speed_up(Instant::from_millis(10_000), pto),
+            "at most two"
+        );
+        let mut confirmed = HandshakeState::new(true, &HandshakeConfig::default());
+        confirmed.confirmed = true;
+        assert!(!confirmed.may_speed_up(t0, pto));
+        assert!(
+            confirmed.peer_validated_address,
+            "a server's peer needs no check"
+        );
+    }
+
+    #[test]
+    fn early_one_rtt_packets_are_bounded() {
+        let mut h = HandshakeState::new(true, &HandshakeConfig::default());
+        for _ in 0..MAX_EARLY_ONE_RTT {
+            assert!(h.keep_early_one_rtt(early_packet(), &[0; 40]));
+        }
+        assert!(!h.keep_early_one_rtt(early_packet(), &[0; 40]));
+        assert_eq!(h.early_one_rtt_bytes(), 40 * MAX_EARLY_ONE_RTT as u64);
+        assert_eq!(h.take_early_one_rtt().len(), MAX_EARLY_ONE_RTT);
+        assert!(!h.has_early_one_rtt());
     }
 }

@@ -14,62 +14,12 @@
 //! the integrity limit is AEAD_LIMIT_REACHED (§6.6), as is running into the
 //! confidentiality limit when no update is possible.
 
+use super::key_update_state::aead_limit;
 use super::spaces::SpaceId;
 use super::Connection;
-use crate::crypto::protect::decrypt_payload;
-use crate::crypto::{NextSecrets, PacketKey, PacketKeySet};
-use crate::error::{TransportError, TransportErrorCode};
 use crate::events::{Event, KeyType, Owner};
 use crate::time::Instant;
 use std::ops::Range;
-
-/// Key phase state of the 1-RTT keys.
-#[derive(Default)]
-pub struct KeyUpdate {
-    /// rustls's, or derived with the labels of the version a server moved a client to
-    /// ("quicv2 ku" in v2, RFC 9369 §3.3.2).
-    secrets: Option<NextSecrets>,
-    /// The key phase bit of the current keys.
-    pub phase: bool,
-    /// Keys of the next phase, derived ahead of time.
-    next: Option<PacketKeySet>,
-    /// The previous phase's receive key, for packets reordered across the update,
-    /// with the lowest packet number the peer sent in the current phase (`u64::MAX`
-    /// until one arrives after our own update).
-    previous: Option<(Box<dyn PacketKey>, u64)>,
-    /// The first packet number we send in the current phase: once the peer
-    /// acknowledges it or a later one, we may update again (§6.1).
-    first_sent_pn: u64,
-    /// `stats.packets_sent[Data]` when the current phase began.
-    sent_at_phase_start: u64,
-    /// 1-RTT packets that failed authentication over the connection (§6.6).
-    failed_authentications: u64,
-    /// A violation found while decrypting, for the receive path to close with.
-    error: Option<TransportError>,
-    /// The key phase changed and qlog has not been told yet.
-    log_pending: bool,
-}
-
-impl KeyUpdate {
-    /// Takes the secrets TLS hands over with the 1-RTT keys.
-    pub fn install(&mut self, mut secrets: NextSecrets) {
-        self.next = Some(secrets.next_packet_keys());
-        self.secrets = Some(secrets);
-    }
-
-    /// A violation found while decrypting (KEY_UPDATE_ERROR, AEAD_LIMIT_REACHED).
-    pub fn take_error(&mut self) -> Option<TransportError> {
-        self.error.take()
-    }
-}
-
-fn aead_limit(reason: &str) -> TransportError {
-    TransportError::new(TransportErrorCode::AEAD_LIMIT_REACHED, reason)
-}
-
-fn key_update_error(reason: &str) -> TransportError {
-    TransportError::new(TransportErrorCode::KEY_UPDATE_ERROR, reason)
-}
 
 impl Connection {
     /// Decrypts a 1-RTT packet whose key phase bit is `phase` (RFC 9001 §6.3).
@@ -81,7 +31,7 @@ impl Connection {
         pn: u64,
     ) -> Option<Range<usize>> {
         let result = self.try_decrypt_one_rtt(phase, packet, header_len, pn);
-        if result.is_none() && self.key_update.error.is_none() {
+        if result.is_none() && !self.key_update.has_error() {
             self.on_authentication_failure();
         }
         result
@@ -94,89 +44,38 @@ impl Connection {
         header_len: usize,
         pn: u64,
     ) -> Option<Range<usize>> {
-        let ku = &mut self.key_update;
-        let keys = self.spaces[SpaceId::Data as usize].keys.as_mut()?;
-        if phase == ku.phase {
-            let range = decrypt_payload(&*keys.remote.packet, packet, header_len, pn).ok()?;
-            if let Some((_, first)) = &mut ku.previous {
-                *first = (*first).min(pn);
-            }
-            return Some(range);
+        let data = &mut self.spaces[SpaceId::Data as usize];
+        let counts = (
+            self.stats.packets_sent[SpaceId::Data as usize],
+            data.next_pn,
+        );
+        let keys = data.keys.as_mut()?;
+        let (range, switched) =
+            (self.key_update).open(keys, phase, packet, header_len, pn, counts)?;
+        if switched {
+            self.stats.key_updates += 1;
         }
-        // A copy for the §6.4 check: the previous keys open a packet numbered above
-        // one the current keys opened. Only when both could apply (rare), since a
-        // failed decryption leaves the buffer unusable.
-        let mut copy = None;
-        if let Some((old, first_pn)) = &ku.previous {
-            if pn < *first_pn {
-                return decrypt_payload(&**old, packet, header_len, pn).ok();
-            }
-            copy = Some(packet.to_vec());
-        }
-        let next = ku.next.as_ref()?;
-        let Ok(range) = decrypt_payload(&*next.remote, packet, header_len, pn) else {
-            if let (Some(mut c), Some((old, _))) = (copy, &ku.previous) {
-                if decrypt_payload(&**old, &mut c, header_len, pn).is_ok() {
-                    ku.error = Some(key_update_error(
-                        "old keys protect a packet numbered above newer keys' packets",
-                    ));
-                }
-            }
-            return None;
-        };
-        // §6.2: the peer updates again before we sent anything with the keys of its
-        // previous update, so it cannot have seen our ACK in the new phase.
-        let sent_in_phase =
-            self.stats.packets_sent[SpaceId::Data as usize] - ku.sent_at_phase_start;
-        if ku.previous.is_some() && sent_in_phase == 0 {
-            ku.error = Some(key_update_error(
-                "consecutive key updates without awaiting confirmation",
-            ));
-            return None;
-        }
-        self.stats.key_updates += 1;
-        self.switch_keys(pn);
         Some(range)
     }
 
-    /// Moves both directions to the next keys; `peer_first_pn` is the first packet the
-    /// peer protected with them (`u64::MAX` when we initiate).
+    /// Moves both directions to the next 1-RTT keys; `peer_first_pn` is the first
+    /// packet the peer protected with them (`u64::MAX` when we initiate).
     fn switch_keys(&mut self, peer_first_pn: u64) {
-        let ku = &mut self.key_update;
-        let Some(keys) = self.spaces[SpaceId::Data as usize].keys.as_mut() else {
-            return;
-        };
-        let Some(next) = ku.next.take() else {
-            return;
-        };
-        let old_remote = std::mem::replace(&mut keys.remote.packet, next.remote);
-        keys.local.packet = next.local;
-        ku.previous = Some((old_remote, peer_first_pn));
-        ku.phase = !ku.phase;
-        ku.next = ku.secrets.as_mut().map(|s| s.next_packet_keys());
-        ku.first_sent_pn = self.spaces[SpaceId::Data as usize].next_pn;
-        ku.sent_at_phase_start = self.stats.packets_sent[SpaceId::Data as usize];
-        ku.log_pending = true;
+        let data = &mut self.spaces[SpaceId::Data as usize];
+        let sent = self.stats.packets_sent[SpaceId::Data as usize];
+        if let Some(keys) = data.keys.as_mut() {
+            (self.key_update).switch(keys, peer_first_pn, sent, data.next_pn);
+        }
     }
 
-    /// §6.6: count a 1-RTT packet that failed authentication; past the integrity
-    /// limit, the connection must close.
+    /// §6.6: count a 1-RTT packet that failed authentication.
     fn on_authentication_failure(&mut self) {
         let Some(keys) = self.spaces[SpaceId::Data as usize].keys.as_ref() else {
             return;
         };
         let limit = (self.config.key_update.integrity_limit)
             .unwrap_or_else(|| keys.remote.packet.integrity_limit());
-        let ku = &mut self.key_update;
-        ku.failed_authentications += 1;
-        if ku.failed_authentications > limit && ku.error.is_none() {
-            ku.error = Some(aead_limit("integrity limit: too many forged packets"));
-        }
-    }
-
-    /// Packets sent with the current 1-RTT keys.
-    fn sent_in_phase(&self) -> u64 {
-        self.stats.packets_sent[SpaceId::Data as usize] - self.key_update.sent_at_phase_start
+        self.key_update.on_authentication_failure(limit);
     }
 
     /// Before sending: initiate a key update when the policy or the confidentiality
@@ -198,7 +97,7 @@ impl Connection {
         };
         let limit = (self.config.key_update.confidentiality_limit)
             .unwrap_or_else(|| keys.local.packet.confidentiality_limit());
-        let sent = self.sent_in_phase();
+        let sent = (self.key_update).sent_in_phase(self.stats.packets_sent[SpaceId::Data as usize]);
         // Update at 3/4 of the limit, leaving time for the ACK §6.1 waits for.
         let due_by_limit = sent >= limit - limit / 4;
         let due_by_policy = self
@@ -209,13 +108,8 @@ impl Connection {
         if !(due_by_limit || due_by_policy) {
             return;
         }
-        let acked = self
-            .path
-            .recovery
-            .sent(SpaceId::Data)
-            .largest_acked()
-            .is_some_and(|l| l >= self.key_update.first_sent_pn);
-        let allowed = self.handshake.confirmed && acked && self.key_update.next.is_some();
+        let largest_acked = self.path.recovery.sent(SpaceId::Data).largest_acked();
+        let allowed = self.key_update.may_initiate(largest_acked) && self.handshake.confirmed;
         if allowed {
             self.stats.key_updates_initiated += 1;
             self.switch_keys(u64::MAX);
@@ -230,7 +124,7 @@ impl Connection {
 
     /// qlog `key_updated` for both directions after a key phase change.
     pub(super) fn log_key_update(&mut self, now: Instant) {
-        if !std::mem::take(&mut self.key_update.log_pending) || !self.logging() {
+        if !self.key_update.take_log_pending() || !self.logging() {
             return;
         }
         for owner in [Owner::Local, Owner::Remote] {
@@ -241,7 +135,7 @@ impl Connection {
 
     /// The current 1-RTT key phase (RFC 9001 §6): flips with every key update.
     pub fn key_phase(&self) -> bool {
-        self.key_update.phase
+        self.key_update.phase()
     }
 }
 

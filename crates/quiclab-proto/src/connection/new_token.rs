@@ -5,58 +5,9 @@
 // by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
 #![deny(clippy::arithmetic_side_effects)]
 
-use super::spaces::{SentFrame, SentFrames};
 use super::{Connection, EndpointEvent};
 use crate::error::TransportError;
-use crate::wire::{Frame, Side};
-
-/// The server's NEW_TOKEN frame: the token, and whether it is (again) to be sent.
-#[derive(Debug, Default)]
-pub(super) struct NewTokenSend {
-    /// Kept until acknowledged, so a lost frame can be resent.
-    token: Option<Vec<u8>>,
-    pending: bool,
-}
-
-impl NewTokenSend {
-    /// `token` is sent once the handshake completes (none: nothing to send).
-    pub fn new(token: Option<Vec<u8>>) -> Self {
-        NewTokenSend {
-            pending: token.is_some(),
-            token,
-        }
-    }
-
-    pub fn has_pending(&self) -> bool {
-        self.pending
-    }
-
-    /// Appends the frame if it is pending and fits before `max`; returns whether it
-    /// was written (and recorded in `frames`).
-    pub fn write(&mut self, buf: &mut Vec<u8>, max: usize, frames: &mut SentFrames) -> bool {
-        let Some(token) = self.token.as_deref().filter(|_| self.pending) else {
-            return false;
-        };
-        let frame = Frame::NewToken { token };
-        if buf.len().saturating_add(frame.encoded_len()) > max {
-            return false;
-        }
-        frame.encode(buf);
-        self.pending = false;
-        frames.push(SentFrame::NewToken);
-        true
-    }
-
-    pub fn on_acked(&mut self) {
-        self.token = None;
-        self.pending = false;
-    }
-
-    /// RFC 9000 §13.3: a lost NEW_TOKEN frame is sent again (unless acknowledged).
-    pub fn on_lost(&mut self) {
-        self.pending = self.token.is_some();
-    }
-}
+use crate::wire::Side;
 
 impl Connection {
     /// A NEW_TOKEN frame: a client passes the token to its endpoint; RFC 9000 §19.7: a
@@ -67,8 +18,8 @@ impl Connection {
                 "NEW_TOKEN sent by a client",
             ));
         }
-        self.endpoint_events
-            .push_back(EndpointEvent::NewToken(token.to_vec()));
+        self.outbox
+            .push_endpoint_event(EndpointEvent::NewToken(token.to_vec()));
         Ok(())
     }
 }

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 /// PATH_CHALLENGE data waiting to be echoed; a peer flooding challenges gets answers
 /// to the newest ones only (RFC 9000 §8.2.2: it sends more challenges as needed).
-pub(crate) const MAX_PENDING_PATH_RESPONSES: usize = 16;
+pub const MAX_PENDING_PATH_RESPONSES: usize = 16;
 
 /// One path's transport state. Fields are the connection's to read and drive; the
 /// methods hold the rules that involve only the path.
@@ -128,5 +128,44 @@ impl PathData {
             .pto_base()
             .saturating_add(max_ack_delay)
             .saturating_mul(3)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::arithmetic_side_effects)]
+mod tests {
+    use super::*;
+
+    fn path(side: Side) -> PathData {
+        let config = TransportConfig::default();
+        let cc = config.congestion_control.build(1200);
+        PathData::new(&config, side, "192.0.2.1:443".parse().unwrap(), cc)
+    }
+
+    #[test]
+    fn a_server_sends_at_most_three_times_what_it_received_until_validated() {
+        let mut p = path(Side::Server);
+        assert_eq!(p.amplification_budget(3), 0);
+        p.on_datagram_received(1200);
+        assert_eq!(p.amplification_budget(3), 3600);
+        p.on_datagram_sent(3000);
+        assert_eq!(p.amplification_budget(3), 600);
+        p.validated = true;
+        assert_eq!(p.amplification_budget(3), u64::MAX);
+        assert_eq!(path(Side::Client).amplification_budget(3), u64::MAX);
+    }
+
+    #[test]
+    fn path_challenges_are_bounded_and_the_newest_kept() {
+        let mut p = path(Side::Client);
+        for i in 0..=MAX_PENDING_PATH_RESPONSES {
+            p.on_path_challenge([i as u8; 8]);
+        }
+        assert_eq!(p.responses.len(), MAX_PENDING_PATH_RESPONSES);
+        assert_eq!(p.responses[0], [1; 8]);
+        assert_eq!(
+            *p.responses.last().unwrap(),
+            [MAX_PENDING_PATH_RESPONSES as u8; 8]
+        );
     }
 }

@@ -4,9 +4,12 @@
 // by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
 #![deny(clippy::arithmetic_side_effects)]
 
+use super::lifecycle::{CloseReason, State};
+use super::outbox::EndpointEvent;
+use super::parsed::Parsed;
 use super::spaces::SpaceId;
 use super::stats::tally;
-use super::{CloseReason, Connection, EndpointEvent, State, MAX_QUEUED_DATAGRAMS};
+use super::Connection;
 use crate::crypto::protect::{decrypt_payload, unprotect_header};
 use crate::error::{TransportError, TransportErrorCode};
 use crate::events::{
@@ -14,41 +17,8 @@ use crate::events::{
 };
 use crate::time::Instant;
 use crate::wire::header::{decode_packet_number, parse_header};
-use crate::wire::{decode_frames, ConnectionId, Frame, PacketType, ProtectedHeader, Side};
+use crate::wire::{decode_frames, ConnectionId, Frame, PacketType, Side};
 use std::net::SocketAddr;
-
-/// The parts of a parsed header the receive path keeps (owned, so the packet bytes can
-/// be decrypted in place). The endpoint builds one for the first packet of a datagram
-/// when it routes the datagram, and hands it over so the header is parsed only once.
-pub(crate) struct Parsed {
-    pub(super) ty: PacketType,
-    /// 0 for short headers and Version Negotiation.
-    pub(super) version: u32,
-    dcid: ConnectionId,
-    scid: ConnectionId,
-    pn_offset: usize,
-    packet_len: usize,
-}
-
-impl Parsed {
-    /// Where the packet number starts in the packet.
-    pub(super) fn pn_offset(&self) -> usize {
-        self.pn_offset
-    }
-}
-
-impl From<&ProtectedHeader<'_>> for Parsed {
-    fn from(h: &ProtectedHeader<'_>) -> Self {
-        Parsed {
-            ty: h.ty,
-            version: h.version,
-            dcid: h.dcid,
-            scid: h.scid,
-            pn_offset: h.pn_offset,
-            packet_len: h.packet_len,
-        }
-    }
-}
 
 impl Connection {
     /// Processes one UDP datagram from `remote`; decrypts in place, so `data` is clobbered.
@@ -66,8 +36,19 @@ impl Connection {
         data: &mut [u8],
         first: Option<Parsed>,
     ) {
+        self.receive_datagram(now, remote, data, first);
+        self.arm_ack_timers();
+    }
+
+    fn receive_datagram(
+        &mut self,
+        now: Instant,
+        remote: SocketAddr,
+        data: &mut [u8],
+        first: Option<Parsed>,
+    ) {
         let mut first = first;
-        if matches!(self.state, State::Drained | State::Draining) {
+        if matches!(self.lifecycle.state(), State::Drained | State::Draining) {
             return;
         }
         let _ = remote; // No migration yet: packets are accepted from any address.
@@ -91,7 +72,7 @@ impl Connection {
             let len = parsed.packet_len.min(rest.len());
             any_processed |= self.handle_packet(now, parsed, &mut rest[..len]);
             offset = offset.saturating_add(len); // at most `total`: `len` fits in `rest`
-            if self.is_closed() && !matches!(self.state, State::Closing) {
+            if self.is_closed() && !matches!(self.lifecycle.state(), State::Closing) {
                 return;
             }
         }
@@ -117,9 +98,9 @@ impl Connection {
                 },
             );
         }
-        if matches!(self.state, State::Closing) && any_processed {
+        if any_processed {
             // RFC 9000 §10.2.1: answer packets in the closing state with CONNECTION_CLOSE.
-            self.close.pending = true;
+            self.lifecycle.on_packet_while_closing();
         }
     }
 
@@ -236,7 +217,7 @@ impl Connection {
             return true;
         }
         self.on_authenticated_packet(now, space, h);
-        if matches!(self.state, State::Closing) {
+        if matches!(self.lifecycle.state(), State::Closing) {
             return true;
         }
         tally(&mut self.stats.packets_received[space as usize], 1);
@@ -272,7 +253,7 @@ impl Connection {
                     immediate,
                     &policy,
                 );
-                self.idle.on_packet_received(now, &mut self.timers);
+                self.timers.on_packet_received(now);
             }
             Err(e) => self.fail(now, e),
         }
@@ -437,13 +418,13 @@ impl Connection {
             | Frame::StreamsBlocked { .. } => self.streams.on_frame(&frame)?,
             Frame::NewToken { token } => self.on_new_token_frame(token)?,
             Frame::NewConnectionId(f) => {
-                let limit = self.local_params.active_connection_id_limit;
+                let limit = self.params.local.active_connection_id_limit;
                 self.cids.on_new_cid(&f, limit)?;
             }
             Frame::RetireConnectionId { sequence } => {
                 if let Some(cid) = self.cids.on_retire(sequence, dcid)? {
-                    self.endpoint_events
-                        .push_back(EndpointEvent::RetireConnectionId(cid));
+                    self.outbox
+                        .push_endpoint_event(EndpointEvent::RetireConnectionId(cid));
                     self.issue_connection_ids();
                 }
             }
@@ -488,13 +469,10 @@ impl Connection {
                         "DATAGRAM frame not negotiated or too large",
                     ));
                 }
-                // DATAGRAM frames have no flow control; a receiver that cannot keep
-                // them may drop them (RFC 9221 §5): the oldest unread one goes.
-                if self.received_datagrams.len() >= MAX_QUEUED_DATAGRAMS {
-                    self.received_datagrams.pop_front();
+                // RFC 9221 §5: past the bound the oldest unread payload is dropped.
+                if self.outbox.push_datagram(data) {
                     tally(&mut self.stats.datagrams_dropped, 1);
                 }
-                self.received_datagrams.push_back(data.to_vec());
             }
             Frame::AckFrequency(f) => self.on_ack_frequency(&f)?,
             Frame::ImmediateAck => {

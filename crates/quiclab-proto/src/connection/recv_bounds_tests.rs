@@ -4,7 +4,7 @@
 use super::*;
 use crate::config::TransportConfig;
 use crate::connection::path::MAX_PENDING_PATH_RESPONSES;
-use crate::connection::SpaceId;
+use crate::connection::{SpaceId, MAX_QUEUED_DATAGRAMS};
 use crate::testing::{LinkConfig, Pair};
 use crate::wire::{ConnectionId, Frame};
 use std::time::Duration;

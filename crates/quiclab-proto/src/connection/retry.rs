@@ -7,7 +7,6 @@
 //! The server's decision to send Retry, and the tokens themselves, live in the
 //! endpoint (`endpoint::validation`) and `crypto::token`.
 
-use super::new_token::NewTokenSend;
 use super::spaces::SpaceId;
 use super::Connection;
 use crate::crypto::retry;
@@ -16,45 +15,6 @@ use crate::events::{DropReason, Event, PacketHeaderInfo};
 use crate::time::Instant;
 use crate::wire::header::parse_header;
 use crate::wire::{ConnectionId, PacketType, Side, TransportParameters};
-
-/// How the endpoint admitted a server connection (RFC 9000 §8.1): what its transport
-/// parameters must say about Retry, and whether the client's address is validated.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ServerValidation {
-    /// The Destination Connection ID of the client's first Initial: from the Retry
-    /// token after a Retry, else the one of the Initial that opens the connection.
-    pub original_dcid: ConnectionId,
-    /// The Source Connection ID of the Retry we sent, if we sent one (RFC 9000 §7.3).
-    pub retry_scid: Option<ConnectionId>,
-    /// A valid token proved the client's address: no anti-amplification limit.
-    pub validated: bool,
-    /// A NEW_TOKEN token to send once the handshake completes (RFC 9000 §8.1.3).
-    pub new_token: Option<Vec<u8>>,
-}
-
-impl ServerValidation {
-    /// No token, no Retry: `original_dcid` is the DCID of the Initial at hand.
-    pub fn unvalidated(original_dcid: ConnectionId) -> Self {
-        ServerValidation {
-            original_dcid,
-            retry_scid: None,
-            validated: false,
-            new_token: None,
-        }
-    }
-}
-
-/// The connection's token state.
-#[derive(Default)]
-pub(super) struct TokenState {
-    /// Client: the token in the Token field of its Initials (from a Retry, or a
-    /// NEW_TOKEN token of an earlier connection).
-    pub initial_token: Vec<u8>,
-    /// Client: the SCID of the Retry it accepted (at most one, RFC 9000 §17.2.5.2).
-    pub retry_scid: Option<ConnectionId>,
-    /// Server: the NEW_TOKEN frame to send.
-    pub new_token: NewTokenSend,
-}
 
 impl Connection {
     /// Client, before its first Initial leaves: a NEW_TOKEN token from an earlier
@@ -95,7 +55,7 @@ impl Connection {
                 return false;
             }
         };
-        if !retry::verify(self.versions.current, &self.original_dcid, packet) {
+        if !retry::verify(self.versions.current, &self.params.original_dcid, packet) {
             self.drop_packet(
                 now,
                 Some(PacketType::Retry),
@@ -146,7 +106,7 @@ impl Connection {
     /// authenticate the connection IDs a Retry changed).
     pub(super) fn check_retry_params(&self, p: &TransportParameters) -> Result<(), TransportError> {
         let tp_err = TransportError::transport_parameter;
-        if p.original_destination_connection_id != Some(self.original_dcid) {
+        if p.original_destination_connection_id != Some(self.params.original_dcid) {
             return Err(tp_err("original_destination_connection_id does not match"));
         }
         match (self.tokens.retry_scid, p.retry_source_connection_id) {

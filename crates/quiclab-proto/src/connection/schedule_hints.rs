@@ -3,8 +3,9 @@
 //! happens to it (so the endpoint polls only connections that may send, without
 //! changing what is sent), and whether the application has events to collect.
 
+use super::lifecycle::State;
 use super::timers::Timer;
-use super::{Connection, State};
+use super::Connection;
 
 impl Connection {
     /// Call right after [`Connection::poll_transmit`] returned `None`. True when every
@@ -21,7 +22,7 @@ impl Connection {
     /// handshake hold, the closing period) is a deadline in `poll_timeout`, and the
     /// remaining checks read only state that inputs change.
     pub fn send_settled(&self) -> bool {
-        match self.state {
+        match self.lifecycle.state() {
             State::Draining | State::Drained | State::Closing => return true,
             _ => {}
         }
@@ -30,6 +31,6 @@ impl Connection {
 
     /// Whether [`Connection::poll_event`] has an event to give.
     pub fn has_events(&self) -> bool {
-        !self.events.is_empty() || self.streams.has_events()
+        self.outbox.pending_events() > 0 || self.streams.has_events()
     }
 }

@@ -2,9 +2,11 @@
 //! coalescing packets into one datagram, padding, protecting, and recording them for
 //! loss recovery (RFC 9000 §12.2, §13, §14.1; RFC 9001 §5; RFC 9002 §7).
 
+use super::lifecycle::State;
 use super::spaces::{SentFrame, SentRecord, SpaceId};
 use super::timers::Timer;
-use super::{Connection, State, Transmit};
+use super::transmit::{Transmit, MIN_INITIAL_DATAGRAM};
+use super::Connection;
 use crate::crypto::protect::seal;
 use crate::crypto::TAG_LEN;
 use crate::events::{Event, FrameSummary, PacketHeaderInfo};
@@ -13,10 +15,6 @@ use crate::time::Instant;
 use crate::wire::header::{packet_number_len, write_long_header, write_short_header};
 use crate::wire::{decode_frames, varint, Frame, PacketType, Side};
 
-/// RFC 9000 §14.1: a client expands datagrams carrying Initial packets to at least this
-/// size, and a server only creates a connection for (and only answers with Version
-/// Negotiation) a datagram at least this large.
-pub const MIN_INITIAL_DATAGRAM: usize = 1200;
 /// Smallest useful packet: header room plus a few frame bytes and the tag.
 const MIN_PACKET_ROOM: usize = 64;
 /// RFC 9000 §17.2: the largest long-header packet we build. Its Length field (packet
@@ -52,19 +50,22 @@ impl Connection {
                 .as_ref()
                 .map_or(self.config.max_udp_payload_size, |m| m.current()),
         );
-        let peer = self
-            .peer_params
-            .as_ref()
-            .map_or(ours, |p| p.max_udp_payload_size);
+        let peer = self.params.peer().map_or(ours, |p| p.max_udp_payload_size);
         ours.min(peer).max(MIN_INITIAL_DATAGRAM as u64) as usize
     }
 
     /// Appends the next datagram to `buf` and says where to send it; `None` when there
     /// is nothing to send now (see [`Connection::poll_timeout`]).
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
-        match self.state {
+        let transmit = self.build_transmit(now, buf);
+        self.arm_ack_timers();
+        transmit
+    }
+
+    fn build_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+        match self.lifecycle.state() {
             State::Draining | State::Drained => return None,
-            State::Closing if !self.close.pending => return None,
+            State::Closing if !self.lifecycle.close_pending() => return None,
             _ => {}
         }
         if let Err(e) = self.release_handshake_hold(now) {
@@ -77,7 +78,7 @@ impl Connection {
         if budget < MIN_INITIAL_DATAGRAM && !self.path.validated {
             return None; // RFC 9000 §8.1: wait for more bytes from the client.
         }
-        let closing = matches!(self.state, State::Closing);
+        let closing = matches!(self.lifecycle.state(), State::Closing);
         if !closing {
             self.update_ack_frequency(now);
         }
@@ -136,7 +137,7 @@ impl Connection {
         };
         in_flight |= self.finish_packet(now, buf, p, pad);
         if closing {
-            self.close.pending = false;
+            self.lifecycle.on_close_sent();
         }
         Some(self.datagram_done(now, start, buf, in_flight))
     }
@@ -242,7 +243,7 @@ impl Connection {
         let max = limit - TAG_LEN;
         self.write_ack(now, buf, &mut p, max);
         if closing {
-            self.close.write_frame(buf, space, max);
+            self.lifecycle.write_frame(buf, space, max);
             return p;
         }
         self.write_frames(now, buf, &mut p, max, cwnd_open);
@@ -260,7 +261,7 @@ impl Connection {
         let (length_offset, pn_offset) = if space == SpaceId::Data && !zero_rtt {
             (
                 None,
-                write_short_header(buf, &dcid, false, self.key_update.phase, pn, pn_len),
+                write_short_header(buf, &dcid, false, self.key_update.phase(), pn, pn_len),
             )
         } else {
             let scid = self.cids.local_cid();
@@ -526,7 +527,7 @@ impl Connection {
         self.stats.packets_sent[p.space as usize] += 1;
         if p.ack_eliciting {
             // RFC 9000 §10.1: the first ack-eliciting packet after a receipt restarts the timer.
-            self.idle.on_ack_eliciting_sent(now, &mut self.timers);
+            self.timers.on_ack_eliciting_sent(now);
         }
         if let Some(frames) = logged {
             let ty = if p.zero_rtt {

@@ -77,3 +77,24 @@ impl PacketSpace {
         self.keys.is_some() && !self.discarded
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crypto::initial::initial_keys;
+    use crate::wire::{ConnectionId, Side, VERSION_1};
+
+    #[test]
+    fn a_space_sends_only_with_keys_until_they_are_discarded() {
+        let mut s = PacketSpace::new();
+        assert!(!s.can_send());
+        s.keys = Some(initial_keys(
+            VERSION_1,
+            &ConnectionId::new(&[1; 8]).unwrap(),
+            Side::Client,
+        ));
+        assert!(s.can_send());
+        s.discarded = true;
+        assert!(!s.can_send());
+    }
+}

@@ -78,3 +78,19 @@ pub struct ConnectionStats {
     /// The error we closed with because of a peer violation, if any.
     pub local_error: Option<TransportErrorCode>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_saturate_instead_of_wrapping() {
+        let mut c = u64::MAX - 1;
+        tally(&mut c, 5);
+        assert_eq!(c, u64::MAX);
+        let mut p = PacketCounts::default();
+        p.add(1200);
+        p.add(30);
+        assert_eq!((p.packets, p.bytes), (2, 1230));
+    }
+}

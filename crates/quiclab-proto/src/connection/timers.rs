@@ -1,12 +1,15 @@
 //! The connection's deadlines in one table (the model: quinn-proto's `TimerTable`), and
 //! the idle timeout's rules (RFC 9000 §10.1).
 //!
-//! Each mechanism arms and stops its own [`Timer`]; [`super::Connection::poll_timeout`]
-//! reports the earliest armed one (with the ACK deadlines, which the packet number
-//! spaces keep), and [`super::Connection::handle_timeout`] fires the expired ones in a
-//! fixed order of its own. The table only stores deadlines: no rule about what a timer
-//! does lives here, so adding a mechanism means one more variant, not one more field.
+//! Each mechanism arms and stops its own [`Timer`]; the packet number spaces' ACK
+//! deadlines are copied in after every call that can change them
+//! (`Connection::arm_ack_timers`). [`super::Connection::poll_timeout`] is the table's
+//! earliest deadline, and [`super::Connection::handle_timeout`] fires the expired ones
+//! in a fixed order of its own. Besides the deadlines the table keeps only the idle
+//! timeout's rule, which is about time alone; no other rule about what a timer does
+//! lives here, so adding a mechanism means one more variant, not one more field.
 
+use super::spaces::SpaceId;
 use crate::time::Instant;
 use std::time::Duration;
 
@@ -28,19 +31,67 @@ pub(super) enum Timer {
     ServerHold,
     /// The closing or draining period ends (RFC 9000 §10.2): the state is dropped.
     Close,
+    /// An ACK is due in the Initial space (RFC 9000 §13.2.1); see [`Timer::ack`].
+    AckInitial,
+    /// An ACK is due in the Handshake space.
+    AckHandshake,
+    /// An ACK is due in the application data space (max_ack_delay, RFC 9000 §13.2.1).
+    AckData,
 }
 
 impl Timer {
-    const COUNT: usize = 6;
+    const COUNT: usize = 9;
+
+    /// The ACK deadline of `space`: armed while the space owes an ACK, can send, and
+    /// (Initial) the ACK is not held for the ServerHello. `poll_transmit` sends it.
+    pub fn ack(space: SpaceId) -> Self {
+        match space {
+            SpaceId::Initial => Timer::AckInitial,
+            SpaceId::Handshake => Timer::AckHandshake,
+            SpaceId::Data => Timer::AckData,
+        }
+    }
 }
 
-/// Deadlines by [`Timer`]; `None` when a timer is not armed.
+/// Deadlines by [`Timer`] (`None` when a timer is not armed), and the idle rule.
 #[derive(Clone, Debug, Default)]
 pub(super) struct TimerTable {
     data: [Option<Instant>; Timer::COUNT],
+    idle: IdleTimeout,
 }
 
 impl TimerTable {
+    /// A table with only the idle timer armed: `idle_timeout_ms` (0 = none) from `now`.
+    pub fn new(now: Instant, idle_timeout_ms: u64) -> Self {
+        let mut table = TimerTable {
+            idle: IdleTimeout::new(idle_timeout_ms),
+            ..TimerTable::default()
+        };
+        table.set_or_stop(Timer::Idle, table.idle.timeout.map(|d| now + d));
+        table
+    }
+
+    /// RFC 9000 §10.1: the peer's max_idle_timeout arrived; the idle timer restarts
+    /// from `now` with the effective value.
+    pub fn negotiate_idle(&mut self, now: Instant, peer_ms: u64) {
+        let timeout = self.idle.negotiate(peer_ms);
+        self.set_or_stop(Timer::Idle, timeout.map(|d| now + d));
+    }
+
+    /// RFC 9000 §10.1: a packet from the peer was processed.
+    pub fn on_packet_received(&mut self, now: Instant) {
+        if let Some(d) = self.idle.on_packet_received() {
+            self.set(Timer::Idle, now + d);
+        }
+    }
+
+    /// RFC 9000 §10.1: an ack-eliciting packet was sent.
+    pub fn on_ack_eliciting_sent(&mut self, now: Instant) {
+        if let Some(d) = self.idle.on_ack_eliciting_sent() {
+            self.set(Timer::Idle, now + d);
+        }
+    }
+
     /// Arms `timer` for `at` (replacing any earlier deadline).
     pub fn set(&mut self, timer: Timer, at: Instant) {
         self.data[timer as usize] = Some(at);
@@ -70,15 +121,15 @@ impl TimerTable {
     }
 
     /// The earliest armed deadline. [`Timer::Close`] is armed only once closing, when
-    /// the connection asks for nothing else.
+    /// the connection asks for nothing else (`poll_timeout` then reads it alone).
     pub fn next_timeout(&self) -> Option<Instant> {
         self.data.iter().flatten().min().copied()
     }
 }
 
 /// The idle timeout's rules (RFC 9000 §10.1); the deadline is [`Timer::Idle`].
-#[derive(Clone, Debug)]
-pub(super) struct IdleTimeout {
+#[derive(Clone, Debug, Default)]
+struct IdleTimeout {
     /// The effective timeout: ours until the peer's parameters arrive, then the
     /// smaller of the non-zero values; `None` disables it.
     timeout: Option<Duration>,
@@ -87,45 +138,38 @@ pub(super) struct IdleTimeout {
 }
 
 impl IdleTimeout {
-    /// Our configured timeout (`idle_timeout_ms`, 0 = none), armed from `now`.
-    pub fn new(now: Instant, idle_timeout_ms: u64, timers: &mut TimerTable) -> Self {
-        let timeout = (idle_timeout_ms > 0).then(|| Duration::from_millis(idle_timeout_ms));
-        timers.set_or_stop(Timer::Idle, timeout.map(|d| now + d));
+    /// Our configured timeout (`idle_timeout_ms`, 0 = none).
+    fn new(idle_timeout_ms: u64) -> Self {
         IdleTimeout {
-            timeout,
+            timeout: (idle_timeout_ms > 0).then(|| Duration::from_millis(idle_timeout_ms)),
             restart_on_send: false,
         }
     }
 
     /// RFC 9000 §10.1: the effective idle timeout is the minimum of the non-zero
-    /// values; the timer restarts from `now` with it.
-    pub fn negotiate(&mut self, now: Instant, peer_ms: u64, timers: &mut TimerTable) {
+    /// values. Returns it.
+    fn negotiate(&mut self, peer_ms: u64) -> Option<Duration> {
         let peer = (peer_ms > 0).then(|| Duration::from_millis(peer_ms));
         self.timeout = match (self.timeout, peer) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        timers.set_or_stop(Timer::Idle, self.timeout.map(|d| now + d));
+        self.timeout
     }
 
-    /// RFC 9000 §10.1: a packet from the peer was processed: restart the timer, and
-    /// again on our next ack-eliciting packet.
-    pub fn on_packet_received(&mut self, now: Instant, timers: &mut TimerTable) {
-        if let Some(d) = self.timeout {
-            timers.set(Timer::Idle, now + d);
-            self.restart_on_send = true;
-        }
+    /// RFC 9000 §10.1: a packet from the peer restarts the timer, and so will our
+    /// next ack-eliciting packet. Returns the timeout to restart with.
+    fn on_packet_received(&mut self) -> Option<Duration> {
+        self.restart_on_send = self.timeout.is_some() || self.restart_on_send;
+        self.timeout
     }
 
     /// RFC 9000 §10.1: the first ack-eliciting packet sent after a receipt restarts
-    /// the timer.
-    pub fn on_ack_eliciting_sent(&mut self, now: Instant, timers: &mut TimerTable) {
-        if self.restart_on_send {
-            self.restart_on_send = false;
-            if let Some(d) = self.timeout {
-                timers.set(Timer::Idle, now + d);
-            }
-        }
+    /// the timer. Returns the timeout to restart with, if it restarts.
+    fn on_ack_eliciting_sent(&mut self) -> Option<Duration> {
+        std::mem::take(&mut self.restart_on_send)
+            .then_some(self.timeout)
+            .flatten()
     }
 }
 

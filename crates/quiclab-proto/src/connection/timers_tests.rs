@@ -1,6 +1,6 @@
 //! The timer table and the instant-ACK server hold, on their own.
 
-use super::{IdleTimeout, Timer, TimerTable};
+use super::{Timer, TimerTable};
 use crate::config::HandshakeConfig;
 use crate::connection::server_hold::ServerHold;
 use crate::connection::spaces::SpaceId;
@@ -28,25 +28,43 @@ fn table_reports_the_earliest_armed_deadline() {
 }
 
 #[test]
+fn ack_timers_are_one_per_space_and_count_in_the_earliest_deadline() {
+    let mut t = TimerTable::new(ms(0), 30_000);
+    t.set(Timer::LossDetection, ms(300));
+    t.set(Timer::ack(SpaceId::Data), ms(25));
+    t.set(Timer::ack(SpaceId::Initial), ms(40));
+    assert_eq!(t.next_timeout(), Some(ms(25)));
+    assert_ne!(Timer::ack(SpaceId::Initial), Timer::ack(SpaceId::Handshake));
+    t.set_or_stop(Timer::ack(SpaceId::Data), None);
+    assert_eq!(t.next_timeout(), Some(ms(40)));
+    assert!(t.is_expired(Timer::AckInitial, ms(40)));
+    assert_eq!(t.get(Timer::AckHandshake), None);
+}
+
+#[test]
 fn idle_timeout_is_the_smaller_nonzero_value_and_restarts_once_per_receipt() {
-    let mut t = TimerTable::default();
-    let mut idle = IdleTimeout::new(ms(0), 30_000, &mut t);
+    let mut t = TimerTable::new(ms(0), 30_000);
     assert_eq!(t.get(Timer::Idle), Some(ms(30_000)));
-    idle.negotiate(ms(10), 0, &mut t);
+    t.negotiate_idle(ms(10), 0);
     assert_eq!(t.get(Timer::Idle), Some(ms(30_010)));
-    idle.negotiate(ms(20), 5_000, &mut t);
+    t.negotiate_idle(ms(20), 5_000);
     assert_eq!(t.get(Timer::Idle), Some(ms(5_020)));
     // Sending before any receipt does not restart it.
-    idle.on_ack_eliciting_sent(ms(100), &mut t);
+    t.on_ack_eliciting_sent(ms(100));
     assert_eq!(t.get(Timer::Idle), Some(ms(5_020)));
-    idle.on_packet_received(ms(200), &mut t);
+    t.on_packet_received(ms(200));
     assert_eq!(t.get(Timer::Idle), Some(ms(5_200)));
-    idle.on_ack_eliciting_sent(ms(300), &mut t);
+    t.on_ack_eliciting_sent(ms(300));
     assert_eq!(t.get(Timer::Idle), Some(ms(5_300)));
-    idle.on_ack_eliciting_sent(ms(400), &mut t);
+    t.on_ack_eliciting_sent(ms(400));
     assert_eq!(t.get(Timer::Idle), Some(ms(5_300)));
-    let _off = IdleTimeout::new(ms(0), 0, &mut t);
-    assert_eq!(t.get(Timer::Idle), None);
+    let mut off = TimerTable::new(ms(0), 0);
+    assert_eq!(off.get(Timer::Idle), None);
+    // Only the peer's value then counts; with neither there is no idle timer.
+    off.on_packet_received(ms(5));
+    assert_eq!(off.get(Timer::Idle), None);
+    off.negotiate_idle(ms(10), 2_000);
+    assert_eq!(off.get(Timer::Idle), Some(ms(2_010)));
 }
 
 #[test]

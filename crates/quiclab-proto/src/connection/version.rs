@@ -7,69 +7,15 @@
 //! key labels (`crypto::initial`, `crypto::tls`) and the long-header type bits
 //! (`wire::header`).
 
+use super::lifecycle::CloseReason;
+use super::outbox::EndpointEvent;
 use super::spaces::{PacketSpace, SpaceId};
-use super::{CloseReason, Connection, EndpointEvent, State};
-use crate::config::TransportConfig;
+use super::Connection;
 use crate::error::{TransportError, TransportErrorCode};
 use crate::events::{Event, Owner};
 use crate::time::Instant;
 use crate::wire::header::parse_version_negotiation;
 use crate::wire::{ConnectionId, Side, TransportParameters, VersionInformation, VERSION_1};
-
-/// The version in use, and what a client learned from Version Negotiation.
-#[derive(Clone, Debug)]
-pub(super) struct VersionState {
-    /// The QUIC version of our long headers (RFC 9000 §15, RFC 9369).
-    pub current: u32,
-    /// The client's Chosen Version: its first flight's in this connection attempt (RFC
-    /// 9368 §1.2). Its 0-RTT packets keep it after an upgrade (RFC 9369 §4.1).
-    pub chosen: u32,
-    /// The versions a Version Negotiation packet offered, once the client acted on
-    /// one (it then ignores any later one, RFC 9368 §4).
-    offered: Option<Vec<u32>>,
-    /// Client: the negotiated version is known (RFC 9369 §4.1): it followed a
-    /// server's upgrade, or the server sent CRYPTO data in the chosen version. Server
-    /// packets of any other version are dropped from then on.
-    pub settled: bool,
-}
-
-/// Our version_information (RFC 9368 §3) for a connection in `version`: sent only when
-/// the version config is not the default v1-only one.
-pub(super) fn local_information(
-    config: &TransportConfig,
-    version: u32,
-) -> Option<VersionInformation> {
-    config.versions.announce().then(|| VersionInformation {
-        chosen: version,
-        available: config.versions.supported_wire(),
-    })
-}
-
-/// A client's version_information (RFC 9368 §3): its Chosen Version and, as Available
-/// Versions, every supported version this first flight is compatible with, most
-/// preferred first: those a server may move the connection to (§2.3), which the client
-/// then follows (`compatible.rs`). A single-version client offers just its own.
-pub(super) fn client_information(
-    config: &TransportConfig,
-    version: u32,
-) -> Option<VersionInformation> {
-    config.versions.announce().then(|| VersionInformation {
-        chosen: version,
-        available: config.versions.compatible_with(version),
-    })
-}
-
-impl VersionState {
-    /// A connection starting in `version`, no Version Negotiation seen.
-    pub fn new(version: u32) -> Self {
-        VersionState {
-            current: version,
-            chosen: version,
-            offered: None,
-            settled: false,
-        }
-    }
-}
 
 fn version_error(reason: impl Into<String>) -> TransportError {
     TransportError::new(TransportErrorCode::VERSION_NEGOTIATION_ERROR, reason)
@@ -93,7 +39,7 @@ impl Connection {
         {
             return;
         }
-        if *scid != self.original_dcid {
+        if *scid != self.params.original_dcid {
             return;
         }
         let Ok(offered) = parse_version_negotiation(packet) else {
@@ -117,8 +63,8 @@ impl Connection {
                     error,
                 },
             );
-            self.state = State::Drained;
-            self.endpoint_events.push_back(EndpointEvent::Drained);
+            self.lifecycle.on_drained();
+            self.outbox.push_endpoint_event(EndpointEvent::Drained);
             return;
         };
         self.versions.offered = Some(offered);
@@ -155,12 +101,11 @@ impl Connection {
     fn restart_in_version(&mut self, now: Instant, version: u32) -> Result<(), TransportError> {
         self.versions.current = version;
         self.versions.chosen = version;
-        self.local_params.version_information = Some(VersionInformation {
+        self.params.local.version_information = Some(VersionInformation {
             chosen: version,
             available: vec![version],
         });
-        let mut tp = Vec::new();
-        self.local_params.encode(&mut tp);
+        let tp = self.params.encode_local();
         let rng = self.rng.fork("tls after version negotiation");
         self.tls = self
             .tls
@@ -171,7 +116,7 @@ impl Connection {
         fresh.next_pn = initial.next_pn;
         *initial = fresh;
         self.path.recovery.forget_space(SpaceId::Initial);
-        self.install_initial_keys(self.original_dcid);
+        self.install_initial_keys(self.params.original_dcid);
         self.handshake.tls_write_space = SpaceId::Initial;
         self.set_loss_detection_timer(now);
         if self.logging() {
@@ -201,7 +146,7 @@ impl Connection {
         // header of an upgrade (§2.3) and must see confirmed here.
         let expected = self.original_version().unwrap_or(self.versions.current);
         if let Some(vi) = &p.version_information {
-            let offered = self.local_params.version_information.as_ref();
+            let offered = self.params.local.version_information.as_ref();
             if self.side == Side::Client
                 && offered.is_some_and(|o| !o.available.contains(&vi.chosen))
             {

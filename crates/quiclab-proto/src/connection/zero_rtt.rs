@@ -19,8 +19,9 @@
 //! 0-RTT, the server may send 1-RTT (0.5-RTT) data before the handshake completes
 //! (RFC 9001 §4.1.1, §5.7), so a request in 0-RTT is answered within one round trip.
 
-use super::recv::Parsed;
+use super::parsed::Parsed;
 use super::spaces::SpaceId;
+use super::zero_rtt_state::{ZeroRttStatus, MAX_PENDING};
 use super::Connection;
 use crate::crypto::protect::{decrypt_payload, unprotect_header};
 use crate::crypto::DirectionalKeys;
@@ -29,56 +30,6 @@ use crate::events::DropReason;
 use crate::time::Instant;
 use crate::wire::header::decode_packet_number;
 use crate::wire::{PacketType, Side, TransportParameters};
-
-/// Server: 0-RTT packets kept while their keys are not known yet.
-const MAX_PENDING: usize = 16;
-
-/// Where 0-RTT stands for this connection.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum ZeroRttStatus {
-    /// Not attempted (client: no ticket allowing it, or not configured) / not offered
-    /// (server: the ClientHello asked for none, or not configured).
-    #[default]
-    None,
-    /// Client: 0-RTT keys installed, packets may go; the server's answer is unknown.
-    Attempted,
-    /// The server accepted the early data.
-    Accepted,
-    /// The server rejected it: 0-RTT data was resent in 1-RTT.
-    Rejected,
-}
-
-/// The 0-RTT state of one connection.
-#[derive(Default)]
-pub(super) struct ZeroRtt {
-    /// Client: keys to send with; server: keys to read with. Dropped when the client
-    /// installs 1-RTT keys (RFC 9001 §4.9.3).
-    keys: Option<DirectionalKeys>,
-    pub status: ZeroRttStatus,
-    /// Client: the server parameters remembered with the ticket (RFC 9000 §7.4.1).
-    remembered: Option<Box<TransportParameters>>,
-    /// Server: 0-RTT packets that came before the keys.
-    pending: Vec<(Parsed, Vec<u8>)>,
-    /// 0-RTT packets sent (client) or processed (server).
-    pub packets: u64,
-}
-
-impl ZeroRtt {
-    /// Client: whether the next application-data packet may be a 0-RTT one.
-    pub fn can_send(&self) -> bool {
-        self.keys.is_some() && self.status == ZeroRttStatus::Attempted
-    }
-
-    /// Server: bytes of the 0-RTT packets waiting for their keys.
-    pub fn pending_bytes(&self) -> u64 {
-        self.pending.iter().map(|(_, p)| p.len() as u64).sum()
-    }
-
-    /// Server: forgets the waiting 0-RTT packets (the connection closed).
-    pub fn drop_pending(&mut self) {
-        self.pending = Vec::new();
-    }
-}
 
 impl Connection {
     /// Client, at creation: starts 0-RTT if configured and TLS resumes a ticket that
@@ -155,7 +106,7 @@ impl Connection {
         self.zero_rtt.keys = None;
         if self.tls.is_early_data_accepted() {
             self.zero_rtt.status = ZeroRttStatus::Accepted;
-            if let (Some(old), Some(new)) = (&self.zero_rtt.remembered, &self.peer_params) {
+            if let (Some(old), Some(new)) = (&self.zero_rtt.remembered, self.params.peer()) {
                 check_not_reduced(old, new)?;
             }
             return Ok(());

@@ -1,0 +1,17 @@
+//! A datagram the connection asks its driver to send, and the smallest size of a
+//! datagram carrying an Initial.
+
+use std::net::SocketAddr;
+
+/// A datagram to send.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transmit {
+    pub destination: SocketAddr,
+    /// Bytes appended to the caller's buffer.
+    pub size: usize,
+}
+
+/// RFC 9000 §14.1: a client expands datagrams carrying Initial packets to at least this
+/// size, and a server only creates a connection for (and only answers with Version
+/// Negotiation) a datagram at least this large.
+pub const MIN_INITIAL_DATAGRAM: usize = 1200;
