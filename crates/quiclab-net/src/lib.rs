@@ -30,6 +30,7 @@
 //! scenario errors are [`emulate::EmulateError`]s. Run-time notes (a socket buffer grown, a
 //! new client at the emulator) go to stderr.
 
+pub mod app;
 mod driver;
 pub mod emulate;
 mod error;
@@ -40,10 +41,13 @@ pub mod mtu;
 #[cfg(target_os = "linux")]
 mod netlink;
 pub mod signal;
+mod stop;
 mod timer;
+pub mod transfer;
 pub mod txtime;
 pub mod udp;
 
 pub use driver::{Application, Clock, Counters, DriverConfig, EndpointDriver, WakeMode};
 pub use error::{AppError, NetError, Result};
+pub use stop::StopHandle;
 pub use udp::{Granted, Socket};

@@ -1,10 +1,10 @@
 //! The hq-interop client: one connection per authority, one bidirectional stream per
 //! URL, opening more streams as earlier ones finish when the peer's limit is reached.
 
-use crate::setup::QlogDir;
-use crate::url::Url;
-use anyhow::Result;
-use quiclab_net::{AppError, Application};
+use crate::app::setup::QlogDir;
+use crate::app::url::Url;
+use crate::error::{NetError, Result};
+use crate::{AppError, Application};
 use quiclab_proto::connection::CloseReason;
 use quiclab_proto::streams::{StreamError, StreamEvent};
 use quiclab_proto::wire::{Dir, StreamId};
@@ -63,13 +63,15 @@ pub struct Client {
 const MAX_HANDSHAKING: usize = 256;
 
 /// The hq-interop side of one connection (also driven by the ALPN-dispatching client
-/// in [`crate::h3::client`]).
+/// in [`crate::app::h3::client`]).
 pub(crate) struct Conn {
     queue: VecDeque<Fetch>,
     active: BTreeMap<StreamId, Active>,
     closing: bool,
     /// Stay open when the fetches are done (idle-connection load tests).
     hold: bool,
+    /// Body bytes of the fetches that completed without error.
+    completed_bytes: u64,
 }
 
 /// A request in flight.
@@ -134,7 +136,10 @@ impl Client {
             };
             let h = endpoint
                 .connect(now, self.tls.clone(), &server_name, addr)
-                .map_err(|e| anyhow::anyhow!("connecting to {server_name} ({addr}): {e}"))?;
+                .map_err(|e| NetError::Connect {
+                    to: format!("{server_name} ({addr})"),
+                    why: e.to_string(),
+                })?;
             let mut state = Conn::new(fetches);
             state.hold = self.hold;
             if let Some(conn) = endpoint.connection_mut(h) {
@@ -164,6 +169,17 @@ impl Client {
     /// Fetches and connections that failed.
     pub fn failures(&self) -> usize {
         self.failures
+    }
+
+    /// Connections whose handshake completed.
+    pub fn established(&self) -> usize {
+        self.established
+    }
+
+    /// Body bytes of the fetches that completed without error (checked bodies: the
+    /// bytes that passed the check).
+    pub fn completed_bytes(&self) -> u64 {
+        self.conns.values().map(|c| c.completed_bytes).sum()
     }
 }
 
@@ -219,6 +235,7 @@ impl Conn {
             active: BTreeMap::new(),
             closing: false,
             hold: false,
+            completed_bytes: 0,
         }
     }
 
@@ -331,6 +348,8 @@ impl Conn {
         };
         if outcome.is_err() {
             report(&a.fetch, &outcome);
+        } else {
+            self.completed_bytes += a.bytes;
         }
         usize::from(outcome.is_err())
     }

@@ -1,14 +1,14 @@
 //! The client: one connection per authority offering the ALPNs asked for (h3 first by
 //! default); once TLS picked one, the connection's fetches run over HTTP/3 here or
-//! over hq-interop in [`crate::hq::client`].
+//! over hq-interop in [`crate::app::hq::client`].
 
 use super::{attach_qlog, ALPN_H3, H3_NO_ERROR};
-use crate::hq::client::{Conn as HqConn, Fetch, Output};
-use crate::setup::QlogDir;
-use anyhow::Result;
+use crate::app::hq::client::{Conn as HqConn, Fetch, Output};
+use crate::app::setup::QlogDir;
+use crate::error::{NetError, Result};
+use crate::{AppError, Application};
 use quiclab_h3::message::{get, get_request};
 use quiclab_h3::{code, Field, H3Config, H3Connection, H3Event};
-use quiclab_net::{AppError, Application};
 use quiclab_proto::connection::CloseReason;
 use quiclab_proto::wire::{Side, StreamId};
 use quiclab_proto::{Connection, ConnectionEvent, ConnectionHandle, Endpoint, Instant};
@@ -68,7 +68,10 @@ impl Client {
         for (addr, server_name, authority, fetches) in groups {
             let h = endpoint
                 .connect(now, tls.clone(), &server_name, addr)
-                .map_err(|e| anyhow::anyhow!("connecting to {server_name} ({addr}): {e}"))?;
+                .map_err(|e| NetError::Connect {
+                    to: format!("{server_name} ({addr})"),
+                    why: e.to_string(),
+                })?;
             if let Some(conn) = endpoint.connection_mut(h) {
                 qlog.attach(conn, now);
             }
@@ -236,7 +239,7 @@ impl H3Client {
             let fetch = self.queue.pop_front().expect("front exists");
             let out: Box<dyn Write> = match &fetch.output {
                 Output::Stdout => Box::new(BufWriter::new(std::io::stdout())),
-                Output::Check => Box::new(crate::hq::Check::for_path(&fetch.url.path)),
+                Output::Check => Box::new(crate::app::hq::Check::for_path(&fetch.url.path)),
                 Output::File(p) => match File::create(p) {
                     Ok(f) => Box::new(BufWriter::new(f)),
                     Err(e) => {
@@ -288,7 +291,7 @@ impl H3Client {
 
     /// Fails everything left; a close with an error code counts as a failure too.
     fn on_closed(&mut self, reason: &CloseReason, remote: std::net::SocketAddr) -> usize {
-        let why = crate::hq::client::close_message(reason, remote);
+        let why = crate::app::hq::client::close_message(reason, remote);
         let mut failures = 0;
         for a in std::mem::take(&mut self.active).into_values() {
             eprintln!("FAILED {}: {why}", a.fetch.url.path);

@@ -37,7 +37,7 @@ impl Server {
     }
 
     /// Serves one connection's events and streams (the ALPN-dispatching server in
-    /// [`crate::h3::server`] calls this for hq-interop connections).
+    /// [`crate::app::h3::server`] calls this for hq-interop connections).
     pub(crate) fn serve(&mut self, conn: &mut Connection, h: ConnectionHandle) {
         let streams = self.conns.entry(h).or_default();
         while let Some(ev) = conn.poll_event() {
