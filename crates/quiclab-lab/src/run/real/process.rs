@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 /// Real-time priority of the endpoints: below the emulator's (20, `quiclab emulate`'s
 /// own request), so the relay gets a CPU before them, and above every normal process.
-const ENDPOINT_PRIORITY: i32 = 10;
+pub(crate) const ENDPOINT_PRIORITY: i32 = 10;
 
 /// The scheduling class a process is asked to run in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
