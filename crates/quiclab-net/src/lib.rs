@@ -28,8 +28,11 @@
 //!
 //! Errors are [`NetError`]s naming the failed operation, with the OS error as source;
 //! scenario errors are [`emulate::EmulateError`]s. Run-time notes (a socket buffer grown, a
-//! new client at the emulator) go to stderr.
+//! new client at the emulator, a connection closed) go to stderr, or where the thread
+//! asked ([`notes::redirect`]).
 
+#[macro_use]
+pub mod notes;
 pub mod app;
 mod driver;
 pub mod emulate;

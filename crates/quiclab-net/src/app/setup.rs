@@ -274,7 +274,7 @@ impl QlogDir {
                 )))
             }
             Err(e) => {
-                eprintln!("qlog: cannot create {}: {e}", path.display());
+                note!("qlog: cannot create {}: {e}", path.display());
                 None
             }
         }

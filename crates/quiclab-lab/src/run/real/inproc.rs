@@ -2,7 +2,8 @@
 //! ([`quiclab_net`]): what the default templates (`DEFAULT_SERVER`, `DEFAULT_CLIENT`,
 //! `DEFAULT_EMULATOR` in [`crate::plan::endpoints`]) would start as processes, with the
 //! same files (the configs, qlogs, key log, the emulator's links.csv, emulate.json and
-//! capture). The endpoints' threads ask for the real-time FIFO class as the processes
+//! capture; each one's notes in `<name>.err`, as a process's stderr). The endpoints'
+//! threads ask for the real-time FIFO class as the processes
 //! did ([`super::process`] says why); the emulator's thread for its own, higher one.
 
 use super::process::{Sched, ENDPOINT_PRIORITY};
@@ -65,6 +66,14 @@ fn join_within(
         std::thread::sleep(Duration::from_millis(5));
     }
     t.join().unwrap_or_else(|_| Err(format!("{name} panicked")))
+}
+
+/// Sends the calling thread's notes (quiclab-net's run-time lines, which a process
+/// would print on stderr) to `<dir>/<name>.err`, as a process's stderr went.
+fn notes_to(dir: &Path, name: &str) {
+    if let Ok(f) = std::fs::File::create(dir.join(format!("{name}.err"))) {
+        quiclab_net::notes::redirect(Box::new(f));
+    }
 }
 
 /// Puts the calling thread in the FIFO class at `priority` when asked and permitted
@@ -138,10 +147,12 @@ pub fn start_server(
         seed,
         driver: DriverConfig::default(),
     };
+    let dir = PathBuf::from(value(values, "out_dir")?);
     let (tx, rx) = mpsc::channel();
     let thread = std::thread::Builder::new()
         .name("quiclab server".into())
         .spawn(move || {
+            notes_to(&dir, "server");
             let class = set_sched(sched, ENDPOINT_PRIORITY);
             transfer::serve(&opts, |_, stop| {
                 let _ = tx.send((stop, class));
@@ -167,7 +178,8 @@ pub fn start_emulator(values: &Values, limit: Duration) -> Result<Thread, String
     let (scenario, duplex) =
         emulate::load(Path::new(value(values, "scenario")?)).map_err(|e| e.to_string())?;
     let config = EmulatorConfig::new(addr(values, "listen_addr")?, addr(values, "server_addr")?);
-    let out = Path::new(value(values, "out_dir")?).join("emulator");
+    let run_dir = PathBuf::from(value(values, "out_dir")?);
+    let out = run_dir.join("emulator");
     let keylog = PathBuf::from(value(values, "keylog")?);
     let flag = Arc::new(AtomicBool::new(false));
     let stop_flag = flag.clone();
@@ -175,6 +187,7 @@ pub fn start_emulator(values: &Values, limit: Duration) -> Result<Thread, String
     let thread = std::thread::Builder::new()
         .name("quiclab emulate".into())
         .spawn(move || {
+            notes_to(&run_dir, "emulator");
             let fail = |e: quiclab_net::NetError| format!("emulator: {e}");
             let mut emulator = Emulator::bind(scenario, duplex, &config).map_err(fail)?;
             // Its own real-time priority, above the endpoints' (as `quiclab emulate`).
@@ -226,11 +239,13 @@ pub fn run_client(
         seed,
         driver: DriverConfig::default(),
     };
+    let dir = PathBuf::from(value(values, "out_dir")?);
     let (stop_tx, stop_rx) = mpsc::channel();
     let (done_tx, done_rx) = mpsc::channel();
     std::thread::Builder::new()
         .name("quiclab client".into())
         .spawn(move || {
+            notes_to(&dir, "client");
             let class = set_sched(sched, ENDPOINT_PRIORITY);
             let report = transfer::fetch(&opts, |stop| {
                 let _ = stop_tx.send(stop);

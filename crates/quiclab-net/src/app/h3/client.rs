@@ -105,7 +105,7 @@ impl Application for Client {
                 let authority = std::mem::take(authority);
                 *proto = match conn.alpn() {
                     Some(ALPN_H3) if conn.is_handshake_complete() => {
-                        eprintln!("{authority}: h3");
+                        note!("{authority}: h3");
                         let mut h3 = H3Connection::new(Side::Client, self.config.clone());
                         attach_qlog(&self.qlog, conn, &mut h3);
                         Proto::H3(Box::new(H3Client {
@@ -117,7 +117,7 @@ impl Application for Client {
                         }))
                     }
                     Some(_) if conn.is_handshake_complete() => {
-                        eprintln!("{authority}: hq-interop");
+                        note!("{authority}: hq-interop");
                         Proto::Hq(HqConn::new(fetches))
                     }
                     // A handshake failure: the hq logic reports the fetches as failed.
@@ -214,11 +214,11 @@ impl H3Client {
                 )),
             ),
             H3Event::ConnectionError(e) => {
-                eprintln!("error: h3: {e}");
+                note!("error: h3: {e}");
                 1
             }
             H3Event::GoAway { id } => {
-                eprintln!("server sent GOAWAY ({id})");
+                note!("server sent GOAWAY ({id})");
                 0
             }
         }
@@ -243,7 +243,7 @@ impl H3Client {
                 Output::File(p) => match File::create(p) {
                     Ok(f) => Box::new(BufWriter::new(f)),
                     Err(e) => {
-                        eprintln!("FAILED {}: creating {}: {e}", fetch.url.path, p.display());
+                        note!("FAILED {}: creating {}: {e}", fetch.url.path, p.display());
                         self.h3.cancel(conn, id, code::H3_REQUEST_CANCELLED);
                         failures += 1;
                         continue;
@@ -274,7 +274,7 @@ impl H3Client {
         match &outcome {
             Ok(()) => {
                 let secs = now.saturating_duration_since(a.started).as_secs_f64();
-                eprintln!(
+                note!(
                     "{}: {} bytes in {secs:.3} s ({:.2} Mbit/s) over h3",
                     a.fetch.url.path,
                     a.bytes,
@@ -283,7 +283,7 @@ impl H3Client {
                 0
             }
             Err(why) => {
-                eprintln!("FAILED {}: {why}", a.fetch.url.path);
+                note!("FAILED {}: {why}", a.fetch.url.path);
                 1
             }
         }
@@ -294,11 +294,11 @@ impl H3Client {
         let why = crate::app::hq::client::close_message(reason, remote);
         let mut failures = 0;
         for a in std::mem::take(&mut self.active).into_values() {
-            eprintln!("FAILED {}: {why}", a.fetch.url.path);
+            note!("FAILED {}: {why}", a.fetch.url.path);
             failures += 1;
         }
         for f in std::mem::take(&mut self.queue) {
-            eprintln!("FAILED {}: {why}", f.url.path);
+            note!("FAILED {}: {why}", f.url.path);
             failures += 1;
         }
         let error = match reason {
@@ -310,7 +310,7 @@ impl H3Client {
             CloseReason::HandshakeTimeout | CloseReason::PortUnreachable => true,
         };
         if error {
-            eprintln!("error: {why}");
+            note!("error: {why}");
             failures += 1;
         }
         failures

@@ -34,6 +34,6 @@ pub fn attach_qlog(dir: &QlogDir, conn: &Connection, h3: &mut H3Connection) {
             let title = format!("quiclab {side} HTTP/3");
             h3.set_sink(Box::new(H3QlogWriter::new(BufWriter::new(f), &title, side)));
         }
-        Err(e) => eprintln!("qlog: cannot create {}: {e}", path.display()),
+        Err(e) => note!("qlog: cannot create {}: {e}", path.display()),
     }
 }

@@ -57,7 +57,7 @@ impl Server {
         });
         while let Some(ev) = conn.poll_event() {
             if let ConnectionEvent::Closed(reason) = &ev {
-                eprintln!(
+                note!(
                     "connection from {} closed: {reason:?}",
                     conn.remote_address()
                 );
@@ -71,10 +71,10 @@ impl Server {
                     respond(&self.root, conn, now, state, stream, &fields)
                 }
                 H3Event::Reset { stream, code } => {
-                    eprintln!("  {stream}: reset ({})", quiclab_h3::error::code_name(code));
+                    note!("  {stream}: reset ({})", quiclab_h3::error::code_name(code));
                     state.bodies.remove(&stream);
                 }
-                H3Event::ConnectionError(e) => eprintln!("h3 error: {e}"),
+                H3Event::ConnectionError(e) => note!("h3 error: {e}"),
                 _ => {}
             }
         }
@@ -94,7 +94,7 @@ fn respond(
 ) {
     let method = get(fields, ":method").unwrap_or_default();
     let path = String::from_utf8_lossy(get(fields, ":path").unwrap_or(b"/")).into_owned();
-    eprintln!("  {id}: h3 {} {path}", String::from_utf8_lossy(method));
+    note!("  {id}: h3 {} {path}", String::from_utf8_lossy(method));
     // Only the path is served; a query string is ignored.
     let file_path = path.split('?').next().unwrap_or("/");
     let file_path = if file_path == "/" {
@@ -123,7 +123,7 @@ fn respond(
             }
         }
         Err(why) => {
-            eprintln!("  {id}: 404: {why}");
+            note!("  {id}: 404: {why}");
             let head = [
                 Field::new(":status", "404"),
                 Field::new("content-length", "0"),
@@ -157,7 +157,7 @@ fn send_bodies(conn: &mut Connection, now: Instant, state: &mut H3Conn) {
             let chunk = match body.pending() {
                 Ok(c) => c.as_slice(),
                 Err(e) => {
-                    eprintln!("  {id}: read error: {e}");
+                    note!("  {id}: read error: {e}");
                     state.h3.cancel(conn, id, code::H3_INTERNAL_ERROR);
                     done.push(id);
                     break;
@@ -184,7 +184,7 @@ impl Application for Server {
     fn drive(&mut self, endpoint: &mut Endpoint, now: Instant) -> Result<(), AppError> {
         while let Some(h) = endpoint.accept() {
             if let Some(conn) = endpoint.connection_mut(h) {
-                eprintln!("connection {} from {}", h.0, conn.remote_address());
+                note!("connection {} from {}", h.0, conn.remote_address());
                 if self.shutting_down {
                     conn.close(now, 0, "server shutting down");
                 }
@@ -230,7 +230,7 @@ impl Application for Server {
     fn shutdown(&mut self, endpoint: &mut Endpoint, now: Instant) {
         self.shutting_down = true;
         let handles: Vec<ConnectionHandle> = endpoint.handles().collect();
-        eprintln!("shutting down: closing {} connection(s)", handles.len());
+        note!("shutting down: closing {} connection(s)", handles.len());
         for h in handles {
             if let Some(conn) = endpoint.connection_mut(h) {
                 let code = if conn.alpn() == Some(ALPN_H3) {

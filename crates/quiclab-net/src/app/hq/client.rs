@@ -202,7 +202,7 @@ impl Application for Client {
         self.open_more(endpoint, now)?;
         let up = self.waiting.is_empty() && self.established == self.conns.len();
         if self.hold && !self.announced && up {
-            eprintln!("all {} connections established", self.conns.len());
+            note!("all {} connections established", self.conns.len());
             self.announced = true;
         }
         Ok(())
@@ -323,7 +323,7 @@ impl Conn {
                     if r.fin {
                         let flushed = a.out.flush().map_err(|e| format!("writing body: {e}"));
                         let secs = now.saturating_duration_since(a.started).as_secs_f64();
-                        eprintln!(
+                        note!(
                             "{}: {} bytes in {secs:.3} s ({:.2} Mbit/s)",
                             a.fetch.url.path,
                             a.bytes,
@@ -373,7 +373,7 @@ impl Conn {
             CloseReason::HandshakeTimeout | CloseReason::PortUnreachable => true,
         };
         if error {
-            eprintln!("error: {why}");
+            note!("error: {why}");
             failures += 1;
         }
         failures
@@ -410,6 +410,6 @@ fn send_request(conn: &mut Connection, id: StreamId, a: &mut Active) {
 
 fn report(fetch: &Fetch, outcome: &Outcome) {
     if let Err(why) = outcome {
-        eprintln!("FAILED {}: {why}", fetch.url.path);
+        note!("FAILED {}: {why}", fetch.url.path);
     }
 }
