@@ -72,6 +72,35 @@ fn fetches_a_checked_body_and_stops_the_server() {
 }
 
 #[test]
+fn a_stop_request_wakes_an_idle_server_at_once() {
+    let dir = temp_dir("idle");
+    let opts = ServerOptions {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        root: dir.clone(),
+        config: None,
+        cert_padding: 0,
+        qlog_dir: None,
+        key_log: None,
+        seed: 1,
+        driver: DriverConfig::default(),
+    };
+    let (tx, rx) = mpsc::channel();
+    let server = std::thread::spawn(move || serve(&opts, |_, stop| tx.send(stop).unwrap()));
+    let stop = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+    // No connection, no timer: the loop sleeps its idle wait (1 s) from its first turn.
+    std::thread::sleep(Duration::from_millis(100));
+    let asked = std::time::Instant::now();
+    stop.stop();
+    server.join().unwrap().unwrap();
+    assert!(
+        asked.elapsed() < Duration::from_millis(400),
+        "the waker ended the sleep: {:?}",
+        asked.elapsed()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn a_fetch_from_a_closed_port_fails_without_a_handshake() {
     // A port just released: nothing listens (ICMP port unreachable ends the handshake).
     let addr = std::net::UdpSocket::bind("127.0.0.1:0")
