@@ -24,6 +24,8 @@ const STOP_LIMIT: Duration = Duration::from_secs(3);
 /// A server or emulator running on a thread of the lab until [`Thread::stop`].
 pub struct Thread {
     pub name: &'static str,
+    /// Its notes (`<run>/<name>.err`).
+    notes: PathBuf,
     stop: Box<dyn Fn() + Send>,
     thread: Option<JoinHandle<Result<(), String>>>,
     sched: &'static str,
@@ -33,6 +35,11 @@ impl Thread {
     /// "fifo" if the thread runs in the real-time FIFO class, else "normal".
     pub fn sched(&self) -> &'static str {
         self.sched
+    }
+
+    /// The last lines of its notes, for error messages.
+    pub fn notes_tail(&self) -> String {
+        super::process::tail(&self.notes)
     }
 
     /// Stops the thread and waits for it (up to [`STOP_LIMIT`]); its error, if any.
@@ -148,6 +155,7 @@ pub fn start_server(
         driver: DriverConfig::default(),
     };
     let dir = PathBuf::from(value(values, "out_dir")?);
+    let notes_dir = dir.clone();
     let (tx, rx) = mpsc::channel();
     let thread = std::thread::Builder::new()
         .name("quiclab server".into())
@@ -165,6 +173,7 @@ pub fn start_server(
         started("server", &rx, thread, limit)?;
     Ok(Thread {
         name: "server",
+        notes: notes_dir.join("server.err"),
         stop: Box::new(move || stop.stop()),
         thread: Some(thread),
         sched: class,
@@ -180,6 +189,7 @@ pub fn start_emulator(values: &Values, limit: Duration) -> Result<Thread, String
     let config = EmulatorConfig::new(addr(values, "listen_addr")?, addr(values, "server_addr")?);
     let run_dir = PathBuf::from(value(values, "out_dir")?);
     let out = run_dir.join("emulator");
+    let notes_dir = run_dir.clone();
     let keylog = PathBuf::from(value(values, "keylog")?);
     let flag = Arc::new(AtomicBool::new(false));
     let stop_flag = flag.clone();
@@ -207,6 +217,7 @@ pub fn start_emulator(values: &Values, limit: Duration) -> Result<Thread, String
     let (class, thread) = started("emulator", &rx, thread, limit)?;
     Ok(Thread {
         name: "emulator",
+        notes: notes_dir.join("emulator.err"),
         stop: Box::new(move || flag.store(true, Ordering::Relaxed)),
         thread: Some(thread),
         sched: class,
@@ -240,6 +251,7 @@ pub fn run_client(
         driver: DriverConfig::default(),
     };
     let dir = PathBuf::from(value(values, "out_dir")?);
+    let notes = dir.join("client.err");
     let (stop_tx, stop_rx) = mpsc::channel();
     let (done_tx, done_rx) = mpsc::channel();
     std::thread::Builder::new()
@@ -267,14 +279,15 @@ pub fn run_client(
     let report = report?;
     if report.failures > 0 || !report.handshake_completed {
         return Err(format!(
-            "the client failed: {} failure(s), handshake {}, {} body bytes",
+            "the client failed: {} failure(s), handshake {}, {} body bytes: {}",
             report.failures,
             if report.handshake_completed {
                 "completed"
             } else {
                 "not completed"
             },
-            report.body_bytes
+            report.body_bytes,
+            super::process::tail(&notes)
         ));
     }
     Ok((report, class))

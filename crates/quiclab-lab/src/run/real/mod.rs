@@ -219,10 +219,10 @@ impl Running {
         }
     }
 
-    /// The last lines of a process's stderr, for error messages.
+    /// The last lines of its stderr or notes, for error messages.
     fn tail(&self) -> String {
         match self {
-            Running::Thread(_) => "in-process".into(),
+            Running::Thread(t) => t.notes_tail(),
             Running::Proc(p) => p.stderr_tail(),
         }
     }
