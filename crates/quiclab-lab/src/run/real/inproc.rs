@@ -42,7 +42,7 @@ impl Thread {
         super::process::tail(&self.notes)
     }
 
-    /// Stops the thread and waits for it (up to [`STOP_LIMIT`]); its error, if any.
+    /// Stops the thread and waits for it (up to 3 s); its error, if any.
     pub fn stop(&mut self) -> Result<(), String> {
         (self.stop)();
         let Some(t) = self.thread.take() else {
