@@ -42,7 +42,8 @@ step env PYTHON="$python" tests/interop/run.sh
 # byte-exact fetches and the memory bounds (the 1 s fetch goal is a benchmark figure in
 # docs/PERFORMANCE.md, not asserted here). ~15 s.
 step "$python" tests/flood/flood.py --quiclab target/release/quiclab --ci
-# Python package (python/): pytest, incl. a Dask LocalCluster sweep vs `quiclab lab run`.
+# Python package (python/): pytest, incl. a Dask LocalCluster sweep vs `quiclab lab run`
+# and real transfers in-process through quiclab-net (test_transfer.py).
 step "$python" -m pytest -q python/tests
 
 # --- HTTP/3 interop (aioquic.h3, ngtcp2; matrix) ---

@@ -1,10 +1,11 @@
 //! `quiclab._core`: the Rust side of the Python package (python/quiclab). Thin
 //! bindings: every number comes from the same code as the `quiclab` CLI
 //! (quiclab-sim's `Simulation`, quiclab-lab's plan stages), so results are the CLI's
-//! bytes. The Python layer (pandas frames, Dask) is in python/quiclab.
+//! bytes; `transfer` runs real endpoints in-process through quiclab-net. The Python layer (pandas frames, Dask) is in python/quiclab.
 //!
 //! Every error is raised as `quiclab.QuiclabError` carrying the Rust error's text.
 
+mod net;
 mod plan;
 mod sim;
 
@@ -50,5 +51,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_set_code_id, m)?)?;
     sim::register(m)?;
     plan::register(m)?;
+    net::register(m)?;
     Ok(())
 }

@@ -1,31 +1,28 @@
-//! `quiclab`: the command line. Thin: argument parsing and printing here, shared setup
-//! in [`setup`], the hq-interop application in [`hq`], HTTP/3 and the per-connection
-//! ALPN choice in [`h3`]; the UDP loop and the emulator are the `quiclab-net` library.
+//! `quiclab`: the command line. Thin: argument parsing and printing here; the UDP
+//! loop, the emulator and the applications (hq-interop, HTTP/3, their shared setup)
+//! are the `quiclab-net` library ([`quiclab_net::app`]).
 
 mod emulate;
-mod h3;
-mod hq;
+mod inputs;
 mod lab;
-mod resume;
-mod setup;
 mod sim;
 mod tokens;
-mod url;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
-use hq::client::{Fetch, Output};
+use quiclab_net::app::hq::client::{Fetch, Output};
+use quiclab_net::app::setup::{self, detach_qlog, QlogDir, ALPN_HQ};
+use quiclab_net::app::url::Url;
+use quiclab_net::app::{h3, hq, resume};
 use quiclab_net::txtime::Probe;
 use quiclab_net::{mtu, signal, udp, DriverConfig, EndpointDriver, WakeMode};
 use quiclab_proto::crypto::cert::{self, ServerVerification};
 use quiclab_proto::crypto::session;
 use quiclab_proto::wire::Side;
 use quiclab_proto::Endpoint;
-use setup::{detach_qlog, QlogDir, ALPN_HQ};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use url::Url;
 
 #[derive(Parser)]
 #[command(
@@ -266,7 +263,10 @@ fn main() {
         // Messages can quote input (a TOML parser quotes the offending line and value,
         // which may be megabytes): bounded here, whatever produced them.
         eprintln!("quiclab: {}", quiclab_sim::excerpt(&format!("{e:#}")));
-        let unsupported = e.downcast_ref::<setup::UnsupportedTestcase>().is_some();
+        let unsupported = matches!(
+            e.downcast_ref::<quiclab_net::NetError>(),
+            Some(quiclab_net::NetError::UnsupportedTestcase(_))
+        );
         // A real stack this machine lacks: "not available" (77, as automake's
         // "skipped"), not a failure of the plan.
         let unavailable = matches!(
@@ -291,7 +291,7 @@ fn server(a: ServerArgs) -> Result<()> {
     let (config, choices) = setup::configure(&flags, Side::Server)?;
     eprintln!("{}", setup::pacing_note(&config));
     eprintln!("{}", setup::pmtud_note(&config));
-    let seed = setup::seed(a.common.seed)?;
+    let seed = inputs::seed(a.common.seed)?;
     let identity = match (&a.cert, &a.key) {
         (Some(c), Some(k)) => cert::load_pem(c, k)?,
         _ => {
@@ -337,7 +337,7 @@ fn client(a: ClientArgs) -> Result<()> {
         .urls
         .iter()
         .map(|u| Url::parse(u))
-        .collect::<Result<Vec<_>>>()?;
+        .collect::<Result<Vec<_>, _>>()?;
     let load = a.check || a.connections > 1 || a.streams != 1;
     if a.streams == 0 && a.alpn.as_deref() != Some("hq-interop") {
         bail!("--streams 0 (hold idle connections) needs --alpn hq-interop");
@@ -359,9 +359,9 @@ fn client(a: ClientArgs) -> Result<()> {
     let (config, choices) = setup::configure(&flags, Side::Client)?;
     eprintln!("{}", setup::pacing_note(&config));
     eprintln!("{}", setup::pmtud_note(&config));
-    let seed = setup::seed(a.common.seed)?;
+    let seed = inputs::seed(a.common.seed)?;
     let verify = match (&a.ca, a.insecure) {
-        (Some(ca), _) => ServerVerification::Roots(setup::load_certs(ca)?),
+        (Some(ca), _) => ServerVerification::Roots(inputs::load_certs(ca)?),
         (None, true) => ServerVerification::Insecure,
         (None, false) => bail!("give --ca PEM or --insecure (no system roots are loaded)"),
     };

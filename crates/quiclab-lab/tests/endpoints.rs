@@ -101,3 +101,70 @@ fn a_missing_stack_is_not_available_before_any_run() {
     );
     assert!(e.to_string().contains("not available"), "{e}");
 }
+
+/// quiclab's own stack runs in-process (quiclab-net): no binary is set, yet the real
+/// run completes through the emulator's 25 ms each way, its result has the client's
+/// times from its qlog, and the emulator's files are written.
+/// A plan whose one real point is quiclab's stack, in-process, with `extra` keys in
+/// `[endpoints]`; returns its directory and the outcome.
+fn run_in_process(
+    name: &str,
+    extra: &str,
+) -> (PathBuf, Result<quiclab_lab::PlanOutcome, LabError>) {
+    std::env::remove_var("QUICLAB_BIN");
+    let base = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios/experiments/handshake_latency_1rtt.toml");
+    let text = format!(
+        "name = \"in-process\"\ntitle = \"t\"\nquestion = \"q\"\nbase = \"{}\"\n\
+         master_seed = 1\n[[axes]]\nname = \"stack\"\nvalues = [\"quiclab\"]\n\
+         [metrics]\nhandshake_s = \"flows[0].handshake_done_s\"\nttlb_s = \"flows[0].ttlb_s\"\n\
+         [endpoints]\naxis = \"stack\"\nrealtime = false\n{extra}\n[endpoints.stacks.quiclab]\n",
+        base.display()
+    );
+    let dir = std::env::temp_dir().join(format!("quiclab-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let plan = dir.join("plan.toml");
+    std::fs::write(&plan, text).unwrap();
+    let opts = RunOptions {
+        jobs: 1,
+        quick: false,
+        progress: false,
+    };
+    let outcome = run_plan(&plan, &dir.join("out"), &opts);
+    (dir, outcome)
+}
+
+#[test]
+fn quiclab_runs_in_process_through_the_emulator() {
+    let (dir, outcome) = run_in_process("inproc", "");
+    let outcome = outcome.unwrap();
+    assert_eq!(outcome.rows.len(), 1);
+    let m = &outcome.rows[0].metrics;
+    // One round trip through the emulator is 50 ms; the handshake takes at least one,
+    // the response a second.
+    assert!(m["handshake_s"] >= 0.05, "{m:?}");
+    assert!(m["ttlb_s"] >= 0.1 && m["ttlb_s"] < 1.0, "{m:?}");
+    let run_dir = dir.join("out/real").join(&outcome.rows[0].key);
+    assert!(run_dir.join("emulator/links.csv").is_file());
+    assert!(run_dir.join("emulator/emulate.json").is_file());
+    let keylog = std::fs::read_to_string(run_dir.join("keylog.txt")).unwrap();
+    assert!(
+        keylog.contains("SERVER_HANDSHAKE_TRAFFIC_SECRET"),
+        "{keylog}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An in-process client past the plan's time limit is stopped and the run fails with
+/// a message naming the limit (the emulator's 50 ms round trip outlasts 10 ms).
+#[test]
+fn an_in_process_client_past_its_limit_fails_the_run() {
+    let (dir, outcome) = run_in_process("inproc-limit", "timeout_s = 0.01");
+    let e = outcome.map(|_| ()).unwrap_err();
+    assert!(
+        matches!(&e, LabError::Run { why, .. } if why.contains("did not finish within")),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -7,6 +7,7 @@
 
 use crate::error::{AppError, Context, NetError, Result};
 use crate::monitor::{BufferPolicy, SocketLog, SocketMonitor};
+use crate::stop::StopHandle;
 use crate::timer::Timer;
 use crate::udp::{is_transient, Socket, DEFAULT_BUFFER, DEFAULT_BUFFER_MAX};
 use mio::{Events, Interest, Poll, Token};
@@ -31,6 +32,7 @@ const IDLE_WAIT: Duration = Duration::from_secs(1);
 const MAX_BURST_BYTES: usize = 65_507;
 const SOCKET: Token = Token(0);
 const TIMER: Token = Token(1);
+const WAKER: Token = Token(2);
 /// Waits shorter than this use the timerfd (the poll's own timeout has 1 ms steps).
 const PRECISE_BELOW: Duration = Duration::from_millis(5);
 
@@ -127,10 +129,11 @@ impl Default for DriverConfig {
 /// before [`EndpointDriver::run`], e.g. opening a client's connections). `run` drives
 /// the endpoint until the application is finished; it may be called again with another
 /// application. The loop also stops gracefully once [`crate::signal::install`]'s flag
-/// is set (SIGINT/SIGTERM): it calls [`Application::shutdown`] and runs on until the
-/// application is finished.
+/// is set (SIGINT/SIGTERM) or its [`EndpointDriver::stop_handle`] is used: it calls
+/// [`Application::shutdown`] and runs on until the application is finished.
 pub struct EndpointDriver {
     socket: Socket,
+    stop: StopHandle,
     clock: Clock,
     /// Sub-millisecond wake-ups; `None`: the poll's millisecond timeout only.
     timer: Option<Timer>,
@@ -150,6 +153,7 @@ impl EndpointDriver {
         };
         EndpointDriver {
             socket,
+            stop: StopHandle::default(),
             clock: Clock::new(),
             timer,
             monitor: SocketMonitor::new(policy, config.socket_buffer),
@@ -182,6 +186,11 @@ impl EndpointDriver {
         }
     }
 
+    /// A handle that stops [`EndpointDriver::run`] gracefully from another thread.
+    pub fn stop_handle(&self) -> StopHandle {
+        self.stop.clone()
+    }
+
     /// A handle on the socket monitor's latest reading, for applications that remove
     /// connections before the loop ends ([`SocketLog::log_final`]).
     pub fn socket_log(&self) -> SocketLog {
@@ -197,6 +206,7 @@ impl EndpointDriver {
             self.clock,
             self.timer.as_ref(),
             &mut self.monitor,
+            &self.stop,
             app,
         )
     }
@@ -257,9 +267,12 @@ fn run(
     clock: Clock,
     timer: Option<&Timer>,
     monitor: &mut SocketMonitor,
+    stop: &StopHandle,
     app: &mut dyn Application,
 ) -> Result<Counters> {
     let poll = Poll::new().context("creating the event loop")?;
+    let waker = mio::Waker::new(poll.registry(), WAKER).context("creating the loop's waker")?;
+    let _installed = stop.install(waker);
     poll.registry()
         .register(socket.source(), SOCKET, Interest::READABLE)?;
     if let Some(t) = &timer {
@@ -285,7 +298,7 @@ fn run(
     let mut shutting_down = false;
     loop {
         let now = clock.now();
-        if !shutting_down && crate::signal::stop_requested() {
+        if !shutting_down && (crate::signal::stop_requested() || stop.requested()) {
             shutting_down = true;
             app.shutdown(endpoint, now);
         }
@@ -343,6 +356,8 @@ impl Driver<'_> {
                 if let Some(t) = self.timer {
                     t.clear();
                 }
+            } else if ev.token() == WAKER {
+                // A stop request: the loop checks it next turn.
             } else {
                 self.readable |= ev.is_readable();
                 self.socket_error |= ev.is_error();

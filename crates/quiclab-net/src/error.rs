@@ -25,6 +25,16 @@ pub enum NetError {
     /// emulate.json could not be serialized.
     #[error(transparent)]
     Json(#[from] serde_json::Error),
+    /// A transport config, URL or option is invalid; the message says which and why.
+    #[error("{0}")]
+    Config(String),
+    /// An interop-runner test case quiclab does not implement (the command line exits
+    /// with 127, the runner's "unsupported").
+    #[error("test case {0:?} is not supported")]
+    UnsupportedTestcase(String),
+    /// A connection could not be opened (`to`: the server name and address).
+    #[error("connecting to {to}: {why}")]
+    Connect { to: String, why: String },
     /// The [`crate::Application`] failed.
     #[error(transparent)]
     Application(AppError),

@@ -28,8 +28,12 @@
 //!
 //! Errors are [`NetError`]s naming the failed operation, with the OS error as source;
 //! scenario errors are [`emulate::EmulateError`]s. Run-time notes (a socket buffer grown, a
-//! new client at the emulator) go to stderr.
+//! new client at the emulator, a connection closed) go to stderr, or where the thread
+//! asked ([`notes::redirect`]).
 
+#[macro_use]
+pub mod notes;
+pub mod app;
 mod driver;
 pub mod emulate;
 mod error;
@@ -40,10 +44,13 @@ pub mod mtu;
 #[cfg(target_os = "linux")]
 mod netlink;
 pub mod signal;
+mod stop;
 mod timer;
+pub mod transfer;
 pub mod txtime;
 pub mod udp;
 
 pub use driver::{Application, Clock, Counters, DriverConfig, EndpointDriver, WakeMode};
 pub use error::{AppError, NetError, Result};
+pub use stop::StopHandle;
 pub use udp::{Granted, Socket};

@@ -219,7 +219,7 @@ impl SocketMonitor {
                 None => {}
             }
         }
-        eprintln!("socket buffers: {}", changes.join("; "));
+        note!("socket buffers: {}", changes.join("; "));
         (after.send_buffer, after.recv_buffer) != (before.send_buffer, before.recv_buffer)
     }
 }

@@ -136,7 +136,7 @@ impl Socket {
     }
 
     /// Asks the kernel for the ICMP errors of datagrams this socket sends (a client's:
-    /// [`crate::icmp`]); returns whether it will report them.
+    /// `icmp.rs`); returns whether it will report them.
     pub fn report_icmp_errors(&self) -> bool {
         crate::icmp::enable(&self.io)
     }

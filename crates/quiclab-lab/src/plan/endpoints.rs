@@ -1,6 +1,9 @@
-//! `[endpoints]`: a plan's points run with real QUIC stacks as processes, through the
-//! real-time emulator (`quiclab emulate`), instead of inside the simulator. The same
-//! plan (scenario, axes, `[set]`, metrics, findings) then runs in both places.
+//! `[endpoints]`: a plan's points run with real QUIC stacks, through the real-time
+//! emulator, instead of inside the simulator. The same plan (scenario, axes, `[set]`,
+//! metrics, findings) then runs in both places. quiclab's own server, client and
+//! emulator (a stack or emulator left at its default) run in-process through
+//! quiclab-net, doing what the `DEFAULT_*` commands below would do; commands a plan
+//! writes run as processes.
 //!
 //! ```toml
 //! [endpoints]
@@ -23,18 +26,20 @@ use std::collections::BTreeMap;
 pub const SIM: &str = "sim";
 
 /// quiclab's own server: the run's `[server]` transport config, its certificate
-/// padding, a qlog per connection.
+/// padding, a qlog per connection. Left at the default it runs in-process (the lab's
+/// `run/real/inproc.rs`); this command is what that run is equivalent to.
 pub const DEFAULT_SERVER: &str = "{quiclab} server --listen {server_addr} --root {root} \
      --config {server_config} --cert-padding {cert_padding} --qlog-dir {server_qlog_dir}";
 
 /// quiclab's own client: one hq-interop GET of the flow's response size, the run's
-/// `[client]` transport config, its qlog in `{qlog_dir}`.
+/// `[client]` transport config, its qlog in `{qlog_dir}` (in-process by default, as
+/// the server).
 pub const DEFAULT_CLIENT: &str = "{quiclab} client {url} --insecure --alpn hq-interop \
      --check --config {client_config} --qlog-dir {qlog_dir}";
 
 /// The emulator between them: the run's resolved scenario, applied in real time; its
 /// links.csv, emulate.json and a pcap of both sides (with the key log) go to
-/// `{out_dir}/emulator`.
+/// `{out_dir}/emulator` (in-process by default, as the server).
 pub const DEFAULT_EMULATOR: &str = "{quiclab} emulate {scenario} --listen {listen_addr} \
      --upstream {server_addr} --out {out_dir}/emulator --pcap --keylog {keylog}";
 
@@ -109,14 +114,16 @@ pub struct Endpoints {
     pub axis: Option<String>,
     /// The stacks, by name.
     pub stacks: BTreeMap<String, Stack>,
-    /// The emulator's command (default [`DEFAULT_EMULATOR`]); `"none"` runs without
+    /// The emulator's command (default: quiclab's emulator in-process, as
+    /// [`DEFAULT_EMULATOR`]); `"none"` runs without
     /// one: the client connects to the server directly over loopback (no link model;
     /// for checking a stack's commands, not for measurements of the scenario).
     pub emulator: Option<String>,
     /// Wall-clock limit of one run's client, seconds (default 60).
     pub timeout_s: Option<f64>,
-    /// Run the server and client in the real-time FIFO class where permitted (default
-    /// true; `run/real/process.rs` says why); `false` leaves them normal processes.
+    /// Run the server and client (processes or in-process threads) in the real-time
+    /// FIFO class where permitted (default true; `run/real/process.rs` says why);
+    /// `false` leaves them in the normal class.
     pub realtime: Option<bool>,
 }
 
@@ -124,13 +131,14 @@ pub struct Endpoints {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Stack {
-    /// The client command (default [`DEFAULT_CLIENT`]). It must exit 0 after the GET,
+    /// The client command (default: quiclab's client in-process, as
+    /// [`DEFAULT_CLIENT`]). It must exit 0 after the GET,
     /// having written one qlog file into `{qlog_dir}`, or none: then only its first
     /// ClientHello retransmission is measured, from the emulator's capture
     /// (`run/real/pcap.rs`).
     pub client: Option<String>,
-    /// The server command (default [`DEFAULT_SERVER`]); it runs until the lab stops it
-    /// (SIGTERM).
+    /// The server command (default: quiclab's server in-process, as
+    /// [`DEFAULT_SERVER`]); it runs until the lab stops it (SIGTERM).
     pub server: Option<String>,
     /// A command that exits 0 when the stack can run here (e.g. its package is
     /// installed); otherwise the stack is "not available" and its runs are not made.

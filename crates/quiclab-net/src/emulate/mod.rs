@@ -1,8 +1,8 @@
 //! The real-time link emulator: a UDP relay between one client and one server that
 //! puts a scenario's links between them: the link code the simulator runs
 //! ([`quiclab_link::duplex::Duplex`]: rate, delay, queues, impairments, scheduled
-//! changes) driven by the wall clock. What of a scenario it uses is in [`config`]; the
-//! loop is [`relay`], its precise sleep [`wake`], its outputs [`output`].
+//! changes) driven by the wall clock. What of a scenario it uses is in `config.rs`; the
+//! loop is `relay.rs`, its precise sleep `wake.rs`, its outputs `output.rs`.
 //!
 //! # Call contract
 //! [`load`] (or [`parse`]) a scenario; [`Emulator::bind`] its sockets with an
@@ -109,7 +109,7 @@ impl Emulator {
         self.relay.waker_note()
     }
 
-    /// Captures both sides into `out/pcap` (see [`output`]) from now on.
+    /// Captures both sides into `out/pcap` (`output.rs`) from now on.
     pub fn capture_to(&mut self, out: &Path) -> Result<()> {
         output::open_pcaps(out, &mut self.relay)
     }
@@ -133,7 +133,7 @@ impl Emulator {
     }
 
     /// Flushes the captures and writes links.csv, the queue traces, emulate.json and a
-    /// copy of `keylog` into `out` ([`output`]); `end` is what [`Emulator::run`]
+    /// copy of `keylog` into `out` (`output.rs`); `end` is what [`Emulator::run`]
     /// returned.
     pub fn finish(&mut self, out: &Path, end: Instant, keylog: Option<&Path>) -> Result<()> {
         output::finish(out, &self.scenario, &mut self.relay, end, keylog)

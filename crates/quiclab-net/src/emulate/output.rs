@@ -70,7 +70,7 @@ pub fn finish(
         std::fs::create_dir_all(out.join("pcap"))?;
         // The server may not have written it (no connection): say so, write the rest.
         if let Err(e) = std::fs::copy(k, &to) {
-            eprintln!("quiclab emulate: key log {} not copied: {e}", k.display());
+            note!("quiclab emulate: key log {} not copied: {e}", k.display());
         }
     }
     let m = &scenario.measure;

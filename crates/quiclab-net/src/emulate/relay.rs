@@ -269,7 +269,7 @@ impl Relay {
             if self.client != Some(from) {
                 if self.client.is_some() {
                     self.counters.client_changes += 1;
-                    eprintln!("quiclab emulate: new client {from} takes over");
+                    note!("quiclab emulate: new client {from} takes over");
                 }
                 self.client = Some(from);
             }

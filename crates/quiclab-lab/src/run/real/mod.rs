@@ -1,6 +1,9 @@
 //! Running a point with real stacks (`[endpoints]`, see [`crate::plan::endpoints`]):
-//! the server command, then `quiclab emulate` with the run's resolved scenario between
-//! a listening port and the server, then the client command; the client's qlog gives
+//! the server, then the emulator with the run's resolved scenario between a listening
+//! port and the server, then the client. quiclab's own server, client and emulator (the
+//! default templates) run in-process on threads of the lab through `quiclab-net`
+//! ([`inproc`]); other stacks' commands run as processes ([`process`]). The client's
+//! qlog gives
 //! the flow's times ([`qlog`]), written as a result with the simulator's paths
 //! (`flows[0].handshake_done_s`, `ttfb_s`, `ttlb_s`, `client_first_sample_pto_ms`,
 //! plus `client_first_retransmit_ms`), so `[metrics]`, `[expected]` and findings read
@@ -11,9 +14,11 @@
 //! emulator's timer accuracy, the stacks' own delays), so plans give them repetitions
 //! and read medians and confidence intervals. They run one at a time (ports, and the
 //! 2-core machine's timing), after the simulated runs. Each run's files stay in
-//! `<results>/real/<key>/` (qlogs, the configs, each process's output).
+//! `<results>/real/<key>/` (qlogs, the configs, the emulator's files, each process's
+//! output).
 
 pub mod available;
+pub mod inproc;
 pub mod pcap;
 pub mod process;
 pub mod qlog;
@@ -33,8 +38,10 @@ const START_LIMIT: Duration = Duration::from_secs(5);
 /// Default limit of one client run.
 const CLIENT_LIMIT_S: f64 = 60.0;
 
-/// Checks that every stack of `specs` can run here (the quiclab binary; each stack's
-/// `requires`), before any run starts; returns the run-independent placeholder values.
+/// Checks that every stack of `specs` can run here (the quiclab binary where a
+/// template starts it; each stack's `requires`), before any run starts; returns the
+/// run-independent placeholder values. quiclab's own server, client and emulator (the
+/// default templates) run in-process and need no binary.
 pub fn check_stacks(
     endpoints: &Endpoints,
     specs: &[&RunSpec],
@@ -47,29 +54,30 @@ pub fn check_stacks(
         return Ok(Values::new());
     };
     let repo = available::repo_root(plan_dir);
-    let fixed = workdir::fixed_values(
-        &available::quiclab_binary(first)?,
-        plan_dir,
-        repo.as_deref(),
-    );
-    if !endpoints.direct() && endpoints.emulator.is_none() {
-        // The default emulator is a subcommand of this quiclab: a build without it
-        // cannot run the plan ("not available", not a failed run).
-        let argv = vec![fixed["quiclab"].clone(), "emulate".into(), "--help".into()];
-        available::check_requires(first, &argv).map_err(|e| match e {
-            LabError::Unavailable { stack, why } => LabError::Unavailable {
-                stack,
-                why: format!("this quiclab has no `emulate` subcommand ({why})"),
-            },
-            other => other,
-        })?;
+    let binary = available::quiclab_binary(first).ok();
+    let fixed = workdir::fixed_values(binary.as_deref(), plan_dir, repo.as_deref());
+    let starts_quiclab = |t: &str| t.contains("{quiclab}");
+    let emulator = endpoints
+        .emulator
+        .as_deref()
+        .filter(|_| !endpoints.direct());
+    if binary.is_none() && emulator.is_some_and(starts_quiclab) {
+        available::quiclab_binary(first)?;
     }
     for name in names {
-        if let Some(req) = endpoints
-            .stacks
-            .get(name)
-            .and_then(|s| s.requires.as_deref())
+        let Some(stack) = endpoints.stacks.get(name) else {
+            continue;
+        };
+        let commands = [&stack.client, &stack.server, &stack.requires];
+        if binary.is_none()
+            && commands
+                .iter()
+                .filter_map(|c| c.as_deref())
+                .any(starts_quiclab)
         {
+            available::quiclab_binary(name)?;
+        }
+        if let Some(req) = stack.requires.as_deref() {
             let argv = expand(req, &fixed).map_err(|why| LabError::Unavailable {
                 stack: name.to_string(),
                 why,
@@ -101,14 +109,19 @@ pub fn run_real(
     let direct = endpoints.direct();
     let values = workdir::prepare(&dir, &spec.scenario_toml, fixed, direct).map_err(&fail)?;
     let limit = Duration::from_secs_f64(endpoints.timeout_s.unwrap_or(CLIENT_LIMIT_S));
-    let emulator = (!direct).then(|| endpoints.emulator_template());
+    let relay = match endpoints.emulator.as_deref() {
+        _ if direct => Relay::Direct,
+        None => Relay::Builtin,
+        Some(t) => Relay::Command(t),
+    };
     let sched = if endpoints.realtime.unwrap_or(true) {
         Sched::Fifo
     } else {
         Sched::Inherit
     };
+    let run = (limit, sched, spec.seed);
     let (server_sched, client_sched) =
-        run_processes(stack, emulator, &values, &dir, limit, sched).map_err(&fail)?;
+        run_processes(stack, relay, &values, &dir, run).map_err(&fail)?;
     let times = client_times(&values, &dir).map_err(&fail)?;
     let result = real_result(name, &dir, (server_sched, client_sched), &times);
     entry_bytes(&spec.key, spec.seed, spec.rep, &spec.params, &result)
@@ -171,55 +184,118 @@ fn client_times(values: &Values, dir: &Path) -> Result<qlog::ClientTimes, String
     })
 }
 
-/// Server, emulator, client; the client must exit 0 within `limit`.
+/// What sits between the client and the server.
+enum Relay<'a> {
+    /// `emulator = "none"`: nothing.
+    Direct,
+    /// The default: quiclab's emulator, in-process ([`inproc::start_emulator`]).
+    Builtin,
+    /// A command's process.
+    Command(&'a str),
+}
+
+/// A server or emulator of a run: quiclab's own on a thread of the lab, or a process.
+enum Running {
+    Thread(inproc::Thread),
+    Proc(Proc),
+}
+
+impl Running {
+    fn sched(&self) -> &'static str {
+        match self {
+            Running::Thread(t) => t.sched(),
+            Running::Proc(p) => p.sched(),
+        }
+    }
+
+    /// Stops it; an in-process one's error (a process's exit status is not judged).
+    fn stop(&mut self) -> Result<(), String> {
+        match self {
+            Running::Thread(t) => t.stop(),
+            Running::Proc(p) => {
+                p.stop();
+                Ok(())
+            }
+        }
+    }
+
+    /// The last lines of its stderr or notes, for error messages.
+    fn tail(&self) -> String {
+        match self {
+            Running::Thread(t) => t.notes_tail(),
+            Running::Proc(p) => p.stderr_tail(),
+        }
+    }
+}
+
+/// The client's seed when the server's is `seed` (two endpoints, two random streams).
+const CLIENT_SEED: u64 = 0x636c_6965_6e74;
+
+/// Server, emulator, client: quiclab's own (default templates) in-process, other
+/// stacks' commands as processes; the client must succeed within `limit`. Returns the
+/// server's and the client's scheduling class.
 fn run_processes(
     stack: &Stack,
-    emulator: Option<&str>,
+    relay: Relay<'_>,
     values: &Values,
     dir: &Path,
-    limit: Duration,
-    sched: Sched,
+    (limit, sched, seed): (Duration, Sched, u64),
 ) -> Result<(&'static str, &'static str), String> {
     let keylog = Path::new(&values["keylog"]);
     let env = [("SSLKEYLOGFILE", keylog)];
-    let mut server: Proc = spawn(
-        "server",
-        &expand(stack.server_template(), values)?,
-        dir,
-        &env,
-        sched,
-    )?;
-    server.wait_started(START_LIMIT)?;
-    let mut emu = match emulator {
-        Some(t) => {
-            // The emulator raises its own priority (above the endpoints').
-            let mut p = spawn("emulator", &expand(t, values)?, dir, &[], Sched::Inherit)?;
-            p.wait_started(START_LIMIT)?;
-            Some(p)
-        }
-        None => None,
+    let start = |name: &str, template: &str, sched: Sched| -> Result<Running, String> {
+        let mut p = spawn(name, &expand(template, values)?, dir, &env, sched)?;
+        p.wait_started(START_LIMIT)?;
+        Ok(Running::Proc(p))
     };
-    let mut client = spawn(
-        "client",
-        &expand(stack.client_template(), values)?,
-        dir,
-        &env,
-        sched,
-    )?;
-    let scheds = (server.sched(), client.sched());
-    let status = client.wait(limit);
-    if let Some(e) = emu.as_mut() {
-        e.stop();
-    }
-    server.stop();
-    let status = status?;
+    let mut server = match &stack.server {
+        None => Running::Thread(inproc::start_server(values, seed, sched, START_LIMIT)?),
+        Some(t) => start("server", t, sched)?,
+    };
+    let mut emu = match relay {
+        Relay::Direct => None,
+        Relay::Builtin => Some(Running::Thread(inproc::start_emulator(
+            values,
+            START_LIMIT,
+        )?)),
+        // The emulator raises its own priority (above the endpoints').
+        Relay::Command(t) => Some(start("emulator", t, Sched::Inherit)?),
+    };
+    let client = match &stack.client {
+        None => inproc::run_client(values, seed ^ CLIENT_SEED, sched, limit).map(|(_, c)| c),
+        Some(t) => run_client_process(t, values, dir, &env, (limit, sched)),
+    };
+    let emu_stopped = emu.as_mut().map_or(Ok(()), Running::stop);
+    let server_stopped = server.stop();
+    let client_sched = client.map_err(|e| {
+        format!(
+            "{e} (server: {}; emulator: {})",
+            server.tail(),
+            emu.as_ref().map(Running::tail).unwrap_or_default()
+        )
+    })?;
+    emu_stopped?;
+    server_stopped?;
+    Ok((server.sched(), client_sched))
+}
+
+/// A stack's client command as a process, which must exit 0 within `limit`; returns its
+/// scheduling class.
+fn run_client_process(
+    template: &str,
+    values: &Values,
+    dir: &Path,
+    env: &[(&str, &Path)],
+    (limit, sched): (Duration, Sched),
+) -> Result<&'static str, String> {
+    let mut client = spawn("client", &expand(template, values)?, dir, env, sched)?;
+    let class = client.sched();
+    let status = client.wait(limit)?;
     if !status.success() {
         return Err(format!(
-            "the client exited with {status}: {} (server: {}; emulator: {})",
-            client.stderr_tail(),
-            server.stderr_tail(),
-            emu.map(|e| e.stderr_tail()).unwrap_or_default()
+            "the client exited with {status}: {}",
+            client.stderr_tail()
         ));
     }
-    Ok(scheds)
+    Ok(class)
 }

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 /// Real-time priority of the endpoints: below the emulator's (20, `quiclab emulate`'s
 /// own request), so the relay gets a CPU before them, and above every normal process.
-const ENDPOINT_PRIORITY: i32 = 10;
+pub(crate) const ENDPOINT_PRIORITY: i32 = 10;
 
 /// The scheduling class a process is asked to run in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,9 +96,7 @@ impl Proc {
 
     /// The last lines of its stderr, for error messages.
     pub fn stderr_tail(&self) -> String {
-        let text = std::fs::read_to_string(&self.stderr).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        lines[lines.len().saturating_sub(5)..].join(" | ")
+        tail(&self.stderr)
     }
 
     /// Waits until the process has written to stderr (quiclab's server and emulator
@@ -154,6 +152,13 @@ impl Proc {
             let _ = self.child.kill();
         }
     }
+}
+
+/// The last lines of a log file, for error messages (empty if unreadable).
+pub fn tail(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(5)..].join(" | ")
 }
 
 impl Drop for Proc {

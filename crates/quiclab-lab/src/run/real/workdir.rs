@@ -178,10 +178,12 @@ pub fn expand(template: &str, values: &Values) -> Result<Vec<String>, String> {
     Ok(argv)
 }
 
-/// The run-independent placeholder values.
-pub fn fixed_values(quiclab: &Path, plan_dir: &Path, repo: Option<&Path>) -> Values {
+/// The run-independent placeholder values (`{quiclab}` only when there is a binary).
+pub fn fixed_values(quiclab: Option<&Path>, plan_dir: &Path, repo: Option<&Path>) -> Values {
     let mut v = Values::new();
-    v.insert("quiclab", quiclab.display().to_string());
+    if let Some(q) = quiclab {
+        v.insert("quiclab", q.display().to_string());
+    }
     v.insert("plan_dir", plan_dir.display().to_string());
     let repo_text = repo.map_or_else(
         || plan_dir.display().to_string(),

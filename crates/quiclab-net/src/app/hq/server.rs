@@ -37,7 +37,7 @@ impl Server {
     }
 
     /// Serves one connection's events and streams (the ALPN-dispatching server in
-    /// [`crate::h3::server`] calls this for hq-interop connections).
+    /// [`crate::app::h3::server`] calls this for hq-interop connections).
     pub(crate) fn serve(&mut self, conn: &mut Connection, h: ConnectionHandle) {
         let streams = self.conns.entry(h).or_default();
         while let Some(ev) = conn.poll_event() {
@@ -106,7 +106,7 @@ fn read_request(
         reject(conn, streams, id, "request too long");
     } else if complete {
         match parse_request(req).and_then(|path| {
-            eprintln!("  {id}: GET {path}");
+            note!("  {id}: GET {path}");
             Body::open(root, path)
         }) {
             Ok(body) => {
@@ -123,7 +123,7 @@ fn reject(
     id: StreamId,
     why: &str,
 ) {
-    eprintln!("  {id}: rejected: {why}");
+    note!("  {id}: rejected: {why}");
     let _ = conn.reset_stream(id, REJECTED);
     let _ = conn.stop_sending(id, REJECTED);
     streams.remove(&id);
@@ -142,7 +142,7 @@ fn send_body(conn: &mut Connection, id: StreamId, req: &mut Request) -> bool {
         let chunk = match body.pending() {
             Ok(c) => c,
             Err(e) => {
-                eprintln!("  {id}: read error: {e}");
+                note!("  {id}: read error: {e}");
                 let _ = conn.reset_stream(id, REJECTED);
                 return false;
             }
@@ -162,7 +162,7 @@ fn send_body(conn: &mut Connection, id: StreamId, req: &mut Request) -> bool {
 
 fn log_close(conn: &Connection, reason: &CloseReason) {
     let s = conn.stats();
-    eprintln!(
+    note!(
         "connection from {} closed: {reason:?} (lost {} packets, {} PTOs)",
         conn.remote_address(),
         s.packets_lost,

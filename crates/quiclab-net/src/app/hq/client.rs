@@ -1,10 +1,10 @@
 //! The hq-interop client: one connection per authority, one bidirectional stream per
 //! URL, opening more streams as earlier ones finish when the peer's limit is reached.
 
-use crate::setup::QlogDir;
-use crate::url::Url;
-use anyhow::Result;
-use quiclab_net::{AppError, Application};
+use crate::app::setup::QlogDir;
+use crate::app::url::Url;
+use crate::error::{NetError, Result};
+use crate::{AppError, Application};
 use quiclab_proto::connection::CloseReason;
 use quiclab_proto::streams::{StreamError, StreamEvent};
 use quiclab_proto::wire::{Dir, StreamId};
@@ -63,13 +63,15 @@ pub struct Client {
 const MAX_HANDSHAKING: usize = 256;
 
 /// The hq-interop side of one connection (also driven by the ALPN-dispatching client
-/// in [`crate::h3::client`]).
+/// in [`crate::app::h3::client`]).
 pub(crate) struct Conn {
     queue: VecDeque<Fetch>,
     active: BTreeMap<StreamId, Active>,
     closing: bool,
     /// Stay open when the fetches are done (idle-connection load tests).
     hold: bool,
+    /// Body bytes of the fetches that completed without error.
+    completed_bytes: u64,
 }
 
 /// A request in flight.
@@ -134,7 +136,10 @@ impl Client {
             };
             let h = endpoint
                 .connect(now, self.tls.clone(), &server_name, addr)
-                .map_err(|e| anyhow::anyhow!("connecting to {server_name} ({addr}): {e}"))?;
+                .map_err(|e| NetError::Connect {
+                    to: format!("{server_name} ({addr})"),
+                    why: e.to_string(),
+                })?;
             let mut state = Conn::new(fetches);
             state.hold = self.hold;
             if let Some(conn) = endpoint.connection_mut(h) {
@@ -165,6 +170,17 @@ impl Client {
     pub fn failures(&self) -> usize {
         self.failures
     }
+
+    /// Connections whose handshake completed.
+    pub fn established(&self) -> usize {
+        self.established
+    }
+
+    /// Body bytes of the fetches that completed without error (checked bodies: the
+    /// bytes that passed the check).
+    pub fn completed_bytes(&self) -> u64 {
+        self.conns.values().map(|c| c.completed_bytes).sum()
+    }
 }
 
 impl Application for Client {
@@ -186,7 +202,7 @@ impl Application for Client {
         self.open_more(endpoint, now)?;
         let up = self.waiting.is_empty() && self.established == self.conns.len();
         if self.hold && !self.announced && up {
-            eprintln!("all {} connections established", self.conns.len());
+            note!("all {} connections established", self.conns.len());
             self.announced = true;
         }
         Ok(())
@@ -219,6 +235,7 @@ impl Conn {
             active: BTreeMap::new(),
             closing: false,
             hold: false,
+            completed_bytes: 0,
         }
     }
 
@@ -306,7 +323,7 @@ impl Conn {
                     if r.fin {
                         let flushed = a.out.flush().map_err(|e| format!("writing body: {e}"));
                         let secs = now.saturating_duration_since(a.started).as_secs_f64();
-                        eprintln!(
+                        note!(
                             "{}: {} bytes in {secs:.3} s ({:.2} Mbit/s)",
                             a.fetch.url.path,
                             a.bytes,
@@ -331,6 +348,8 @@ impl Conn {
         };
         if outcome.is_err() {
             report(&a.fetch, &outcome);
+        } else {
+            self.completed_bytes += a.bytes;
         }
         usize::from(outcome.is_err())
     }
@@ -354,7 +373,7 @@ impl Conn {
             CloseReason::HandshakeTimeout | CloseReason::PortUnreachable => true,
         };
         if error {
-            eprintln!("error: {why}");
+            note!("error: {why}");
             failures += 1;
         }
         failures
@@ -391,6 +410,6 @@ fn send_request(conn: &mut Connection, id: StreamId, a: &mut Active) {
 
 fn report(fetch: &Fetch, outcome: &Outcome) {
     if let Err(why) = outcome {
-        eprintln!("FAILED {}: {why}", fetch.url.path);
+        note!("FAILED {}: {why}", fetch.url.path);
     }
 }

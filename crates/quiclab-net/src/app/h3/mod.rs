@@ -1,11 +1,11 @@
-//! HTTP/3 in the CLI: the ALPN-dispatching server and client (h3 or hq-interop per
+//! HTTP/3 applications: the ALPN-dispatching server and client (h3 or hq-interop per
 //! connection, whichever TLS negotiated) over the [`quiclab_h3`] sans-IO layer. The
-//! hq-interop logic stays in [`crate::hq`]; bodies come from the same [`crate::hq::Body`].
+//! hq-interop logic stays in [`crate::app::hq`]; bodies come from the same [`crate::app::hq::Body`].
 
 pub mod client;
 pub mod server;
 
-use crate::setup::QlogDir;
+use crate::app::setup::QlogDir;
 use quiclab_h3::qlog::H3QlogWriter;
 use quiclab_h3::H3Connection;
 use quiclab_proto::wire::Side;
@@ -34,6 +34,6 @@ pub fn attach_qlog(dir: &QlogDir, conn: &Connection, h3: &mut H3Connection) {
             let title = format!("quiclab {side} HTTP/3");
             h3.set_sink(Box::new(H3QlogWriter::new(BufWriter::new(f), &title, side)));
         }
-        Err(e) => eprintln!("qlog: cannot create {}: {e}", path.display()),
+        Err(e) => note!("qlog: cannot create {}: {e}", path.display()),
     }
 }

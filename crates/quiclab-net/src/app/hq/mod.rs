@@ -1,6 +1,6 @@
 //! hq-interop (HTTP/0.9 over QUIC, as in the QUIC interop runner): the client sends
 //! `GET /path\r\n` on a bidirectional stream and FIN; the server answers with the body
-//! and FIN. This module is the application logic; sockets live in [`quiclab_net`].
+//! and FIN. This module is the application logic; sockets live in the driver ([`crate::EndpointDriver`]).
 
 mod check;
 pub mod client;

@@ -1,14 +1,14 @@
 //! The client: one connection per authority offering the ALPNs asked for (h3 first by
 //! default); once TLS picked one, the connection's fetches run over HTTP/3 here or
-//! over hq-interop in [`crate::hq::client`].
+//! over hq-interop in [`crate::app::hq::client`].
 
 use super::{attach_qlog, ALPN_H3, H3_NO_ERROR};
-use crate::hq::client::{Conn as HqConn, Fetch, Output};
-use crate::setup::QlogDir;
-use anyhow::Result;
+use crate::app::hq::client::{Conn as HqConn, Fetch, Output};
+use crate::app::setup::QlogDir;
+use crate::error::{NetError, Result};
+use crate::{AppError, Application};
 use quiclab_h3::message::{get, get_request};
 use quiclab_h3::{code, Field, H3Config, H3Connection, H3Event};
-use quiclab_net::{AppError, Application};
 use quiclab_proto::connection::CloseReason;
 use quiclab_proto::wire::{Side, StreamId};
 use quiclab_proto::{Connection, ConnectionEvent, ConnectionHandle, Endpoint, Instant};
@@ -68,7 +68,10 @@ impl Client {
         for (addr, server_name, authority, fetches) in groups {
             let h = endpoint
                 .connect(now, tls.clone(), &server_name, addr)
-                .map_err(|e| anyhow::anyhow!("connecting to {server_name} ({addr}): {e}"))?;
+                .map_err(|e| NetError::Connect {
+                    to: format!("{server_name} ({addr})"),
+                    why: e.to_string(),
+                })?;
             if let Some(conn) = endpoint.connection_mut(h) {
                 qlog.attach(conn, now);
             }
@@ -102,7 +105,7 @@ impl Application for Client {
                 let authority = std::mem::take(authority);
                 *proto = match conn.alpn() {
                     Some(ALPN_H3) if conn.is_handshake_complete() => {
-                        eprintln!("{authority}: h3");
+                        note!("{authority}: h3");
                         let mut h3 = H3Connection::new(Side::Client, self.config.clone());
                         attach_qlog(&self.qlog, conn, &mut h3);
                         Proto::H3(Box::new(H3Client {
@@ -114,7 +117,7 @@ impl Application for Client {
                         }))
                     }
                     Some(_) if conn.is_handshake_complete() => {
-                        eprintln!("{authority}: hq-interop");
+                        note!("{authority}: hq-interop");
                         Proto::Hq(HqConn::new(fetches))
                     }
                     // A handshake failure: the hq logic reports the fetches as failed.
@@ -211,11 +214,11 @@ impl H3Client {
                 )),
             ),
             H3Event::ConnectionError(e) => {
-                eprintln!("error: h3: {e}");
+                note!("error: h3: {e}");
                 1
             }
             H3Event::GoAway { id } => {
-                eprintln!("server sent GOAWAY ({id})");
+                note!("server sent GOAWAY ({id})");
                 0
             }
         }
@@ -236,11 +239,11 @@ impl H3Client {
             let fetch = self.queue.pop_front().expect("front exists");
             let out: Box<dyn Write> = match &fetch.output {
                 Output::Stdout => Box::new(BufWriter::new(std::io::stdout())),
-                Output::Check => Box::new(crate::hq::Check::for_path(&fetch.url.path)),
+                Output::Check => Box::new(crate::app::hq::Check::for_path(&fetch.url.path)),
                 Output::File(p) => match File::create(p) {
                     Ok(f) => Box::new(BufWriter::new(f)),
                     Err(e) => {
-                        eprintln!("FAILED {}: creating {}: {e}", fetch.url.path, p.display());
+                        note!("FAILED {}: creating {}: {e}", fetch.url.path, p.display());
                         self.h3.cancel(conn, id, code::H3_REQUEST_CANCELLED);
                         failures += 1;
                         continue;
@@ -271,7 +274,7 @@ impl H3Client {
         match &outcome {
             Ok(()) => {
                 let secs = now.saturating_duration_since(a.started).as_secs_f64();
-                eprintln!(
+                note!(
                     "{}: {} bytes in {secs:.3} s ({:.2} Mbit/s) over h3",
                     a.fetch.url.path,
                     a.bytes,
@@ -280,7 +283,7 @@ impl H3Client {
                 0
             }
             Err(why) => {
-                eprintln!("FAILED {}: {why}", a.fetch.url.path);
+                note!("FAILED {}: {why}", a.fetch.url.path);
                 1
             }
         }
@@ -288,14 +291,14 @@ impl H3Client {
 
     /// Fails everything left; a close with an error code counts as a failure too.
     fn on_closed(&mut self, reason: &CloseReason, remote: std::net::SocketAddr) -> usize {
-        let why = crate::hq::client::close_message(reason, remote);
+        let why = crate::app::hq::client::close_message(reason, remote);
         let mut failures = 0;
         for a in std::mem::take(&mut self.active).into_values() {
-            eprintln!("FAILED {}: {why}", a.fetch.url.path);
+            note!("FAILED {}: {why}", a.fetch.url.path);
             failures += 1;
         }
         for f in std::mem::take(&mut self.queue) {
-            eprintln!("FAILED {}: {why}", f.url.path);
+            note!("FAILED {}: {why}", f.url.path);
             failures += 1;
         }
         let error = match reason {
@@ -307,7 +310,7 @@ impl H3Client {
             CloseReason::HandshakeTimeout | CloseReason::PortUnreachable => true,
         };
         if error {
-            eprintln!("error: {why}");
+            note!("error: {why}");
             failures += 1;
         }
         failures

@@ -5,7 +5,7 @@
 //! later connection from the same address resumes from them (one at a time, within
 //! the store's lifetime), and the saved set is deleted if it ended in Safe Retreat.
 
-use crate::setup::QlogDir;
+use crate::app::setup::QlogDir;
 use quiclab_proto::cc::{CarefulResumePhase, SavedPathStore, StorePolicy};
 use quiclab_proto::events::{Event, EventSink};
 use quiclab_proto::{Endpoint, Instant, TransportConfig};

@@ -1,7 +1,7 @@
-//! What client and server share: transport config from TOML, the seed, the TLS key
-//! log, and one qlog file per connection.
+//! What client and server share: transport config from TOML with the real driver's
+//! defaults, the TLS key log, and one qlog file per connection.
 
-use anyhow::{anyhow, bail, Context, Result};
+use crate::error::{Context, NetError, Result};
 use quiclab_proto::config::{QuicVersion, RetryMode, VersionConfig};
 use quiclab_proto::crypto::choices::{CipherSuite, KxGroup, TlsChoices};
 use quiclab_proto::events::EventSink;
@@ -25,17 +25,19 @@ pub fn load_config(path: Option<&Path>) -> Result<Arc<TransportConfig>> {
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("reading config {}", path.display()))?;
             toml::from_str::<TransportConfig>(&text)
-                .map_err(|e| anyhow!("config {}: {e}", path.display()))?
+                .map_err(|e| NetError::Config(format!("config {}: {e}", path.display())))?
         }
     };
     config.validate().map_err(|e| match path {
-        Some(p) => anyhow!("config {}: {e}", p.display()),
-        None => anyhow!("{e}"),
+        Some(p) => NetError::Config(format!("config {}: {e}", p.display())),
+        None => NetError::Config(e.to_string()),
     })?;
     Ok(Arc::new(config))
 }
 
-/// The transport and TLS flags both sides take (see `Common` in main.rs).
+/// The transport and TLS options both sides take (the command line's common flags;
+/// `None`/empty: the config file's value, else the real driver's default).
+#[derive(Default)]
 pub struct Flags<'a> {
     pub config: Option<&'a Path>,
     pub testcase: Option<&'a str>,
@@ -90,18 +92,6 @@ impl std::str::FromStr for VersionArg {
     }
 }
 
-/// An interop-runner test case quiclab does not implement (exit status 127).
-#[derive(Debug)]
-pub struct UnsupportedTestcase(pub String);
-
-impl std::fmt::Display for UnsupportedTestcase {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "test case {:?} is not supported", self.0)
-    }
-}
-
-impl std::error::Error for UnsupportedTestcase {}
-
 /// The config file with the flags applied on top: first the interop-runner test
 /// case's settings, then explicit flags (which win). Returns the transport config and
 /// the TLS choices.
@@ -116,8 +106,8 @@ impl std::error::Error for UnsupportedTestcase {}
 /// and v1, preferring v2, so it upgrades such a client; `retry`: the server sends a Retry on every connection
 /// (RFC 9000 §8.1.2; the client needs nothing: it always handles Retry); `resumption`: the
 /// server issues session tickets and the client makes a second connection that resumes
-/// (see `main.rs`); `zerortt`: the same, with 0-RTT on both sides (`zero_rtt`). Anything
-/// else is [`UnsupportedTestcase`].
+/// (the command line splits its URLs); `zerortt`: the same, with 0-RTT on both sides (`zero_rtt`). Anything
+/// else is [`NetError::UnsupportedTestcase`].
 pub fn configure(f: &Flags<'_>, side: Side) -> Result<(Arc<TransportConfig>, TlsChoices)> {
     let mut config = (*load_config(f.config)?).clone();
     let mut choices = TlsChoices::default();
@@ -150,7 +140,7 @@ pub fn configure(f: &Flags<'_>, side: Side) -> Result<(Arc<TransportConfig>, Tls
                 },
             }
         }
-        Some(other) => return Err(UnsupportedTestcase(other.to_string()).into()),
+        Some(other) => return Err(NetError::UnsupportedTestcase(other.to_string())),
     }
     if !f.cipher.is_empty() {
         choices.cipher_suites = f.cipher.to_vec();
@@ -182,8 +172,12 @@ pub fn configure(f: &Flags<'_>, side: Side) -> Result<(Arc<TransportConfig>, Tls
         .notsent_lowat
         .or(config.flow.notsent_lowat)
         .or(Some(DEFAULT_NOTSENT_LOWAT));
-    config.validate().map_err(|e| anyhow!("{e}"))?;
-    choices.validate().map_err(|e| anyhow!("{e}"))?;
+    config
+        .validate()
+        .map_err(|e| NetError::Config(e.to_string()))?;
+    choices
+        .validate()
+        .map_err(|e| NetError::Config(e.to_string()))?;
     Ok((Arc::new(config), choices))
 }
 
@@ -224,17 +218,6 @@ pub fn tls_clock() -> quiclab_proto::crypto::clock::VirtualClock {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
     quiclab_proto::crypto::clock::VirtualClock::with_base(base)
-}
-
-/// The given seed, or 64 bits from the OS (only the CLI reads OS randomness).
-pub fn seed(given: Option<u64>) -> Result<u64> {
-    if let Some(s) = given {
-        return Ok(s);
-    }
-    let mut bytes = [0u8; 8];
-    ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut bytes)
-        .map_err(|_| anyhow!("the OS random source failed; pass --seed"))?;
-    Ok(u64::from_le_bytes(bytes))
 }
 
 /// A TLS key log writing to `$SSLKEYLOGFILE`, when it is set (for Wireshark).
@@ -291,7 +274,7 @@ impl QlogDir {
                 )))
             }
             Err(e) => {
-                eprintln!("qlog: cannot create {}: {e}", path.display());
+                note!("qlog: cannot create {}: {e}", path.display());
                 None
             }
         }
@@ -303,14 +286,38 @@ pub fn detach_qlog(conn: &mut Connection) {
     drop(conn.take_event_sink());
 }
 
-/// Reads every certificate of a PEM file (for `--ca`).
-pub fn load_certs(path: &Path) -> Result<Vec<rustls::pki_types::CertificateDer<'static>>> {
-    let pem = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    let certs = rustls_pemfile::certs(&mut pem.as_slice())
-        .collect::<Result<Vec<_>, _>>()
-        .with_context(|| format!("parsing {}", path.display()))?;
-    if certs.is_empty() {
-        bail!("{}: no certificate found", path.display());
+/// A TLS key log appended to a file (NSS key log format, as `$SSLKEYLOGFILE`), for
+/// in-process endpoints that must not read the environment. Write errors are ignored:
+/// logging never stops a handshake.
+#[derive(Debug)]
+pub struct FileKeyLog(std::sync::Mutex<File>);
+
+impl FileKeyLog {
+    /// Opens `path` for appending (created if missing).
+    pub fn open(path: &Path) -> Result<Arc<FileKeyLog>> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("opening key log {}", path.display()))?;
+        Ok(Arc::new(FileKeyLog(std::sync::Mutex::new(file))))
     }
-    Ok(certs)
+}
+
+impl rustls::KeyLog for FileKeyLog {
+    fn log(&self, label: &str, client_random: &[u8], secret: &[u8]) {
+        use std::fmt::Write as _;
+        let mut line = format!("{label} ");
+        for b in client_random {
+            let _ = write!(line, "{b:02x}");
+        }
+        line.push(' ');
+        for b in secret {
+            let _ = write!(line, "{b:02x}");
+        }
+        line.push('\n');
+        if let Ok(mut f) = self.0.lock() {
+            let _ = std::io::Write::write_all(&mut *f, line.as_bytes());
+        }
+    }
 }

@@ -1,6 +1,6 @@
 //! `https://host[:port]/path` URLs: just enough parsing for hq-interop fetches.
 
-use anyhow::{anyhow, bail, Context, Result};
+use crate::error::{Context, NetError, Result};
 use std::net::{SocketAddr, ToSocketAddrs};
 
 /// A parsed fetch URL.
@@ -14,21 +14,23 @@ pub struct Url {
 }
 
 impl Url {
+    /// Errors: [`NetError::Config`] naming what is wrong with `s`.
     pub fn parse(s: &str) -> Result<Url> {
+        let bad = |why: String| NetError::Config(format!("{s:?}: {why}"));
         let rest = s
             .strip_prefix("https://")
-            .ok_or_else(|| anyhow!("{s:?}: only https:// URLs are supported"))?;
+            .ok_or_else(|| bad("only https:// URLs are supported".into()))?;
         let (authority, path) = match rest.find('/') {
             Some(i) => (&rest[..i], &rest[i..]),
             None => (rest, "/"),
         };
         if path.contains(char::is_whitespace) {
-            bail!("{s:?}: whitespace in path");
+            return Err(bad("whitespace in path".into()));
         }
         let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
             let (host, after) = v6
                 .split_once(']')
-                .ok_or_else(|| anyhow!("{s:?}: unclosed '[' in host"))?;
+                .ok_or_else(|| bad("unclosed '[' in host".into()))?;
             (host, after.strip_prefix(':'))
         } else {
             match authority.rsplit_once(':') {
@@ -37,13 +39,13 @@ impl Url {
             }
         };
         if host.is_empty() {
-            bail!("{s:?}: no host");
+            return Err(bad("no host".into()));
         }
         let port = match port {
             None => 443,
             Some(p) => p
                 .parse::<u16>()
-                .map_err(|_| anyhow!("{s:?}: bad port {p:?}"))?,
+                .map_err(|_| bad(format!("bad port {p:?}")))?,
         };
         Ok(Url {
             host: host.to_string(),
@@ -63,7 +65,7 @@ impl Url {
             .to_socket_addrs()
             .with_context(|| format!("resolving {}", self.host))?
             .next()
-            .ok_or_else(|| anyhow!("{}: no address", self.host))
+            .ok_or_else(|| NetError::Config(format!("{}: no address", self.host)))
     }
 
     /// The file name a body is saved under: the last path segment, or `index.html`.
