@@ -8,7 +8,8 @@
 //!   [`run::execute`], [`run::collect`])--> cached runs (`out/cache/<key>.json`) -->
 //!   [`run::rows::Row`]s and [`run::stats::Stats`] per point --> result files
 //!   ([`run::output`]);
-//! - [`present`]: figures, findings, reports and reproductions from the result files.
+//! - [`present`]: figures, findings, reports and reproductions from the result files;
+//! - [`store`]: each invocation's runs with provenance as one Parquet file (for SQL).
 //!
 //! Shared by the stages: [`error`], the expression language [`expr`] and [`csv`].
 
@@ -18,6 +19,7 @@ pub mod expr;
 pub mod plan;
 pub mod present;
 pub mod run;
+pub mod store;
 
 pub use error::LabError;
 pub use plan::expand::{expand, RunSpec};
