@@ -6,6 +6,9 @@
   ``plan.run(executor=None, out=DIR, jobs=None)`` runs it locally (as ``quiclab lab
   run``) or on a Dask cluster (``executor=dask.distributed.Client(...)``), writing the
   same result files, figures and report.
+- ``quiclab.results(DIR, plan=None)`` returns every run in the results store under DIR
+  (each plan invocation's ``results/*.parquet``) as one DataFrame;
+  ``quiclab.query(SQL, DIR)`` answers SQL over it (DuckDB; docs/RESULTS.md).
 - Errors are :class:`QuiclabError` with the Rust error's text.
 
 Every number comes from the same Rust code as the ``quiclab`` CLI (the extension
@@ -16,8 +19,9 @@ from . import _core
 from ._core import QuiclabError
 from ._plan import Plan, PlanRun
 from ._results import Results, simulate
+from ._store import query, results
 
 # Run keys name the quiclab build; in Python the build is this extension's file.
 CODE_ID = _core._set_code_id(_core.__file__)
 
-__all__ = ["simulate", "Results", "Plan", "PlanRun", "QuiclabError", "CODE_ID"]
+__all__ = ["simulate", "Results", "Plan", "PlanRun", "QuiclabError", "CODE_ID", "query", "results"]

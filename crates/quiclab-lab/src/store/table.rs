@@ -135,3 +135,35 @@ impl Table {
         Ok(buf)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_of_unequal_length_are_an_error() {
+        let t = Table {
+            columns: vec![
+                ("a".into(), Values::Int(vec![Some(1), None])),
+                ("b".into(), Values::Text(vec![Some("x".into())])),
+            ],
+        };
+        let e = t.to_parquet("test").unwrap_err().to_string();
+        assert!(e.contains("column b"), "{e}");
+    }
+
+    #[test]
+    fn writes_a_parquet_file() {
+        let t = Table {
+            columns: vec![
+                ("seed".into(), Values::UInt(vec![Some(u64::MAX), None])),
+                ("v".into(), Values::Float(vec![None, Some(0.5)])),
+                ("ok".into(), Values::Bool(vec![Some(true), None])),
+                ("at".into(), Values::Timestamp(vec![Some(1), Some(2)])),
+            ],
+        };
+        let bytes = t.to_parquet("test").unwrap();
+        assert_eq!(&bytes[..4], b"PAR1");
+        assert_eq!(&bytes[bytes.len() - 4..], b"PAR1");
+    }
+}
