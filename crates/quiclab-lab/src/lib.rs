@@ -7,9 +7,9 @@
 //! - [`run`]: --[`run::runner::run_plan`] (or another executor: [`run::prepare`],
 //!   [`run::execute`], [`run::collect`])--> cached runs (`out/cache/<key>.json`) -->
 //!   [`run::rows::Row`]s and [`run::stats::Stats`] per point --> result files
-//!   ([`run::output`]);
-//! - [`present`]: figures, findings, reports and reproductions from the result files;
-//! - [`store`]: each invocation's runs with provenance as one Parquet file (for SQL).
+//!   ([`run::output`]), and each invocation's runs with provenance as one Parquet file
+//!   for SQL ([`run::store`]);
+//! - [`present`]: figures, findings, reports and reproductions from the result files.
 //!
 //! Shared by the stages: [`error`], the expression language [`expr`] and [`csv`].
 
@@ -19,7 +19,6 @@ pub mod expr;
 pub mod plan;
 pub mod present;
 pub mod run;
-pub mod store;
 
 pub use error::LabError;
 pub use plan::expand::{expand, RunSpec};

@@ -17,8 +17,8 @@ use crate::run::output::write_outputs;
 use crate::run::prepare::{cache_dir, PreparedPlan};
 use crate::run::rows::{PointSummary, Row};
 use crate::run::stats::Stats;
-use crate::store::provenance::Invocation;
-use crate::store::write_store;
+use crate::run::store::provenance::Invocation;
+use crate::run::store::write_store;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -40,7 +40,7 @@ pub struct PlanOutcome {
 /// Reads every run of `prepared` from `out/cache` (all must be there), writes the
 /// result files into `out` and returns the outcome; `ran` is how many runs this
 /// invocation executed (the other distinct runs count as reused). The results
-/// store's file ([`crate::store`]) records no run times and only this call's time.
+/// store's file ([`crate::run::store`]) records no run times and only this call's time.
 pub fn collect(prepared: &PreparedPlan, out: &Path, ran: usize) -> Result<PlanOutcome, LabError> {
     collect_in(prepared, out, ran, &Invocation::start())
 }

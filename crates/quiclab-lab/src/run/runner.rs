@@ -14,7 +14,7 @@ pub use crate::run::collect::PlanOutcome;
 use crate::run::execute::{run_label, simulate_entry};
 use crate::run::prepare::{cache_dir, PreparedPlan};
 use crate::run::real::{check_stacks, run_real};
-use crate::store::provenance::Invocation;
+use crate::run::store::provenance::Invocation;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use std::io::IsTerminal;
