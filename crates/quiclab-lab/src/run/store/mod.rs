@@ -22,7 +22,7 @@ use crate::error::LabError;
 use crate::plan::AxisValue;
 use crate::run::prepare::PreparedPlan;
 use crate::run::rows::{write_atomic, Row};
-use provenance::{Invocation, Provenance};
+use provenance::{Invocation, Provenance, RunTime};
 use ring::digest::{digest, SHA256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -87,97 +87,89 @@ fn scenario_hashes(prepared: &PreparedPlan) -> Result<BTreeMap<&str, String>, La
     Ok(out)
 }
 
-/// The results table of one invocation.
-pub fn results_table(
+type Columns = Vec<(&'static str, Values)>;
+
+/// The columns of the run each cell belongs to (the same on all cells of a run).
+fn run_columns(
     prepared: &PreparedPlan,
-    rows: &[Row],
-    invocation: &Invocation,
-    prov: &Provenance,
-) -> Result<Table, LabError> {
+    cells: &[Cell],
+    inv: &Invocation,
+) -> Result<Columns, LabError> {
     let hashes = scenario_hashes(prepared)?;
     let stacks: BTreeMap<&str, Option<&str>> = prepared
         .specs
         .iter()
         .map(|s| (s.key.as_str(), s.stack.as_deref()))
         .collect();
-    let cells = cells(prepared, rows);
-    let per_cell = |f: &dyn Fn(&Cell) -> Option<String>| cells.iter().map(f).collect();
-    let same = |v: Option<String>| Values::Text(vec![v; cells.len()]);
-    let times: Vec<_> = cells
-        .iter()
-        .map(|c| invocation.run_time(&c.row.key))
-        .collect();
-    let n = cells.len();
-    let columns = vec![
-        ("plan", same(Some(prepared.plan.name.clone()))),
-        ("plan_file", same(Some(prepared.plan_file()))),
-        ("invocation", same(Some(invocation.id()))),
-        ("quick", Values::Bool(vec![Some(prepared.quick); n])),
-        (
-            "run",
-            Values::Int(cells.iter().map(|c| Some(c.run as i64)).collect()),
-        ),
-        (
-            "point",
-            Values::Int(cells.iter().map(|c| Some(c.row.point as i64)).collect()),
-        ),
-        (
-            "rep",
-            Values::Int(cells.iter().map(|c| Some(i64::from(c.row.rep))).collect()),
-        ),
+    let int = |f: &dyn Fn(&Cell) -> i64| Values::Int(cells.iter().map(|c| Some(f(c))).collect());
+    let text = |f: &dyn Fn(&Cell) -> Option<String>| Values::Text(cells.iter().map(f).collect());
+    let time = |f: &dyn Fn(RunTime) -> f64| {
+        let v = cells.iter().map(|c| inv.run_time(&c.row.key).map(f));
+        Values::Float(v.map(|t| t.filter(|t| t.is_finite())).collect())
+    };
+    Ok(vec![
+        ("run", int(&|c| c.run as i64)),
+        ("point", int(&|c| c.row.point as i64)),
+        ("rep", int(&|c| i64::from(c.row.rep))),
         (
             "seed",
             Values::UInt(cells.iter().map(|c| Some(c.row.seed)).collect()),
         ),
-        (
-            "run_key",
-            Values::Text(per_cell(&|c| Some(c.row.key.clone()))),
-        ),
+        ("run_key", text(&|c| Some(c.row.key.clone()))),
         (
             "scenario_hash",
-            Values::Text(per_cell(&|c| hashes.get(c.row.key.as_str()).cloned())),
+            text(&|c| hashes.get(c.row.key.as_str()).cloned()),
         ),
         (
             "stack",
-            Values::Text(per_cell(&|c| {
+            text(&|c| {
                 stacks
                     .get(c.row.key.as_str())
                     .copied()
                     .flatten()
                     .map(str::to_string)
-            })),
+            }),
         ),
-        (
-            "kind",
-            Values::Text(per_cell(&|c| Some(c.kind.to_string()))),
-        ),
-        ("key", Values::Text(per_cell(&|c| Some(c.key.to_string())))),
+        ("run_wall_s", time(&|t| t.wall_s)),
+        ("run_cpu_s", time(&|t| t.cpu_s)),
+    ])
+}
+
+/// The cells' own columns: what each holds.
+fn cell_columns(cells: &[Cell]) -> Columns {
+    let text = |f: &dyn Fn(&Cell) -> Option<String>| Values::Text(cells.iter().map(f).collect());
+    vec![
+        ("kind", text(&|c| Some(c.kind.to_string()))),
+        ("key", text(&|c| Some(c.key.to_string()))),
         (
             "value",
             Values::Float(cells.iter().map(|c| c.value).collect()),
         ),
-        (
-            "text",
-            Values::Text(per_cell(&|c| c.text.map(str::to_string))),
-        ),
-        (
-            "run_wall_s",
-            Values::Float(times.iter().map(|t| t.map(|t| t.wall_s)).collect()),
-        ),
-        (
-            "run_cpu_s",
-            Values::Float(
-                times
-                    .iter()
-                    .map(|t| t.map(|t| t.cpu_s).filter(|c| c.is_finite()))
-                    .collect(),
-            ),
-        ),
-        ("git_rev", same(prov.git_rev.clone())),
+        ("text", text(&|c| c.text.map(str::to_string))),
+    ]
+}
+
+/// The invocation's columns, the same on every row (`n` rows of each): (which plan and
+/// invocation, its provenance).
+fn invocation_columns(
+    prepared: &PreparedPlan,
+    inv: &Invocation,
+    prov: &Provenance,
+    n: usize,
+) -> (Columns, Columns) {
+    let text = |v: &str| Values::Text(vec![Some(v.to_string()); n]);
+    let which = vec![
+        ("plan", text(&prepared.plan.name)),
+        ("plan_file", text(&prepared.plan_file())),
+        ("invocation", text(&inv.id())),
+        ("quick", Values::Bool(vec![Some(prepared.quick); n])),
+    ];
+    let provenance = vec![
+        ("git_rev", Values::Text(vec![prov.git_rev.clone(); n])),
         ("git_dirty", Values::Bool(vec![prov.git_dirty; n])),
-        ("build", same(Some(prov.build.clone()))),
-        ("quiclab_version", same(Some(prov.version.clone()))),
-        ("host", same(Some(prov.host.clone()))),
+        ("build", text(&prov.build)),
+        ("quiclab_version", text(&prov.version)),
+        ("host", text(&prov.host)),
         (
             "started_at",
             Values::Timestamp(vec![Some(prov.started_at_us); n]),
@@ -185,11 +177,26 @@ pub fn results_table(
         ("wall_s", Values::Float(vec![Some(prov.wall_s); n])),
         ("cpu_s", Values::Float(vec![prov.cpu_s; n])),
     ];
+    (which, provenance)
+}
+
+/// The results table of one invocation: the plan and invocation, then each cell's run,
+/// then the cell, then the provenance (docs/RESULTS.md lists the columns).
+pub fn results_table(
+    prepared: &PreparedPlan,
+    rows: &[Row],
+    invocation: &Invocation,
+    prov: &Provenance,
+) -> Result<Table, LabError> {
+    let cells = cells(prepared, rows);
+    let (which, provenance) = invocation_columns(prepared, invocation, prov, cells.len());
+    let columns = which
+        .into_iter()
+        .chain(run_columns(prepared, &cells, invocation)?)
+        .chain(cell_columns(&cells))
+        .chain(provenance);
     Ok(Table {
-        columns: columns
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
+        columns: columns.map(|(k, v)| (k.to_string(), v)).collect(),
     })
 }
 
