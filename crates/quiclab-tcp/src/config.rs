@@ -123,6 +123,16 @@ impl TcpConfig {
     }
 }
 
+/// The schema of `congestion_control` (docs/schema/): quiclab-proto's table, an
+/// `algorithm` and that controller's keys, which quiclab-proto checks when it loads.
+fn controller_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "required": ["algorithm"],
+        "properties": { "algorithm": { "type": "string" } }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,14 +166,4 @@ mod tests {
         };
         assert_eq!(off.window_shift(), None);
     }
-}
-
-/// The schema of `congestion_control` (docs/schema/): quiclab-proto's table, an
-/// `algorithm` and that controller's keys, which quiclab-proto checks when it loads.
-fn controller_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({
-        "type": "object",
-        "required": ["algorithm"],
-        "properties": { "algorithm": { "type": "string" } }
-    })
 }
