@@ -42,6 +42,15 @@ def test_query_command_counts_runs_per_plan(store, root):
     assert lines[1:] == [f"{name},{n}" for name, n in sorted(runs.items())]
 
 
+def test_cli_query_runs_the_same_through_python(store, cli, monkeypatch):
+    """`quiclab query` hands the SQL to this Python (`QUICLAB_PYTHON`)."""
+    out, runs = store
+    monkeypatch.setenv("QUICLAB_PYTHON", sys.executable)
+    sql = "select plan, count(*) as n from runs group by plan order by plan"
+    p = cli("query", "--dir", str(out), "--csv", sql)
+    assert p.stdout.splitlines()[1:] == [f"{name},{n}" for name, n in sorted(runs.items())]
+
+
 def test_every_row_carries_revision_and_scenario_hash(store, root):
     out, _ = store
     rows = quiclab.query("select git_rev, scenario_hash, build, host, started_at from store", out)
@@ -58,7 +67,8 @@ def test_results_is_one_frame_of_every_run(store):
     assert set(frame.plan) == set(runs)
     # Metrics become columns: each plan's metric has values in its own rows only.
     sweep = frame[frame.plan == "instant-ack-delay-sweep"]
-    assert sweep.delay_ms.notna().all() and frame[frame.plan == "handshake-latency"].delay_ms.isna().all()
+    assert sweep.delay_ms.notna().all()
+    assert frame[frame.plan == "handshake-latency"].delay_ms.isna().all()
     one = quiclab.results(out, plan="handshake-latency")
     assert len(one) == runs["handshake-latency"]
 
