@@ -9,6 +9,9 @@
 - ``quiclab.transfer(size, scenario=None)`` fetches ``size`` bytes over real UDP on
   loopback with quiclab's own server and client in-process (through the real-time
   emulator with a scenario's links, if given) and returns what the client measured.
+- ``quiclab.results(DIR, plan=None)`` returns every run in the results store under DIR
+  (each plan invocation's ``results/*.parquet``) as one DataFrame;
+  ``quiclab.query(SQL, DIR)`` answers SQL over it (DuckDB; docs/RESULTS.md).
 - Errors are :class:`QuiclabError` with the Rust error's text.
 
 Every number comes from the same Rust code as the ``quiclab`` CLI (the extension
@@ -20,8 +23,19 @@ from ._core import QuiclabError
 from ._plan import Plan, PlanRun
 from ._results import Results, simulate
 from ._transfer import transfer
+from ._store import query, results
 
 # Run keys name the quiclab build; in Python the build is this extension's file.
 CODE_ID = _core._set_code_id(_core.__file__)
 
-__all__ = ["simulate", "transfer", "Results", "Plan", "PlanRun", "QuiclabError", "CODE_ID"]
+__all__ = [
+    "simulate",
+    "transfer",
+    "Results",
+    "Plan",
+    "PlanRun",
+    "QuiclabError",
+    "CODE_ID",
+    "query",
+    "results",
+]

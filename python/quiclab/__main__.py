@@ -1,7 +1,8 @@
 """``python -m quiclab lab run PLAN [--scheduler ADDRESS | --local-cluster N]``: the
 CLI's ``quiclab lab run``, with the runs optionally on a Dask cluster. Same files,
 same report; the same exit status (1 when a check fails, is inconclusive or has no
-data, unless --keep-going; claims never change it)."""
+data, unless --keep-going; claims never change it).
+``python -m quiclab query [--dir DIR] "SQL"``: SQL over the results store (``_query``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import Plan, QuiclabError
+from . import Plan, QuiclabError, _query
 from ._core import checks_gate
 from ._plan import default_out
 
@@ -30,6 +31,7 @@ def _parser() -> argparse.ArgumentParser:
         "--local-cluster", type=int, metavar="N", help="a Dask LocalCluster of N worker processes"
     )
     run.add_argument("--keep-going", action="store_true", help="exit 0 when a check does not hold")
+    _query.add_parser(sub)
     return p
 
 
@@ -78,6 +80,8 @@ def lab_run(args) -> int:
 
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
+    if args.group == "query":
+        return _query.run(args)
     try:
         return lab_run(args)
     except QuiclabError as e:

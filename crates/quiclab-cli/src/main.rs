@@ -5,6 +5,7 @@
 mod emulate;
 mod inputs;
 mod lab;
+mod query;
 mod sim;
 mod tokens;
 
@@ -57,6 +58,9 @@ enum Command {
     /// Real-time link emulator: relay UDP between a client and a server through a
     /// scenario's links (the simulator's link code on the wall clock).
     Emulate(emulate::EmulateArgs),
+    /// SQL over the results store (every results/*.parquet under --dir), with DuckDB
+    /// from the project's Python venv.
+    Query(query::QueryArgs),
 }
 
 #[derive(Subcommand)]
@@ -258,6 +262,7 @@ fn main() {
         Command::Report(a) => lab::report(a),
         Command::Reproduce(a) => lab::reproduce(a),
         Command::Emulate(a) => emulate::run(a),
+        Command::Query(a) => query::run(a),
     };
     if let Err(e) = result {
         // Messages can quote input (a TOML parser quotes the offending line and value,

@@ -7,7 +7,8 @@
 //! - [`run`]: --[`run::runner::run_plan`] (or another executor: [`run::prepare`],
 //!   [`run::execute`], [`run::collect`])--> cached runs (`out/cache/<key>.json`) -->
 //!   [`run::rows::Row`]s and [`run::stats::Stats`] per point --> result files
-//!   ([`run::output`]);
+//!   ([`run::output`]), and each invocation's runs with provenance as one Parquet file
+//!   for SQL ([`run::store`]);
 //! - [`present`]: figures, findings, reports and reproductions from the result files.
 //!
 //! Shared by the stages: [`error`], the expression language [`expr`] and [`csv`].

@@ -8,7 +8,7 @@ use crate::queue::QueueConfig;
 use serde::{Deserialize, Serialize};
 
 /// One link direction.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct LinkConfig {
     /// Rate in Mbit/s; absent = unlimited (no serialization delay).
@@ -22,7 +22,7 @@ pub struct LinkConfig {
 }
 
 /// Which link direction a change applies to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LinkSide {
     Forward,
@@ -30,7 +30,7 @@ pub enum LinkSide {
 }
 
 /// A scheduled change of a (bottleneck) link direction.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LinkChange {
     pub at_s: f64,

@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 /// Queue discipline and size of a link's transmit queue.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "discipline", rename_all = "snake_case", deny_unknown_fields)]
 pub enum QueueConfig {
     /// Drop arrivals when the queue holds `packets` packets (or `bytes` bytes, if set).

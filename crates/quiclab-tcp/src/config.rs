@@ -5,7 +5,7 @@ use quiclab_proto::cc::CongestionControl;
 use serde::{Deserialize, Serialize};
 
 /// TCP settings. Absent keys take the defaults below; unknown keys are errors.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct TcpConfig {
     /// The MSS this endpoint announces (RFC 9293 §3.7.1): MTU - 40 (IPv4 + TCP
@@ -33,6 +33,7 @@ pub struct TcpConfig {
     /// Initial RTO in ms (RFC 6298 §2.1: 1 s).
     pub initial_rto_ms: f64,
     /// Congestion controller (the same implementations QUIC uses).
+    #[schemars(schema_with = "controller_schema")]
     pub congestion_control: CongestionControl,
     /// TCP Fast Open (RFC 7413): a client asks for a cookie in its SYN (or, holding
     /// one from an earlier connection to the same server, sends it with data in the
@@ -120,6 +121,16 @@ impl TcpConfig {
             s
         })
     }
+}
+
+/// The schema of `congestion_control` (docs/schema/): quiclab-proto's table, an
+/// `algorithm` and that controller's keys, which quiclab-proto checks when it loads.
+fn controller_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "required": ["algorithm"],
+        "properties": { "algorithm": { "type": "string" } }
+    })
 }
 
 #[cfg(test)]

@@ -106,7 +106,7 @@ pub const PLACEHOLDERS: &[(&str, &str)] = &[
 ];
 
 /// `[endpoints]`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Endpoints {
     /// A text axis whose value names each point's stack ("sim" = the simulator).
@@ -128,7 +128,7 @@ pub struct Endpoints {
 }
 
 /// One stack: its client and server commands.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Stack {
     /// The client command (default: quiclab's client in-process, as

@@ -11,6 +11,7 @@ pub mod load;
 pub mod locate;
 pub mod path;
 pub mod points;
+pub mod schema;
 pub mod statement;
 pub mod validate;
 mod validate_statements;
@@ -19,7 +20,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Axis scale (of a range's spacing and of a figure's axes).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Scale {
     #[default]
@@ -28,7 +31,7 @@ pub enum Scale {
 }
 
 /// A value an axis takes: a number or a string (e.g. a congestion controller name).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum AxisValue {
     Number(f64),
@@ -37,7 +40,7 @@ pub enum AxisValue {
 
 /// A range of numbers: `steps` values from `from` to `to` inclusive, evenly spaced on a
 /// linear or log scale.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Range {
     pub from: f64,
@@ -48,7 +51,7 @@ pub struct Range {
 }
 
 /// A swept parameter: a list of values or a range (exactly one of the two).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Axis {
     pub name: String,
@@ -63,7 +66,9 @@ pub struct Axis {
 }
 
 /// How axes combine into points.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Combine {
     /// Every combination of every axis's values.
@@ -74,7 +79,7 @@ pub enum Combine {
 }
 
 /// A figure to draw from the results.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FigureSpec {
     /// File stem under `figures/` (PNG and SVG).
@@ -114,7 +119,7 @@ fn one() -> f64 {
 }
 
 /// What `--quick` changes: fewer repetitions and fewer axis values.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Quick {
     pub repetitions: Option<u32>,
@@ -134,7 +139,7 @@ pub struct Quick {
 }
 
 /// A plan file.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Plan {
     pub name: String,

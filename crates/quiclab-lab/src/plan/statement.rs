@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 pub type KeyError = (&'static str, String);
 
 /// `trend = { axis = "rtt_ms", expect = "increasing" }`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TrendSpec {
     pub axis: String,
@@ -23,7 +23,7 @@ pub struct TrendSpec {
 /// A claim of a source (`[[claims]]`). Its reading keys (`source` ... `tolerance`) are
 /// written from the source before the runs are looked at (docs/CLAIMS.md). The
 /// comparison keys are those of [`CheckSpec`]; with `not_run` they may be left out.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClaimSpec {
     pub name: String,
@@ -62,7 +62,7 @@ pub struct ClaimSpec {
 
 /// An expectation of the project (`[[checks]]`): it holds, fails or is inconclusive,
 /// and every command that runs it fails unless it holds.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CheckSpec {
     pub name: String,
@@ -105,7 +105,7 @@ pub struct CheckSpec {
 }
 
 /// A deprecated `[[findings]]` entry: read as a check (see [`FindingSpec::as_check`]).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FindingSpec {
     pub name: String,
@@ -157,7 +157,7 @@ impl FindingSpec {
 }
 
 /// A claim's `published` entry as written.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum PublishedSpec {
     /// A change.
@@ -167,7 +167,7 @@ pub enum PublishedSpec {
 }
 
 /// The table form of [`PublishedSpec`].
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PublishedTable {
     pub change: Option<f64>,

@@ -17,6 +17,8 @@ use crate::run::output::write_outputs;
 use crate::run::prepare::{cache_dir, PreparedPlan};
 use crate::run::rows::{PointSummary, Row};
 use crate::run::stats::Stats;
+use crate::run::store::provenance::Invocation;
+use crate::run::store::write_store;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -37,8 +39,19 @@ pub struct PlanOutcome {
 
 /// Reads every run of `prepared` from `out/cache` (all must be there), writes the
 /// result files into `out` and returns the outcome; `ran` is how many runs this
-/// invocation executed (the other distinct runs count as reused).
+/// invocation executed (the other distinct runs count as reused). The results
+/// store's file ([`crate::run::store`]) records no run times and only this call's time.
 pub fn collect(prepared: &PreparedPlan, out: &Path, ran: usize) -> Result<PlanOutcome, LabError> {
+    collect_in(prepared, out, ran, &Invocation::start())
+}
+
+/// [`collect`] for an executor that timed its runs and itself in `invocation`.
+pub fn collect_in(
+    prepared: &PreparedPlan,
+    out: &Path,
+    ran: usize,
+    invocation: &Invocation,
+) -> Result<PlanOutcome, LabError> {
     let plan = &prepared.plan;
     let cache_dir = cache_dir(out)?;
     let sources = metric_sources(plan);
@@ -59,6 +72,7 @@ pub fn collect(prepared: &PreparedPlan, out: &Path, ran: usize) -> Result<PlanOu
     rows.sort_by_key(|r| (r.point, r.rep));
     let summaries = summarise(plan, &rows);
     write_outputs(&prepared.plan_path, out, plan, &rows, &summaries)?;
+    write_store(prepared, &rows, invocation, out)?;
     let unique = prepared.unique().len();
     Ok(PlanOutcome {
         plan: plan.clone(),

@@ -22,6 +22,8 @@ pub struct PreparedPlan {
     pub plan: Plan,
     /// Every run in (point, rep) order; runs with equal keys are one simulation.
     pub specs: Vec<RunSpec>,
+    /// Whether the plan's `[quick]` overrides were applied.
+    pub quick: bool,
     /// Warnings about the plan file (deprecated keys; see
     /// [`crate::plan::load::plan_warnings`]), for the executor to show.
     pub warnings: Vec<String>,
@@ -38,6 +40,7 @@ impl PreparedPlan {
             plan_path: plan_path.to_path_buf(),
             plan,
             specs,
+            quick,
             warnings,
         })
     }

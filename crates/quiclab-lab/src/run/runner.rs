@@ -9,11 +9,12 @@
 use crate::error::LabError;
 use crate::plan::expand::RunSpec;
 use crate::run::cache::write_entry;
-use crate::run::collect::collect;
+use crate::run::collect::collect_in;
 pub use crate::run::collect::PlanOutcome;
 use crate::run::execute::{run_label, simulate_entry};
 use crate::run::prepare::{cache_dir, PreparedPlan};
 use crate::run::real::{check_stacks, run_real};
+use crate::run::store::provenance::Invocation;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use std::io::IsTerminal;
@@ -62,6 +63,7 @@ fn progress_bar(total: usize, done: usize, show: bool) -> ProgressBar {
 /// Loads, expands and runs a plan into `out` (see the module docs and `output` for the
 /// files). Runs already in `out/cache` are reused.
 pub fn run_plan(plan_path: &Path, out: &Path, opts: &RunOptions) -> Result<PlanOutcome, LabError> {
+    let invocation = Invocation::start();
     let prepared = PreparedPlan::load(plan_path, opts.quick)?;
     for w in &prepared.warnings {
         eprintln!("warning: {w}");
@@ -89,7 +91,7 @@ pub fn run_plan(plan_path: &Path, out: &Path, opts: &RunOptions) -> Result<PlanO
     };
     let result = pool.install(|| {
         sim.par_iter().try_for_each(|spec| {
-            let r = run_one(spec, &plan_file, &cache_dir);
+            let r = invocation.time(&spec.key, || run_one(spec, &plan_file, &cache_dir));
             pb.inc(1);
             r
         })
@@ -102,12 +104,13 @@ pub fn run_plan(plan_path: &Path, out: &Path, opts: &RunOptions) -> Result<PlanO
                 label: label.clone(),
                 why: "a real-stack run without [endpoints]".into(),
             })?;
-            let bytes = run_real(spec, e, &fixed, &cache_dir, &label)?;
+            let bytes =
+                invocation.time(&spec.key, || run_real(spec, e, &fixed, &cache_dir, &label))?;
             pb.inc(1);
             write_entry(&cache_dir, &spec.key, &bytes)
         })
     });
     pb.finish_and_clear();
     result?;
-    collect(&prepared, out, missing.len())
+    collect_in(&prepared, out, missing.len(), &invocation)
 }

@@ -24,7 +24,7 @@ use loss::LossState;
 use scripted::{FlightCounter, ScriptedState};
 
 /// Random loss (applied to every datagram offered to the link).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
 pub enum LossModel {
     #[default]
@@ -48,7 +48,7 @@ pub enum LossModel {
 
 /// QUIC packet types a scripted drop can match (long header types are visible
 /// without decryption; any short header packet counts as `one_rtt`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PacketTypeName {
     Initial,
@@ -62,7 +62,7 @@ pub enum PacketTypeName {
 /// direction carries between two datagrams of the opposite direction being delivered
 /// (so "the client's second flight" is the client's datagrams after it first heard
 /// from the server).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct ScriptedDrop {
     /// Drop these datagrams (by index in this direction).
@@ -81,7 +81,7 @@ pub struct ScriptedDrop {
 }
 
 /// Extra delay per datagram.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Jitter {
     /// Uniform extra delay in `[0, max_ms)`, with nanosecond resolution.
@@ -91,7 +91,7 @@ pub struct Jitter {
 }
 
 /// Every impairment of one link direction.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct ImpairmentConfig {
     pub loss: LossModel,

@@ -52,7 +52,7 @@ use serde::{Deserialize, Serialize};
 pub const MAX_PEP_BUFFER: u64 = 1 << 30;
 
 /// `[topology.gateway]`: the terrestrial segment behind the satellite gateway.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GatewayConfig {
     /// Gateway -> server.
@@ -66,7 +66,7 @@ pub struct GatewayConfig {
 }
 
 /// `[topology.gateway.pep]`: the PEP's settings.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PepConfig {
     /// Split TCP flows (default true when the table is present; `false` keeps the

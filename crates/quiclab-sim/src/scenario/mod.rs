@@ -19,6 +19,7 @@ use std::path::Path;
 mod budget;
 mod gateway;
 mod resume_from;
+mod schema;
 mod session_from;
 mod tcp;
 mod tls;
@@ -43,7 +44,7 @@ pub use web::{
 };
 
 /// A scenario file's top level.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     pub name: String,
@@ -67,6 +68,7 @@ pub struct Scenario {
     /// and keys.log differ between runs; results and qlog do not: see
     /// `scenario/tls.rs`).
     #[serde(default, skip_serializing_if = "tls::is_default_cert")]
+    #[schemars(schema_with = "schema::proto_name")]
     pub certificate_type: quiclab_proto::crypto::choices::CertType,
     /// Cipher suites and key exchange groups of every flow's client and server
     /// (`[tls]`: `cipher_suites`, `kx_groups`, and per side `client`/`server`;
@@ -77,8 +79,10 @@ pub struct Scenario {
     /// Transport config of every client / server endpoint (TransportConfig keys;
     /// absent keys take TransportConfig's defaults). Flows may override keys.
     #[serde(default)]
+    #[schemars(schema_with = "schema::transport_table")]
     pub client: toml::Table,
     #[serde(default)]
+    #[schemars(schema_with = "schema::transport_table")]
     pub server: toml::Table,
     #[serde(default)]
     pub flows: Vec<Flow>,
@@ -90,7 +94,7 @@ pub struct Scenario {
 }
 
 /// When the run ends.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Stop {
     /// Simulated time limit, seconds (required).
@@ -108,7 +112,7 @@ pub struct Stop {
 }
 
 /// What to measure and write.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Measure {
     /// Mean goodput is computed over [from_s, to_s) (default: the whole run).
@@ -143,7 +147,7 @@ impl Default for Measure {
 }
 
 /// The network shape.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Topology {
     /// One client host and one server host joined by one link each way; with
@@ -169,7 +173,7 @@ pub enum Topology {
 }
 
 /// What a flow's client does.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Workload {
     /// Keep the send buffer full on one stream to the server (INET's traffic
@@ -231,7 +235,9 @@ fn audio_kbps() -> f64 {
 }
 
 /// Which transport a flow runs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Transport {
     #[default]
@@ -248,7 +254,7 @@ impl Transport {
 }
 
 /// A QUIC connection and its workload.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Flow {
     pub name: String,
@@ -281,13 +287,15 @@ pub struct Flow {
     pub session_from: Option<String>,
     /// Overrides of the scenario's client/server (QUIC) transport keys for this flow.
     #[serde(default)]
+    #[schemars(schema_with = "schema::transport_table")]
     pub client: toml::Table,
     #[serde(default)]
+    #[schemars(schema_with = "schema::transport_table")]
     pub server: toml::Table,
 }
 
 /// UDP cross traffic between a pair's hosts (INET's shared-link case).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CrossTraffic {
     pub name: String,

@@ -89,6 +89,21 @@ impl Serialize for Names {
     }
 }
 
+impl schemars::JsonSchema for Names {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Names".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "anyOf": [
+                { "type": "string" },
+                { "type": "array", "items": { "type": "string" } }
+            ]
+        })
+    }
+}
+
 impl<'de> Deserialize<'de> for Names {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct Visit;
@@ -114,7 +129,7 @@ impl<'de> Deserialize<'de> for Names {
 
 /// One side's (or both sides') choices as written; absent keys fall through to the
 /// next table (see the module docs).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct TlsChoiceKeys {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -125,7 +140,7 @@ pub struct TlsChoiceKeys {
 
 /// The scenario's `[tls]` table: choices of every flow's both sides, `client` and
 /// `server` for one side.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct TlsTable {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -147,7 +162,7 @@ impl TlsTable {
 /// A flow's `[flows.tls]` table. On a TCP flow it turns TLS on (`version`, required
 /// there) with optional early data; on any flow it overrides the scenario's choices
 /// (`cipher_suites`, `kx_groups`, and per side `client`/`server`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TlsSettings {
     /// TLS over a TCP flow: `"1.3"` or `"1.2"` (TCP flows only).
@@ -407,7 +422,7 @@ impl Scenario {
 }
 
 /// The TLS version both ends speak.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum TlsVersion {
     #[serde(rename = "1.2")]
     Tls12,

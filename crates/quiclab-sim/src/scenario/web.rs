@@ -47,7 +47,7 @@ pub const MAX_POOL_SIZE: u32 = 64;
 pub const EXTRA_PORTS: std::ops::Range<u16> = 30000..40000;
 
 /// The size of each embedded object of a `search` page.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum ObjectSize {
     /// Every object has this many bytes.
@@ -56,7 +56,7 @@ pub enum ObjectSize {
 }
 
 /// A size distribution (`dist` names it).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "dist", rename_all = "snake_case", deny_unknown_fields)]
 pub enum SizeDist {
     Fixed {
@@ -70,7 +70,9 @@ pub enum SizeDist {
 }
 
 /// How a TCP flow carries a web or video workload.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum HttpMode {
     /// HTTP/2-style streams over one connection (head-of-line blocking included).
@@ -81,7 +83,7 @@ pub enum HttpMode {
 }
 
 /// `[flows.http]`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct HttpSettings {
     pub mode: Option<HttpMode>,
