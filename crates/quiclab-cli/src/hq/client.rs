@@ -5,11 +5,9 @@ use crate::setup::QlogDir;
 use crate::url::Url;
 use anyhow::Result;
 use quiclab_net::{AppError, Application};
-use quiclab_proto::connection::CloseReason;
-use quiclab_proto::streams::{StreamError, StreamEvent};
-use quiclab_proto::wire::{Dir, StreamId};
 use quiclab_proto::{
-    Connection, ConnectionEvent, ConnectionHandle, Endpoint, Instant, TransportErrorCode,
+    CloseReason, Connection, ConnectionEvent, ConnectionHandle, Dir, Endpoint, Instant,
+    StreamError, StreamEvent, StreamId, TransportErrorCode,
 };
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fs::File;

@@ -51,6 +51,7 @@ mod timers;
 mod version;
 mod zero_rtt;
 
+#[cfg(feature = "testing")]
 pub use crypto_stream::MAX_CRYPTO_BUFFER;
 pub use footprint::Footprint;
 #[cfg(feature = "fuzzing")]
@@ -60,6 +61,7 @@ pub use misbehave::with_tampered_transport_parameters;
 pub(crate) use recv::Parsed;
 pub use retry::ServerValidation;
 pub use send::MIN_INITIAL_DATAGRAM;
+#[cfg(feature = "testing")]
 pub use spaces::SpaceId;
 pub use stats::ConnectionStats;
 pub use zero_rtt::ZeroRttStatus;

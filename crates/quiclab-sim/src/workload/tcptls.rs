@@ -27,11 +27,8 @@
 //! the handshake (RFC 8446 §4.2.10: the client must resend it).
 
 use crate::scenario::TlsVersion;
-use quiclab_proto::crypto::cert::Identity;
-use quiclab_proto::crypto::choices::{CertType, CipherSuite, TlsChoices};
-use quiclab_proto::crypto::provider::{provider_for, with_rng};
-use quiclab_proto::rng::DetRng;
-use quiclab_proto::time::Instant;
+use quiclab_proto::tls::{provider_for, with_rng, CertType, CipherSuite, Identity, TlsChoices};
+use quiclab_proto::{DetRng, Instant};
 use quiclab_tcp::TcpConnection;
 use rustls::crypto::CryptoProvider;
 use std::io::{Read, Write};

@@ -2,7 +2,7 @@
 //! client measures them (`webapp.rs`), and how they reach a flow's results.
 
 use crate::output::results::FlowResult;
-use quiclab_proto::time::Instant;
+use quiclab_proto::Instant;
 use std::time::Duration;
 
 /// A fetch's times: sent, first byte, last byte (`AppMeasure::requests`).

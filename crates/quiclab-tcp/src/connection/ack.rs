@@ -6,7 +6,7 @@
 use super::{SegmentError, TcpConnection};
 use crate::scoreboard::{Delivered, Segment};
 use crate::wire::Header;
-use quiclab_proto::time::Instant;
+use quiclab_proto::Instant;
 use std::time::Duration;
 
 impl TcpConnection {
