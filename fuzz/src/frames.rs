@@ -13,12 +13,12 @@ use crate::quic::Recorded;
 use quiclab_proto::events::Owner;
 use quiclab_proto::raw::{
     AckFrame, AckFrequencyFrame, ConnectionCloseFrame, Frame, NewConnectionIdFrame, SpaceId,
-    StreamFrame, MAX_QUEUED_DATAGRAMS,
+    StreamFrame,
 };
 use quiclab_proto::testing::Pair;
 use quiclab_proto::{
     CloseReason, Connection, ConnectionEvent, ConnectionId, Dir, Footprint, Side, StreamEvent,
-    StreamId, TransportConfig,
+    StreamId, TransportConfig, MAX_QUEUED_DATAGRAMS,
 };
 use std::collections::BTreeSet;
 use std::time::Duration;

@@ -20,7 +20,7 @@
 //! deterministic randomness. [`coalesced_packets`] and [`read_client_initial`] read
 //! packets as an on-path observer does (captures, link models).
 //!
-//! Cargo features, both off by default: `testing` adds [`testing`] (the in-memory
+//! Cargo features, both off by default: `testing` adds `testing` (the in-memory
 //! two-endpoint harness) and `raw` (packet and frame codecs, packet protection, for
 //! tests that play a misbehaving peer); `fuzzing` adds the connection's fuzzing hooks
 //! for the cargo-fuzz targets in `fuzz/`, and implies `testing`.
@@ -52,7 +52,7 @@ mod wire;
 // Driving an endpoint and its connections.
 pub use connection::{
     CloseReason, Connection, ConnectionEvent, ConnectionStats, EndpointEvent, Footprint,
-    ServerValidation, Transmit, ZeroRttStatus,
+    ServerValidation, Transmit, ZeroRttStatus, MAX_CRYPTO_BUFFER, MAX_QUEUED_DATAGRAMS,
 };
 pub use endpoint::{Burst, ConfigFactory, ConnectionHandle, Endpoint, SinkFactory, Unrouted};
 pub use time::{duration_nanos, Instant};
@@ -79,6 +79,7 @@ pub use error::{TransportError, TransportErrorCode};
 pub use qlog::QlogWriter;
 
 // Shared with other transports (quiclab-tcp runs the same estimators and pacer).
+pub use recovery::pacer::{DEFAULT_BURST_PACKETS, MAX_BURST_PACKETS};
 pub use recovery::{DeliveryRateEstimator, DeliverySnapshot, Pacer, PacingRate, RttEstimator};
 pub use recovery::{LostPacket, RateSample, GRANULARITY};
 pub use rng::DetRng;

@@ -6,13 +6,11 @@
 mod common;
 
 use common::{config, fetch};
-use quiclab_proto::raw::{
-    initial_keys, seal, write_long_header, Frame, MAX_CRYPTO_BUFFER, TAG_LEN,
-};
+use quiclab_proto::raw::{initial_keys, seal, write_long_header, Frame, TAG_LEN};
 use quiclab_proto::testing::{LinkConfig, Pair};
 use quiclab_proto::{
     varint, CloseReason, ConnectionHandle, ConnectionId, Instant, PacketType, Side,
-    TransportConfig, TransportErrorCode, Unrouted, VERSION_1,
+    TransportConfig, TransportErrorCode, Unrouted, MAX_CRYPTO_BUFFER, VERSION_1,
 };
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -8,8 +8,9 @@
 mod misbehaving;
 
 use misbehaving::{connected, expect_close, pair, send, DELAY};
-use quiclab_proto::raw::{frame_type, Frame, SpaceId, MAX_CRYPTO_BUFFER};
+use quiclab_proto::raw::{frame_type, Frame, SpaceId};
 use quiclab_proto::testing::Pair;
+use quiclab_proto::MAX_CRYPTO_BUFFER;
 use quiclab_proto::{Instant, Side, TransportConfig, TransportErrorCode as Code};
 
 /// The victim's CRYPTO budget (RFC 9000 §7.5 asks for at least 4096 bytes).

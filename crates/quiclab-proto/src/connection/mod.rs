@@ -51,7 +51,6 @@ mod timers;
 mod version;
 mod zero_rtt;
 
-#[cfg(feature = "testing")]
 pub use crypto_stream::MAX_CRYPTO_BUFFER;
 pub use footprint::Footprint;
 #[cfg(feature = "fuzzing")]
