@@ -59,10 +59,9 @@ pub use time::{duration_nanos, Instant};
 
 // Configuration: every knob as data.
 pub use config::{
-    compatible_versions, AckConfig, AckFrequencyConfig, AckFrequencyPolicy, AckSchedule,
-    AdmissionConfig, ConfigError, FlowConfig, HandshakeConfig, KeyUpdateConfig, LossConfig,
-    QuicVersion, RetryMode, TransportConfig, VersionConfig, UDP_PAYLOAD_1452, UDP_PAYLOAD_DEFAULT,
-    UDP_PAYLOAD_SIGCOMM,
+    AckConfig, AckFrequencyConfig, AckFrequencyPolicy, AckSchedule, AdmissionConfig, ConfigError,
+    FlowConfig, HandshakeConfig, KeyUpdateConfig, LossConfig, QuicVersion, RetryMode,
+    TransportConfig, VersionConfig, UDP_PAYLOAD_1452, UDP_PAYLOAD_DEFAULT, UDP_PAYLOAD_SIGCOMM,
 };
 
 // Streams and identifiers.
@@ -85,5 +84,5 @@ pub use recovery::{LostPacket, RateSample, GRANULARITY};
 pub use rng::DetRng;
 
 // Reading packets from outside a connection (captures, link models).
-pub use inspect::{coalesced_packets, read_client_initial};
+pub use inspect::{coalesced_packets, read_client_initial, CoalescedPackets};
 pub use wire::ProtectedHeader;

@@ -1,5 +1,5 @@
 //! The applications on simulated hosts: a flow's client workload (bulk sender or
-//! hq-interop-style requester, or an HTTP/3 page load in [`crate::workload::h3app`]) and its
+//! hq-interop-style requester, or an HTTP/3 page load in `h3app.rs`) and its
 //! server (discard receiver and responder).
 
 use crate::net::engine::saturating_secs;

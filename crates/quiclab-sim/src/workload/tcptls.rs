@@ -8,8 +8,8 @@
 //! The layer sits between the TCP connection and the flow's application: ciphertext
 //! read from TCP goes into rustls, plaintext written by the application leaves as TLS
 //! records into TCP's send buffer. Memory is bounded: rustls holds at most
-//! [`PLAINTEXT_LIMIT`] unsent plaintext, and ciphertext waits for the TCP send buffer
-//! in a buffer of at most one such amount.
+//! `PLAINTEXT_LIMIT` (64 KiB) of unsent plaintext, and ciphertext waits for the TCP
+//! send buffer in a buffer of at most one such amount.
 //!
 //! Handshake times (from the SYN): TLS 1.3 completes at the client after 2 RTT (TCP
 //! 1 RTT + ClientHello/ServerHello..Finished), TLS 1.2 after 3 RTT (two TLS round
