@@ -8,14 +8,13 @@ use quiclab_fuzz::input::Writer;
 use quiclab_fuzz::{frames, h3, initial, qpack, quic, tcp};
 use quiclab_h3::message::get_request;
 use quiclab_h3::{Field, H3Config, H3Connection, H3Event};
-use quiclab_proto::connection::SpaceId;
-use quiclab_proto::crypto::initial::initial_keys;
-use quiclab_proto::crypto::protect::{decrypt_payload, unprotect_header};
+use quiclab_proto::raw::{
+    decode_frames, decode_packet_number, decrypt_payload, initial_keys, parse_header,
+    unprotect_header, Frame, SpaceId,
+};
 use quiclab_proto::testing::Pair;
-use quiclab_proto::wire::header::{decode_packet_number, parse_header};
-use quiclab_proto::wire::varint::Reader as VarReader;
-use quiclab_proto::wire::{decode_frames, Dir, Frame, PacketType, Side};
-use quiclab_proto::Instant;
+use quiclab_proto::varint::Reader as VarReader;
+use quiclab_proto::{Dir, Instant, PacketType, Side};
 use quiclab_tcp::wire::Header;
 use std::collections::BTreeMap;
 use std::fs;

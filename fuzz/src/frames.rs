@@ -10,15 +10,16 @@
 
 use crate::input::{Reader, Writer};
 use crate::quic::Recorded;
-use quiclab_proto::connection::{CloseReason, Footprint, SpaceId, MAX_QUEUED_DATAGRAMS};
 use quiclab_proto::events::Owner;
-use quiclab_proto::streams::StreamEvent;
-use quiclab_proto::testing::Pair;
-use quiclab_proto::wire::{
-    AckFrame, AckFrequencyFrame, ConnectionCloseFrame, ConnectionId, Dir, Frame,
-    NewConnectionIdFrame, Side, StreamFrame, StreamId,
+use quiclab_proto::raw::{
+    AckFrame, AckFrequencyFrame, ConnectionCloseFrame, Frame, NewConnectionIdFrame, SpaceId,
+    StreamFrame,
 };
-use quiclab_proto::{Connection, ConnectionEvent, TransportConfig};
+use quiclab_proto::testing::Pair;
+use quiclab_proto::{
+    CloseReason, Connection, ConnectionEvent, ConnectionId, Dir, Footprint, Side, StreamEvent,
+    StreamId, TransportConfig, MAX_QUEUED_DATAGRAMS,
+};
 use std::collections::BTreeSet;
 use std::time::Duration;
 
@@ -595,7 +596,7 @@ pub fn check(conn: &Connection, config: &TransportConfig) {
     bound(
         "PATH_RESPONSEs owed",
         f.path_responses,
-        quiclab_proto::connection::MAX_PATH_RESPONSES as u64,
+        quiclab_proto::raw::MAX_PATH_RESPONSES as u64,
     );
     let cids = config.active_connection_id_limit;
     bound("peer connection IDs", f.remote_cids, cids);

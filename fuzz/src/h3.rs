@@ -11,11 +11,10 @@
 use crate::input::{Reader, Writer};
 use crate::quic::Recorded;
 use quiclab_h3::{Field, H3Config, H3Connection, H3Event};
-use quiclab_proto::connection::{CloseReason, SpaceId};
 use quiclab_proto::events::Owner;
+use quiclab_proto::raw::{Frame, SpaceId, StreamFrame};
 use quiclab_proto::testing::Pair;
-use quiclab_proto::wire::{Dir, Frame, Side, StreamFrame, StreamId};
-use quiclab_proto::{Connection, TransportConfig};
+use quiclab_proto::{CloseReason, Connection, Dir, Side, StreamId, TransportConfig};
 use std::collections::BTreeMap;
 use std::time::Duration;
 

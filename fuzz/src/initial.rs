@@ -9,15 +9,11 @@
 //! what a flooding peer does, written in a few bytes.
 
 use crate::input::{Reader, Writer};
-use quiclab_proto::crypto::initial::initial_keys;
-use quiclab_proto::crypto::protect::seal;
-use quiclab_proto::crypto::TAG_LEN;
-use quiclab_proto::endpoint::Endpoint;
-use quiclab_proto::wire::header::write_long_header;
-use quiclab_proto::wire::{
-    varint, write_crypto_header, ConnectionId, PacketType, Side, VERSION_1, VERSION_2,
+use quiclab_proto::raw::{initial_keys, seal, write_crypto_header, write_long_header, TAG_LEN};
+use quiclab_proto::{
+    varint, ConnectionId, Endpoint, Instant, PacketType, Side, TransportConfig, VERSION_1,
+    VERSION_2,
 };
-use quiclab_proto::{Instant, TransportConfig};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;

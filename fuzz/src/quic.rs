@@ -2,10 +2,9 @@
 //! slowest part of a pair), and a seeded `testing` pair run until both sides have
 //! confirmed the handshake.
 
-use quiclab_proto::crypto::cert::{self, ServerVerification};
-use quiclab_proto::crypto::choices::{CertType, TlsChoices};
 use quiclab_proto::testing::{LinkConfig, Pair, PairTls, ALPN};
-use quiclab_proto::{Connection, Instant, TransportConfig};
+use quiclab_proto::tls::{CertType, ServerVerification, TlsChoices};
+use quiclab_proto::{tls, Connection, Instant, TransportConfig};
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -18,12 +17,12 @@ pub fn tls_configs() -> Configs {
     CONFIGS
         .get_or_init(|| {
             let names = ["localhost".to_string()];
-            let identity = cert::self_signed_as(&names, 7, 0, CertType::default());
+            let identity = tls::self_signed_as(&names, 7, 0, CertType::default());
             let roots = vec![identity.chain[0].clone()];
             let choices = TlsChoices::default();
-            let server = cert::server_config_with(identity, &[ALPN.to_vec()], None, &choices)
+            let server = tls::server_config_with(identity, &[ALPN.to_vec()], None, &choices)
                 .expect("a self-signed identity is valid");
-            let client = cert::client_config_with(
+            let client = tls::client_config_with(
                 ServerVerification::Roots(roots),
                 &[ALPN.to_vec()],
                 None,

@@ -1,7 +1,7 @@
 //! The stateless QUIC wire targets: `header`, `frames` and `transport_params`.
 
-use quiclab_proto::wire::header::{parse_header, parse_version_negotiation};
-use quiclab_proto::wire::{decode_frames, Frame, Side, TransportParameters};
+use quiclab_proto::raw::{decode_frames, parse_header, parse_version_negotiation, Frame};
+use quiclab_proto::{Side, TransportParameters};
 
 /// `header`: packet headers from arbitrary datagrams never panic, and what parses is
 /// consistent. The first byte picks the short-header CID length (0..=23, some invalid).

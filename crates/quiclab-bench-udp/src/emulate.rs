@@ -14,7 +14,7 @@ use anyhow::{bail, Context, Result};
 use quiclab_link::config::LinkSide;
 use quiclab_link::duplex::Duplex;
 use quiclab_link::link::Packet;
-use quiclab_proto::time::Instant as SimInstant;
+use quiclab_proto::Instant as SimInstant;
 use quiclab_sim::net::duplex::build_duplex;
 use quiclab_sim::Scenario;
 use std::net::{SocketAddr, SocketAddrV4, UdpSocket};

@@ -4,7 +4,7 @@
 //! schedule is known) through a relay ([`crate::stamp`]) that records each datagram's
 //! departure (the kernel's loopback timestamp) to a `quiclab client`.
 //!
-//! The schedule is the sender's own pacer (`quiclab_proto::recovery::Pacer`, the same
+//! The schedule is the sender's own pacer (`quiclab_proto::Pacer`, the same
 //! code and burst setting) replayed on the actual departures: after each burst the
 //! replayed pacer says when the next datagram was allowed to leave; the gap error of
 //! the next burst is its actual gap minus that scheduled gap (= how late it left). A
@@ -13,8 +13,7 @@
 
 use crate::stamp::{Capture, Departure, Relay};
 use anyhow::{bail, Context, Result};
-use quiclab_proto::recovery::{Pacer, PacingRate};
-use quiclab_proto::Instant as PInstant;
+use quiclab_proto::{Instant as PInstant, Pacer, PacingRate};
 use std::net::{SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

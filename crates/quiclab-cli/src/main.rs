@@ -17,10 +17,8 @@ use quiclab_net::app::url::Url;
 use quiclab_net::app::{h3, hq, resume};
 use quiclab_net::txtime::Probe;
 use quiclab_net::{mtu, signal, udp, DriverConfig, EndpointDriver, WakeMode};
-use quiclab_proto::crypto::cert::{self, ServerVerification};
-use quiclab_proto::crypto::session;
-use quiclab_proto::wire::Side;
-use quiclab_proto::Endpoint;
+use quiclab_proto::tls::{self, ServerVerification};
+use quiclab_proto::{Endpoint, Side};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -87,10 +85,10 @@ struct Common {
     testcase: Option<String>,
     /// TLS cipher suites, in preference order (aes128gcm, aes256gcm, chacha20).
     #[arg(long, value_delimiter = ',')]
-    cipher: Vec<quiclab_proto::crypto::choices::CipherSuite>,
+    cipher: Vec<quiclab_proto::tls::CipherSuite>,
     /// Key exchange groups, in preference order (x25519, p256).
     #[arg(long, value_delimiter = ',')]
-    kx: Vec<quiclab_proto::crypto::choices::KxGroup>,
+    kx: Vec<quiclab_proto::tls::KxGroup>,
     /// QUIC versions (v1, v2), most preferred first; a client starts with the first and
     /// offers the others for a compatible upgrade (RFC 9368), which it follows.
     #[arg(long, value_delimiter = ',')]
@@ -153,7 +151,7 @@ struct ServerArgs {
     key: Option<PathBuf>,
     /// Key type of the self-signed certificate (ed25519, ecdsa-p256, rsa2048).
     #[arg(long, default_value = "ed25519", conflicts_with = "cert")]
-    cert_type: quiclab_proto::crypto::choices::CertType,
+    cert_type: quiclab_proto::tls::CertType,
     /// Pad the self-signed certificate by this many bytes (a non-critical extension),
     /// for experiments on certificate size (as the simulator's `certificate_padding`).
     #[arg(long, default_value_t = 0, conflicts_with = "cert",
@@ -298,18 +296,18 @@ fn server(a: ServerArgs) -> Result<()> {
     eprintln!("{}", setup::pmtud_note(&config));
     let seed = inputs::seed(a.common.seed)?;
     let identity = match (&a.cert, &a.key) {
-        (Some(c), Some(k)) => cert::load_pem(c, k)?,
+        (Some(c), Some(k)) => tls::load_pem(c, k)?,
         _ => {
             let names = ["localhost", "127.0.0.1", "::1"].map(String::from);
-            cert::self_signed_as(&names, seed, a.cert_padding as usize, a.cert_type)
+            tls::self_signed_as(&names, seed, a.cert_padding as usize, a.cert_type)
         }
     };
     let alpns = [h3::ALPN_H3.to_vec(), ALPN_HQ.to_vec()];
-    let tls = cert::server_config_with(identity, &alpns, setup::key_log(), &choices)?;
+    let tls = tls::server_config_with(identity, &alpns, setup::key_log(), &choices)?;
     let tls = if setup::resumes(a.common.testcase.as_deref()) {
         // RFC 9001 §4.5-4.6: tickets (and 0-RTT with `zero_rtt`) for a second connection.
-        let storage = session::server_session_storage(4096);
-        session::ticketing_server_config(&tls, storage, 2, config.zero_rtt, setup::tls_clock())
+        let storage = tls::server_session_storage(4096);
+        tls::ticketing_server_config(&tls, storage, 2, config.zero_rtt, setup::tls_clock())
     } else {
         tls
     };
@@ -376,11 +374,11 @@ fn client(a: ClientArgs) -> Result<()> {
         (Some(_), _) | (None, true) => vec![ALPN_HQ.to_vec()],
         (None, false) => vec![h3::ALPN_H3.to_vec(), ALPN_HQ.to_vec()],
     };
-    let tls = cert::client_config_with(verify, &alpns, setup::key_log(), &choices);
+    let tls = tls::client_config_with(verify, &alpns, setup::key_log(), &choices);
     let resume = setup::resumes(a.common.testcase.as_deref());
     let tls = if resume {
-        let cache = session::SessionCache::new();
-        session::resuming_client_config(&tls, cache, config.zero_rtt, setup::tls_clock())
+        let cache = tls::SessionCache::new();
+        tls::resuming_client_config(&tls, cache, config.zero_rtt, setup::tls_clock())
     } else {
         tls
     };

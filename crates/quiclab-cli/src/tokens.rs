@@ -8,8 +8,7 @@
 //! to the client; a bad line is an error naming it, never skipped silently.
 
 use anyhow::{bail, Context, Result};
-use quiclab_proto::wire::VERSION_1;
-use quiclab_proto::Endpoint;
+use quiclab_proto::{Endpoint, VERSION_1};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -82,7 +81,7 @@ fn decode_hex(s: &str) -> Result<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use quiclab_proto::wire::VERSION_2;
+    use quiclab_proto::VERSION_2;
     use std::sync::Arc;
 
     fn endpoint() -> Endpoint {

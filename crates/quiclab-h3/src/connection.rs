@@ -14,9 +14,7 @@ use crate::log::{fields_info, FrameInfo, H3LogEvent, H3Sink, Owner};
 use crate::qpack::{Decoder, Encoder, Field};
 use crate::settings::Settings;
 use crate::streams::{LocalStreams, Request, Uni};
-use quiclab_proto::streams::StreamError;
-use quiclab_proto::wire::{Dir, Side, StreamId};
-use quiclab_proto::{Connection, ConnectionEvent, Instant};
+use quiclab_proto::{Connection, ConnectionEvent, Dir, Instant, Side, StreamError, StreamId};
 use std::collections::{BTreeMap, VecDeque};
 
 /// HTTP/3 knobs of one endpoint.
@@ -165,20 +163,19 @@ impl H3Connection {
             return;
         }
         match ev {
-            ConnectionEvent::Stream(quiclab_proto::streams::StreamEvent::Readable { id }) => {
+            ConnectionEvent::Stream(quiclab_proto::StreamEvent::Readable { id }) => {
                 self.accept(conn, now);
                 self.readable(conn, now, *id);
             }
-            ConnectionEvent::Stream(quiclab_proto::streams::StreamEvent::Opened { .. }) => {
+            ConnectionEvent::Stream(quiclab_proto::StreamEvent::Opened { .. }) => {
                 self.accept(conn, now);
             }
-            ConnectionEvent::Stream(quiclab_proto::streams::StreamEvent::Writable { id }) => {
+            ConnectionEvent::Stream(quiclab_proto::StreamEvent::Writable { id }) => {
                 self.flush_stream(conn, *id);
             }
-            ConnectionEvent::Stream(quiclab_proto::streams::StreamEvent::Stopped {
-                id,
-                error_code,
-            }) => self.stopped(conn, now, *id, *error_code),
+            ConnectionEvent::Stream(quiclab_proto::StreamEvent::Stopped { id, error_code }) => {
+                self.stopped(conn, now, *id, *error_code)
+            }
             _ => {}
         }
         self.flush(conn, now);
@@ -431,7 +428,7 @@ impl H3Connection {
         let stream = self.local.control.map_or(0, |s| s.0);
         self.log(now, || H3LogEvent::FrameCreated {
             stream,
-            length: quiclab_proto::wire::varint::len(id) as u64,
+            length: quiclab_proto::varint::len(id) as u64,
             frame: FrameInfo::GoAway { id },
         });
         self.flush(conn, now);

@@ -5,7 +5,7 @@
 
 use crate::error::{code, H3Error};
 use crate::settings::Settings;
-use quiclab_proto::wire::varint::{self, Reader};
+use quiclab_proto::varint::{self, Reader};
 
 /// Frame types (RFC 9114 §7.2, §11.2.1).
 pub mod ty {

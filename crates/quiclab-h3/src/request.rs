@@ -9,9 +9,7 @@ use crate::log::{fields_info, FrameInfo, H3LogEvent};
 use crate::message;
 use crate::qpack::decoder::Decoded as Qpack;
 use crate::streams::{Phase, Request};
-use quiclab_proto::streams::StreamError;
-use quiclab_proto::wire::{Side, StreamId};
-use quiclab_proto::{Connection, Instant};
+use quiclab_proto::{Connection, Instant, Side, StreamError, StreamId};
 
 /// What handling one decoded item led to.
 enum Step {

@@ -2,7 +2,7 @@
 //! on its control stream.
 
 use crate::error::{code, H3Error};
-use quiclab_proto::wire::varint::{self, Reader};
+use quiclab_proto::varint::{self, Reader};
 
 pub const QPACK_MAX_TABLE_CAPACITY: u64 = 0x01;
 pub const MAX_FIELD_SECTION_SIZE: u64 = 0x06;

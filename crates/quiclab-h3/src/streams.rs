@@ -3,9 +3,7 @@
 //! the behaviour lives in `request.rs` and `uni.rs`.
 
 use crate::frame::FrameDecoder;
-use quiclab_proto::streams::StreamError;
-use quiclab_proto::wire::StreamId;
-use quiclab_proto::Connection;
+use quiclab_proto::{Connection, StreamError, StreamId};
 
 /// Where a message is in its frame sequence.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

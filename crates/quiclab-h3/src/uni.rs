@@ -9,10 +9,8 @@ use crate::frame::{self, Decoded, Frame, FrameDecoder};
 use crate::log::{FrameInfo, H3LogEvent, Owner};
 use crate::settings::Settings;
 use crate::streams::Uni;
-use quiclab_proto::streams::StreamError;
-use quiclab_proto::wire::varint::{self, Reader};
-use quiclab_proto::wire::{Dir, Side, StreamId};
-use quiclab_proto::{Connection, Instant};
+use quiclab_proto::varint::{self, Reader};
+use quiclab_proto::{Connection, Dir, Instant, Side, StreamError, StreamId};
 
 /// Stream types (RFC 9114 §6.2, RFC 9204 §4.2).
 pub mod stream_type {

@@ -7,7 +7,7 @@ use common::{check_body, H3Pair};
 use quiclab_h3::frame::{self, ty, Frame};
 use quiclab_h3::qpack::Encoder;
 use quiclab_h3::{code, message, Field, H3Config, H3Event};
-use quiclab_proto::wire::Dir;
+use quiclab_proto::Dir;
 
 fn ready() -> H3Pair {
     let mut p = H3Pair::new(

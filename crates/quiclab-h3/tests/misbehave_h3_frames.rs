@@ -7,7 +7,7 @@ mod raw_peer;
 use quiclab_h3::frame::{self, ty, Frame};
 use quiclab_h3::qpack::Encoder;
 use quiclab_h3::{code, message, Field, H3Config};
-use quiclab_proto::wire::{Dir, Side};
+use quiclab_proto::{Dir, Side};
 use raw_peer::RawPeer;
 
 fn server_victim(seed: u64) -> RawPeer {

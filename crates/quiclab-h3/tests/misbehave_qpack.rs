@@ -11,7 +11,7 @@ mod raw_peer;
 use quiclab_h3::frame::{self, Frame};
 use quiclab_h3::qpack::prefix::{encode_int, encode_string};
 use quiclab_h3::{code, stream_type, H3Config};
-use quiclab_proto::wire::{varint, Dir, Side, StreamId};
+use quiclab_proto::{varint, Dir, Side, StreamId};
 use raw_peer::RawPeer;
 
 /// The victim's SETTINGS_QPACK_MAX_TABLE_CAPACITY and SETTINGS_QPACK_BLOCKED_STREAMS

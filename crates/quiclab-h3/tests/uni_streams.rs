@@ -6,7 +6,7 @@ mod common;
 
 use common::{check_body, H3Pair};
 use quiclab_h3::H3Config;
-use quiclab_proto::wire::Dir;
+use quiclab_proto::Dir;
 use std::time::Duration;
 
 /// Runs the pair for `ms` of virtual time (or until nothing is scheduled before).

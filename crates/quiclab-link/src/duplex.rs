@@ -19,7 +19,7 @@ use crate::config::{LinkChange, LinkSide};
 use crate::events::{EventQueue, Next, Slab};
 use crate::link::{Link, LinkAction, Packet};
 use crate::time::saturating_secs;
-use quiclab_proto::time::Instant;
+use quiclab_proto::Instant;
 use std::collections::VecDeque;
 
 /// What the event queue holds.

@@ -12,7 +12,7 @@
 //! dead entries outnumber live ones): the simulator re-arms a node's timer after nearly
 //! every datagram, and a heap push is cheaper than a balanced-tree remove plus insert.
 
-use quiclab_proto::time::Instant;
+use quiclab_proto::Instant;
 use std::cmp::Ordering;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

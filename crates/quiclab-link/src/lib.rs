@@ -2,7 +2,7 @@
 //! the real-time emulator (`quiclab emulate`, wall-clock time since start).
 //!
 //! Time is injected: no function here reads a clock; each takes `now` (an
-//! [`quiclab_proto::time::Instant`]) from its driver, and randomness comes from the
+//! [`quiclab_proto::Instant`]) from its driver, and randomness comes from the
 //! seeded generator the driver hands in, so the same inputs give the same fates.
 //!
 //! - [`link`]: one link direction (impairments at the entry, a transmit queue,

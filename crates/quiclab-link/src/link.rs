@@ -7,7 +7,7 @@ use crate::impair::{Fate, Impairments};
 use crate::pcap::PcapWriter;
 use crate::queue::Queue;
 use crate::time::saturating_secs;
-use quiclab_proto::time::Instant;
+use quiclab_proto::Instant;
 use serde::Serialize;
 use std::io::BufWriter;
 use std::net::SocketAddrV4;

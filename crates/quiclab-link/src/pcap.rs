@@ -23,9 +23,9 @@
 //! Times in the capture are simulated time since the run started (the epoch 1970-01-01
 //! in the display), so "seconds since beginning of capture" matches qlog times.
 //!
-//! [`MemoryKeyLog`]: quiclab_proto::crypto::cert::MemoryKeyLog
+//! [`MemoryKeyLog`]: quiclab_proto::tls::MemoryKeyLog
 
-use quiclab_proto::time::Instant;
+use quiclab_proto::Instant;
 use std::io::{self, Write};
 use std::net::SocketAddrV4;
 

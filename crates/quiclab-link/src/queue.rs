@@ -6,7 +6,7 @@
 mod codel;
 
 use codel::Codel;
-use quiclab_proto::time::{duration_nanos, Instant};
+use quiclab_proto::{duration_nanos, Instant};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::time::Duration;

@@ -20,10 +20,9 @@ use crate::app::setup::{self, detach_qlog, FileKeyLog, QlogDir, ALPN_HQ};
 use crate::app::url::Url;
 use crate::error::{NetError, Result};
 use crate::{mtu, Counters, DriverConfig, EndpointDriver, StopHandle};
-use quiclab_proto::crypto::cert::{self, ServerVerification};
-use quiclab_proto::crypto::choices::CertType;
-use quiclab_proto::wire::Side;
+use quiclab_proto::tls::{self, CertType, ServerVerification};
 use quiclab_proto::Endpoint;
+use quiclab_proto::Side;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -93,14 +92,14 @@ pub fn serve(opts: &ServerOptions, ready: impl FnOnce(SocketAddr, StopHandle)) -
     };
     let (config, choices) = setup::configure(&flags, Side::Server)?;
     let names = ["localhost", "127.0.0.1", "::1"].map(String::from);
-    let identity = cert::self_signed_as(
+    let identity = tls::self_signed_as(
         &names,
         opts.seed,
         opts.cert_padding as usize,
         CertType::Ed25519,
     );
     let alpns = [ALPN_H3.to_vec(), ALPN_HQ.to_vec()];
-    let tls = cert::server_config_with(identity, &alpns, key_log(&opts.key_log)?, &choices)
+    let tls = tls::server_config_with(identity, &alpns, key_log(&opts.key_log)?, &choices)
         .map_err(|e| NetError::Config(format!("TLS: {e}")))?;
     let qlog = QlogDir::new(opts.qlog_dir.clone())?;
     let mut driver = EndpointDriver::bind(opts.listen, &opts.driver)?;
@@ -124,7 +123,7 @@ pub fn fetch(opts: &FetchOptions, ready: impl FnOnce(StopHandle)) -> Result<Fetc
     };
     let (config, choices) = setup::configure(&flags, Side::Client)?;
     let alpns = [ALPN_HQ.to_vec()];
-    let tls = cert::client_config_with(
+    let tls = tls::client_config_with(
         ServerVerification::Insecure,
         &alpns,
         key_log(&opts.key_log)?,

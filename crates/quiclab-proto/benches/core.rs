@@ -4,13 +4,9 @@
 //! Run: `cargo bench -p quiclab-proto --bench core`. Figures go in docs/PERFORMANCE.md.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use quiclab_proto::crypto::initial::initial_keys;
-use quiclab_proto::crypto::protect::seal;
-use quiclab_proto::streams::StreamError;
+use quiclab_proto::raw::{initial_keys, seal, write_short_header};
 use quiclab_proto::testing::{LinkConfig, Pair};
-use quiclab_proto::wire::header::write_short_header;
-use quiclab_proto::wire::{ConnectionId, Dir, Side, VERSION_1};
-use quiclab_proto::{Instant, TransportConfig};
+use quiclab_proto::{ConnectionId, Dir, Instant, Side, StreamError, TransportConfig, VERSION_1};
 use std::time::Duration;
 
 /// Moves `bytes` from client to server on one stream; returns the virtual time taken.

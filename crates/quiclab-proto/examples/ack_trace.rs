@@ -8,7 +8,7 @@
 //! (1-RTT, no loss, logging off).
 
 use quiclab_proto::testing::{LinkConfig, Pair};
-use quiclab_proto::wire::Dir;
+use quiclab_proto::Dir;
 use quiclab_proto::{Endpoint, Instant, TransportConfig};
 use std::net::SocketAddr;
 use std::time::Duration;

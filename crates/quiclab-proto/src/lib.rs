@@ -8,30 +8,81 @@
 //! ```
 //!
 //! The core never reads a clock, a socket or a global random source: every entry point
-//! takes `now` ([`time::Instant`]), and randomness comes from a seed in the config.
+//! takes `now` ([`Instant`]), and randomness comes from a seed in the config.
+//!
+//! # Public API
+//!
+//! The modules are private; what a driver needs is re-exported here. An [`Endpoint`]
+//! routes datagrams to its [`Connection`]s and hands back [`Transmit`]s; a
+//! [`TransportConfig`] holds every knob; [`events`] is the structured event vocabulary
+//! (an [`events::EventSink`] receives it, [`QlogWriter`] writes it as qlog); [`cc`] is
+//! where researchers plug in congestion controllers; [`tls`] builds rustls configs with
+//! deterministic randomness. [`coalesced_packets`] and [`read_client_initial`] read
+//! packets as an on-path observer does (captures, link models).
+//!
+//! Cargo features, both off by default: `testing` adds `testing` (the in-memory
+//! two-endpoint harness) and `raw` (packet and frame codecs, packet protection, for
+//! tests that play a misbehaving peer); `fuzzing` adds the connection's fuzzing hooks
+//! for the cargo-fuzz targets in `fuzz/`, and implies `testing`.
 
-pub mod ack;
+mod ack;
 pub mod cc;
-pub mod config;
-pub mod connection;
-pub mod crypto;
-pub mod endpoint;
-pub mod error;
+mod config;
+mod connection;
+mod crypto;
+mod endpoint;
+mod error;
 pub mod events;
+mod inspect;
 mod path_recovery;
-pub mod qlog;
-pub mod range_set;
-pub mod recovery;
-pub mod rng;
-pub mod streams;
+mod qlog;
+mod range_set;
+#[cfg(feature = "testing")]
+pub mod raw;
+mod recovery;
+mod rng;
+mod streams;
 /// The in-memory two-endpoint harness for tests and benchmarks (cargo feature `testing`).
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
-pub mod time;
-pub mod wire;
+mod time;
+pub mod tls;
+mod wire;
 
-pub use config::TransportConfig;
-pub use connection::{Connection, ConnectionEvent, Transmit};
-pub use endpoint::{Burst, ConnectionHandle, Endpoint};
+// Driving an endpoint and its connections.
+pub use connection::{
+    CloseReason, Connection, ConnectionEvent, ConnectionStats, EndpointEvent, Footprint,
+    ServerValidation, Transmit, ZeroRttStatus, MAX_CRYPTO_BUFFER, MAX_QUEUED_DATAGRAMS,
+};
+pub use endpoint::{Burst, ConfigFactory, ConnectionHandle, Endpoint, SinkFactory, Unrouted};
+pub use time::{duration_nanos, Instant};
+
+// Configuration: every knob as data.
+pub use config::{
+    AckConfig, AckFrequencyConfig, AckFrequencyPolicy, AckSchedule, AdmissionConfig, ConfigError,
+    FlowConfig, HandshakeConfig, KeyUpdateConfig, LossConfig, QuicVersion, RetryMode,
+    TransportConfig, VersionConfig, UDP_PAYLOAD_1452, UDP_PAYLOAD_DEFAULT, UDP_PAYLOAD_SIGCOMM,
+};
+
+// Streams and identifiers.
+pub use streams::{ReadOutcome, SendData, StreamError, StreamEvent};
+/// QUIC's variable-length integers (RFC 9000 §16), which HTTP/3 frames reuse.
+pub use wire::varint;
+pub use wire::{ConnectionId, Dir, PacketType, Side, StreamId, TransportParameters};
+pub use wire::{VERSION_1, VERSION_2};
+
+// Errors.
 pub use error::{TransportError, TransportErrorCode};
-pub use time::Instant;
+
+// Logging.
+pub use qlog::QlogWriter;
+
+// Shared with other transports (quiclab-tcp runs the same estimators and pacer).
+pub use recovery::pacer::{DEFAULT_BURST_PACKETS, MAX_BURST_PACKETS};
+pub use recovery::{DeliveryRateEstimator, DeliverySnapshot, Pacer, PacingRate, RttEstimator};
+pub use recovery::{LostPacket, RateSample, GRANULARITY};
+pub use rng::DetRng;
+
+// Reading packets from outside a connection (captures, link models).
+pub use inspect::{coalesced_packets, read_client_initial, CoalescedPackets};
+pub use wire::ProtectedHeader;

@@ -111,11 +111,13 @@ impl RangeSet {
     }
 
     /// The smallest value, if any.
+    #[cfg(test)]
     pub fn min(&self) -> Option<u64> {
         self.map.keys().next().copied()
     }
 
     /// The largest value, if any.
+    #[cfg(test)]
     pub fn max(&self) -> Option<u64> {
         self.map.values().next_back().map(|e| e - 1)
     }
@@ -153,13 +155,6 @@ impl RangeSet {
     /// Removes the lowest range and returns it.
     pub fn pop_first(&mut self) -> Option<Range<u64>> {
         self.map.pop_first().map(|(s, e)| s..e)
-    }
-
-    /// Drops the lowest ranges until at most `n` remain.
-    pub fn keep_highest(&mut self, n: usize) {
-        while self.map.len() > n {
-            self.map.pop_first();
-        }
     }
 }
 

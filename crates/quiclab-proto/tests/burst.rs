@@ -3,10 +3,8 @@
 //! asked-for count; connections take turns burst by burst; and the datagrams, split
 //! at the segment size, carry a transfer to completion.
 
-use quiclab_proto::crypto::cert;
-use quiclab_proto::wire::header::parse_header;
-use quiclab_proto::wire::{ConnectionId, Dir};
-use quiclab_proto::{Burst, Endpoint, Instant, TransportConfig};
+use quiclab_proto::raw::parse_header;
+use quiclab_proto::{tls, Burst, ConnectionId, Dir, Endpoint, Instant, TransportConfig};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -34,13 +32,13 @@ fn dcid(d: &[u8]) -> ConnectionId {
 fn bursts_are_gso_shaped_fair_and_deliver_everything() {
     let server_addr: SocketAddr = "10.0.0.1:443".parse().unwrap();
     let client_addr: SocketAddr = "10.0.0.2:5000".parse().unwrap();
-    let id = cert::self_signed(&["localhost".into()], 1, 0);
-    let stls = cert::server_config(id, &[b"hq-interop".to_vec()], None).unwrap();
+    let id = tls::self_signed(&["localhost".into()], 1, 0);
+    let stls = tls::server_config(id, &[b"hq-interop".to_vec()], None).unwrap();
     let config = Arc::new(TransportConfig::default());
     let mut server = Endpoint::new(config.clone(), Some(stls), 1);
     let mut client = Endpoint::new(config, None, 2);
-    let ctls = cert::client_config(
-        cert::ServerVerification::Insecure,
+    let ctls = tls::client_config(
+        tls::ServerVerification::Insecure,
         &[b"hq-interop".to_vec()],
         None,
     );

@@ -4,9 +4,8 @@
 
 mod common;
 
-use quiclab_proto::rng::DetRng;
 use quiclab_proto::testing::{LinkConfig, Pair};
-use quiclab_proto::{Instant, TransportConfig};
+use quiclab_proto::{DetRng, Instant, TransportConfig};
 use std::time::Duration;
 
 fn config(cc: &str) -> TransportConfig {

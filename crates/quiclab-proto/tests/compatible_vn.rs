@@ -6,12 +6,13 @@
 mod common;
 
 use common::{config, fetch};
-use quiclab_proto::config::{KeyUpdateConfig, QuicVersion, RetryMode, VersionConfig};
-use quiclab_proto::crypto::cert::{client_config, self_signed, server_config, ServerVerification};
+use quiclab_proto::raw::parse_header;
 use quiclab_proto::testing::{Captured, LinkConfig, Pair, ALPN};
-use quiclab_proto::wire::header::parse_header;
-use quiclab_proto::wire::{PacketType, VERSION_1, VERSION_2};
-use quiclab_proto::{Endpoint, Instant, TransportConfig};
+use quiclab_proto::tls::{client_config, self_signed, server_config, ServerVerification};
+use quiclab_proto::{
+    Endpoint, Instant, KeyUpdateConfig, PacketType, QuicVersion, RetryMode, TransportConfig,
+    VersionConfig, VERSION_1, VERSION_2,
+};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;

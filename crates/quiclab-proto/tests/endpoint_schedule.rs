@@ -3,9 +3,7 @@
 //! visits only `take_touched` connections misses no event and completes a transfer,
 //! and idle connections are visited only for their own timers while another transfers.
 
-use quiclab_proto::crypto::cert;
-use quiclab_proto::wire::Dir;
-use quiclab_proto::{ConnectionHandle, Endpoint, Instant, TransportConfig};
+use quiclab_proto::{tls, ConnectionHandle, Dir, Endpoint, Instant, TransportConfig};
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -45,13 +43,13 @@ fn flush(from: &mut Endpoint, to: &mut Endpoint, src: SocketAddr, now: Instant) 
 fn touched_connections_are_enough_and_idle_ones_stay_out() {
     let server_addr: SocketAddr = "10.0.0.1:443".parse().unwrap();
     let client_addr: SocketAddr = "10.0.0.2:5000".parse().unwrap();
-    let id = cert::self_signed(&["localhost".into()], 1, 0);
-    let stls = cert::server_config(id, &[b"hq-interop".to_vec()], None).unwrap();
+    let id = tls::self_signed(&["localhost".into()], 1, 0);
+    let stls = tls::server_config(id, &[b"hq-interop".to_vec()], None).unwrap();
     let config = Arc::new(TransportConfig::default());
     let mut server = Endpoint::new(config.clone(), Some(stls), 1);
     let mut client = Endpoint::new(config, None, 2);
-    let ctls = cert::client_config(
-        cert::ServerVerification::Insecure,
+    let ctls = tls::client_config(
+        tls::ServerVerification::Insecure,
         &[b"hq-interop".to_vec()],
         None,
     );

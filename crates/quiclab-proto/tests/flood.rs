@@ -4,10 +4,8 @@
 mod common;
 
 use common::{config, fetch};
-use quiclab_proto::endpoint::Unrouted;
-use quiclab_proto::rng::DetRng;
 use quiclab_proto::testing::{LinkConfig, Pair};
-use quiclab_proto::TransportConfig;
+use quiclab_proto::{DetRng, TransportConfig, Unrouted};
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -56,8 +54,8 @@ fn handshaking_connections_are_capped() {
     // A second, real client's first Initial arrives while the first handshake runs.
     let mut other =
         quiclab_proto::Endpoint::new(std::sync::Arc::new(TransportConfig::default()), None, 7);
-    let tls = quiclab_proto::crypto::cert::client_config(
-        quiclab_proto::crypto::cert::ServerVerification::Insecure,
+    let tls = quiclab_proto::tls::client_config(
+        quiclab_proto::tls::ServerVerification::Insecure,
         &[b"hq-interop".to_vec()],
         None,
     );

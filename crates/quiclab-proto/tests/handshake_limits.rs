@@ -6,15 +6,12 @@
 mod common;
 
 use common::{config, fetch};
-use quiclab_proto::connection::{CloseReason, MAX_CRYPTO_BUFFER};
-use quiclab_proto::crypto::initial::initial_keys;
-use quiclab_proto::crypto::protect::seal;
-use quiclab_proto::crypto::TAG_LEN;
-use quiclab_proto::endpoint::Unrouted;
+use quiclab_proto::raw::{initial_keys, seal, write_long_header, Frame, TAG_LEN};
 use quiclab_proto::testing::{LinkConfig, Pair};
-use quiclab_proto::wire::header::write_long_header;
-use quiclab_proto::wire::{varint, ConnectionId, Frame, PacketType, Side, VERSION_1};
-use quiclab_proto::{ConnectionHandle, Instant, TransportConfig, TransportErrorCode};
+use quiclab_proto::{
+    varint, CloseReason, ConnectionHandle, ConnectionId, Instant, PacketType, Side,
+    TransportConfig, TransportErrorCode, Unrouted, MAX_CRYPTO_BUFFER, VERSION_1,
+};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -256,8 +253,8 @@ fn a_client_without_idle_timeout_gives_up() {
         ..TransportConfig::default()
     };
     let mut client = quiclab_proto::Endpoint::new(Arc::new(cfg), None, 5);
-    let tls = quiclab_proto::crypto::cert::client_config(
-        quiclab_proto::crypto::cert::ServerVerification::Insecure,
+    let tls = quiclab_proto::tls::client_config(
+        quiclab_proto::tls::ServerVerification::Insecure,
         &[b"hq-interop".to_vec()],
         None,
     );
@@ -287,8 +284,8 @@ fn a_client_without_idle_timeout_gives_up() {
 #[test]
 fn port_unreachable_ends_only_a_client_that_heard_nothing() {
     let mut client = quiclab_proto::Endpoint::new(Arc::new(config()), None, 5);
-    let tls = quiclab_proto::crypto::cert::client_config(
-        quiclab_proto::crypto::cert::ServerVerification::Insecure,
+    let tls = quiclab_proto::tls::client_config(
+        quiclab_proto::tls::ServerVerification::Insecure,
         &[b"hq-interop".to_vec()],
         None,
     );

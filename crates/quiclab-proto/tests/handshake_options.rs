@@ -2,9 +2,8 @@
 //! versus waiting for the certificate (WFC), certificate and signing delays, the PING
 //! with the instant ACK, and large certificates under the amplification limit.
 
-use quiclab_proto::config::HandshakeConfig;
 use quiclab_proto::testing::{LinkConfig, Pair};
-use quiclab_proto::{Instant, TransportConfig};
+use quiclab_proto::{HandshakeConfig, Instant, TransportConfig};
 use std::time::Duration;
 
 const D: Duration = Duration::from_millis(20);

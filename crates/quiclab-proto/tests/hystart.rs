@@ -4,11 +4,8 @@
 //! buffer, where standard slow start overflows the buffer and HyStart++ does not.
 
 use quiclab_proto::cc::{CongestionControl, CongestionController, HystartConfig, NewRenoConfig};
-use quiclab_proto::recovery::RttEstimator;
-use quiclab_proto::streams::StreamError;
 use quiclab_proto::testing::{LinkConfig, Pair};
-use quiclab_proto::wire::Dir;
-use quiclab_proto::{Instant, TransportConfig};
+use quiclab_proto::{Dir, Instant, RttEstimator, StreamError, TransportConfig};
 use std::collections::VecDeque;
 use std::time::Duration;
 

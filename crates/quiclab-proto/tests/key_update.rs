@@ -4,11 +4,9 @@
 mod common;
 
 use common::{config, fetch};
-use quiclab_proto::config::KeyUpdateConfig;
-use quiclab_proto::connection::CloseReason;
 use quiclab_proto::events::{Event, KeyType, SharedSink, VecSink};
 use quiclab_proto::testing::{LinkConfig, Pair};
-use quiclab_proto::{Instant, TransportConfig, TransportErrorCode};
+use quiclab_proto::{CloseReason, Instant, KeyUpdateConfig, TransportConfig, TransportErrorCode};
 use std::time::Duration;
 
 fn with_key_update(ku: KeyUpdateConfig) -> TransportConfig {

@@ -6,9 +6,8 @@
 mod misbehaving;
 
 use misbehaving::{conn, connected, expect_close, pair, run_for, send, DELAY};
-use quiclab_proto::connection::SpaceId;
-use quiclab_proto::wire::{frame_type, AckFrame, Frame, Side};
-use quiclab_proto::{Instant, TransportConfig, TransportErrorCode as Code};
+use quiclab_proto::raw::{frame_type, AckFrame, Frame, SpaceId};
+use quiclab_proto::{Instant, Side, TransportConfig, TransportErrorCode as Code};
 use std::time::Duration;
 
 fn ack(largest: u64) -> Frame<'static> {

@@ -8,9 +8,8 @@
 mod misbehaving;
 
 use misbehaving::{connected, expect_close, expect_unheard_close, run_for, send};
-use quiclab_proto::connection::SpaceId;
-use quiclab_proto::wire::{frame_type, ConnectionId, Frame, NewConnectionIdFrame, Side};
-use quiclab_proto::{TransportConfig, TransportErrorCode as Code};
+use quiclab_proto::raw::{frame_type, Frame, NewConnectionIdFrame, SpaceId};
+use quiclab_proto::{ConnectionId, Side, TransportConfig, TransportErrorCode as Code};
 use std::time::Duration;
 
 /// The victim's (and the default) active_connection_id_limit.

@@ -8,10 +8,10 @@
 mod misbehaving;
 
 use misbehaving::{connected, expect_close, pair, send, DELAY};
-use quiclab_proto::connection::{SpaceId, MAX_CRYPTO_BUFFER};
+use quiclab_proto::raw::{frame_type, Frame, SpaceId};
 use quiclab_proto::testing::Pair;
-use quiclab_proto::wire::{frame_type, Frame, Side};
-use quiclab_proto::{Instant, TransportConfig, TransportErrorCode as Code};
+use quiclab_proto::MAX_CRYPTO_BUFFER;
+use quiclab_proto::{Instant, Side, TransportConfig, TransportErrorCode as Code};
 
 /// The victim's CRYPTO budget (RFC 9000 §7.5 asks for at least 4096 bytes).
 const BUDGET: u64 = MAX_CRYPTO_BUFFER;

@@ -6,10 +6,8 @@
 mod misbehaving;
 
 use misbehaving::{connected_with, expect_close, send};
-use quiclab_proto::config::FlowConfig;
-use quiclab_proto::connection::SpaceId;
-use quiclab_proto::wire::{frame_type, Dir, Frame, Side, StreamFrame, StreamId};
-use quiclab_proto::{TransportConfig, TransportErrorCode as Code};
+use quiclab_proto::raw::{frame_type, Frame, SpaceId, StreamFrame};
+use quiclab_proto::{Dir, FlowConfig, Side, StreamId, TransportConfig, TransportErrorCode as Code};
 
 /// Small windows, so the buffers the test fills stay small.
 const STREAM_WINDOW: u64 = 40_000;

@@ -9,17 +9,15 @@
 mod misbehaving;
 
 use misbehaving::{connected, expect_close, pair, send, DELAY};
-use quiclab_proto::connection::SpaceId;
-use quiclab_proto::crypto::cert::{self, ServerVerification};
-use quiclab_proto::crypto::clock::VirtualClock;
-use quiclab_proto::crypto::session::{
-    resuming_client_config, server_session_storage, ticketing_server_config, SessionCache,
-};
+use quiclab_proto::raw::{frame_type, AckFrame, Frame, SpaceId, StreamFrame};
 use quiclab_proto::testing::{LinkConfig, Pair, PairTls, ALPN};
-use quiclab_proto::wire::{
-    frame_type, AckFrame, ConnectionId, Dir, Frame, Side, StreamFrame, StreamId,
+use quiclab_proto::tls::{
+    resuming_client_config, server_session_storage, ticketing_server_config, ServerVerification,
+    SessionCache, VirtualClock,
 };
-use quiclab_proto::{Instant, TransportConfig, TransportErrorCode as Code};
+use quiclab_proto::{
+    tls, ConnectionId, Dir, Instant, Side, StreamId, TransportConfig, TransportErrorCode as Code,
+};
 
 fn stream_frame() -> Frame<'static> {
     Frame::Stream(StreamFrame {
@@ -64,7 +62,7 @@ fn stream_in_an_initial_packet() {
 #[test]
 fn new_connection_id_in_an_initial_packet() {
     let mut p = server_flight_sent(2);
-    let frame = Frame::NewConnectionId(quiclab_proto::wire::NewConnectionIdFrame {
+    let frame = Frame::NewConnectionId(quiclab_proto::raw::NewConnectionIdFrame {
         sequence: 1,
         retire_prior_to: 0,
         id: ConnectionId::new(&[5; 8]).unwrap(),
@@ -148,10 +146,10 @@ fn unknown_and_overlong_frame_types() {
 /// second (returned, not yet started) can send 0-RTT packets at once.
 fn zero_rtt_pair(seed: u64) -> Pair {
     let names = vec!["localhost".to_string()];
-    let id = cert::self_signed(&names, 9, 0);
+    let id = tls::self_signed(&names, 9, 0);
     let roots = id.chain.clone();
-    let server = cert::server_config(id, &[ALPN.to_vec()], None).unwrap();
-    let client = cert::client_config(ServerVerification::Roots(roots), &[ALPN.to_vec()], None);
+    let server = tls::server_config(id, &[ALPN.to_vec()], None).unwrap();
+    let client = tls::client_config(ServerVerification::Roots(roots), &[ALPN.to_vec()], None);
     let (cache, storage) = (SessionCache::new(), server_session_storage(64));
     let config = TransportConfig {
         zero_rtt: true,

@@ -8,11 +8,12 @@
 mod misbehaving;
 
 use misbehaving::{conn, pair, send, DELAY};
-use quiclab_proto::connection::{CloseReason, SpaceId};
 use quiclab_proto::events::Owner;
+use quiclab_proto::raw::{ConnectionCloseFrame, Frame, SpaceId};
 use quiclab_proto::testing::Pair;
-use quiclab_proto::wire::{ConnectionCloseFrame, ConnectionId, Frame, Side};
-use quiclab_proto::{Instant, TransportConfig, TransportErrorCode};
+use quiclab_proto::{
+    CloseReason, ConnectionId, Instant, Side, TransportConfig, TransportErrorCode,
+};
 
 fn close() -> Vec<u8> {
     misbehaving::encode(&[Frame::ConnectionClose(ConnectionCloseFrame {

@@ -8,11 +8,10 @@
 mod misbehaving;
 
 use misbehaving::{connected, run_for, send};
-use quiclab_proto::connection::SpaceId;
 use quiclab_proto::events::{Event, EventSink, FrameKind};
+use quiclab_proto::raw::{Frame, SpaceId};
 use quiclab_proto::testing::Pair;
-use quiclab_proto::wire::{Frame, Side};
-use quiclab_proto::Instant;
+use quiclab_proto::{Instant, Side};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 

@@ -7,11 +7,11 @@
 mod misbehaving;
 
 use misbehaving::{connected, connected_with, expect_close, send};
-use quiclab_proto::config::FlowConfig;
-use quiclab_proto::connection::SpaceId;
+use quiclab_proto::raw::{frame_type, Frame, SpaceId, StreamFrame};
 use quiclab_proto::testing::Pair;
-use quiclab_proto::wire::{frame_type, varint, Dir, Frame, Side, StreamFrame, StreamId};
-use quiclab_proto::{TransportConfig, TransportErrorCode as Code};
+use quiclab_proto::{
+    varint, Dir, FlowConfig, Side, StreamId, TransportConfig, TransportErrorCode as Code,
+};
 
 /// The victim server's limits.
 const MAX_BIDI: u64 = 10;

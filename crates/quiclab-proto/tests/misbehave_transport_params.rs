@@ -7,10 +7,13 @@
 mod misbehaving;
 
 use misbehaving::{expect_close, pair, DELAY};
+use quiclab_proto::raw::frame_type;
+use quiclab_proto::raw::transport_params::id;
 use quiclab_proto::testing::{with_tampered_transport_parameters, Pair};
-use quiclab_proto::wire::transport_params::id;
-use quiclab_proto::wire::{frame_type, varint, ConnectionId, Side, TransportParameters};
-use quiclab_proto::{Instant, TransportConfig, TransportErrorCode as Code};
+use quiclab_proto::{
+    varint, ConnectionId, Instant, Side, TransportConfig, TransportErrorCode as Code,
+    TransportParameters,
+};
 
 /// Decodes `side`'s parameters, lets `change` alter them, encodes them again.
 fn rewrite(

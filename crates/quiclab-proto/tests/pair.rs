@@ -1,13 +1,12 @@
 //! End-to-end tests of the protocol core in the pair harness (virtual time).
 
 use proptest::prelude::*;
-use quiclab_proto::connection::CloseReason;
 use quiclab_proto::events::Owner;
-use quiclab_proto::rng::DetRng;
-use quiclab_proto::streams::{StreamError, StreamEvent};
 use quiclab_proto::testing::{LinkConfig, Pair};
-use quiclab_proto::wire::{Dir, StreamId};
-use quiclab_proto::{Connection, ConnectionEvent, Instant, TransportConfig};
+use quiclab_proto::{
+    CloseReason, Connection, ConnectionEvent, DetRng, Dir, Instant, StreamError, StreamEvent,
+    StreamId, TransportConfig,
+};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -291,8 +290,7 @@ proptest! {
 /// A lossy exchange with qlog on the client; returns the qlog bytes.
 fn qlog_of_run(seed: u64) -> Vec<u8> {
     use quiclab_proto::events::SharedSink;
-    use quiclab_proto::qlog::QlogWriter;
-    use quiclab_proto::wire::Side;
+    use quiclab_proto::{QlogWriter, Side};
     let link = LinkConfig {
         delay: Duration::from_millis(15),
         loss: 0.05,

@@ -4,15 +4,13 @@
 mod common;
 
 use common::{config, fetch};
-use quiclab_proto::config::RetryMode;
-use quiclab_proto::connection::CloseReason;
-use quiclab_proto::crypto::cert::{client_config, ServerVerification};
-use quiclab_proto::crypto::retry::integrity_tag;
-use quiclab_proto::endpoint::Unrouted;
+use quiclab_proto::raw::{integrity_tag, parse_header, write_retry_without_tag};
 use quiclab_proto::testing::{LinkConfig, Pair, ALPN};
-use quiclab_proto::wire::header::{parse_header, write_retry_without_tag};
-use quiclab_proto::wire::{ConnectionId, PacketType, VERSION_1};
-use quiclab_proto::{Connection, Endpoint, Instant, TransportConfig, TransportErrorCode};
+use quiclab_proto::tls::{client_config, ServerVerification};
+use quiclab_proto::{
+    CloseReason, Connection, ConnectionId, Endpoint, Instant, PacketType, RetryMode,
+    TransportConfig, TransportErrorCode, Unrouted, VERSION_1,
+};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -103,11 +101,9 @@ struct Manual {
 }
 
 fn manual(server_config: TransportConfig) -> Manual {
-    let mut rng = quiclab_proto::rng::DetRng::new(5);
-    let identity =
-        quiclab_proto::crypto::cert::self_signed(&["localhost".into()], rng.next_u64(), 0);
-    let server_tls =
-        quiclab_proto::crypto::cert::server_config(identity, &[ALPN.to_vec()], None).unwrap();
+    let mut rng = quiclab_proto::DetRng::new(5);
+    let identity = quiclab_proto::tls::self_signed(&["localhost".into()], rng.next_u64(), 0);
+    let server_tls = quiclab_proto::tls::server_config(identity, &[ALPN.to_vec()], None).unwrap();
     let mut client = Endpoint::new(Arc::new(config()), None, 6);
     let server = Endpoint::new(Arc::new(server_config), Some(server_tls), 7);
     let tls = client_config(ServerVerification::Insecure, &[ALPN.to_vec()], None);
@@ -323,8 +319,8 @@ fn long_header_packets_fit_their_length_field_whatever_the_path_allows() {
 
 #[test]
 fn version_negotiation_after_a_retry_is_ignored() {
-    use quiclab_proto::wire::header::write_version_negotiation;
-    use quiclab_proto::wire::VERSION_2;
+    use quiclab_proto::raw::write_version_negotiation;
+    use quiclab_proto::VERSION_2;
     let (mut c, _) = client_conn();
     let server: SocketAddr = "10.0.0.2:443".parse().unwrap();
     let (me, odcid) = (c.local_cid(), c.original_dcid());
@@ -357,10 +353,10 @@ fn auto_retry_threshold_must_be_within_the_cap() {
 
 fn with_versions(
     mut c: TransportConfig,
-    initial: quiclab_proto::config::QuicVersion,
-    supported: &[quiclab_proto::config::QuicVersion],
+    initial: quiclab_proto::QuicVersion,
+    supported: &[quiclab_proto::QuicVersion],
 ) -> TransportConfig {
-    c.versions = quiclab_proto::config::VersionConfig {
+    c.versions = quiclab_proto::VersionConfig {
         initial,
         supported: supported.to_vec(),
     };
@@ -368,13 +364,13 @@ fn with_versions(
 }
 
 fn v2_client() -> TransportConfig {
-    use quiclab_proto::config::QuicVersion::V2;
+    use quiclab_proto::QuicVersion::V2;
     with_versions(config(), V2, &[V2])
 }
 
 /// A server with Retry always on that accepts both versions and moves no one.
 fn both_versions_server() -> TransportConfig {
-    use quiclab_proto::config::QuicVersion::{V1, V2};
+    use quiclab_proto::QuicVersion::{V1, V2};
     with_versions(retry_server(RetryMode::Always), V1, &[V1, V2])
 }
 
@@ -395,7 +391,7 @@ fn stored(ep: &Endpoint) -> Vec<(String, u32, Vec<u8>)> {
 
 #[test]
 fn a_new_token_token_serves_only_its_version() {
-    use quiclab_proto::wire::VERSION_2;
+    use quiclab_proto::VERSION_2;
     let mut pair = Pair::new(config(), both_versions_server(), links(), 4);
     connect_and_fetch(&mut pair);
     let tokens = stored(&pair.client);
@@ -437,7 +433,7 @@ fn a_new_token_token_serves_only_its_version() {
 
 #[test]
 fn retry_token_from_another_version_gets_invalid_token() {
-    use quiclab_proto::wire::VERSION_2;
+    use quiclab_proto::VERSION_2;
     let mut m = manual(both_versions_server());
     let from: SocketAddr = "10.0.0.1:4000".parse().unwrap();
     let second = initial_with_retry_token(&mut m, from);
@@ -463,8 +459,8 @@ fn retry_token_from_another_version_gets_invalid_token() {
 
 #[test]
 fn an_upgraded_connection_s_token_is_for_the_negotiated_version() {
-    use quiclab_proto::config::QuicVersion::{V1, V2};
-    use quiclab_proto::wire::VERSION_2;
+    use quiclab_proto::QuicVersion::{V1, V2};
+    use quiclab_proto::VERSION_2;
     // Client starts in v1 offering v2; the server prefers v2 and moves it there.
     let client = with_versions(config(), V1, &[V1, V2]);
     let server = with_versions(retry_server(RetryMode::Always), V2, &[V2, V1]);

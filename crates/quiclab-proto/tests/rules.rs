@@ -2,13 +2,12 @@
 //! anti-amplification limit, the idle timeout, datagram sizes, accepting connections
 //! and Version Negotiation.
 
-use quiclab_proto::connection::CloseReason;
-use quiclab_proto::crypto::cert;
-use quiclab_proto::endpoint::Unrouted;
+use quiclab_proto::raw::{parse_header, parse_version_negotiation, write_long_header};
 use quiclab_proto::testing::{LinkConfig, Pair};
-use quiclab_proto::wire::header::{parse_header, parse_version_negotiation, write_long_header};
-use quiclab_proto::wire::{varint, ConnectionId, PacketType, VERSION_1};
-use quiclab_proto::{Endpoint, Instant, TransportConfig};
+use quiclab_proto::{
+    tls, varint, CloseReason, ConnectionId, Endpoint, Instant, PacketType, TransportConfig,
+    Unrouted, VERSION_1,
+};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -122,7 +121,7 @@ fn datagram_size_follows_the_configured_maximum() {
         .unwrap();
         let id = pair
             .client_conn()
-            .open_stream(quiclab_proto::wire::Dir::Uni)
+            .open_stream(quiclab_proto::Dir::Uni)
             .unwrap();
         pair.client_conn().write(id, &vec![1u8; 100_000]).unwrap();
         let _ = pair.run_until(Instant::from_millis(2000), |p| p.link_stats[0].sent > 40);
@@ -131,8 +130,8 @@ fn datagram_size_follows_the_configured_maximum() {
 }
 
 fn server_endpoint() -> Endpoint {
-    let id = cert::self_signed(&["localhost".into()], 1, 0);
-    let tls = cert::server_config(id, &[b"hq-interop".to_vec()], None).unwrap();
+    let id = tls::self_signed(&["localhost".into()], 1, 0);
+    let tls = tls::server_config(id, &[b"hq-interop".to_vec()], None).unwrap();
     Endpoint::new(Arc::new(TransportConfig::default()), Some(tls), 1)
 }
 
@@ -179,8 +178,8 @@ fn server_accepts_only_full_size_initials_with_long_enough_cids() {
     assert!(ep.accept().is_none());
     // A real client's first datagram (1200 bytes, 8-byte DCID) does.
     let mut client = Endpoint::new(Arc::new(TransportConfig::default()), None, 2);
-    let tls = cert::client_config(
-        cert::ServerVerification::Insecure,
+    let tls = tls::client_config(
+        tls::ServerVerification::Insecure,
         &[b"hq-interop".to_vec()],
         None,
     );

@@ -4,11 +4,10 @@
 mod common;
 
 use common::{config, fetch};
-use quiclab_proto::connection::CloseReason;
-use quiclab_proto::crypto::choices::{CertType, CipherSuite, KxGroup, TlsChoices};
 use quiclab_proto::events::Owner;
 use quiclab_proto::testing::{LinkConfig, Pair, PairTls};
-use quiclab_proto::TransportErrorCode;
+use quiclab_proto::tls::{CertType, CipherSuite, KxGroup, TlsChoices};
+use quiclab_proto::{CloseReason, TransportErrorCode};
 use std::time::Duration;
 
 fn links() -> [LinkConfig; 2] {
@@ -83,7 +82,7 @@ fn no_common_suite_fails_the_handshake() {
 
 #[test]
 fn certificates_are_deterministic_per_seed() {
-    use quiclab_proto::crypto::cert::self_signed_as;
+    use quiclab_proto::tls::self_signed_as;
     let names = ["localhost".to_string()];
     for ty in [CertType::Ed25519, CertType::EcdsaP256, CertType::Rsa2048] {
         let a = self_signed_as(&names, 5, 0, ty);

@@ -4,11 +4,10 @@
 mod common;
 
 use common::{config, fetch};
-use quiclab_proto::config::{QuicVersion, VersionConfig};
-use quiclab_proto::connection::CloseReason;
 use quiclab_proto::testing::{LinkConfig, Pair};
-use quiclab_proto::wire::{VERSION_1, VERSION_2};
-use quiclab_proto::{Instant, TransportConfig};
+use quiclab_proto::{
+    CloseReason, Instant, QuicVersion, TransportConfig, VersionConfig, VERSION_1, VERSION_2,
+};
 use std::time::Duration;
 
 fn versions(initial: QuicVersion, supported: &[QuicVersion]) -> TransportConfig {
@@ -77,7 +76,7 @@ fn client_falls_back_to_v1_after_version_negotiation() {
 
 #[test]
 fn version_negotiation_listing_our_version_is_ignored() {
-    use quiclab_proto::wire::header::write_version_negotiation;
+    use quiclab_proto::raw::write_version_negotiation;
     use QuicVersion::*;
     let mut pair = Pair::new(versions(V2, &[V2, V1]), versions(V2, &[V2, V1]), links(), 6);
     pair.flush();
@@ -103,7 +102,7 @@ fn version_negotiation_listing_our_version_is_ignored() {
 
 #[test]
 fn forged_version_negotiation_is_a_detected_downgrade() {
-    use quiclab_proto::wire::header::write_version_negotiation;
+    use quiclab_proto::raw::write_version_negotiation;
     use QuicVersion::*;
     // Both speak v2 and prefer it, but an attacker's VN claims the server has only v1.
     let mut pair = Pair::new(versions(V2, &[V2, V1]), versions(V2, &[V2, V1]), links(), 7);
@@ -132,7 +131,7 @@ fn forged_version_negotiation_is_a_detected_downgrade() {
 
 #[test]
 fn unsupported_version_never_creates_state() {
-    use quiclab_proto::endpoint::Unrouted;
+    use quiclab_proto::Unrouted;
     let mut pair = Pair::new(config(), config(), links(), 8);
     for version in [0x1a2a_3a4a_u32, VERSION_2] {
         let mut d = vec![0u8; 1200];

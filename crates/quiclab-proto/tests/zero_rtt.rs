@@ -4,16 +4,14 @@
 mod common;
 
 use common::config;
-use quiclab_proto::connection::ZeroRttStatus;
-use quiclab_proto::crypto::cert::{self, ServerVerification};
-use quiclab_proto::crypto::clock::VirtualClock;
-use quiclab_proto::crypto::session::{
-    resuming_client_config, server_session_storage, ticketing_server_config, SessionCache,
-};
-use quiclab_proto::streams::StreamError;
 use quiclab_proto::testing::{LinkConfig, Pair, PairTls, ALPN};
-use quiclab_proto::wire::Dir;
-use quiclab_proto::{Instant, TransportConfig, TransportErrorCode};
+use quiclab_proto::tls::{
+    resuming_client_config, server_session_storage, ticketing_server_config, ServerVerification,
+    SessionCache, VirtualClock,
+};
+use quiclab_proto::{
+    tls, Dir, Instant, StreamError, TransportConfig, TransportErrorCode, ZeroRttStatus,
+};
 use rustls::server::StoresServerSessions;
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,10 +27,10 @@ struct Tls {
 
 fn base_tls() -> Tls {
     let names = vec!["localhost".to_string()];
-    let id = cert::self_signed(&names, 9, 0);
+    let id = tls::self_signed(&names, 9, 0);
     let roots = id.chain.clone();
-    let server = cert::server_config(id, &[ALPN.to_vec()], None).unwrap();
-    let client = cert::client_config(ServerVerification::Roots(roots), &[ALPN.to_vec()], None);
+    let server = tls::server_config(id, &[ALPN.to_vec()], None).unwrap();
+    let client = tls::client_config(ServerVerification::Roots(roots), &[ALPN.to_vec()], None);
     Tls {
         client,
         server,
@@ -181,7 +179,7 @@ fn lowered_limits_after_accepting_zero_rtt_are_a_protocol_violation() {
     let err = request(&mut p).unwrap_err();
     assert!(err.contains("initial_max_data"), "{err}");
     match p.client_conn().close_reason() {
-        Some(quiclab_proto::connection::CloseReason::Transport { error, .. }) => {
+        Some(quiclab_proto::CloseReason::Transport { error, .. }) => {
             assert_eq!(error.code, TransportErrorCode::PROTOCOL_VIOLATION)
         }
         other => panic!("{other:?}"),
@@ -219,7 +217,7 @@ fn same_seed_same_resumed_bytes() {
 
 /// Client and server offering both versions, starting in v1, preferring v2.
 fn both_versions(mut c: TransportConfig) -> TransportConfig {
-    use quiclab_proto::config::{QuicVersion, VersionConfig};
+    use quiclab_proto::{QuicVersion, VersionConfig};
     c.versions = VersionConfig {
         initial: QuicVersion::V1,
         supported: vec![QuicVersion::V2, QuicVersion::V1],
@@ -229,8 +227,8 @@ fn both_versions(mut c: TransportConfig) -> TransportConfig {
 
 /// The versions of the 0-RTT packets in the client's captured datagrams.
 fn zero_rtt_versions(capture: &[quiclab_proto::testing::Captured]) -> Vec<u32> {
-    use quiclab_proto::wire::header::parse_header;
-    use quiclab_proto::wire::PacketType;
+    use quiclab_proto::raw::parse_header;
+    use quiclab_proto::PacketType;
     let mut out = Vec::new();
     for (_, _, d) in capture.iter().filter(|c| c.1) {
         let mut rest = &d[..];
@@ -249,7 +247,7 @@ fn zero_rtt_versions(capture: &[quiclab_proto::testing::Captured]) -> Vec<u32> {
 
 #[test]
 fn an_upgrading_server_declines_zero_rtt() {
-    use quiclab_proto::wire::{VERSION_1, VERSION_2};
+    use quiclab_proto::{VERSION_1, VERSION_2};
     let tls = base_tls();
     first(&tls, zconfig(true), zconfig(true));
     let z = || both_versions(zconfig(true));
@@ -274,8 +272,8 @@ fn an_upgrading_server_declines_zero_rtt() {
 
 #[test]
 fn zero_rtt_after_the_upgrade_stays_in_the_original_version() {
-    use quiclab_proto::wire::header::parse_header;
-    use quiclab_proto::wire::{Dir, VERSION_1, VERSION_2};
+    use quiclab_proto::raw::parse_header;
+    use quiclab_proto::{Dir, VERSION_1, VERSION_2};
     let tls = base_tls();
     first(&tls, zconfig(true), zconfig(true));
     let z = || both_versions(zconfig(true));
@@ -322,8 +320,8 @@ fn zero_rtt_after_the_upgrade_stays_in_the_original_version() {
 
 // ----- RFC 9369 §5: tickets are specific to the QUIC version that issued them -----
 
-fn only(version: quiclab_proto::config::QuicVersion, mut c: TransportConfig) -> TransportConfig {
-    use quiclab_proto::config::VersionConfig;
+fn only(version: quiclab_proto::QuicVersion, mut c: TransportConfig) -> TransportConfig {
+    use quiclab_proto::VersionConfig;
     c.versions = VersionConfig {
         initial: version,
         supported: vec![version],
@@ -333,8 +331,8 @@ fn only(version: quiclab_proto::config::QuicVersion, mut c: TransportConfig) -> 
 
 /// A server accepting both versions that moves no client (it prefers `first`, and a
 /// single-version client offers nothing else).
-fn both_server(first: quiclab_proto::config::QuicVersion) -> TransportConfig {
-    use quiclab_proto::config::{QuicVersion, VersionConfig};
+fn both_server(first: quiclab_proto::QuicVersion) -> TransportConfig {
+    use quiclab_proto::{QuicVersion, VersionConfig};
     let mut c = zconfig(true);
     let other = if first == QuicVersion::V1 {
         QuicVersion::V2
@@ -350,8 +348,8 @@ fn both_server(first: quiclab_proto::config::QuicVersion) -> TransportConfig {
 
 #[test]
 fn a_ticket_is_offered_only_in_its_version() {
-    use quiclab_proto::config::QuicVersion::{V1, V2};
-    use quiclab_proto::wire::{VERSION_1, VERSION_2};
+    use quiclab_proto::QuicVersion::{V1, V2};
+    use quiclab_proto::{VERSION_1, VERSION_2};
     for (mine, other, wire) in [(V1, V2, VERSION_2), (V2, V1, VERSION_1)] {
         let tls = base_tls();
         let z = |v| only(v, zconfig(true));
@@ -382,9 +380,8 @@ fn a_ticket_is_offered_only_in_its_version() {
 
 #[test]
 fn a_server_moving_a_v2_client_to_v1_rejects_its_v2_ticket() {
-    use quiclab_proto::config::QuicVersion::{V1, V2};
-    use quiclab_proto::config::VersionConfig;
-    use quiclab_proto::wire::VERSION_1;
+    use quiclab_proto::QuicVersion::{V1, V2};
+    use quiclab_proto::{VersionConfig, VERSION_1};
     let tls = base_tls();
     first(&tls, only(V2, zconfig(true)), both_server(V2));
     // Client starts in v2 offering v1; this server prefers v1 and moves it there.
@@ -411,8 +408,8 @@ fn a_server_moving_a_v2_client_to_v1_rejects_its_v2_ticket() {
 
 #[test]
 fn tickets_after_an_upgrade_belong_to_the_negotiated_version() {
-    use quiclab_proto::config::QuicVersion::V2;
-    use quiclab_proto::wire::VERSION_2;
+    use quiclab_proto::QuicVersion::V2;
+    use quiclab_proto::VERSION_2;
     let tls = base_tls();
     // v1 start, moved to v2: its tickets are v2 tickets (RFC 9369 §5).
     let z = || both_versions(zconfig(true));

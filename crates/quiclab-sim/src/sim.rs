@@ -17,14 +17,11 @@ use crate::workload::pep::PepHost;
 use crate::workload::tcpflow::TcpHost;
 use quiclab_link::link::{LinkAction, Packet};
 use quiclab_link::pcap::PcapWriter;
-use quiclab_proto::crypto::cert::MemoryKeyLog;
-use quiclab_proto::endpoint::ConnectionHandle;
 use quiclab_proto::events::EventSink;
-use quiclab_proto::qlog::QlogWriter;
-use quiclab_proto::rng::DetRng;
-use quiclab_proto::time::Instant;
-use quiclab_proto::wire::Side;
-use quiclab_proto::{Endpoint, TransportConfig};
+use quiclab_proto::tls::MemoryKeyLog;
+use quiclab_proto::{
+    ConnectionHandle, DetRng, Endpoint, Instant, QlogWriter, Side, TransportConfig,
+};
 use std::collections::HashMap;
 use std::io::BufWriter;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};

@@ -9,11 +9,9 @@
 mod common;
 
 use common::{tshark_available, tshark_decrypt_all, TempDir};
-use quiclab_proto::crypto::cert::MemoryKeyLog;
-use quiclab_proto::streams::StreamError;
 use quiclab_proto::testing::{Captured, LinkConfig, Pair};
-use quiclab_proto::wire::{Dir, StreamId};
-use quiclab_proto::{Connection, Instant, TransportConfig};
+use quiclab_proto::tls::MemoryKeyLog;
+use quiclab_proto::{Connection, Dir, Instant, StreamError, StreamId, TransportConfig};
 use quiclab_sim::output::pcap::{write_key_log, PcapWriter};
 use std::net::{SocketAddr, SocketAddrV4};
 use std::path::{Path, PathBuf};

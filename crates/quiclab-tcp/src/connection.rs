@@ -18,8 +18,7 @@ use crate::recv::Receiver;
 use crate::scoreboard::{Scoreboard, Segment};
 use crate::wire::{flags, Header, Options, WireError, MAX_SACK_BLOCKS};
 use quiclab_proto::cc::CongestionController;
-use quiclab_proto::recovery::{DeliveryRateEstimator, Pacer, PacingRate, RttEstimator};
-use quiclab_proto::time::Instant;
+use quiclab_proto::{DeliveryRateEstimator, Instant, Pacer, PacingRate, RttEstimator};
 use std::collections::VecDeque;
 use std::net::SocketAddrV4;
 use std::time::Duration;
@@ -616,7 +615,7 @@ pub(crate) fn new_segment(
     o: &Outgoing,
     now: Instant,
     tx: u64,
-    snap: quiclab_proto::recovery::DeliverySnapshot,
+    snap: quiclab_proto::DeliverySnapshot,
 ) -> Segment {
     Segment {
         end: o.end,

@@ -6,7 +6,7 @@
 //! the connection maps them to and from the wire.
 
 use crate::ranges::Ranges;
-use quiclab_proto::time::Instant;
+use quiclab_proto::Instant;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 

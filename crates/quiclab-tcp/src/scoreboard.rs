@@ -8,8 +8,7 @@
 //! data (`fin`), acknowledged by an ACK past it.
 
 use crate::ranges::Ranges;
-use quiclab_proto::recovery::DeliverySnapshot;
-use quiclab_proto::time::Instant;
+use quiclab_proto::{DeliverySnapshot, Instant};
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! End-to-end tests of the TCP connection over an in-memory path: one-way delay, an
 //! optional rate, and a drop filter per direction. One mechanism per test.
 
-use quiclab_proto::time::Instant;
+use quiclab_proto::Instant;
 use quiclab_tcp::{CloseReason, Event, State, TcpConfig, TcpConnection};
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddrV4};

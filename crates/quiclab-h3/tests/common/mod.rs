@@ -6,8 +6,7 @@
 use quiclab_h3::message::get;
 use quiclab_h3::{Field, H3Config, H3Connection, H3Event};
 use quiclab_proto::testing::{LinkConfig, Pair};
-use quiclab_proto::wire::{Side, StreamId};
-use quiclab_proto::{Instant, TransportConfig};
+use quiclab_proto::{Instant, Side, StreamId, TransportConfig};
 use std::collections::BTreeMap;
 use std::time::Duration;
 

@@ -9,11 +9,9 @@
 
 use quiclab_h3::frame::{self, Frame};
 use quiclab_h3::{stream_type, H3Config, H3Connection, H3Event};
-use quiclab_proto::connection::CloseReason;
 use quiclab_proto::events::Owner;
 use quiclab_proto::testing::{LinkConfig, Pair};
-use quiclab_proto::wire::{varint, Dir, Side, StreamId};
-use quiclab_proto::{Connection, TransportConfig};
+use quiclab_proto::{varint, CloseReason, Connection, Dir, Side, StreamId, TransportConfig};
 use std::time::Duration;
 
 pub struct RawPeer {

@@ -6,7 +6,7 @@
 //! `p` only adds losses, and a scheduled model change never shifts later draws.
 
 use super::LossModel;
-use quiclab_proto::rng::DetRng;
+use quiclab_proto::DetRng;
 
 /// Checks a probability field; the error names it.
 pub(crate) fn check_prob(field: &str, p: f64) -> Result<(), String> {

@@ -15,8 +15,7 @@ mod scripted;
 #[cfg(test)]
 mod tests;
 
-use quiclab_proto::rng::DetRng;
-use quiclab_proto::time::Instant;
+use quiclab_proto::{DetRng, Instant};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 

@@ -7,7 +7,7 @@
 //! several reverse deliveries in a row start one new flight).
 
 use super::{PacketTypeName, ScriptedDrop};
-use quiclab_proto::wire::header::{parse_header, PacketType};
+use quiclab_proto::{coalesced_packets, PacketType};
 
 /// Validates the drop rules; fields are named `drops[i].<field>`.
 pub(crate) fn validate(drops: &[ScriptedDrop]) -> Result<(), String> {
@@ -70,13 +70,7 @@ impl TypeSet {
 /// garbage) end it. Never panics.
 pub(crate) fn classify(datagram: &[u8]) -> TypeSet {
     let mut set = TypeSet::default();
-    let mut offset = 0;
-    while offset < datagram.len() {
-        // The simulator does not know the receiver's connection ID length; 0 suffices
-        // to recognise a short header.
-        let Ok(h) = parse_header(&datagram[offset..], 0) else {
-            break;
-        };
+    for (h, _) in coalesced_packets(datagram) {
         let name = match h.ty {
             PacketType::Initial => Some(PacketTypeName::Initial),
             PacketType::ZeroRtt => Some(PacketTypeName::ZeroRtt),
@@ -87,14 +81,6 @@ pub(crate) fn classify(datagram: &[u8]) -> TypeSet {
         if let Some(n) = name {
             set.insert(n);
         }
-        let has_length = matches!(
-            h.ty,
-            PacketType::Initial | PacketType::ZeroRtt | PacketType::Handshake
-        );
-        if !has_length || h.packet_len == 0 {
-            break;
-        }
-        offset += h.packet_len;
     }
     set
 }
@@ -230,9 +216,8 @@ fn matches(rule: &ScriptedDrop, pos: Position, types: TypeSet) -> bool {
 /// Real-looking (unprotected) packets for tests.
 #[cfg(test)]
 pub(crate) mod testutil {
-    use quiclab_proto::wire::header::{write_long_header, write_short_header, PacketType};
-    use quiclab_proto::wire::varint;
-    use quiclab_proto::wire::ConnectionId;
+    use quiclab_proto::raw::{write_long_header, write_short_header};
+    use quiclab_proto::{varint, ConnectionId, PacketType};
 
     /// Appends a long header packet with `payload` bytes after the packet number.
     pub(crate) fn long_packet(buf: &mut Vec<u8>, ty: PacketType, version: u32, payload: usize) {
@@ -256,7 +241,7 @@ pub(crate) mod testutil {
 mod tests {
     use super::testutil::{long_packet, short_packet};
     use super::*;
-    use quiclab_proto::wire::{VERSION_1, VERSION_2};
+    use quiclab_proto::{VERSION_1, VERSION_2};
 
     #[test]
     fn classifies_coalesced_packets() {
@@ -302,7 +287,7 @@ mod tests {
             }
         }
         // Pseudo-random garbage.
-        let mut rng = quiclab_proto::rng::DetRng::new(4);
+        let mut rng = quiclab_proto::DetRng::new(4);
         for len in 0..300 {
             let mut g = vec![0u8; len];
             rng.fill(&mut g);

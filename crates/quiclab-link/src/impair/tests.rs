@@ -2,7 +2,7 @@
 
 use super::scripted::testutil::{long_packet, short_packet};
 use super::*;
-use quiclab_proto::wire::{PacketType, VERSION_1};
+use quiclab_proto::{PacketType, VERSION_1};
 
 const T0: Instant = Instant::ZERO;
 

@@ -8,7 +8,7 @@
 //! integer square root, so every decision is exact and platform independent.
 
 use super::Queued;
-use quiclab_proto::time::Instant;
+use quiclab_proto::Instant;
 
 /// The per-queue state of RFC 8289 §5.2.
 #[derive(Debug)]
@@ -156,7 +156,7 @@ fn interval(ns: u64) -> std::time::Duration {
 #[cfg(test)]
 mod tests {
     use crate::queue::{Queue, QueueConfig};
-    use quiclab_proto::time::Instant;
+    use quiclab_proto::Instant;
 
     fn codel(packets: u64) -> Queue<u64> {
         Queue::new(&QueueConfig::Codel {

@@ -2,12 +2,11 @@
 //! defaults, the TLS key log, and one qlog file per connection.
 
 use crate::error::{Context, NetError, Result};
-use quiclab_proto::config::{QuicVersion, RetryMode, VersionConfig};
-use quiclab_proto::crypto::choices::{CipherSuite, KxGroup, TlsChoices};
 use quiclab_proto::events::EventSink;
-use quiclab_proto::qlog::QlogWriter;
-use quiclab_proto::wire::Side;
-use quiclab_proto::{Connection, Instant, TransportConfig};
+use quiclab_proto::tls::{CipherSuite, KxGroup, TlsChoices};
+use quiclab_proto::{
+    Connection, Instant, QlogWriter, QuicVersion, RetryMode, Side, TransportConfig, VersionConfig,
+};
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
@@ -213,11 +212,11 @@ pub fn resumes(testcase: Option<&str>) -> bool {
 
 /// rustls's clock for session tickets: the driver's `now` on top of the wall-clock
 /// time of its epoch (`crypto::clock`), so ticket ages and certificate dates are real.
-pub fn tls_clock() -> quiclab_proto::crypto::clock::VirtualClock {
+pub fn tls_clock() -> quiclab_proto::tls::VirtualClock {
     let base = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
-    quiclab_proto::crypto::clock::VirtualClock::with_base(base)
+    quiclab_proto::tls::VirtualClock::with_base(base)
 }
 
 /// A TLS key log writing to `$SSLKEYLOGFILE`, when it is set (for Wireshark).

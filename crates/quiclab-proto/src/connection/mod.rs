@@ -70,6 +70,7 @@ pub(crate) use parsed::Parsed;
 /// drop the rest).
 #[cfg(feature = "fuzzing")]
 pub use path::MAX_PENDING_PATH_RESPONSES as MAX_PATH_RESPONSES;
+#[cfg(feature = "testing")]
 pub use spaces::SpaceId;
 pub use stats::ConnectionStats;
 #[cfg(any(test, feature = "testing"))]

@@ -22,7 +22,8 @@ const INITIAL_SALT_V2: [u8; 20] = [
 ];
 
 /// The client and server Initial secrets derived from the client's first Destination
-/// Connection ID (exposed for the RFC 9001 Appendix A vectors).
+/// Connection ID (for the RFC 9001 Appendix A vectors).
+#[cfg(test)]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InitialSecrets {
     pub client: [u8; 32],
@@ -33,6 +34,7 @@ pub struct InitialSecrets {
 ///
 /// `version` selects the salt: [`VERSION_2`] uses RFC 9369's, anything else QUIC v1's
 /// (other versions never reach this point: they are answered by Version Negotiation).
+#[cfg(test)]
 pub fn initial_secrets(version: u32, client_dcid: &ConnectionId) -> InitialSecrets {
     let salt: &[u8] = if version == VERSION_2 {
         &INITIAL_SALT_V2

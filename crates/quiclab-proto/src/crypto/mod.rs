@@ -19,9 +19,7 @@ pub mod tls;
 pub mod token;
 pub mod version_keys;
 
-pub use rustls::quic::{
-    DirectionalKeys, HeaderProtectionKey, Keys, PacketKey, PacketKeySet, Secrets,
-};
+pub use rustls::quic::{DirectionalKeys, Keys, PacketKey, PacketKeySet};
 pub use tls::KeyChange;
 pub use version_keys::NextSecrets;
 

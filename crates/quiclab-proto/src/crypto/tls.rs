@@ -42,6 +42,7 @@ enum Tls {
 /// What a finished server handshake leaves for later questions.
 struct Finished {
     alpn: Option<Box<[u8]>>,
+    #[cfg(test)]
     server_name: Option<Box<str>>,
     cipher_suite: Option<rustls::SupportedCipherSuite>,
     resumed: bool,
@@ -451,6 +452,7 @@ impl TlsSession {
     }
 
     /// The server name the client asked for (server side).
+    #[cfg(test)]
     pub fn server_name(&self) -> Option<&str> {
         match &self.conn {
             Tls::Live(c) => match &**c {
@@ -483,6 +485,7 @@ impl TlsSession {
         }
         let finished = Finished {
             alpn: c.alpn_protocol().map(Box::from),
+            #[cfg(test)]
             server_name: c.server_name().map(Box::from),
             cipher_suite: c.negotiated_cipher_suite(),
             resumed: c.handshake_kind() == Some(rustls::HandshakeKind::Resumed),
@@ -490,11 +493,6 @@ impl TlsSession {
         };
         self.conn = Tls::Released(Box::new(finished));
         true
-    }
-
-    /// Whether [`TlsSession::release`] dropped rustls's state.
-    pub fn is_released(&self) -> bool {
-        matches!(self.conn, Tls::Released(_))
     }
 }
 

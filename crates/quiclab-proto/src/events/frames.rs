@@ -22,7 +22,7 @@ pub enum FrameDetail {
 /// frame's encoded size is kept so byte counts per frame type need no re-encoding.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FrameSummary {
-    /// Bytes of the frame on the wire ([`Frame::encoded_len`]; STREAM and DATAGRAM as
+    /// Bytes of the frame on the wire (its encoded length; STREAM and DATAGRAM as
     /// encoded by this stack, i.e. with a Length field).
     pub wire_len: usize,
     /// The frame type's event name ([`frame_type_name`]).

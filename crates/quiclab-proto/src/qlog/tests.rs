@@ -1,8 +1,9 @@
 use super::*;
 use crate::events::{frame_type_name, FrameKind, FrameSummary, PacketHeaderInfo, VecSink};
+use crate::wire::frame::StreamFrame;
 use crate::wire::{
     AckFrame, AckFrequencyFrame, ConnectionCloseFrame, Dir, EcnCounts, Frame, NewConnectionIdFrame,
-    PacketType, StreamFrame, StreamId,
+    PacketType, StreamId,
 };
 use serde_json::Value;
 use std::time::Duration;

@@ -249,10 +249,6 @@ impl<T> SentPackets<T> {
     pub fn largest_acked(&self) -> Option<u64> {
         self.largest_acked
     }
-    /// The largest packet number sent in this space, if any.
-    pub fn largest_sent(&self) -> Option<u64> {
-        self.largest_sent
-    }
     /// Send time of the most recent ack-eliciting packet still outstanding or ever sent
     /// in this space (RFC 9002 A.8 time_of_last_ack_eliciting_packet). Reset by `drain`.
     pub fn time_of_last_ack_eliciting(&self) -> Option<Instant> {
@@ -280,19 +276,11 @@ impl<T> SentPackets<T> {
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = &SentPacket<T>> + '_ {
         self.packets.iter()
     }
-    /// Mutable access to outstanding packets (e.g. to mark data as retransmitted);
-    /// `pn`, `size`, `in_flight` and `ack_eliciting` must not be changed.
-    pub fn get_mut(&mut self, pn: u64) -> Option<&mut SentPacket<T>> {
-        let i = self.packets.partition_point(|p| p.pn < pn);
-        self.packets.get_mut(i).filter(|p| p.pn == pn)
-    }
-    /// The oldest outstanding packet.
-    pub fn first(&self) -> Option<&SentPacket<T>> {
-        self.packets.front()
-    }
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.packets.len()
     }
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -239,6 +239,7 @@ impl Streams {
     }
 
     /// Fills the initial_max_* fields of our transport parameters.
+    #[cfg(test)]
     pub fn fill_transport_params(&self, tp: &mut TransportParameters) {
         let p = &self.params;
         tp.initial_max_data = p.receive_window;
@@ -347,6 +348,7 @@ impl Streams {
     }
 
     /// Buffers up to `data.len()` bytes; returns how many were taken (`Blocked` if none).
+    #[cfg(test)]
     pub fn write(&mut self, id: StreamId, data: &[u8]) -> Result<usize, StreamError> {
         self.write_from(id, SendData::Copied(data))
     }
@@ -1025,22 +1027,6 @@ impl Streams {
     /// Whether [`Self::poll_event`] has an event to give.
     pub fn has_events(&self) -> bool {
         !self.events.is_empty()
-    }
-
-    /// How many streams are kept (open, or closed but not yet forgotten).
-    pub fn count(&self) -> usize {
-        self.streams.len()
-    }
-
-    /// Bytes held in receive buffers, gaps included.
-    pub fn recv_buffered(&self) -> u64 {
-        let recv = self.streams.values().filter_map(|s| s.recv.as_ref());
-        recv.map(|r| r.buffered() as u64).sum()
-    }
-
-    /// Events waiting for [`Self::poll_event`].
-    pub fn queued_events(&self) -> usize {
-        self.events.len()
     }
 
     /// Whether `write_frames` has anything to write.

@@ -4,8 +4,9 @@
 use super::*;
 use crate::error::TransportErrorCode as C;
 use crate::time::Instant;
+use crate::wire::frame::StreamFrame;
 use crate::wire::varint::Reader;
-use crate::wire::{Dir, Frame, Side, StreamFrame, StreamId, TransportParameters};
+use crate::wire::{Dir, Frame, Side, StreamId, TransportParameters};
 use std::time::Duration;
 
 const RTT: Duration = Duration::from_millis(100);

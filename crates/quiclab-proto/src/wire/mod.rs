@@ -13,10 +13,9 @@ pub mod transport_params;
 pub mod varint;
 
 pub use frame::{
-    frame_type, AckFrame, AckFrequencyFrame, ConnectionCloseFrame, EcnCounts, Frame,
-    NewConnectionIdFrame, StreamFrame,
+    AckFrame, AckFrequencyFrame, ConnectionCloseFrame, EcnCounts, Frame, NewConnectionIdFrame,
 };
-pub use frame_decode::{decode_frames, FrameIter};
+pub use frame_decode::decode_frames;
 pub use frame_encode::{
     crypto_header_len, stream_header_len, write_crypto_header, write_stream_header,
 };

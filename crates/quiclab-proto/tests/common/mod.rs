@@ -3,10 +3,8 @@
 
 #![allow(dead_code)]
 
-use quiclab_proto::streams::StreamError;
 use quiclab_proto::testing::Pair;
-use quiclab_proto::wire::{Dir, StreamId};
-use quiclab_proto::{Connection, Instant, TransportConfig};
+use quiclab_proto::{Connection, Dir, Instant, StreamError, StreamId, TransportConfig};
 
 /// A config with a long idle timeout, so slow tests do not time out.
 pub fn config() -> TransportConfig {

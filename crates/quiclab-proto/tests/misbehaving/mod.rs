@@ -5,11 +5,10 @@
 
 #![allow(dead_code)]
 
-use quiclab_proto::connection::{CloseReason, SpaceId};
 use quiclab_proto::events::Owner;
+use quiclab_proto::raw::{Frame, SpaceId};
 use quiclab_proto::testing::{LinkConfig, Pair};
-use quiclab_proto::wire::{Frame, Side};
-use quiclab_proto::{Connection, Instant, TransportConfig, TransportErrorCode};
+use quiclab_proto::{CloseReason, Connection, Instant, Side, TransportConfig, TransportErrorCode};
 use std::time::Duration;
 
 /// One-way delay of both links.

@@ -7,7 +7,7 @@ use crate::net::topology::Network;
 use crate::scenario::{Scenario, ScenarioError, Topology};
 use quiclab_link::duplex::Duplex;
 use quiclab_link::link::Link;
-use quiclab_proto::time::Instant;
+use quiclab_proto::Instant;
 
 fn secs(s: f64) -> Instant {
     Instant::ZERO + saturating_secs(s)

@@ -6,7 +6,7 @@ use quiclab_link::impair::Impairments;
 pub use quiclab_link::link::rate_bps;
 use quiclab_link::link::{Link, Packet};
 use quiclab_link::queue::{Queue, QueueConfig};
-use quiclab_proto::rng::DetRng;
+use quiclab_proto::DetRng;
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 

@@ -3,8 +3,7 @@
 use crate::output::loss_epochs::LossEpochs;
 use crate::output::window_stats::{WindowStats, WindowSummary};
 use quiclab_proto::events::{packet_type_name, Event, EventSink, FrameDetail, RecoveryMetrics};
-use quiclab_proto::time::Instant;
-use quiclab_proto::wire::PacketType;
+use quiclab_proto::{Instant, PacketType};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -337,9 +336,8 @@ impl EventSink for Tee {
 mod tests {
     use super::*;
     use quiclab_proto::events::{FrameSummary, KeyType, LossTrigger, PacketHeaderInfo};
-    use quiclab_proto::wire::{
-        AckFrame, ConnectionId, Dir, Frame, PacketType, Side, StreamFrame, StreamId,
-    };
+    use quiclab_proto::raw::{AckFrame, Frame, StreamFrame};
+    use quiclab_proto::{ConnectionId, Dir, PacketType, Side, StreamId};
     use std::time::Duration;
 
     fn header(ty: PacketType, pn: u64) -> PacketHeaderInfo {

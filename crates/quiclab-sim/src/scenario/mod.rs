@@ -69,7 +69,7 @@ pub struct Scenario {
     /// `scenario/tls.rs`).
     #[serde(default, skip_serializing_if = "tls::is_default_cert")]
     #[schemars(schema_with = "schema::proto_name")]
-    pub certificate_type: quiclab_proto::crypto::choices::CertType,
+    pub certificate_type: quiclab_proto::tls::CertType,
     /// Cipher suites and key exchange groups of every flow's client and server
     /// (`[tls]`: `cipher_suites`, `kx_groups`, and per side `client`/`server`;
     /// `scenario/tls.rs`); absent = all three suites and X25519.

@@ -16,7 +16,7 @@
 //! tls = { cipher_suites = "aes256_gcm" }   # this flow only (also `client`/`server`)
 //! ```
 //!
-//! Names are `TlsChoices`' (`quiclab_proto::crypto::choices`): cipher suites
+//! Names are `TlsChoices`' (`quiclab_proto::tls`): cipher suites
 //! `aes128_gcm`, `aes256_gcm`, `chacha20_poly1305`; groups `x25519`, `p256`. A list is
 //! a TOML array in preference order, or one string with names separated by commas
 //! (`"x25519, p256"`), which is what a plan's `[set]` or `sim run --set` can write
@@ -54,7 +54,7 @@
 
 use super::validate::Check;
 use super::{Scenario, ScenarioError};
-use quiclab_proto::crypto::choices::{CertType, CipherSuite, KxGroup, TlsChoices};
+use quiclab_proto::tls::{CertType, CipherSuite, KxGroup, TlsChoices};
 use serde::de::{DeserializeOwned, IntoDeserializer};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 

@@ -6,7 +6,7 @@ use super::{lock, secs, SimError, Simulation, Stack};
 use crate::output::metrics::SideMetrics;
 use crate::output::results::{FlowResult, RunResult};
 use crate::scenario::Workload;
-use quiclab_proto::time::Instant;
+use quiclab_proto::Instant;
 use std::sync::Mutex;
 
 impl Simulation {
@@ -32,7 +32,7 @@ impl Simulation {
                             t.finish_metrics();
                         }
                     }
-                    let stats = quiclab_proto::connection::ConnectionStats {
+                    let stats = quiclab_proto::ConnectionStats {
                         handshake_completed_at: t.handshake_completed_at(),
                         ..Default::default()
                     };

@@ -18,8 +18,7 @@ use crate::net::topology::derive_seed;
 use crate::scenario::{ResumeFrom, Scenario, ScenarioError};
 use quiclab_proto::cc::{CarefulResumePhase, SavedPathStore, StorePolicy};
 use quiclab_proto::events::{Event, EventSink};
-use quiclab_proto::time::Instant;
-use quiclab_proto::Endpoint;
+use quiclab_proto::{Endpoint, Instant};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 

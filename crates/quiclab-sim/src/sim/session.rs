@@ -9,9 +9,9 @@
 //! cache's bound per server); tickets are single use (RFC 8446 §C.4).
 
 use crate::scenario::{Scenario, ScenarioError};
-use quiclab_proto::crypto::clock::VirtualClock;
-use quiclab_proto::crypto::session::{
+use quiclab_proto::tls::{
     resuming_client_config, server_session_storage, ticketing_server_config, SessionCache,
+    VirtualClock,
 };
 use rustls::server::StoresServerSessions;
 use std::sync::Arc;

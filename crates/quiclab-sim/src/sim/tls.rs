@@ -10,8 +10,8 @@ use crate::net::topology::derive_seed;
 use crate::scenario::TlsVersion;
 use crate::scenario::{Scenario, ScenarioError, Transport};
 use crate::workload::tcptls::{Resumption, TlsSetup};
-use quiclab_proto::crypto::cert::{self, Identity, ServerVerification};
-use quiclab_proto::crypto::choices::{CertType, TlsChoices};
+use quiclab_proto::tls;
+use quiclab_proto::tls::{CertType, Identity, ServerVerification, TlsChoices};
 use std::sync::Arc;
 
 /// The ALPN every simulated QUIC connection uses.
@@ -51,14 +51,14 @@ const RSA_MEMO: usize = 8;
 fn identity(seed: u64, padding: usize, cert: CertType) -> Identity {
     let names = ["localhost".to_string()];
     if cert != CertType::Rsa2048 {
-        return cert::self_signed_as(&names, seed, padding, cert);
+        return tls::self_signed_as(&names, seed, padding, cert);
     }
     let key = (seed, padding);
     if let Some((_, id)) = rsa_memo().iter().find(|(k, _)| *k == key) {
         return copy(id);
     }
     // Made without the lock: other runs' identities need not wait for this one.
-    let id = cert::self_signed_as(&names, seed, padding, cert);
+    let id = tls::self_signed_as(&names, seed, padding, cert);
     let mut memo = rsa_memo();
     if !memo.iter().any(|(k, _)| *k == key) {
         if memo.len() >= RSA_MEMO {
@@ -123,7 +123,7 @@ impl TlsConfigs {
             return c.clone();
         }
         let roots = ServerVerification::Roots(vec![self.identity.chain[0].clone()]);
-        let c = cert::client_config_with(roots, &[ALPN.to_vec()], self.key_log.clone(), choices);
+        let c = tls::client_config_with(roots, &[ALPN.to_vec()], self.key_log.clone(), choices);
         made.push((choices.clone(), c.clone()));
         c
     }
@@ -138,7 +138,7 @@ impl TlsConfigs {
         if let Some((_, c)) = made.iter().find(|(k, _)| k == choices) {
             return Ok(c.clone());
         }
-        let c = cert::server_config_with(copy(&self.identity), &[ALPN.to_vec()], None, choices)
+        let c = tls::server_config_with(copy(&self.identity), &[ALPN.to_vec()], None, choices)
             .map_err(|e| ScenarioError::Invalid {
                 file: file.to_string(),
                 key: "certificate".into(),

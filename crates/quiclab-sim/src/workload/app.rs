@@ -1,14 +1,11 @@
 //! The applications on simulated hosts: a flow's client workload (bulk sender or
-//! hq-interop-style requester, or an HTTP/3 page load in [`crate::workload::h3app`]) and its
+//! hq-interop-style requester, or an HTTP/3 page load in `h3app.rs`) and its
 //! server (discard receiver and responder).
 
 use crate::net::engine::saturating_secs;
 use crate::scenario::Workload;
 use crate::workload::h3app::{PageClient, PageProgress, PageServer};
-use quiclab_proto::streams::StreamError;
-use quiclab_proto::time::Instant;
-use quiclab_proto::wire::{Dir, StreamId};
-use quiclab_proto::Connection;
+use quiclab_proto::{Connection, Dir, Instant, StreamError, StreamId};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -195,12 +192,7 @@ impl ClientApp {
     /// Writes the HTTP/3 events of a `page` flow to a qlog file in `dir`, if any.
     pub fn with_h3_qlog(mut self, dir: Option<&std::path::Path>, flow: &str) -> Self {
         if let (Some(p), Some(dir)) = (self.page.as_mut(), dir) {
-            crate::workload::h3app::attach_qlog(
-                &mut p.h3,
-                dir,
-                flow,
-                quiclab_proto::wire::Side::Client,
-            );
+            crate::workload::h3app::attach_qlog(&mut p.h3, dir, flow, quiclab_proto::Side::Client);
         }
         self
     }
@@ -401,7 +393,7 @@ impl ServerApp {
                     &mut page.h3,
                     dir,
                     flow,
-                    quiclab_proto::wire::Side::Server,
+                    quiclab_proto::Side::Server,
                 );
             }
             app.page = Some(page);
@@ -489,7 +481,7 @@ fn parse_get(req: &[u8]) -> Option<u64> {
 mod tests {
     use super::{parse_get, AppMeasure};
     use crate::scenario::Workload;
-    use quiclab_proto::time::Instant;
+    use quiclab_proto::Instant;
 
     #[test]
     fn incomplete_transfers_say_why() {

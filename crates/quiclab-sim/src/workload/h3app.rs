@@ -7,9 +7,7 @@
 use quiclab_h3::message::{get, get_request};
 use quiclab_h3::qlog::H3QlogWriter;
 use quiclab_h3::{Field, H3Config, H3Connection, H3Event};
-use quiclab_proto::time::Instant;
-use quiclab_proto::wire::{Side, StreamId};
-use quiclab_proto::Connection;
+use quiclab_proto::{Connection, Instant, Side, StreamId};
 use std::collections::BTreeMap;
 use std::io::BufWriter;
 use std::path::Path;

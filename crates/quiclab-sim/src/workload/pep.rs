@@ -19,7 +19,7 @@
 //! resets: if one side's connection fails, the other is left to time out.
 
 use crate::output::results::{PepResult, PepSideResult};
-use quiclab_proto::time::Instant;
+use quiclab_proto::Instant;
 use quiclab_tcp::{State, TcpConfig, TcpConnection};
 use std::collections::VecDeque;
 use std::net::SocketAddrV4;

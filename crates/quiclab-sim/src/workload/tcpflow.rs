@@ -20,7 +20,7 @@ use crate::scenario::Workload;
 use crate::workload::app::{AppMeasure, MeasureWindow};
 use crate::workload::tcptls::TlsLayer;
 use quiclab_proto::events::{Event as ProtoEvent, EventSink, RecoveryMetrics};
-use quiclab_proto::time::Instant;
+use quiclab_proto::Instant;
 use quiclab_tcp::wire::{flags, Header};
 use quiclab_tcp::{Event, TcpConfig, TcpConnection};
 use std::collections::BTreeMap;
@@ -225,10 +225,9 @@ impl TcpHost {
         mut self,
         config: Arc<rustls::ServerConfig>,
     ) -> Result<Self, rustls::Error> {
-        let mut rng = quiclab_proto::rng::DetRng::new(self.seed ^ 0x7715);
-        let conn = quiclab_proto::crypto::provider::with_rng(&mut rng, || {
-            rustls::ServerConnection::new(config)
-        })?;
+        let mut rng = quiclab_proto::DetRng::new(self.seed ^ 0x7715);
+        let conn =
+            quiclab_proto::tls::with_rng(&mut rng, || rustls::ServerConnection::new(config))?;
         self.tls = Some(TlsLayer::new(conn.into(), rng));
         Ok(self)
     }
@@ -236,9 +235,9 @@ impl TcpHost {
     /// The client opens its connection (sends the SYN on the next poll).
     pub fn connect(&mut self, remote: SocketAddrV4) {
         if let Some((config, seed)) = self.tls_client.take() {
-            let mut rng = quiclab_proto::rng::DetRng::new(seed ^ 0x7715);
+            let mut rng = quiclab_proto::DetRng::new(seed ^ 0x7715);
             let name = rustls::pki_types::ServerName::try_from("localhost").expect("a valid name");
-            let conn = quiclab_proto::crypto::provider::with_rng(&mut rng, || {
+            let conn = quiclab_proto::tls::with_rng(&mut rng, || {
                 rustls::ClientConnection::new(config, name)
             });
             match conn {

@@ -8,8 +8,8 @@
 //! The layer sits between the TCP connection and the flow's application: ciphertext
 //! read from TCP goes into rustls, plaintext written by the application leaves as TLS
 //! records into TCP's send buffer. Memory is bounded: rustls holds at most
-//! [`PLAINTEXT_LIMIT`] unsent plaintext, and ciphertext waits for the TCP send buffer
-//! in a buffer of at most one such amount.
+//! `PLAINTEXT_LIMIT` (64 KiB) of unsent plaintext, and ciphertext waits for the TCP
+//! send buffer in a buffer of at most one such amount.
 //!
 //! Handshake times (from the SYN): TLS 1.3 completes at the client after 2 RTT (TCP
 //! 1 RTT + ClientHello/ServerHello..Finished), TLS 1.2 after 3 RTT (two TLS round
@@ -27,11 +27,8 @@
 //! the handshake (RFC 8446 §4.2.10: the client must resend it).
 
 use crate::scenario::TlsVersion;
-use quiclab_proto::crypto::cert::Identity;
-use quiclab_proto::crypto::choices::{CertType, CipherSuite, TlsChoices};
-use quiclab_proto::crypto::provider::{provider_for, with_rng};
-use quiclab_proto::rng::DetRng;
-use quiclab_proto::time::Instant;
+use quiclab_proto::tls::{provider_for, with_rng, CertType, CipherSuite, Identity, TlsChoices};
+use quiclab_proto::{DetRng, Instant};
 use quiclab_tcp::TcpConnection;
 use rustls::crypto::CryptoProvider;
 use std::io::{Read, Write};

@@ -22,7 +22,7 @@ use crate::workload::app::{AppMeasure, MeasureWindow};
 use crate::workload::h2mux::{self, Frame, Parser, Sender};
 use crate::workload::tcpflow::{ByteStream, CookieCache, TcpHost};
 use crate::workload::webapp::WebClient;
-use quiclab_proto::time::Instant;
+use quiclab_proto::Instant;
 use quiclab_tcp::TcpConfig;
 use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddrV4;

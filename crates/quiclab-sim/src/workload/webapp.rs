@@ -31,8 +31,7 @@
 use crate::scenario::{ObjectSize, SizeDist, Workload, MAX_OBJECT_BYTES};
 use crate::workload::app::{AppMeasure, MeasureWindow};
 use crate::workload::webmeasure::WebMeasure;
-use quiclab_proto::rng::DetRng;
-use quiclab_proto::time::Instant;
+use quiclab_proto::{DetRng, Instant};
 use std::time::Duration;
 
 /// The object sizes of flow `name`'s search page (`objects` draws from its own stream).

@@ -2,13 +2,13 @@
 //! client measures them (`webapp.rs`), and how they reach a flow's results.
 
 use crate::output::results::FlowResult;
-use quiclab_proto::time::Instant;
+use quiclab_proto::Instant;
 use std::time::Duration;
 
 /// A fetch's times: sent, first byte, last byte (`AppMeasure::requests`).
 pub type Requested = (Instant, Option<Instant>, Option<Instant>);
 
-/// What the web workloads measured (kept in [`AppMeasure::web`]).
+/// What the web workloads measured (kept in [`AppMeasure::web`](crate::workload::app::AppMeasure::web)).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct WebMeasure {
     /// Search: when the last object's last byte arrived.

@@ -5,10 +5,7 @@
 
 use crate::workload::app::{AppMeasure, MeasureWindow};
 use crate::workload::webapp::WebClient;
-use quiclab_proto::streams::StreamError;
-use quiclab_proto::time::Instant;
-use quiclab_proto::wire::{Dir, StreamId};
-use quiclab_proto::Connection;
+use quiclab_proto::{Connection, Dir, Instant, StreamError, StreamId};
 use std::collections::{BTreeMap, VecDeque};
 
 /// The client of a QUIC `search` / `video` flow.

@@ -8,8 +8,7 @@ use super::{SegmentError, TcpConnection};
 use crate::scoreboard::{Delivered, Segment};
 use crate::wire::Header;
 use quiclab_proto::cc::{AckSummary, AckedPacket, CongestionEvent};
-use quiclab_proto::recovery::{LostPacket, RateSample};
-use quiclab_proto::time::Instant;
+use quiclab_proto::{Instant, LostPacket, RateSample};
 use std::time::Duration;
 
 impl TcpConnection {

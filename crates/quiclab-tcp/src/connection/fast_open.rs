@@ -15,8 +15,7 @@
 
 use super::{new_segment, Outgoing, TcpConnection};
 use crate::wire::{Header, Options};
-use quiclab_proto::rng::DetRng;
-use quiclab_proto::time::Instant;
+use quiclab_proto::{DetRng, Instant};
 use std::net::Ipv4Addr;
 
 /// Cookie length (RFC 7413 §4.1.1 allows 4 to 16 bytes; Linux uses 8).

@@ -2,8 +2,7 @@
 //! the RACK reordering timer (RFC 8985 §6.3), delayed ACKs and pacing.
 
 use super::{CloseReason, State, TcpConnection, SYN_RETRIES};
-use quiclab_proto::recovery::GRANULARITY;
-use quiclab_proto::time::Instant;
+use quiclab_proto::{Instant, GRANULARITY};
 use std::time::Duration;
 
 /// RFC 6298 §2.5: an upper bound on the RTO (60 s; Linux uses 120 s).

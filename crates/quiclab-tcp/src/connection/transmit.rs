@@ -4,7 +4,7 @@
 
 use super::{new_segment, Outgoing, State, TcpConnection, Transmit};
 use crate::wire::{flags, Options};
-use quiclab_proto::time::Instant;
+use quiclab_proto::Instant;
 
 impl TcpConnection {
     /// Writes the next segment into `buf` (cleared first) and says where it goes;

@@ -14,10 +14,8 @@
 //! client's first datagram is `first_retransmit_ms`. The first PTO's *value* is not in
 //! a pcap unless it fires.
 
-use quiclab_proto::crypto::initial::initial_keys;
-use quiclab_proto::crypto::protect::{decrypt_payload, unprotect_header};
-use quiclab_proto::wire::header::{decode_packet_number, parse_header};
-use quiclab_proto::wire::{decode_frames, ConnectionId, Frame, PacketType, Side};
+use quiclab_proto::events::FrameKind;
+use quiclab_proto::{coalesced_packets, read_client_initial, ConnectionId, PacketType};
 use std::path::Path;
 
 /// Classic pcap magic, microsecond and nanosecond timestamps (as read little-endian).
@@ -109,31 +107,20 @@ fn udp_of_ipv4(ip: &[u8]) -> Option<(Source, &[u8])> {
 /// Whether a client Initial packet (one packet, still protected) carries a CRYPTO
 /// frame at offset 0, opened with the keys of `first_dcid` or else of its own DCID.
 /// `None` when it cannot be opened (not an Initial, or neither key fits).
-fn hello_in_initial(packet: &[u8], first_dcid: &ConnectionId) -> Option<bool> {
-    let h = parse_header(packet, 0).ok()?;
-    if h.ty != PacketType::Initial {
-        return None;
-    }
-    for dcid in [first_dcid, &h.dcid] {
-        let keys = initial_keys(h.version, dcid, Side::Server);
-        let mut p = packet[..h.packet_len].to_vec();
-        let Ok(u) = unprotect_header(keys.remote.header.as_ref(), &mut p, h.pn_offset) else {
-            continue;
-        };
-        // RFC 9000 §17.1: without a largest acknowledged, the truncated number decodes
-        // near 0; a ClientHello retransmission's number is small.
-        let pn = decode_packet_number(None, u.truncated_pn, u.pn_len);
-        let header_len = h.pn_offset + u.pn_len;
-        let Ok(range) = decrypt_payload(keys.remote.packet.as_ref(), &mut p, header_len, pn) else {
-            continue;
-        };
-        return Some(
-            decode_frames(&p[range])
-                .map_while(Result::ok)
-                .any(|f| matches!(f, Frame::Crypto { offset: 0, .. })),
-        );
-    }
-    None
+fn hello_in_initial(
+    packet: &[u8],
+    own_dcid: &ConnectionId,
+    first_dcid: &ConnectionId,
+) -> Option<bool> {
+    // RFC 9000 §17.1: the packet number decodes near 0 (no largest acknowledged); a
+    // ClientHello retransmission's number is small.
+    let frames = read_client_initial(packet, first_dcid)
+        .or_else(|| read_client_initial(packet, own_dcid))?;
+    Some(
+        frames
+            .iter()
+            .any(|f| matches!(f.kind, FrameKind::Crypto { offset: 0, .. })),
+    )
 }
 
 /// The client's first ClientHello retransmission, ms after its first datagram (see the
@@ -141,22 +128,20 @@ fn hello_in_initial(packet: &[u8], first_dcid: &ConnectionId) -> Option<bool> {
 pub fn first_retransmit_ms(datagrams: &[Datagram]) -> Option<f64> {
     let first = datagrams.first()?;
     let client = first.src;
-    let first_dcid = parse_header(&first.payload, 0).ok()?.dcid;
+    let first_dcid = coalesced_packets(&first.payload).next()?.0.dcid;
     let mut hello_seen = false;
     for d in datagrams.iter().filter(|d| d.src == client) {
-        let mut rest: &[u8] = &d.payload;
         // Coalesced packets (RFC 9000 §12.2): long headers carry their length.
-        while let Ok(h) = parse_header(rest, 0) {
-            if h.ty == PacketType::OneRtt || h.packet_len == 0 {
+        for (h, packet) in coalesced_packets(&d.payload) {
+            if h.ty == PacketType::OneRtt {
                 break;
             }
-            if hello_in_initial(&rest[..h.packet_len], &first_dcid) == Some(true) {
+            if hello_in_initial(packet, &h.dcid, &first_dcid) == Some(true) {
                 if hello_seen {
                     return Some(d.t_us.saturating_sub(first.t_us) as f64 / 1e3);
                 }
                 hello_seen = true;
             }
-            rest = &rest[h.packet_len..];
         }
     }
     None

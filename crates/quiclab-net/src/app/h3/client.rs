@@ -9,9 +9,9 @@ use crate::error::{NetError, Result};
 use crate::{AppError, Application};
 use quiclab_h3::message::{get, get_request};
 use quiclab_h3::{code, Field, H3Config, H3Connection, H3Event};
-use quiclab_proto::connection::CloseReason;
-use quiclab_proto::wire::{Side, StreamId};
-use quiclab_proto::{Connection, ConnectionEvent, ConnectionHandle, Endpoint, Instant};
+use quiclab_proto::{
+    CloseReason, Connection, ConnectionEvent, ConnectionHandle, Endpoint, Instant, Side, StreamId,
+};
 use std::collections::{BTreeMap, VecDeque};
 use std::fs::File;
 use std::io::{BufWriter, Write};

@@ -8,8 +8,7 @@ pub mod server;
 use crate::app::setup::QlogDir;
 use quiclab_h3::qlog::H3QlogWriter;
 use quiclab_h3::H3Connection;
-use quiclab_proto::wire::Side;
-use quiclab_proto::Connection;
+use quiclab_proto::{Connection, Side};
 use std::fs::File;
 use std::io::BufWriter;
 

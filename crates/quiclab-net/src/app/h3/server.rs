@@ -9,8 +9,9 @@ use crate::monitor::SocketLog;
 use crate::{AppError, Application};
 use quiclab_h3::message::get;
 use quiclab_h3::{code, Field, H3Config, H3Connection, H3Event};
-use quiclab_proto::wire::{Side, StreamId};
-use quiclab_proto::{Connection, ConnectionEvent, ConnectionHandle, Endpoint, Instant};
+use quiclab_proto::{
+    Connection, ConnectionEvent, ConnectionHandle, Endpoint, Instant, Side, StreamId,
+};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 

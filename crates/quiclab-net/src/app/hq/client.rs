@@ -5,11 +5,9 @@ use crate::app::setup::QlogDir;
 use crate::app::url::Url;
 use crate::error::{NetError, Result};
 use crate::{AppError, Application};
-use quiclab_proto::connection::CloseReason;
-use quiclab_proto::streams::{StreamError, StreamEvent};
-use quiclab_proto::wire::{Dir, StreamId};
 use quiclab_proto::{
-    Connection, ConnectionEvent, ConnectionHandle, Endpoint, Instant, TransportErrorCode,
+    CloseReason, Connection, ConnectionEvent, ConnectionHandle, Dir, Endpoint, Instant,
+    StreamError, StreamEvent, StreamId, TransportErrorCode,
 };
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fs::File;
