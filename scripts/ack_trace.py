@@ -16,7 +16,10 @@ It prints:
 - the layer path (top-level module: connection, path_recovery, cc, recovery, wire, ...),
   with every step and with leaf calls folded.
 
-Usage: scripts/ack_trace.py [--no-build] [--runs]   (--runs: list every run of steps)
+Usage: scripts/ack_trace.py [--no-build] [--runs] [--max-recovery-calls N]
+  --runs                  list every run of steps
+  --max-recovery-calls N  exit 1 if the ACK makes more than N calls into recovery or
+                          more than one call back out (the regression check CI runs)
 """
 
 import json
@@ -176,7 +179,11 @@ def calls_into_recovery(steps):
 
 
 def main():
-    args = set(sys.argv[1:])
+    argv = sys.argv[1:]
+    args = set(argv)
+    limit = None
+    if "--max-recovery-calls" in argv:
+        limit = int(argv[argv.index("--max-recovery-calls") + 1])
     if "--no-build" not in args:
         build()
     steps = trace()
@@ -195,6 +202,9 @@ def main():
         print(f"{title}: {n} file-to-file moves over {distinct} files, "
               f"{back} of them back into a file already left")
     print("layers, leaf calls folded: " + " > ".join(layer_path(fold_leaf_calls(files))))
+    if limit is not None and (len(calls) > limit or len(callbacks) > 1):
+        sys.exit(f"FAILED: the ACK crosses into recovery {len(calls)} times (at most {limit}) "
+                 f"and calls back out {len(callbacks)} times (at most 1)")
     if "--runs" in args:
         for rel, func, count in runs:
             print(f"  {rel:40} {short_fn(func):40} {count}")

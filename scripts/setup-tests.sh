@@ -4,8 +4,8 @@
 # - rustfmt and clippy (rustup components);
 # - a project-local virtualenv .venv/ with tests/requirements.txt (aioquic for interop;
 #   maturin, pytest, pandas, dask for the Python package) and the package itself (python/);
-# - tshark (the pcap decryption test), through apt-get when running as root; otherwise
-#   it stops and names the command to run;
+# - tshark (the pcap decryption test) and gdb (scripts/ack_trace.py), through apt-get
+#   when running as root; otherwise it stops and names the command to run;
 # - quic-go-hq (tests/interop/quic-go/build.sh) with Go >= 1.26, which it does not
 #   install (Debian's golang-go is older): without Go it stops and says so.
 # Prints the venv's python on its last line (scripts/test.sh reads it).
@@ -100,6 +100,11 @@ if ! command -v tshark >/dev/null; then
     # Answer the setuid-dumpcap question up front so the install never prompts.
     echo "wireshark-common wireshark-common/install-setuid boolean false" | as_root debconf-set-selections
     apt_install tshark
+fi
+
+if ! command -v gdb >/dev/null; then
+    say "installing gdb (scripts/ack_trace.py follows one ACK through the core)"
+    apt_install gdb
 fi
 
 # --- quic-go (tests/interop/quic-go/: the interop matrix's and instant-ack-foreign's second

@@ -29,6 +29,9 @@ step() {
 step cargo fmt --all --check
 step cargo clippy --workspace --all-targets -- -D warnings
 step python3 scripts/check_module_cycles.py
+# One received ACK under gdb (docs/ARCHITECTURE.md "Following one ACK"): it enters
+# recovery once (plus the getter on the timer it returns) and calls back out once.
+step python3 scripts/ack_trace.py --max-recovery-calls 2
 step python3 scripts/doc_figures.py --check --only validation
 step python3 scripts/doc_figures.py --check --only reproduction
 step cargo test --workspace --release --no-fail-fast
