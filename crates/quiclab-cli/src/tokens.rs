@@ -65,7 +65,7 @@ pub fn save(endpoint: &Endpoint, path: &Path) -> Result<()> {
 }
 
 fn decode_hex(s: &str) -> Result<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         bail!("odd number of hex digits");
     }
     (0..s.len())

@@ -340,7 +340,7 @@ impl H3Connection {
             length: varint::len(g) as u64,
             frame: FrameInfo::GoAway { id: g },
         });
-        if self.side == Side::Client && g % 4 != 0 {
+        if self.side == Side::Client && !g.is_multiple_of(4) {
             return Err(H3Error::new(
                 code::H3_ID_ERROR,
                 "GOAWAY with a non-request stream ID",

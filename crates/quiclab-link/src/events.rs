@@ -258,7 +258,7 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             let key = (x >> 33) as usize % 7;
             let at = round + (x >> 40) % 50;
-            let disarm = (x >> 20) % 9 == 0;
+            let disarm = (x >> 20).is_multiple_of(9);
             seq += 1;
             model[key] = (!disarm).then_some((at, seq));
             q.set_timer(key, (!disarm).then(|| Instant::from_millis(at)));

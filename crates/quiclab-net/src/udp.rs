@@ -238,7 +238,7 @@ pub fn bdp_note(bytes: usize) -> String {
             format!("{:.0} ms", s * 1e3)
         }
     };
-    let size = if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
+    let size = if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
         format!("{} MiB", bytes >> 20)
     } else {
         format!("{} KiB", bytes >> 10)

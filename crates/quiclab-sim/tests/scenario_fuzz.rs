@@ -210,7 +210,7 @@ fn extreme(original: Option<&Value>, pick: usize) -> Value {
         Value::Table(Table::new()),
     ];
     // One pick in eight ignores the key's type.
-    let wild = pick % 8 == 0;
+    let wild = pick.is_multiple_of(8);
     match original {
         Some(Value::Float(_)) if !wild => Value::Float(floats[pick % floats.len()]),
         Some(Value::Integer(_)) if !wild => Value::Integer(ints[pick % ints.len()]),

@@ -127,7 +127,7 @@ impl Options {
             out.extend_from_slice(&[34, (2 + c.len()) as u8]);
             out.extend_from_slice(c);
         }
-        while (out.len() - start) % 4 != 0 {
+        while !(out.len() - start).is_multiple_of(4) {
             out.push(0);
         }
     }

@@ -80,7 +80,7 @@ impl LossState {
             LossModel::Bernoulli { p } => decide < p,
             // Datagrams n, 2n, 3n... (counted from installation) are dropped: exactly
             // one drop after every n - 1 delivered, no randomness.
-            LossModel::Periodic { p } => self.since_installed % periodic_n(p) == 0,
+            LossModel::Periodic { p } => self.since_installed.is_multiple_of(periodic_n(p)),
             // Transition first (per datagram), then lose with the new state's rate.
             LossModel::GilbertElliott {
                 p_good_bad,

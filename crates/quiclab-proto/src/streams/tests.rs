@@ -184,7 +184,7 @@ fn bulk_transfer_with_loss_is_byte_exact() {
         }
         let (rec, buf) = packet(&mut client, now, 1200);
         // Every fifth packet is lost; the others are acknowledged a packet later.
-        if n % 5 == 0 {
+        if n.is_multiple_of(5) {
             rec.iter().for_each(|r| client.on_lost(r));
         } else {
             deliver(&mut server, &buf);

@@ -247,7 +247,7 @@ pub fn parse_version_negotiation(packet: &[u8]) -> Result<Vec<u32>, HeaderError>
     raw_cid(&mut r)?;
     raw_cid(&mut r)?;
     let rest = r.rest();
-    if rest.len() % 4 != 0 {
+    if !rest.len().is_multiple_of(4) {
         return Err(HeaderError::UnexpectedEnd);
     }
     Ok(rest

@@ -146,7 +146,7 @@ fn get_cid(value: &[u8]) -> Result<ConnectionId, TransportError> {
 /// RFC 9368 §3: a Chosen Version and zero or more Available Versions, 4 bytes each;
 /// a length that is not a multiple of 4, or a version 0, is a TRANSPORT_PARAMETER_ERROR.
 fn decode_version_information(value: &[u8]) -> Result<VersionInformation, TransportError> {
-    if value.is_empty() || value.len() % 4 != 0 {
+    if value.is_empty() || !value.len().is_multiple_of(4) {
         return Err(tp_err(
             "version_information length is not a positive multiple of 4",
         ));
