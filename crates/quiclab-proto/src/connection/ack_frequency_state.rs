@@ -154,32 +154,34 @@ impl AckFrequencySender {
         acked: &[SentPacket<SentRecord>],
         lost: &[SentPacket<SentRecord>],
     ) -> Duration {
-        let requests = |packets: &[SentPacket<SentRecord>]| -> Vec<(u64, u64)> {
-            packets
-                .iter()
-                .flat_map(|p| p.data.frames.iter())
-                .filter_map(|f| match f {
-                    SentFrame::AckFrequency {
-                        sequence,
-                        max_ack_delay_us,
-                    } => Some((*sequence, *max_ack_delay_us)),
-                    _ => None,
-                })
-                .collect()
-        };
-        let (acked, lost) = (requests(acked), requests(lost));
-        if acked.is_empty() && lost.is_empty() {
+        // Runs on every ACK: no allocation, and no clone unless a request is involved.
+        if requests_in(acked).next().is_none() && requests_in(lost).next().is_none() {
             return self.peer_max_ack_delay(advertised);
         }
         let mut after = self.clone();
-        for (sequence, delay_us) in acked {
+        for (sequence, delay_us) in requests_in(acked) {
             after.on_acked(sequence, delay_us);
         }
-        for (sequence, delay_us) in lost {
+        for (sequence, delay_us) in requests_in(lost) {
             after.on_lost(sequence, delay_us);
         }
         after.peer_max_ack_delay(advertised)
     }
+}
+
+/// The (Sequence Number, Requested Max Ack Delay µs) of the ACK_FREQUENCY frames `packets`
+/// carried.
+fn requests_in(packets: &[SentPacket<SentRecord>]) -> impl Iterator<Item = (u64, u64)> + '_ {
+    packets
+        .iter()
+        .flat_map(|p| p.data.frames.iter())
+        .filter_map(|f| match f {
+            SentFrame::AckFrequency {
+                sequence,
+                max_ack_delay_us,
+            } => Some((*sequence, *max_ack_delay_us)),
+            _ => None,
+        })
 }
 
 /// ack-frequency §8.1: clamp(cwnd_packets / acks_per_window, 2, max_ratio), but never
