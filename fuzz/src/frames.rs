@@ -531,7 +531,7 @@ fn run_from(config: &TransportConfig, recorded: &Recorded, data: &[u8]) {
             assert!(client.seal_for_fuzzing(SpaceId::Data, pn, &payload, &mut datagram));
             pn += 1;
             let addr = pair.client_addr;
-            let _ = pair.server.handle_datagram(now, addr, &mut datagram);
+            let _ = pair.server.handle_datagram(now, addr, quiclab_proto::Ecn::NotEct, &mut datagram);
         }
         drain(&mut pair, &mut readable);
         check(pair.server_conn().expect("accepted"), config);

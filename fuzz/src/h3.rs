@@ -137,7 +137,7 @@ impl Client<'_> {
             .seal_for_fuzzing(SpaceId::Data, self.pn, &payload, &mut d));
         self.pn += 1;
         let (now, addr) = (pair.now, pair.client_addr);
-        let _ = pair.server.handle_datagram(now, addr, &mut d);
+        let _ = pair.server.handle_datagram(now, addr, quiclab_proto::Ecn::NotEct, &mut d);
     }
 
     fn write(&mut self, pair: &mut Pair, id: StreamId, bytes: &[u8], fin: bool) {

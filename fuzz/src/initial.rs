@@ -266,7 +266,7 @@ pub fn run(data: &[u8]) {
                     }
                     let mut d =
                         initial_datagram(version, &dcid, &scid, u64::from(pn) + k, &payload);
-                    let _ = ep.handle_datagram(now, addr, &mut d);
+                    let _ = ep.handle_datagram(now, addr, quiclab_proto::Ecn::NotEct, &mut d);
                     check(&mut ep);
                 }
             }
@@ -276,7 +276,7 @@ pub fn run(data: &[u8]) {
             }
             Step::Junk { client: c, bytes } => {
                 let mut d = bytes.clone();
-                let _ = ep.handle_datagram(now, client(c).0, &mut d);
+                let _ = ep.handle_datagram(now, client(c).0, quiclab_proto::Ecn::NotEct, &mut d);
             }
         }
         // The application: send what the server wants to, drop drained connections.

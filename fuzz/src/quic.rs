@@ -131,11 +131,11 @@ impl Recorded {
                 let (to_server, mut d) = entry.remove();
                 if to_server {
                     calls.push(ServerCall::Datagram(now, d.clone()));
-                    if let Ok(h) = pair.server.handle_datagram(now, pair.client_addr, &mut d) {
+                    if let Ok(h) = pair.server.handle_datagram(now, pair.client_addr, quiclab_proto::Ecn::NotEct, &mut d) {
                         server = Some(h);
                     }
                 } else {
-                    let _ = pair.client.handle_datagram(now, pair.server_addr, &mut d);
+                    let _ = pair.client.handle_datagram(now, pair.server_addr, quiclab_proto::Ecn::NotEct, &mut d);
                 }
             }
             pair.client.handle_timeout(now);
@@ -163,7 +163,7 @@ impl Recorded {
             match call {
                 ServerCall::Datagram(now, d) => {
                     let mut d = d.clone();
-                    if let Ok(h) = pair.server.handle_datagram(*now, addr, &mut d) {
+                    if let Ok(h) = pair.server.handle_datagram(*now, addr, quiclab_proto::Ecn::NotEct, &mut d) {
                         pair.server_conn = Some(h);
                     }
                 }

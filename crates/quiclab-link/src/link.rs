@@ -7,7 +7,7 @@ use crate::impair::{Fate, Impairments};
 use crate::pcap::PcapWriter;
 use crate::queue::Queue;
 use crate::time::saturating_secs;
-use quiclab_proto::Instant;
+use quiclab_proto::{Ecn, Instant};
 use serde::Serialize;
 use std::io::BufWriter;
 use std::net::SocketAddrV4;
@@ -40,6 +40,8 @@ pub struct Packet {
     pub reorder: bool,
     /// The payload is a TCP segment (header included): only IPv4's 20 bytes are added.
     pub tcp: bool,
+    /// The IP header's ECN codepoint, as sent and as queues mark it.
+    pub ecn: Ecn,
 }
 
 impl Packet {
@@ -56,6 +58,7 @@ impl Packet {
             extra_delay: Duration::ZERO,
             reorder: false,
             tcp: false,
+            ecn: Ecn::NotEct,
         }
     }
 

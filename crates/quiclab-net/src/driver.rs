@@ -9,7 +9,7 @@ use crate::error::{AppError, Context, NetError, Result};
 use crate::monitor::{BufferPolicy, SocketLog, SocketMonitor};
 use crate::stop::StopHandle;
 use crate::timer::Timer;
-use crate::udp::{is_transient, Socket, DEFAULT_BUFFER, DEFAULT_BUFFER_MAX};
+use crate::udp::{ecn_of, is_transient, Socket, DEFAULT_BUFFER, DEFAULT_BUFFER_MAX};
 use mio::{Events, Interest, Poll, Token};
 use quiclab_proto::{Endpoint, Instant};
 use quinn_udp::RecvMeta;
@@ -450,7 +450,7 @@ impl Driver<'_> {
                 for datagram in buf[..meta.len].chunks_mut(stride) {
                     self.counters.datagrams_received += 1;
                     // Undeliverable datagrams (stray, unparseable) are simply dropped.
-                    let _ = endpoint.handle_datagram(now, meta.addr, datagram);
+                    let _ = endpoint.handle_datagram(now, meta.addr, ecn_of(meta.ecn), datagram);
                 }
             }
         }

@@ -9,6 +9,7 @@
 //! (fills the caller's preallocated buffers; `WouldBlock` when nothing is queued).
 
 use crate::error::{Context, Result};
+use quiclab_proto::Ecn;
 use quinn_udp::{RecvMeta, Transmit, UdpSocketState};
 use std::io::{self, ErrorKind, IoSliceMut};
 use std::net::SocketAddr;
@@ -279,6 +280,17 @@ impl Socket {
             ));
         }
         note
+    }
+}
+
+/// The codepoint a received datagram's IP header carried, as quinn-udp read it
+/// (`None` is not-ECT, or a platform that does not report it).
+pub(crate) fn ecn_of(ecn: Option<quinn_udp::EcnCodepoint>) -> Ecn {
+    match ecn {
+        None => Ecn::NotEct,
+        Some(quinn_udp::EcnCodepoint::Ect0) => Ecn::Ect0,
+        Some(quinn_udp::EcnCodepoint::Ect1) => Ecn::Ect1,
+        Some(quinn_udp::EcnCodepoint::Ce) => Ecn::Ce,
     }
 }
 

@@ -16,7 +16,7 @@ use std::time::Duration;
 /// The call the trace follows: one datagram into the client's endpoint.
 #[inline(never)]
 fn deliver(endpoint: &mut Endpoint, now: Instant, from: SocketAddr, datagram: &mut [u8]) {
-    let _ = endpoint.handle_datagram(now, from, datagram);
+    let _ = endpoint.handle_datagram(now, from, quiclab_proto::Ecn::NotEct, datagram);
 }
 
 /// Everything `endpoint` wants to send at `now`.
@@ -53,9 +53,12 @@ fn main() {
     let to_server = transmit_all(&mut pair.client, now);
     now += delay;
     for mut datagram in to_server {
-        let _ = pair
-            .server
-            .handle_datagram(now, pair.client_addr, &mut datagram);
+        let _ = pair.server.handle_datagram(
+            now,
+            pair.client_addr,
+            quiclab_proto::Ecn::NotEct,
+            &mut datagram,
+        );
     }
     // The server acknowledges one ack-eliciting packet after its ACK delay.
     let mut acks = transmit_all(&mut pair.server, now);

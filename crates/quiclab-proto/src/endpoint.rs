@@ -22,6 +22,7 @@ mod validation;
 use crate::config::TransportConfig;
 use crate::connection::{Connection, EndpointEvent, Parsed, Transmit, MIN_INITIAL_DATAGRAM};
 use crate::crypto::initial::is_valid_client_initial;
+use crate::ecn::Ecn;
 use crate::error::TransportError;
 use crate::events::EventSink;
 use crate::rng::DetRng;
@@ -181,12 +182,13 @@ impl Endpoint {
         Ok(h)
     }
 
-    /// Routes a datagram (decrypted in place, so `data` is clobbered). Returns the
-    /// connection it went to.
+    /// Routes a datagram that arrived from `remote` with the ECN codepoint `ecn`
+    /// (decrypted in place, so `data` is clobbered). Returns the connection it went to.
     pub fn handle_datagram(
         &mut self,
         now: Instant,
         remote: SocketAddr,
+        ecn: Ecn,
         data: &mut [u8],
     ) -> Result<ConnectionHandle, Unrouted> {
         let header = match parse_header(data, self.config.connection_id_length as usize) {
@@ -222,7 +224,7 @@ impl Endpoint {
             }
         };
         let conn = self.connections.get_mut(&handle).ok_or(Unrouted::Dropped)?;
-        conn.handle_routed_datagram(now, remote, data, Some(first));
+        conn.handle_routed_datagram(now, remote, ecn, data, Some(first));
         self.process_endpoint_events(handle);
         self.reschedule(handle, true, false);
         Ok(handle)
@@ -489,6 +491,9 @@ impl Endpoint {
             return Some(Transmit {
                 destination,
                 size: pkt.len(),
+                // Stateless responses (Version Negotiation, Retry, stateless reset)
+                // are sent not-ECT: no connection validates ECN for them.
+                ecn: Ecn::NotEct,
             });
         }
         // Round robin from `next_to_send`, wrapping once, over the connections that

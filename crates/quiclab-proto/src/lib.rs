@@ -30,6 +30,7 @@ pub mod cc;
 mod config;
 mod connection;
 mod crypto;
+mod ecn;
 mod endpoint;
 mod error;
 pub mod events;
@@ -54,6 +55,7 @@ pub use connection::{
     CloseReason, Connection, ConnectionEvent, ConnectionStats, EndpointEvent, Footprint,
     ServerValidation, Transmit, ZeroRttStatus, MAX_CRYPTO_BUFFER, MAX_QUEUED_DATAGRAMS,
 };
+pub use ecn::Ecn;
 pub use endpoint::{Burst, ConfigFactory, ConnectionHandle, Endpoint, SinkFactory, Unrouted};
 pub use time::{duration_nanos, Instant};
 

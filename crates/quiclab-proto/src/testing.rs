@@ -322,17 +322,22 @@ impl Pair {
             let Reverse((_, _, to, mut datagram)) = self.queue.pop().expect("peeked");
             match to {
                 To::Server => {
-                    if let Ok(h) =
-                        self.server
-                            .handle_datagram(self.now, self.client_addr, &mut datagram)
-                    {
+                    if let Ok(h) = self.server.handle_datagram(
+                        self.now,
+                        self.client_addr,
+                        crate::Ecn::NotEct,
+                        &mut datagram,
+                    ) {
                         self.server_conn.get_or_insert(h);
                     }
                 }
                 To::Client => {
-                    let _ = self
-                        .client
-                        .handle_datagram(self.now, self.server_addr, &mut datagram);
+                    let _ = self.client.handle_datagram(
+                        self.now,
+                        self.server_addr,
+                        crate::Ecn::NotEct,
+                        &mut datagram,
+                    );
                 }
             }
         }

@@ -82,7 +82,8 @@ fn bursts_are_gso_shaped_fair_and_deliver_everything() {
                 if streams.iter().all(Option::is_some) && turns.len() < 64 {
                     turns.push(dcid(&d));
                 }
-                let _ = server.handle_datagram(now, client_addr, &mut d);
+                let _ =
+                    server.handle_datagram(now, client_addr, quiclab_proto::Ecn::NotEct, &mut d);
             }
             buf.clear();
         }
@@ -107,7 +108,8 @@ fn bursts_are_gso_shaped_fair_and_deliver_everything() {
         while let Some(b) = server.poll_transmit_burst(now, &mut buf, MAX, usize::MAX) {
             assert_eq!(b.destination, client_addr);
             for mut d in segments(&b, &buf) {
-                let _ = client.handle_datagram(now, server_addr, &mut d);
+                let _ =
+                    client.handle_datagram(now, server_addr, quiclab_proto::Ecn::NotEct, &mut d);
             }
             buf.clear();
         }

@@ -42,7 +42,9 @@ fn server_answer(client: TransportConfig, server: TransportConfig) -> (u32, u32)
     d.truncate(t.size);
     assert_eq!(parse_header(&d, 8).unwrap().version, VERSION_1);
     let from: SocketAddr = "10.0.0.1:4000".parse().unwrap();
-    let h = s.handle_datagram(Instant::ZERO, from, &mut d).unwrap();
+    let h = s
+        .handle_datagram(Instant::ZERO, from, quiclab_proto::Ecn::NotEct, &mut d)
+        .unwrap();
     let version = s.connection(h).unwrap().version();
     let mut out = Vec::new();
     let t = s.poll_transmit(Instant::ZERO, &mut out).unwrap();

@@ -34,7 +34,7 @@ fn check_untouched(ep: &Endpoint, touched: &BTreeSet<ConnectionHandle>) {
 fn flush(from: &mut Endpoint, to: &mut Endpoint, src: SocketAddr, now: Instant) {
     let mut buf = Vec::new();
     while let Some(t) = from.poll_transmit(now, &mut buf) {
-        let _ = to.handle_datagram(now, src, &mut buf[..t.size]);
+        let _ = to.handle_datagram(now, src, quiclab_proto::Ecn::NotEct, &mut buf[..t.size]);
         buf.clear();
     }
 }

@@ -31,7 +31,9 @@ fn junk_initials_create_no_connection_and_a_real_client_still_connects() {
     for _ in 0..5_000 {
         let mut d = junk_initial(&mut rng);
         let now = pair.now;
-        let r = pair.server.handle_datagram(now, attacker, &mut d);
+        let r = pair
+            .server
+            .handle_datagram(now, attacker, quiclab_proto::Ecn::NotEct, &mut d);
         assert_eq!(r, Err(Unrouted::Dropped));
     }
     assert_eq!(pair.server.handles().count(), 0);
@@ -68,11 +70,16 @@ fn handshaking_connections_are_capped() {
     pair.step(); // the pair's client Initial reaches the server: 1 handshaking
     let addr: SocketAddr = "10.0.0.3:4000".parse().unwrap();
     let now = pair.now;
-    let r = pair.server.handle_datagram(now, addr, &mut first.clone());
+    let r = pair
+        .server
+        .handle_datagram(now, addr, quiclab_proto::Ecn::NotEct, &mut first.clone());
     assert_eq!(r, Err(Unrouted::Dropped), "over the cap");
     fetch(&mut pair, 10_000).unwrap();
     // Once the first handshake completed, the second client gets in.
     let now = pair.now;
-    assert!(pair.server.handle_datagram(now, addr, &mut first).is_ok());
+    assert!(pair
+        .server
+        .handle_datagram(now, addr, quiclab_proto::Ecn::NotEct, &mut first)
+        .is_ok());
     assert_eq!(pair.server.handles().count(), 2);
 }

@@ -85,7 +85,8 @@ fn pair(server: TransportConfig) -> Pair {
 
 fn send(pair: &mut Pair, mut datagram: Vec<u8>) -> Result<ConnectionHandle, Unrouted> {
     let now = pair.now;
-    pair.server.handle_datagram(now, attacker(), &mut datagram)
+    pair.server
+        .handle_datagram(now, attacker(), quiclab_proto::Ecn::NotEct, &mut datagram)
 }
 
 /// The flood of issue 40 (79 MB grew a server by 81 MB): ~32,000 packets of shifted

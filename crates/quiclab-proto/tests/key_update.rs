@@ -166,7 +166,9 @@ fn integrity_limit_closes_after_forged_packets() {
         d.extend_from_slice(cid.as_bytes());
         d.extend((0..60).map(|j| j ^ i));
         let now = pair.now;
-        let _ = pair.client.handle_datagram(now, server, &mut d);
+        let _ = pair
+            .client
+            .handle_datagram(now, server, quiclab_proto::Ecn::NotEct, &mut d);
         let closed = pair.client_conn().is_closed();
         assert_eq!(closed, i == 5, "forged packet {i}");
     }

@@ -129,11 +129,15 @@ fn next(ep: &mut Endpoint, now: Instant) -> Option<Vec<u8>> {
 fn initial_with_retry_token(m: &mut Manual, from: SocketAddr) -> Vec<u8> {
     let now = Instant::ZERO;
     let mut first = next(&mut m.client, now).unwrap();
-    let r = m.server.handle_datagram(now, from, &mut first);
+    let r = m
+        .server
+        .handle_datagram(now, from, quiclab_proto::Ecn::NotEct, &mut first);
     assert_eq!(r, Err(Unrouted::Retry));
     let mut retry = next(&mut m.server, now).unwrap();
     assert_eq!(parse_header(&retry, 8).unwrap().ty, PacketType::Retry);
-    let _ = m.client.handle_datagram(now, m.server_addr, &mut retry);
+    let _ = m
+        .client
+        .handle_datagram(now, m.server_addr, quiclab_proto::Ecn::NotEct, &mut retry);
     assert!(m.client.connection(m.handle).unwrap().retry_received());
     let second = next(&mut m.client, now).unwrap();
     assert!(!parse_header(&second, 8).unwrap().token.is_empty());
@@ -143,7 +147,9 @@ fn initial_with_retry_token(m: &mut Manual, from: SocketAddr) -> Vec<u8> {
 fn client_closed_with(m: &mut Manual, now: Instant, code: TransportErrorCode) {
     let mut close = next(&mut m.server, now).expect("the server answers");
     assert_eq!(parse_header(&close, 8).unwrap().ty, PacketType::Initial);
-    let _ = m.client.handle_datagram(now, m.server_addr, &mut close);
+    let _ = m
+        .client
+        .handle_datagram(now, m.server_addr, quiclab_proto::Ecn::NotEct, &mut close);
     let conn = m.client.connection(m.handle).unwrap();
     let Some(CloseReason::Transport { error, .. }) = conn.close_reason() else {
         panic!("{:?}", conn.close_reason())
@@ -156,7 +162,9 @@ fn valid_retry_token_is_accepted() {
     let mut m = manual(retry_server(RetryMode::Always));
     let from: SocketAddr = "10.0.0.1:4000".parse().unwrap();
     let mut second = initial_with_retry_token(&mut m, from);
-    let h = m.server.handle_datagram(Instant::ZERO, from, &mut second);
+    let h = m
+        .server
+        .handle_datagram(Instant::ZERO, from, quiclab_proto::Ecn::NotEct, &mut second);
     assert!(h.is_ok(), "{h:?}");
 }
 
@@ -166,9 +174,12 @@ fn retry_token_from_another_address_gets_invalid_token() {
     let from: SocketAddr = "10.0.0.1:4000".parse().unwrap();
     let mut second = initial_with_retry_token(&mut m, from);
     let elsewhere: SocketAddr = "10.0.0.1:4001".parse().unwrap();
-    let r = m
-        .server
-        .handle_datagram(Instant::ZERO, elsewhere, &mut second);
+    let r = m.server.handle_datagram(
+        Instant::ZERO,
+        elsewhere,
+        quiclab_proto::Ecn::NotEct,
+        &mut second,
+    );
     assert_eq!(r, Err(Unrouted::Retry));
     assert_eq!(m.server.handles().count(), 0, "no state");
     // RFC 9000 §8.1.2: CONNECTION_CLOSE with INVALID_TOKEN, readable by the client.
@@ -181,7 +192,9 @@ fn expired_retry_token_gets_invalid_token() {
     let from: SocketAddr = "10.0.0.1:4000".parse().unwrap();
     let mut second = initial_with_retry_token(&mut m, from);
     let late = Instant::from_millis(10_001); // default lifetime 10 s
-    let r = m.server.handle_datagram(late, from, &mut second);
+    let r = m
+        .server
+        .handle_datagram(late, from, quiclab_proto::Ecn::NotEct, &mut second);
     assert_eq!(r, Err(Unrouted::Retry));
     client_closed_with(&mut m, late, TransportErrorCode::INVALID_TOKEN);
 }
@@ -195,7 +208,9 @@ fn tampered_token_makes_the_initial_undecryptable() {
     // token byte makes the Initial junk, dropped without state or answer.
     let at = 1 + 4 + 1 + 8 + 1 + 8 + 1 + 3;
     second[at] ^= 0x40;
-    let r = m.server.handle_datagram(Instant::ZERO, from, &mut second);
+    let r = m
+        .server
+        .handle_datagram(Instant::ZERO, from, quiclab_proto::Ecn::NotEct, &mut second);
     assert_eq!(r, Err(Unrouted::Dropped));
     assert!(next(&mut m.server, Instant::ZERO).is_none());
 }
@@ -235,10 +250,20 @@ fn client_rejects_a_retry_with_a_bad_tag_and_ignores_a_second_retry() {
     let now = Instant::from_millis(1);
     // Tag computed over another original DCID: RFC 9001 §5.8 says drop it.
     let other = ConnectionId::new(&[1; 8]).unwrap();
-    c.handle_datagram(now, server, &mut forged_retry(&me, &other, 0xaa));
+    c.handle_datagram(
+        now,
+        server,
+        quiclab_proto::Ecn::NotEct,
+        &mut forged_retry(&me, &other, 0xaa),
+    );
     assert!(!c.retry_received());
     // A good one is accepted: the next Initial goes to its SCID with its token.
-    c.handle_datagram(now, server, &mut forged_retry(&me, &odcid, 0xbb));
+    c.handle_datagram(
+        now,
+        server,
+        quiclab_proto::Ecn::NotEct,
+        &mut forged_retry(&me, &odcid, 0xbb),
+    );
     assert!(c.retry_received());
     let mut out = Vec::new();
     c.poll_transmit(now, &mut out).unwrap();
@@ -246,7 +271,12 @@ fn client_rejects_a_retry_with_a_bad_tag_and_ignores_a_second_retry() {
     assert_eq!(h.dcid, ConnectionId::new(&[0xbb; 8]).unwrap());
     assert_eq!(h.token, b"token!");
     // RFC 9000 §17.2.5.2: only one Retry per connection.
-    c.handle_datagram(now, server, &mut forged_retry(&me, &odcid, 0xcc));
+    c.handle_datagram(
+        now,
+        server,
+        quiclab_proto::Ecn::NotEct,
+        &mut forged_retry(&me, &odcid, 0xcc),
+    );
     let mut out = Vec::new();
     let later = c.poll_timeout().unwrap();
     c.handle_timeout(later);
@@ -265,15 +295,23 @@ fn client_checks_retry_source_connection_id() {
     let (me, odcid) = (c.local_cid(), c.original_dcid());
     let _ = first;
     let now = Instant::ZERO;
-    c.handle_datagram(now, server_addr, &mut forged_retry(&me, &odcid, 0xbb));
+    c.handle_datagram(
+        now,
+        server_addr,
+        quiclab_proto::Ecn::NotEct,
+        &mut forged_retry(&me, &odcid, 0xbb),
+    );
     let mut second = Vec::new();
     c.poll_transmit(now, &mut second).unwrap();
     let from: SocketAddr = "10.0.0.1:4000".parse().unwrap();
     // The server does not know the token (another key): it treats it as absent.
-    assert!(m.server.handle_datagram(now, from, &mut second).is_ok());
+    assert!(m
+        .server
+        .handle_datagram(now, from, quiclab_proto::Ecn::NotEct, &mut second)
+        .is_ok());
     for _ in 0..4 {
         while let Some(mut d) = next(&mut m.server, now) {
-            c.handle_datagram(now, server_addr, &mut d);
+            c.handle_datagram(now, server_addr, quiclab_proto::Ecn::NotEct, &mut d);
         }
     }
     let Some(CloseReason::Transport { error, .. }) = c.close_reason() else {
@@ -296,14 +334,18 @@ fn auto_retry_only_above_the_threshold() {
     let now = pair.now;
     // A second one arrives while the first handshake runs: Retry.
     assert_eq!(
-        pair.server.handle_datagram(now, from, &mut first.clone()),
+        pair.server
+            .handle_datagram(now, from, quiclab_proto::Ecn::NotEct, &mut first.clone()),
         Err(Unrouted::Retry)
     );
     connect_and_fetch(&mut pair);
     assert!(!pair.client_conn().retry_received());
     // Load gone: admitted directly.
     let now = pair.now;
-    assert!(pair.server.handle_datagram(now, from, &mut first).is_ok());
+    assert!(pair
+        .server
+        .handle_datagram(now, from, quiclab_proto::Ecn::NotEct, &mut first)
+        .is_ok());
 }
 
 #[test]
@@ -325,12 +367,17 @@ fn version_negotiation_after_a_retry_is_ignored() {
     let server: SocketAddr = "10.0.0.2:443".parse().unwrap();
     let (me, odcid) = (c.local_cid(), c.original_dcid());
     let now = Instant::from_millis(1);
-    c.handle_datagram(now, server, &mut forged_retry(&me, &odcid, 0xbb));
+    c.handle_datagram(
+        now,
+        server,
+        quiclab_proto::Ecn::NotEct,
+        &mut forged_retry(&me, &odcid, 0xbb),
+    );
     assert!(c.retry_received());
     // RFC 9000 §6.2: a VN after any other packet was processed is discarded.
     let mut vn = Vec::new();
     write_version_negotiation(&mut vn, me.as_bytes(), odcid.as_bytes(), &[VERSION_2], 0);
-    c.handle_datagram(now, server, &mut vn);
+    c.handle_datagram(now, server, quiclab_proto::Ecn::NotEct, &mut vn);
     assert!(!c.is_closed());
     assert_eq!(c.version(), VERSION_1);
 }
@@ -450,7 +497,9 @@ fn retry_token_from_another_version_gets_invalid_token() {
     let mut initial = next(&mut m.client, now).unwrap();
     let h = parse_header(&initial, 8).unwrap();
     assert_eq!((h.version, h.token), (VERSION_2, &token[..]));
-    let r = m.server.handle_datagram(now, from, &mut initial);
+    let r = m
+        .server
+        .handle_datagram(now, from, quiclab_proto::Ecn::NotEct, &mut initial);
     assert_eq!(r, Err(Unrouted::Retry));
     assert_eq!(m.server.handles().count(), 0, "no state");
     // RFC 9369 §5 with RFC 9000 §8.1.2: as invalid as an expired Retry token.

@@ -163,16 +163,31 @@ fn server_accepts_only_full_size_initials_with_long_enough_cids() {
     let mut ep = server_endpoint();
     let now = Instant::ZERO;
     assert_eq!(
-        ep.handle_datagram(now, addr, &mut initial_datagram(VERSION_1, &[1; 8], 1100)),
+        ep.handle_datagram(
+            now,
+            addr,
+            quiclab_proto::Ecn::NotEct,
+            &mut initial_datagram(VERSION_1, &[1; 8], 1100)
+        ),
         Err(Unrouted::Dropped)
     );
     assert_eq!(
-        ep.handle_datagram(now, addr, &mut initial_datagram(VERSION_1, &[1; 7], 1200)),
+        ep.handle_datagram(
+            now,
+            addr,
+            quiclab_proto::Ecn::NotEct,
+            &mut initial_datagram(VERSION_1, &[1; 7], 1200)
+        ),
         Err(Unrouted::Dropped)
     );
     // RFC 9001 §5.2: a full-size Initial that does not decrypt creates no state.
     assert_eq!(
-        ep.handle_datagram(now, addr, &mut initial_datagram(VERSION_1, &[1; 8], 1200)),
+        ep.handle_datagram(
+            now,
+            addr,
+            quiclab_proto::Ecn::NotEct,
+            &mut initial_datagram(VERSION_1, &[1; 8], 1200)
+        ),
         Err(Unrouted::Dropped)
     );
     assert!(ep.accept().is_none());
@@ -187,7 +202,9 @@ fn server_accepts_only_full_size_initials_with_long_enough_cids() {
     let mut first = Vec::new();
     let t = client.poll_transmit(now, &mut first).unwrap();
     assert_eq!(t.size, 1200);
-    assert!(ep.handle_datagram(now, addr, &mut first).is_ok());
+    assert!(ep
+        .handle_datagram(now, addr, quiclab_proto::Ecn::NotEct, &mut first)
+        .is_ok());
     assert!(
         ep.accept().is_some(),
         "a decryptable 1200-byte Initial with an 8-byte DCID creates a connection"
@@ -201,7 +218,7 @@ fn unknown_version_gets_version_negotiation() {
     let now = Instant::ZERO;
     let mut dgram = initial_datagram(0x1a2a_3a4a, &[3; 8], 1200);
     assert_eq!(
-        ep.handle_datagram(now, addr, &mut dgram),
+        ep.handle_datagram(now, addr, quiclab_proto::Ecn::NotEct, &mut dgram),
         Err(Unrouted::VersionNegotiation)
     );
     let mut out = Vec::new();
@@ -218,7 +235,7 @@ fn unknown_version_gets_version_negotiation() {
     // Too small to answer (RFC 9000 §14.1): dropped silently.
     let mut small = initial_datagram(0x1a2a_3a4a, &[3; 8], 600);
     assert_eq!(
-        ep.handle_datagram(now, addr, &mut small),
+        ep.handle_datagram(now, addr, quiclab_proto::Ecn::NotEct, &mut small),
         Err(Unrouted::Dropped)
     );
 }

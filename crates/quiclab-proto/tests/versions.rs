@@ -95,7 +95,9 @@ fn version_negotiation_listing_our_version_is_ignored() {
     );
     let now = pair.now;
     let server = pair.server_addr;
-    let _ = pair.client.handle_datagram(now, server, &mut vn);
+    let _ = pair
+        .client
+        .handle_datagram(now, server, quiclab_proto::Ecn::NotEct, &mut vn);
     fetch(&mut pair, 10_000).unwrap();
     assert_eq!(pair.client_conn().version(), VERSION_2);
 }
@@ -118,7 +120,9 @@ fn forged_version_negotiation_is_a_detected_downgrade() {
     write_version_negotiation(&mut vn, local.as_bytes(), orig.as_bytes(), &[VERSION_1], 0);
     let now = pair.now;
     let server = pair.server_addr;
-    let _ = pair.client.handle_datagram(now, server, &mut vn);
+    let _ = pair
+        .client
+        .handle_datagram(now, server, quiclab_proto::Ecn::NotEct, &mut vn);
     assert_eq!(pair.client_conn().version(), VERSION_1);
     let err = fetch(&mut pair, 1_000).unwrap_err();
     assert!(
@@ -142,10 +146,14 @@ fn unsupported_version_never_creates_state() {
         d[14] = 0;
         let now = pair.now;
         let client = pair.client_addr;
-        let r = pair.server.handle_datagram(now, client, &mut d);
+        let r = pair
+            .server
+            .handle_datagram(now, client, quiclab_proto::Ecn::NotEct, &mut d);
         assert_eq!(r, Err(Unrouted::VersionNegotiation), "{version:#x}");
         // A small datagram gets nothing (RFC 9000 §14.1: no amplification).
-        let r = pair.server.handle_datagram(now, client, &mut d[..100]);
+        let r = pair
+            .server
+            .handle_datagram(now, client, quiclab_proto::Ecn::NotEct, &mut d[..100]);
         assert_eq!(r, Err(Unrouted::Dropped), "{version:#x}");
     }
     assert_eq!(pair.server.handles().count(), 0);

@@ -298,7 +298,9 @@ fn zero_rtt_after_the_upgrade_stays_in_the_original_version() {
     assert_eq!(h.version, VERSION_2);
     let mut initial = datagram[..h.packet_len].to_vec();
     let (now, from) = (p.now, p.server_addr);
-    p.client.handle_datagram(now, from, &mut initial).unwrap();
+    p.client
+        .handle_datagram(now, from, quiclab_proto::Ecn::NotEct, &mut initial)
+        .unwrap();
     assert_eq!(p.client_conn().version(), VERSION_2);
     assert!(!p.client_conn().is_handshake_complete());
     // RFC 9369 §4.1: 0-RTT packets never use the negotiated version.

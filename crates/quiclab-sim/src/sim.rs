@@ -20,7 +20,7 @@ use quiclab_link::pcap::PcapWriter;
 use quiclab_proto::events::EventSink;
 use quiclab_proto::tls::MemoryKeyLog;
 use quiclab_proto::{
-    ConnectionHandle, DetRng, Endpoint, Instant, QlogWriter, Side, TransportConfig,
+    ConnectionHandle, DetRng, Ecn, Endpoint, Instant, QlogWriter, Side, TransportConfig,
 };
 use std::collections::HashMap;
 use std::io::BufWriter;
@@ -763,9 +763,12 @@ impl Simulation {
         };
         match &mut self.nodes[node].stack {
             Stack::Quic { endpoint, conn, .. } if !pkt.tcp => {
-                if let Ok(h) =
-                    endpoint.handle_datagram(self.now, SocketAddr::V4(pkt.src), &mut pkt.payload)
-                {
+                if let Ok(h) = endpoint.handle_datagram(
+                    self.now,
+                    SocketAddr::V4(pkt.src),
+                    pkt.ecn,
+                    &mut pkt.payload,
+                ) {
                     conn.get_or_insert(h);
                 }
             }
@@ -856,19 +859,19 @@ impl Simulation {
                 Stack::Quic { endpoint, .. } => {
                     endpoint.poll_transmit(now, &mut payload).map(|t| {
                         payload.truncate(t.size);
-                        (src, t.destination, false)
+                        (src, t.destination, false, t.ecn)
                     })
                 }
                 // A TCP end with several connections sends from each one's own port.
                 Stack::Tcp(t) => t
                     .poll_transmit(now, &mut payload)
-                    .map(|(d, local)| (local.unwrap_or(src), SocketAddr::V4(d), true)),
+                    .map(|(d, local)| (local.unwrap_or(src), SocketAddr::V4(d), true, Ecn::NotEct)),
                 // The PEP sends as the server toward the client and the reverse.
                 Stack::Pep(p) => p
                     .poll_transmit(now, &mut payload)
-                    .map(|(s, d)| (s, SocketAddr::V4(d), true)),
+                    .map(|(s, d)| (s, SocketAddr::V4(d), true, Ecn::NotEct)),
             };
-            let Some((src, destination, tcp)) = sent else {
+            let Some((src, destination, tcp, ecn)) = sent else {
                 self.spare.push(payload);
                 break;
             };
@@ -896,6 +899,7 @@ impl Simulation {
                 extra_delay: Duration::ZERO,
                 reorder: false,
                 tcp,
+                ecn,
             };
             self.capture(&pkt);
             let l = self.net.routes[route][0];
@@ -936,6 +940,7 @@ impl Simulation {
             extra_delay: Duration::ZERO,
             reorder: false,
             tcp: false,
+            ecn: Ecn::NotEct,
         };
         self.capture(&pkt);
         let l = self.net.routes[pkt.route][0];

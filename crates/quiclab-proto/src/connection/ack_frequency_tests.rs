@@ -390,13 +390,15 @@ fn immediate_ack_goes_in_the_packet_that_fills_the_window_only() {
     // The receiver (threshold 100) delays its ACK until the IMMEDIATE_ACK arrives.
     let (last_dg, rest) = datagrams.split_last_mut().unwrap();
     for d in rest {
-        p.server.handle_datagram(now, p.client_addr, d).unwrap();
+        p.server
+            .handle_datagram(now, p.client_addr, crate::Ecn::NotEct, d)
+            .unwrap();
     }
     let s = p.server_conn().unwrap();
     let deadline = s.spaces[SpaceId::Data as usize].acks.ack_deadline();
     assert_eq!(deadline, Some(now + MS(25)));
     p.server
-        .handle_datagram(now, p.client_addr, last_dg)
+        .handle_datagram(now, p.client_addr, crate::Ecn::NotEct, last_dg)
         .unwrap();
     let s = p.server_conn().unwrap();
     let deadline = s.spaces[SpaceId::Data as usize].acks.ack_deadline();

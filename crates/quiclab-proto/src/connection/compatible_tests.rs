@@ -76,7 +76,12 @@ fn server_initial(c: &Connection, version: u32, frames: &[Frame<'_>], corrupt: b
 /// Hands `c` the datagram [`server_initial`] builds.
 fn deliver(c: &mut Connection, version: u32, frames: &[Frame<'_>], corrupt: bool) {
     let mut datagram = server_initial(c, version, frames, corrupt);
-    c.handle_datagram(Instant::from_millis(10), server_addr(), &mut datagram);
+    c.handle_datagram(
+        Instant::from_millis(10),
+        server_addr(),
+        crate::Ecn::NotEct,
+        &mut datagram,
+    );
 }
 
 #[test]

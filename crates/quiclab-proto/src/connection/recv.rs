@@ -11,6 +11,7 @@ use super::spaces::SpaceId;
 use super::stats::tally;
 use super::Connection;
 use crate::crypto::protect::{decrypt_payload, unprotect_header};
+use crate::ecn::Ecn;
 use crate::error::{TransportError, TransportErrorCode};
 use crate::events::{
     frame_type_name, DropReason, Event, FrameDetail, FrameSummary, Owner, PacketHeaderInfo,
@@ -21,9 +22,10 @@ use crate::wire::{decode_frames, ConnectionId, Frame, PacketType, Side};
 use std::net::SocketAddr;
 
 impl Connection {
-    /// Processes one UDP datagram from `remote`; decrypts in place, so `data` is clobbered.
-    pub fn handle_datagram(&mut self, now: Instant, remote: SocketAddr, data: &mut [u8]) {
-        self.handle_routed_datagram(now, remote, data, None);
+    /// Processes one UDP datagram from `remote` that arrived with the ECN codepoint
+    /// `ecn`; decrypts in place, so `data` is clobbered.
+    pub fn handle_datagram(&mut self, now: Instant, remote: SocketAddr, ecn: Ecn, data: &mut [u8]) {
+        self.handle_routed_datagram(now, remote, ecn, data, None);
     }
 
     /// [`Connection::handle_datagram`] with the header of the datagram's first packet
@@ -33,10 +35,11 @@ impl Connection {
         &mut self,
         now: Instant,
         remote: SocketAddr,
+        ecn: Ecn,
         data: &mut [u8],
         first: Option<Parsed>,
     ) {
-        self.receive_datagram(now, remote, data, first);
+        self.receive_datagram(now, remote, ecn, data, first);
         self.arm_ack_timers();
     }
 
@@ -44,6 +47,7 @@ impl Connection {
         &mut self,
         now: Instant,
         remote: SocketAddr,
+        ecn: Ecn,
         data: &mut [u8],
         first: Option<Parsed>,
     ) {
@@ -52,6 +56,7 @@ impl Connection {
             return;
         }
         let _ = remote; // No migration yet: packets are accepted from any address.
+        let _ = ecn; // Not counted yet (RFC 9000 §13.4.1 is the ECN issue's next step).
         self.stats.datagrams_received.add(data.len());
         self.path.on_datagram_received(data.len());
         let total = data.len();

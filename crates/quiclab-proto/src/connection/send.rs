@@ -9,6 +9,7 @@ use super::transmit::{Transmit, MIN_INITIAL_DATAGRAM};
 use super::Connection;
 use crate::crypto::protect::seal;
 use crate::crypto::TAG_LEN;
+use crate::ecn::Ecn;
 use crate::events::{Event, FrameSummary, PacketHeaderInfo};
 use crate::path_recovery::Outgoing;
 use crate::time::Instant;
@@ -165,6 +166,7 @@ impl Connection {
         Transmit {
             destination: self.path.remote,
             size,
+            ecn: Ecn::NotEct,
         }
     }
 

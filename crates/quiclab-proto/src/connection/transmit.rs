@@ -1,6 +1,7 @@
 //! A datagram the connection asks its driver to send, and the smallest size of a
 //! datagram carrying an Initial.
 
+use crate::ecn::Ecn;
 use std::net::SocketAddr;
 
 /// A datagram to send.
@@ -9,6 +10,8 @@ pub struct Transmit {
     pub destination: SocketAddr,
     /// Bytes appended to the caller's buffer.
     pub size: usize,
+    /// The ECN codepoint to set in the datagram's IP header.
+    pub ecn: Ecn,
 }
 
 /// RFC 9000 §14.1: a client expands datagrams carrying Initial packets to at least this

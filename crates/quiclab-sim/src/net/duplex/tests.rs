@@ -24,6 +24,7 @@ fn packet(len: usize, tag: u8) -> Packet {
         extra_delay: std::time::Duration::ZERO,
         reorder: false,
         tcp: false,
+        ecn: quiclab_proto::Ecn::NotEct,
     }
 }
 
