@@ -789,6 +789,43 @@ mod tests {
     }
 
     #[test]
+    fn hystart_is_a_switch_or_a_table() {
+        let hystart = |text: &str| -> Result<HystartConfig, toml::de::Error> {
+            let c: TransportConfig = toml::from_str(text)?;
+            match c.congestion_control {
+                CongestionControl::Cubic(c) => Ok(c.hystart),
+                CongestionControl::NewReno(c) => Ok(c.hystart),
+                other => panic!("{other:?}"),
+            }
+        };
+        let cc = |algorithm: &str, hystart: &str| {
+            format!("[congestion_control]\nalgorithm = \"{algorithm}\"\nhystart = {hystart}")
+        };
+        // `true`: RFC 9406's defaults, switched on; `false`: off.
+        assert_eq!(
+            hystart(&cc("new_reno", "true")).unwrap(),
+            HystartConfig::enabled()
+        );
+        assert_eq!(
+            hystart(&cc("cubic", "false")).unwrap(),
+            HystartConfig::default()
+        );
+        let table = hystart(&cc("cubic", "{ enabled = true, css_rounds = 3 }")).unwrap();
+        assert_eq!((table.enabled, table.css_rounds), (true, 3));
+        // The table keeps its checks; other values name what is expected.
+        let typo = hystart(&cc("cubic", "{ css_round = 3 }")).unwrap_err();
+        assert!(
+            typo.to_string().contains("unknown field `css_round`"),
+            "{typo}"
+        );
+        let number = hystart(&cc("cubic", "1")).unwrap_err();
+        assert!(
+            number.to_string().contains("true, false or a table"),
+            "{number}"
+        );
+    }
+
+    #[test]
     fn pacing_burst_parses_validates_and_stays_out_of_default_output() {
         let c: TransportConfig = toml::from_str("pacing_burst_us = 1000").unwrap();
         c.validate().unwrap();

@@ -34,7 +34,8 @@ pub struct CubicConfig {
     /// Fast convergence (RFC 9438 §4.7: SHOULD be implemented; on by default, though the
     /// RFC says to disable it for a lone flow).
     pub fast_convergence: bool,
-    /// HyStart++ in the initial slow start (RFC 9438 §4.10: SHOULD); on by default.
+    /// HyStart++ in the initial slow start (RFC 9438 §4.10: SHOULD); on by default
+    /// (`hystart = false` turns it off; a table sets its knobs).
     pub hystart: HystartConfig,
     /// Undo a reduction caused by a spurious loss (RFC 9438 §4.9.2: MAY); off by
     /// default, since the RFC warns about paths whose capacity changes suddenly.

@@ -21,9 +21,12 @@ use crate::recovery::RttEstimator;
 use crate::time::Instant;
 use std::time::Duration;
 
-/// HyStart++'s knobs; defaults are RFC 9406 §4.3's.
+/// HyStart++'s knobs; defaults are RFC 9406 §4.3's. In a config, `hystart = true`
+/// (the defaults, switched on), `hystart = false` (off) or a table of these keys.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(default, deny_unknown_fields)]
+// `remote = "Self"`: the derives become inherent functions, which the trait impls below
+// call, so the table keeps serde's own checks (unknown keys, types) beside the switch.
+#[serde(remote = "Self", default, deny_unknown_fields)]
 pub struct HystartConfig {
     /// Whether slow start uses HyStart++ at all (off: RFC 9002 §7.3.1 slow start).
     pub enabled: bool,
@@ -68,6 +71,41 @@ impl Default for HystartConfig {
             css_rounds: 5,
             ack_growth_limit_segments: None,
         }
+    }
+}
+
+impl serde::Serialize for HystartConfig {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        HystartConfig::serialize(self, serializer)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for HystartConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(SwitchOrTable)
+    }
+}
+
+/// Reads `true`, `false` or a table of [`HystartConfig`] keys.
+struct SwitchOrTable;
+
+impl<'de> serde::de::Visitor<'de> for SwitchOrTable {
+    type Value = HystartConfig;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("true, false or a table of HyStart++ keys")
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, on: bool) -> Result<HystartConfig, E> {
+        Ok(if on {
+            HystartConfig::enabled()
+        } else {
+            HystartConfig::default()
+        })
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<HystartConfig, A::Error> {
+        HystartConfig::deserialize(serde::de::value::MapAccessDeserializer::new(map))
     }
 }
 

@@ -29,7 +29,7 @@ pub struct NewRenoConfig {
     pub loss_reduction_factor: f64,
     pub growth: WindowGrowth,
     /// HyStart++ in the initial slow start (RFC 9406); off by default, so that NewReno
-    /// stays RFC 9002's.
+    /// stays RFC 9002's (`hystart = true` turns it on; a table sets its knobs).
     pub hystart: HystartConfig,
 }
 
