@@ -1,18 +1,19 @@
 #!/usr/bin/env python3
-"""Regenerates the figures that README.md and docs/PERFORMANCE.md quote, from runs, so
+"""Regenerates the figures that the user guide (docs/book/) and docs/PERFORMANCE.md quote, from runs, so
 the documents cannot drift from the code (Python 3 stdlib only).
 
 - validation: runs the INET validation tests (`cargo test --release -p quiclab-sim --test
   validation` and `--test validation_tcp`, `-- --nocapture`), reads their `FIGURE case key value` lines and rewrites the
-  README's validation table (between `<!-- doc_figures:validation -->` markers). The
+  guide's validation table (docs/book/src/guide/validation.md) (between `<!-- doc_figures:validation -->` markers). The
   figures are deterministic, so `--check` compares instead of writing and fails when the
-  README is stale (scripts/test.sh runs that).
+  page is stale (scripts/test.sh runs that).
 - timing: times reproductions from an empty output directory with the release binary and
   rewrites the wall-time table of docs/PERFORMANCE.md (between
   `<!-- doc_figures:timing -->` markers), with the machine's core count. Wall times vary:
   this part only writes. `--with-ack-ratio` adds the full ack-ratio sweeps (~80 min).
 - reproduction: reads `experiments/last-full-run.csv` (written by `quiclab reproduce all
-  --record`, a full run) and rewrites the README's per-seed table of claims by status,
+  --record`, a full run) and rewrites the guide's per-seed table
+  (docs/book/src/guide/reproductions.md) of claims by status,
   with the checks' counts and the run's date and revision (between
   `<!-- doc_figures:reproduction -->` markers). It only reads a file, so `--check`
   (scripts/test.sh) is cheap.
@@ -34,7 +35,8 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-README = ROOT / "README.md"
+VALIDATION_PAGE = ROOT / "docs" / "book" / "src" / "guide" / "validation.md"
+REPRODUCTION_PAGE = ROOT / "docs" / "book" / "src" / "guide" / "reproductions.md"
 PERFORMANCE = ROOT / "docs" / "PERFORMANCE.md"
 LAST_FULL_RUN = ROOT / "experiments" / "last-full-run.csv"
 
@@ -136,7 +138,7 @@ def validation_table(f):
 
 
 def reproduction_table():
-    """The README's per-seed counts of claims by status in the last full run."""
+    """The guide's per-seed counts of claims by status in the last full run."""
     if not LAST_FULL_RUN.exists():
         return ("No full run is recorded yet: `quiclab reproduce all --record` (without "
                 "`--quick`) writes `experiments/last-full-run.csv`, and "
@@ -216,14 +218,14 @@ def timing_table(with_ack_ratio):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true",
-                    help="compare the README's tables instead of writing them")
+                    help="compare the guide's tables instead of writing them")
     ap.add_argument("--only", choices=["validation", "timing", "reproduction"])
     ap.add_argument("--with-ack-ratio", action="store_true")
     a = ap.parse_args()
     if a.only in (None, "validation"):
-        update_block(README, "validation", validation_table(validation_figures()), a.check)
+        update_block(VALIDATION_PAGE, "validation", validation_table(validation_figures()), a.check)
     if a.only in (None, "reproduction"):
-        update_block(README, "reproduction", reproduction_table(), a.check)
+        update_block(REPRODUCTION_PAGE, "reproduction", reproduction_table(), a.check)
     if a.only in (None, "timing") and not a.check:
         text = PERFORMANCE.read_text()
         PERFORMANCE.write_text(replace_block(text, "timing", timing_table(a.with_ack_ratio)))

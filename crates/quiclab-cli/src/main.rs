@@ -3,6 +3,7 @@
 //! are the `quiclab-net` library ([`quiclab_net::app`]).
 
 mod emulate;
+mod help_markdown;
 mod inputs;
 mod lab;
 mod query;
@@ -10,7 +11,7 @@ mod sim;
 mod tokens;
 
 use anyhow::{bail, Context, Result};
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use quiclab_net::app::hq::client::{Fetch, Output};
 use quiclab_net::app::setup::{self, detach_qlog, QlogDir, ALPN_HQ};
 use quiclab_net::app::url::Url;
@@ -59,6 +60,9 @@ enum Command {
     /// SQL over the results store (every results/*.parquet under --dir), with DuckDB
     /// from the project's Python venv.
     Query(query::QueryArgs),
+    /// Every command's help as Markdown (the user guide's CLI reference).
+    #[command(hide = true)]
+    HelpMarkdown,
 }
 
 #[derive(Subcommand)]
@@ -261,6 +265,10 @@ fn main() {
         Command::Reproduce(a) => lab::reproduce(a),
         Command::Emulate(a) => emulate::run(a),
         Command::Query(a) => query::run(a),
+        Command::HelpMarkdown => {
+            print!("{}", help_markdown::page(Cli::command()));
+            Ok(())
+        }
     };
     if let Err(e) = result {
         // Messages can quote input (a TOML parser quotes the offending line and value,

@@ -1,26 +1,40 @@
-//! docs/schema/ holds the current JSON Schemas of scenario and plan files: this fails
-//! when a serde type changed and the committed schema did not; run it with
+//! docs/schema/ holds the current JSON Schemas of scenario and plan files, and the user
+//! guide's key references (docs/book/src/reference/) are written from them: this fails
+//! when a serde type changed and a committed file did not; run it with
 //! `QUICLAB_UPDATE_SCHEMA=1` to rewrite them.
+
+#[path = "schema_markdown/mod.rs"]
+mod schema_markdown;
 
 use quiclab_lab::plan::schema::schema_files;
 use std::path::Path;
 
 #[test]
-fn committed_schemas_are_current() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/schema");
+fn committed_schemas_and_key_references_are_current() {
+    let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs");
     let update = std::env::var_os("QUICLAB_UPDATE_SCHEMA").is_some();
     let mut stale = Vec::new();
-    for (name, text) in schema_files() {
-        let path = dir.join(name);
+    let mut check = |path: String, text: &str| {
+        let file = docs.join(&path);
         if update {
-            std::fs::write(&path, &text).unwrap();
-        } else if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
-            stale.push(name);
+            std::fs::write(&file, text).unwrap();
+        } else if std::fs::read_to_string(&file).ok().as_deref() != Some(text) {
+            stale.push(format!("docs/{path}"));
         }
+    };
+    for (name, text) in schema_files() {
+        check(format!("schema/{name}"), &text);
+        let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let (page, title) = match name {
+            "scenario.schema.json" => ("scenario-keys.md", "Scenario keys"),
+            _ => ("plan-keys.md", "Plan keys"),
+        };
+        let markdown = schema_markdown::page(&schema, title, name);
+        check(format!("book/src/reference/{page}"), &markdown);
     }
     assert!(
         stale.is_empty(),
-        "docs/schema/{stale:?} differ from the serde types: run \
+        "{stale:?} differ from the serde types: run \
          QUICLAB_UPDATE_SCHEMA=1 cargo test --release -p quiclab-lab --test schema"
     );
 }

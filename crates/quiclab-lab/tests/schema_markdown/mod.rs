@@ -1,0 +1,144 @@
+//! The user guide's key references (docs/book/src/reference/{scenario,plan}-keys.md),
+//! written from the JSON Schemas so they cannot drift from the serde types: one section
+//! per type (the file's top level, then every `$defs` entry), one table row per key.
+
+use serde_json::{Map, Value};
+use std::fmt::Write;
+
+/// The reference page for one schema; `title` heads it, `source` names the schema file.
+pub fn page(schema: &Value, title: &str, source: &str) -> String {
+    let mut out = format!(
+        "# {title}\n\n<!-- Generated from docs/schema/{source} by `QUICLAB_UPDATE_SCHEMA=1 \
+         cargo test --release -p quiclab-lab --test schema`; do not edit. -->\n\n\
+         Every key the file accepts, by table. Unknown keys are errors. A type in a link is \
+         described in its own section below. Generated from \
+         [`docs/schema/{source}`](../../../schema/{source}).\n"
+    );
+    section(&mut out, "Top level", schema);
+    if let Some(defs) = schema.get("$defs").and_then(Value::as_object) {
+        for (name, def) in defs {
+            section(&mut out, name, def);
+        }
+    }
+    out
+}
+
+fn section(out: &mut String, name: &str, def: &Value) {
+    let _ = write!(out, "\n## {name}\n\n");
+    if let Some(d) = text(def, "description") {
+        let _ = write!(out, "{d}\n\n");
+    }
+    if let Some(props) = def.get("properties").and_then(Value::as_object) {
+        table(out, props);
+        return;
+    }
+    if let Some(variants) = def.get("oneOf").and_then(Value::as_array) {
+        out.push_str("One of:\n\n");
+        for variant in variants {
+            let _ = write!(out, "- {}", variant_name(variant));
+            if let Some(d) = text(variant, "description") {
+                let _ = write!(out, ": {d}");
+            }
+            out.push('\n');
+        }
+        for variant in variants {
+            if let Some(props) = variant.get("properties").and_then(Value::as_object) {
+                let _ = write!(out, "\n### {}\n\n", variant_name(variant));
+                table(out, props);
+            }
+        }
+        return;
+    }
+    let _ = writeln!(out, "A value of type {}.", type_of(def));
+}
+
+/// A variant of a tagged enum by its tag (`kind = "bulk"`), or a plain value.
+fn variant_name(variant: &Value) -> String {
+    if let Some(props) = variant.get("properties").and_then(Value::as_object) {
+        for (key, p) in props {
+            if let Some(c) = p.get("const") {
+                return format!("`{key} = {c}`");
+            }
+        }
+        return "a table".into();
+    }
+    if let Some(c) = variant.get("const") {
+        return format!("`{c}`");
+    }
+    if let Some(e) = variant.get("enum").and_then(Value::as_array) {
+        let names: Vec<String> = e.iter().map(|v| format!("`{v}`")).collect();
+        return names.join(", ");
+    }
+    type_of(variant)
+}
+
+fn table(out: &mut String, props: &Map<String, Value>) {
+    out.push_str("| key | type | default | meaning |\n|---|---|---|---|\n");
+    for (key, p) in props {
+        let default = p.get("default").map(short_json).unwrap_or_default();
+        let meaning = text(p, "description").unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "| `{key}` | {} | {} | {} |",
+            cell(&type_of(p)),
+            cell(&default),
+            cell(&meaning)
+        );
+    }
+}
+
+/// A type in words: a `$ref` becomes a link to its section.
+fn type_of(v: &Value) -> String {
+    if let Some(r) = v.get("$ref").and_then(Value::as_str) {
+        let name = r.rsplit('/').next().unwrap_or(r);
+        return format!("[{name}](#{})", name.to_lowercase());
+    }
+    if let Some(c) = v.get("const") {
+        return format!("`{c}`");
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(alts) = v.get(key).and_then(Value::as_array) {
+            let words: Vec<String> = alts.iter().map(type_of).collect();
+            return words.join(" or ");
+        }
+    }
+    if let Some(e) = v.get("enum").and_then(Value::as_array) {
+        let names: Vec<String> = e.iter().map(|x| format!("`{x}`")).collect();
+        return names.join(" or ");
+    }
+    let kind = match v.get("type") {
+        Some(Value::String(t)) => t.clone(),
+        Some(Value::Array(ts)) => {
+            let ts: Vec<&str> = ts.iter().filter_map(Value::as_str).collect();
+            ts.join(" or ")
+        }
+        _ => "any".into(),
+    };
+    if let Some(items) = v.get("items") {
+        return kind.replace("array", &format!("array of {}", type_of(items)));
+    }
+    if let Some(extra) = v.get("additionalProperties").filter(|x| x.is_object()) {
+        return kind.replace("object", &format!("table of {}", type_of(extra)));
+    }
+    kind
+}
+
+fn text(v: &Value, key: &str) -> Option<String> {
+    let t = v.get(key)?.as_str()?;
+    Some(t.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+/// A default as compact JSON; a long one (a whole table) is left to the schema.
+fn short_json(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 60 {
+        "(a table: see the schema)".into()
+    } else {
+        format!("`{s}`")
+    }
+}
+
+/// Text for one table cell: pipes escaped (also inside code spans), one line.
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|")
+}
