@@ -6,6 +6,7 @@
 #   maturin, pytest, pandas, dask for the Python package) and the package itself (python/);
 # - tshark (the pcap decryption test) and gdb (scripts/ack_trace.py), through apt-get
 #   when running as root; otherwise it stops and names the command to run;
+# - mdbook (the user guide, docs/book/), with cargo install, once;
 # - quic-go-hq (tests/interop/quic-go/build.sh) with Go >= 1.26, which it does not
 #   install (Debian's golang-go is older): without Go it stops and says so.
 # Prints the venv's python on its last line (scripts/test.sh reads it).
@@ -117,6 +118,16 @@ if ! tests/interop/quic-go/build.sh >/dev/null; then
     exit 1
 fi
 # --- end quic-go ---
+
+# --- mdBook (the user guide, docs/book/), from the registry into ~/.cargo/bin, once:
+# the first install compiles it (11 min at nice 10 on the shared 2-core machine), later
+# runs find it. The version is pinned so the rendered book does not change under us ---
+mdbook_version=0.5.4
+if [[ "$(mdbook --version 2>/dev/null)" != "mdbook v$mdbook_version" ]]; then
+    say "installing mdbook $mdbook_version (the user guide; once, several minutes)"
+    cargo install mdbook --version "$mdbook_version" --locked >&2
+fi
+# --- end mdBook ---
 
 # --- HTTP/3 interop: ngtcp2's example h3 client and server (tests/interop/h3.sh) and
 # Chromium (tests/interop/browser.sh), through apt-get as root like tshark ---

@@ -35,6 +35,10 @@ step python3 scripts/ack_trace.py --max-recovery-calls 2
 step python3 scripts/doc_figures.py --check --only validation
 step python3 scripts/doc_figures.py --check --only reproduction
 step cargo test --workspace --release --no-fail-fast
+# The user guide (docs/book/): rendered into target/book/, its links and the README's
+# checked and its `sh,run` examples run against the release binary (scripts/doc_examples.py).
+step mdbook build docs/book
+step python3 scripts/doc_examples.py
 # Coverage-guided fuzzing (fuzz/): each target briefly, from its seeds and past findings;
 # skipped with a message when the nightly toolchain is absent.
 step scripts/fuzz.sh 10

@@ -29,7 +29,7 @@ fn section(out: &mut String, name: &str, def: &Value) {
         let _ = write!(out, "{d}\n\n");
     }
     if let Some(props) = def.get("properties").and_then(Value::as_object) {
-        table(out, props);
+        table(out, props, def);
         return;
     }
     if let Some(variants) = def.get("oneOf").and_then(Value::as_array) {
@@ -44,7 +44,7 @@ fn section(out: &mut String, name: &str, def: &Value) {
         for variant in variants {
             if let Some(props) = variant.get("properties").and_then(Value::as_object) {
                 let _ = write!(out, "\n### {}\n\n", variant_name(variant));
-                table(out, props);
+                table(out, props, variant);
             }
         }
         return;
@@ -72,14 +72,25 @@ fn variant_name(variant: &Value) -> String {
     type_of(variant)
 }
 
-fn table(out: &mut String, props: &Map<String, Value>) {
+/// One row per key of `props`; `owner` (the object schema) says which are required.
+fn table(out: &mut String, props: &Map<String, Value>, owner: &Value) {
+    let required: Vec<&str> = owner
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
     out.push_str("| key | type | default | meaning |\n|---|---|---|---|\n");
     for (key, p) in props {
+        let key = if required.contains(&key.as_str()) {
+            format!("`{key}` (required)")
+        } else {
+            format!("`{key}`")
+        };
         let default = p.get("default").map(short_json).unwrap_or_default();
         let meaning = text(p, "description").unwrap_or_default();
         let _ = writeln!(
             out,
-            "| `{key}` | {} | {} | {} |",
+            "| {key} | {} | {} | {} |",
             cell(&type_of(p)),
             cell(&default),
             cell(&meaning)
