@@ -35,7 +35,7 @@ step python3 scripts/ack_trace.py --max-recovery-calls 2
 step python3 scripts/doc_figures.py --check --only validation
 step python3 scripts/doc_figures.py --check --only reproduction
 step cargo test --workspace --release --no-fail-fast
-# The user guide (docs/book/): rendered into target/book/, its links and the README's
+# The user guide (docs/book/): rendered into docs/book/book/, its links and the README's
 # checked and its `sh,run` examples run against the release binary (scripts/doc_examples.py).
 step mdbook build docs/book
 step python3 scripts/doc_examples.py

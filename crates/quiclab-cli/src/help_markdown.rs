@@ -25,7 +25,9 @@ fn command(out: &mut String, cmd: &Command, path: &str) {
         out.push('\n');
     }
     out.push_str("```\n");
-    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+    // clap's generated `help` subcommand repeats what each page already shows.
+    let shown = |s: &&Command| !s.is_hide_set() && s.get_name() != "help";
+    for sub in cmd.get_subcommands().filter(shown) {
         command(out, sub, &format!("{path} {}", sub.get_name()));
     }
 }
