@@ -11,11 +11,14 @@ fn committed_cli_reference_is_current() {
         .arg("help-markdown")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let page = String::from_utf8(out.stdout).unwrap();
     assert!(page.contains("## `quiclab sim run`"), "{page}");
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/book/src/reference/cli.md");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/book/src/reference/cli.md");
     if std::env::var_os("QUICLAB_UPDATE_DOCS").is_some() {
         std::fs::write(&path, &page).unwrap();
     }
