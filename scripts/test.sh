@@ -52,6 +52,10 @@ step "$python" tests/flood/flood.py --quiclab target/release/quiclab --ci
 # Python package (python/): pytest, incl. a Dask LocalCluster sweep vs `quiclab lab run`
 # and real transfers in-process through quiclab-net (test_transfer.py).
 step "$python" -m pytest -q python/tests
+# Reports as a person sees them: `reproduce all --quick` into target/report-check/, then
+# the index and one report per experiment in headless Chromium (screenshots kept there);
+# fails on an image the browser cannot load, a broken link or a figure with no series.
+step python3 tests/reports/check_reports.py
 
 # --- HTTP/3 interop (aioquic.h3, ngtcp2; matrix) ---
 step env PYTHON="$python" tests/interop/h3.sh
