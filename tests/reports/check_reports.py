@@ -6,9 +6,9 @@ missing file, or an SVG figure with no plotted series (Python 3 stdlib only).
 
 An image counts as loaded when Chromium says so (`complete` and a natural width, read
 by a script injected into a copy of the page beside it). A series is a polyline in one
-of the plot palette's colours with at least three points, or at least two markers of one
-palette colour: axes, grid and legend samples (one short line or one marker per entry)
-do not count.
+of the plot palette's colours with at least three points, or at least two markers or
+bars (circles, rects) of one palette colour: axes, grid and legend samples (one short
+line, marker or box per entry) do not count.
 
 Usage: tests/reports/check_reports.py [--quiclab BIN] [--chromium BIN] [--out DIR]
                                       [--reuse]   (check an existing DIR, no reproduce)
@@ -56,7 +56,7 @@ def relative(url):
 def plotted_series(svg_text):
     """How many palette-coloured series an SVG figure draws (see the module doc)."""
     lines, markers = 0, Counter()
-    for m in re.finditer(r"<(polyline|circle|path)\b([^>]*)>", svg_text):
+    for m in re.finditer(r"<(polyline|circle|rect|path)\b([^>]*)>", svg_text):
         attrs = m.group(2)
         colour = re.search(r'(?:stroke|fill)="(#[0-9A-Fa-f]{6})"', attrs)
         if not colour or colour.group(1).upper() not in PALETTE:
@@ -83,7 +83,7 @@ def browser(chromium, page, shot, profile):
     try:
         dom = subprocess.run([chromium, *flags, "--dump-dom", url], capture_output=True,
                              text=True, timeout=120).stdout
-        subprocess.run([chromium, *flags, "--window-size=1200,1800", f"--screenshot={shot}",
+        subprocess.run([chromium, *flags, "--window-size=1200,5000", f"--screenshot={shot}",
                         url], capture_output=True, timeout=120)
     finally:
         probe.unlink()
