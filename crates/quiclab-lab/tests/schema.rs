@@ -32,6 +32,10 @@ fn committed_schemas_and_key_references_are_current() {
         let markdown = schema_markdown::page(&schema, title, name);
         check(format!("book/src/reference/{page}"), &markdown);
     }
+    check(
+        "book/src/reference/transport-keys.md".into(),
+        &schema_markdown::transport_page(),
+    );
     assert!(
         stale.is_empty(),
         "{stale:?} differ from the serde types: run \

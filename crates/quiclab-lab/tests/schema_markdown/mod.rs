@@ -14,6 +14,12 @@ pub fn page(schema: &Value, title: &str, source: &str) -> String {
          described in its own section below. Generated from \
          [`docs/schema/{source}`](../../../schema/{source}).\n"
     );
+    if title == "Scenario keys" {
+        out.push_str(
+            "\nThe `client` and `server` tables (and a flow's) take the [transport \
+             keys](transport-keys.md).\n",
+        );
+    }
     section(&mut out, "Top level", schema);
     if let Some(defs) = schema.get("$defs").and_then(Value::as_object) {
         for (name, def) in defs {
@@ -152,4 +158,52 @@ fn short_json(v: &Value) -> String {
 /// Text for one table cell: pipes escaped (also inside code spans), one line.
 fn cell(s: &str) -> String {
     s.replace('|', "\\|")
+}
+
+/// The transport keys page: `TransportConfig` (a scenario's `[client]`/`[server]`, a
+/// flow's `client`/`server`, the CLI's `--config`) has no JSON Schema, so the page shows
+/// its defaults and each controller's, serialized by serde: every key, its default.
+pub fn transport_page() -> String {
+    use quiclab_proto::cc::{BbrConfig, CongestionControl, CubicConfig, FixedConfig};
+    use quiclab_proto::TransportConfig;
+    let mut out = String::from(
+        "# Transport keys\n\n<!-- Generated from quiclab-proto's TransportConfig by \
+         `QUICLAB_UPDATE_SCHEMA=1 cargo test --release -p quiclab-lab --test schema`; do \
+         not edit. -->\n\n\
+         The keys of a scenario's `[client]` and `[server]` tables, a flow's `client` and \
+         `server` tables and `quiclab client|server --config FILE`: every key with its \
+         default, as serde writes it. Unknown keys are errors; what each key means is in \
+         its doc comment in `crates/quiclab-proto/src/config.rs` and `src/cc/`. An absent \
+         optional key (one with no default value) is not shown.\n\n\
+         ## Defaults\n\n```toml\n",
+    );
+    out += &toml_text(&TransportConfig::default());
+    out += "```\n";
+    let controllers = [
+        ("cubic", CongestionControl::Cubic(CubicConfig::default())),
+        ("bbr", CongestionControl::Bbr(BbrConfig::default())),
+        ("fixed", CongestionControl::Fixed(FixedConfig::default())),
+    ];
+    for (name, cc) in controllers {
+        let _ = write!(
+            out,
+            "\n## `congestion_control = {{ algorithm = \"{name}\" }}`\n\n\
+             Its keys and defaults (`none` has no keys; `new_reno`'s are above).\n\n```toml\n"
+        );
+        out += &toml_text(&Wrapper {
+            congestion_control: cc,
+        });
+        out += "```\n";
+    }
+    out
+}
+
+#[derive(serde::Serialize)]
+struct Wrapper {
+    congestion_control: quiclab_proto::cc::CongestionControl,
+}
+
+/// TOML text of a serializable value (a failure shows in the page and so in its diff).
+fn toml_text<T: serde::Serialize>(value: &T) -> String {
+    toml::to_string(value).unwrap_or_else(|e| format!("# not serializable: {e}\n"))
 }
