@@ -9,7 +9,7 @@ use quiclab_sim::{RunResult, Scenario, Simulation};
 use std::path::PathBuf;
 
 /// One line per validation point for `scripts/doc_figures.py`, which regenerates the
-/// README's validation table from them: `FIGURE case key value`.
+/// user guide's validation table (docs/book/src/guide/validation.md) from them: `FIGURE case key value`.
 fn figure(case: &str, key: &str, value: f64) {
     println!("FIGURE {case} {key} {value:e}");
 }
@@ -52,7 +52,7 @@ fn set_transport(s: &mut Scenario, key: &str, value: toml::Value) {
 }
 
 /// Case A: QUIC-layer throughput = (MTU - 28) / MTU x 100 Mbit/s, within 0.01% (the
-/// figure the README quotes).
+/// figure the user guide quotes).
 #[test]
 fn a_link_bandwidth() {
     for mtu in [1280u32, 1452, 1500, 9000] {
@@ -85,7 +85,7 @@ fn a_link_bandwidth() {
 const CYCLES: f64 = 40.0;
 
 /// Case B: TP = maxQuicPacketSize / RTT x sqrt(3 / (2p)), below the formula by at most
-/// 5% / 2% / 1.5% at p = 0.1% / 0.02% / 0.005% (the README's figures; why it sits below
+/// 5% / 2% / 1.5% at p = 0.1% / 0.02% / 0.005% (the user guide's figures; why it sits below
 /// is explained there). A representative subset of the paper's RTTs (2-100 ms) for each
 /// loss rate; the full sweep is a lab plan.
 #[test]
@@ -163,7 +163,7 @@ fn jain(xs: &[f64]) -> f64 {
 }
 
 /// Case D: in each phase the active senders share the link fairly (Jain >= 0.99, the
-/// README's figure) and together use it.
+/// user guide's figure) and together use it.
 #[test]
 fn d_shared_link() {
     let (s, file) = load("d_shared_link.toml");
