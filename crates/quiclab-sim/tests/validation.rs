@@ -9,7 +9,8 @@ use quiclab_sim::{RunResult, Scenario, Simulation};
 use std::path::PathBuf;
 
 /// One line per validation point for `scripts/doc_figures.py`, which regenerates the
-/// user guide's validation table (docs/book/src/guide/validation.md) from them: `FIGURE case key value`.
+/// user guide's validation table (docs/book/src/guide/validation.md) from them:
+/// `FIGURE case key value`.
 fn figure(case: &str, key: &str, value: f64) {
     println!("FIGURE {case} {key} {value:e}");
 }
