@@ -55,7 +55,7 @@ pub use connection::{
     CloseReason, Connection, ConnectionEvent, ConnectionStats, EndpointEvent, Footprint,
     ServerValidation, Transmit, ZeroRttStatus, MAX_CRYPTO_BUFFER, MAX_QUEUED_DATAGRAMS,
 };
-pub use ecn::Ecn;
+pub use ecn::{Ecn, EcnMode};
 pub use endpoint::{Burst, ConfigFactory, ConnectionHandle, Endpoint, SinkFactory, Unrouted};
 pub use time::{duration_nanos, Instant};
 
