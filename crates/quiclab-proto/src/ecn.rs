@@ -77,6 +77,50 @@ impl EcnMode {
     }
 }
 
+/// A path's ECN validation state (RFC 9000 Appendix A.4; qlog `ecn_state_updated`).
+/// quiclab marks every packet ECT while the state is not `Failed` (the testing period
+/// only decides which packets settle the all-lost / all-CE checks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EcnState {
+    /// The testing period: the first packets sent ECT-marked.
+    Testing,
+    /// Testing ended; waiting for ACKs to show the marks arrive.
+    Unknown,
+    /// An ACK showed ECT-marked packets arriving with their marks and valid counts.
+    Capable,
+    /// Validation failed: not-ECT for the rest of the connection.
+    Failed,
+}
+
+impl EcnState {
+    /// The qlog `ECNState` value.
+    pub fn name(self) -> &'static str {
+        match self {
+            EcnState::Testing => "testing",
+            EcnState::Unknown => "unknown",
+            EcnState::Capable => "capable",
+            EcnState::Failed => "failed",
+        }
+    }
+}
+
+/// Why ECN validation failed (RFC 9000 §13.4.2.1, Appendix A.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EcnFailure {
+    /// An ACK newly acknowledged ECT-marked packets without ECN counts (the marks were
+    /// bleached on the way, or the peer does not report them).
+    MissingCounts,
+    /// A count went down from the last validated ACK.
+    CountsDecreased,
+    /// ECT(x) + CE grew less than the newly acknowledged packets sent with ECT(x).
+    UnderReported,
+    /// A reported ECT count exceeds the packets we sent with that codepoint (the
+    /// network re-marked them).
+    Remarked,
+    /// Every packet of the testing period was lost or came back CE-marked.
+    TestingLostOrCe,
+}
+
 #[cfg(test)]
 mod tests {
     use super::{Ecn, EcnMode};
