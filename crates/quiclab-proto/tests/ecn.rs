@@ -323,7 +323,8 @@ fn a_ce_burst_reduces_newreno_and_cubic_once_without_retransmission() {
         // Consecutive datagrams, well within one round trip.
         let (reductions, lost, signals) = ce_reductions(cc.clone(), (60..66).collect());
         assert_eq!(lost, 0, "{name}");
-        assert!(signals >= 1, "{name}: {signals} CE signals");
+        // Several ACKs report the burst's CE marks: one reduction all the same.
+        assert!(signals >= 2, "{name}: {signals} CE signals");
         assert_eq!(reductions, 1, "{name}: one reduction per round trip");
         // Two bursts many round trips apart: two reductions.
         let (reductions, lost, _) = ce_reductions(cc, vec![60, 61, 600, 601]);
