@@ -13,6 +13,7 @@
 mod ack_frequency_state;
 mod cids;
 mod crypto_stream;
+mod datagram_queue;
 mod footprint;
 mod handshake_state;
 mod key_update_state;
@@ -41,6 +42,7 @@ mod api;
 mod close;
 mod compatible;
 mod create;
+mod datagram_send;
 mod event_log;
 #[cfg(feature = "fuzzing")]
 mod fuzzing;
@@ -62,6 +64,7 @@ mod version;
 mod zero_rtt;
 
 pub use crypto_stream::MAX_CRYPTO_BUFFER;
+pub use datagram_queue::DatagramError;
 pub use footprint::Footprint;
 pub use lifecycle::CloseReason;
 pub use outbox::{ConnectionEvent, EndpointEvent, MAX_QUEUED_DATAGRAMS};
@@ -86,6 +89,7 @@ use crate::streams::Streams;
 use crate::wire::Side;
 use ack_frequency_state::AckFrequencyState;
 use cids::CidState;
+use datagram_queue::DatagramQueue;
 use handshake_state::HandshakeState;
 use key_update_state::KeyUpdate;
 use lifecycle::Lifecycle;
@@ -159,6 +163,8 @@ pub struct Connection {
     /// Events for the application and the endpoint, received DATAGRAM payloads, the
     /// event log.
     outbox: Outbox,
+    /// DATAGRAM payloads waiting to be sent (RFC 9221).
+    datagram_queue: DatagramQueue,
     /// Every random choice, from the connection's seed.
     rng: DetRng,
     stats: ConnectionStats,

@@ -235,6 +235,14 @@ impl<W: Write + Send> QlogWriter<W> {
                 reason,
             } => connection_closed(buf, now, *owner, *code, *application, reason),
             Event::KernelDrops(k) => kernel_drops(buf, now, k),
+            Event::DatagramDropped { length, reason } => {
+                let mut j = begin(buf, now, "quiclab:datagram_frame_dropped");
+                j.key("raw").begin_obj();
+                j.key("length").u64(*length as u64);
+                j.end_obj();
+                j.key("trigger").lit(reason.name());
+                end(j);
+            }
         }
     }
 
