@@ -160,6 +160,18 @@ impl Scenario {
                 LinkSide::Return,
                 2.0,
             ),
+            Workload::Datagram {
+                rate_pps,
+                size,
+                duration_s,
+            } => (
+                rate_pps * size as f64 * duration_s,
+                f64::INFINITY,
+                &client,
+                &server,
+                LinkSide::Forward,
+                1.0,
+            ),
         };
         let active = (end.min(self.stop.time_s) - f.start_s).max(0.0);
         let rate_bytes_s = self
