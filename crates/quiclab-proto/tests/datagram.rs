@@ -5,7 +5,7 @@
 mod common;
 
 use common::config;
-use quiclab_proto::events::{Event, SharedSink, VecSink};
+use quiclab_proto::events::{Event, FrameKind, SharedSink, VecSink};
 use quiclab_proto::testing::{LinkConfig, Pair};
 use quiclab_proto::{Connection, DatagramError, DatagramSendConfig, TransportConfig};
 use std::time::Duration;
@@ -179,6 +179,19 @@ fn a_full_send_queue_drops_the_oldest_and_stays_bounded() {
         drain(pair.server_conn().unwrap()),
         (6..10u8).map(|i| vec![i; 50]).collect::<Vec<_>>()
     );
+    // The four sent frames are in the packet_sent events (qlog `datagram`).
+    let in_packets: usize = sink
+        .lock()
+        .events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            Event::PacketSent { frames, .. } => Some(frames),
+            _ => None,
+        })
+        .flatten()
+        .filter(|f| f.name == "datagram" && f.kind == FrameKind::Datagram { length: 50 })
+        .count();
+    assert_eq!(in_packets, 4);
     // The byte bound: 1000 payloads of 1000 bytes never hold more than 10 000 bytes.
     let now = pair.now;
     for i in 0..1000u32 {
