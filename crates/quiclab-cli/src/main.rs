@@ -306,9 +306,7 @@ fn server(a: ServerArgs) -> Result<()> {
     flags.interface_payload = mtu::interface_mtu(ip).map(|m| mtu::payload_for(m, ip));
     let (mut config, choices) = setup::configure(&flags, Side::Server)?;
     if a.datagrams {
-        std::sync::Arc::make_mut(&mut config)
-            .max_datagram_frame_size
-            .get_or_insert(65_535);
+        offer_datagrams(&mut config);
     }
     eprintln!("{}", setup::pacing_note(&config));
     eprintln!("{}", setup::pmtud_note(&config));
@@ -363,15 +361,7 @@ fn client(a: ClientArgs) -> Result<()> {
     if a.streams == 0 && a.alpn.as_deref() != Some("hq-interop") {
         bail!("--streams 0 (hold idle connections) needs --alpn hq-interop");
     }
-    let datagrams = a
-        .datagrams
-        .as_deref()
-        .map(DatagramPlan::parse)
-        .transpose()
-        .map_err(anyhow::Error::msg)?;
-    if datagrams.is_some() && a.alpn.as_deref() != Some("hq-interop") {
-        bail!("--datagrams needs --alpn hq-interop");
-    }
+    let datagrams = datagram_plan(&a)?;
     if load && a.output.is_some() {
         bail!("--connections/--streams check bodies instead of saving them: drop --output");
     }
@@ -388,9 +378,7 @@ fn client(a: ClientArgs) -> Result<()> {
     }
     let (mut config, choices) = setup::configure(&flags, Side::Client)?;
     if datagrams.is_some() {
-        std::sync::Arc::make_mut(&mut config)
-            .max_datagram_frame_size
-            .get_or_insert(65_535);
+        offer_datagrams(&mut config);
     }
     eprintln!("{}", setup::pacing_note(&config));
     eprintln!("{}", setup::pmtud_note(&config));
@@ -516,6 +504,25 @@ fn client(a: ClientArgs) -> Result<()> {
         0 => Ok(()),
         n => bail!("{n} failure(s)"),
     }
+}
+
+/// `--datagrams COUNT[:SIZE]`, checked against the other flags.
+fn datagram_plan(a: &ClientArgs) -> Result<Option<DatagramPlan>> {
+    let Some(s) = a.datagrams.as_deref() else {
+        return Ok(None);
+    };
+    if a.alpn.as_deref() != Some("hq-interop") {
+        bail!("--datagrams needs --alpn hq-interop");
+    }
+    Ok(Some(DatagramPlan::parse(s).map_err(anyhow::Error::msg)?))
+}
+
+/// Offers DATAGRAM frames (RFC 9221 §3: 65535 accepts any that fits a packet) unless
+/// the config file set max_datagram_frame_size.
+fn offer_datagrams(config: &mut std::sync::Arc<quiclab_proto::TransportConfig>) {
+    std::sync::Arc::make_mut(config)
+        .max_datagram_frame_size
+        .get_or_insert(65_535);
 }
 
 /// One connection's target: address, TLS server name, `:authority`, fetches.

@@ -136,6 +136,6 @@ mod tests {
         assert_eq!(payload_within(66), 63); // 64 needs a 2-byte Length
         assert_eq!(payload_within(67), 64);
         assert_eq!(payload_within(1200), 1197);
-        assert_eq!(payload_within(65_535), 65_532);
+        assert_eq!(payload_within(65_535), 65_530); // 4-byte Length above 16383
     }
 }

@@ -165,8 +165,8 @@ pub struct ClientApp {
     next_request_at: Option<Instant>,
     /// The HTTP/3 page load of a `page` workload.
     page: Option<PageClient>,
-    /// The sender of a `datagram` workload.
-    datagrams: Option<DatagramSender>,
+    /// The sender of a `datagram` workload (boxed: most flows have none).
+    datagrams: Option<Box<DatagramSender>>,
 }
 
 impl ClientApp {
@@ -188,7 +188,7 @@ impl ClientApp {
                 rate_pps,
                 size,
                 duration_s,
-            } => Some(DatagramSender::new(rate_pps, size, duration_s)),
+            } => Some(Box::new(DatagramSender::new(rate_pps, size, duration_s))),
             _ => None,
         };
         let _ = start;
