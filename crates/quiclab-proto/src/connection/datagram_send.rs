@@ -6,6 +6,7 @@
 
 use super::datagram_queue::DatagramError;
 use super::send::OpenPacket;
+use super::spaces::SpaceId;
 use super::stats::tally;
 use super::Connection;
 use crate::crypto::TAG_LEN;
@@ -80,9 +81,11 @@ impl Connection {
         self.datagram_queue.len()
     }
 
-    /// Whether DATAGRAM payloads wait to be sent.
+    /// Whether DATAGRAM payloads wait and may be sent now: not while the client still
+    /// sends 0-RTT (the peer's parameter may arrive before the 1-RTT keys), so that no
+    /// packet is built for frames it may not carry.
     pub(super) fn datagrams_pending(&self) -> bool {
-        !self.datagram_queue.is_empty()
+        !self.datagram_queue.is_empty() && !self.sending_zero_rtt(SpaceId::Data)
     }
 
     /// Writes queued DATAGRAM frames, oldest first, while they fit below `max`. A
