@@ -43,6 +43,9 @@ step python3 scripts/doc_examples.py
 # skipped with a message when the nightly toolchain is absent.
 step scripts/fuzz.sh 10
 step env PYTHON="$python" tests/interop/run.sh
+# RFC 9221 DATAGRAM frames both ways, quiclab <-> quic-go and quiclab <-> quiclab
+# (every echo back, the fetched file intact). ~5 s.
+step tests/interop/datagram.sh
 # Floods (issues 10, 40), bounded, each against a fresh server while a client fetches
 # 1 MB: 50,000 junk Initials (RSS growth < 20 MB), one connection's 80 MB of CRYPTO
 # frames leaving offset 0 empty (< 5 MB), 1,100 valid ClientHellos (< 40 MB); asserts

@@ -12,6 +12,7 @@ mod tokens;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, CommandFactory, Parser, Subcommand};
+use quiclab_net::app::datagram::{DatagramClient, DatagramPlan};
 use quiclab_net::app::hq::client::{Fetch, Output};
 use quiclab_net::app::setup::{self, detach_qlog, QlogDir, ALPN_HQ};
 use quiclab_net::app::url::Url;
@@ -165,6 +166,10 @@ struct ServerArgs {
     /// (draft-ietf-tsvwg-careful-resume), from the window and RTT of the last one.
     #[arg(long)]
     careful_resume: bool,
+    /// Offer RFC 9221 DATAGRAM frames (max_datagram_frame_size 65535 unless --config
+    /// sets it) and echo every one received back to its sender.
+    #[arg(long)]
+    datagrams: bool,
     #[command(flatten)]
     common: Common,
 }
@@ -205,6 +210,14 @@ struct ClientArgs {
     /// so the next run skips a server's Retry.
     #[arg(long)]
     token_cache: Option<PathBuf>,
+    /// RFC 9221: once each connection's handshake completes, send COUNT DATAGRAM
+    /// frames of SIZE bytes (default 100; each starts with its sequence number) and
+    /// count those the server sends back (a `quiclab server --datagrams` echoes them);
+    /// the counts are printed, and the connection closes once its fetches are done and
+    /// every echo arrived (or 1 s after the last datagram was acknowledged). Offers
+    /// max_datagram_frame_size 65535 unless --config sets it. Needs --alpn hq-interop.
+    #[arg(long, value_name = "COUNT[:SIZE]")]
+    datagrams: Option<String>,
     #[command(flatten)]
     common: Common,
 }
@@ -299,7 +312,10 @@ fn server(a: ServerArgs) -> Result<()> {
     let mut flags = a.common.flags();
     let ip = a.listen.ip();
     flags.interface_payload = mtu::interface_mtu(ip).map(|m| mtu::payload_for(m, ip));
-    let (config, choices) = setup::configure(&flags, Side::Server)?;
+    let (mut config, choices) = setup::configure(&flags, Side::Server)?;
+    if a.datagrams {
+        offer_datagrams(&mut config);
+    }
     eprintln!("{}", setup::pacing_note(&config));
     eprintln!("{}", setup::pmtud_note(&config));
     let seed = inputs::seed(a.common.seed)?;
@@ -353,6 +369,7 @@ fn client(a: ClientArgs) -> Result<()> {
     if a.streams == 0 && a.alpn.as_deref() != Some("hq-interop") {
         bail!("--streams 0 (hold idle connections) needs --alpn hq-interop");
     }
+    let datagrams = datagram_plan(&a)?;
     if load && a.output.is_some() {
         bail!("--connections/--streams check bodies instead of saving them: drop --output");
     }
@@ -367,7 +384,10 @@ fn client(a: ClientArgs) -> Result<()> {
     if let Some(peer) = urls.first().and_then(|u| u.resolve().ok()) {
         flags.interface_payload = mtu::route_mtu(peer).map(|m| mtu::payload_for(m, peer.ip()));
     }
-    let (config, choices) = setup::configure(&flags, Side::Client)?;
+    let (mut config, choices) = setup::configure(&flags, Side::Client)?;
+    if datagrams.is_some() {
+        offer_datagrams(&mut config);
+    }
     eprintln!("{}", setup::pacing_note(&config));
     eprintln!("{}", setup::pmtud_note(&config));
     let seed = inputs::seed(a.common.seed)?;
@@ -460,12 +480,18 @@ fn client(a: ClientArgs) -> Result<()> {
             .collect();
         let mut app =
             hq::client::Client::start(&mut endpoint, clock.now(), tls, &qlog, groups, resume)?;
-        if a.streams == 0 {
-            app.hold();
-            signal::install();
+        if let Some(plan) = datagrams {
+            let mut app = DatagramClient::new(app, plan);
+            drive_client(&mut driver, &mut endpoint, &mut app)?;
+            app.failures()
+        } else {
+            if a.streams == 0 {
+                app.hold();
+                signal::install();
+            }
+            drive_client(&mut driver, &mut endpoint, &mut app)?;
+            app.failures()
         }
-        drive_client(&mut driver, &mut endpoint, &mut app)?;
-        app.failures()
     } else {
         let h3_config = quiclab_h3::H3Config::default();
         let mut app =
@@ -486,6 +512,25 @@ fn client(a: ClientArgs) -> Result<()> {
         0 => Ok(()),
         n => bail!("{n} failure(s)"),
     }
+}
+
+/// `--datagrams COUNT[:SIZE]`, checked against the other flags.
+fn datagram_plan(a: &ClientArgs) -> Result<Option<DatagramPlan>> {
+    let Some(s) = a.datagrams.as_deref() else {
+        return Ok(None);
+    };
+    if a.alpn.as_deref() != Some("hq-interop") {
+        bail!("--datagrams needs --alpn hq-interop");
+    }
+    Ok(Some(DatagramPlan::parse(s).map_err(anyhow::Error::msg)?))
+}
+
+/// Offers DATAGRAM frames (RFC 9221 §3: 65535 accepts any that fits a packet) unless
+/// the config file set max_datagram_frame_size.
+fn offer_datagrams(config: &mut std::sync::Arc<quiclab_proto::TransportConfig>) {
+    std::sync::Arc::make_mut(config)
+        .max_datagram_frame_size
+        .get_or_insert(65_535);
 }
 
 /// One connection's target: address, TLS server name, `:authority`, fetches.

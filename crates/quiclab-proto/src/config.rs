@@ -2,8 +2,10 @@
 //! scenario can set any of them and a result records exactly what produced it.
 //! Unknown keys are errors (`deny_unknown_fields`); absent keys take the defaults below.
 
+mod datagram;
 mod security;
 
+pub use datagram::DatagramSendConfig;
 pub use security::{
     compatible_versions, AdmissionConfig, KeyUpdateConfig, QuicVersion, RetryMode, VersionConfig,
 };
@@ -303,6 +305,9 @@ pub struct TransportConfig {
     pub pmtud_max_udp_payload_size: Option<u16>,
     /// max_datagram_frame_size we advertise (RFC 9221); `None` = DATAGRAM not offered.
     pub max_datagram_frame_size: Option<u64>,
+    /// Bounds of the queue of DATAGRAM payloads waiting to be sent.
+    #[serde(skip_serializing_if = "DatagramSendConfig::is_default")]
+    pub datagram_send: DatagramSendConfig,
     /// min_ack_delay we advertise, µs (ack-frequency draft); `None` = not offered.
     pub min_ack_delay_us: Option<u64>,
     pub ack: AckConfig,
@@ -357,6 +362,7 @@ impl Default for TransportConfig {
             pacing_burst_us: None,
             pmtud_max_udp_payload_size: None,
             max_datagram_frame_size: None,
+            datagram_send: DatagramSendConfig::default(),
             min_ack_delay_us: None,
             ack: AckConfig::default(),
             ack_frequency: AckFrequencyConfig::default(),
@@ -455,6 +461,12 @@ impl TransportConfig {
             return err(
                 "connection_id_length",
                 "must be 4 to 20 (quiclab routes by CID; RFC 9000 allows at most 20)",
+            );
+        }
+        if self.datagram_send.queue_datagrams == 0 {
+            return err(
+                "datagram_send.queue_datagrams",
+                "must be at least 1 (a queue of 0 would drop every datagram)",
             );
         }
         if self.active_connection_id_limit < 2 {

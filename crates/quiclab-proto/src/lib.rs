@@ -52,8 +52,9 @@ mod wire;
 
 // Driving an endpoint and its connections.
 pub use connection::{
-    CloseReason, Connection, ConnectionEvent, ConnectionStats, EcnReport, EndpointEvent, Footprint,
-    ServerValidation, Transmit, ZeroRttStatus, MAX_CRYPTO_BUFFER, MAX_QUEUED_DATAGRAMS,
+    CloseReason, Connection, ConnectionEvent, ConnectionStats, DatagramError, EcnReport,
+    EndpointEvent, Footprint, ServerValidation, Transmit, ZeroRttStatus, MAX_CRYPTO_BUFFER,
+    MAX_QUEUED_DATAGRAMS,
 };
 pub use ecn::{Ecn, EcnFailure, EcnMode, EcnState};
 pub use endpoint::{Burst, ConfigFactory, ConnectionHandle, Endpoint, SinkFactory, Unrouted};
@@ -62,8 +63,9 @@ pub use time::{duration_nanos, Instant};
 // Configuration: every knob as data.
 pub use config::{
     AckConfig, AckFrequencyConfig, AckFrequencyPolicy, AckSchedule, AdmissionConfig, ConfigError,
-    FlowConfig, HandshakeConfig, KeyUpdateConfig, LossConfig, QuicVersion, RetryMode,
-    TransportConfig, VersionConfig, UDP_PAYLOAD_1452, UDP_PAYLOAD_DEFAULT, UDP_PAYLOAD_SIGCOMM,
+    DatagramSendConfig, FlowConfig, HandshakeConfig, KeyUpdateConfig, LossConfig, QuicVersion,
+    RetryMode, TransportConfig, VersionConfig, UDP_PAYLOAD_1452, UDP_PAYLOAD_DEFAULT,
+    UDP_PAYLOAD_SIGCOMM,
 };
 
 // Streams and identifiers.

@@ -20,6 +20,8 @@ type client struct {
 	tlsConf  *tls.Config
 	quicConf *quic.Config
 	out      string
+	// datagrams, when set, is exchanged on the connection besides the fetches.
+	datagrams *datagramPlan
 }
 
 // fetchAll GETs every URL on one new connection (all to the first URL's host:port)
@@ -47,6 +49,9 @@ func (c *client) fetchAll(urls []string, early bool) error {
 	var g errgroup.Group
 	for _, u := range urls {
 		g.Go(func() error { return c.get(ctx, conn, u) })
+	}
+	if c.datagrams != nil {
+		g.Go(func() error { return c.datagrams.exchange(ctx, conn) })
 	}
 	err = g.Wait()
 	state := conn.ConnectionState()

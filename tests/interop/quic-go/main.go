@@ -21,7 +21,11 @@
 // rest on a second that resumes, sending its requests in 0-RTT for zerortt; server:
 // tickets, and 0-RTT accepted for zerortt), v2 (both sides prefer QUIC v2; quic-go has
 // no compatible version negotiation (RFC 9368): its client starts in v2, its server
-// makes a v1-only-offering client switch by Version Negotiation).
+// makes a v1-only-offering client switch by Version Negotiation), and quiclab's own
+// datagram (RFC 9221, not a runner case: both sides enable DATAGRAM frames; the server
+// echoes each one back, the client sends -datagrams of -datagram-size bytes besides
+// its fetches and logs "datagrams: sent N received M" once the echoes are in or 5 s
+// passed).
 package main
 
 import (
@@ -70,6 +74,8 @@ func main() {
 	root := fs.String("root", "www", "server: directory to serve")
 	cert := fs.String("cert", "cert.pem", "server: PEM certificate")
 	key := fs.String("key", "key.pem", "server: PEM private key")
+	datagrams := fs.Int("datagrams", 100, "client, testcase datagram: DATAGRAM frames to send")
+	datagramSize := fs.Int("datagram-size", 100, "client, testcase datagram: their payload bytes")
 	_ = fs.Parse(os.Args[2:])
 
 	tlsConf := &tls.Config{}
@@ -82,7 +88,7 @@ func main() {
 		tlsConf.KeyLogWriter = f
 	}
 	qlogs := newQlogs(*qlogDir)
-	quicConf := &quic.Config{Tracer: qlogs.tracer}
+	quicConf := &quic.Config{Tracer: qlogs.tracer, EnableDatagrams: *testcase == "datagram"}
 
 	var err error
 	if role == "client" {
@@ -90,7 +96,7 @@ func main() {
 		if len(urls) == 0 {
 			urls = strings.Fields(os.Getenv("REQUESTS"))
 		}
-		err = runClient(*testcase, urls, *out, tlsConf, quicConf)
+		err = runClient(*testcase, urls, *out, tlsConf, quicConf, datagramPlan{*datagrams, *datagramSize})
 	} else {
 		err = runServer(*testcase, *listen, *root, *cert, *key, tlsConf, quicConf)
 	}
@@ -116,7 +122,7 @@ func versions(testcase string) []quic.Version {
 func runServer(testcase, listen, root, certFile, keyFile string, tlsConf *tls.Config, quicConf *quic.Config) error {
 	switch testcase {
 	case "handshake", "transfer", "multiplexing", "keyupdate", "chacha20", "v2", "retry",
-		"resumption", "zerortt":
+		"resumption", "zerortt", "datagram":
 	default:
 		return errUnsupported
 	}
@@ -133,9 +139,9 @@ func runServer(testcase, listen, root, certFile, keyFile string, tlsConf *tls.Co
 	return serve(ctx, listen, root, testcase == "retry", tlsConf, quicConf)
 }
 
-func runClient(testcase string, urls []string, out string, tlsConf *tls.Config, quicConf *quic.Config) error {
+func runClient(testcase string, urls []string, out string, tlsConf *tls.Config, quicConf *quic.Config, plan datagramPlan) error {
 	switch testcase {
-	case "handshake", "transfer", "multiplexing", "keyupdate", "chacha20", "v2", "retry":
+	case "handshake", "transfer", "multiplexing", "keyupdate", "chacha20", "v2", "retry", "datagram":
 	case "resumption", "zerortt":
 		if len(urls) < 2 {
 			return fmt.Errorf("%s needs at least 2 URLs", testcase)
@@ -154,6 +160,9 @@ func runClient(testcase string, urls []string, out string, tlsConf *tls.Config, 
 	tlsConf.NextProtos = []string{alpn}
 	quicConf.Versions = versions(testcase)
 	c := &client{tlsConf: tlsConf, quicConf: quicConf, out: out}
+	if testcase == "datagram" {
+		c.datagrams = &plan
+	}
 	if testcase != "resumption" && testcase != "zerortt" {
 		return c.fetchAll(urls, false)
 	}

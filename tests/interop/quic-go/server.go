@@ -52,6 +52,9 @@ func serve(ctx context.Context, listen, root string, retry bool, tlsConf *tls.Co
 }
 
 func handleConn(ctx context.Context, conn *quic.Conn, root string) {
+	if st := conn.ConnectionState().SupportsDatagrams; st.Local && st.Remote {
+		go echoDatagrams(conn.Context(), conn)
+	}
 	for {
 		str, err := conn.AcceptStream(ctx)
 		if err != nil {

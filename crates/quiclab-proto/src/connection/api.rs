@@ -188,7 +188,8 @@ impl Connection {
         self.streams.poll_event().map(ConnectionEvent::Stream)
     }
 
-    /// The next DATAGRAM frame payload received (RFC 9221).
+    /// The next DATAGRAM frame payload received (RFC 9221); to send, see
+    /// [`Connection::send_datagram`].
     pub fn recv_datagram(&mut self) -> Option<Vec<u8>> {
         self.outbox.pop_datagram()
     }

@@ -231,6 +231,7 @@ impl Connection {
                 reordering_threshold: config.ack.reordering_threshold,
             }),
             outbox: Outbox::default(),
+            datagram_queue: Default::default(),
             zero_rtt: ZeroRtt::default(),
             tokens: TokenState::default(),
             ecn: EcnPath::new(config.ecn),

@@ -13,6 +13,7 @@
 mod ack_frequency_state;
 mod cids;
 mod crypto_stream;
+mod datagram_queue;
 mod ecn_state;
 mod footprint;
 mod handshake_state;
@@ -42,6 +43,7 @@ mod api;
 mod close;
 mod compatible;
 mod create;
+mod datagram_send;
 mod ecn;
 mod event_log;
 #[cfg(feature = "fuzzing")]
@@ -64,6 +66,7 @@ mod version;
 mod zero_rtt;
 
 pub use crypto_stream::MAX_CRYPTO_BUFFER;
+pub use datagram_queue::DatagramError;
 pub use ecn_state::EcnReport;
 pub use footprint::Footprint;
 pub use lifecycle::CloseReason;
@@ -89,6 +92,7 @@ use crate::streams::Streams;
 use crate::wire::Side;
 use ack_frequency_state::AckFrequencyState;
 use cids::CidState;
+use datagram_queue::DatagramQueue;
 use ecn_state::EcnPath;
 use handshake_state::HandshakeState;
 use key_update_state::KeyUpdate;
@@ -163,6 +167,8 @@ pub struct Connection {
     /// Events for the application and the endpoint, received DATAGRAM payloads, the
     /// event log.
     outbox: Outbox,
+    /// DATAGRAM payloads waiting to be sent (RFC 9221).
+    datagram_queue: DatagramQueue,
     /// Every random choice, from the connection's seed.
     rng: DetRng,
     stats: ConnectionStats,

@@ -31,11 +31,11 @@ pub(super) struct OpenPacket {
     length_offset: Option<usize>,
     pn_offset: usize,
     pub pn: u64,
-    payload_start: usize,
+    pub payload_start: usize,
     pub ack_eliciting: bool,
     padded: bool,
     /// A 0-RTT packet (application data before the 1-RTT keys, RFC 9001 §4.6.1).
-    zero_rtt: bool,
+    pub zero_rtt: bool,
     record: SentRecord,
 }
 
@@ -220,6 +220,7 @@ impl Connection {
             || self.streams.has_pending()
             || self.ack_frequency.sender.has_pending()
             || self.tokens.new_token.has_pending()
+            || self.datagrams_pending()
     }
 
     /// RFC 9000 §10.2.3: once the handshake is confirmed, CONNECTION_CLOSE goes in
@@ -440,6 +441,7 @@ impl Connection {
                 .push(SentFrame::RetireConnectionId { sequence });
             p.ack_eliciting = true;
         }
+        self.write_datagram_frames(now, buf, p, max);
         let before = buf.len();
         let mut records = std::mem::take(&mut self.scratch.stream_records);
         self.streams.write_frames(
@@ -458,6 +460,7 @@ impl Connection {
         self.scratch.stream_records = records;
         // RFC 9002 §7.8: out of data with room in the window means application-limited.
         let app_limited = !self.streams.has_pending()
+            && !self.datagrams_pending()
             && self.bytes_in_flight() < self.path.recovery.cc().window();
         self.path.recovery.set_app_limited(app_limited);
     }

@@ -63,6 +63,12 @@ pub struct ConnectionStats {
     /// Received DATAGRAM frame payloads dropped because the application had left
     /// [`MAX_QUEUED_DATAGRAMS`](crate::connection::MAX_QUEUED_DATAGRAMS) unread (RFC 9221 §5).
     pub datagrams_dropped: u64,
+    /// DATAGRAM frames sent (RFC 9221; each at most once: none is retransmitted).
+    pub datagram_frames_sent: u64,
+    /// DATAGRAM payloads the application queued that were dropped before being sent:
+    /// the send queue's bounds were reached (oldest first), or the path's size shrank
+    /// below one.
+    pub datagram_send_drops: u64,
     /// Peer-initiated 1-RTT key updates followed.
     pub key_updates: u64,
     /// 1-RTT key updates we initiated (RFC 9001 §6.1: `key_update.every_packets` or

@@ -237,6 +237,32 @@ pub enum Event {
     /// `quiclab:kernel_drops`); never emitted by the connection itself, only through
     /// [`Connection::log_kernel_drops`](crate::Connection::log_kernel_drops).
     KernelDrops(KernelDrops),
+    /// A DATAGRAM payload the application queued was dropped unsent (quiclab's own
+    /// event, `quiclab:datagram_frame_dropped`; the qlog draft has none for it).
+    DatagramDropped {
+        length: usize,
+        reason: DatagramDropReason,
+    },
+}
+
+/// Why a queued DATAGRAM payload was dropped before it was sent (RFC 9221 §5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DatagramDropReason {
+    /// The send queue reached a bound (`TransportConfig::datagram_send`): the oldest
+    /// payload went.
+    QueueFull,
+    /// It no longer fits one packet (the path's size shrank after it was queued).
+    TooLarge,
+}
+
+impl DatagramDropReason {
+    /// The qlog `trigger` value.
+    pub fn name(self) -> &'static str {
+        match self {
+            DatagramDropReason::QueueFull => "queue_full",
+            DatagramDropReason::TooLarge => "too_large",
+        }
+    }
 }
 
 /// A driver's reading of its UDP socket: receive drops counted by the kernel before

@@ -239,6 +239,14 @@ impl<W: Write + Send> QlogWriter<W> {
             Event::KernelDrops(k) => kernel_drops(buf, now, k),
             Event::EcnStateUpdated { old, new } => ecn_state_updated(buf, now, *old, *new),
             Event::DatagramReceived { size, ecn } => datagram_received(buf, now, *size, *ecn),
+            Event::DatagramDropped { length, reason } => {
+                let mut j = begin(buf, now, "quiclab:datagram_frame_dropped");
+                j.key("raw").begin_obj();
+                j.key("length").u64(*length as u64);
+                j.end_obj();
+                j.key("trigger").lit(reason.name());
+                end(j);
+            }
         }
     }
 

@@ -681,6 +681,27 @@ fn ecn_state_and_received_codepoints_use_the_draft_names() {
     assert_eq!(d[1]["data"]["ecn"][0], "CE");
 }
 
+#[test]
+fn datagram_frame_dropped_is_a_quiclab_event() {
+    use crate::events::DatagramDropReason;
+    let dropped = |length, reason| Event::DatagramDropped { length, reason };
+    let recs = parse(&write_all(&[
+        (
+            Instant::from_millis(5),
+            dropped(1000, DatagramDropReason::QueueFull),
+        ),
+        (
+            Instant::from_millis(7),
+            dropped(1300, DatagramDropReason::TooLarge),
+        ),
+    ]));
+    let d = find(&recs, "quiclab:datagram_frame_dropped");
+    assert_eq!(d.len(), 2);
+    assert_eq!(d[0]["data"]["raw"]["length"], 1000);
+    assert_eq!(d[0]["data"]["trigger"], "queue_full");
+    assert_eq!(d[1]["data"]["trigger"], "too_large");
+}
+
 /// Counts flushes, so a test sees when the writer pushes its buffer out.
 #[derive(Default)]
 struct Flushes {

@@ -70,6 +70,38 @@ pub struct FlowResult {
     /// enabled); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pep: Option<PepResult>,
+    /// `datagram`: what the RFC 9221 DATAGRAM workload measured; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub datagrams: Option<DatagramResult>,
+}
+
+/// A `datagram` flow's counts (`workload/datagram.rs`). At the end of the run,
+/// `frames_sent = delivered + lost` (frames still in flight count as lost) and
+/// `sent = frames_sent + dropped_at_sender + still queued`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct DatagramResult {
+    /// Payloads the application handed to QUIC.
+    pub sent: u64,
+    /// Payloads QUIC refused (larger than fits one packet or the peer's limit).
+    pub refused: u64,
+    /// DATAGRAM frames QUIC sent (each once: never retransmitted).
+    pub frames_sent: u64,
+    /// Payloads dropped from the sender's queue (its bounds reached while the
+    /// congestion controller held them back).
+    pub dropped_at_sender: u64,
+    /// Distinct payloads the receiving application got.
+    pub delivered: u64,
+    /// Frames sent but not delivered.
+    pub lost: u64,
+    /// Extra copies received (network duplication).
+    pub duplicates: u64,
+    /// One-way delay of delivered payloads, application to application (the
+    /// sender's queueing included), ms: median, 90th, 99th percentile (nearest
+    /// rank) and maximum.
+    pub owd_p50_ms: Option<f64>,
+    pub owd_p90_ms: Option<f64>,
+    pub owd_p99_ms: Option<f64>,
+    pub owd_max_ms: Option<f64>,
 }
 
 /// A flow's split-connection PEP (`workload/pep.rs`): its relay buffers and its two TCP ends.

@@ -160,6 +160,18 @@ impl Scenario {
                 LinkSide::Return,
                 2.0,
             ),
+            Workload::Datagram {
+                rate_pps,
+                size,
+                duration_s,
+            } => (
+                rate_pps * size as f64 * duration_s,
+                f64::INFINITY,
+                &client,
+                &server,
+                LinkSide::Forward,
+                1.0,
+            ),
         };
         let active = (end.min(self.stop.time_s) - f.start_s).max(0.0);
         let rate_bytes_s = self
@@ -177,7 +189,16 @@ impl Scenario {
         let payload = f64::from(sender.max_udp_payload_size)
             .min(f64::from(self.path_mtu(side)) - 28.0)
             .max(1.0);
-        let packets = (moved / payload).ceil();
+        let packets = match f.workload {
+            // A packet per datagram at most (RFC 9221 frames are not fragmented; small
+            // ones may share one), whatever their size, while the flow is active.
+            Workload::Datagram {
+                rate_pps,
+                duration_s,
+                ..
+            } => (rate_pps * duration_s.min(active)).ceil(),
+            _ => (moved / payload).ceil(),
+        };
         SourceWork {
             key: format!("{key}.workload"),
             events: EVENTS_PER_FLOW + packets * EVENTS_PER_PACKET_HOP * self.hops(),

@@ -17,6 +17,8 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 mod budget;
+mod datagram;
+pub use datagram::STAMP_LEN as DATAGRAM_STAMP_LEN;
 mod gateway;
 mod resume_from;
 mod schema;
@@ -222,6 +224,16 @@ pub enum Workload {
         chunk_s: f64,
         startup_s: f64,
         buffer_target_s: f64,
+    },
+    /// Real-time media-like traffic (`workload/datagram.rs`): from the handshake on,
+    /// the client sends `rate_pps` RFC 9221 DATAGRAM frames per second of `size`
+    /// payload bytes (at least 16: a sequence number and a send time) for
+    /// `duration_s`; the server counts them and their one-way delays. Both sides
+    /// need `max_datagram_frame_size`.
+    Datagram {
+        rate_pps: f64,
+        size: u64,
+        duration_s: f64,
     },
 }
 

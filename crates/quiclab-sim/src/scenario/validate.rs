@@ -244,6 +244,7 @@ impl Scenario {
             }
             Workload::Page { .. } => {}
             Workload::Search { .. } | Workload::Video { .. } => {}
+            Workload::Datagram { .. } => self.check_datagram_flow(c, i, f)?,
         }
         self.check_web_flow(c, i, f)?;
         let tcp_tls = f.tls.as_ref().and_then(TlsSettings::tcp_only_key);
@@ -302,6 +303,8 @@ impl Scenario {
             ),
             // Two chunks in flight (workload/webapp.rs).
             Workload::Video { .. } => ("server", &server, 2),
+            // No stream data: the DATAGRAM send queue has its own bounds.
+            Workload::Datagram { .. } => return Ok(()),
         };
         let buffered = u128::from(sender.flow.send_buffer) * u128::from(streams);
         if buffered > u128::from(MAX_SEND_MEMORY) {

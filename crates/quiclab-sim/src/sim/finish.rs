@@ -53,6 +53,7 @@ impl Simulation {
                     Workload::Page { .. } => "page".into(),
                     Workload::Search { .. } => "search".into(),
                     Workload::Video { .. } => "video".into(),
+                    Workload::Datagram { .. } => "datagram".into(),
                 },
                 start_s: spec.start_s,
                 handshake_done_s: stats.handshake_completed_at.map(|t| t.as_secs_f64()),
@@ -89,6 +90,9 @@ impl Simulation {
                 }),
                 ..Default::default()
             };
+            if let Some(d) = &m.datagram {
+                d.fill(&mut result);
+            }
             if let Some(web) = &m.web {
                 web.fill(&mut result, &m.requests, secs(spec.start_s), end);
             }

@@ -4,6 +4,7 @@
 
 use crate::net::engine::saturating_secs;
 use crate::scenario::Workload;
+use crate::workload::datagram::{self, DatagramMeasure, DatagramSender};
 use crate::workload::h3app::{PageClient, PageProgress, PageServer};
 use quiclab_proto::{Connection, Dir, Instant, StreamError, StreamId};
 use std::collections::BTreeMap;
@@ -29,6 +30,8 @@ pub struct AppMeasure {
     pub aborted: Option<String>,
     /// The `search` / `video` metrics (`webapp.rs`).
     pub web: Option<crate::workload::webmeasure::WebMeasure>,
+    /// The `datagram` metrics (`datagram.rs`).
+    pub datagram: Option<DatagramMeasure>,
 }
 
 impl AppMeasure {
@@ -70,7 +73,10 @@ impl AppMeasure {
             }
             Workload::Video { .. } => (!self.web.as_ref().is_some_and(|w| w.video_ended))
                 .then(|| "video not played out when the run ended".to_string()),
-            Workload::Bulk { .. } => None,
+            Workload::Datagram { .. } if self.done_at.is_none() => {
+                Some("not finished when the run ended (datagrams left to send or in flight)".into())
+            }
+            Workload::Bulk { .. } | Workload::Datagram { .. } => None,
         }
     }
 }
@@ -159,6 +165,8 @@ pub struct ClientApp {
     next_request_at: Option<Instant>,
     /// The HTTP/3 page load of a `page` workload.
     page: Option<PageClient>,
+    /// The sender of a `datagram` workload (boxed: most flows have none).
+    datagrams: Option<Box<DatagramSender>>,
 }
 
 impl ClientApp {
@@ -175,8 +183,17 @@ impl ClientApp {
             } => Some(PageClient::new(*html_size, *objects, *object_size)),
             _ => None,
         };
+        let datagrams = match workload {
+            Workload::Datagram {
+                rate_pps,
+                size,
+                duration_s,
+            } => Some(Box::new(DatagramSender::new(rate_pps, size, duration_s))),
+            _ => None,
+        };
         let _ = start;
         ClientApp {
+            datagrams,
             workload,
             stop_at,
             stream: None,
@@ -205,6 +222,7 @@ impl ClientApp {
         match self.workload {
             Workload::Bulk { .. } => self.stop_at,
             Workload::Request { .. } => self.next_request_at,
+            Workload::Datagram { .. } => self.datagrams.as_ref().and_then(|d| d.wakeup()),
             // Search and video flows run `webquic.rs`, not this app.
             _ => None,
         }
@@ -240,6 +258,15 @@ impl ClientApp {
                 parallel,
                 think_ms,
             } => self.drive_requests(now, conn, m, w, buf, size, count, parallel, think_ms),
+            Workload::Datagram { .. } => {
+                let (Some(sender), false) = (self.datagrams.as_mut(), self.finished) else {
+                    return;
+                };
+                if sender.drive(now, conn, m.datagram.get_or_insert_with(Default::default)) {
+                    self.finished = true;
+                    m.done_at = Some(now);
+                }
+            }
             _ => {}
         }
     }
@@ -372,6 +399,8 @@ pub struct ServerApp {
     bulk_done: bool,
     /// The HTTP/3 server of a `page` workload.
     page: Option<PageServer>,
+    /// A `datagram` workload: receive and measure DATAGRAM payloads.
+    datagrams: bool,
     /// Scratch list of stream ids for [`ServerApp::drive`] (kept to avoid an allocation
     /// per call).
     ids: Vec<StreamId>,
@@ -385,7 +414,10 @@ impl ServerApp {
         qlog_dir: Option<&std::path::Path>,
         flow: &str,
     ) -> Self {
-        let mut app = ServerApp::default();
+        let mut app = ServerApp {
+            datagrams: matches!(workload, Workload::Datagram { .. }),
+            ..Default::default()
+        };
         if let Workload::Page { .. } = workload {
             let mut page = PageServer::default();
             if let Some(dir) = qlog_dir {
@@ -414,6 +446,11 @@ impl ServerApp {
             return;
         }
         while conn.poll_event().is_some() {}
+        if self.datagrams {
+            let d = m.datagram.get_or_insert_with(Default::default);
+            let bytes = datagram::receive(now, conn, d);
+            m.record(now, bytes, w);
+        }
         while let Some(id) = conn.accept_stream(Dir::Uni) {
             self.streams.insert(id, ServerStream::default());
         }

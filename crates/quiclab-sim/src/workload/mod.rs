@@ -5,6 +5,7 @@
 //! multiplexing (`h2mux`), and the split-connection PEP (`pep`).
 
 pub mod app;
+pub mod datagram;
 pub(crate) mod h2mux;
 pub(crate) mod h3app;
 pub(crate) mod pep;

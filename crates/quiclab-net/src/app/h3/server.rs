@@ -214,6 +214,7 @@ impl Application for Server {
                 None if conn.is_closed() => self.hq.serve(conn, h),
                 None => {}
             }
+            crate::app::datagram::echo(conn, now);
         }
         Ok(())
     }

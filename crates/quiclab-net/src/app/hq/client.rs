@@ -164,6 +164,15 @@ impl Client {
         }
     }
 
+    /// Whether fetches wait or run (connections not opened yet included).
+    pub fn fetches_pending(&self) -> bool {
+        !self.waiting.is_empty()
+            || self
+                .conns
+                .values()
+                .any(|c| !c.queue.is_empty() || !c.active.is_empty())
+    }
+
     /// Fetches and connections that failed.
     pub fn failures(&self) -> usize {
         self.failures
