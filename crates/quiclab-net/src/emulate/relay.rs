@@ -291,7 +291,9 @@ impl Relay {
         };
         if let Some(c) = self.capture.as_mut() {
             // A failed write loses the capture, not the relay.
-            if c.write_udp(now, src, dst, &payload).is_err() {
+            if c.write_udp(now, src, dst, quiclab_proto::Ecn::NotEct, &payload)
+                .is_err()
+            {
                 self.capture = None;
             }
         }
