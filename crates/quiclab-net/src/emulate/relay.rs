@@ -25,7 +25,7 @@ use quiclab_link::config::LinkSide;
 use quiclab_link::duplex::{Delivery, Duplex};
 use quiclab_link::link::Packet;
 use quiclab_link::pcap::PcapWriter;
-use quiclab_proto::Instant;
+use quiclab_proto::{Ecn, Instant};
 use quinn_udp::RecvMeta;
 use serde::Serialize;
 use std::io::{BufWriter, ErrorKind, IoSliceMut};
@@ -205,7 +205,8 @@ impl Relay {
         let sent = match d.side {
             LinkSide::Forward => {
                 self.counters.to_server += 1;
-                self.back.send(self.upstream, payload, payload.len())
+                self.back
+                    .send(self.upstream, Ecn::NotEct, payload, payload.len())
             }
             LinkSide::Return => {
                 let Some(client) = self.client else {
@@ -213,7 +214,7 @@ impl Relay {
                     return;
                 };
                 self.counters.to_client += 1;
-                self.front.send(client, payload, payload.len())
+                self.front.send(client, Ecn::NotEct, payload, payload.len())
             }
         };
         // The datagram is lost, as on a real path; the peer's transport recovers.
@@ -291,9 +292,7 @@ impl Relay {
         };
         if let Some(c) = self.capture.as_mut() {
             // A failed write loses the capture, not the relay.
-            if c.write_udp(now, src, dst, quiclab_proto::Ecn::NotEct, &payload)
-                .is_err()
-            {
+            if c.write_udp(now, src, dst, Ecn::NotEct, &payload).is_err() {
                 self.capture = None;
             }
         }
