@@ -9,6 +9,7 @@ pub use security::{
 };
 
 use crate::cc::{CarefulResumeConfig, CongestionControl, HystartConfig};
+use crate::ecn::EcnMode;
 use crate::error::TransportError;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -328,6 +329,10 @@ pub struct TransportConfig {
     /// (`crypto::session::{resuming_client_config, ticketing_server_config}`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub zero_rtt: bool,
+    /// ECN (RFC 9000 §13.4): `"off"` (default), `"ect0"` or `"ect1"`, the codepoint
+    /// sent on every packet while ECN validation has not failed.
+    #[serde(skip_serializing_if = "EcnMode::is_off")]
+    pub ecn: EcnMode,
 }
 
 /// `handshake_timeout_ms`'s default: 10 s, a third of the default idle timeout.
@@ -364,6 +369,7 @@ impl Default for TransportConfig {
             key_update: KeyUpdateConfig::default(),
             admission: AdmissionConfig::default(),
             zero_rtt: false,
+            ecn: EcnMode::Off,
         }
     }
 }

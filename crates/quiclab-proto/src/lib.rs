@@ -52,10 +52,10 @@ mod wire;
 
 // Driving an endpoint and its connections.
 pub use connection::{
-    CloseReason, Connection, ConnectionEvent, ConnectionStats, EndpointEvent, Footprint,
+    CloseReason, Connection, ConnectionEvent, ConnectionStats, EcnReport, EndpointEvent, Footprint,
     ServerValidation, Transmit, ZeroRttStatus, MAX_CRYPTO_BUFFER, MAX_QUEUED_DATAGRAMS,
 };
-pub use ecn::Ecn;
+pub use ecn::{Ecn, EcnFailure, EcnMode, EcnState};
 pub use endpoint::{Burst, ConfigFactory, ConnectionHandle, Endpoint, SinkFactory, Unrouted};
 pub use time::{duration_nanos, Instant};
 
@@ -70,7 +70,7 @@ pub use config::{
 pub use streams::{ReadOutcome, SendData, StreamError, StreamEvent};
 /// QUIC's variable-length integers (RFC 9000 §16), which HTTP/3 frames reuse.
 pub use wire::varint;
-pub use wire::{ConnectionId, Dir, PacketType, Side, StreamId, TransportParameters};
+pub use wire::{ConnectionId, Dir, EcnCounts, PacketType, Side, StreamId, TransportParameters};
 pub use wire::{VERSION_1, VERSION_2};
 
 // Errors.

@@ -8,6 +8,7 @@ use crate::config::TransportConfig;
 use crate::connection::Connection;
 use crate::crypto::cert::{self, ServerVerification};
 use crate::crypto::choices::{CertType, TlsChoices};
+use crate::ecn::Ecn;
 use crate::endpoint::{ConnectionHandle, Endpoint};
 use crate::rng::DetRng;
 use crate::time::Instant;
@@ -39,6 +40,39 @@ pub struct LinkConfig {
     /// Largest UDP payload the path carries; larger datagrams are dropped (a path MTU,
     /// for PMTU discovery). `None`: any size.
     pub mtu: Option<usize>,
+    /// What the path does to each datagram's ECN codepoint (default: nothing).
+    pub ecn: EcnImpairment,
+}
+
+/// A path's treatment of ECN codepoints, to test ECN validation (RFC 9000 §13.4.2).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum EcnImpairment {
+    /// Codepoints arrive as sent.
+    #[default]
+    None,
+    /// Every codepoint is cleared to not-ECT.
+    Bleach,
+    /// ECT(0) is re-marked ECT(1).
+    RemarkEct1,
+    /// Every ECT datagram is marked CE.
+    MarkAllCe,
+    /// The ECT datagrams with these indices (0-based, in the order the link was
+    /// offered them, lost ones counted) are marked CE, as a router's AQM would.
+    CeOn(Vec<u64>),
+}
+
+impl EcnImpairment {
+    /// The codepoint datagram number `index` of the link arrives with.
+    fn apply(&self, index: u64, ecn: Ecn) -> Ecn {
+        match self {
+            EcnImpairment::None => ecn,
+            EcnImpairment::Bleach => Ecn::NotEct,
+            EcnImpairment::RemarkEct1 if ecn == Ecn::Ect0 => Ecn::Ect1,
+            EcnImpairment::MarkAllCe if ecn.is_ect() => Ecn::Ce,
+            EcnImpairment::CeOn(at) if ecn.is_ect() && at.contains(&index) => Ecn::Ce,
+            _ => ecn,
+        }
+    }
 }
 
 impl LinkConfig {
@@ -61,10 +95,13 @@ pub struct LinkStats {
     pub too_big: u64,
     /// The largest datagram offered to the link, in bytes.
     pub max_datagram: usize,
+    /// Datagrams offered to the link by the codepoint their sender set, indexed by
+    /// [`Ecn::bits`] (not-ECT, ECT(1), ECT(0), CE).
+    pub ecn_sent: [u64; 4],
 }
 
-/// A datagram in flight: (delivery time, send sequence, destination, bytes).
-type InFlight = Reverse<(Instant, u64, To, Vec<u8>)>;
+/// A datagram in flight: (delivery time, send sequence, destination, ECN bits, bytes).
+type InFlight = Reverse<(Instant, u64, To, u8, Vec<u8>)>;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum To {
@@ -254,12 +291,13 @@ impl Pair {
                     break;
                 };
                 let datagram = self.buf[..t.size].to_vec();
-                self.enqueue(if from_client { To::Server } else { To::Client }, datagram);
+                let to = if from_client { To::Server } else { To::Client };
+                self.enqueue(to, t.ecn, datagram);
             }
         }
     }
 
-    fn enqueue(&mut self, to: To, datagram: Vec<u8>) {
+    fn enqueue(&mut self, to: To, ecn: Ecn, datagram: Vec<u8>) {
         if let Some(capture) = &mut self.capture {
             capture.push((self.now, to == To::Server, datagram.clone()));
         }
@@ -267,6 +305,8 @@ impl Pair {
         let (link, rng, stats) = (&self.links[i], &mut self.rngs[i], &mut self.link_stats[i]);
         stats.sent += 1;
         stats.max_datagram = stats.max_datagram.max(datagram.len());
+        stats.ecn_sent[usize::from(ecn.bits())] += 1;
+        let ecn = link.ecn.apply(stats.sent - 1, ecn).bits();
         // Draw every random number for every datagram, so changing one probability
         // does not shift the others' streams.
         let (l, r, extra, d) = (
@@ -292,10 +332,10 @@ impl Pair {
             stats.duplicated += 1;
             self.seq += 1;
             self.queue
-                .push(Reverse((at, self.seq, to, datagram.clone())));
+                .push(Reverse((at, self.seq, to, ecn, datagram.clone())));
         }
         self.seq += 1;
-        self.queue.push(Reverse((at, self.seq, to, datagram)));
+        self.queue.push(Reverse((at, self.seq, to, ecn, datagram)));
     }
 
     /// The next time something happens: a delivery or a timer.
@@ -319,25 +359,21 @@ impl Pair {
             if *at > self.now {
                 break;
             }
-            let Reverse((_, _, to, mut datagram)) = self.queue.pop().expect("peeked");
+            let Reverse((_, _, to, ecn, mut datagram)) = self.queue.pop().expect("peeked");
+            let ecn = Ecn::from_bits(ecn);
             match to {
                 To::Server => {
-                    if let Ok(h) = self.server.handle_datagram(
-                        self.now,
-                        self.client_addr,
-                        crate::Ecn::NotEct,
-                        &mut datagram,
-                    ) {
+                    if let Ok(h) =
+                        self.server
+                            .handle_datagram(self.now, self.client_addr, ecn, &mut datagram)
+                    {
                         self.server_conn.get_or_insert(h);
                     }
                 }
                 To::Client => {
-                    let _ = self.client.handle_datagram(
-                        self.now,
-                        self.server_addr,
-                        crate::Ecn::NotEct,
-                        &mut datagram,
-                    );
+                    let _ =
+                        self.client
+                            .handle_datagram(self.now, self.server_addr, ecn, &mut datagram);
                 }
             }
         }

@@ -99,6 +99,7 @@ fn both_sides_initiate_over_a_lossy_path() {
         reorder_extra: Duration::from_millis(8),
         duplicate: 0.02,
         mtu: None,
+        ..LinkConfig::default()
     };
     let mut pair = Pair::new(every(15), every(40), [link.clone(), link], 3);
     fetch(&mut pair, 1_000_000).unwrap();

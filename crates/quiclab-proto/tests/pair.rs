@@ -233,6 +233,7 @@ fn exchange_over(
         reorder_extra: Duration::from_millis(15),
         duplicate,
         mtu: None,
+        ..LinkConfig::default()
     };
     let mut pair = Pair::new(test_config(), test_config(), [link.clone(), link], seed);
     let mut rng = DetRng::new(seed ^ 0xabcdef);
@@ -298,6 +299,7 @@ fn qlog_of_run(seed: u64) -> Vec<u8> {
         reorder_extra: Duration::from_millis(10),
         duplicate: 0.02,
         mtu: None,
+        ..LinkConfig::default()
     };
     let mut pair = Pair::new(test_config(), test_config(), [link.clone(), link], seed);
     let sink = SharedSink::new(QlogWriter::new(

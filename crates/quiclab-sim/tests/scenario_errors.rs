@@ -295,3 +295,27 @@ fn bad_tls_choices() {
     let s = Scenario::parse(&ok, FILE).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(format!("{:?}", s.certificate_type), "EcdsaP256");
 }
+
+/// The transport key `ecn` (RFC 9000 §13.4) reaches a flow's TransportConfig; a value
+/// other than off / ect0 / ect1 is an error that names the key.
+#[test]
+fn ecn_transport_key() {
+    use quiclab_proto::EcnMode;
+    for (value, mode) in [
+        ("off", EcnMode::Off),
+        ("ect0", EcnMode::Ect0),
+        ("ect1", EcnMode::Ect1),
+    ] {
+        let text = with("CLIENT", &format!("ecn = \"{value}\""));
+        let s = Scenario::parse(&text, FILE).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(s.transport(0, false, FILE).expect("client").ecn, mode);
+        assert_eq!(
+            s.transport(0, true, FILE).expect("server").ecn,
+            EcnMode::Off
+        );
+    }
+    assert_error(
+        &with("CLIENT", "ecn = \"ce\""),
+        &["client.ecn", "unknown variant"],
+    );
+}

@@ -55,6 +55,11 @@ pub struct AckSummary<'a> {
     pub lost: &'a [LostPacket],
     /// The congestion event of those losses, when there were any.
     pub congestion: Option<CongestionEvent>,
+    /// The ACK's ECN-CE count grew (RFC 9002 §7.1, B.7 ProcessECN): a congestion
+    /// event for a packet sent at this time (the largest newly acknowledged one), one
+    /// reduction per recovery period like a loss, nothing to retransmit. `None`
+    /// without ECN.
+    pub ce_event: Option<Instant>,
     /// The ACK's delivery-rate sample (draft-ietf-ccwg-bbr §4.1.2.3), if it made one.
     pub rate_sample: Option<&'a RateSample>,
 }
@@ -76,6 +81,7 @@ impl<'a> AckSummary<'a> {
             rtt,
             lost,
             congestion,
+            ce_event: None,
             rate_sample: None,
         }
     }

@@ -372,6 +372,16 @@ impl CongestionController for Cubic {
         self.ca_remainder = 0;
     }
 
+    /// RFC 9438 §4.6 / RFC 9002 §7.1: a CE mark is a congestion event (the same
+    /// multiplicative decrease, once per recovery period). A CE mark is never
+    /// spurious, so the reduction cannot be undone (§4.9.2 is about losses).
+    fn on_ecn_ce(&mut self, now: Instant, sent_time: Instant) {
+        if !self.recovery.covers(sent_time) {
+            self.on_congestion_event(now, sent_time, false, 0);
+            self.undo = None;
+        }
+    }
+
     fn window(&self) -> u64 {
         self.cwnd
     }

@@ -71,6 +71,11 @@ pub trait CongestionController: Debug + Send {
             }
             self.on_packet_acked(now, p.time_sent, p.bytes, ack.app_limited, ack.rtt);
         }
+        // RFC 9002 B.7 ProcessECN: a congestion event like a loss's, before the losses,
+        // so that losses in the period it starts do not reduce again.
+        if let Some(sent_time) = ack.ce_event {
+            self.on_ecn_ce(now, sent_time);
+        }
         response.in_recovery_at_loss = self.in_recovery();
         for lost in ack.lost {
             self.on_packet_lost(now, lost);
@@ -132,10 +137,13 @@ pub trait CongestionController: Debug + Send {
     fn on_spurious_congestion(&mut self, now: Instant) {
         let _ = now;
     }
-    /// The peer reported `new_ce` more ECN-CE marked packets (RFC 9002 §7.1). A hook:
-    /// quiclab does not send ECT yet, so nothing calls it with a non-zero count today.
-    fn on_ecn_ce(&mut self, now: Instant, new_ce: u64) {
-        let _ = (now, new_ce);
+    /// The peer's ECN-CE count grew in an ACK whose largest newly acknowledged packet
+    /// was sent at `sent_time` (RFC 9002 §7.1, B.7 ProcessECN): a congestion event. The
+    /// loss-based controllers reduce as for a loss, at most once per recovery period
+    /// (so once per round trip); nothing is retransmitted. Default: ignored (a
+    /// controller without a window: `none`, `fixed`).
+    fn on_ecn_ce(&mut self, now: Instant, sent_time: Instant) {
+        let _ = (now, sent_time);
     }
     /// PMTU discovery raised the path's maximum datagram size to `mds` (RFC 9002 §7.2:
     /// the minimum window and the window increments are counted in it).

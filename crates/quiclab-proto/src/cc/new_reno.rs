@@ -194,6 +194,12 @@ impl CongestionController for NewReno {
         }
     }
 
+    /// RFC 9002 §7.1, B.7: a CE mark is a congestion event as a loss is (the same
+    /// reduction, once per recovery period).
+    fn on_ecn_ce(&mut self, now: Instant, sent_time: Instant) {
+        self.on_congestion_event(now, sent_time, false, 0);
+    }
+
     fn window(&self) -> u64 {
         self.cwnd
     }

@@ -3,6 +3,7 @@
 
 use super::ack_frequency_state::AckFrequencyState;
 use super::cids::CidState;
+use super::ecn_state::EcnPath;
 use super::handshake_state::HandshakeState;
 use super::key_update_state::KeyUpdate;
 use super::lifecycle::Lifecycle;
@@ -232,6 +233,7 @@ impl Connection {
             outbox: Outbox::default(),
             zero_rtt: ZeroRtt::default(),
             tokens: TokenState::default(),
+            ecn: EcnPath::new(config.ecn),
             config,
         }
     }

@@ -269,6 +269,7 @@ impl Connection {
         sp.probes = 0;
         // RFC 9002 A.11 OnPacketNumberSpaceDiscarded (the PTO backoff restarts).
         self.path.recovery.discard_space(space);
+        self.ecn.on_space_discarded(space);
         if self.logging() {
             self.emit(
                 now,

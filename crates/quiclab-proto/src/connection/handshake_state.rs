@@ -118,6 +118,7 @@ mod tests {
             scid: cid,
             pn_offset: 9,
             packet_len: 40,
+            ecn: crate::ecn::Ecn::NotEct,
         }
     }
 

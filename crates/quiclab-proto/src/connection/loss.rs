@@ -59,13 +59,26 @@ impl Connection {
         };
         let advertised = self.peer_advertised_max_ack_delay();
         let sender = &self.ack_frequency.sender;
-        let outcome = self
+        // RFC 9000 §13.4.2.1: only an ACK raising the largest acknowledged validates.
+        let largest_grew = self
             .path
             .recovery
-            .on_ack(now, &input, &self.config.loss, |acked, lost| {
-                sender.peer_max_ack_delay_after(advertised, acked, lost)
-            });
+            .sent(space)
+            .largest_acked()
+            .is_none_or(|l| ack.largest() > l);
+        let ecn = &mut self.ecn;
+        let outcome = self.path.recovery.on_ack_with_ecn(
+            now,
+            &input,
+            &self.config.loss,
+            |acked, lost| sender.peer_max_ack_delay_after(advertised, acked, lost),
+            |acked| {
+                let sent = acked.iter().map(|p| (p.pn, p.data.ecn));
+                ecn.on_ack(space, largest_grew, ack.ecn, sent)
+            },
+        );
         self.apply_ack(now, space, outcome);
+        self.log_ecn_changes(now);
         Ok(())
     }
 
@@ -141,6 +154,7 @@ impl Connection {
         let threshold = self.config.loss.packet_threshold;
         for p in &loss.lost {
             tally(&mut self.stats.packets_lost, 1);
+            self.ecn.on_lost(space, p.pn, p.data.ecn);
             if self.logging() {
                 let trigger = if self
                     .path

@@ -13,6 +13,7 @@
 mod ack_frequency_state;
 mod cids;
 mod crypto_stream;
+mod ecn_state;
 mod footprint;
 mod handshake_state;
 mod key_update_state;
@@ -41,6 +42,7 @@ mod api;
 mod close;
 mod compatible;
 mod create;
+mod ecn;
 mod event_log;
 #[cfg(feature = "fuzzing")]
 mod fuzzing;
@@ -62,6 +64,7 @@ mod version;
 mod zero_rtt;
 
 pub use crypto_stream::MAX_CRYPTO_BUFFER;
+pub use ecn_state::EcnReport;
 pub use footprint::Footprint;
 pub use lifecycle::CloseReason;
 pub use outbox::{ConnectionEvent, EndpointEvent, MAX_QUEUED_DATAGRAMS};
@@ -86,6 +89,7 @@ use crate::streams::Streams;
 use crate::wire::Side;
 use ack_frequency_state::AckFrequencyState;
 use cids::CidState;
+use ecn_state::EcnPath;
 use handshake_state::HandshakeState;
 use key_update_state::KeyUpdate;
 use lifecycle::Lifecycle;
@@ -170,6 +174,8 @@ pub struct Connection {
     zero_rtt: ZeroRtt,
     /// Retry and NEW_TOKEN tokens (RFC 9000 §8.1).
     tokens: TokenState,
+    /// ECN: the codepoint we send, the counts we report, validation (RFC 9000 §13.4).
+    ecn: EcnPath,
     /// Buffers reused across calls.
     scratch: Scratch,
 }

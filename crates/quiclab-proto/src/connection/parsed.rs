@@ -1,5 +1,6 @@
 //! A received packet's parsed header, kept while its payload is decrypted in place.
 
+use crate::ecn::Ecn;
 use crate::wire::{ConnectionId, PacketType, ProtectedHeader};
 
 /// The parts of a parsed header the receive path keeps (owned, so the packet bytes can
@@ -13,6 +14,9 @@ pub(crate) struct Parsed {
     pub scid: ConnectionId,
     pub pn_offset: usize,
     pub packet_len: usize,
+    /// The ECN codepoint of the datagram that carried the packet (kept with packets
+    /// buffered for later keys, RFC 9000 §13.4.1).
+    pub ecn: Ecn,
 }
 
 impl Parsed {
@@ -31,6 +35,7 @@ impl From<&ProtectedHeader<'_>> for Parsed {
             scid: h.scid,
             pn_offset: h.pn_offset,
             packet_len: h.packet_len,
+            ecn: Ecn::NotEct,
         }
     }
 }

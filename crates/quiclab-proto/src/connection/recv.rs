@@ -56,8 +56,8 @@ impl Connection {
             return;
         }
         let _ = remote; // No migration yet: packets are accepted from any address.
-        let _ = ecn; // Not counted yet (RFC 9000 §13.4.1 is the ECN issue's next step).
         self.stats.datagrams_received.add(data.len());
+        self.log_datagram_ecn(now, data.len(), ecn);
         self.path.on_datagram_received(data.len());
         let total = data.len();
         let mut offset = 0;
@@ -74,6 +74,8 @@ impl Connection {
                     }
                 },
             };
+            // RFC 9000 §13.4.1: coalesced packets share the datagram's codepoint.
+            let parsed = Parsed { ecn, ..parsed };
             let len = parsed.packet_len.min(rest.len());
             any_processed |= self.handle_packet(now, parsed, &mut rest[..len]);
             offset = offset.saturating_add(len); // at most `total`: `len` fits in `rest`
@@ -259,6 +261,9 @@ impl Connection {
                     &policy,
                 );
                 self.timers.on_packet_received(now);
+                // RFC 9000 §13.4.1: counted for processed packets only (not duplicates,
+                // not undecryptable ones).
+                self.ecn.on_received(space, h.ecn);
             }
             Err(e) => self.fail(now, e),
         }

@@ -98,6 +98,7 @@ impl Connection {
         initial.probes = 0;
         initial.crypto_send.requeue_unacked();
         self.path.recovery.discard_space(SpaceId::Initial);
+        self.ecn.on_space_discarded(SpaceId::Initial);
         self.set_loss_detection_timer(now);
     }
 

@@ -9,7 +9,6 @@ use super::transmit::{Transmit, MIN_INITIAL_DATAGRAM};
 use super::Connection;
 use crate::crypto::protect::seal;
 use crate::crypto::TAG_LEN;
-use crate::ecn::Ecn;
 use crate::events::{Event, FrameSummary, PacketHeaderInfo};
 use crate::path_recovery::Outgoing;
 use crate::time::Instant;
@@ -166,7 +165,7 @@ impl Connection {
         Transmit {
             destination: self.path.remote,
             size,
-            ecn: Ecn::NotEct,
+            ecn: self.ecn.codepoint(),
         }
     }
 
@@ -306,6 +305,8 @@ impl Connection {
     }
 
     fn write_ack(&mut self, now: Instant, buf: &mut Vec<u8>, p: &mut OpenPacket, max: usize) {
+        // RFC 9000 §13.4.1, §19.3.2: ACK_ECN once any count is non-zero.
+        let ecn = self.ecn.ack_counts(p.space);
         let sp = &mut self.spaces[p.space as usize];
         if !sp.acks.has_new() {
             return;
@@ -317,7 +318,7 @@ impl Connection {
         };
         let Some(ack) = sp
             .acks
-            .build_ack(now, exp, self.config.ack.max_ack_ranges, None)
+            .build_ack(now, exp, self.config.ack.max_ack_ranges, ecn)
         else {
             return;
         };
@@ -512,6 +513,9 @@ impl Connection {
         if p.zero_rtt {
             self.zero_rtt.packets += 1;
         }
+        let pto = self.path.recovery.rtt().pto_base();
+        p.record.ecn = self.ecn.on_sent(now, p.space, p.pn, pto);
+        self.log_ecn_changes(now);
         let sp = &mut self.spaces[p.space as usize];
         sp.next_pn += 1;
         // RFC 9002 A.5 OnPacketSent.

@@ -4,6 +4,7 @@
 use super::crypto_stream::{CryptoRecv, CryptoSend};
 use crate::ack::AckTracker;
 use crate::crypto::Keys;
+use crate::ecn::Ecn;
 use crate::streams::StreamFrameRecord;
 
 pub use crate::recovery::SpaceId;
@@ -45,6 +46,9 @@ pub struct SentRecord {
     /// Largest Acknowledged of the ACK frame this packet carried, if any
     /// (RFC 9000 §13.2.4: once acknowledged, older ranges need not be repeated).
     pub ack_largest: Option<u64>,
+    /// The ECN codepoint the packet was sent with (RFC 9000 §13.4.2: validation
+    /// compares the peer's counts with the newly acknowledged ECT-marked packets).
+    pub ecn: Ecn,
 }
 
 /// One packet number space's state.

@@ -116,6 +116,7 @@ impl Connection {
         fresh.next_pn = initial.next_pn;
         *initial = fresh;
         self.path.recovery.forget_space(SpaceId::Initial);
+        self.ecn.on_space_discarded(SpaceId::Initial);
         self.install_initial_keys(self.params.original_dcid);
         self.handshake.tls_write_space = SpaceId::Initial;
         self.set_loss_detection_timer(now);

@@ -115,6 +115,7 @@ impl Connection {
         // Every application-data packet sent so far was a 0-RTT one: the 1-RTT keys
         // arrive together with completion on the client.
         let lost = self.path.recovery.take_all(SpaceId::Data);
+        self.ecn.on_space_discarded(SpaceId::Data);
         for p in &lost {
             self.requeue_lost(SpaceId::Data, &p.data);
         }

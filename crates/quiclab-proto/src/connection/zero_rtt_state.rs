@@ -88,6 +88,7 @@ mod tests {
             scid: cid,
             pn_offset: 20,
             packet_len: 100,
+            ecn: crate::ecn::Ecn::NotEct,
         };
         let mut z = ZeroRtt::default();
         z.pending.push((h(), vec![0; 100]));

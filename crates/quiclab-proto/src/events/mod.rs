@@ -2,6 +2,7 @@
 //! not a print: sinks (the qlog writer, metric collectors) receive each event with the
 //! driver's time. A connection without a sink builds no events.
 
+use crate::ecn::{Ecn, EcnState};
 use crate::error::TransportErrorCode;
 use crate::time::Instant;
 use crate::wire::{ConnectionId, PacketType, Side, TransportParameters};
@@ -209,6 +210,18 @@ pub enum Event {
         old: u16,
         new: u16,
         done: bool,
+    },
+    /// The path's ECN validation state changed (qlog `quic:ecn_state_updated`, RFC
+    /// 9000 Appendix A.4); `old` is `None` for the first state.
+    EcnStateUpdated {
+        old: Option<EcnState>,
+        new: EcnState,
+    },
+    /// A UDP datagram arrived with this ECN codepoint (qlog
+    /// `quic:udp_datagrams_received`); logged only when ECN is in play.
+    DatagramReceived {
+        size: usize,
+        ecn: Ecn,
     },
     /// The probe timeout fired (`pto_count` after the increment).
     PtoExpired {

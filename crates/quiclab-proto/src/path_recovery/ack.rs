@@ -73,12 +73,29 @@ impl<T> Recovery<T> {
     /// max_ack_delay once the contents of the acknowledged and then the lost packets
     /// take effect (ack-frequency requests they carried): with no lost packets for the
     /// persistent congestion duration, with both for the timer.
+    #[cfg(test)]
     pub fn on_ack(
         &mut self,
         now: Instant,
         ack: &AckInput<'_>,
         loss: &LossConfig,
         max_ack_delay_after: impl Fn(&[SentPacket<T>], &[SentPacket<T>]) -> Duration,
+    ) -> AckOutcome<T> {
+        self.on_ack_with_ecn(now, ack, loss, max_ack_delay_after, |_| false)
+    }
+
+    /// [`Recovery::on_ack`] with the ACK's ECN counts: `ecn_ce(newly_acked)` (called
+    /// once, when something was newly acknowledged) validates them and says whether the
+    /// CE count grew. If so the controller gets a congestion event for the send time of
+    /// the largest newly acknowledged packet (RFC 9002 §7.1, B.7 ProcessECN; the
+    /// controller reduces at most once per recovery period).
+    pub fn on_ack_with_ecn(
+        &mut self,
+        now: Instant,
+        ack: &AckInput<'_>,
+        loss: &LossConfig,
+        max_ack_delay_after: impl Fn(&[SentPacket<T>], &[SentPacket<T>]) -> Duration,
+        ecn_ce: impl FnOnce(&[SentPacket<T>]) -> bool,
     ) -> AckOutcome<T> {
         let newly_acked = self.sent_mut(ack.space).on_ack(ack.ranges);
         // RFC 9438 §4.9.2: every packet of the last congestion episode acknowledged
@@ -104,6 +121,9 @@ impl<T> Recovery<T> {
             }
             return out;
         }
+        let ce_event = ecn_ce(&out.newly_acked)
+            .then(|| out.newly_acked.last().map(|p| p.time_sent))
+            .flatten();
         out.rtt_sampled = self.sample_rtt(now, ack, &out.newly_acked);
         let acked = self.acked_in_flight(now, ack, &out.newly_acked);
         let newly_acked = &out.newly_acked;
@@ -121,6 +141,7 @@ impl<T> Recovery<T> {
             rtt: &self.rtt,
             lost: &declared.for_controller,
             congestion: declared.congestion,
+            ce_event,
             rate_sample: rate_sample.as_ref(),
         });
         self.on_episode(ack.space, &declared.outcome, response.in_recovery_at_loss);

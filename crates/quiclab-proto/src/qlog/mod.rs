@@ -39,7 +39,9 @@ use crate::time::{duration_nanos, Instant};
 use crate::wire::{ConnectionId, PacketType, Side, TransportParameters};
 use json::Json;
 use packet::write_packet;
-use record::{begin, end, kernel_drops, write_transport_error, RS};
+use record::{
+    begin, datagram_received, ecn_state_updated, end, kernel_drops, write_transport_error, RS,
+};
 use std::io::{self, Write};
 
 /// The event schema URI of the draft implemented (its number appended, as drafts must).
@@ -235,6 +237,8 @@ impl<W: Write + Send> QlogWriter<W> {
                 reason,
             } => connection_closed(buf, now, *owner, *code, *application, reason),
             Event::KernelDrops(k) => kernel_drops(buf, now, k),
+            Event::EcnStateUpdated { old, new } => ecn_state_updated(buf, now, *old, *new),
+            Event::DatagramReceived { size, ecn } => datagram_received(buf, now, *size, *ecn),
         }
     }
 

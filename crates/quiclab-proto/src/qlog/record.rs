@@ -3,6 +3,7 @@
 //! both frames and `connection_closed` carry.
 
 use super::json::Json;
+use crate::ecn::{Ecn, EcnState};
 use crate::error::TransportErrorCode;
 use crate::events::KernelDrops;
 use crate::time::Instant;
@@ -52,5 +53,41 @@ pub(super) fn kernel_drops(buf: &mut Vec<u8>, now: Instant, k: &KernelDrops) {
     j.key("recv_buffer").u64(k.recv_buffer);
     j.key("send_buffer").u64(k.send_buffer);
     j.key("trigger").lit(k.trigger.name());
+    end(j);
+}
+
+/// qlog quic-events `ECN`: the codepoint's name.
+fn ecn_name(ecn: Ecn) -> &'static str {
+    match ecn {
+        Ecn::NotEct => "Not-ECT",
+        Ecn::Ect1 => "ECT(1)",
+        Ecn::Ect0 => "ECT(0)",
+        Ecn::Ce => "CE",
+    }
+}
+
+/// `quic:ecn_state_updated` (qlog quic-events, RFC 9000 Appendix A.4's states).
+pub(super) fn ecn_state_updated(
+    buf: &mut Vec<u8>,
+    now: Instant,
+    old: Option<EcnState>,
+    new: EcnState,
+) {
+    let mut j = begin(buf, now, "quic:ecn_state_updated");
+    if let Some(old) = old {
+        j.key("old").lit(old.name());
+    }
+    j.key("new").lit(new.name());
+    end(j);
+}
+
+/// `quic:udp_datagrams_received` for one datagram: its size and ECN codepoint.
+pub(super) fn datagram_received(buf: &mut Vec<u8>, now: Instant, size: usize, ecn: Ecn) {
+    let mut j = begin(buf, now, "quic:udp_datagrams_received");
+    j.key("count").u64(1);
+    j.key("raw").begin_arr().begin_obj();
+    j.key("length").u64(size as u64);
+    j.end_obj().end_arr();
+    j.key("ecn").begin_arr().lit(ecn_name(ecn)).end_arr();
     end(j);
 }

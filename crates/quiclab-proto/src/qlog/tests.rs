@@ -634,6 +634,53 @@ fn kernel_drops_is_a_quiclab_event() {
     assert_eq!(k[1]["data"]["trigger"], "final");
 }
 
+#[test]
+fn ecn_state_and_received_codepoints_use_the_draft_names() {
+    use crate::ecn::{Ecn, EcnState};
+    let recs = parse(&write_all(&[
+        (
+            Instant::from_millis(1),
+            Event::EcnStateUpdated {
+                old: None,
+                new: EcnState::Testing,
+            },
+        ),
+        (
+            Instant::from_millis(2),
+            Event::DatagramReceived {
+                size: 1200,
+                ecn: Ecn::Ect0,
+            },
+        ),
+        (
+            Instant::from_millis(3),
+            Event::EcnStateUpdated {
+                old: Some(EcnState::Unknown),
+                new: EcnState::Capable,
+            },
+        ),
+        (
+            Instant::from_millis(4),
+            Event::DatagramReceived {
+                size: 40,
+                ecn: Ecn::Ce,
+            },
+        ),
+    ]));
+    let e = find(&recs, "quic:ecn_state_updated");
+    assert_eq!(e.len(), 2);
+    assert!(e[0]["data"].get("old").is_none());
+    assert_eq!(e[0]["data"]["new"], "testing");
+    assert_eq!(e[1]["data"]["old"], "unknown");
+    assert_eq!(e[1]["data"]["new"], "capable");
+    let d = find(&recs, "quic:udp_datagrams_received");
+    assert_eq!(d.len(), 2);
+    assert_eq!(d[0]["data"]["count"], 1);
+    assert_eq!(d[0]["data"]["raw"][0]["length"], 1200);
+    assert_eq!(d[0]["data"]["ecn"][0], "ECT(0)");
+    assert_eq!(d[1]["data"]["ecn"][0], "CE");
+}
+
 /// Counts flushes, so a test sees when the writer pushes its buffer out.
 #[derive(Default)]
 struct Flushes {

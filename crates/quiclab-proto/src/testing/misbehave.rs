@@ -31,10 +31,14 @@ impl Pair {
             Side::Client => (Some(self.client_conn()), To::Server),
             Side::Server => (self.server_conn(), To::Client),
         };
-        let Some(datagram) = conn.and_then(|c| c.craft_datagram(now, space, frames, scid)) else {
+        // Sent with the codepoint the connection's own packets carry now.
+        let Some((ecn, datagram)) = conn.and_then(|c| {
+            let ecn = c.ecn().sending;
+            c.craft_datagram(now, space, frames, scid).map(|d| (ecn, d))
+        }) else {
             return false;
         };
-        self.enqueue(to, datagram);
+        self.enqueue(to, ecn, datagram);
         true
     }
 }

@@ -165,6 +165,7 @@ impl TcpConnection {
             rtt: &self.rtt,
             lost: &losses.lost,
             congestion: losses.congestion,
+            ce_event: None, // no ECN in quiclab-tcp
             rate_sample,
         });
         if response.mark_app_limited {

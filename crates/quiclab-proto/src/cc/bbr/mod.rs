@@ -406,6 +406,14 @@ impl CongestionController for Bbr {
         }
     }
 
+    /// draft-ietf-ccwg-bbr §3.7 ("ECN"): BBRv3 specifies no response to ECN, but a
+    /// connection that sends ECT "MUST treat any CE marks as congestion". quiclab's
+    /// choice (an assumption, not the draft's text): CE is treated as BBR treats a
+    /// loss in its bounds, `model.rs` `handle_ce`.
+    fn on_ecn_ce(&mut self, now: Instant, _sent_time: Instant) {
+        self.handle_ce(now);
+    }
+
     fn on_spurious_congestion(&mut self, _now: Instant) {
         self.handle_spurious_loss_detection();
     }

@@ -185,6 +185,23 @@ impl Bbr {
         }
     }
 
+    /// A CE mark, as a loss signal (an assumption: the draft only says CE marks are
+    /// congestion, draft §3.7). NoteLoss (§5.5.10.2), so that the round counts as lossy and
+    /// AdaptLowerBoundsFromCongestion (§5.5.10.3) cuts bw_shortterm and
+    /// inflight_shortterm by beta at the round's end, once per round; and while the
+    /// flow probes bandwidth, HandleInflightTooHigh (§5.5.10.2) as for a loss rate
+    /// above BBR.LossThresh, with the bytes in flight at the last ACK as the
+    /// inflight at the mark: inflight_longterm (inflight_hi) is set and ProbeBW_UP
+    /// ends, once per probe. No recovery period, no packet conservation: nothing
+    /// was lost.
+    pub(super) fn handle_ce(&mut self, now: Instant) {
+        self.note_loss();
+        if self.is_bw_probe_sample {
+            let in_flight = self.bytes_in_flight;
+            self.handle_inflight_too_high(now, in_flight, self.app_limited);
+        }
+    }
+
     /// §5.5.10.2 InflightAtLoss: where within the packet the loss rate crossed
     /// BBR.LossThresh.
     fn inflight_at_loss(&self, size: u64, tx_in_flight: u64, lost: u64) -> u64 {

@@ -16,6 +16,8 @@ struct Sent {
     snapshot: crate::recovery::DeliverySnapshot,
     /// When its ACK arrives; `None` if the buffer dropped it.
     ack_at: Option<Instant>,
+    /// The bottleneck marked it CE (the ACK reports a CE count increase).
+    ce: bool,
 }
 
 /// The model path and sender.
@@ -36,6 +38,9 @@ struct Path {
     /// (time, state) at each transition.
     states: Vec<(Instant, BbrState)>,
     lost: u64,
+    /// A step AQM: packets finding more than this many bytes queued are CE-marked.
+    ce_above: Option<u64>,
+    ce_marked: u64,
 }
 
 impl Path {
@@ -55,6 +60,8 @@ impl Path {
             pn: 0,
             states: vec![(Instant::ZERO, BbrState::Startup)],
             lost: 0,
+            ce_above: None,
+            ce_marked: 0,
         }
     }
 
@@ -74,11 +81,14 @@ impl Path {
             self.link_free = self.link_free.max(self.now) + self.serialise();
             self.link_free + self.base
         });
+        let ce = ack_at.is_some() && self.ce_above.is_some_and(|t| queued > t);
+        self.ce_marked += u64::from(ce);
         self.flight.push_back(Sent {
             pn: self.pn,
             at: self.now,
             snapshot,
             ack_at,
+            ce,
         });
         self.pn += 1;
         // Pacing: the next packet leaves MDS / pacing_rate later.
@@ -121,6 +131,7 @@ impl Path {
             rtt: &self.rtt,
             lost: &lost_packets,
             congestion,
+            ce_event: p.ce.then_some(p.at),
             rate_sample: Some(&rs),
         });
         if response.mark_app_limited {
@@ -389,4 +400,24 @@ fn spurious_loss_restores_the_model_and_the_probe() {
     b.state = BbrState::ProbeBwCruise;
     b.on_spurious_congestion(Instant::from_millis(1));
     assert_eq!(b.state(), BbrState::ProbeBwCruise);
+}
+
+#[test]
+fn ce_marks_bound_inflight_longterm_without_losses() {
+    // A deep buffer (no loss) with a step AQM marking CE above a tenth of the BDP.
+    let mut p = clean_path();
+    p.ce_above = Some(6_000);
+    p.run(secs(8.0));
+    assert_eq!(p.lost, 0);
+    assert!(p.ce_marked > 0);
+    // The assumed response (model.rs `handle_ce`): a CE mark while probing bounds
+    // inflight_longterm as a loss rate above LossThresh does.
+    let hi = p.bbr.inflight_longterm();
+    assert!(hi < 150_000, "inflight_longterm {hi}");
+    let bw = p.bbr.max_bw() as f64;
+    assert!(bw > 0.9 * 1_500_000.0, "max_bw {bw}");
+    // Without marks the same path leaves it unbounded.
+    let mut clean = clean_path();
+    clean.run(secs(8.0));
+    assert_eq!(clean.bbr.inflight_longterm(), u64::MAX);
 }

@@ -431,15 +431,18 @@ impl CongestionController for CarefulResume {
         }
     }
 
-    fn on_ecn_ce(&mut self, now: Instant, new_ce: u64) {
-        if new_ce > 0 {
-            match self.phase {
-                Phase::Reconnaissance => self.leave_for_normal(now, Some(Trigger::EcnCe), None),
-                Phase::Unvalidated | Phase::Validating => self.retreat(now, Trigger::EcnCe),
-                Phase::SafeRetreat | Phase::Normal => {}
+    /// A CE mark is congestion as a loss is (draft §4.2-§4.4 name both): the same
+    /// phase changes as `on_congestion_event`, with the ECN trigger.
+    fn on_ecn_ce(&mut self, now: Instant, sent_time: Instant) {
+        match self.phase {
+            Phase::Reconnaissance => {
+                self.leave_for_normal(now, Some(Trigger::EcnCe), None);
+                self.inner.on_ecn_ce(now, sent_time);
             }
+            Phase::Unvalidated | Phase::Validating => self.retreat(now, Trigger::EcnCe),
+            Phase::SafeRetreat => {}
+            Phase::Normal => self.inner.on_ecn_ce(now, sent_time),
         }
-        self.inner.on_ecn_ce(now, new_ce);
     }
 
     fn window(&self) -> u64 {

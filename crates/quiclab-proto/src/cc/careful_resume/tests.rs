@@ -379,7 +379,7 @@ fn ecn_ce_in_unvalidated_enters_safe_retreat() {
     for _ in 0..40 {
         h.send();
     }
-    h.cr.on_ecn_ce(h.now, 1);
+    h.cr.on_ecn_ce(h.now, h.now);
     assert_eq!(h.cr.phase(), Phase::SafeRetreat);
     assert_eq!(h.triggers()[1], (Phase::SafeRetreat, Some(Trigger::EcnCe)));
 }
