@@ -139,6 +139,10 @@ struct Common {
     /// the config file's `ecn`, else ect0 (the simulator's default is off).
     #[arg(long, value_parser = setup::parse_ecn)]
     ecn: Option<quiclab_proto::EcnMode>,
+    /// Send one datagram per sendmsg, without UDP GSO batches (a loopback capture then
+    /// shows every datagram; tests/interop/run.sh's ecn case decrypts them).
+    #[arg(long)]
+    no_gso: bool,
 }
 
 #[derive(Args)]
@@ -218,6 +222,7 @@ impl Common {
             socket_buffer: self.socket_buffer,
             socket_buffer_max: self.socket_buffer_max,
             wake: WakeMode::from_name(&self.wake),
+            gso: !self.no_gso,
         }
     }
 

@@ -108,6 +108,8 @@ pub struct DriverConfig {
     pub socket_buffer_max: usize,
     /// How short waits wake the loop.
     pub wake: WakeMode,
+    /// Send in GSO batches where the kernel offers them (false: one datagram per send).
+    pub gso: bool,
 }
 
 impl Default for DriverConfig {
@@ -116,6 +118,7 @@ impl Default for DriverConfig {
             socket_buffer: DEFAULT_BUFFER,
             socket_buffer_max: DEFAULT_BUFFER_MAX,
             wake: WakeMode::Timerfd,
+            gso: true,
         }
     }
 }
@@ -143,7 +146,10 @@ pub struct EndpointDriver {
 impl EndpointDriver {
     /// Drives on `socket` (bound with `config.socket_buffer`, or the monitor's growth
     /// starts from a wrong size).
-    pub fn new(socket: Socket, config: &DriverConfig) -> EndpointDriver {
+    pub fn new(mut socket: Socket, config: &DriverConfig) -> EndpointDriver {
+        if !config.gso {
+            socket.disable_gso();
+        }
         let timer = match config.wake {
             WakeMode::Timerfd => Timer::new(),
             WakeMode::Poll => None,

@@ -51,6 +51,8 @@ pub struct Socket {
     io: mio::net::UdpSocket,
     state: UdpSocketState,
     granted: Granted,
+    /// Datagrams per `sendmsg` at most, below the kernel's GSO limit (1: no GSO).
+    gso_limit: usize,
 }
 
 impl Socket {
@@ -69,6 +71,7 @@ impl Socket {
                 gro_segments: state.gro_segments(),
             },
             state,
+            gso_limit: usize::MAX,
         };
         socket.resize(Some(buffer), Some(buffer));
         Ok(socket)
@@ -95,9 +98,15 @@ impl Socket {
     pub fn granted(&self) -> Granted {
         Granted {
             // GSO can be turned off at run time when the kernel refuses it.
-            gso_segments: self.state.max_gso_segments(),
+            gso_segments: self.state.max_gso_segments().min(self.gso_limit).max(1),
             ..self.granted
         }
+    }
+
+    /// Sends one datagram per `sendmsg` from now on (no GSO batches), e.g. so a loopback
+    /// capture shows every datagram (the kernel does not split GSO batches on `lo`).
+    pub fn disable_gso(&mut self) {
+        self.gso_limit = 1;
     }
 
     /// The address bound (the port the kernel chose for port 0).
