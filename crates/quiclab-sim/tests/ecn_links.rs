@@ -106,3 +106,36 @@ fn pcap_tos_byte_carries_the_codepoint() {
     assert!(counts[0b10] > 1000, "{counts:?}");
     assert_eq!(Some(counts[0b11]), r.links[0].ecn_marks, "{counts:?}");
 }
+
+/// Unknown ECN values in a scenario are refused with the parser's error, never defaulted.
+#[test]
+fn unknown_ecn_values_are_refused() {
+    let scenario = |forward: &str| {
+        format!(
+            "name = \"x\"\nseed = 1\n[stop]\ntime_s = 1.0\n[topology]\nkind = \"point_to_point\"\n\
+             [topology.forward]\ndelay_ms = 1.0\n{forward}\n[topology.return]\ndelay_ms = 1.0\n\
+             [[flows]]\nname = \"f\"\nworkload = {{ kind = \"bulk\" }}\n"
+        )
+    };
+    for (forward, needle) in [
+        (
+            "impairments = { ecn = \"bleached\" }",
+            "unknown variant `bleached`",
+        ),
+        (
+            "queue = { discipline = \"codel\", packets = 10, ecn = \"yes\" }",
+            "expected a boolean",
+        ),
+        (
+            "queue = { discipline = \"drop_tail\", packets = 10, ecn = true }",
+            "unknown field `ecn`",
+        ),
+    ] {
+        let e = Scenario::parse(&scenario(forward), "inline")
+            .expect_err(forward)
+            .to_string();
+        assert!(e.contains(needle), "{forward}: {e}");
+    }
+    let ok = scenario("impairments = { ecn = \"remark_ect1\" }");
+    assert!(Scenario::parse(&ok, "inline").is_ok());
+}
