@@ -14,7 +14,14 @@
 # server's the one it logs only when it upgraded a v1 Initial), a Retry received (retry: the quiclab client's
 # packet_received of type retry; the quiclab server's retry_source_connection_id, which
 # it sets only on a connection admitted with its Retry token), resumption_allowed
-# (resumption: the second connection resumed), that and 0RTT packets (zerortt). Prints a
+# (resumption: the second connection resumed), that and 0RTT packets (zerortt).
+# ecn: each run is captured with tshark on loopback and decrypted with the client's key
+# log (SSLKEYLOGFILE); as the interop runner checks, every QUIC datagram of each side must
+# carry ECT(0) or ECT(1) (one of them, never not-ECT or CE) and each side's ACK frames
+# ECN counts. quiclab's side must pass that; a foreign peer that sends no ECT or no ECN
+# counts is reported ("peer X does not do ECN" / "does ECN only in part"), not a failure, and then quiclab's packets
+# need only be never CE (its ECN validation rightly turns ECN off when counts do not come
+# back: RFC 9000 §13.4.2). Prints a
 # matrix; needs python3 with aioquic (scripts/setup-tests.sh makes .venv) and Go for
 # quic-go: without a Go toolchain the quic-go cases are skipped with a message recorded in
 # the skip list (tests/skip.rs), or fail when scripts/test.sh ran its setup
@@ -25,14 +32,14 @@
 # quiclab's client directly (--versions v2,v1 for that pairing).
 # Ends with "N passed, M failed"; exits non-zero on any failure.
 # Env: PYTHON (default python3), KEEP=1 keeps the work dir, CASE_TIMEOUT (s, default 120),
-# CASES (default "handshake transfer multiplexing keyupdate chacha20 v2 retry resumption zerortt").
+# CASES (default "handshake transfer multiplexing keyupdate chacha20 v2 retry resumption zerortt ecn").
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 py=${PYTHON:-python3}
 case_timeout=${CASE_TIMEOUT:-120}
-cases=${CASES:-handshake transfer multiplexing keyupdate chacha20 v2 retry resumption zerortt}
+cases=${CASES:-handshake transfer multiplexing keyupdate chacha20 v2 retry resumption zerortt ecn}
 work=$(mktemp -d "${TMPDIR:-/tmp}/quiclab-interop.XXXXXX")
 pids=()
 passed=0
@@ -174,6 +181,64 @@ stop_servers() {
     pids=()
 }
 
+# ecn: the capture of the run in progress (tshark's pid) and the server port it filters.
+cap_pid="" cap_port=""
+capture_start() { # pcap port
+    cap_port=$2
+    tshark -i lo -f "udp port $2" -w "$1" -q >"$1.log" 2>&1 &
+    cap_pid=$!
+    # tshark writes the file header once it captures.
+    for _ in $(seq 50); do [[ -s $1 ]] && break; sleep 0.1; done
+    sleep 0.3
+}
+capture_stop() {
+    [[ -n $cap_pid ]] || return 0
+    sleep 0.3
+    kill -INT "$cap_pid" 2>/dev/null
+    wait "$cap_pid" 2>/dev/null
+    cap_pid=""
+}
+
+# What the interop runner's ecn case checks, on a decrypted capture: per side, datagrams
+# by ECN codepoint and whether its ACK frames carry ECN counts. Prints a verdict; fails
+# when a quiclab side fails (see the header). DIRECTION is "client->server".
+ecn_check() { # pcap keys port direction
+    local stats
+    stats=$(tshark -r "$1" -o "tls.keylog_file:$2" -d "udp.port==$3,quic" -Y quic -T fields \
+        -e udp.srcport -e ip.dsfield.ecn -e quic.ack.ect0_count 2>/dev/null |
+        awk -v port="$3" '{ s = ($1 == port) ? "server" : "client"; n[s, $2]++; if ($3 != "") a[s]++ }
+            END { split("client server", sides, " ");
+                  for (i = 1; i <= 2; i++) { s = sides[i];
+                      printf "%s %d %d %d %d %d\n", s, n[s, 0], n[s, 1], n[s, 2], n[s, 3], a[s] } }')
+    local client=${4%%->*} server=${4##*->} fail=0 notes=()
+    while read -r side none ect1 ect0 ce acks; do
+        local name=$client
+        [[ $side == server ]] && name=$server
+        local all_ect=0
+        ((none == 0 && ce == 0 && (ect0 == 0) != (ect1 == 0))) && all_ect=1
+        notes+=("$side($name): not-ECT $none ECT(1) $ect1 ECT(0) $ect0 CE $ce, ACKs with ECN counts $acks")
+        if [[ $name == quiclab ]]; then
+            local peer_line peer_acks peer_ect
+            peer_line=$(awk -v s="$side" '$1 != s' <<<"$stats")
+            peer_acks=$(awk '{ print $6 }' <<<"$peer_line")
+            peer_ect=$(awk '{ print $3 + $4 + $5 }' <<<"$peer_line")
+            ((ce == 0)) || { notes+=("quiclab $side sent CE-marked packets"); fail=1; }
+            if ((peer_acks > 0 && all_ect == 0)); then
+                notes+=("quiclab $side: not every packet ECT although the peer reports ECN counts"); fail=1
+            fi
+            if ((peer_ect > 0 && acks == 0)); then
+                notes+=("quiclab $side: no ECN counts in its ACKs although the peer sends ECT"); fail=1
+            fi
+        elif ((ect0 + ect1 == 0)); then
+            notes+=("peer $name does not do ECN: it sends no ECT")
+        elif ((all_ect == 0 || acks == 0)); then
+            notes+=("peer $name does ECN only in part (not every datagram ECT, or no ECN counts): the runner's check fails on its side")
+        fi
+    done <<<"$stats"
+    printf '%s\n' "${notes[@]}"
+    return $fail
+}
+
 declare -A matrix
 # run_case CASE DIRECTION OUTDIR QLOGDIR SIDE LOG cmd...: fetch, compare sha256, check
 # the qlog of the quiclab side SIDE (client or server).
@@ -182,9 +247,12 @@ run_case() {
     shift 6
     mkdir -p "$out"
     local start end ok=1 why=""
+    local pcap="$out.pcap" keys="$out.keys"
+    [[ $tc == ecn ]] && capture_start "$pcap" "${cap_port_next:?}"
     start=$(date +%s.%N)
-    timeout "$case_timeout" "$@" >"$log" 2>&1 || { ok=0; why="exit status"; }
+    SSLKEYLOGFILE=$keys timeout "$case_timeout" "$@" >"$log" 2>&1 || { ok=0; why="exit status"; }
     end=$(date +%s.%N)
+    [[ $tc == ecn ]] && capture_stop
     if [[ $ok == 1 ]]; then
         for f in $(files_for "$tc"); do
             if [[ ! -f "$out/$f" || $(sha256sum <"$out/$f") != $(sha256sum <"$work/www/$f") ]]; then
@@ -194,6 +262,11 @@ run_case() {
     fi
     if [[ $ok == 1 ]]; then
         why=$(evidence "$tc" "$qlog" "$side") || ok=0
+    fi
+    if [[ $ok == 1 && $tc == ecn ]]; then
+        local verdict
+        verdict=$(ecn_check "$pcap" "$keys" "$cap_port" "$dir") || { ok=0; why="ECN: $verdict"; }
+        sed 's/^/    ECN /' <<<"$verdict"
     fi
     local secs
     secs=$(awk "BEGIN { printf \"%.2f\", $end - $start }")
@@ -221,14 +294,16 @@ run_quicgo() { # case workdir
         failed=$((failed + 1))
     start_server "quiclab server (quic-go)" "$q/quiclab_server_g.log" "server on" \
         "$quiclab" server --listen "127.0.0.1:$quiclab_g_port" --root "$work/www" \
-        --qlog-dir "$q/qlog-server-g" --seed 1 --testcase "$tc" || failed=$((failed + 1))
+        --qlog-dir "$q/qlog-server-g" --seed 1 --testcase "$tc" "${nogso[@]}" || failed=$((failed + 1))
     for f in $(files_for "$tc"); do
         urls_g+=("https://127.0.0.1:$quicgo_port/$f")
         urls_q+=("https://127.0.0.1:$quiclab_g_port/$f")
     done
+    cap_port_next=$quicgo_port
     run_case "$tc" "quiclab->quic-go" "$q/out-qg" "$q/qlog-qg" "$side" "$q/qg.log" \
         "$quiclab" client --ca "$work/cert.pem" --output "$q/out-qg" --testcase "$tc" \
-        "${extra[@]}" --qlog-dir "$q/qlog-qg" "${urls_g[@]}"
+        "${extra[@]}" "${nogso[@]}" --qlog-dir "$q/qlog-qg" "${urls_g[@]}"
+    cap_port_next=$quiclab_g_port
     run_case "$tc" "quic-go->quiclab" "$q/out-gq" "$q/qlog-server-g" server-direct "$q/gq.log" \
         "$quicgo" client -out "$q/out-gq" -testcase "$tc" -qlog-dir "$q/qlog-gq" "${urls_q[@]}"
 }
@@ -237,6 +312,14 @@ dirs=("quiclab->aioquic" "aioquic->quiclab" "quiclab->quiclab")
 [[ -n $quicgo ]] && dirs+=("quiclab->quic-go" "quic-go->quiclab")
 for tc in $cases; do
     echo "== $tc"
+    # ecn: no GSO batches, which a loopback capture shows as one undecryptable datagram.
+    nogso=()
+    if [[ $tc == ecn ]]; then
+        nogso=(--no-gso)
+        export QUIC_GO_DISABLE_GSO=1
+    else
+        unset QUIC_GO_DISABLE_GSO
+    fi
     q=$work/$tc
     mkdir -p "$q"
     start_server "aioquic server" "$q/aioquic_server.log" "listening" \
@@ -245,22 +328,25 @@ for tc in $cases; do
         failed=$((failed + 1))
     start_server "quiclab server" "$q/quiclab_server.log" "server on" \
         "$quiclab" server --listen "127.0.0.1:$quiclab_port" --root "$work/www" \
-        --qlog-dir "$q/qlog-server" --seed 1 --testcase "$tc" || failed=$((failed + 1))
+        --qlog-dir "$q/qlog-server" --seed 1 --testcase "$tc" "${nogso[@]}" || failed=$((failed + 1))
     urls_a=() urls_q=()
     for f in $(files_for "$tc"); do
         urls_a+=("https://127.0.0.1:$aioquic_port/$f")
         urls_q+=("https://127.0.0.1:$quiclab_port/$f")
     done
     # quiclab client -> aioquic server: evidence in the client's qlog.
+    cap_port_next=$aioquic_port
     run_case "$tc" "${dirs[0]}" "$q/out-qa" "$q/qlog-qa" client "$q/qa.log" \
         "$quiclab" client --ca "$work/cert.pem" --output "$q/out-qa" --testcase "$tc" \
-        --qlog-dir "$q/qlog-qa" "${urls_a[@]}"
+        "${nogso[@]}" --qlog-dir "$q/qlog-qa" "${urls_a[@]}"
     # aioquic client -> quiclab server: evidence in the server's qlog.
+    cap_port_next=$quiclab_port
     run_case "$tc" "${dirs[1]}" "$q/out-aq" "$q/qlog-server" server "$q/aq.log" \
         "$py" "$here/aioquic_client.py" --output "$q/out-aq" --testcase "$tc" "${urls_q[@]}"
+    cap_port_next=$quiclab_port
     run_case "$tc" "${dirs[2]}" "$q/out-qq" "$q/qlog-qq" client "$q/qq.log" \
         "$quiclab" client --insecure --output "$q/out-qq" --testcase "$tc" \
-        --qlog-dir "$q/qlog-qq" "${urls_q[@]}"
+        "${nogso[@]}" --qlog-dir "$q/qlog-qq" "${urls_q[@]}"
     [[ -n $quicgo ]] && run_quicgo "$tc" "$q"
     stop_servers
 done

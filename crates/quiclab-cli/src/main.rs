@@ -85,7 +85,8 @@ struct Common {
     #[arg(long)]
     seed: Option<u64>,
     /// An interop-runner test case (handshake, transfer, multiplexing, keyupdate,
-    /// chacha20, v2, retry); others exit with status 127, the runner's "unsupported".
+    /// chacha20, v2, retry, resumption, zerortt, ecn); others exit with status 127, the
+    /// runner's "unsupported".
     #[arg(long)]
     testcase: Option<String>,
     /// TLS cipher suites, in preference order (aes128gcm, aes256gcm, chacha20).
@@ -138,6 +139,15 @@ struct Common {
     /// 1500-byte Ethernet MTU under IPv6).
     #[arg(long)]
     pmtud_max: Option<u16>,
+    /// ECN (RFC 9000 §13.4): `ect0` or `ect1` marks every packet with that codepoint
+    /// until ECN validation fails, and reports ECN counts; `off` sends not-ECT. Default:
+    /// the config file's `ecn`, else ect0 (the simulator's default is off).
+    #[arg(long, value_parser = setup::parse_ecn)]
+    ecn: Option<quiclab_proto::EcnMode>,
+    /// Send one datagram per sendmsg, without UDP GSO batches (a loopback capture then
+    /// shows every datagram; tests/interop/run.sh's ecn case decrypts them).
+    #[arg(long)]
+    no_gso: bool,
 }
 
 #[derive(Args)]
@@ -229,6 +239,7 @@ impl Common {
             socket_buffer: self.socket_buffer,
             socket_buffer_max: self.socket_buffer_max,
             wake: WakeMode::from_name(&self.wake),
+            gso: !self.no_gso,
         }
     }
 
@@ -243,6 +254,7 @@ impl Common {
             pacing_burst_us: self.pacing_burst_us,
             notsent_lowat: self.notsent_lowat,
             pmtud_max: self.pmtud_max,
+            ecn: self.ecn,
             interface_payload: None,
         }
     }
@@ -318,6 +330,7 @@ fn server(a: ServerArgs) -> Result<()> {
     }
     eprintln!("{}", setup::pacing_note(&config));
     eprintln!("{}", setup::pmtud_note(&config));
+    eprintln!("{}", setup::ecn_note(&config));
     let seed = inputs::seed(a.common.seed)?;
     let identity = match (&a.cert, &a.key) {
         (Some(c), Some(k)) => tls::load_pem(c, k)?,
@@ -390,6 +403,7 @@ fn client(a: ClientArgs) -> Result<()> {
     }
     eprintln!("{}", setup::pacing_note(&config));
     eprintln!("{}", setup::pmtud_note(&config));
+    eprintln!("{}", setup::ecn_note(&config));
     let seed = inputs::seed(a.common.seed)?;
     let verify = match (&a.ca, a.insecure) {
         (Some(ca), _) => ServerVerification::Roots(inputs::load_certs(ca)?),

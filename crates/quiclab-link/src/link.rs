@@ -5,7 +5,7 @@
 use crate::config::LinkChange;
 use crate::impair::{Fate, Impairments};
 use crate::pcap::PcapWriter;
-use crate::queue::Queue;
+use crate::queue::{EcnMark, Queue};
 use crate::time::saturating_secs;
 use quiclab_proto::{Ecn, Instant};
 use serde::Serialize;
@@ -42,6 +42,16 @@ pub struct Packet {
     pub tcp: bool,
     /// The IP header's ECN codepoint, as sent and as queues mark it.
     pub ecn: Ecn,
+}
+
+impl EcnMark for Packet {
+    /// RFC 3168 §5: a queue may set CE on an ECN-capable packet instead of dropping it.
+    fn mark_ce(&mut self) -> bool {
+        if self.ecn.is_ect() {
+            self.ecn = Ecn::Ce;
+        }
+        self.ecn.is_ect()
+    }
 }
 
 impl Packet {
@@ -104,6 +114,10 @@ pub struct LinkResult {
     pub queue_drops: u64,
     pub impairment_drops: u64,
     pub max_queue_packets: u64,
+    /// Packets the queue marked CE instead of dropping; absent when it does not mark
+    /// (so results without ECN marking keep their shape).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn_marks: Option<u64>,
     /// (time s, queue length in packets) at each change, if traces are on.
     pub queue_series: Vec<(f64, u64)>,
 }
@@ -184,6 +198,7 @@ impl Link {
             } => {
                 pkt.extra_delay = extra_delay;
                 pkt.reorder = reorder;
+                pkt.ecn = self.impairments.remark(pkt.ecn);
                 if duplicate {
                     self.enqueue(now, pkt.clone());
                 }
@@ -234,9 +249,9 @@ impl Link {
         if let Some(p) = self.pcap.as_mut() {
             // A failed pcap write loses the capture, not the run.
             let written = if pkt.tcp {
-                p.write_tcp(now, pkt.src, pkt.dst, &pkt.payload)
+                p.write_tcp(now, pkt.src, pkt.dst, pkt.ecn, &pkt.payload)
             } else {
-                p.write_udp(now, pkt.src, pkt.dst, &pkt.payload)
+                p.write_udp(now, pkt.src, pkt.dst, pkt.ecn, &pkt.payload)
             };
             if written.is_err() {
                 self.pcap = None;
@@ -307,6 +322,7 @@ impl Link {
                 + self.stats.outage_drops
                 + self.stats.mtu_drops,
             max_queue_packets: self.stats.max_queue_packets,
+            ecn_marks: self.queue.ecn_marks(),
             queue_series: self.stats.queue_series.clone(),
         }
     }
@@ -314,5 +330,83 @@ impl Link {
     /// Packets waiting in the transmit queue now (the one being serialized excluded).
     pub fn queued_packets(&self) -> usize {
         self.queue.len_packets()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::impair::{EcnImpairment, ImpairmentConfig};
+    use crate::queue::QueueConfig;
+    use quiclab_proto::DetRng;
+    use std::net::Ipv4Addr;
+
+    fn link(queue: QueueConfig, ecn: Option<EcnImpairment>) -> Link {
+        let impairments = ImpairmentConfig {
+            ecn,
+            ..Default::default()
+        };
+        Link::new(
+            "l".to_string(),
+            Some(rate_bps(1.0)),
+            Duration::from_millis(10),
+            1500,
+            Queue::new(&queue).unwrap(),
+            Impairments::new(&impairments, DetRng::new(7)).unwrap(),
+        )
+    }
+
+    fn packet(ecn: Ecn) -> Packet {
+        let a = SocketAddrV4::new(Ipv4Addr::LOCALHOST, 1);
+        Packet {
+            ecn,
+            ..Packet::datagram(a, a, vec![0; 1172])
+        }
+    }
+
+    /// The codepoint of the packet that starts transmission for `ecn` sent.
+    fn sent_as(l: &mut Link, ecn: Ecn) -> Ecn {
+        match l.arrive(Instant::ZERO, packet(ecn)) {
+            Some(LinkAction::TxDone(_, p)) => p.ecn,
+            None => panic!("the link was idle"),
+        }
+    }
+
+    #[test]
+    fn impairment_rewrites_the_codepoint() {
+        let mut l = link(QueueConfig::default(), Some(EcnImpairment::RemarkEct1));
+        assert_eq!(sent_as(&mut l, Ecn::Ect0), Ecn::Ect1);
+        let mut l = link(QueueConfig::default(), None);
+        assert_eq!(sent_as(&mut l, Ecn::Ect0), Ecn::Ect0);
+        assert_eq!(l.result(1.0).ecn_marks, None);
+    }
+
+    /// A standing queue behind CoDel with marking: ECT packets are marked CE and
+    /// delivered, counted in the results; none is dropped.
+    #[test]
+    fn codel_marks_are_counted() {
+        let codel = QueueConfig::Codel {
+            packets: 1000,
+            target_ms: None,
+            interval_ms: None,
+            ecn: Some(true),
+        };
+        let mut l = link(codel, None);
+        // 1 Mbit/s, 1200-byte packets: 9.6 ms each; 100 queued = ~1 s of backlog.
+        let mut now = Instant::ZERO;
+        let mut action = None;
+        for _ in 0..100 {
+            action = action.or(l.arrive(now, packet(Ecn::Ect0)));
+        }
+        let mut ce = 0;
+        while let Some(LinkAction::TxDone(at, p)) = action.take() {
+            ce += u64::from(p.ecn == Ecn::Ce);
+            now = at;
+            action = l.start_next(now);
+        }
+        let r = l.result(1.0);
+        assert!(ce > 0);
+        assert_eq!(r.ecn_marks, Some(ce));
+        assert_eq!(r.queue_drops, 0);
     }
 }

@@ -25,7 +25,7 @@
 //!
 //! [`MemoryKeyLog`]: quiclab_proto::tls::MemoryKeyLog
 
-use quiclab_proto::Instant;
+use quiclab_proto::{Ecn, Instant};
 use std::io::{self, Write};
 use std::net::SocketAddrV4;
 
@@ -72,7 +72,8 @@ impl<W: Write> PcapWriter<W> {
     }
 
     /// Appends one UDP datagram from `src` to `dst` at simulated time `at`, wrapped in
-    /// an IPv4 header (with a valid header checksum) and a UDP header (checksum valid).
+    /// an IPv4 header (with a valid header checksum; `ecn` in the TOS byte's low bits,
+    /// the rest 0) and a UDP header (checksum valid).
     ///
     /// Errors (nothing is written): `InvalidInput` when the payload does not fit one
     /// IPv4 packet, or when `at` is past the 32-bit seconds of classic pcap.
@@ -81,6 +82,7 @@ impl<W: Write> PcapWriter<W> {
         at: Instant,
         src: SocketAddrV4,
         dst: SocketAddrV4,
+        ecn: Ecn,
         payload: &[u8],
     ) -> io::Result<()> {
         let total = IPV4_HEADER_LEN + UDP_HEADER_LEN + payload.len();
@@ -97,7 +99,7 @@ impl<W: Write> PcapWriter<W> {
         record.extend_from_slice(&micros.to_le_bytes());
         record.extend_from_slice(&u32::from(total16).to_le_bytes()); // incl_len
         record.extend_from_slice(&u32::from(total16).to_le_bytes()); // orig_len
-        record.extend_from_slice(&ipv4_header(self.next_id, total16, src, dst));
+        record.extend_from_slice(&ipv4_header(self.next_id, total16, src, dst, ecn));
         record.extend_from_slice(&udp_header(src, dst, payload));
         record.extend_from_slice(payload);
         // One write per record: a failed write leaves no half header from us behind
@@ -108,13 +110,15 @@ impl<W: Write> PcapWriter<W> {
     }
 
     /// Appends one TCP segment (header and data, checksum already set by its sender,
-    /// quiclab-tcp) from `src` to `dst` at `at`, wrapped in an IPv4 header. Errors as
+    /// quiclab-tcp) from `src` to `dst` at `at`, wrapped in an IPv4 header (`ecn` in its
+    /// TOS byte). Errors as
     /// [`write_udp`](Self::write_udp).
     pub fn write_tcp(
         &mut self,
         at: Instant,
         src: SocketAddrV4,
         dst: SocketAddrV4,
+        ecn: Ecn,
         segment: &[u8],
     ) -> io::Result<()> {
         let total = IPV4_HEADER_LEN + segment.len();
@@ -130,7 +134,7 @@ impl<W: Write> PcapWriter<W> {
         record.extend_from_slice(&micros.to_le_bytes());
         record.extend_from_slice(&u32::from(total16).to_le_bytes());
         record.extend_from_slice(&u32::from(total16).to_le_bytes());
-        let mut ip = ipv4_header(self.next_id, total16, src, dst);
+        let mut ip = ipv4_header(self.next_id, total16, src, dst, ecn);
         ip[9] = IP_PROTO_TCP;
         ip[10..12].copy_from_slice(&[0, 0]);
         let sum = fold(ones_sum(0, &ip));
@@ -175,10 +179,16 @@ fn timestamp(at: Instant) -> io::Result<(u32, u32)> {
 }
 
 /// An IPv4 header without options (RFC 791), checksum filled in.
-fn ipv4_header(id: u16, total_len: u16, src: SocketAddrV4, dst: SocketAddrV4) -> [u8; 20] {
+fn ipv4_header(
+    id: u16,
+    total_len: u16,
+    src: SocketAddrV4,
+    dst: SocketAddrV4,
+    ecn: Ecn,
+) -> [u8; 20] {
     let mut h = [0u8; IPV4_HEADER_LEN];
     h[0] = 0x45; // version 4, IHL 5 words
-    h[1] = 0; // DSCP/ECN: not ECN-capable
+    h[1] = ecn.bits(); // DSCP 0; ECN codepoint (RFC 3168 §5): 0 when not-ECT
     h[2..4].copy_from_slice(&total_len.to_be_bytes());
     h[4..6].copy_from_slice(&id.to_be_bytes());
     h[6..8].copy_from_slice(&FLAG_DF.to_be_bytes());
@@ -291,8 +301,8 @@ mod tests {
         let payload: Vec<u8> = (0..=200u8).collect();
         let mut w = PcapWriter::new(Vec::new()).unwrap();
         let at = Instant::from_nanos(3_250_001_999); // 3 s, 250001 us (ns truncated)
-        w.write_udp(at, src, dst, &payload).unwrap();
-        w.write_udp(Instant::ZERO, dst, src, b"").unwrap();
+        w.write_udp(at, src, dst, Ecn::NotEct, &payload).unwrap();
+        w.write_udp(Instant::ZERO, dst, src, Ecn::Ce, b"").unwrap();
         let out = w.into_inner();
 
         let rec = &out[24..];
@@ -337,6 +347,7 @@ mod tests {
         assert_eq!((le32(rec2, 0), le32(rec2, 4)), (0, 0));
         let ip2 = &rec2[16..36];
         assert_eq!(be16(ip2, 4), 1, "identification increments");
+        assert_eq!(ip2[1], 0b11, "CE in the TOS byte");
         assert_eq!(&ip2[12..16], &[10, 0, 0, 2]);
         assert_eq!(rfc1071(ip2), 0);
         let udp2 = &rec2[36..44];
@@ -372,12 +383,17 @@ mod tests {
         let (src, dst) = addrs();
         let mut w = PcapWriter::new(Vec::new()).unwrap();
         let big = vec![0u8; 65_535 - 28 + 1];
-        let e = w.write_udp(Instant::ZERO, src, dst, &big).unwrap_err();
+        let e = w
+            .write_udp(Instant::ZERO, src, dst, Ecn::NotEct, &big)
+            .unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
-        let e = w.write_udp(Instant::MAX, src, dst, b"x").unwrap_err();
+        let e = w
+            .write_udp(Instant::MAX, src, dst, Ecn::NotEct, b"x")
+            .unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
         // The largest payload that fits is accepted; nothing was written by the failures.
-        w.write_udp(Instant::ZERO, src, dst, &big[1..]).unwrap();
+        w.write_udp(Instant::ZERO, src, dst, Ecn::Ect0, &big[1..])
+            .unwrap();
         assert_eq!(w.into_inner().len(), 24 + 16 + 65_535);
 
         struct Broken;

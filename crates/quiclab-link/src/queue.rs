@@ -1,4 +1,6 @@
-//! Link queues: drop-tail with a packet or byte limit, and CoDel (RFC 8289).
+//! Link queues: drop-tail with a packet or byte limit, and CoDel (RFC 8289), which can
+//! mark ECN-capable packets CE instead of dropping them (RFC 3168 §5, RFC 8289 §5).
+//! A full queue always drops, whatever the codepoint.
 //!
 //! All time arithmetic is in integer nanoseconds ([`Instant`]), so a queue's decisions
 //! are the same on every platform.
@@ -21,11 +23,15 @@ pub enum QueueConfig {
         bytes: Option<u64>,
     },
     /// CoDel (RFC 8289) with a hard limit of `packets`, target and interval in ms
-    /// (defaults 5 ms and 100 ms).
+    /// (defaults 5 ms and 100 ms). `ecn = true`: where CoDel would drop an ECN-capable
+    /// packet it marks it CE and delivers it (RFC 3168 §5); not-ECT packets are still
+    /// dropped. Default false, as Linux's `codel` qdisc (its `fq_codel` marks by default).
     Codel {
         packets: u64,
         target_ms: Option<f64>,
         interval_ms: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ecn: Option<bool>,
     },
 }
 
@@ -36,6 +42,13 @@ impl Default for QueueConfig {
             bytes: None,
         }
     }
+}
+
+/// What an AQM needs of a queued item to mark it instead of dropping it.
+pub trait EcnMark {
+    /// Sets CE if the item is ECN-capable (ECT(0), ECT(1) or already CE) and says so;
+    /// false for a not-ECT item, which the AQM then drops (RFC 3168 §5).
+    fn mark_ce(&mut self) -> bool;
 }
 
 /// A queued item: its wire size and an opaque payload.
@@ -86,6 +99,7 @@ impl<T> Queue<T> {
                 packets,
                 target_ms,
                 interval_ms,
+                ecn,
             } => {
                 if packets == 0 {
                     return Err("queue.packets must be at least 1".to_string());
@@ -101,7 +115,11 @@ impl<T> Queue<T> {
                 if target >= interval {
                     return Err("queue.target_ms must be below queue.interval_ms".to_string());
                 }
-                let codel = Codel::new(duration_nanos(target), duration_nanos(interval));
+                let codel = Codel::new(
+                    duration_nanos(target),
+                    duration_nanos(interval),
+                    ecn.unwrap_or(false),
+                );
                 (Some(packets), None, Some(codel))
             }
         };
@@ -141,8 +159,11 @@ impl<T> Queue<T> {
     }
 
     /// Takes the next packet to transmit at `now`; CoDel may drop packets on the way,
-    /// which are appended to `dropped`.
-    pub fn dequeue(&mut self, now: Instant, dropped: &mut Vec<T>) -> Option<Queued<T>> {
+    /// which are appended to `dropped`, or mark the returned one CE (see [`EcnMark`]).
+    pub fn dequeue(&mut self, now: Instant, dropped: &mut Vec<T>) -> Option<Queued<T>>
+    where
+        T: EcnMark,
+    {
         match &mut self.codel {
             None => self.pop(),
             Some(codel) => {
@@ -177,6 +198,13 @@ impl<T> Queue<T> {
     pub fn codel_drops(&self) -> u64 {
         self.codel.as_ref().map_or(0, Codel::drops)
     }
+    /// Packets CoDel has marked CE so far, `None` when the queue does not mark.
+    pub fn ecn_marks(&self) -> Option<u64> {
+        self.codel
+            .as_ref()
+            .filter(|c| c.marks_ecn())
+            .map(Codel::marks)
+    }
 }
 
 /// CoDel's default target (RFC 8289 §4: 5 ms).
@@ -187,6 +215,13 @@ pub const DEFAULT_CODEL_INTERVAL: Duration = Duration::from_millis(100);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Test items are not-ECT: never marked.
+    impl EcnMark for u32 {
+        fn mark_ce(&mut self) -> bool {
+            false
+        }
+    }
 
     fn drop_tail(packets: Option<u64>, bytes: Option<u64>) -> Queue<u32> {
         Queue::new(&QueueConfig::DropTail { packets, bytes }).unwrap()
@@ -256,6 +291,7 @@ mod tests {
             packets: 100,
             target_ms: t,
             interval_ms: i,
+            ecn: None,
         };
         assert!(err(codel(Some(100.0), None)).contains("target_ms"));
         assert!(err(codel(Some(f64::NAN), None)).contains("queue.target_ms"));
@@ -269,6 +305,17 @@ mod tests {
         let c: QueueConfig =
             toml::from_str("discipline = \"codel\"\npackets = 500\ntarget_ms = 2.5").unwrap();
         assert!(Queue::<u8>::new(&c).is_ok());
+        assert!(Queue::<u8>::new(&c).unwrap().ecn_marks().is_none());
+        let m: QueueConfig =
+            toml::from_str("discipline = \"codel\"\npackets = 5\necn = true").unwrap();
+        assert_eq!(Queue::<u8>::new(&m).unwrap().ecn_marks(), Some(0));
+        assert!(
+            toml::from_str::<QueueConfig>("discipline = \"codel\"\npackets = 5\necn = 1").is_err()
+        );
+        assert!(toml::from_str::<QueueConfig>(
+            "discipline = \"drop_tail\"\npackets = 5\necn = true"
+        )
+        .is_err());
         let d: QueueConfig = toml::from_str("discipline = \"drop_tail\"\nbytes = 150000").unwrap();
         assert_eq!(
             d,

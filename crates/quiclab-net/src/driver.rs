@@ -11,7 +11,7 @@ use crate::stop::StopHandle;
 use crate::timer::Timer;
 use crate::udp::{ecn_of, is_transient, Socket, DEFAULT_BUFFER, DEFAULT_BUFFER_MAX};
 use mio::{Events, Interest, Poll, Token};
-use quiclab_proto::{Endpoint, Instant};
+use quiclab_proto::{Ecn, Endpoint, Instant};
 use quinn_udp::RecvMeta;
 use std::io::{ErrorKind, IoSliceMut};
 use std::net::SocketAddr;
@@ -108,6 +108,8 @@ pub struct DriverConfig {
     pub socket_buffer_max: usize,
     /// How short waits wake the loop.
     pub wake: WakeMode,
+    /// Send in GSO batches where the kernel offers them (false: one datagram per send).
+    pub gso: bool,
 }
 
 impl Default for DriverConfig {
@@ -116,6 +118,7 @@ impl Default for DriverConfig {
             socket_buffer: DEFAULT_BUFFER,
             socket_buffer_max: DEFAULT_BUFFER_MAX,
             wake: WakeMode::Timerfd,
+            gso: true,
         }
     }
 }
@@ -143,7 +146,10 @@ pub struct EndpointDriver {
 impl EndpointDriver {
     /// Drives on `socket` (bound with `config.socket_buffer`, or the monitor's growth
     /// starts from a wrong size).
-    pub fn new(socket: Socket, config: &DriverConfig) -> EndpointDriver {
+    pub fn new(mut socket: Socket, config: &DriverConfig) -> EndpointDriver {
+        if !config.gso {
+            socket.disable_gso();
+        }
         let timer = match config.wake {
             WakeMode::Timerfd => Timer::new(),
             WakeMode::Poll => None,
@@ -247,7 +253,7 @@ struct Driver<'t> {
     recv_bufs: Vec<Vec<u8>>,
     recv_meta: Vec<RecvMeta>,
     /// A burst the kernel refused with `WouldBlock`: kept until the socket is writable.
-    pending: Option<(SocketAddr, usize)>,
+    pending: Option<(SocketAddr, usize, Ecn)>,
     send_buf: Vec<u8>,
     readable: bool,
     writable_interest: bool,
@@ -371,7 +377,7 @@ impl Driver<'_> {
     fn flush(&mut self, socket: &mut Socket, endpoint: &mut Endpoint, now: Instant) -> Result<()> {
         let max_segments = socket.granted().gso_segments;
         loop {
-            let (destination, segment_size) = match self.pending {
+            let (destination, segment_size, ecn) = match self.pending {
                 Some(p) => p,
                 None => {
                     self.send_buf.clear();
@@ -383,10 +389,12 @@ impl Driver<'_> {
                         self.set_writable_interest(socket, false)?;
                         return Ok(());
                     };
-                    (b.destination, b.segment_size)
+                    // A burst has one codepoint: the endpoint splits bursts where the
+                    // connection's codepoint changes (`Burst::ecn`).
+                    (b.destination, b.segment_size, b.ecn)
                 }
             };
-            match socket.send(destination, &self.send_buf, segment_size) {
+            match socket.send(destination, ecn, &self.send_buf, segment_size) {
                 Ok(()) => {
                     self.pending = None;
                     self.counters.sendmsg_calls += 1;
@@ -394,7 +402,7 @@ impl Driver<'_> {
                         self.send_buf.len().div_ceil(segment_size.max(1)) as u64;
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => {
-                    self.pending = Some((destination, segment_size));
+                    self.pending = Some((destination, segment_size, ecn));
                     self.counters.send_blocked += 1;
                     self.set_writable_interest(socket, true)?;
                     return Ok(());

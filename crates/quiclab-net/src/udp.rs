@@ -51,6 +51,8 @@ pub struct Socket {
     io: mio::net::UdpSocket,
     state: UdpSocketState,
     granted: Granted,
+    /// Datagrams per `sendmsg` at most, below the kernel's GSO limit (1: no GSO).
+    gso_limit: usize,
 }
 
 impl Socket {
@@ -69,6 +71,7 @@ impl Socket {
                 gro_segments: state.gro_segments(),
             },
             state,
+            gso_limit: usize::MAX,
         };
         socket.resize(Some(buffer), Some(buffer));
         Ok(socket)
@@ -95,9 +98,15 @@ impl Socket {
     pub fn granted(&self) -> Granted {
         Granted {
             // GSO can be turned off at run time when the kernel refuses it.
-            gso_segments: self.state.max_gso_segments(),
+            gso_segments: self.state.max_gso_segments().min(self.gso_limit).max(1),
             ..self.granted
         }
+    }
+
+    /// Sends one datagram per `sendmsg` from now on (no GSO batches), e.g. so a loopback
+    /// capture shows every datagram (the kernel does not split GSO batches on `lo`).
+    pub fn disable_gso(&mut self) {
+        self.gso_limit = 1;
     }
 
     /// The address bound (the port the kernel chose for port 0).
@@ -111,17 +120,20 @@ impl Socket {
     }
 
     /// Sends one batch: `contents` is `segment_size`-byte datagrams back to back, the
-    /// last possibly shorter (one `sendmsg` with UDP_SEGMENT). Errors other than
-    /// `WouldBlock` are datagrams lost (quinn-udp logs them), which QUIC recovers from.
+    /// last possibly shorter (one `sendmsg` with UDP_SEGMENT), every one with the ECN
+    /// codepoint `ecn` in its IP header (an IP_TOS / IPV6_TCLASS control message; a
+    /// batch has one codepoint, so callers split batches where it changes). Errors other
+    /// than `WouldBlock` are datagrams lost (quinn-udp logs them), which QUIC recovers from.
     pub fn send(
         &self,
         destination: SocketAddr,
+        ecn: Ecn,
         contents: &[u8],
         segment_size: usize,
     ) -> io::Result<()> {
         let transmit = Transmit {
             destination,
-            ecn: None,
+            ecn: codepoint_of(ecn),
             contents,
             segment_size: (contents.len() > segment_size).then_some(segment_size),
             src_ip: None,
@@ -294,9 +306,65 @@ pub(crate) fn ecn_of(ecn: Option<quinn_udp::EcnCodepoint>) -> Ecn {
     }
 }
 
+/// quinn-udp's codepoint to set for `ecn` (`None`: not-ECT, no control message).
+fn codepoint_of(ecn: Ecn) -> Option<quinn_udp::EcnCodepoint> {
+    match ecn {
+        Ecn::NotEct => None,
+        Ecn::Ect0 => Some(quinn_udp::EcnCodepoint::Ect0),
+        Ecn::Ect1 => Some(quinn_udp::EcnCodepoint::Ect1),
+        Ecn::Ce => Some(quinn_udp::EcnCodepoint::Ce),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Over loopback, each datagram arrives with the codepoint it was sent with, GSO
+    /// batches included (IPv4 and IPv6 where the host has it).
+    #[test]
+    fn codepoints_cross_loopback() {
+        for ip in ["127.0.0.1:0", "[::1]:0"] {
+            let addr: SocketAddr = ip.parse().unwrap();
+            let Ok(rx) = Socket::bind(addr, 1 << 20) else {
+                assert!(addr.is_ipv6(), "IPv4 loopback must bind");
+                continue;
+            };
+            let tx = Socket::bind(addr, 1 << 20).unwrap();
+            let to = rx.local_addr().unwrap();
+            let sent = [Ecn::Ect0, Ecn::Ect1, Ecn::Ce, Ecn::NotEct];
+            for (i, &e) in sent.iter().enumerate() {
+                // Two 100-byte datagrams per send: a GSO batch where the kernel has GSO.
+                tx.send(to, e, &[i as u8; 200], 100).unwrap();
+            }
+            let mut got = Vec::new();
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+            while got.len() < 2 * sent.len() && std::time::Instant::now() < deadline {
+                let mut bufs = [[0u8; 4096]; 4];
+                let mut slices = bufs.each_mut().map(|b| IoSliceMut::new(b));
+                let mut meta = [RecvMeta::default(); 4];
+                match rx.recv(&mut slices, &mut meta) {
+                    Ok(n) => {
+                        for (m, b) in meta[..n].iter().zip(slices.iter()) {
+                            for d in b[..m.len].chunks(m.stride.max(1)) {
+                                got.push((d[0], ecn_of(m.ecn)));
+                            }
+                        }
+                    }
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                    }
+                    Err(e) => panic!("recv: {e}"),
+                }
+            }
+            let expected: Vec<(u8, Ecn)> = sent
+                .iter()
+                .enumerate()
+                .flat_map(|(i, &e)| [(i as u8, e); 2])
+                .collect();
+            assert_eq!(got, expected, "{ip}");
+        }
+    }
 
     #[test]
     fn bdp_notes() {

@@ -2,7 +2,8 @@
 //! between a UDP client and an echo server on loopback.
 
 use quiclab_net::emulate::{self, Emulator, EmulatorConfig};
-use std::net::UdpSocket;
+use quiclab_proto::Ecn;
+use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
 const SCENARIO: &str = "name = \"lib\"\nseed = 1\n[stop]\ntime_s = 1.0\n[topology]\n\
@@ -63,4 +64,123 @@ fn mixed_families_are_refused() {
         .err()
         .expect("refused");
     assert!(matches!(e, quiclab_net::NetError::MixedFamilies), "{e}");
+}
+
+/// Reads datagrams from `s` until `n` arrived or 3 s passed: (first byte, codepoint,
+/// sender).
+fn recv_codepoints(s: &quiclab_net::Socket, n: usize) -> Vec<(u8, Ecn, SocketAddr)> {
+    use quinn_udp::{EcnCodepoint, RecvMeta};
+    let mut got = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while got.len() < n && Instant::now() < deadline {
+        let mut bufs = [[0u8; 2048]; 8];
+        let mut slices = bufs.each_mut().map(|b| std::io::IoSliceMut::new(b));
+        let mut meta = [RecvMeta::default(); 8];
+        match s.recv(&mut slices, &mut meta) {
+            Ok(k) => {
+                for (m, b) in meta[..k].iter().zip(slices.iter()) {
+                    let ecn = match m.ecn {
+                        None => Ecn::NotEct,
+                        Some(EcnCodepoint::Ect0) => Ecn::Ect0,
+                        Some(EcnCodepoint::Ect1) => Ecn::Ect1,
+                        Some(EcnCodepoint::Ce) => Ecn::Ce,
+                    };
+                    for d in b[..m.len].chunks(m.stride.max(1)) {
+                        got.push((d[0], ecn, m.addr));
+                    }
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            Err(e) => panic!("recv: {e}"),
+        }
+    }
+    got
+}
+
+fn socket() -> quiclab_net::Socket {
+    quiclab_net::Socket::bind("127.0.0.1:0".parse().unwrap(), 4 << 20).unwrap()
+}
+
+fn codepoints(got: &[(u8, Ecn, SocketAddr)]) -> Vec<(u8, Ecn)> {
+    got.iter().map(|&(b, e, _)| (b, e)).collect()
+}
+
+/// The `ecn` impairments rewrite real codepoints: ECT(0) sent is re-marked ECT(1) on the
+/// way to the server, and the server's ECT(0) reply arrives CE; not-ECT stays not-ECT
+/// both ways.
+#[test]
+fn ecn_impairments_rewrite_codepoints() {
+    let scenario = "name = \"ecn\"\nseed = 1\n[stop]\ntime_s = 1.0\n[topology]\n\
+        kind = \"point_to_point\"\n[topology.forward]\ndelay_ms = 5.0\n\
+        [topology.forward.impairments]\necn = \"remark_ect1\"\n\
+        [topology.return]\ndelay_ms = 5.0\n[topology.return.impairments]\n\
+        ecn = \"mark_all_ce\"\n";
+    let server = socket();
+    let (scenario, duplex) = emulate::parse(scenario, "ecn.toml").unwrap();
+    let config = EmulatorConfig::new("127.0.0.1:0".parse().unwrap(), server.local_addr().unwrap());
+    let mut emulator = Emulator::bind(scenario, duplex, &config).unwrap();
+    let front = emulator.listen_addr().unwrap();
+    let echo = std::thread::spawn(move || {
+        let got = recv_codepoints(&server, 2);
+        for &(b, e, from) in &got {
+            // Reply ECT(0) to ECN-capable datagrams, not-ECT to the others.
+            let reply = if e.is_ect() { Ecn::Ect0 } else { Ecn::NotEct };
+            server.send(from, reply, &[b; 100], 100).unwrap();
+        }
+        codepoints(&got)
+    });
+    let client = std::thread::spawn(move || {
+        let client = socket();
+        client.send(front, Ecn::Ect0, &[1; 100], 100).unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+        client.send(front, Ecn::NotEct, &[2; 100], 100).unwrap();
+        codepoints(&recv_codepoints(&client, 2))
+    });
+    emulator
+        .run(Some(Duration::from_millis(300)), &|| false)
+        .unwrap();
+    assert_eq!(echo.join().unwrap(), vec![(1, Ecn::Ect1), (2, Ecn::NotEct)]);
+    assert_eq!(client.join().unwrap(), vec![(1, Ecn::Ce), (2, Ecn::NotEct)]);
+    let c = emulator.counters();
+    assert_eq!((c.ect_received, c.ce_sent), (2, 1));
+}
+
+/// A CoDel queue with marking on a 10 Mbit/s link: a burst of 300 ECT(0) datagrams
+/// (~250 ms of backlog) is delivered whole, some CE-marked, as many as the link counts.
+#[test]
+fn emulated_codel_marks_real_datagrams() {
+    let scenario = "name = \"ecn\"\nseed = 1\n[stop]\ntime_s = 1.0\n[topology]\n\
+        kind = \"point_to_point\"\n[topology.forward]\nrate_mbps = 10.0\ndelay_ms = 1.0\n\
+        [topology.forward.queue]\ndiscipline = \"codel\"\npackets = 1000\n\
+        interval_ms = 20.0\necn = true\n[topology.return]\ndelay_ms = 1.0\n";
+    let server = socket();
+    let (scenario, duplex) = emulate::parse(scenario, "ecn.toml").unwrap();
+    let config = EmulatorConfig::new("127.0.0.1:0".parse().unwrap(), server.local_addr().unwrap());
+    let mut emulator = Emulator::bind(scenario, duplex, &config).unwrap();
+    let front = emulator.listen_addr().unwrap();
+    let sink = std::thread::spawn(move || codepoints(&recv_codepoints(&server, 300)));
+    let client = std::thread::spawn(move || {
+        let client = socket();
+        for i in 0..300u32 {
+            client
+                .send(front, Ecn::Ect0, &[i as u8; 1000], 1000)
+                .unwrap();
+        }
+    });
+    emulator
+        .run(Some(Duration::from_millis(700)), &|| false)
+        .unwrap();
+    client.join().unwrap();
+    let got = sink.join().unwrap();
+    assert_eq!(
+        got.len(),
+        300,
+        "every datagram delivered: marked, not dropped"
+    );
+    let ce = got.iter().filter(|(_, e)| *e == Ecn::Ce).count() as u64;
+    assert!(ce > 0 && got.iter().all(|(_, e)| matches!(e, Ecn::Ect0 | Ecn::Ce)));
+    assert_eq!(emulator.counters().ce_sent, ce);
+    assert_eq!(emulator.ecn_marks(), [Some(ce), None]);
 }

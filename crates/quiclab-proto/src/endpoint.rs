@@ -52,12 +52,14 @@ pub enum Unrouted {
 }
 
 /// Datagrams for one destination from [`Endpoint::poll_transmit_burst`]: `segments`
-/// datagrams of `segment_size` bytes back to back, the last possibly shorter.
+/// datagrams of `segment_size` bytes back to back, the last possibly shorter, all to
+/// be sent with the ECN codepoint `ecn` (one GSO send sets one codepoint).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Burst {
     pub destination: SocketAddr,
     pub segment_size: usize,
     pub segments: usize,
+    pub ecn: Ecn,
 }
 
 /// The first packet of a datagram that may open a connection.
@@ -83,7 +85,9 @@ pub struct Endpoint {
     /// Lookup only (never iterated), so HashMap order cannot reach the output.
     routes: HashMap<ConnectionId, ConnectionHandle>,
     next_handle: u64,
-    responses: VecDeque<(SocketAddr, Vec<u8>)>,
+    /// Datagrams to send before any connection's: stateless responses (not-ECT) and a
+    /// connection's datagram that could not join a burst (with its own codepoint).
+    responses: VecDeque<(SocketAddr, Ecn, Vec<u8>)>,
     accepted: VecDeque<ConnectionHandle>,
     /// Where the round-robin over connections in `poll_transmit` resumes.
     next_to_send: ConnectionHandle,
@@ -247,7 +251,7 @@ impl Endpoint {
         let unused = self.rng.next_u64() as u8;
         let versions = self.config.versions.supported_wire();
         write_version_negotiation(&mut pkt, scid, dcid, &versions, unused);
-        self.responses.push_back((remote, pkt));
+        self.responses.push_back((remote, Ecn::NotEct, pkt));
         Unrouted::VersionNegotiation
     }
 
@@ -294,7 +298,7 @@ impl Endpoint {
             {
                 Admission::Accept(v) => v,
                 Admission::Respond(pkt) => {
-                    self.responses.push_back((remote, pkt));
+                    self.responses.push_back((remote, Ecn::NotEct, pkt));
                     return Err(Unrouted::Retry);
                 }
             };
@@ -486,14 +490,14 @@ impl Endpoint {
     /// The next datagram to send: stateless responses first, then connections in turn.
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
         self.last_sent = None;
-        if let Some((destination, pkt)) = self.responses.pop_front() {
+        if let Some((destination, ecn, pkt)) = self.responses.pop_front() {
             buf.extend_from_slice(&pkt);
+            // Stateless responses (Version Negotiation, Retry, stateless reset) are
+            // sent not-ECT: no connection validates ECN for them.
             return Some(Transmit {
                 destination,
                 size: pkt.len(),
-                // Stateless responses (Version Negotiation, Retry, stateless reset)
-                // are sent not-ECT: no connection validates ECN for them.
-                ecn: Ecn::NotEct,
+                ecn,
             });
         }
         // Round robin from `next_to_send`, wrapping once, over the connections that
@@ -564,6 +568,7 @@ impl Endpoint {
             destination: first.destination,
             segment_size: first.size,
             segments: 1,
+            ecn: first.ecn,
         };
         // A stateless response, or a connection that has sent its datagram and moved
         // the round robin on: only the connection just served may extend the burst.
@@ -587,11 +592,15 @@ impl Endpoint {
             };
             self.process_endpoint_events(h);
             self.reschedule(h, false, true);
-            if t.destination != burst.destination || t.size > burst.segment_size {
-                // Cannot join this burst: it goes out first in the next one.
+            if t.destination != burst.destination
+                || t.size > burst.segment_size
+                || t.ecn != burst.ecn
+            {
+                // Cannot join this burst: it goes out first in the next one, with its
+                // own codepoint.
                 let pkt = buf[before..].to_vec();
                 buf.truncate(before);
-                self.responses.push_front((t.destination, pkt));
+                self.responses.push_front((t.destination, t.ecn, pkt));
                 break;
             }
             burst.segments += 1;

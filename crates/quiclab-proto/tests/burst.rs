@@ -4,7 +4,9 @@
 //! at the segment size, carry a transfer to completion.
 
 use quiclab_proto::raw::parse_header;
-use quiclab_proto::{tls, Burst, ConnectionId, Dir, Endpoint, Instant, TransportConfig};
+use quiclab_proto::{
+    tls, Burst, ConnectionId, Dir, Ecn, EcnMode, Endpoint, Instant, TransportConfig,
+};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -30,11 +32,34 @@ fn dcid(d: &[u8]) -> ConnectionId {
 
 #[test]
 fn bursts_are_gso_shaped_fair_and_deliver_everything() {
+    let codepoints = transfer(TransportConfig::default());
+    assert!(codepoints.iter().all(|&e| e == Ecn::NotEct));
+}
+
+/// With ECN on, every burst carries ECT(0), including one that starts with a datagram
+/// that could not join the previous burst (it keeps its codepoint), and the peer's
+/// validation, fed each burst's codepoint, never turns ECN off.
+#[test]
+fn bursts_keep_the_connections_codepoint() {
+    let config = TransportConfig {
+        ecn: EcnMode::Ect0,
+        ..TransportConfig::default()
+    };
+    let codepoints = transfer(config);
+    assert!(codepoints.len() > 20, "{} bursts", codepoints.len());
+    let not_ect0 = codepoints.iter().filter(|&&e| e != Ecn::Ect0).count();
+    assert_eq!(not_ect0, 0, "of {} bursts", codepoints.len());
+}
+
+/// Two connections upload 300 kB each in bursts of at most MAX datagrams (checking the
+/// contract and the turns); returns every burst's codepoint, both ways.
+fn transfer(config: TransportConfig) -> Vec<Ecn> {
+    let mut codepoints = Vec::new();
     let server_addr: SocketAddr = "10.0.0.1:443".parse().unwrap();
     let client_addr: SocketAddr = "10.0.0.2:5000".parse().unwrap();
     let id = tls::self_signed(&["localhost".into()], 1, 0);
     let stls = tls::server_config(id, &[b"hq-interop".to_vec()], None).unwrap();
-    let config = Arc::new(TransportConfig::default());
+    let config = Arc::new(config);
     let mut server = Endpoint::new(config.clone(), Some(stls), 1);
     let mut client = Endpoint::new(config, None, 2);
     let ctls = tls::client_config(
@@ -77,13 +102,13 @@ fn bursts_are_gso_shaped_fair_and_deliver_everything() {
         let mut buf = Vec::new();
         while let Some(b) = client.poll_transmit_burst(now, &mut buf, MAX, usize::MAX) {
             assert_eq!(b.destination, server_addr);
+            codepoints.push(b.ecn);
             for mut d in segments(&b, &buf) {
                 // Early in the transfer, while both connections have data queued.
                 if streams.iter().all(Option::is_some) && turns.len() < 64 {
                     turns.push(dcid(&d));
                 }
-                let _ =
-                    server.handle_datagram(now, client_addr, quiclab_proto::Ecn::NotEct, &mut d);
+                let _ = server.handle_datagram(now, client_addr, b.ecn, &mut d);
             }
             buf.clear();
         }
@@ -107,9 +132,9 @@ fn bursts_are_gso_shaped_fair_and_deliver_everything() {
         }
         while let Some(b) = server.poll_transmit_burst(now, &mut buf, MAX, usize::MAX) {
             assert_eq!(b.destination, client_addr);
+            codepoints.push(b.ecn);
             for mut d in segments(&b, &buf) {
-                let _ =
-                    client.handle_datagram(now, server_addr, quiclab_proto::Ecn::NotEct, &mut d);
+                let _ = client.handle_datagram(now, server_addr, b.ecn, &mut d);
             }
             buf.clear();
         }
@@ -131,4 +156,5 @@ fn bursts_are_gso_shaped_fair_and_deliver_everything() {
         MAX,
         "full bursts during the transfer"
     );
+    codepoints
 }

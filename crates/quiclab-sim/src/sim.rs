@@ -955,9 +955,9 @@ impl Simulation {
         if let Some(p) = self.all_pcap.as_mut() {
             // A failed pcap write loses the capture, not the run.
             let written = if pkt.tcp {
-                p.write_tcp(self.now, pkt.src, pkt.dst, &pkt.payload)
+                p.write_tcp(self.now, pkt.src, pkt.dst, pkt.ecn, &pkt.payload)
             } else {
-                p.write_udp(self.now, pkt.src, pkt.dst, &pkt.payload)
+                p.write_udp(self.now, pkt.src, pkt.dst, pkt.ecn, &pkt.payload)
             };
             if written.is_err() {
                 self.all_pcap = None;

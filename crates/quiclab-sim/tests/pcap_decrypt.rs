@@ -124,7 +124,8 @@ fn write_files(dir: &Path) -> (PathBuf, PathBuf, usize) {
         } else {
             (server, client)
         };
-        w.write_udp(*at, src, dst, bytes).expect("pcap record");
+        w.write_udp(*at, src, dst, quiclab_proto::Ecn::NotEct, bytes)
+            .expect("pcap record");
     }
     w.into_inner().into_inner().expect("flush pcap");
     write_key_log(

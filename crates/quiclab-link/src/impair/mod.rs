@@ -1,5 +1,5 @@
 //! Impairments of one link direction: random and scripted loss, jitter (with or
-//! without reordering) and duplication. Each link direction owns its own seeded
+//! without reordering), duplication and ECN re-marking. Each link direction owns its own seeded
 //! generator, so adding a flow or a link never changes another link's losses.
 //!
 //! Determinism: the direction's generator is forked into three streams (loss, jitter,
@@ -15,7 +15,7 @@ mod scripted;
 #[cfg(test)]
 mod tests;
 
-use quiclab_proto::{DetRng, Instant};
+use quiclab_proto::{DetRng, Ecn, Instant};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -89,6 +89,31 @@ pub struct Jitter {
     pub reorder: bool,
 }
 
+/// A middlebox that rewrites the ECN codepoint of every datagram it passes, to test a
+/// sender's ECN validation (RFC 9000 §13.4.2, Appendix A.4). No randomness is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnImpairment {
+    /// Clears the ECN bits: every datagram arrives not-ECT.
+    Bleach,
+    /// Rewrites ECT(0) as ECT(1) (the receiver's counts then mis-report what was sent).
+    RemarkEct1,
+    /// Marks every ECN-capable datagram CE (not-ECT ones stay not-ECT, as a router's).
+    MarkAllCe,
+}
+
+impl EcnImpairment {
+    /// The codepoint a datagram sent with `ecn` leaves with.
+    pub fn apply(self, ecn: Ecn) -> Ecn {
+        match (self, ecn) {
+            (EcnImpairment::Bleach, _) => Ecn::NotEct,
+            (EcnImpairment::RemarkEct1, Ecn::Ect0) => Ecn::Ect1,
+            (EcnImpairment::MarkAllCe, e) if e.is_ect() => Ecn::Ce,
+            (_, e) => e,
+        }
+    }
+}
+
 /// Every impairment of one link direction.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
@@ -98,6 +123,9 @@ pub struct ImpairmentConfig {
     pub jitter: Option<Jitter>,
     /// Probability a datagram is delivered twice.
     pub duplicate: f64,
+    /// ECN re-marking of every datagram (absent: codepoints pass unchanged).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<EcnImpairment>,
 }
 
 /// Why a datagram was dropped by an impairment.
@@ -167,6 +195,7 @@ pub struct Impairments {
     jitter_max_ns: u64,
     reorder: bool,
     duplicate: f64,
+    ecn: Option<EcnImpairment>,
     loss_rng: DetRng,
     jitter_rng: DetRng,
     dup_rng: DetRng,
@@ -195,6 +224,7 @@ impl Impairments {
             jitter_max_ns,
             reorder,
             duplicate: config.duplicate,
+            ecn: config.ecn,
             loss_rng,
             jitter_rng,
             dup_rng,
@@ -243,6 +273,12 @@ impl Impairments {
         }
         // The product can round up to the bound for huge bounds: keep it exclusive.
         ((u * self.jitter_max_ns as f64) as u64).min(self.jitter_max_ns - 1)
+    }
+
+    /// The codepoint a passing datagram sent with `ecn` leaves with (the `ecn`
+    /// impairment, if any).
+    pub fn remark(&self, ecn: Ecn) -> Ecn {
+        self.ecn.map_or(ecn, |i| i.apply(ecn))
     }
 
     /// The opposite direction delivered a datagram: the next one here starts a new flight.

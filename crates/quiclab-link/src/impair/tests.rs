@@ -365,3 +365,27 @@ fn scenario_toml_shape() {
     let p: ImpairmentConfig = toml::from_str("loss = { model = \"periodic\", p = 0.01 }").unwrap();
     assert_eq!(p.loss, LossModel::Periodic { p: 0.01 });
 }
+
+#[test]
+fn ecn_remarking() {
+    use EcnImpairment::*;
+    let all = [Ecn::NotEct, Ecn::Ect0, Ecn::Ect1, Ecn::Ce];
+    let after = |i: EcnImpairment| all.map(|e| i.apply(e));
+    assert_eq!(after(Bleach), [Ecn::NotEct; 4]);
+    assert_eq!(
+        after(RemarkEct1),
+        [Ecn::NotEct, Ecn::Ect1, Ecn::Ect1, Ecn::Ce]
+    );
+    assert_eq!(after(MarkAllCe), [Ecn::NotEct, Ecn::Ce, Ecn::Ce, Ecn::Ce]);
+    let c: ImpairmentConfig = toml::from_str("ecn = \"mark_all_ce\"").unwrap();
+    let l = imp(c, 1);
+    assert_eq!(l.remark(Ecn::Ect0), Ecn::Ce);
+    // No ECN impairment: codepoints pass unchanged.
+    assert_eq!(
+        imp(ImpairmentConfig::default(), 1).remark(Ecn::Ect1),
+        Ecn::Ect1
+    );
+    // Unknown values are refused, not defaulted.
+    let e = toml::from_str::<ImpairmentConfig>("ecn = \"bleached\"").unwrap_err();
+    assert!(e.to_string().contains("unknown variant"), "{e}");
+}

@@ -4,10 +4,12 @@
 //! time) of the packets leaving the queue has stayed above `target` for at least one
 //! `interval`, it enters the dropping state and drops one packet, then the next ones at
 //! `interval / sqrt(count)` spacing (the control law, §5.5/§5.6) until the sojourn time
-//! falls below `target` again. Times are integer nanoseconds; the square root is an
+//! falls below `target` again. With ECN marking on, a packet CoDel would drop is marked
+//! CE and sent instead when it is ECN-capable (RFC 8289 §5, RFC 3168 §5), as Linux's
+//! `codel_dequeue` does: the mark counts as the drop for the control law. Times are integer nanoseconds; the square root is an
 //! integer square root, so every decision is exact and platform independent.
 
-use super::Queued;
+use super::{EcnMark, Queued};
 use quiclab_proto::Instant;
 
 /// The per-queue state of RFC 8289 §5.2.
@@ -29,10 +31,13 @@ pub(super) struct Codel {
     /// queue to drain (§5.5, the "maxpacket" check).
     maxpacket: u64,
     drops: u64,
+    /// Mark ECN-capable packets instead of dropping them.
+    ecn: bool,
+    marks: u64,
 }
 
 impl Codel {
-    pub(super) fn new(target_ns: u64, interval_ns: u64) -> Self {
+    pub(super) fn new(target_ns: u64, interval_ns: u64, ecn: bool) -> Self {
         Codel {
             target_ns,
             interval_ns,
@@ -43,11 +48,28 @@ impl Codel {
             dropping: false,
             maxpacket: 0,
             drops: 0,
+            ecn,
+            marks: 0,
         }
     }
 
     pub(super) fn drops(&self) -> u64 {
         self.drops
+    }
+    pub(super) fn marks(&self) -> u64 {
+        self.marks
+    }
+    pub(super) fn marks_ecn(&self) -> bool {
+        self.ecn
+    }
+
+    /// Marks `item` CE instead of dropping it, if marking is on and it is ECN-capable.
+    fn try_mark<T: EcnMark>(&mut self, item: &mut T) -> bool {
+        let marked = self.ecn && item.mark_ce();
+        if marked {
+            self.marks += 1;
+        }
+        marked
     }
 
     /// §5.4: the enqueue side only tracks the largest packet.
@@ -93,7 +115,7 @@ impl Codel {
     }
 
     /// §5.5 dequeue: returns the packet to send; drops go to `dropped`.
-    pub(super) fn dequeue<T>(
+    pub(super) fn dequeue<T: EcnMark>(
         &mut self,
         now: Instant,
         pop: &mut impl FnMut() -> Option<(Queued<T>, u64)>,
@@ -111,6 +133,12 @@ impl Codel {
             }
             // Drop as many packets as the control law says are due by now.
             while self.dropping && now >= self.drop_next {
+                if self.try_mark(&mut q.item) {
+                    // Marked, not dropped: it counts as this drop and goes out.
+                    self.count += 1;
+                    self.drop_next = self.control_law(self.drop_next, self.count);
+                    return Some(q);
+                }
                 dropped.push(q.item);
                 self.drops += 1;
                 self.count += 1;
@@ -128,10 +156,14 @@ impl Codel {
                 }
             }
         } else if ok_to_drop {
-            // Enter the dropping state: drop this packet and schedule the next drop.
-            dropped.push(q.item);
-            self.drops += 1;
-            (p, _) = self.dodequeue(now, pop);
+            // Enter the dropping state: drop (or mark) this packet and schedule the next.
+            if self.try_mark(&mut q.item) {
+                p = Some(q);
+            } else {
+                dropped.push(q.item);
+                self.drops += 1;
+                (p, _) = self.dodequeue(now, pop);
+            }
             self.dropping = true;
             // If we were dropping recently, resume near the previous drop rate instead
             // of starting over at count 1 (§5.5, the 16-interval hysteresis).
@@ -155,16 +187,37 @@ fn interval(ns: u64) -> std::time::Duration {
 
 #[cfg(test)]
 mod tests {
-    use crate::queue::{Queue, QueueConfig};
+    use crate::queue::{EcnMark, Queue, QueueConfig};
     use quiclab_proto::Instant;
 
-    fn codel(packets: u64) -> Queue<u64> {
-        Queue::new(&QueueConfig::Codel {
+    /// Plain test items are not-ECT.
+    impl EcnMark for u64 {
+        fn mark_ce(&mut self) -> bool {
+            false
+        }
+    }
+
+    /// An ECN-capable test item: (sequence number, marked CE).
+    #[derive(Debug, PartialEq)]
+    struct Ect(u64, bool);
+    impl EcnMark for Ect {
+        fn mark_ce(&mut self) -> bool {
+            self.1 = true;
+            true
+        }
+    }
+
+    fn config(packets: u64, ecn: Option<bool>) -> QueueConfig {
+        QueueConfig::Codel {
             packets,
             target_ms: None,
             interval_ms: None,
-        })
-        .unwrap()
+            ecn,
+        }
+    }
+
+    fn codel(packets: u64) -> Queue<u64> {
+        Queue::new(&config(packets, None)).unwrap()
     }
 
     fn ms(t: u64) -> Instant {
@@ -255,5 +308,68 @@ mod tests {
         assert_eq!(q.len_bytes(), 200);
         assert_eq!(q.dequeue(ms(1), &mut dropped).unwrap().item, 1);
         assert!(dropped.is_empty());
+    }
+
+    /// The bufferbloat case of `standing_queue_is_drained_to_target` with ECN-capable
+    /// packets: with marking on, CoDel marks where it dropped, at the same first time,
+    /// and delivers every packet; with marking off it drops them.
+    #[test]
+    fn marks_ect_packets_instead_of_dropping() {
+        let run = |ecn: Option<bool>| {
+            let mut q: Queue<Ect> = Queue::new(&config(1000, ecn)).unwrap();
+            let (mut seq, mut sent, mut marked_at, mut drops) = (0, 0, Vec::new(), 0);
+            for t in 0..3000 {
+                let n = if t == 0 { 50 } else { 1 };
+                for _ in 0..n {
+                    q.enqueue(ms(t), 1200, Ect(seq, false)).unwrap();
+                    seq += 1;
+                }
+                let mut dropped = Vec::new();
+                if let Some(p) = q.dequeue(ms(t), &mut dropped) {
+                    sent += 1;
+                    if p.item.1 {
+                        marked_at.push(t);
+                    }
+                }
+                drops += dropped.len();
+            }
+            (q, sent, marked_at, drops)
+        };
+        let (q, sent, marked_at, drops) = run(Some(true));
+        assert_eq!((drops, sent), (0, 3000));
+        assert_eq!(marked_at[0], 105);
+        assert_eq!(q.ecn_marks(), Some(marked_at.len() as u64));
+        assert_eq!(q.codel_drops(), 0);
+        // Marks do not drain the queue, so the standing queue stays: CoDel keeps marking.
+        assert!(marked_at.len() > 40, "{} marks", marked_at.len());
+        let (q, _, marked_at, drops) = run(Some(false));
+        assert!(marked_at.is_empty() && drops > 0);
+        assert_eq!(q.ecn_marks(), None);
+    }
+
+    /// Marking on changes nothing for not-ECT packets: the same drops at the same times.
+    #[test]
+    fn marking_leaves_not_ect_alone() {
+        let arrive = |t: u64, q: &mut Queue<u64>| {
+            for _ in 0..(if t == 0 { 50 } else { 1 }) {
+                q.enqueue(ms(t), 1200, t).unwrap();
+            }
+        };
+        let mut plain = codel(1000);
+        let mut marking = Queue::new(&config(1000, Some(true))).unwrap();
+        let a = serve(&mut plain, 3000, arrive);
+        let b = serve(&mut marking, 3000, arrive);
+        assert!(!a.0.is_empty());
+        assert_eq!(a, b);
+        assert_eq!(marking.ecn_marks(), Some(0));
+    }
+
+    /// A full queue drops an arrival whatever its codepoint.
+    #[test]
+    fn hard_limit_drops_ect() {
+        let mut q: Queue<Ect> = Queue::new(&config(2, Some(true))).unwrap();
+        q.enqueue(ms(0), 100, Ect(1, false)).unwrap();
+        q.enqueue(ms(0), 100, Ect(2, false)).unwrap();
+        assert_eq!(q.enqueue(ms(0), 100, Ect(3, false)), Err(Ect(3, false)));
     }
 }

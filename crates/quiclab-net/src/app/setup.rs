@@ -5,7 +5,8 @@ use crate::error::{Context, NetError, Result};
 use quiclab_proto::events::EventSink;
 use quiclab_proto::tls::{CipherSuite, KxGroup, TlsChoices};
 use quiclab_proto::{
-    Connection, Instant, QlogWriter, QuicVersion, RetryMode, Side, TransportConfig, VersionConfig,
+    Connection, EcnMode, Instant, QlogWriter, QuicVersion, RetryMode, Side, TransportConfig,
+    VersionConfig,
 };
 use std::fs::File;
 use std::io::BufWriter;
@@ -50,6 +51,8 @@ pub struct Flags<'a> {
     pub notsent_lowat: Option<u64>,
     /// `--pmtud-max` (0: no PMTU discovery).
     pub pmtud_max: Option<u16>,
+    /// `--ecn` (off, ect0, ect1).
+    pub ecn: Option<EcnMode>,
     /// The UDP payload the local interface carries (`mtu.rs`), when known: PMTU
     /// discovery's bound when neither the flag nor the config gives one.
     pub interface_payload: Option<u16>,
@@ -75,6 +78,36 @@ pub const DEFAULT_NOTSENT_LOWAT: u64 = 256 << 10;
 /// as in the simulator; above, the loop wakes once per half-millisecond batch (up to
 /// 32 datagrams, one GSO send) instead of once per datagram.
 pub const DEFAULT_PACING_BURST_US: u64 = 1000;
+
+/// `--ecn`'s values: `off`, `ect0`, `ect1` (the transport key `ecn`); anything else is
+/// refused.
+pub fn parse_ecn(s: &str) -> Result<EcnMode, String> {
+    match s {
+        "off" => Ok(EcnMode::Off),
+        "ect0" => Ok(EcnMode::Ect0),
+        "ect1" => Ok(EcnMode::Ect1),
+        _ => Err(format!(
+            "unknown ECN mode {s:?} (expected off, ect0 or ect1)"
+        )),
+    }
+}
+
+/// ECN as configured, for the start-up log.
+pub fn ecn_note(config: &TransportConfig) -> String {
+    match config.ecn {
+        EcnMode::Off => "ECN: off (not-ECT)".into(),
+        EcnMode::Ect0 => "ECN: ECT(0), until validation fails (RFC 9000 §13.4)".into(),
+        EcnMode::Ect1 => "ECN: ECT(1), until validation fails (RFC 9000 §13.4)".into(),
+    }
+}
+
+/// Whether the TOML config file at `path` sets `key` at its top level (an unreadable
+/// or invalid file was already refused by [`load_config`]).
+fn file_sets(path: Option<&Path>, key: &str) -> bool {
+    path.and_then(|p| std::fs::read_to_string(p).ok())
+        .and_then(|text| text.parse::<toml::Table>().ok())
+        .is_some_and(|t| t.contains_key(key))
+}
 
 /// A QUIC version on the command line (`v1`, `v2`).
 #[derive(Clone, Copy, Debug)]
@@ -105,10 +138,19 @@ impl std::str::FromStr for VersionArg {
 /// and v1, preferring v2, so it upgrades such a client; `retry`: the server sends a Retry on every connection
 /// (RFC 9000 §8.1.2; the client needs nothing: it always handles Retry); `resumption`: the
 /// server issues session tickets and the client makes a second connection that resumes
-/// (the command line splits its URLs); `zerortt`: the same, with 0-RTT on both sides (`zero_rtt`). Anything
+/// (the command line splits its URLs); `zerortt`: the same, with 0-RTT on both sides (`zero_rtt`);
+/// `ecn`: every packet ECN-capable (ECT(0) unless the config says ECT(1)) and ECN counts
+/// in ACK frames, as the runner checks in its capture. Anything
 /// else is [`NetError::UnsupportedTestcase`].
+///
+/// ECN: real endpoints send ECT(0) with validation by default, as RFC 9000 §13.4
+/// recommends (the simulator's default stays off); the config file's `ecn`, then
+/// `--ecn`, override that.
 pub fn configure(f: &Flags<'_>, side: Side) -> Result<(Arc<TransportConfig>, TlsChoices)> {
     let mut config = (*load_config(f.config)?).clone();
+    if !file_sets(f.config, "ecn") {
+        config.ecn = EcnMode::Ect0;
+    }
     let mut choices = TlsChoices::default();
     match f.testcase {
         None | Some("handshake" | "transfer" | "multiplexing") => {}
@@ -119,6 +161,11 @@ pub fn configure(f: &Flags<'_>, side: Side) -> Result<(Arc<TransportConfig>, Tls
         }
         Some("resumption") => {}
         Some("zerortt") => config.zero_rtt = true,
+        Some("ecn") => {
+            if config.ecn == EcnMode::Off {
+                config.ecn = EcnMode::Ect0;
+            }
+        }
         Some("retry") => {
             if side == Side::Server {
                 config.admission.retry = RetryMode::Always;
@@ -155,6 +202,9 @@ pub fn configure(f: &Flags<'_>, side: Side) -> Result<(Arc<TransportConfig>, Tls
     }
     if let Some(n) = f.key_update_every {
         config.key_update.every_packets = Some(n);
+    }
+    if let Some(e) = f.ecn {
+        config.ecn = e;
     }
     config.pacing_burst_us = match f.pacing_burst_us {
         Some(0) => None,
@@ -318,5 +368,48 @@ impl rustls::KeyLog for FileKeyLog {
         if let Ok(mut f) = self.0.lock() {
             let _ = std::io::Write::write_all(&mut *f, line.as_bytes());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ecn_of(f: &Flags<'_>) -> EcnMode {
+        configure(f, Side::Client).unwrap().0.ecn
+    }
+
+    /// Real endpoints default to ECT(0); the config file, the `ecn` test case and the
+    /// flag change it in that order.
+    #[test]
+    fn ecn_defaults_and_overrides() {
+        assert_eq!(ecn_of(&Flags::default()), EcnMode::Ect0);
+        let dir = std::env::temp_dir().join(format!("quiclab-setup-ecn-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let off = dir.join("off.toml");
+        std::fs::write(&off, "ecn = \"off\"\n").unwrap();
+        let with = |testcase, ecn| Flags {
+            config: Some(&off),
+            testcase,
+            ecn,
+            ..Flags::default()
+        };
+        assert_eq!(ecn_of(&with(None, None)), EcnMode::Off);
+        assert_eq!(ecn_of(&with(Some("ecn"), None)), EcnMode::Ect0);
+        assert_eq!(
+            ecn_of(&with(Some("ecn"), Some(EcnMode::Ect1))),
+            EcnMode::Ect1
+        );
+        assert_eq!(ecn_of(&with(None, Some(EcnMode::Ect0))), EcnMode::Ect0);
+        let bad = dir.join("bad.toml");
+        std::fs::write(&bad, "ecn = \"ce\"\n").unwrap();
+        let f = Flags {
+            config: Some(&bad),
+            ..Flags::default()
+        };
+        assert!(configure(&f, Side::Client).is_err());
+        assert_eq!(parse_ecn("ect1"), Ok(EcnMode::Ect1));
+        assert!(parse_ecn("on").is_err());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -24,6 +24,7 @@ pub use wake::raise_priority;
 use crate::driver::{Clock, WakeMode};
 use crate::error::{NetError, Result};
 use crate::udp::{Granted, Socket, DEFAULT_BUFFER};
+use quiclab_link::config::LinkSide;
 use quiclab_link::duplex::Duplex;
 use quiclab_proto::Instant;
 use quiclab_sim::Scenario;
@@ -125,6 +126,12 @@ impl Emulator {
     /// What the relay counted so far.
     pub fn counters(&self) -> RelayCounters {
         self.relay.counters
+    }
+
+    /// CE marks so far of the forward and return links' queues (`None`: it does not mark).
+    pub fn ecn_marks(&self) -> [Option<u64>; 2] {
+        [LinkSide::Forward, LinkSide::Return]
+            .map(|s| self.relay.duplex.link(s).result(0.0).ecn_marks)
     }
 
     /// How late the relay sent against the model so far.

@@ -1,7 +1,7 @@
 //! What the emulator writes into `--out`: `links.csv` (the columns of `sim run`'s, one
 //! row per direction, throughput over the scenario's measurement window), queue traces
-//! when `measure.traces` is on, `emulate.json` (the relay's counters and how late it
-//! sent against the model), and with `--pcap` (or `measure.pcap`) `pcap/forward.pcap`
+//! when `measure.traces` is on, `emulate.json` (the relay's counters, the CE marks of
+//! queues that mark, and how late it sent against the model), and with `--pcap` (or `measure.pcap`) `pcap/forward.pcap`
 //! and `pcap/return.pcap` (each datagram as it starts transmission on that direction,
 //! as the simulator writes them), `pcap/all.pcap` (both sides, as datagrams reach the
 //! relay), plus `pcap/keys.log`, a copy of `--keylog` (the server's TLS key log) taken
@@ -17,6 +17,7 @@ use quiclab_proto::Instant;
 use quiclab_sim::output::tables::links_csv;
 use quiclab_sim::{RunResult, Scenario};
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
@@ -26,6 +27,9 @@ struct Summary<'a> {
     scenario: &'a str,
     end_s: f64,
     relay: RelayCounters,
+    /// CE marks per link direction whose queue marks (absent when none does).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    ecn_marks: BTreeMap<String, u64>,
     /// Actual send time minus the model's due time, per delivery.
     send_lateness: LatenessSummary,
 }
@@ -93,6 +97,11 @@ pub fn finish(
         scenario: &scenario.name,
         end_s: end.as_secs_f64(),
         relay: relay.counters,
+        ecn_marks: result
+            .links
+            .iter()
+            .filter_map(|l| Some((l.name.clone(), l.ecn_marks?)))
+            .collect(),
         send_lateness: relay.lateness.summary(),
     };
     let mut json = serde_json::to_string_pretty(&summary)?;

@@ -19,13 +19,13 @@ use super::lateness::Lateness;
 use super::wake::Waker;
 use crate::driver::Clock;
 use crate::error::{Context, Result};
-use crate::udp::{is_transient, Granted, Socket};
+use crate::udp::{ecn_of, is_transient, Granted, Socket};
 use mio::{Events, Interest, Poll, Token};
 use quiclab_link::config::LinkSide;
 use quiclab_link::duplex::{Delivery, Duplex};
 use quiclab_link::link::Packet;
 use quiclab_link::pcap::PcapWriter;
-use quiclab_proto::Instant;
+use quiclab_proto::{Ecn, Instant};
 use quinn_udp::RecvMeta;
 use serde::Serialize;
 use std::io::{BufWriter, ErrorKind, IoSliceMut};
@@ -61,6 +61,10 @@ pub struct RelayCounters {
     pub stray: u64,
     /// Times a new client address took over.
     pub client_changes: u64,
+    /// Datagrams read with an ECN-capable codepoint (ECT(0), ECT(1) or CE).
+    pub ect_received: u64,
+    /// Deliveries sent CE-marked (by the link's queue, an `ecn` impairment, or the peer).
+    pub ce_sent: u64,
 }
 
 /// The relay: sockets, links, clock, counters.
@@ -200,12 +204,15 @@ impl Relay {
         }
     }
 
+    /// Sends a delivery with the codepoint the link left it (RFC 3168 §5: a CE mark
+    /// made by the emulated queue reaches the peer's stack).
     fn send(&mut self, d: Delivery) {
         let payload = &d.packet.payload;
+        let ecn = d.packet.ecn;
         let sent = match d.side {
             LinkSide::Forward => {
                 self.counters.to_server += 1;
-                self.back.send(self.upstream, payload, payload.len())
+                self.back.send(self.upstream, ecn, payload, payload.len())
             }
             LinkSide::Return => {
                 let Some(client) = self.client else {
@@ -213,12 +220,14 @@ impl Relay {
                     return;
                 };
                 self.counters.to_client += 1;
-                self.front.send(client, payload, payload.len())
+                self.front.send(client, ecn, payload, payload.len())
             }
         };
         // The datagram is lost, as on a real path; the peer's transport recovers.
         if sent.is_err() {
             self.counters.send_errors += 1;
+        } else if ecn == Ecn::Ce {
+            self.counters.ce_sent += 1;
         }
     }
 
@@ -253,18 +262,28 @@ impl Relay {
             for (i, slice) in slices.iter().enumerate().take(n) {
                 let meta = self.meta[i];
                 let stride = meta.stride.max(1);
+                // A GRO batch shares one IP header's codepoint (the kernel only
+                // coalesces datagrams whose TOS bytes match).
+                let ecn = ecn_of(meta.ecn);
                 for start in (0..meta.len).step_by(stride) {
                     let end = (start + stride).min(meta.len);
                     let payload = slice[start..end].to_vec();
-                    self.arrive(now, side, meta.addr, payload);
+                    self.arrive(now, side, (meta.addr, ecn), payload);
                 }
             }
         }
         Ok(())
     }
 
-    /// One datagram read at `now` from `from` on socket `side`.
-    fn arrive(&mut self, now: Instant, side: usize, from: SocketAddr, payload: Vec<u8>) {
+    /// One datagram read at `now` from `from` on socket `side`, with the codepoint
+    /// `ecn` it arrived with (which the link may then mark or rewrite).
+    fn arrive(
+        &mut self,
+        now: Instant,
+        side: usize,
+        (from, ecn): (SocketAddr, Ecn),
+        payload: Vec<u8>,
+    ) {
         let (link, src, dst) = if side == 0 {
             if self.client != Some(from) {
                 if self.client.is_some() {
@@ -291,11 +310,17 @@ impl Relay {
         };
         if let Some(c) = self.capture.as_mut() {
             // A failed write loses the capture, not the relay.
-            if c.write_udp(now, src, dst, &payload).is_err() {
+            if c.write_udp(now, src, dst, ecn, &payload).is_err() {
                 self.capture = None;
             }
         }
-        let packet = Packet::datagram(src, dst, payload);
+        if ecn.is_ect() {
+            self.counters.ect_received += 1;
+        }
+        let packet = Packet {
+            ecn,
+            ..Packet::datagram(src, dst, payload)
+        };
         self.duplex.arrive(now, link, packet);
     }
 }

@@ -402,6 +402,7 @@ mod tests {
                 queue_drops: 3,
                 impairment_drops: 1,
                 max_queue_packets: 17,
+                ecn_marks: None,
                 queue_series: vec![(0.0, 0), (0.1, 2)],
             }],
         }
