@@ -24,17 +24,9 @@ pub fn t95(dof: usize) -> f64 {
     StudentsT::new(0.0, 1.0, dof as f64).map_or(f64::INFINITY, |t| t.inverse_cdf(0.975))
 }
 
-/// The `q`-quantile (0..=1) of sorted values by linear interpolation between closest
-/// ranks (numpy's default "linear" method).
-pub fn percentile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let h = (sorted.len() - 1) as f64 * q.clamp(0.0, 1.0);
-    let lo = h.floor() as usize;
-    let hi = (lo + 1).min(sorted.len() - 1);
-    sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
-}
+/// The `q`-quantile (0..=1) of sorted values: quiclab's one percentile definition
+/// (linear interpolation between closest ranks, numpy's default).
+pub use quiclab_link::quantile::percentile;
 
 impl Stats {
     /// Summarises samples; `None` for no samples. Non-finite samples are ignored (a
