@@ -14,6 +14,7 @@ use anyhow::{bail, Context, Result};
 use quiclab_link::config::LinkSide;
 use quiclab_link::duplex::Duplex;
 use quiclab_link::link::Packet;
+use quiclab_link::quantile::percentile;
 use quiclab_proto::Instant as SimInstant;
 use quiclab_sim::net::duplex::build_duplex;
 use quiclab_sim::Scenario;
@@ -40,14 +41,6 @@ pub struct Phase {
     pub p50_us: f64,
     pub p99_us: f64,
     pub throughput_mbps: f64,
-}
-
-fn percentile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let i = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1;
-    sorted[i]
 }
 
 /// Sends datagrams at `rate_bps` (wire bits) for `secs`; returns send times (ns since

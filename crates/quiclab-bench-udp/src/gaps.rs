@@ -13,6 +13,7 @@
 
 use crate::stamp::{Capture, Departure, Relay};
 use anyhow::{bail, Context, Result};
+use quiclab_link::quantile::percentile;
 use quiclab_proto::{Instant as PInstant, Pacer, PacingRate};
 use std::net::{SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
@@ -55,14 +56,6 @@ pub struct Figures {
     pub relay_drops: u32,
     /// The server's SO_TXTIME report line.
     pub txtime: String,
-}
-
-pub fn percentile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let i = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1;
-    sorted[i]
 }
 
 /// The sender's pacer as configured for `case` (the CLI's `--pacing-burst-us`).

@@ -1,9 +1,7 @@
 //! CSV for the lab's own result files (`runs.csv`, `summary.csv`, `findings.csv`): a
-//! small RFC 4180 reader (a header row plus data rows, quoted fields that may hold
-//! commas, doubled quotes and newlines, and empty cells read as missing values), the
-//! field quoting the writers use, and the row filter figures and findings select points
-//! with. Kept in-house so reports and plots need no extra dependency, and so every error
-//! names file and line.
+//! table read through the `csv` crate (a header row plus data rows, empty cells read as
+//! missing values, every error naming file and line), the writer the result files use,
+//! and the row filter figures and findings select points with.
 
 use crate::plan::AxisValue;
 use std::collections::BTreeMap;
@@ -52,134 +50,51 @@ pub fn read(path: impl AsRef<Path>) -> Result<Table, CsvError> {
     parse(&text, &source)
 }
 
-/// Parses CSV `text`; `source` names it in errors. Lines that are completely empty are
-/// skipped (a trailing newline, or blank lines between rows). A cell that is empty and
-/// unquoted reads as `None`; a quoted empty cell (`""`) reads as `Some("")`.
+/// Parses CSV `text` with the `csv` crate (RFC 4180; a UTF-8 BOM is skipped); `source`
+/// names it in errors. Blank lines are skipped (a trailing newline, or blank lines
+/// between rows); every row must have as many fields as the header. An empty cell,
+/// quoted or not, reads as `None`. The crate is lenient with stray quotes (`"x"y` reads
+/// as `xy`, an unclosed quote runs to the end of the file, where the row's field count
+/// then usually gives it away): no error for those.
 pub fn parse(text: &str, source: &str) -> Result<Table, CsvError> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let err = |line: usize, why: String| CsvError {
+    let mut lines_of = LineCounter::new(text);
+    let err = |e: ::csv::Error, lines_of: &mut LineCounter| CsvError {
         source: source.to_string(),
-        line: Some(line),
-        why,
+        line: e.position().map(|p| lines_of.line_at(p.byte())),
+        why: match e.kind() {
+            ::csv::ErrorKind::UnequalLengths {
+                expected_len, len, ..
+            } => format!("{len} fields, but the header has {expected_len}"),
+            _ => e.to_string(),
+        },
     };
-    let mut records: Vec<(usize, Vec<Option<String>>)> = Vec::new();
-    let mut chars = text.chars().peekable();
-    let mut line = 1usize;
-    while chars.peek().is_some() {
-        // Skip blank lines between records.
-        match chars.peek() {
-            Some('\n') => {
-                chars.next();
-                line += 1;
-                continue;
-            }
-            Some('\r') => {
-                chars.next();
-                if chars.peek() == Some(&'\n') {
-                    chars.next();
-                }
-                line += 1;
-                continue;
-            }
-            _ => {}
-        }
-        let start = line;
-        let mut record = Vec::new();
-        loop {
-            // One field.
-            let mut field = String::new();
-            let mut quoted = false;
-            if chars.peek() == Some(&'"') {
-                quoted = true;
-                let quote_line = line;
-                chars.next();
-                loop {
-                    match chars.next() {
-                        None => return Err(err(quote_line, "unterminated quoted field".into())),
-                        Some('"') => {
-                            if chars.peek() == Some(&'"') {
-                                chars.next();
-                                field.push('"');
-                            } else {
-                                break;
-                            }
-                        }
-                        Some(c) => {
-                            if c == '\n' {
-                                line += 1;
-                            }
-                            field.push(c);
-                        }
-                    }
-                }
-                match chars.peek() {
-                    None | Some(',') | Some('\n') | Some('\r') => {}
-                    Some(c) => {
-                        return Err(err(line, format!("unexpected {c:?} after a closing quote")))
-                    }
-                }
-            } else {
-                while let Some(&c) = chars.peek() {
-                    match c {
-                        ',' | '\n' | '\r' => break,
-                        '"' => {
-                            return Err(err(line, "quote inside an unquoted field".into()));
-                        }
-                        _ => {
-                            field.push(c);
-                            chars.next();
-                        }
-                    }
-                }
-            }
-            record.push(if field.is_empty() && !quoted {
-                None
-            } else {
-                Some(field)
-            });
-            match chars.next() {
-                Some(',') => continue,
-                Some('\r') => {
-                    if chars.peek() == Some(&'\n') {
-                        chars.next();
-                    }
-                    line += 1;
-                    break;
-                }
-                Some('\n') => {
-                    line += 1;
-                    break;
-                }
-                None => break,
-                Some(c) => return Err(err(line, format!("unexpected {c:?}"))),
-            }
-        }
-        records.push((start, record));
-    }
-    let mut records = records.into_iter();
-    let Some((_, header)) = records.next() else {
+    let mut reader = ::csv::ReaderBuilder::new()
+        .has_headers(true)
+        .from_reader(text.as_bytes());
+    let header: Vec<String> = reader
+        .headers()
+        .map_err(|e| err(e, &mut lines_of))?
+        .iter()
+        .map(String::from)
+        .collect();
+    if header.is_empty() {
         return Err(CsvError {
             source: source.to_string(),
             line: None,
             why: "empty file (no header)".into(),
         });
-    };
-    let header: Vec<String> = header.into_iter().map(Option::unwrap_or_default).collect();
+    }
     let mut rows = Vec::new();
     let mut lines = Vec::new();
-    for (start, record) in records {
-        if record.len() != header.len() {
-            return Err(err(
-                start,
-                format!(
-                    "{} fields, but the header has {}",
-                    record.len(),
-                    header.len()
-                ),
-            ));
-        }
-        rows.push(record);
-        lines.push(start);
+    for record in reader.records() {
+        let record = record.map_err(|e| err(e, &mut lines_of))?;
+        lines.push(record.position().map_or(0, |p| lines_of.line_at(p.byte())));
+        rows.push(
+            record
+                .iter()
+                .map(|f| (!f.is_empty()).then(|| f.to_string()))
+                .collect(),
+        );
     }
     Ok(Table {
         header,
@@ -187,6 +102,48 @@ pub fn parse(text: &str, source: &str) -> Result<Table, CsvError> {
         source: source.to_string(),
         lines,
     })
+}
+
+/// Line numbers from byte offsets that only grow. The `csv` crate's positions (and its
+/// line numbers) point before the line breaks that precede a record (the end of the
+/// previous one, blank lines); the line a record starts on is that of its first byte.
+struct LineCounter<'a> {
+    text: &'a [u8],
+    /// Bytes counted so far, and the 1-based line at that offset.
+    at: usize,
+    line: usize,
+}
+
+impl<'a> LineCounter<'a> {
+    fn new(text: &'a str) -> Self {
+        LineCounter {
+            text: text.as_bytes(),
+            at: 0,
+            line: 1,
+        }
+    }
+
+    /// The line of the first byte at or after `byte` that is not a line break.
+    fn line_at(&mut self, byte: u64) -> usize {
+        let mut to = usize::try_from(byte)
+            .unwrap_or(usize::MAX)
+            .min(self.text.len());
+        while self
+            .text
+            .get(to)
+            .is_some_and(|b| matches!(b, b'\r' | b'\n'))
+        {
+            to += 1;
+        }
+        if to > self.at {
+            self.line += self.text[self.at..to]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+            self.at = to;
+        }
+        self.line
+    }
 }
 
 impl Table {
@@ -247,13 +204,25 @@ impl Table {
     }
 }
 
-/// A CSV field, quoted when needed (RFC 4180).
-pub fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
+/// CSV text of `records` (the header first), written by the `csv` crate: a field is
+/// quoted only when it holds a comma, a quote or a line break (RFC 4180), lines end in
+/// `\n`. Records may differ in length.
+pub fn to_text<R, F>(records: impl IntoIterator<Item = R>) -> String
+where
+    R: IntoIterator<Item = F>,
+    F: AsRef<str>,
+{
+    let mut w = ::csv::WriterBuilder::new()
+        .flexible(true)
+        .from_writer(Vec::new());
+    // Writing into memory cannot fail, and UTF-8 fields make UTF-8 text.
+    for r in records {
+        for field in r {
+            w.write_field(field.as_ref()).expect("CSV into a Vec");
+        }
+        w.write_record(None::<&[u8]>).expect("CSV into a Vec");
     }
+    String::from_utf8(w.into_inner().expect("CSV into a Vec")).expect("UTF-8 fields")
 }
 
 /// Whether row `row` of `t` has every axis value of `filter`: an error names a filter
@@ -314,7 +283,7 @@ mod tests {
         assert_eq!(t.rows[0][0].as_deref(), Some("a,b"));
         assert_eq!(t.rows[0][1].as_deref(), Some("say \"hi\""));
         assert_eq!(t.rows[1][0].as_deref(), Some("multi\nline"));
-        assert_eq!(t.rows[1][1].as_deref(), Some(""));
+        assert_eq!(t.rows[1][1], None, "a quoted empty cell is missing too");
         assert_eq!(t.rows[2][1].as_deref(), Some("x"));
         assert_eq!(t.lines, vec![2, 3, 5]);
     }
@@ -325,12 +294,13 @@ mod tests {
         assert_eq!(e.line, Some(3));
         assert!(e.to_string().starts_with("r.csv:3:"), "{e}");
 
-        let e = parse("a\n\"open\n", "u.csv").unwrap_err();
-        assert!(e.to_string().contains("unterminated"), "{e}");
-        assert_eq!(e.line, Some(2));
-
-        let e = parse("a\n\"x\"y\n", "g.csv").unwrap_err();
-        assert!(e.to_string().contains("after a closing quote"), "{e}");
+        // An unclosed quote runs to the end of the file: the row comes out short.
+        let e = parse("a,b\n\"open,1\n2,3\n", "u.csv").unwrap_err();
+        assert_eq!(e.line, Some(2), "{e}");
+        assert!(
+            e.to_string().contains("1 fields, but the header has 2"),
+            "{e}"
+        );
 
         let t = parse("a,b\nfoo,1\n", "n.csv").unwrap();
         let e = t.f64(0, "a").unwrap_err();
@@ -343,6 +313,30 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("/nonexistent/x.csv"));
+    }
+
+    #[test]
+    fn written_text_reads_back_and_quotes_only_when_needed() {
+        let records = [
+            vec!["name", "note", "n"],
+            vec!["a,b", "say \"hi\"", ""],
+            vec!["multi\nline", "cr\rhere", "3"],
+            vec!["plain", "", "4.5"],
+        ];
+        let text = to_text(records.clone());
+        assert_eq!(
+            text,
+            "name,note,n\n\"a,b\",\"say \"\"hi\"\"\",\n\"multi\nline\",\"cr\rhere\",3\nplain,,4.5\n"
+        );
+        let t = parse(&text, "w.csv").unwrap();
+        assert_eq!(t.header, records[0]);
+        for (row, want) in t.rows.iter().zip(&records[1..]) {
+            let want: Vec<Option<String>> = want
+                .iter()
+                .map(|c| (!c.is_empty()).then(|| c.to_string()))
+                .collect();
+            assert_eq!(row, &want);
+        }
     }
 
     #[test]

@@ -11,7 +11,8 @@
 //!   duplication; [`config`]: their scenario keys (serde);
 //! - [`duplex`]: two directions as a clock-agnostic component (datagrams in, due
 //!   deliveries out), on the [`events`] queue the simulator runs on too;
-//! - [`pcap`]: captures of what a link transmits.
+//! - [`pcap`]: captures of what a link transmits; [`quantile`]: the percentile every
+//!   quiclab figure uses.
 
 pub mod config;
 pub mod duplex;
@@ -19,5 +20,6 @@ pub mod events;
 pub mod impair;
 pub mod link;
 pub mod pcap;
+pub mod quantile;
 pub mod queue;
 pub mod time;

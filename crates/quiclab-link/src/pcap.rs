@@ -25,16 +25,15 @@
 //!
 //! [`MemoryKeyLog`]: quiclab_proto::tls::MemoryKeyLog
 
+use pcap_file::pcap::{PcapHeader, PcapPacket};
+use pcap_file::{DataLink, Endianness, PcapError, TsResolution};
 use quiclab_proto::{Ecn, Instant};
 use std::io::{self, Write};
 use std::net::SocketAddrV4;
+use std::time::Duration;
 
-/// pcap magic for microsecond timestamps; written little-endian (readers detect order).
-const MAGIC_MICROS: u32 = 0xa1b2_c3d4;
 /// Captured bytes per packet at most; every packet we write fits (IPv4 total length).
 const SNAPLEN: u32 = 65_535;
-/// LINKTYPE_RAW: each record starts with an IP header (no link-layer header).
-const LINKTYPE_RAW: u32 = 101;
 const IPV4_HEADER_LEN: usize = 20;
 const UDP_HEADER_LEN: usize = 8;
 const IP_PROTO_UDP: u8 = 17;
@@ -43,12 +42,13 @@ const TTL: u8 = 64;
 /// The Don't Fragment flag in the flags/fragment-offset field: QUIC sets DF (RFC 9000 §14).
 const FLAG_DF: u16 = 0x4000;
 
-/// Writes a classic pcap (microsecond timestamps, LINKTYPE_RAW = 101: IPv4 packets).
+/// Writes a classic pcap (microsecond timestamps, LINKTYPE_RAW = 101: IPv4 packets)
+/// through the `pcap-file` crate; the IPv4/UDP headers inside are built here.
 ///
 /// All fields are little-endian regardless of host, so the same run gives the same
 /// bytes on every machine.
 pub struct PcapWriter<W: Write> {
-    w: W,
+    w: pcap_file::pcap::PcapWriter<W>,
     /// The IPv4 identification of the next packet; increments per packet (wrapping), as
     /// a host's counter would, so Wireshark shows distinct packets.
     next_id: u16,
@@ -56,17 +56,19 @@ pub struct PcapWriter<W: Write> {
 
 impl<W: Write> PcapWriter<W> {
     /// Writes the global header.
-    pub fn new(mut writer: W) -> io::Result<Self> {
-        let mut header = [0u8; 24];
-        header[0..4].copy_from_slice(&MAGIC_MICROS.to_le_bytes());
-        header[4..6].copy_from_slice(&2u16.to_le_bytes()); // version 2.4
-        header[6..8].copy_from_slice(&4u16.to_le_bytes());
-        // thiszone (GMT offset) and sigfigs: zero.
-        header[16..20].copy_from_slice(&SNAPLEN.to_le_bytes());
-        header[20..24].copy_from_slice(&LINKTYPE_RAW.to_le_bytes());
-        writer.write_all(&header)?;
+    pub fn new(writer: W) -> io::Result<Self> {
+        let header = PcapHeader {
+            version_major: 2,
+            version_minor: 4,
+            ts_correction: 0,
+            ts_accuracy: 0,
+            snaplen: SNAPLEN,
+            datalink: DataLink::RAW,
+            ts_resolution: TsResolution::MicroSecond,
+            endianness: Endianness::Little,
+        };
         Ok(PcapWriter {
-            w: writer,
+            w: pcap_file::pcap::PcapWriter::with_header(writer, header).map_err(io_error)?,
             next_id: 0,
         })
     }
@@ -92,21 +94,11 @@ impl<W: Write> PcapWriter<W> {
                 payload.len()
             ))
         })?;
-        let (secs, micros) = timestamp(at)?;
-
-        let mut record = Vec::with_capacity(16 + total);
-        record.extend_from_slice(&secs.to_le_bytes());
-        record.extend_from_slice(&micros.to_le_bytes());
-        record.extend_from_slice(&u32::from(total16).to_le_bytes()); // incl_len
-        record.extend_from_slice(&u32::from(total16).to_le_bytes()); // orig_len
-        record.extend_from_slice(&ipv4_header(self.next_id, total16, src, dst, ecn));
-        record.extend_from_slice(&udp_header(src, dst, payload));
-        record.extend_from_slice(payload);
-        // One write per record: a failed write leaves no half header from us behind
-        // that a later call would build on (the writer may still hold a partial write).
-        self.w.write_all(&record)?;
-        self.next_id = self.next_id.wrapping_add(1);
-        Ok(())
+        let mut packet = Vec::with_capacity(total);
+        packet.extend_from_slice(&ipv4_header(self.next_id, total16, src, dst, ecn));
+        packet.extend_from_slice(&udp_header(src, dst, payload));
+        packet.extend_from_slice(payload);
+        self.write_packet(at, &packet)
     }
 
     /// Appends one TCP segment (header and data, checksum already set by its sender,
@@ -128,29 +120,36 @@ impl<W: Write> PcapWriter<W> {
                 segment.len()
             ))
         })?;
-        let (secs, micros) = timestamp(at)?;
-        let mut record = Vec::with_capacity(16 + total);
-        record.extend_from_slice(&secs.to_le_bytes());
-        record.extend_from_slice(&micros.to_le_bytes());
-        record.extend_from_slice(&u32::from(total16).to_le_bytes());
-        record.extend_from_slice(&u32::from(total16).to_le_bytes());
         let mut ip = ipv4_header(self.next_id, total16, src, dst, ecn);
         ip[9] = IP_PROTO_TCP;
         ip[10..12].copy_from_slice(&[0, 0]);
         let sum = fold(ones_sum(0, &ip));
         ip[10..12].copy_from_slice(&(!sum).to_be_bytes());
-        record.extend_from_slice(&ip);
-        record.extend_from_slice(segment);
-        self.w.write_all(&record)?;
+        let mut packet = Vec::with_capacity(total);
+        packet.extend_from_slice(&ip);
+        packet.extend_from_slice(segment);
+        self.write_packet(at, &packet)
+    }
+
+    /// Appends one record holding the whole IPv4 `packet`, captured at `at`.
+    fn write_packet(&mut self, at: Instant, packet: &[u8]) -> io::Result<()> {
+        let (secs, micros) = timestamp(at)?;
+        let ts = Duration::new(u64::from(secs), micros * 1000);
+        // Every caller's packet fits 16 bits (checked above), so the length fits u32.
+        let len = u32::try_from(packet.len()).map_err(|e| invalid(e.to_string()))?;
+        self.w
+            .write_packet(&PcapPacket::new(ts, len, packet))
+            .map_err(io_error)?;
         self.next_id = self.next_id.wrapping_add(1);
         Ok(())
     }
 
     /// Flushes and returns the underlying writer.
-    pub fn into_inner(mut self) -> W {
+    pub fn into_inner(self) -> W {
+        let mut w = self.w.into_writer();
         // A flush error resurfaces on the writer's next use; the signature has no Result.
-        let _ = self.w.flush();
-        self.w
+        let _ = w.flush();
+        w
     }
 }
 
@@ -166,6 +165,15 @@ pub fn write_key_log<W: Write>(mut writer: W, lines: &[String]) -> io::Result<()
 
 fn invalid(msg: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, msg)
+}
+
+/// The crate's error as an `io::Error`: its I/O errors as they are, the rest (a field
+/// out of range) as `InvalidInput`.
+fn io_error(e: PcapError) -> io::Error {
+    match e {
+        PcapError::IoError(e) => e,
+        other => invalid(other.to_string()),
+    }
 }
 
 /// Classic pcap's (seconds, microseconds) of simulated time; sub-microsecond parts are

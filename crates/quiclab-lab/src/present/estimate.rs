@@ -20,8 +20,7 @@
 //!
 //! A point whose pairs are exact (deterministic: identical repetitions, or the one run
 //! of a deterministic plan) has one value and no interval. The t quantiles come from
-//! [`t95`] (a table, conservative between its entries), so no distribution crate is
-//! needed. Pure functions.
+//! [`t95`] (statrs's Student-t inverse CDF). Pure functions.
 
 use crate::plan::comparison::Statistic;
 use crate::present::samples::{Cell, Pair};
@@ -396,7 +395,8 @@ mod tests {
         // Against a constant base, Fieller's interval is mean(x)/b - 1 +- t s / (sqrt(n) b).
         let of = [1.0, 2.0, 3.0, 2.0];
         let e = estimate(Statistic::RatioOfMeans, &cell(&of, &[2.0; 4], false)).unwrap();
-        let half = 3.182 * (2.0f64 / 3.0).sqrt() / 2.0 / 2.0;
+        // t(3) at 0.975 = 3.1824463
+        let half = 3.1824463052837096 * (2.0f64 / 3.0).sqrt() / 2.0 / 2.0;
         let (lo, hi) = e.ci.unwrap();
         assert!(
             (lo - (0.0 - half)).abs() < 1e-9 && (hi - half).abs() < 1e-9,

@@ -9,7 +9,7 @@
 //! `reason`, `date` (YYYY-MM-DD, UTC) and `revision`. Recording a subset of the
 //! experiments replaces only their rows.
 
-use crate::csv::{self, csv_field};
+use crate::csv;
 use crate::error::LabError;
 use crate::present::statement_text::ours;
 use crate::present::statements::evaluate_dir;
@@ -100,13 +100,7 @@ impl LastFullRun {
 
     /// The file's text: rows sorted by experiment, kind and name.
     pub fn to_csv(&self) -> String {
-        let mut s = format!("{HEADER}\n");
-        for r in self.0.values() {
-            let cells: Vec<String> = r.cells().iter().map(|c| csv_field(c)).collect();
-            s += &cells.join(",");
-            s.push('\n');
-        }
-        s
+        format!("{HEADER}\n") + &csv::to_text(self.0.values().map(Recorded::cells))
     }
 }
 

@@ -4,7 +4,6 @@
 //! row per statement and point). Changes are fractions (or the metric's unit for
 //! "difference of means"); cells are empty where a value does not exist.
 
-use crate::csv::csv_field;
 use crate::plan::comparison::Comparison;
 use crate::present::statement_text::{aggregate, ours};
 use crate::present::statements::{CheckResult, ClaimResult, Judged};
@@ -42,8 +41,7 @@ fn comparison_cells(j: &Judged) -> Vec<String> {
 }
 
 fn row(cells: Vec<String>) -> String {
-    let cells: Vec<String> = cells.iter().map(|c| csv_field(c)).collect();
-    cells.join(",") + "\n"
+    crate::csv::to_text([cells])
 }
 
 /// `claims.csv`.

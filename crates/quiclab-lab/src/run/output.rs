@@ -11,7 +11,6 @@
 //! - `plan.toml`: the plan file as given; `plan.resolved.json`: the plan as run (after
 //!   `--quick` overrides).
 
-use crate::csv::csv_field;
 use crate::error::LabError;
 use crate::plan::{AxisValue, Plan};
 use crate::run::rows::{write_atomic, PointSummary, Row};
@@ -21,7 +20,7 @@ use std::path::Path;
 fn axis_text(v: Option<&AxisValue>) -> String {
     match v {
         Some(AxisValue::Number(n)) => format!("{n}"),
-        Some(AxisValue::Text(s)) => csv_field(s),
+        Some(AxisValue::Text(s)) => s.clone(),
         None => String::new(),
     }
 }
@@ -78,13 +77,13 @@ fn run_header(plan: &Plan) -> Vec<String> {
 
 /// `runs.csv` text.
 pub fn runs_csv(plan: &Plan, rows: &[Row]) -> String {
-    let mut s = run_header(plan).join(",") + "\n";
-    for r in rows {
-        let cells: Vec<String> = run_cells(plan, r).into_iter().map(|c| c.1).collect();
-        s += &cells.join(",");
-        s.push('\n');
-    }
-    s
+    let cells = rows.iter().map(|r| {
+        run_cells(plan, r)
+            .into_iter()
+            .map(|c| c.1)
+            .collect::<Vec<_>>()
+    });
+    crate::csv::to_text(std::iter::once(run_header(plan)).chain(cells))
 }
 
 /// `runs.jsonl` text: keys in column order.
@@ -113,7 +112,7 @@ pub fn summary_csv(plan: &Plan, summaries: &[PointSummary]) -> String {
             h.push(format!("{m}_deviation"));
         }
     }
-    let mut s = h.join(",") + "\n";
+    let mut records = vec![h];
     for p in summaries {
         let mut cells = vec![p.point.to_string()];
         cells.extend(plan.axes.iter().map(|a| axis_text(p.params.get(&a.name))));
@@ -144,10 +143,9 @@ pub fn summary_csv(plan: &Plan, summaries: &[PointSummary]) -> String {
                 cells.push(num_text(dev));
             }
         }
-        s += &cells.join(",");
-        s.push('\n');
+        records.push(cells);
     }
-    s
+    crate::csv::to_text(records)
 }
 
 /// Writes every result file into `out` (each atomically).

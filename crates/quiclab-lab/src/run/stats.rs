@@ -3,6 +3,7 @@
 //! error bars and a report's verdicts are made of.
 
 use serde::{Deserialize, Serialize};
+use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// Summary of one metric's samples at one point.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -17,39 +18,15 @@ pub struct Stats {
     pub ci_hi: f64,
 }
 
-/// Two-sided 95% Student's t quantiles for 1..=30 degrees of freedom.
-const T95: [f64; 30] = [
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-    2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-    2.052, 2.048, 2.045, 2.042,
-];
-
-/// The two-sided 95% t quantile for `dof` degrees of freedom. Between table entries the
-/// value of the next smaller tabulated dof is used (slightly conservative: a wider CI);
-/// beyond 120 the normal quantile 1.96.
+/// The two-sided 95% Student's t quantile for `dof` degrees of freedom (statrs's
+/// inverse CDF at 0.975; 1.96 in the limit); infinite for 0 (no interval).
 pub fn t95(dof: usize) -> f64 {
-    match dof {
-        0 => f64::INFINITY,
-        1..=30 => T95[dof - 1],
-        31..=39 => T95[29],
-        40..=59 => 2.021,
-        60..=119 => 2.000,
-        120 => 1.980,
-        _ => 1.96,
-    }
+    StudentsT::new(0.0, 1.0, dof as f64).map_or(f64::INFINITY, |t| t.inverse_cdf(0.975))
 }
 
-/// The `q`-quantile (0..=1) of sorted values by linear interpolation between closest
-/// ranks (numpy's default "linear" method).
-pub fn percentile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let h = (sorted.len() - 1) as f64 * q.clamp(0.0, 1.0);
-    let lo = h.floor() as usize;
-    let hi = (lo + 1).min(sorted.len() - 1);
-    sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
-}
+/// The `q`-quantile (0..=1) of sorted values: quiclab's one percentile definition
+/// (linear interpolation between closest ranks, numpy's default).
+pub use quiclab_link::quantile::percentile;
 
 impl Stats {
     /// Summarises samples; `None` for no samples. Non-finite samples are ignored (a
@@ -91,7 +68,7 @@ mod tests {
 
     #[test]
     fn known_values() {
-        // 1..=10: mean 5.5, sd 3.02765, t(9) = 2.262 -> half-width 2.16570 (scipy, exact t: 2.16582).
+        // 1..=10: mean 5.5, sd 3.02765, t(9) = 2.262157 -> half-width 2.165851.
         let v: Vec<f64> = (1..=10).map(f64::from).collect();
         let s = Stats::of(&v).unwrap();
         assert_eq!(s.n, 10);
@@ -100,10 +77,10 @@ mod tests {
         // numpy.percentile(range(1, 11), [5, 95]) = [1.45, 9.55]
         assert!(close(s.p5, 1.45));
         assert!(close(s.p95, 9.55));
-        let half = 2.262 * (55.0f64 / 6.0 / 10.0).sqrt();
-        assert!(close(s.ci_lo, 5.5 - half));
-        assert!(close(s.ci_hi, 5.5 + half));
-        assert!((half - 2.16570).abs() < 1e-4);
+        let half = 2.2621571627982055 * (55.0f64 / 6.0 / 10.0).sqrt();
+        assert!((s.ci_lo - (5.5 - half)).abs() < 1e-9);
+        assert!((s.ci_hi - (5.5 + half)).abs() < 1e-9);
+        assert!((half - 2.165851).abs() < 1e-6);
     }
 
     #[test]
@@ -112,8 +89,8 @@ mod tests {
         let b = Stats::of(&[1.0, 2.0, 3.0]).unwrap();
         assert_eq!(a, b);
         assert!(close(a.median, 2.0));
-        // sd 1, t(2) = 4.303, half = 4.303 / sqrt(3)
-        assert!(close(a.ci_hi - a.mean, 4.303 / 3f64.sqrt()));
+        // sd 1, t(2) = 4.302653, half = t / sqrt(3)
+        assert!((a.ci_hi - a.mean - 4.302_652_729_749_464 / 3f64.sqrt()).abs() < 1e-9);
         let one = Stats::of(&[7.0]).unwrap();
         assert_eq!(
             (one.ci_lo, one.ci_hi, one.p5, one.p95),
@@ -124,10 +101,22 @@ mod tests {
     }
 
     #[test]
-    fn t_table() {
-        assert_eq!(t95(1), 12.706);
-        assert_eq!(t95(30), 2.042);
-        assert_eq!(t95(45), 2.021);
-        assert_eq!(t95(1000), 1.96);
+    fn t_quantiles() {
+        // scipy.stats.t.ppf(0.975, dof), mpmath to 20 digits
+        for (dof, want) in [
+            (1, 12.706204736174705),
+            (2, 4.302_652_729_749_464),
+            (9, 2.2621571627982055),
+            (30, 2.042_272_456_301_238),
+            (45, 2.0141033888808467),
+            (1000, 1.9623390808264085),
+        ] {
+            assert!(
+                (t95(dof) - want).abs() < 1e-9 * want,
+                "t95({dof}) = {}",
+                t95(dof)
+            );
+        }
+        assert_eq!(t95(0), f64::INFINITY);
     }
 }

@@ -3,6 +3,7 @@
 //! overflow bucket; the maximum is kept exactly): bounded memory whatever the run's
 //! length, exact enough for the p50/p99 the accuracy goal is stated in.
 
+use quiclab_link::quantile;
 use serde::Serialize;
 use std::time::Duration;
 
@@ -44,25 +45,21 @@ impl Lateness {
         self.max_ns = self.max_ns.max(ns);
     }
 
-    /// The `q` quantile's bucket upper bound in µs (0 with no samples).
+    /// The `q` quantile in µs ([`quantile::histogram_quantile`], a sample counting as
+    /// its bucket's upper bound, the overflow bucket's as the maximum); 0 with no samples.
     fn quantile_us(&self, q: f64) -> f64 {
         if self.total == 0 {
             return 0.0;
         }
-        // The smallest bucket whose cumulative count reaches ceil(q * total).
-        let rank = ((q * self.total as f64).ceil() as u64).max(1);
-        let mut seen = 0;
-        for (i, c) in self.counts.iter().enumerate() {
-            seen += c;
-            if seen >= rank {
-                return if i == BUCKETS {
-                    self.max_ns as f64 / 1e3
-                } else {
-                    (i + 1) as f64
-                };
-            }
-        }
-        self.max_ns as f64 / 1e3
+        let bins = self.counts.iter().enumerate().map(|(i, &c)| {
+            let value = if i == BUCKETS {
+                self.max_ns as f64 / 1e3
+            } else {
+                (i + 1) as f64
+            };
+            (value, c)
+        });
+        quantile::histogram_quantile(bins, q)
     }
 
     pub fn summary(&self) -> LatenessSummary {
@@ -87,10 +84,14 @@ mod tests {
         for us in 0..100u64 {
             l.record(Duration::from_nanos(us * 1000 + 500));
         }
+        // Bucket upper bounds 1..=100 µs, interpolated between closest ranks.
         let s = l.summary();
-        assert_eq!((s.datagrams, s.p50_us, s.p99_us), (100, 50.0, 99.0));
+        assert_eq!(s.datagrams, 100);
+        assert!((s.p50_us - 50.5).abs() < 1e-9, "{s:?}");
+        assert!((s.p99_us - 99.01).abs() < 1e-9, "{s:?}");
         l.record(Duration::from_secs(1));
         assert_eq!(l.summary().max_us, 1e6);
-        assert_eq!(l.summary().p999_us, 1e6);
+        // The overflow bucket counts as the maximum: 100 + 0.9 * (1e6 - 100).
+        assert!((l.summary().p999_us - 900_010.0).abs() < 1e-6);
     }
 }

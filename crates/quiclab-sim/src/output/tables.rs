@@ -204,13 +204,22 @@ fn unique_name(used: &mut BTreeSet<String>, name: &str) -> String {
     candidate
 }
 
-/// RFC 4180 quoting, only when needed (names and close reasons are free text).
+/// One CSV field as the `csv` crate writes it inside a row: quoted only when it holds a
+/// comma, a quote or a line break (RFC 4180; names and close reasons are free text).
 fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_owned()
+    // The crate writes a row of one empty field as `""` (so it is not a blank line);
+    // inside a longer row an empty field is empty.
+    if s.is_empty() {
+        return String::new();
     }
+    let mut w = csv::WriterBuilder::new()
+        .buffer_capacity(2 * s.len() + 3)
+        .from_writer(Vec::new());
+    // Writing into memory cannot fail, and a quoted `str` is UTF-8.
+    w.write_record([s]).expect("CSV into a Vec");
+    let mut field = String::from_utf8(w.into_inner().expect("CSV into a Vec")).expect("UTF-8");
+    field.pop(); // the record's `\n`
+    field
 }
 
 /// An optional number: empty cell when absent.
@@ -426,6 +435,15 @@ mod tests {
         // Every row has as many cells as the header (the quoted comma aside).
         let n = FLOWS_CSV_HEADER.split(',').count();
         assert_eq!(lines[2].split(',').count(), n);
+    }
+
+    #[test]
+    fn fields_are_quoted_only_when_needed() {
+        assert_eq!(csv_field("plain name"), "plain name");
+        assert_eq!(csv_field(""), "");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_field("two\nlines\r"), "\"two\nlines\r\"");
     }
 
     #[test]

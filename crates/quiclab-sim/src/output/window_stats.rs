@@ -6,6 +6,7 @@
 //! every ACK in the results. Memory is bounded: RTT samples go into a histogram of
 //! [`RTT_BIN_US`]-wide bins, one entry per occupied bin.
 
+use quiclab_link::quantile;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -100,21 +101,14 @@ impl WindowStats {
         *self.rtt_hist.entry(bin).or_insert(0) += 1;
     }
 
-    /// The q-quantile (0 < q <= 1) of the samples: the midpoint of the first bin whose
-    /// cumulative count reaches q·n.
+    /// The q-quantile (0..=1) of the samples ([`quantile::histogram_quantile`], a
+    /// sample counting as its bin's midpoint).
     fn quantile(&self, q: f64) -> Option<f64> {
-        if self.rtt_n == 0 {
-            return None;
-        }
-        let need = ((q * self.rtt_n as f64).ceil() as u64).clamp(1, self.rtt_n);
-        let mut seen = 0;
-        for (&bin, &n) in &self.rtt_hist {
-            seen += n;
-            if seen >= need {
-                return Some((bin as f64 + 0.5) * RTT_BIN_US / 1e3);
-            }
-        }
-        None
+        let bins = self
+            .rtt_hist
+            .iter()
+            .map(|(&bin, &n)| ((bin as f64 + 0.5) * RTT_BIN_US / 1e3, n));
+        Some(quantile::histogram_quantile(bins, q)).filter(|v| !v.is_nan())
     }
 
     /// The summary for a run that ended at `end_s` (the last window counts until then).
@@ -181,8 +175,9 @@ mod tests {
         assert_eq!(s.rtt_min_ms, Some(50.0));
         assert_eq!(s.conn_rtt_min_ms, Some(1.0));
         assert!((s.rtt_mean_ms.unwrap() - 61.2).abs() < 1e-9);
-        // Median: the third sample, 52 ms, to the bin's midpoint (10 µs bins).
+        // Median: the third sample, 52 ms, to the bin's midpoint (10 µs bins); p95
+        // interpolates between the 4th and 5th: 53.005 + 0.8 * (100.005 - 53.005).
         assert!((s.rtt_p50_ms.unwrap() - 52.005).abs() < 1e-9);
-        assert!((s.rtt_p95_ms.unwrap() - 100.005).abs() < 1e-9);
+        assert!((s.rtt_p95_ms.unwrap() - 90.605).abs() < 1e-9);
     }
 }

@@ -14,32 +14,33 @@
 //! client's first datagram is `first_retransmit_ms`. The first PTO's *value* is not in
 //! a pcap unless it fires.
 
+use pcap_file::pcap::PcapParser;
+use pcap_file::{DataLink, PcapError};
 use quiclab_proto::events::FrameKind;
 use quiclab_proto::{coalesced_packets, read_client_initial, ConnectionId, PacketType};
 use std::path::Path;
 
-/// Classic pcap magic, microsecond and nanosecond timestamps (as read little-endian).
-const MAGIC_US: u32 = 0xa1b2_c3d4;
-const MAGIC_NS: u32 = 0xa1b2_3c4d;
-/// LINKTYPE_RAW (101) and its older DLT value (12 on some systems, 14 on OpenBSD).
-const RAW_LINKTYPES: [u32; 3] = [101, 12, 14];
-const GLOBAL_HEADER: usize = 24;
-const RECORD_HEADER: usize = 16;
 const UDP_HEADER: usize = 8;
 const IP_PROTO_UDP: u8 = 17;
 
 /// A datagram's source: IPv4 address and UDP port.
 pub type Source = ([u8; 4], u16);
 
-/// How a capture's 32-bit fields are read (its byte order).
-type ReadU32 = fn(&[u8]) -> u32;
-
-fn u32_le(b: &[u8]) -> u32 {
-    u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+/// Whether a link type is raw IP: LINKTYPE_RAW (101) or its older DLT value (12 on
+/// some systems, 14 on OpenBSD).
+fn is_raw_ip(link: DataLink) -> bool {
+    matches!(link, DataLink::RAW | DataLink::Unknown(12 | 14))
 }
 
-fn u32_be(b: &[u8]) -> u32 {
-    u32::from_be_bytes([b[0], b[1], b[2], b[3]])
+/// The crate's error as this module's text.
+fn pcap_error(e: PcapError) -> String {
+    match e {
+        PcapError::IncompleteBuffer => "pcap: truncated".into(),
+        PcapError::InvalidField(what) if what.contains("magic") => {
+            "pcap: not a classic pcap file".into()
+        }
+        other => format!("pcap: {other}"),
+    }
 }
 
 /// One UDP datagram of a capture.
@@ -52,39 +53,28 @@ pub struct Datagram {
 }
 
 /// The IPv4/UDP datagrams of a classic pcap file with raw-IP link type (other packets
-/// are skipped). Malformed files are an error naming what is wrong, never a panic.
+/// are skipped), parsed by the `pcap-file` crate (either byte order, micro- or
+/// nanosecond times). Malformed files are an error naming what is wrong, never a panic.
 pub fn read_pcap(bytes: &[u8]) -> Result<Vec<Datagram>, String> {
-    let head = bytes.get(..GLOBAL_HEADER).ok_or("pcap: no global header")?;
-    let (u32_at, nanos): (ReadU32, bool) = match (u32_le(head), u32_be(head)) {
-        (MAGIC_US, _) => (u32_le, false),
-        (MAGIC_NS, _) => (u32_le, true),
-        (_, MAGIC_US) => (u32_be, false),
-        (_, MAGIC_NS) => (u32_be, true),
-        _ => return Err("pcap: not a classic pcap file".into()),
-    };
-    let linktype = u32_at(&head[20..24]);
-    if !RAW_LINKTYPES.contains(&linktype) {
-        return Err(format!("pcap: link type {linktype}, expected raw IP (101)"));
+    let (mut rest, parser) = PcapParser::new(bytes).map_err(pcap_error)?;
+    let link = parser.header().datalink;
+    if !is_raw_ip(link) {
+        return Err(format!(
+            "pcap: link type {}, expected raw IP (101)",
+            u32::from(link)
+        ));
     }
     let mut out = Vec::new();
-    let mut rest = &bytes[GLOBAL_HEADER..];
     while !rest.is_empty() {
-        let rec = rest.get(..RECORD_HEADER).ok_or("pcap: truncated record")?;
-        let len = usize::try_from(u32_at(&rec[8..12])).map_err(|e| e.to_string())?;
-        let data = rest
-            .get(RECORD_HEADER..RECORD_HEADER + len)
-            .ok_or("pcap: truncated packet")?;
-        let frac = u64::from(u32_at(&rec[4..8]));
-        let t_us =
-            u64::from(u32_at(&rec[0..4])) * 1_000_000 + if nanos { frac / 1000 } else { frac };
-        if let Some((src, payload)) = udp_of_ipv4(data) {
+        let (next, packet) = parser.next_packet(rest).map_err(pcap_error)?;
+        rest = next;
+        if let Some((src, payload)) = udp_of_ipv4(&packet.data) {
             out.push(Datagram {
-                t_us,
+                t_us: u64::try_from(packet.timestamp.as_micros()).unwrap_or(u64::MAX),
                 src,
                 payload: payload.to_vec(),
             });
         }
-        rest = &rest[RECORD_HEADER + len..];
     }
     Ok(out)
 }
