@@ -14,6 +14,8 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
+# shellcheck source=tests/interop/common.sh
+source "$here/common.sh"
 count=${COUNT:-200}
 size=${SIZE:-1000}
 work=$(mktemp -d "${TMPDIR:-/tmp}/quiclab-datagram.XXXXXX")
@@ -21,38 +23,12 @@ pids=()
 passed=0
 failed=0
 
-cleanup() {
-    for pid in "${pids[@]}"; do
-        kill "$pid" 2>/dev/null
-        wait "$pid" 2>/dev/null
-    done
-    if [[ "${KEEP:-0}" == 1 || $failed -gt 0 ]]; then
-        echo "work dir kept: $work"
-    else
-        rm -rf "$work"
-    fi
-}
-trap cleanup EXIT
+trap interop_cleanup EXIT
 trap 'exit 130' INT TERM
 
-echo "== building quiclab (release)"
-(cd "$repo" && cargo build --release -q -p quiclab-cli) || { echo "FAIL build"; echo "0 passed, 1 failed"; exit 1; }
-quiclab="$repo/target/release/quiclab"
+build_quiclab
 
-echo "== building quic-go-hq (Go)"
-gobuild=0
-quicgo=$("$here/quic-go/build.sh" | tail -1) || gobuild=$?
-if [[ $gobuild == 3 && -z "${CI:-}" && -z "${QUICLAB_TEST_SETUP:-}" ]]; then
-    skip="SKIPPED tests/interop/datagram.sh quic-go pairings: no Go toolchain (install Go >= 1.26)"
-    echo "$skip"
-    skips=${QUICLAB_TEST_SKIPS:-$repo/target/test-skips.txt}
-    mkdir -p "$(dirname "$skips")" && echo "$skip" >>"$skips"
-    quicgo=""
-elif [[ $gobuild != 0 ]]; then
-    echo "FAIL building quic-go-hq (tests/interop/quic-go/build.sh exit $gobuild)"
-    failed=$((failed + 1))
-    quicgo=""
-fi
+build_quicgo "tests/interop/datagram.sh quic-go pairings"
 
 mkdir -p "$work/www"
 head -c 100000 /dev/urandom >"$work/www/file.bin"

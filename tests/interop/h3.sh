@@ -13,6 +13,8 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
+# shellcheck source=tests/interop/common.sh
+source "$here/common.sh"
 py=${PYTHON:-python3}
 case_timeout=${CASE_TIMEOUT:-120}
 work=$(mktemp -d "${TMPDIR:-/tmp}/quiclab-h3.XXXXXX")
@@ -21,23 +23,10 @@ passed=0
 failed=0
 declare -A matrix
 
-cleanup() {
-    for pid in "${pids[@]}"; do
-        kill "$pid" 2>/dev/null
-        wait "$pid" 2>/dev/null
-    done
-    if [[ "${KEEP:-0}" == 1 || $failed -gt 0 ]]; then
-        echo "work dir kept: $work"
-    else
-        rm -rf "$work"
-    fi
-}
-trap cleanup EXIT
+trap interop_cleanup EXIT
 trap 'exit 130' INT TERM
 
-echo "== building quiclab (release)"
-(cd "$repo" && cargo build --release -q -p quiclab-cli) || { echo "FAIL build"; echo "0 passed, 1 failed"; exit 1; }
-quiclab="$repo/target/release/quiclab"
+build_quiclab
 
 www="$work/www"
 mkdir -p "$www" "$work/qlog"

@@ -37,6 +37,8 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
+# shellcheck source=tests/interop/common.sh
+source "$here/common.sh"
 py=${PYTHON:-python3}
 case_timeout=${CASE_TIMEOUT:-120}
 cases=${CASES:-handshake transfer multiplexing keyupdate chacha20 v2 retry resumption zerortt ecn}
@@ -45,39 +47,12 @@ pids=()
 passed=0
 failed=0
 
-cleanup() {
-    for pid in "${pids[@]}"; do
-        kill "$pid" 2>/dev/null
-        wait "$pid" 2>/dev/null
-    done
-    if [[ "${KEEP:-0}" == 1 || $failed -gt 0 ]]; then
-        echo "work dir kept: $work"
-    else
-        rm -rf "$work"
-    fi
-}
-trap cleanup EXIT
+trap interop_cleanup EXIT
 trap 'exit 130' INT TERM
 
-echo "== building quiclab (release)"
-(cd "$repo" && cargo build --release -q -p quiclab-cli) || { echo "FAIL build"; echo "0 passed, 1 failed"; exit 1; }
-quiclab="$repo/target/release/quiclab"
+build_quiclab
 
-echo "== building quic-go-hq (Go)"
-gobuild=0
-quicgo=$("$here/quic-go/build.sh" | tail -1) || gobuild=$?
-if [[ $gobuild == 3 && -z "${CI:-}" && -z "${QUICLAB_TEST_SETUP:-}" ]]; then
-    # Run on its own, not by scripts/test.sh after its setup: a recorded skip (tests/skip.rs).
-    skip="SKIPPED tests/interop/run.sh quic-go cases: no Go toolchain (install Go >= 1.26)"
-    echo "$skip"
-    skips=${QUICLAB_TEST_SKIPS:-$repo/target/test-skips.txt}
-    mkdir -p "$(dirname "$skips")" && echo "$skip" >>"$skips"
-    quicgo=""
-elif [[ $gobuild != 0 ]]; then
-    echo "FAIL building quic-go-hq (tests/interop/quic-go/build.sh exit $gobuild)"
-    failed=$((failed + 1))
-    quicgo=""
-fi
+build_quicgo "tests/interop/run.sh quic-go cases"
 
 mkdir -p "$work/www"
 head -c 10240 /dev/urandom >"$work/www/small.bin"

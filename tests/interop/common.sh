@@ -1,0 +1,49 @@
+# Shared by run.sh, h3.sh and datagram.sh (sourced, not run): removing the work dir on
+# exit, building quiclab and quic-go-hq. The sourcing script sets `here`, `repo`, `work`
+# (a fresh temp dir), `pids` (background processes to stop) and `failed` (a count).
+
+# Stops the background processes; keeps the work dir when asked (KEEP=1) or when a case
+# failed, so its logs can be read.
+interop_cleanup() {
+    for pid in "${pids[@]}"; do
+        kill "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+    done
+    if [[ "${KEEP:-0}" == 1 || $failed -gt 0 ]]; then
+        echo "work dir kept: $work"
+    else
+        rm -rf "$work"
+    fi
+}
+
+# Builds the release binary and sets `quiclab`; a failed build ends the script.
+build_quiclab() {
+    echo "== building quiclab (release)"
+    (cd "$repo" && cargo build --release -q -p quiclab-cli) || {
+        echo "FAIL build"
+        echo "0 passed, 1 failed"
+        exit 1
+    }
+    quiclab="$repo/target/release/quiclab"
+}
+
+# Builds quic-go-hq and sets `quicgo` (empty when it is not available). Without a Go
+# toolchain, run on its own (not by scripts/test.sh after its setup, not in CI), the
+# quic-go cases are skipped with a line in the skip list (tests/skip.rs) naming
+# "$1"; otherwise a failed build counts as a failure.
+build_quicgo() {
+    echo "== building quic-go-hq (Go)"
+    local gobuild=0
+    quicgo=$("$here/quic-go/build.sh" | tail -1) || gobuild=$?
+    if [[ $gobuild == 3 && -z "${CI:-}" && -z "${QUICLAB_TEST_SETUP:-}" ]]; then
+        local skip="SKIPPED $1: no Go toolchain (install Go >= 1.26)"
+        echo "$skip"
+        local skips=${QUICLAB_TEST_SKIPS:-$repo/target/test-skips.txt}
+        mkdir -p "$(dirname "$skips")" && echo "$skip" >>"$skips"
+        quicgo=""
+    elif [[ $gobuild != 0 ]]; then
+        echo "FAIL building quic-go-hq (tests/interop/quic-go/build.sh exit $gobuild)"
+        failed=$((failed + 1))
+        quicgo=""
+    fi
+}
