@@ -65,6 +65,9 @@ fn run_one(a: RunArgs) -> Result<()> {
     }
     let result = result?;
     let wall = started.elapsed();
+    // Results first: a reader that closes stdout early (`| head`) still gets them.
+    write_results(&out, &result)
+        .with_context(|| format!("writing results to {}", out.display()))?;
     print!("{}", summary_table(&result));
     println!(
         "simulated {:.3} s in {:.3} s wall time ({} events)",
@@ -72,8 +75,6 @@ fn run_one(a: RunArgs) -> Result<()> {
         wall.as_secs_f64(),
         result.events
     );
-    write_results(&out, &result)
-        .with_context(|| format!("writing results to {}", out.display()))?;
     println!("results: {}", out.display());
     Ok(())
 }
