@@ -171,6 +171,17 @@ impl EcnPath {
         (c != EcnCounts::default()).then_some(c)
     }
 
+    /// Whether an ACK frame of `space` with `counts` reports more CE marks than the
+    /// peer's last validated counts: recovery turns that into a congestion event
+    /// (RFC 9002 §7.1) in the same call as the ACK, before [`EcnPath::on_ack`] validates
+    /// the counts (a CE increase in an ACK that then fails validation still reduced the
+    /// window once: the conservative side).
+    pub fn ce_grew(&self, space: SpaceId, counts: Option<EcnCounts>) -> bool {
+        !self.mode.is_off()
+            && self.state != EcnState::Failed
+            && counts.is_some_and(|c| c.ce > self.peer[space as usize].ce)
+    }
+
     /// An ACK frame of `space` with `counts` newly acknowledged `acked` (packet number
     /// and the codepoint it was sent with); `largest_grew`: it raised the largest
     /// acknowledged. Validates the counts (RFC 9000 §13.4.2.1) and returns whether the

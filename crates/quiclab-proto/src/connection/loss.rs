@@ -56,27 +56,20 @@ impl Connection {
             ack_delay,
             pto,
             mtu_probe: self.mtu_probe(),
+            ce_grew: self.ecn.ce_grew(space, ack.ecn),
         };
         let advertised = self.peer_advertised_max_ack_delay();
         let sender = &self.ack_frequency.sender;
-        // RFC 9000 §13.4.2.1: only an ACK raising the largest acknowledged validates.
-        let largest_grew = self
+        let outcome = self
             .path
             .recovery
-            .sent(space)
-            .largest_acked()
-            .is_none_or(|l| ack.largest() > l);
-        let ecn = &mut self.ecn;
-        let outcome = self.path.recovery.on_ack_with_ecn(
-            now,
-            &input,
-            &self.config.loss,
-            |acked, lost| sender.peer_max_ack_delay_after(advertised, acked, lost),
-            |acked| {
-                let sent = acked.iter().map(|p| (p.pn, p.data.ecn));
-                ecn.on_ack(space, largest_grew, ack.ecn, sent)
-            },
-        );
+            .on_ack(now, &input, &self.config.loss, |acked, lost| {
+                sender.peer_max_ack_delay_after(advertised, acked, lost)
+            });
+        // RFC 9000 §13.4.2.1: the counts against the packets this ACK newly
+        // acknowledged (only an ACK raising the largest acknowledged validates).
+        let sent = outcome.newly_acked.iter().map(|p| (p.pn, p.data.ecn));
+        self.ecn.on_ack(space, outcome.largest_grew, ack.ecn, sent);
         self.apply_ack(now, space, outcome);
         self.log_ecn_changes(now);
         Ok(())

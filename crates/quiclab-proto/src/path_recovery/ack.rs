@@ -35,6 +35,12 @@ pub(crate) struct AckInput<'a> {
     pub pto: PtoContext,
     /// The PMTU probe in flight, if any.
     pub mtu_probe: Option<MtuProbe>,
+    /// The frame's ECN-CE count exceeds the peer's last validated one (RFC 9000
+    /// §13.4.2.1; the connection validates the counts once this call returned). When
+    /// the ACK also raises the largest acknowledged and newly acknowledges packets, the
+    /// controller gets a congestion event for the largest one's send time (RFC 9002 §7.1,
+    /// B.7 ProcessECN).
+    pub ce_grew: bool,
 }
 
 /// What one ACK frame did to recovery, for the connection to apply in this order:
@@ -48,6 +54,9 @@ pub(crate) struct AckOutcome<T> {
     /// Packets newly acknowledged, ascending packet number (removed from the space).
     /// When empty nothing else happened: no RTT sample, no loss detection.
     pub newly_acked: Vec<SentPacket<T>>,
+    /// The ACK raised the space's largest acknowledged (only such an ACK validates ECN
+    /// counts, RFC 9000 §13.4.2.1).
+    pub largest_grew: bool,
     /// An RTT sample was taken (RFC 9002 §5.1).
     pub rtt_sampled: bool,
     /// The controller was in slow start before the acknowledged packets reached it.
@@ -68,12 +77,12 @@ pub(crate) struct AckOutcome<T> {
 impl<T> Recovery<T> {
     /// RFC 9002 A.7 OnAckReceived: the newly acknowledged packets, the RTT sample, A.10
     /// DetectAndRemoveLostPackets, the ACK's rate sample (draft-ietf-ccwg-bbr
-    /// §4.1.2.3), the controller's one summary, the PTO backoff reset and A.8
-    /// SetLossDetectionTimer. `max_ack_delay_after(acked, lost)` gives the peer's
-    /// max_ack_delay once the contents of the acknowledged and then the lost packets
-    /// take effect (ack-frequency requests they carried): with no lost packets for the
-    /// persistent congestion duration, with both for the timer.
-    #[cfg(test)]
+    /// §4.1.2.3), the controller's one summary (with the ECN-CE congestion event of
+    /// [`AckInput::ce_grew`]), the PTO backoff reset and A.8 SetLossDetectionTimer.
+    /// `max_ack_delay_after(acked, lost)` gives the peer's max_ack_delay once the
+    /// contents of the acknowledged and then the lost packets take effect (ack-frequency
+    /// requests they carried): with no lost packets for the persistent congestion
+    /// duration, with both for the timer.
     pub fn on_ack(
         &mut self,
         now: Instant,
@@ -81,22 +90,10 @@ impl<T> Recovery<T> {
         loss: &LossConfig,
         max_ack_delay_after: impl Fn(&[SentPacket<T>], &[SentPacket<T>]) -> Duration,
     ) -> AckOutcome<T> {
-        self.on_ack_with_ecn(now, ack, loss, max_ack_delay_after, |_| false)
-    }
-
-    /// [`Recovery::on_ack`] with the ACK's ECN counts: `ecn_ce(newly_acked)` (called
-    /// once, when something was newly acknowledged) validates them and says whether the
-    /// CE count grew. If so the controller gets a congestion event for the send time of
-    /// the largest newly acknowledged packet (RFC 9002 §7.1, B.7 ProcessECN; the
-    /// controller reduces at most once per recovery period).
-    pub fn on_ack_with_ecn(
-        &mut self,
-        now: Instant,
-        ack: &AckInput<'_>,
-        loss: &LossConfig,
-        max_ack_delay_after: impl Fn(&[SentPacket<T>], &[SentPacket<T>]) -> Duration,
-        ecn_ce: impl FnOnce(&[SentPacket<T>]) -> bool,
-    ) -> AckOutcome<T> {
+        let largest_grew = self
+            .sent(ack.space)
+            .largest_acked()
+            .is_none_or(|l| ack.largest > l);
         let newly_acked = self.sent_mut(ack.space).on_ack(ack.ranges);
         // RFC 9438 §4.9.2: every packet of the last congestion episode acknowledged
         // after it was declared lost: the episode was spurious.
@@ -104,6 +101,7 @@ impl<T> Recovery<T> {
         let mut out = AckOutcome {
             spurious_congestion,
             newly_acked,
+            largest_grew,
             rtt_sampled: false,
             was_slow_start: false,
             loss: LossOutcome::default(),
@@ -121,7 +119,7 @@ impl<T> Recovery<T> {
             }
             return out;
         }
-        let ce_event = ecn_ce(&out.newly_acked)
+        let ce_event = (ack.ce_grew && largest_grew)
             .then(|| out.newly_acked.last().map(|p| p.time_sent))
             .flatten();
         out.rtt_sampled = self.sample_rtt(now, ack, &out.newly_acked);
