@@ -47,3 +47,18 @@ build_quicgo() {
         quicgo=""
     fi
 }
+
+# Starts a server in the background and waits (10 s at most) for its ready line.
+start_server() { # name log ready-pattern cmd...
+    local name=$1 log=$2 pattern=$3
+    shift 3
+    "$@" >"$log" 2>&1 &
+    pids+=($!)
+    for _ in $(seq 100); do
+        if grep -qs "$pattern" "$log"; then return 0; fi
+        if ! kill -0 "${pids[-1]}" 2>/dev/null; then break; fi
+        sleep 0.1
+    done
+    echo "FAIL starting $name:"; tail -20 "$log"
+    return 1
+}

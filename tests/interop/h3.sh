@@ -41,19 +41,6 @@ files=(1mb.bin 10mb.bin c1.bin c2.bin c3.bin c4.bin)
 base=$((20000 + ($$ % 20000)))
 declare -A port=([aioquic]=$base [ngtcp2]=$((base + 1)) [quiclab]=$((base + 2)))
 
-start_server() { # name log ready-pattern cmd...
-    local name=$1 log=$2 pattern=$3
-    shift 3
-    "$@" >"$log" 2>&1 &
-    pids+=($!)
-    for _ in $(seq 100); do
-        if grep -qs "$pattern" "$log"; then return 0; fi
-        if ! kill -0 "${pids[-1]}" 2>/dev/null; then break; fi
-        sleep 0.1
-    done
-    echo "FAIL starting $name:"; tail -20 "$log"
-    return 1
-}
 
 have_ngtcp2=1
 if ! command -v gtlsclient >/dev/null || ! command -v gtlsserver >/dev/null; then

@@ -133,20 +133,6 @@ evidence() { # case dir side
     grep -qsE "$pattern" "$dir"/*.sqlog 2>/dev/null || { echo "no qlog evidence /$pattern/ in $dir"; return 1; }
 }
 
-# Starts a server in the background and waits for its "listening"/"server on" line.
-start_server() { # name log ready-pattern cmd...
-    local name=$1 log=$2 pattern=$3
-    shift 3
-    "$@" >"$log" 2>&1 &
-    pids+=($!)
-    for _ in $(seq 100); do
-        if grep -qs "$pattern" "$log"; then return 0; fi
-        if ! kill -0 "${pids[-1]}" 2>/dev/null; then break; fi
-        sleep 0.1
-    done
-    echo "FAIL starting $name:"; tail -20 "$log"
-    return 1
-}
 
 stop_servers() {
     for pid in "${pids[@]}"; do
