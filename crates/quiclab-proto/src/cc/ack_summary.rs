@@ -60,6 +60,12 @@ pub struct AckSummary<'a> {
     /// reduction per recovery period like a loss, nothing to retransmit. `None`
     /// without ECN.
     pub ce_event: Option<Instant>,
+    /// Packets newly reported CE-marked by this ACK (QUIC: the growth of the ACK's
+    /// ECN-CE count, RFC 9000 §13.4.2; TCP: AccECN's CE packet counter, RFC 9768, or
+    /// one per ECE-flagged ACK under classic ECN, RFC 3168). 0 without ECN. Scalable
+    /// controllers (Prague) estimate their fraction of marked packets from it; classic
+    /// ones need only `ce_event`.
+    pub newly_ce_marked: u64,
     /// The ACK's delivery-rate sample (draft-ietf-ccwg-bbr §4.1.2.3), if it made one.
     pub rate_sample: Option<&'a RateSample>,
 }
@@ -82,6 +88,7 @@ impl<'a> AckSummary<'a> {
             lost,
             congestion,
             ce_event: None,
+            newly_ce_marked: 0,
             rate_sample: None,
         }
     }

@@ -140,6 +140,7 @@ impl<T> Recovery<T> {
             lost: &declared.for_controller,
             congestion: declared.congestion,
             ce_event,
+            newly_ce_marked: 0,
             rate_sample: rate_sample.as_ref(),
         });
         self.on_episode(ack.space, &declared.outcome, response.in_recovery_at_loss);

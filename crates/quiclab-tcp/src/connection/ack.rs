@@ -166,6 +166,7 @@ impl TcpConnection {
             lost: &losses.lost,
             congestion: losses.congestion,
             ce_event: None, // no ECN in quiclab-tcp
+            newly_ce_marked: 0,
             rate_sample,
         });
         if response.mark_app_limited {

@@ -132,6 +132,7 @@ impl Path {
             lost: &lost_packets,
             congestion,
             ce_event: p.ce.then_some(p.at),
+            newly_ce_marked: u64::from(p.ce),
             rate_sample: Some(&rs),
         });
         if response.mark_app_limited {
