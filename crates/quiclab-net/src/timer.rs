@@ -8,59 +8,40 @@
 //! poll's millisecond timeout), register [`Timer::fd`] as readable, [`Timer::arm`]
 //! before waiting, [`Timer::clear`] after it fired.
 
-use std::os::fd::RawFd;
+use nix::sys::time::TimeSpec;
+use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
+use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::time::Duration;
 
 /// A non-blocking CLOCK_MONOTONIC timerfd, closed on drop.
 pub struct Timer {
-    fd: RawFd,
+    fd: TimerFd,
 }
 
 impl Timer {
     /// A timerfd, or `None` if the kernel refuses one.
     pub fn new() -> Option<Timer> {
-        // SAFETY: plain syscall; a negative return is an error.
-        let fd = unsafe {
-            libc::timerfd_create(
-                libc::CLOCK_MONOTONIC,
-                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
-            )
-        };
-        (fd >= 0).then_some(Timer { fd })
+        let flags = TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC;
+        TimerFd::new(ClockId::CLOCK_MONOTONIC, flags)
+            .ok()
+            .map(|fd| Timer { fd })
     }
 
     pub fn fd(&self) -> RawFd {
-        self.fd
+        self.fd.as_fd().as_raw_fd()
     }
 
-    /// Fires once after `after` (which must be non-zero).
+    /// Fires once after `after` (at least 1 ns: an all-zero value would disarm it).
     pub fn arm(&self, after: Duration) {
-        let spec = libc::itimerspec {
-            it_interval: libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            },
-            it_value: libc::timespec {
-                tv_sec: after.as_secs() as libc::time_t,
-                // At least 1 ns: an all-zero value would disarm the timer.
-                tv_nsec: libc::c_long::from(after.subsec_nanos().max(1)),
-            },
-        };
-        // SAFETY: a valid timerfd and itimerspec; the old value is not asked for.
-        unsafe { libc::timerfd_settime(self.fd, 0, &spec, std::ptr::null_mut()) };
+        let after = after.max(Duration::from_nanos(1));
+        let expiry = Expiration::OneShot(TimeSpec::from_duration(after));
+        // A failure leaves the timer disarmed; the poll's own timeout still wakes the loop.
+        let _ = self.fd.set(expiry, TimerSetTimeFlags::empty());
     }
 
-    /// Consumes an expiry so the fd stops being readable.
+    /// Consumes an expiry so the fd stops being readable (EAGAIN when not expired).
     pub fn clear(&self) {
         let mut n = [0u8; 8];
-        // SAFETY: reading 8 bytes into an 8-byte buffer; EAGAIN when not expired.
-        unsafe { libc::read(self.fd, n.as_mut_ptr().cast(), n.len()) };
-    }
-}
-
-impl Drop for Timer {
-    fn drop(&mut self) {
-        // SAFETY: closing the fd this value owns.
-        unsafe { libc::close(self.fd) };
+        let _ = nix::unistd::read(&self.fd, &mut n);
     }
 }
