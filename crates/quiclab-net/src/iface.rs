@@ -7,27 +7,10 @@ use std::net::IpAddr;
 /// or the list cannot be read (and off Linux).
 #[cfg(target_os = "linux")]
 pub fn name_of(ip: IpAddr) -> Option<String> {
-    let mut head: *mut libc::ifaddrs = std::ptr::null_mut();
-    // SAFETY: getifaddrs fills `head` with a list we free below with freeifaddrs.
-    if unsafe { libc::getifaddrs(&mut head) } != 0 {
-        return None;
-    }
-    let mut found = None;
-    let mut cur = head;
-    while !cur.is_null() && found.is_none() {
-        // SAFETY: `cur` is a node of the list getifaddrs returned, not yet freed.
-        let ifa = unsafe { &*cur };
-        // SAFETY: a non-null ifa_addr points to a sockaddr of the family it names.
-        if unsafe { sockaddr_ip(ifa.ifa_addr) } == Some(ip) {
-            // SAFETY: ifa_name is a NUL-terminated string owned by the list.
-            let name = unsafe { std::ffi::CStr::from_ptr(ifa.ifa_name) };
-            found = Some(name.to_string_lossy().into_owned());
-        }
-        cur = ifa.ifa_next;
-    }
-    // SAFETY: `head` came from getifaddrs and is freed once.
-    unsafe { libc::freeifaddrs(head) };
-    found
+    nix::ifaddrs::getifaddrs()
+        .ok()?
+        .find(|ifa| ifa.address.as_ref().and_then(address_ip) == Some(ip))
+        .map(|ifa| ifa.interface_name)
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -35,26 +18,12 @@ pub fn name_of(_: IpAddr) -> Option<String> {
     None
 }
 
-/// The IP address of an AF_INET / AF_INET6 sockaddr.
-///
-/// # Safety
-/// `sa` is null or points to a sockaddr whose family field tells its real type.
+/// The IP address of an AF_INET / AF_INET6 socket address.
 #[cfg(target_os = "linux")]
-unsafe fn sockaddr_ip(sa: *const libc::sockaddr) -> Option<IpAddr> {
-    if sa.is_null() {
-        return None;
-    }
-    match i32::from((*sa).sa_family) {
-        libc::AF_INET => {
-            let v4 = &*sa.cast::<libc::sockaddr_in>();
-            Some(IpAddr::from(u32::from_be(v4.sin_addr.s_addr).to_be_bytes()))
-        }
-        libc::AF_INET6 => {
-            let v6 = &*sa.cast::<libc::sockaddr_in6>();
-            Some(IpAddr::from(v6.sin6_addr.s6_addr))
-        }
-        _ => None,
-    }
+fn address_ip(addr: &nix::sys::socket::SockaddrStorage) -> Option<IpAddr> {
+    addr.as_sockaddr_in()
+        .map(|v4| IpAddr::V4(v4.ip()))
+        .or_else(|| addr.as_sockaddr_in6().map(|v6| IpAddr::V6(v6.ip())))
 }
 
 #[cfg(test)]
