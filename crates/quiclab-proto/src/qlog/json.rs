@@ -1,7 +1,9 @@
-//! A minimal streaming JSON writer into a byte buffer. The qlog writer emits fields in
-//! a fixed order straight into one buffer per record, without an intermediate
-//! `serde_json::Value`, so output is deterministic and allocation-light.
+//! A streaming JSON writer into a byte buffer, a thin layer over serde_json's
+//! `CompactFormatter` (separators, brackets, numbers, string escaping). The qlog writer
+//! emits fields in a fixed order straight into one buffer per record, without an
+//! intermediate `serde_json::Value`, so output is deterministic and allocation-light.
 
+use serde_json::ser::{CompactFormatter, Formatter};
 use std::io::Write as _;
 
 /// Appends JSON tokens to `buf`, inserting commas. `first` is true right after an
@@ -16,19 +18,18 @@ impl<'a> Json<'a> {
         Json { buf, first: true }
     }
 
+    /// A comma unless this value opens a container or follows a key (Vec writes
+    /// cannot fail).
     fn sep(&mut self) {
-        if !self.first {
-            self.buf.push(b',');
-        }
+        let _ = CompactFormatter.begin_array_value(self.buf, self.first);
         self.first = false;
     }
 
-    /// A key; `k` must be plain lowercase ASCII (all qlog keys are).
+    /// A key, escaped as any JSON string.
     pub(crate) fn key(&mut self, k: &str) -> &mut Self {
-        self.sep();
-        self.buf.push(b'"');
-        self.buf.extend_from_slice(k.as_bytes());
-        self.buf.extend_from_slice(b"\":");
+        let _ = CompactFormatter.begin_object_key(self.buf, self.first);
+        let _ = serde_json::to_writer(&mut *self.buf, k);
+        let _ = CompactFormatter.begin_object_value(self.buf);
         self.first = true;
         self
     }
@@ -41,44 +42,44 @@ impl<'a> Json<'a> {
 
     pub(crate) fn begin_obj(&mut self) -> &mut Self {
         self.sep();
-        self.buf.push(b'{');
+        let _ = CompactFormatter.begin_object(self.buf);
         self.first = true;
         self
     }
 
     pub(crate) fn end_obj(&mut self) -> &mut Self {
-        self.buf.push(b'}');
+        let _ = CompactFormatter.end_object(self.buf);
         self.first = false;
         self
     }
 
     pub(crate) fn begin_arr(&mut self) -> &mut Self {
         self.sep();
-        self.buf.push(b'[');
+        let _ = CompactFormatter.begin_array(self.buf);
         self.first = true;
         self
     }
 
     pub(crate) fn end_arr(&mut self) -> &mut Self {
-        self.buf.push(b']');
+        let _ = CompactFormatter.end_array(self.buf);
         self.first = false;
         self
     }
 
     pub(crate) fn u64(&mut self, v: u64) -> &mut Self {
         self.sep();
-        let _ = write!(self.buf, "{v}");
+        let _ = CompactFormatter.write_u64(self.buf, v);
         self
     }
 
     pub(crate) fn bool(&mut self, v: bool) -> &mut Self {
         self.sep();
-        self.buf
-            .extend_from_slice(if v { b"true" } else { b"false" });
+        let _ = CompactFormatter.write_bool(self.buf, v);
         self
     }
 
     /// A string known to need no escaping (enum names, hex).
+    /// A string known to need no escaping (enum names, hex): written as is.
     pub(crate) fn lit(&mut self, s: &str) -> &mut Self {
         self.sep();
         self.buf.push(b'"');
@@ -88,27 +89,10 @@ impl<'a> Json<'a> {
     }
 
     /// Any string, escaped.
+    /// Any string, escaped by serde_json (RFC 8259 §7).
     pub(crate) fn str(&mut self, s: &str) -> &mut Self {
         self.sep();
-        self.buf.push(b'"');
-        for c in s.chars() {
-            match c {
-                '"' => self.buf.extend_from_slice(b"\\\""),
-                '\\' => self.buf.extend_from_slice(b"\\\\"),
-                '\n' => self.buf.extend_from_slice(b"\\n"),
-                '\r' => self.buf.extend_from_slice(b"\\r"),
-                '\t' => self.buf.extend_from_slice(b"\\t"),
-                c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                    let _ = write!(self.buf, "\\u{:04x}", c as u32);
-                }
-                c => {
-                    let mut tmp = [0u8; 4];
-                    self.buf
-                        .extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
-                }
-            }
-        }
-        self.buf.push(b'"');
+        let _ = serde_json::to_writer(&mut *self.buf, s);
         self
     }
 
