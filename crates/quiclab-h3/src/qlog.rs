@@ -12,20 +12,9 @@ pub struct H3QlogWriter<W: Write + Send> {
     failed: bool,
 }
 
-/// JSON string escaping (quotes, backslash, control characters).
+/// A JSON string literal, escaped by serde_json (RFC 8259 §7).
 fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len() + 2);
-    o.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04x}", c as u32)),
-            c => o.push(c),
-        }
-    }
-    o.push('"');
-    o
+    serde_json::Value::from(s).to_string()
 }
 
 fn owner(o: Owner) -> &'static str {
