@@ -133,10 +133,6 @@ impl Params {
         if !(min_th_us.is_finite() && min_th_us >= 0.0) {
             return Err("queue.min_th_us must be finite and >= 0".to_string());
         }
-        let tshift_ms = c.tshift_ms.unwrap_or(2.0 * target);
-        if !(tshift_ms.is_finite() && tshift_ms >= 0.0) {
-            return Err("queue.tshift_ms must be finite and >= 0".to_string());
-        }
         let alpha = c.alpha.unwrap_or(DEFAULT_ALPHA);
         let beta = c.beta.unwrap_or(DEFAULT_BETA);
         for (field, v) in [("alpha", alpha), ("beta", beta)] {
@@ -144,10 +140,15 @@ impl Params {
                 return Err(format!("queue.{field} must be finite and >= 0"));
             }
         }
+        let target_ns = ns(ms_field("target_ms", target)?);
+        let tshift_ms = c.tshift_ms.unwrap_or(2.0 * target);
+        if !(tshift_ms.is_finite() && tshift_ms >= 0.0) {
+            return Err("queue.tshift_ms must be finite and >= 0".to_string());
+        }
         Ok(Params {
             packets,
             bytes: c.bytes,
-            target_ns: ns(ms_field("target_ms", target)?),
+            target_ns,
             tupdate_ns: ns(ms_field("tupdate_ms", tupdate)?),
             alpha,
             beta,
@@ -233,6 +234,12 @@ impl<T: EcnMark> DualPi2<T> {
     pub(super) fn probabilities(&self) -> (f64, f64, f64) {
         let (p_cl, p_c) = coupled(self.p_prime, self.p.k);
         (self.p_prime, p_cl, p_c)
+    }
+
+    /// Sets p' (tests of the coupling and of overload).
+    #[cfg(test)]
+    pub(super) fn set_p_prime(&mut self, p: f64) {
+        self.p_prime = p;
     }
 
     /// RFC 9332 A.1 `dualpi2_update()`: one PI step with the C queue delay `qdelay_ns`.

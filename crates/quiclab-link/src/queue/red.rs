@@ -139,6 +139,13 @@ impl<T: EcnMark> Red<T> {
         self.avg
     }
 
+    /// Sets the average queue (tests of the probability).
+    #[cfg(test)]
+    pub(super) fn set_average(&mut self, avg: f64) {
+        self.avg = avg;
+        self.idle_since = None;
+    }
+
     /// The average queue at an arrival at `now` (Floyd & Jacobson §4).
     fn update_average(&mut self, now: Instant) {
         match self.idle_since {
