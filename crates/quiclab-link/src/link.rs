@@ -139,8 +139,8 @@ pub struct LinkResult {
     /// (so results without ECN marking keep their shape).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ecn_marks: Option<u64>,
-    /// Sojourn-time quantiles (ms) of every packet the queue sent (`None`: none sent),
-    /// from a bounded histogram (within 1.6 %).
+    /// Sojourn-time quantiles (ms) of the packets the queue sent inside the
+    /// measurement window (`None`: none), from a bounded histogram (within 1.6 %).
     pub sojourn_p50_ms: Option<f64>,
     pub sojourn_p95_ms: Option<f64>,
     pub sojourn_p99_ms: Option<f64>,
@@ -262,6 +262,8 @@ impl Link {
     /// Starts transmitting the next queued packet, if any.
     pub fn start_next(&mut self, now: Instant) -> Option<LinkAction> {
         let mut dropped = Vec::new();
+        self.queue
+            .set_recording(now >= self.window.0 && now < self.window.1);
         let next = self.queue.dequeue(now, &mut dropped);
         self.stats.queue_drops += dropped.len() as u64;
         let Some(q) = next else {

@@ -184,8 +184,9 @@ pub struct Queue<T> {
     codel: Option<Codel>,
     /// An AQM with its own sub-queues (then `items` stays empty).
     aqm: Option<Aqm<T>>,
-    /// Sojourn times of every packet sent.
+    /// Sojourn times of the packets sent while recording.
     sojourn: SojournHistogram,
+    recording: bool,
 }
 
 /// Milliseconds from a config into a duration, or an error naming the field.
@@ -253,6 +254,7 @@ impl<T: EcnMark + FlowKey> Queue<T> {
             codel,
             aqm,
             sojourn: SojournHistogram::default(),
+            recording: true,
         })
     }
 
@@ -289,9 +291,22 @@ impl<T: EcnMark + FlowKey> Queue<T> {
     /// which are appended to `dropped`, or mark the returned one CE (see [`EcnMark`]).
     pub fn dequeue(&mut self, now: Instant, dropped: &mut Vec<T>) -> Option<Queued<T>> {
         let q = self.dequeue_inner(now, dropped)?;
-        let waited = now.as_nanos().saturating_sub(q.enqueued_at.as_nanos());
-        self.sojourn.record(waited);
+        if self.recording {
+            let waited = now.as_nanos().saturating_sub(q.enqueued_at.as_nanos());
+            self.sojourn.record(waited);
+        }
         Some(q)
+    }
+
+    /// Whether the sojourn times of packets sent from now on are recorded (on by
+    /// default): the link turns it on inside the measurement window only, so the
+    /// quantiles describe the window as its throughput does. Marks and drops are
+    /// counted over the whole run, as the link's drops are.
+    pub fn set_recording(&mut self, on: bool) {
+        self.recording = on;
+        if let Some(Aqm::DualPi2(d)) = &mut self.aqm {
+            d.recording = on;
+        }
     }
 
     fn dequeue_inner(&mut self, now: Instant, dropped: &mut Vec<T>) -> Option<Queued<T>> {
@@ -344,7 +359,7 @@ impl<T: EcnMark + FlowKey> Queue<T> {
         }
     }
 
-    /// Sojourn times of every packet the queue has sent.
+    /// Sojourn times of the packets the queue has sent while recording.
     pub fn sojourn(&self) -> &SojournHistogram {
         &self.sojourn
     }

@@ -195,6 +195,8 @@ pub(super) struct DualPi2<T> {
     rng: DetRng,
     pub(super) l_stats: QueueCounters,
     pub(super) c_stats: QueueCounters,
+    /// Whether sent packets' sojourn times are recorded (the measurement window).
+    pub(super) recording: bool,
 }
 
 /// Which queue a packet belongs to (RFC 9332 §2.5.1.1: ECT(1) and CE are L).
@@ -217,6 +219,7 @@ impl<T: EcnMark> DualPi2<T> {
             rng,
             l_stats: QueueCounters::default(),
             c_stats: QueueCounters::default(),
+            recording: true,
         })
     }
 
@@ -346,7 +349,9 @@ impl<T: EcnMark> DualPi2<T> {
                 if self.recur(native.max(p_cl)) && q.item.mark_ce() {
                     self.l_stats.marks += 1;
                 }
-                self.l_stats.sojourn.record(sojourn);
+                if self.recording {
+                    self.l_stats.sojourn.record(sojourn);
+                }
                 return Some(q);
             }
             let mut q = self.c.pop()?;
@@ -360,7 +365,9 @@ impl<T: EcnMark> DualPi2<T> {
                     continue;
                 }
             }
-            self.c_stats.sojourn.record(sojourn);
+            if self.recording {
+                self.c_stats.sojourn.record(sojourn);
+            }
             return Some(q);
         }
     }

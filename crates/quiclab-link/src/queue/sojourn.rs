@@ -103,11 +103,12 @@ impl QueueCounters {
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct QueueReport {
     pub name: String,
-    /// Packets marked CE.
+    /// Packets marked CE, whole run.
     pub marks: u64,
-    /// Packets dropped (tail drops at the limit and AQM drops).
+    /// Packets dropped (tail drops at the limit and AQM drops), whole run.
     pub drops: u64,
-    /// Sojourn-time quantiles of the packets sent, ms (`None`: none sent).
+    /// Sojourn-time quantiles of the packets sent in the measurement window, ms
+    /// (`None`: none).
     pub sojourn_p50_ms: Option<f64>,
     pub sojourn_p95_ms: Option<f64>,
     pub sojourn_p99_ms: Option<f64>,

@@ -26,7 +26,9 @@ incomplete";
 /// sojourn-time median, p95 and p99 of every packet it sent (ms; empty when none),
 /// then DualPI2's L and C queues each with their marks, drops and sojourn quantiles
 /// (`l_*`, `c_*`; empty for other disciplines). One wide row per link, so
-/// `pandas.read_csv` gives one record per link, empty cells as NaN.
+/// `pandas.read_csv` gives one record per link, empty cells as NaN. Sojourn
+/// quantiles cover the packets that start transmission in the measurement window
+/// (as the throughputs do); marks and drops the whole run (as `queue_drops`).
 pub const LINKS_CSV_HEADER: &str = "name,delivered_packets,delivered_bytes,throughput_bps,\
 payload_throughput_bps,queue_drops,impairment_drops,max_queue_packets,\
 ecn_marks,sojourn_p50_ms,sojourn_p95_ms,sojourn_p99_ms,\
@@ -137,7 +139,7 @@ pub fn links_csv(result: &RunResult) -> String {
             l.queue_drops,
             l.impairment_drops,
             l.max_queue_packets,
-            opt(l.ecn_marks),
+            l.ecn_marks.map_or_else(String::new, |m| m.to_string()),
             opt(l.sojourn_p50_ms),
             opt(l.sojourn_p95_ms),
             opt(l.sojourn_p99_ms),
@@ -163,10 +165,6 @@ pub fn links_csv(result: &RunResult) -> String {
     out
 }
 
-/// A CSV cell: the value, or empty for `None`.
-fn opt<V: std::fmt::Display>(v: Option<V>) -> String {
-    v.map_or_else(String::new, |v| v.to_string())
-}
 
 /// `goodput.csv`: every flow's goodput series in long form (`flow,t_s,bps`), easy to plot
 /// grouped by flow.
