@@ -63,7 +63,11 @@ impl FlowKey for Packet {
     fn flow_key(&self) -> u64 {
         let proto = if self.tcp { 6u8 } else { 17 };
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        let bytes = self.src.ip().octets().into_iter()
+        let bytes = self
+            .src
+            .ip()
+            .octets()
+            .into_iter()
             .chain(self.src.port().to_be_bytes())
             .chain(self.dst.ip().octets())
             .chain(self.dst.port().to_be_bytes())

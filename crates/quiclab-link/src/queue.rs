@@ -26,11 +26,11 @@ use fq_codel::FqCodel;
 pub use fq_codel::FqCodelConfig;
 use pie::Pie;
 pub use pie::{scaled_step, PieConfig};
+use quiclab_proto::{duration_nanos, DetRng, Ecn, Instant};
 use red::Red;
 pub use red::RedConfig;
-use quiclab_proto::{duration_nanos, DetRng, Ecn, Instant};
-pub use sojourn::{QueueCounters, QueueReport, SojournHistogram, MAX_BUCKETS};
 use serde::{Deserialize, Serialize};
+pub use sojourn::{QueueCounters, QueueReport, SojournHistogram, MAX_BUCKETS};
 use std::collections::VecDeque;
 use std::time::Duration;
 
@@ -529,10 +529,16 @@ mod tests {
         let c: QueueConfig =
             toml::from_str("discipline = \"codel\"\npackets = 500\ntarget_ms = 2.5").unwrap();
         assert!(c.validate().is_ok());
-        assert!(Queue::<u32>::new(&c, DetRng::new(1)).unwrap().ecn_marks().is_none());
+        assert!(Queue::<u32>::new(&c, DetRng::new(1))
+            .unwrap()
+            .ecn_marks()
+            .is_none());
         let m: QueueConfig =
             toml::from_str("discipline = \"codel\"\npackets = 5\necn = true").unwrap();
-        assert_eq!(Queue::<u32>::new(&m, DetRng::new(1)).unwrap().ecn_marks(), Some(0));
+        assert_eq!(
+            Queue::<u32>::new(&m, DetRng::new(1)).unwrap().ecn_marks(),
+            Some(0)
+        );
         assert!(
             toml::from_str::<QueueConfig>("discipline = \"codel\"\npackets = 5\necn = 1").is_err()
         );

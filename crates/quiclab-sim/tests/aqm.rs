@@ -86,7 +86,10 @@ fn pie_holds_saturating_cubic_flows_near_15_ms() {
         15.0,
     );
     let p50_tail = forward(&tail).sojourn_p50_ms.unwrap();
-    assert!(p50_tail > 3.0 * p50, "drop-tail {p50_tail} ms vs PIE {p50} ms");
+    assert!(
+        p50_tail > 3.0 * p50,
+        "drop-tail {p50_tail} ms vs PIE {p50} ms"
+    );
 }
 
 /// A sparse flow, 50 datagrams/s of 200 bytes (80 kbit/s) for 7 s, beside two bulk
@@ -115,14 +118,20 @@ fn fq_codel_keeps_a_sparse_flow_delay_near_zero() {
     let d = fq.flows[0].datagrams.clone().unwrap();
     // The path alone: 20 ms propagation + ~0.1 ms serialization of a 256-byte packet.
     let sparse_queuing = d.owd_p50_ms.unwrap() - 20.1;
-    assert!(sparse_queuing < 2.0, "sparse flow queuing {sparse_queuing} ms ({d:?})");
+    assert!(
+        sparse_queuing < 2.0,
+        "sparse flow queuing {sparse_queuing} ms ({d:?})"
+    );
     let p99_queuing = d.owd_p99_ms.unwrap() - 20.1;
     assert!(p99_queuing < 5.0, "sparse p99 queuing {p99_queuing} ms");
     // The bulk flows' packets (nearly all of the link's) are held near CoDel's 5 ms
     // target: their sawtooth leaves the median lower, the p95 within 3 to 15 ms.
     let link = forward(&fq);
     let (p50, p95) = (link.sojourn_p50_ms.unwrap(), link.sojourn_p95_ms.unwrap());
-    assert!(p50 <= 6.0 && (3.0..=15.0).contains(&p95), "bulk sojourn {p50} / {p95} ms");
+    assert!(
+        p50 <= 6.0 && (3.0..=15.0).contains(&p95),
+        "bulk sojourn {p50} / {p95} ms"
+    );
     assert!(link.throughput_bps > 18e6, "{}", link.throughput_bps);
     // Control: one CoDel FIFO, the same target.
     let fifo = run(

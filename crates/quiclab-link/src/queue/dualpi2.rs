@@ -23,9 +23,11 @@
 //! whatever its codepoint) and L packets are dropped with p_C too, so unresponsive
 //! traffic in either queue cannot take the link.
 //!
-//! Scheduler: a time-shifted FIFO (RFC 9332 §2.4 and A.1's note on `scheduler()`):
-//! the head packet of the C queue is sent when it has waited more than `tshift` longer
-//! than the L queue's head, otherwise the L queue's head goes first.
+//! Scheduler: a time-shifted FIFO. RFC 9332 §2.4 leaves the scheduler open (it must
+//! give the L queue priority while protecting the C queue from starvation; Linux uses
+//! weighted round robin): here the head packet of the C queue is sent when it has
+//! waited more than `tshift` (default twice the target) longer than the L queue's
+//! head, otherwise the L queue's head goes first.
 //!
 //! Time is integer nanoseconds; the PI update runs at the multiples of `tupdate` since
 //! [`Instant::ZERO`], caught up lazily at the next enqueue or dequeue (nothing changes
@@ -269,7 +271,9 @@ impl<T: EcnMark> DualPi2<T> {
             let qdelay = self.c.head_age_ns(self.next_update);
             self.pi_update(qdelay);
             self.next_update = Instant::from_nanos(
-                self.next_update.as_nanos().saturating_add(self.p.tupdate_ns),
+                self.next_update
+                    .as_nanos()
+                    .saturating_add(self.p.tupdate_ns),
             );
         }
     }

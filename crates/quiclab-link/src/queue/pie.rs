@@ -237,7 +237,9 @@ impl<T: EcnMark> Pie<T> {
             let qdelay = self.q.head_age_ns(self.next_update);
             self.update(qdelay);
             self.next_update = Instant::from_nanos(
-                self.next_update.as_nanos().saturating_add(self.p.tupdate_ns),
+                self.next_update
+                    .as_nanos()
+                    .saturating_add(self.p.tupdate_ns),
             );
         }
     }

@@ -192,7 +192,11 @@ impl<T: EcnMark> Red<T> {
             Some(p_b) => {
                 self.count += 1;
                 let spread = 1.0 - self.count as f64 * p_b;
-                let p_a = if spread <= 0.0 { 1.0 } else { (p_b / spread).min(1.0) };
+                let p_a = if spread <= 0.0 {
+                    1.0
+                } else {
+                    (p_b / spread).min(1.0)
+                };
                 if self.rng.next_f64() < p_a {
                     self.count = 0;
                     RedVerdict::Early

@@ -127,7 +127,11 @@ mod tests {
             }
         }
         h.record(u64::MAX);
-        assert!(h.buckets() <= MAX_BUCKETS, "{} > {MAX_BUCKETS}", h.buckets());
+        assert!(
+            h.buckets() <= MAX_BUCKETS,
+            "{} > {MAX_BUCKETS}",
+            h.buckets()
+        );
         assert_eq!(bucket(u64::MAX) + 1, MAX_BUCKETS);
         // Many more samples never allocate more.
         for i in 0..1_000_000u64 {

@@ -349,13 +349,21 @@ mod pie {
                     marks_out += u64::from(p.item.ecn == Ecn::Ce);
                 }
             }
-            (q.ecn_marks(), marks_out, refused, q.pie_probability().unwrap())
+            (
+                q.ecn_marks(),
+                marks_out,
+                refused,
+                q.pie_probability().unwrap(),
+            )
         };
         let (marks, out, refused, p) = run(true);
         assert!(p > 0.0 && p <= 0.1, "p = {p}");
         // Marked packets still queued at the end are counted but not yet out.
         let marks = marks.unwrap();
-        assert!(out > 5 && marks >= out && marks - out <= 30, "{marks} {out}");
+        assert!(
+            out > 5 && marks >= out && marks - out <= 30,
+            "{marks} {out}"
+        );
         assert_eq!(refused, 0, "no ECT packet dropped below 10 %");
         let (marks, out, refused, _) = run(false);
         assert_eq!((marks, out), (None, 0));
@@ -436,13 +444,37 @@ mod fq_codel {
         let (mut sparse_max_ms, mut bulk_marks, mut sparse_marks) = (0.0f64, 0, 0);
         // One packet per ms served; bulk keeps 50 queued, sparse sends one per 20 ms.
         for _ in 0..50 {
-            q.enqueue(ms(0), 1200, Pkt { ecn: Ecn::Ect0, flow: 1 }).unwrap();
+            q.enqueue(
+                ms(0),
+                1200,
+                Pkt {
+                    ecn: Ecn::Ect0,
+                    flow: 1,
+                },
+            )
+            .unwrap();
         }
         for t in 0..3000u64 {
-            q.enqueue(ms(t), 1200, Pkt { ecn: Ecn::Ect0, flow: 1 }).unwrap();
+            q.enqueue(
+                ms(t),
+                1200,
+                Pkt {
+                    ecn: Ecn::Ect0,
+                    flow: 1,
+                },
+            )
+            .unwrap();
             // Sparse from 10 ms on (at 0 both flows would be new together).
             if t % 20 == 10 {
-                q.enqueue(ms(t), 200, Pkt { ecn: Ecn::Ect0, flow: 2 }).unwrap();
+                q.enqueue(
+                    ms(t),
+                    200,
+                    Pkt {
+                        ecn: Ecn::Ect0,
+                        flow: 2,
+                    },
+                )
+                .unwrap();
             }
             if let Some(p) = q.dequeue(ms(t), &mut dropped) {
                 let marked = u64::from(p.item.ecn == Ecn::Ce);
@@ -509,7 +541,12 @@ mod red {
     #[test]
     fn base_probability() {
         let mut r: Red<Pkt> = Red::new(&config(), DetRng::new(1)).unwrap();
-        for (avg, want) in [(2.0, Some(0.0)), (5.0, Some(0.0)), (10.0, Some(0.05)), (15.0, None)] {
+        for (avg, want) in [
+            (2.0, Some(0.0)),
+            (5.0, Some(0.0)),
+            (10.0, Some(0.05)),
+            (15.0, None),
+        ] {
             r.set_average(avg);
             assert_eq!(r.p_b(), want, "avg {avg}");
         }

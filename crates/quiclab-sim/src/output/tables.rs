@@ -165,7 +165,6 @@ pub fn links_csv(result: &RunResult) -> String {
     out
 }
 
-
 /// `goodput.csv`: every flow's goodput series in long form (`flow,t_s,bps`), easy to plot
 /// grouped by flow.
 pub fn goodput_csv(result: &RunResult) -> String {
@@ -469,6 +468,36 @@ mod tests {
         // Every row has as many cells as the header (the quoted comma aside).
         let n = FLOWS_CSV_HEADER.split(',').count();
         assert_eq!(lines[2].split(',').count(), n);
+    }
+
+    /// DualPI2's L and C counters land in their columns, each under its header.
+    #[test]
+    fn links_csv_subqueue_columns() {
+        use quiclab_link::queue::QueueReport;
+        let sub = |name: &str, marks, drops, p50| QueueReport {
+            name: name.into(),
+            marks,
+            drops,
+            sojourn_p50_ms: Some(p50),
+            sojourn_p95_ms: Some(2.0 * p50),
+            sojourn_p99_ms: None,
+        };
+        let mut r = sample();
+        r.links[0].ecn_marks = Some(9);
+        r.links[0].subqueues = vec![sub("l", 7, 0, 0.5), sub("c", 2, 3, 14.0)];
+        let csv = links_csv(&r);
+        let mut lines = csv.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+        assert_eq!(header.len(), row.len());
+        let cell = |name: &str| row[header.iter().position(|h| *h == name).unwrap()];
+        assert_eq!(cell("ecn_marks"), "9");
+        assert_eq!(cell("sojourn_p50_ms"), "1.5");
+        assert_eq!(cell("l_marks"), "7");
+        assert_eq!(cell("l_sojourn_p95_ms"), "1");
+        assert_eq!(cell("l_sojourn_p99_ms"), "");
+        assert_eq!(cell("c_drops"), "3");
+        assert_eq!(cell("c_sojourn_p50_ms"), "14");
     }
 
     #[test]
