@@ -330,9 +330,9 @@ fn queue_limit_and_vanished_peer() {
     let json = std::fs::read_to_string(out.join("emulate.json")).unwrap();
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["relay"]["from_client"], 700);
-    // The queue counters: the drops of links.csv, and a sojourn median (the relay
-    // measures from 0, so every sent packet counts).
+    // The queue counters: the drops of links.csv, and sojourn quantiles (the flood's
+    // packets waited in the full queue; the later ones, spaced out, did not).
     assert_eq!(v["queues"]["forward"]["drops"], queue_drops);
-    assert!(v["queues"]["forward"]["sojourn_p50_ms"].as_f64().unwrap() > 0.0);
+    assert!(v["queues"]["forward"]["sojourn_p99_ms"].as_f64().unwrap() > 0.0);
     let _ = std::fs::remove_dir_all(&dir);
 }
