@@ -188,6 +188,8 @@ name = "classic"
 workload = { kind = "bulk" }
 "#;
     let r = run(r#"{ discipline = "dualpi2" }"#, flows, 3.0, 10.0);
+    // Same seed, same results (the queue's random stream is seeded).
+    assert_eq!(r, run(r#"{ discipline = "dualpi2" }"#, flows, 3.0, 10.0));
     let link = forward(&r);
     let (l, c) = (&link.subqueues[0], &link.subqueues[1]);
     assert!(l.marks > 0 && c.drops > 0, "{l:?} {c:?}");

@@ -188,6 +188,13 @@ impl<T: EcnMark> Pie<T> {
         self.drop_prob
     }
 
+    /// Sets the drop probability and ends the burst allowance (tests of drop_early).
+    #[cfg(test)]
+    pub(super) fn force(&mut self, drop_prob: f64) {
+        self.drop_prob = drop_prob;
+        self.burst_allowance_ns = 0;
+    }
+
     /// RFC 8033 §4.2 `calculate_drop_prob()` and §4.4's burst allowance, with the
     /// current queuing delay `qdelay_ns`.
     pub(super) fn update(&mut self, qdelay_ns: u64) {

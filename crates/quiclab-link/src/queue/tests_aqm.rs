@@ -332,6 +332,39 @@ mod pie {
         assert!((0.15..=0.25).contains(&p), "drop probability {p}");
     }
 
+    /// §5.4 de-randomization: with p = 0.3 no drop comes before the accumulated
+    /// probability reaches 0.85 (the 3rd arrival since the last drop), and one is
+    /// certain once it reaches 8.5 (the 29th); without it, drops can come back to back.
+    #[test]
+    fn derandomized_drop_gaps() {
+        let gaps = |derandomize: bool| {
+            let c = PieConfig {
+                derandomize: Some(derandomize),
+                ..PieConfig::default()
+            };
+            let mut p: Pie<Pkt> = Pie::new(&c, DetRng::new(9)).unwrap();
+            p.force(0.3);
+            let (mut gaps, mut since) = (Vec::new(), 0);
+            for _ in 0..5000 {
+                since += 1;
+                // At t = 0: no update runs (the first is at 15 ms).
+                if p.enqueue(ms(0), 100, pkt(Ecn::NotEct)).is_err() {
+                    gaps.push(since);
+                    since = 0;
+                }
+                while p.len_packets() > 2 {
+                    p.dequeue(ms(0));
+                }
+            }
+            gaps
+        };
+        let d = gaps(true);
+        assert!(d.len() > 100);
+        assert!(d.iter().all(|g| (3..=29).contains(g)), "{d:?}");
+        let r = gaps(false);
+        assert!(r.iter().any(|&g| g < 3), "{r:?}");
+    }
+
     /// §5.1: with ecn on, ECN-capable arrivals PIE would drop are marked instead
     /// while p ≤ 10 %. A 30-packet standing queue (30 ms at one packet per ms, arrivals
     /// at the service rate) for 2 s: p grows from 0 but stays below 10 %.
