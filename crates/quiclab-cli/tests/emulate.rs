@@ -91,9 +91,13 @@ fn stop(mut c: Child) {
 fn links_csv(out: &Path) -> Vec<Vec<String>> {
     let text = std::fs::read_to_string(out.join("links.csv")).expect("links.csv written");
     let mut lines = text.lines();
-    assert_eq!(
-        lines.next().unwrap(),
-        "name,delivered_packets,delivered_bytes,throughput_bps,payload_throughput_bps,queue_drops,impairment_drops,max_queue_packets"
+    // The traffic columns first; the queue's counters follow.
+    let header = lines.next().unwrap();
+    assert!(
+        header.starts_with(
+            "name,delivered_packets,delivered_bytes,throughput_bps,payload_throughput_bps,queue_drops,impairment_drops,max_queue_packets,ecn_marks,sojourn_p50_ms,"
+        ),
+        "{header}"
     );
     lines
         .map(|l| l.split(',').map(String::from).collect())
@@ -326,5 +330,9 @@ fn queue_limit_and_vanished_peer() {
     let json = std::fs::read_to_string(out.join("emulate.json")).unwrap();
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["relay"]["from_client"], 700);
+    // The queue counters: the drops of links.csv, and sojourn quantiles (the flood's
+    // packets waited in the full queue; the later ones, spaced out, did not).
+    assert_eq!(v["queues"]["forward"]["drops"], queue_drops);
+    assert!(v["queues"]["forward"]["sojourn_p99_ms"].as_f64().unwrap() > 0.0);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -7,7 +7,8 @@
 //!
 //! - [`link`]: one link direction (impairments at the entry, a transmit queue,
 //!   serialization at the link rate, propagation delay, outages, scheduled changes);
-//! - [`queue`]: drop-tail and CoDel; [`impair`]: loss models, scripted drops, jitter,
+//! - [`queue`]: drop-tail, CoDel and the AQMs (DualPI2, PIE, FQ-CoDel, RED) with their
+//!   per-queue counters; [`impair`]: loss models, scripted drops, jitter,
 //!   duplication; [`config`]: their scenario keys (serde);
 //! - [`duplex`]: two directions as a clock-agnostic component (datagrams in, due
 //!   deliveries out), on the [`events`] queue the simulator runs on too;

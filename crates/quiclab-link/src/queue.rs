@@ -1,15 +1,36 @@
-//! Link queues: drop-tail with a packet or byte limit, and CoDel (RFC 8289), which can
-//! mark ECN-capable packets CE instead of dropping them (RFC 3168 §5, RFC 8289 §5).
-//! A full queue always drops, whatever the codepoint.
+//! Link queues: drop-tail with a packet or byte limit, CoDel (RFC 8289), and the AQMs
+//! DualPI2 (RFC 9332), PIE (RFC 8033), FQ-CoDel (RFC 8290) and RED, one file each. AQMs can mark ECN-capable packets CE
+//! instead of dropping them (RFC 3168 §5). A full queue always drops, whatever the
+//! codepoint.
 //!
 //! All time arithmetic is in integer nanoseconds ([`Instant`]), so a queue's decisions
-//! are the same on every platform.
+//! are the same on every platform; random decisions draw from the [`DetRng`] the link
+//! hands in, so a seed gives the same fates. Every queue keeps its counters
+//! (`sojourn.rs`): sojourn-time quantiles in bounded memory, and per sub-queue for
+//! DualPI2.
 
 mod codel;
+mod dualpi2;
+mod fifo;
+mod fq_codel;
+mod pie;
+mod red;
+mod sojourn;
+#[cfg(test)]
+mod tests_aqm;
 
 use codel::Codel;
-use quiclab_proto::{duration_nanos, Instant};
+use dualpi2::DualPi2;
+pub use dualpi2::{coupled, ramp, DualPi2Config};
+use fq_codel::FqCodel;
+pub use fq_codel::FqCodelConfig;
+use pie::Pie;
+pub use pie::{scaled_step, PieConfig};
+use quiclab_proto::{duration_nanos, DetRng, Ecn, Instant};
+use red::Red;
+pub use red::RedConfig;
 use serde::{Deserialize, Serialize};
+pub use sojourn::{QueueCounters, QueueReport, SojournHistogram, MAX_BUCKETS};
 use std::collections::VecDeque;
 use std::time::Duration;
 
@@ -33,6 +54,20 @@ pub enum QueueConfig {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         ecn: Option<bool>,
     },
+    /// DualPI2, the DualQ Coupled AQM (RFC 9332, Appendix A.1): ECT(1) and CE packets in
+    /// an L queue marked from a sojourn-time ramp and the coupled probability k·p',
+    /// the rest in a C queue dropped or marked with p'² by a PI2 controller.
+    #[serde(rename = "dualpi2")]
+    DualPi2(DualPi2Config),
+    /// PIE (RFC 8033): a PI controller of the drop probability toward a 15 ms target,
+    /// dropping (or with `ecn`, marking) at random on arrival.
+    Pie(PieConfig),
+    /// FQ-CoDel (RFC 8290): per-flow queues by 5-tuple hash served by deficit round
+    /// robin with new-flow priority, CoDel in each.
+    FqCodel(FqCodelConfig),
+    /// RED (Floyd & Jacobson): early random drops (or marks) from the average queue
+    /// length.
+    Red(RedConfig),
 }
 
 impl Default for QueueConfig {
@@ -44,11 +79,90 @@ impl Default for QueueConfig {
     }
 }
 
-/// What an AQM needs of a queued item to mark it instead of dropping it.
+/// What an AQM needs of a queued item: its ECN codepoint (DualPI2 classifies by it)
+/// and a way to mark it instead of dropping it.
 pub trait EcnMark {
+    /// The IP header's ECN codepoint as the queue receives it.
+    fn ecn(&self) -> Ecn;
     /// Sets CE if the item is ECN-capable (ECT(0), ECT(1) or already CE) and says so;
     /// false for a not-ECT item, which the AQM then drops (RFC 3168 §5).
     fn mark_ce(&mut self) -> bool;
+}
+
+/// What a flow-queuing AQM (FQ-CoDel) needs of a queued item: the identity of its
+/// flow.
+pub trait FlowKey {
+    /// A hash of the item's 5-tuple (source and destination address and port,
+    /// protocol): equal for the packets of one flow.
+    fn flow_key(&self) -> u64;
+}
+
+/// The AQMs that keep their own sub-queues.
+#[derive(Debug)]
+enum Aqm<T> {
+    DualPi2(DualPi2<T>),
+    Pie(Pie<T>),
+    FqCodel(FqCodel<T>),
+    Red(Red<T>),
+}
+
+impl<T: EcnMark + FlowKey> Aqm<T> {
+    fn new(config: &QueueConfig, rng: DetRng) -> Result<Option<Self>, String> {
+        Ok(Some(match config {
+            QueueConfig::DropTail { .. } | QueueConfig::Codel { .. } => return Ok(None),
+            QueueConfig::DualPi2(c) => Aqm::DualPi2(DualPi2::new(c, rng)?),
+            QueueConfig::Pie(c) => Aqm::Pie(Pie::new(c, rng)?),
+            QueueConfig::FqCodel(c) => Aqm::FqCodel(FqCodel::new(c, rng)?),
+            QueueConfig::Red(c) => Aqm::Red(Red::new(c, rng)?),
+        }))
+    }
+
+    fn enqueue(&mut self, now: Instant, size: u64, item: T) -> Result<(), T> {
+        match self {
+            Aqm::DualPi2(d) => d.enqueue(now, size, item),
+            Aqm::Pie(p) => p.enqueue(now, size, item),
+            Aqm::FqCodel(f) => f.enqueue(now, size, item),
+            Aqm::Red(r) => r.enqueue(now, size, item),
+        }
+    }
+
+    fn dequeue(&mut self, now: Instant, dropped: &mut Vec<T>) -> Option<Queued<T>> {
+        match self {
+            Aqm::DualPi2(d) => d.dequeue(now, dropped),
+            Aqm::Pie(p) => p.dequeue(now),
+            Aqm::FqCodel(f) => f.dequeue(now, dropped),
+            Aqm::Red(r) => r.dequeue(now),
+        }
+    }
+
+    fn len_packets(&self) -> usize {
+        match self {
+            Aqm::DualPi2(d) => d.len_packets(),
+            Aqm::Pie(p) => p.len_packets(),
+            Aqm::FqCodel(f) => f.len_packets(),
+            Aqm::Red(r) => r.len_packets(),
+        }
+    }
+
+    fn len_bytes(&self) -> u64 {
+        match self {
+            Aqm::DualPi2(d) => d.len_bytes(),
+            Aqm::Pie(p) => p.len_bytes(),
+            Aqm::FqCodel(f) => f.len_bytes(),
+            Aqm::Red(r) => r.len_bytes(),
+        }
+    }
+
+    /// CE marks so far; `None` when the discipline does not mark (DualPI2 always
+    /// marks its L queue).
+    fn ecn_marks(&self) -> Option<u64> {
+        match self {
+            Aqm::DualPi2(d) => Some(d.marks()),
+            Aqm::Pie(p) => p.marks_ecn().then_some(p.stats.marks),
+            Aqm::FqCodel(f) => f.marks_ecn().then(|| f.marks()),
+            Aqm::Red(r) => r.marks_ecn().then_some(r.stats.marks),
+        }
+    }
 }
 
 /// A queued item: its wire size and an opaque payload.
@@ -68,6 +182,11 @@ pub struct Queue<T> {
     max_packets: Option<u64>,
     max_bytes: Option<u64>,
     codel: Option<Codel>,
+    /// An AQM with its own sub-queues (then `items` stays empty).
+    aqm: Option<Aqm<T>>,
+    /// Sojourn times of the packets sent while recording.
+    sojourn: SojournHistogram,
+    recording: bool,
 }
 
 /// Milliseconds from a config into a duration, or an error naming the field.
@@ -79,9 +198,12 @@ fn ms_field(field: &str, ms: f64) -> Result<Duration, String> {
     }
 }
 
-impl<T> Queue<T> {
-    /// Validates the config (a drop-tail needs a limit; CoDel's target < interval).
-    pub fn new(config: &QueueConfig) -> Result<Self, String> {
+impl<T: EcnMark + FlowKey> Queue<T> {
+    /// Validates the config (a drop-tail needs a limit; CoDel's target < interval; an
+    /// AQM's knobs in range); `rng` feeds the random decisions of the AQMs that make
+    /// them (drop-tail and CoDel draw nothing).
+    pub fn new(config: &QueueConfig, rng: DetRng) -> Result<Self, String> {
+        let aqm = Aqm::new(config, rng)?;
         let (max_packets, max_bytes, codel) = match *config {
             QueueConfig::DropTail { packets, bytes } => {
                 if packets.is_none() && bytes.is_none() {
@@ -122,6 +244,7 @@ impl<T> Queue<T> {
                 );
                 (Some(packets), None, Some(codel))
             }
+            _ => (None, None, None),
         };
         Ok(Queue {
             items: VecDeque::new(),
@@ -129,6 +252,9 @@ impl<T> Queue<T> {
             max_packets,
             max_bytes,
             codel,
+            aqm,
+            sojourn: SojournHistogram::default(),
+            recording: true,
         })
     }
 
@@ -137,6 +263,9 @@ impl<T> Queue<T> {
     /// With both limits set, a packet must fit both. A packet larger than the byte
     /// limit is always dropped.
     pub fn enqueue(&mut self, now: Instant, size: u64, item: T) -> Result<(), T> {
+        if let Some(aqm) = &mut self.aqm {
+            return aqm.enqueue(now, size, item);
+        }
         let full_packets = self
             .max_packets
             .is_some_and(|m| self.items.len() as u64 >= m);
@@ -160,10 +289,30 @@ impl<T> Queue<T> {
 
     /// Takes the next packet to transmit at `now`; CoDel may drop packets on the way,
     /// which are appended to `dropped`, or mark the returned one CE (see [`EcnMark`]).
-    pub fn dequeue(&mut self, now: Instant, dropped: &mut Vec<T>) -> Option<Queued<T>>
-    where
-        T: EcnMark,
-    {
+    pub fn dequeue(&mut self, now: Instant, dropped: &mut Vec<T>) -> Option<Queued<T>> {
+        let q = self.dequeue_inner(now, dropped)?;
+        if self.recording {
+            let waited = now.as_nanos().saturating_sub(q.enqueued_at.as_nanos());
+            self.sojourn.record(waited);
+        }
+        Some(q)
+    }
+
+    /// Whether the sojourn times of packets sent from now on are recorded (on by
+    /// default): the link turns it on inside the measurement window only, so the
+    /// quantiles describe the window as its throughput does. Marks and drops are
+    /// counted over the whole run, as the link's drops are.
+    pub fn set_recording(&mut self, on: bool) {
+        self.recording = on;
+        if let Some(Aqm::DualPi2(d)) = &mut self.aqm {
+            d.recording = on;
+        }
+    }
+
+    fn dequeue_inner(&mut self, now: Instant, dropped: &mut Vec<T>) -> Option<Queued<T>> {
+        if let Some(aqm) = &mut self.aqm {
+            return aqm.dequeue(now, dropped);
+        }
         match &mut self.codel {
             None => self.pop(),
             Some(codel) => {
@@ -186,10 +335,10 @@ impl<T> Queue<T> {
     }
 
     pub fn len_packets(&self) -> usize {
-        self.items.len()
+        self.aqm.as_ref().map_or(self.items.len(), Aqm::len_packets)
     }
     pub fn len_bytes(&self) -> u64 {
-        self.bytes
+        self.aqm.as_ref().map_or(self.bytes, Aqm::len_bytes)
     }
     pub fn is_empty(&self) -> bool {
         self.len_packets() == 0
@@ -198,12 +347,79 @@ impl<T> Queue<T> {
     pub fn codel_drops(&self) -> u64 {
         self.codel.as_ref().map_or(0, Codel::drops)
     }
-    /// Packets CoDel has marked CE so far, `None` when the queue does not mark.
+    /// Packets the queue has marked CE so far, `None` when it does not mark.
     pub fn ecn_marks(&self) -> Option<u64> {
-        self.codel
-            .as_ref()
-            .filter(|c| c.marks_ecn())
-            .map(Codel::marks)
+        match &self.aqm {
+            Some(aqm) => aqm.ecn_marks(),
+            None => self
+                .codel
+                .as_ref()
+                .filter(|c| c.marks_ecn())
+                .map(Codel::marks),
+        }
+    }
+
+    /// Sojourn times of the packets the queue has sent while recording.
+    pub fn sojourn(&self) -> &SojournHistogram {
+        &self.sojourn
+    }
+
+    /// Each sub-queue's counters, for the disciplines that have several (DualPI2: `l`
+    /// then `c`); empty otherwise.
+    pub fn subqueues(&self) -> Vec<QueueReport> {
+        match &self.aqm {
+            Some(Aqm::DualPi2(d)) => vec![d.l_stats.report("l"), d.c_stats.report("c")],
+            _ => Vec::new(),
+        }
+    }
+
+    /// DualPI2's (p', p_CL, p_C) now; `None` for other disciplines.
+    pub fn dualpi2_probabilities(&self) -> Option<(f64, f64, f64)> {
+        match &self.aqm {
+            Some(Aqm::DualPi2(d)) => Some(d.probabilities()),
+            _ => None,
+        }
+    }
+
+    /// PIE's drop probability now; `None` for other disciplines.
+    pub fn pie_probability(&self) -> Option<f64> {
+        match &self.aqm {
+            Some(Aqm::Pie(p)) => Some(p.drop_prob()),
+            _ => None,
+        }
+    }
+
+    /// RED's average queue length (packets) now; `None` for other disciplines.
+    pub fn red_average(&self) -> Option<f64> {
+        match &self.aqm {
+            Some(Aqm::Red(r)) => Some(r.average()),
+            _ => None,
+        }
+    }
+}
+
+/// A queue item that is never built: what [`QueueConfig::validate`] instantiates.
+enum NoItem {}
+
+impl EcnMark for NoItem {
+    fn ecn(&self) -> Ecn {
+        match *self {}
+    }
+    fn mark_ce(&mut self) -> bool {
+        match *self {}
+    }
+}
+
+impl FlowKey for NoItem {
+    fn flow_key(&self) -> u64 {
+        match *self {}
+    }
+}
+
+impl QueueConfig {
+    /// The errors [`Queue::new`] would give, naming the key (`queue.packets ...`).
+    pub fn validate(&self) -> Result<(), String> {
+        Queue::<NoItem>::new(self, DetRng::new(0)).map(|_| ())
     }
 }
 
@@ -216,15 +432,23 @@ pub const DEFAULT_CODEL_INTERVAL: Duration = Duration::from_millis(100);
 mod tests {
     use super::*;
 
-    /// Test items are not-ECT: never marked.
+    /// Test items are not-ECT: never marked; all one flow.
     impl EcnMark for u32 {
+        fn ecn(&self) -> Ecn {
+            Ecn::NotEct
+        }
         fn mark_ce(&mut self) -> bool {
             false
         }
     }
+    impl FlowKey for u32 {
+        fn flow_key(&self) -> u64 {
+            0
+        }
+    }
 
     fn drop_tail(packets: Option<u64>, bytes: Option<u64>) -> Queue<u32> {
-        Queue::new(&QueueConfig::DropTail { packets, bytes }).unwrap()
+        Queue::new(&QueueConfig::DropTail { packets, bytes }, DetRng::new(1)).unwrap()
     }
 
     #[test]
@@ -276,7 +500,7 @@ mod tests {
 
     #[test]
     fn validation() {
-        let err = |c: QueueConfig| Queue::<u8>::new(&c).unwrap_err();
+        let err = |c: QueueConfig| c.validate().unwrap_err();
         assert!(err(QueueConfig::DropTail {
             packets: None,
             bytes: None
@@ -296,19 +520,25 @@ mod tests {
         assert!(err(codel(Some(100.0), None)).contains("target_ms"));
         assert!(err(codel(Some(f64::NAN), None)).contains("queue.target_ms"));
         assert!(err(codel(None, Some(-1.0))).contains("queue.interval_ms"));
-        assert!(Queue::<u8>::new(&codel(Some(1.0), Some(20.0))).is_ok());
-        assert!(Queue::<u8>::new(&QueueConfig::default()).is_ok());
+        assert!(codel(Some(1.0), Some(20.0)).validate().is_ok());
+        assert!(QueueConfig::default().validate().is_ok());
     }
 
     #[test]
     fn toml_shape() {
         let c: QueueConfig =
             toml::from_str("discipline = \"codel\"\npackets = 500\ntarget_ms = 2.5").unwrap();
-        assert!(Queue::<u8>::new(&c).is_ok());
-        assert!(Queue::<u8>::new(&c).unwrap().ecn_marks().is_none());
+        assert!(c.validate().is_ok());
+        assert!(Queue::<u32>::new(&c, DetRng::new(1))
+            .unwrap()
+            .ecn_marks()
+            .is_none());
         let m: QueueConfig =
             toml::from_str("discipline = \"codel\"\npackets = 5\necn = true").unwrap();
-        assert_eq!(Queue::<u8>::new(&m).unwrap().ecn_marks(), Some(0));
+        assert_eq!(
+            Queue::<u32>::new(&m, DetRng::new(1)).unwrap().ecn_marks(),
+            Some(0)
+        );
         assert!(
             toml::from_str::<QueueConfig>("discipline = \"codel\"\npackets = 5\necn = 1").is_err()
         );

@@ -187,20 +187,40 @@ fn interval(ns: u64) -> std::time::Duration {
 
 #[cfg(test)]
 mod tests {
-    use crate::queue::{EcnMark, Queue, QueueConfig};
-    use quiclab_proto::Instant;
+    use crate::queue::{EcnMark, FlowKey, Queue, QueueConfig};
+    use quiclab_proto::{DetRng, Ecn, Instant};
 
     /// Plain test items are not-ECT.
     impl EcnMark for u64 {
+        fn ecn(&self) -> Ecn {
+            Ecn::NotEct
+        }
         fn mark_ce(&mut self) -> bool {
             false
+        }
+    }
+    impl FlowKey for u64 {
+        fn flow_key(&self) -> u64 {
+            0
         }
     }
 
     /// An ECN-capable test item: (sequence number, marked CE).
     #[derive(Debug, PartialEq)]
     struct Ect(u64, bool);
+    impl FlowKey for Ect {
+        fn flow_key(&self) -> u64 {
+            0
+        }
+    }
     impl EcnMark for Ect {
+        fn ecn(&self) -> Ecn {
+            if self.1 {
+                Ecn::Ce
+            } else {
+                Ecn::Ect0
+            }
+        }
         fn mark_ce(&mut self) -> bool {
             self.1 = true;
             true
@@ -217,7 +237,7 @@ mod tests {
     }
 
     fn codel(packets: u64) -> Queue<u64> {
-        Queue::new(&config(packets, None)).unwrap()
+        Queue::new(&config(packets, None), DetRng::new(1)).unwrap()
     }
 
     fn ms(t: u64) -> Instant {
@@ -316,7 +336,7 @@ mod tests {
     #[test]
     fn marks_ect_packets_instead_of_dropping() {
         let run = |ecn: Option<bool>| {
-            let mut q: Queue<Ect> = Queue::new(&config(1000, ecn)).unwrap();
+            let mut q: Queue<Ect> = Queue::new(&config(1000, ecn), DetRng::new(1)).unwrap();
             let (mut seq, mut sent, mut marked_at, mut drops) = (0, 0, Vec::new(), 0);
             for t in 0..3000 {
                 let n = if t == 0 { 50 } else { 1 };
@@ -356,7 +376,7 @@ mod tests {
             }
         };
         let mut plain = codel(1000);
-        let mut marking = Queue::new(&config(1000, Some(true))).unwrap();
+        let mut marking = Queue::new(&config(1000, Some(true)), DetRng::new(1)).unwrap();
         let a = serve(&mut plain, 3000, arrive);
         let b = serve(&mut marking, 3000, arrive);
         assert!(!a.0.is_empty());
@@ -367,7 +387,7 @@ mod tests {
     /// A full queue drops an arrival whatever its codepoint.
     #[test]
     fn hard_limit_drops_ect() {
-        let mut q: Queue<Ect> = Queue::new(&config(2, Some(true))).unwrap();
+        let mut q: Queue<Ect> = Queue::new(&config(2, Some(true)), DetRng::new(1)).unwrap();
         q.enqueue(ms(0), 100, Ect(1, false)).unwrap();
         q.enqueue(ms(0), 100, Ect(2, false)).unwrap();
         assert_eq!(q.enqueue(ms(0), 100, Ect(3, false)), Err(Ect(3, false)));

@@ -1,7 +1,9 @@
 //! What the emulator writes into `--out`: `links.csv` (the columns of `sim run`'s, one
-//! row per direction, throughput over the scenario's measurement window), queue traces
-//! when `measure.traces` is on, `emulate.json` (the relay's counters, the CE marks of
-//! queues that mark, and how late it sent against the model), and with `--pcap` (or `measure.pcap`) `pcap/forward.pcap`
+//! row per direction, throughput over the scenario's measurement window, the queue
+//! counters), queue traces when `measure.traces` is on, `emulate.json` (the relay's
+//! counters, the CE marks of queues that mark, each queue's drops and sojourn-time
+//! quantiles with DualPI2's L and C queues apart, and how late it sent against the
+//! model), and with `--pcap` (or `measure.pcap`) `pcap/forward.pcap`
 //! and `pcap/return.pcap` (each datagram as it starts transmission on that direction,
 //! as the simulator writes them), `pcap/all.pcap` (both sides, as datagrams reach the
 //! relay), plus `pcap/keys.log`, a copy of `--keylog` (the server's TLS key log) taken
@@ -12,7 +14,9 @@ use super::lateness::LatenessSummary;
 use super::relay::{Capture, Relay, RelayCounters};
 use crate::error::{Context, Result};
 use quiclab_link::config::LinkSide;
+use quiclab_link::link::LinkResult;
 use quiclab_link::pcap::PcapWriter;
+use quiclab_link::queue::QueueReport;
 use quiclab_proto::Instant;
 use quiclab_sim::output::tables::links_csv;
 use quiclab_sim::{RunResult, Scenario};
@@ -30,8 +34,34 @@ struct Summary<'a> {
     /// CE marks per link direction whose queue marks (absent when none does).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     ecn_marks: BTreeMap<String, u64>,
+    /// Each link direction's queue counters, by name.
+    queues: BTreeMap<String, QueueSummary>,
     /// Actual send time minus the model's due time, per delivery.
     send_lateness: LatenessSummary,
+}
+
+/// One link direction's queue in emulate.json (the fields of its links.csv row).
+#[derive(Serialize)]
+struct QueueSummary {
+    drops: u64,
+    sojourn_p50_ms: Option<f64>,
+    sojourn_p95_ms: Option<f64>,
+    sojourn_p99_ms: Option<f64>,
+    /// DualPI2's `l` and `c` queues (absent for other disciplines).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    subqueues: Vec<QueueReport>,
+}
+
+impl QueueSummary {
+    fn of(l: &LinkResult) -> QueueSummary {
+        QueueSummary {
+            drops: l.queue_drops,
+            sojourn_p50_ms: l.sojourn_p50_ms,
+            sojourn_p95_ms: l.sojourn_p95_ms,
+            sojourn_p99_ms: l.sojourn_p99_ms,
+            subqueues: l.subqueues.clone(),
+        }
+    }
 }
 
 fn capture(path: &Path) -> Result<Capture> {
@@ -101,6 +131,11 @@ pub fn finish(
             .links
             .iter()
             .filter_map(|l| Some((l.name.clone(), l.ecn_marks?)))
+            .collect(),
+        queues: result
+            .links
+            .iter()
+            .map(|l| (l.name.clone(), QueueSummary::of(l)))
             .collect(),
         send_lateness: relay.lateness.summary(),
     };

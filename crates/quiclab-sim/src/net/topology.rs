@@ -49,7 +49,11 @@ fn build_link(
         key: key.to_string(),
         why,
     };
-    let queue = Queue::<Packet>::new(&c.queue).map_err(|w| invalid(format!("queue: {w}")))?;
+    // The queue's own stream (DualPI2, PIE, RED and FQ-CoDel draw from it; drop-tail
+    // and CoDel draw nothing), apart from the impairments' so neither shifts the other.
+    let queue_rng = DetRng::new(derive_seed(seed, &format!("queue:{name}")));
+    let queue =
+        Queue::<Packet>::new(&c.queue, queue_rng).map_err(|w| invalid(format!("queue: {w}")))?;
     let rng = DetRng::new(derive_seed(seed, &format!("link:{name}")));
     let impairments =
         Impairments::new(&c.impairments, rng).map_err(|w| invalid(format!("impairments: {w}")))?;

@@ -21,9 +21,19 @@ client_ack_frames_sent,client_ack_bytes_sent,server_ack_frames_sent,server_ack_b
 client_ack_eliciting_per_ack,server_ack_eliciting_per_ack,client_packets_lost,server_packets_lost,client_ptos,server_ptos,close,\
 incomplete";
 
-/// Columns of `links.csv`, in order.
+/// Columns of `links.csv`, in order: one row per link direction. After the traffic
+/// counters, the queue's: `ecn_marks` (empty when the queue does not mark), the
+/// sojourn-time median, p95 and p99 of every packet it sent (ms; empty when none),
+/// then DualPI2's L and C queues each with their marks, drops and sojourn quantiles
+/// (`l_*`, `c_*`; empty for other disciplines). One wide row per link, so
+/// `pandas.read_csv` gives one record per link, empty cells as NaN. Sojourn
+/// quantiles cover the packets that start transmission in the measurement window
+/// (as the throughputs do); marks and drops the whole run (as `queue_drops`).
 pub const LINKS_CSV_HEADER: &str = "name,delivered_packets,delivered_bytes,throughput_bps,\
-payload_throughput_bps,queue_drops,impairment_drops,max_queue_packets";
+payload_throughput_bps,queue_drops,impairment_drops,max_queue_packets,\
+ecn_marks,sojourn_p50_ms,sojourn_p95_ms,sojourn_p99_ms,\
+l_marks,l_drops,l_sojourn_p50_ms,l_sojourn_p95_ms,l_sojourn_p99_ms,\
+c_marks,c_drops,c_sojourn_p50_ms,c_sojourn_p95_ms,c_sojourn_p99_ms";
 
 /// Writes `results.json`, `flows.csv`, `links.csv` and `goodput.csv` (one row per flow
 /// and interval) into `dir`, plus `traces/<flow>_{cwnd,rtt}.csv` when traces exist
@@ -118,9 +128,9 @@ pub fn links_csv(result: &RunResult) -> String {
     let mut out = String::from(LINKS_CSV_HEADER);
     out.push('\n');
     for l in &result.links {
-        let _ = writeln!(
+        let _ = write!(
             out,
-            "{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{}",
             csv_field(&l.name),
             l.delivered_packets,
             l.delivered_bytes,
@@ -129,7 +139,28 @@ pub fn links_csv(result: &RunResult) -> String {
             l.queue_drops,
             l.impairment_drops,
             l.max_queue_packets,
+            l.ecn_marks.map_or_else(String::new, |m| m.to_string()),
+            opt(l.sojourn_p50_ms),
+            opt(l.sojourn_p95_ms),
+            opt(l.sojourn_p99_ms),
         );
+        for name in ["l", "c"] {
+            match l.subqueues.iter().find(|q| q.name == name) {
+                Some(q) => {
+                    let _ = write!(
+                        out,
+                        ",{},{},{},{},{}",
+                        q.marks,
+                        q.drops,
+                        opt(q.sojourn_p50_ms),
+                        opt(q.sojourn_p95_ms),
+                        opt(q.sojourn_p99_ms),
+                    );
+                }
+                None => out.push_str(",,,,,"),
+            }
+        }
+        out.push('\n');
     }
     out
 }
@@ -412,7 +443,9 @@ mod tests {
                 impairment_drops: 1,
                 max_queue_packets: 17,
                 ecn_marks: None,
+                sojourn_p50_ms: Some(1.5),
                 queue_series: vec![(0.0, 0), (0.1, 2)],
+                ..Default::default()
             }],
         }
     }
@@ -435,6 +468,36 @@ mod tests {
         // Every row has as many cells as the header (the quoted comma aside).
         let n = FLOWS_CSV_HEADER.split(',').count();
         assert_eq!(lines[2].split(',').count(), n);
+    }
+
+    /// DualPI2's L and C counters land in their columns, each under its header.
+    #[test]
+    fn links_csv_subqueue_columns() {
+        use quiclab_link::queue::QueueReport;
+        let sub = |name: &str, marks, drops, p50| QueueReport {
+            name: name.into(),
+            marks,
+            drops,
+            sojourn_p50_ms: Some(p50),
+            sojourn_p95_ms: Some(2.0 * p50),
+            sojourn_p99_ms: None,
+        };
+        let mut r = sample();
+        r.links[0].ecn_marks = Some(9);
+        r.links[0].subqueues = vec![sub("l", 7, 0, 0.5), sub("c", 2, 3, 14.0)];
+        let csv = links_csv(&r);
+        let mut lines = csv.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+        assert_eq!(header.len(), row.len());
+        let cell = |name: &str| row[header.iter().position(|h| *h == name).unwrap()];
+        assert_eq!(cell("ecn_marks"), "9");
+        assert_eq!(cell("sojourn_p50_ms"), "1.5");
+        assert_eq!(cell("l_marks"), "7");
+        assert_eq!(cell("l_sojourn_p95_ms"), "1");
+        assert_eq!(cell("l_sojourn_p99_ms"), "");
+        assert_eq!(cell("c_drops"), "3");
+        assert_eq!(cell("c_sojourn_p50_ms"), "14");
     }
 
     #[test]
@@ -464,7 +527,7 @@ mod tests {
         assert_eq!(read("flows.csv"), flows_csv(&r));
         assert_eq!(
             read("links.csv"),
-            format!("{LINKS_CSV_HEADER}\na->b,30,42000,10000000,9000000,3,1,17\n")
+            format!("{LINKS_CSV_HEADER}\na->b,30,42000,10000000,9000000,3,1,17,,1.5,,,,,,,,,,,,\n")
         );
         assert_eq!(
             read("goodput.csv"),

@@ -360,7 +360,7 @@ pub(super) fn check_link(c: Check, l: &LinkConfig, key: &str) -> Result<(), Scen
         return c.bad(format!("{key}.impairments"), why);
     }
     // Queue errors already name the field (`queue.packets ...`).
-    if let Err(why) = quiclab_link::queue::Queue::<()>::new(&l.queue) {
+    if let Err(why) = l.queue.validate() {
         return c.bad(key, why);
     }
     Ok(())

@@ -1,0 +1,378 @@
+//! DualPI2, the DualQ Coupled AQM of RFC 9332 with the example algorithm of its
+//! Appendix A.1, written from the RFC's description.
+//!
+//! Two FIFOs share one limit: packets carrying ECT(1) or CE go to the L (L4S) queue,
+//! not-ECT and ECT(0) to the C (Classic) queue (RFC 9332 §2.3, §2.5.1.1). Every
+//! `tupdate` a PI controller moves the base probability p' by
+//! `alpha·(qdelay − target) + beta·(qdelay − prev_qdelay)`, qdelay being the C queue's
+//! queuing delay (the age of its head packet, the "cq.time()" of A.1), clamped to
+//! [0, 1]. From p' (RFC 9332 §2.4, A.1):
+//! - the coupled L probability p_CL = min(k·p', 1);
+//! - the Classic probability p_C = p'² (the "squared" drop or mark);
+//! - the L queue's own ramp p'_L: 0 below `min_th` of L sojourn time, 1 above
+//!   `min_th + range`, linear between, applied only when the L queue holds more than
+//!   `th_len` packets (a lone packet is never marked by the ramp, A.1);
+//! - an L packet is marked CE with p_L = max(p'_L, p_CL), de-randomized with A.1's
+//!   `recur()` accumulator (the RFC's choice for the L queue: marks at exactly the
+//!   rate p_L, no bunching);
+//! - a C packet is, with probability p_C (one random draw), marked CE if it is ECT(0)
+//!   or dropped if not-ECT.
+//!
+//! Overload (RFC 9332 §4.2.2, A.1's second pass): once p_C reaches
+//! p_Cmax = min(1/k², 1), ECN no longer saves a Classic packet (it is dropped with p_C
+//! whatever its codepoint) and L packets are dropped with p_C too, so unresponsive
+//! traffic in either queue cannot take the link.
+//!
+//! Scheduler: a time-shifted FIFO. RFC 9332 §2.4 leaves the scheduler open (it must
+//! give the L queue priority while protecting the C queue from starvation; Linux uses
+//! weighted round robin): here the head packet of the C queue is sent when it has
+//! waited more than `tshift` (default twice the target) longer than the L queue's
+//! head, otherwise the L queue's head goes first.
+//!
+//! Time is integer nanoseconds; the PI update runs at the multiples of `tupdate` since
+//! [`Instant::ZERO`], caught up lazily at the next enqueue or dequeue (nothing changes
+//! the queue in between, so the delay it sees is the one at the update's own time).
+
+use super::fifo::Fifo;
+use super::sojourn::QueueCounters;
+use super::{ms_field, EcnMark, Queued};
+use quiclab_proto::{DetRng, Ecn, Instant};
+use serde::{Deserialize, Serialize};
+
+/// DualPI2's scenario keys. Every constant of RFC 9332 A.1 is a knob; absent keys take
+/// the defaults below (A.1's, with the PI2 timing of Linux's `sch_dualpi2`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DualPi2Config {
+    /// Shared limit of both queues in packets (default 10000, Linux's `limit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packets: Option<u64>,
+    /// Shared limit in bytes (default none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    /// PI2 target queuing delay of the C queue, ms (default 15).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_ms: Option<f64>,
+    /// PI2 update interval, ms (default 16).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tupdate_ms: Option<f64>,
+    /// PI2 integral gain, Hz (default 0.16).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alpha: Option<f64>,
+    /// PI2 proportional gain, Hz (default 3.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beta: Option<f64>,
+    /// Coupling factor k: p_CL = k·p' (default 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub k: Option<f64>,
+    /// Start of the L queue's marking ramp, µs of sojourn time (default 800).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_th_us: Option<f64>,
+    /// Width of the ramp, µs (default 400: marking certain from 1.2 ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range_us: Option<f64>,
+    /// The ramp marks only when the L queue holds more than this many packets
+    /// (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub th_len: Option<u64>,
+    /// Time shift of the scheduler, ms (default 30, twice the target).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tshift_ms: Option<f64>,
+}
+
+/// RFC 9332 A.1 defaults.
+pub const DEFAULT_TARGET_MS: f64 = 15.0;
+pub const DEFAULT_TUPDATE_MS: f64 = 16.0;
+pub const DEFAULT_ALPHA: f64 = 0.16;
+pub const DEFAULT_BETA: f64 = 3.2;
+pub const DEFAULT_K: f64 = 2.0;
+pub const DEFAULT_MIN_TH_US: f64 = 800.0;
+pub const DEFAULT_RANGE_US: f64 = 400.0;
+pub const DEFAULT_TH_LEN: u64 = 1;
+pub const DEFAULT_PACKETS: u64 = 10_000;
+
+/// Validated parameters, times in ns.
+#[derive(Clone, Debug)]
+struct Params {
+    packets: u64,
+    bytes: Option<u64>,
+    target_ns: u64,
+    tupdate_ns: u64,
+    alpha: f64,
+    beta: f64,
+    k: f64,
+    min_th_ns: u64,
+    range_ns: u64,
+    th_len: u64,
+    tshift_ns: u64,
+}
+
+fn positive(field: &str, v: f64) -> Result<f64, String> {
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        Err(format!("queue.{field} must be finite and > 0"))
+    }
+}
+
+fn ns(d: std::time::Duration) -> u64 {
+    quiclab_proto::duration_nanos(d)
+}
+
+impl Params {
+    fn new(c: &DualPi2Config) -> Result<Params, String> {
+        let packets = c.packets.unwrap_or(DEFAULT_PACKETS);
+        if packets == 0 {
+            return Err("queue.packets must be at least 1".to_string());
+        }
+        if c.bytes == Some(0) {
+            return Err("queue.bytes must be at least 1".to_string());
+        }
+        let target = c.target_ms.unwrap_or(DEFAULT_TARGET_MS);
+        let tupdate = c.tupdate_ms.unwrap_or(DEFAULT_TUPDATE_MS);
+        let range_us = c.range_us.unwrap_or(DEFAULT_RANGE_US);
+        let min_th_us = c.min_th_us.unwrap_or(DEFAULT_MIN_TH_US);
+        if !(min_th_us.is_finite() && min_th_us >= 0.0) {
+            return Err("queue.min_th_us must be finite and >= 0".to_string());
+        }
+        let alpha = c.alpha.unwrap_or(DEFAULT_ALPHA);
+        let beta = c.beta.unwrap_or(DEFAULT_BETA);
+        for (field, v) in [("alpha", alpha), ("beta", beta)] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(format!("queue.{field} must be finite and >= 0"));
+            }
+        }
+        let target_ns = ns(ms_field("target_ms", target)?);
+        let tshift_ms = c.tshift_ms.unwrap_or(2.0 * target);
+        if !(tshift_ms.is_finite() && tshift_ms >= 0.0) {
+            return Err("queue.tshift_ms must be finite and >= 0".to_string());
+        }
+        Ok(Params {
+            packets,
+            bytes: c.bytes,
+            target_ns,
+            tupdate_ns: ns(ms_field("tupdate_ms", tupdate)?),
+            alpha,
+            beta,
+            k: positive("k", c.k.unwrap_or(DEFAULT_K))?,
+            min_th_ns: (min_th_us * 1e3).round() as u64,
+            range_ns: ns(ms_field("range_us", range_us / 1e3)?),
+            th_len: c.th_len.unwrap_or(DEFAULT_TH_LEN),
+            tshift_ns: (tshift_ms * 1e6).round() as u64,
+        })
+    }
+}
+
+/// The coupled probabilities from the base probability p' (RFC 9332 §2.4, A.1):
+/// (p_CL = min(k·p', 1), p_C = p'²).
+pub fn coupled(p_prime: f64, k: f64) -> (f64, f64) {
+    ((k * p_prime).min(1.0), p_prime * p_prime)
+}
+
+/// The L queue's native ramp (RFC 9332 A.1 `laqm()`): 0 at or below `min_th_ns`, 1 at
+/// or above `min_th_ns + range_ns`, linear between.
+pub fn ramp(sojourn_ns: u64, min_th_ns: u64, range_ns: u64) -> f64 {
+    if sojourn_ns <= min_th_ns {
+        0.0
+    } else if sojourn_ns >= min_th_ns.saturating_add(range_ns) {
+        1.0
+    } else {
+        (sojourn_ns - min_th_ns) as f64 / range_ns as f64
+    }
+}
+
+/// The DualPI2 state.
+#[derive(Debug)]
+pub(super) struct DualPi2<T> {
+    p: Params,
+    l: Fifo<T>,
+    c: Fifo<T>,
+    /// Base probability p'.
+    p_prime: f64,
+    /// The C queue delay at the previous update, ns.
+    prev_qdelay_ns: u64,
+    next_update: Instant,
+    /// A.1 `recur()` accumulator of the L queue.
+    l_recur: f64,
+    rng: DetRng,
+    pub(super) l_stats: QueueCounters,
+    pub(super) c_stats: QueueCounters,
+    /// Whether sent packets' sojourn times are recorded (the measurement window).
+    pub(super) recording: bool,
+}
+
+/// Which queue a packet belongs to (RFC 9332 §2.5.1.1: ECT(1) and CE are L).
+fn is_l4s(ecn: Ecn) -> bool {
+    matches!(ecn, Ecn::Ect1 | Ecn::Ce)
+}
+
+impl<T: EcnMark> DualPi2<T> {
+    pub(super) fn new(c: &DualPi2Config, rng: DetRng) -> Result<Self, String> {
+        let p = Params::new(c)?;
+        let first = Instant::from_nanos(p.tupdate_ns);
+        Ok(DualPi2 {
+            p,
+            l: Fifo::default(),
+            c: Fifo::default(),
+            p_prime: 0.0,
+            prev_qdelay_ns: 0,
+            next_update: first,
+            l_recur: 0.0,
+            rng,
+            l_stats: QueueCounters::default(),
+            c_stats: QueueCounters::default(),
+            recording: true,
+        })
+    }
+
+    pub(super) fn len_packets(&self) -> usize {
+        self.l.len() + self.c.len()
+    }
+    pub(super) fn len_bytes(&self) -> u64 {
+        self.l.bytes().saturating_add(self.c.bytes())
+    }
+    pub(super) fn marks(&self) -> u64 {
+        self.l_stats.marks.saturating_add(self.c_stats.marks)
+    }
+
+    /// (p', p_CL, p_C) now.
+    pub(super) fn probabilities(&self) -> (f64, f64, f64) {
+        let (p_cl, p_c) = coupled(self.p_prime, self.p.k);
+        (self.p_prime, p_cl, p_c)
+    }
+
+    /// Sets p' (tests of the coupling and of overload).
+    #[cfg(test)]
+    pub(super) fn set_p_prime(&mut self, p: f64) {
+        self.p_prime = p;
+    }
+
+    /// RFC 9332 A.1 `dualpi2_update()`: one PI step with the C queue delay `qdelay_ns`.
+    fn pi_update(&mut self, qdelay_ns: u64) {
+        let secs = |ns: u64| ns as f64 / 1e9;
+        let q = secs(qdelay_ns);
+        let delta = self.p.alpha * (q - secs(self.p.target_ns))
+            + self.p.beta * (q - secs(self.prev_qdelay_ns));
+        self.p_prime = (self.p_prime + delta).clamp(0.0, 1.0);
+        self.prev_qdelay_ns = qdelay_ns;
+    }
+
+    /// Runs the PI updates due at or before `now`, each with the C queue as it was then.
+    fn catch_up(&mut self, now: Instant) {
+        while now >= self.next_update {
+            if self.len_packets() == 0 && self.p_prime == 0.0 && self.prev_qdelay_ns == 0 {
+                // Idle and at rest: every update until now would leave the state as
+                // it is; jump to the first update after `now` on the same grid.
+                let t = self.p.tupdate_ns;
+                let steps = now.as_nanos() / t + 1;
+                self.next_update = Instant::from_nanos(steps.saturating_mul(t));
+                return;
+            }
+            let qdelay = self.c.head_age_ns(self.next_update);
+            self.pi_update(qdelay);
+            self.next_update = Instant::from_nanos(
+                self.next_update
+                    .as_nanos()
+                    .saturating_add(self.p.tupdate_ns),
+            );
+        }
+    }
+
+    /// RFC 9332 A.1 `dualpi2_enqueue()`: the shared limit, then the classifier.
+    pub(super) fn enqueue(&mut self, now: Instant, size: u64, item: T) -> Result<(), T> {
+        self.catch_up(now);
+        let l4s = is_l4s(item.ecn());
+        let full = self.len_packets() as u64 >= self.p.packets
+            || self
+                .p
+                .bytes
+                .is_some_and(|m| self.len_bytes().saturating_add(size) > m);
+        if full {
+            let stats = if l4s {
+                &mut self.l_stats
+            } else {
+                &mut self.c_stats
+            };
+            stats.drops += 1;
+            return Err(item);
+        }
+        if l4s {
+            self.l.push(now, size, item);
+        } else {
+            self.c.push(now, size, item);
+        }
+        Ok(())
+    }
+
+    /// The time-shifted FIFO: true to serve L next.
+    fn serve_l(&self) -> bool {
+        match (self.l.head_time(), self.c.head_time()) {
+            (Some(_), None) => true,
+            (None, _) => false,
+            (Some(l), Some(c)) => {
+                // C goes first once its head waited `tshift` longer than L's head.
+                c.as_nanos().saturating_add(self.p.tshift_ns) >= l.as_nanos()
+            }
+        }
+    }
+
+    /// A.1 `recur()`: true at exactly the rate `likelihood` over successive calls.
+    fn recur(&mut self, likelihood: f64) -> bool {
+        self.l_recur += likelihood;
+        if self.l_recur >= 1.0 {
+            self.l_recur -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// RFC 9332 A.1 `dualpi2_dequeue()` with overload handling: the packet to send, if
+    /// any; dropped packets go to `dropped`.
+    pub(super) fn dequeue(&mut self, now: Instant, dropped: &mut Vec<T>) -> Option<Queued<T>> {
+        self.catch_up(now);
+        let (_, p_cl, p_c) = self.probabilities();
+        let p_cmax = (1.0 / (self.p.k * self.p.k)).min(1.0);
+        let overload = p_c >= p_cmax;
+        loop {
+            if self.serve_l() {
+                let held = self.l.len() as u64;
+                let mut q = self.l.pop()?;
+                let sojourn = now.as_nanos().saturating_sub(q.enqueued_at.as_nanos());
+                // Overload: L packets are dropped with p_C like Classic ones (§4.2.2).
+                if overload && self.rng.next_f64() < p_c {
+                    self.l_stats.drops += 1;
+                    dropped.push(q.item);
+                    continue;
+                }
+                let native = if held > self.p.th_len {
+                    ramp(sojourn, self.p.min_th_ns, self.p.range_ns)
+                } else {
+                    0.0
+                };
+                if self.recur(native.max(p_cl)) && q.item.mark_ce() {
+                    self.l_stats.marks += 1;
+                }
+                if self.recording {
+                    self.l_stats.sojourn.record(sojourn);
+                }
+                return Some(q);
+            }
+            let mut q = self.c.pop()?;
+            let sojourn = now.as_nanos().saturating_sub(q.enqueued_at.as_nanos());
+            if p_c > 0.0 && self.rng.next_f64() < p_c {
+                if !overload && q.item.mark_ce() {
+                    self.c_stats.marks += 1;
+                } else {
+                    self.c_stats.drops += 1;
+                    dropped.push(q.item);
+                    continue;
+                }
+            }
+            if self.recording {
+                self.c_stats.sojourn.record(sojourn);
+            }
+            return Some(q);
+        }
+    }
+}
