@@ -317,6 +317,27 @@ mod tests {
         assert_eq!(total, r.ce_packets());
     }
 
+    proptest::proptest! {
+        /// Whatever a peer writes into ACE and the option: no panic, s.cep never goes
+        /// back, and an ACK never reports more marks than the packets it acknowledged
+        /// beyond the 7 a single ACE step can claim.
+        #[test]
+        fn arbitrary_feedback_is_bounded(acks in proptest::collection::vec(
+            (0u8..8, proptest::option::of((proptest::bool::ANY, 0u8..=3, proptest::prelude::any::<(u32, u32, u32)>())),
+             0u64..100, 0u64..3000),
+            0..64,
+        )) {
+            let mut s = AccEcnSender::default();
+            for (ace, opt, acked, smss) in acks {
+                let o = opt.map(|(o1, n, (a, b, c))| AccEcnOption::new(o1, n, a, b, c));
+                let before = s.cep;
+                let newly = s.on_ack(ace, o.as_ref(), acked, smss);
+                proptest::prop_assert!(newly <= acked.max(7));
+                proptest::prop_assert_eq!(s.cep, before + newly);
+            }
+        }
+    }
+
     #[test]
     fn peer_values_never_overflow() {
         let mut s = AccEcnSender {

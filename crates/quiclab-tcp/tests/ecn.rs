@@ -21,6 +21,8 @@ struct Sent {
     h: Header,
     len: usize,
     ecn: Ecn,
+    /// The sender's congestion window after sending it.
+    cwnd: u64,
 }
 
 struct Path {
@@ -82,6 +84,7 @@ impl Path {
                     h: h.clone(),
                     len,
                     ecn: t.ecn,
+                    cwnd: self.eps[i].congestion_window(),
                 });
                 let Some(ecn) = (self.net)(i, &h, len, t.ecn) else {
                     continue;
@@ -250,8 +253,15 @@ fn classic_ece_is_latched_until_cwr_and_the_window_drops_once() {
     assert_eq!(p.eps[1].stats().ecn_ce_received, 1);
     // Exactly one CWR, on new data (RFC 3168 §6.1.2).
     let data = p.client_data();
-    let cwr: Vec<_> = data.iter().filter(|s| s.h.has(flags::CWR)).collect();
-    assert_eq!(cwr.len(), 1);
+    let at = data.iter().position(|s| s.h.has(flags::CWR)).unwrap();
+    assert_eq!(data.iter().filter(|s| s.h.has(flags::CWR)).count(), 1);
+    // The window was reduced before it (by the controller's factor, at most 0.7).
+    let before = data[..at].iter().map(|s| s.cwnd).max().unwrap();
+    assert!(
+        (data[at].cwnd as f64) <= 0.7 * before as f64 + 1.0,
+        "{} after, {before} before",
+        data[at].cwnd
+    );
     // The receiver sets ECE from the mark on every ACK until CWR arrives, then never.
     let acks = p.server_acks();
     let first_ece = acks.iter().position(|s| s.h.has(flags::ECE)).unwrap();
