@@ -137,7 +137,7 @@ impl Default for AccEcnSender {
 /// The smallest increment from `ours` to a counter whose low bits are `field`.
 fn delta(field: u64, ours: u64, modulus: u64) -> u64 {
     field
-        .wrapping_sub(ours % modulus)
+        .wrapping_sub(ours.checked_rem(modulus).unwrap_or(0))
         .wrapping_add(modulus)
         .checked_rem(modulus)
         .unwrap_or(0)
@@ -204,6 +204,7 @@ impl AccEcnSender {
 }
 
 #[cfg(test)]
+#[allow(clippy::arithmetic_side_effects)] // expected values in tests
 mod tests {
     use super::*;
 
