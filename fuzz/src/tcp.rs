@@ -112,6 +112,7 @@ impl Segment {
                 .wrapping_add(k * u32::from(self.stride)),
             ack: base.wrapping_add(self.ack),
             flags: self.flags,
+            ae: false,
             window: self.window,
             options: Options {
                 timestamps: self.timestamps,

@@ -772,7 +772,7 @@ impl Simulation {
                     conn.get_or_insert(h);
                 }
             }
-            Stack::Tcp(t) if pkt.tcp => t.handle_segment(self.now, pkt.src, &pkt.payload),
+            Stack::Tcp(t) if pkt.tcp => t.handle_segment(self.now, pkt.src, pkt.ecn, &pkt.payload),
             // A TCP segment at a QUIC endpoint or the reverse: nothing listens.
             _ => {}
         }
@@ -788,7 +788,7 @@ impl Simulation {
             self.net.links[l ^ 1].impairments.on_reverse_delivery();
         }
         if let Stack::Pep(p) = &mut self.nodes[n].stack {
-            p.handle_segment(self.now, pkt.src, pkt.dst, &pkt.payload);
+            p.handle_segment(self.now, pkt.src, pkt.dst, pkt.ecn, &pkt.payload);
         }
         self.spare.push(pkt.payload);
         self.dirty.insert(n);
@@ -865,11 +865,11 @@ impl Simulation {
                 // A TCP end with several connections sends from each one's own port.
                 Stack::Tcp(t) => t
                     .poll_transmit(now, &mut payload)
-                    .map(|(d, local)| (local.unwrap_or(src), SocketAddr::V4(d), true, Ecn::NotEct)),
+                    .map(|(d, local, ecn)| (local.unwrap_or(src), SocketAddr::V4(d), true, ecn)),
                 // The PEP sends as the server toward the client and the reverse.
                 Stack::Pep(p) => p
                     .poll_transmit(now, &mut payload)
-                    .map(|(s, d)| (s, SocketAddr::V4(d), true, Ecn::NotEct)),
+                    .map(|(s, d, ecn)| (s, SocketAddr::V4(d), true, ecn)),
             };
             let Some((src, destination, tcp, ecn)) = sent else {
                 self.spare.push(payload);

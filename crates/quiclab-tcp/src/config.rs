@@ -1,6 +1,7 @@
 //! One TCP endpoint's settings (a scenario's `[flows.tcp]` table). Defaults follow
 //! Linux where RFCs leave a choice; every deviation from an RFC is named here.
 
+use crate::ecn::{EcnCodepoint, EcnSetting};
 use quiclab_proto::cc::CongestionControl;
 use serde::{Deserialize, Serialize};
 
@@ -39,6 +40,16 @@ pub struct TcpConfig {
     /// one from an earlier connection to the same server, sends it with data in the
     /// SYN); a server issues cookies and accepts data in a SYN with a valid one.
     pub fast_open: bool,
+    /// ECN feedback to negotiate: `"off"` (default), `"classic"` (RFC 3168) or
+    /// `"accecn"` (RFC 9768, falling back to classic or none with a peer that does
+    /// not support it). Independent of `congestion_control`: TCP Prague is `accecn`
+    /// with `ecn_codepoint = "ect1"` and the `prague` controller.
+    #[serde(skip_serializing_if = "EcnSetting::is_off")]
+    pub ecn: EcnSetting,
+    /// The ECT codepoint data segments carry once ECN is negotiated: `"ect0"`
+    /// (default, classic) or `"ect1"` (L4S, RFC 9331).
+    #[serde(skip_serializing_if = "EcnCodepoint::is_ect0")]
+    pub ecn_codepoint: EcnCodepoint,
 }
 
 impl Default for TcpConfig {
@@ -56,6 +67,8 @@ impl Default for TcpConfig {
             initial_rto_ms: 1000.0,
             congestion_control: CongestionControl::default(),
             fast_open: false,
+            ecn: EcnSetting::Off,
+            ecn_codepoint: EcnCodepoint::Ect0,
         }
     }
 }
@@ -107,6 +120,9 @@ impl TcpConfig {
         if self.min_rto_ms < 1.0 || self.initial_rto_ms < 1.0 {
             return err("min_rto_ms", "RTOs must be at least 1 ms");
         }
+        if self.ecn.is_off() && !self.ecn_codepoint.is_ect0() {
+            return err("ecn_codepoint", "needs ecn = \"classic\" or \"accecn\"");
+        }
         Ok(())
     }
 
@@ -149,6 +165,25 @@ mod tests {
             ..TcpConfig::default()
         };
         assert_eq!(bad.validate().unwrap_err().key, "ack_every");
+    }
+
+    #[test]
+    fn ecn_keys_are_skipped_at_their_defaults() {
+        #[derive(Serialize)]
+        struct Wrap {
+            tcp: TcpConfig,
+        }
+        let plain = toml::to_string(&Wrap {
+            tcp: TcpConfig::default(),
+        })
+        .unwrap();
+        assert!(!plain.contains("ecn"), "{plain}");
+        let c: TcpConfig = toml::from_str("ecn = \"accecn\"\necn_codepoint = \"ect1\"").unwrap();
+        c.validate().unwrap();
+        let text = toml::to_string(&Wrap { tcp: c.clone() }).unwrap();
+        assert!(text.contains("ecn = \"accecn\"") && text.contains("ecn_codepoint = \"ect1\""));
+        let lone: TcpConfig = toml::from_str("ecn_codepoint = \"ect1\"").unwrap();
+        assert_eq!(lone.validate().unwrap_err().key, "ecn_codepoint");
     }
 
     #[test]

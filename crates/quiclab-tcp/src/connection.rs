@@ -18,12 +18,13 @@ use crate::recv::Receiver;
 use crate::scoreboard::{Scoreboard, Segment};
 use crate::wire::{flags, Header, Options, WireError, MAX_SACK_BLOCKS};
 use quiclab_proto::cc::CongestionController;
-use quiclab_proto::{DeliveryRateEstimator, Instant, Pacer, PacingRate, RttEstimator};
+use quiclab_proto::{DeliveryRateEstimator, Ecn, Instant, Pacer, PacingRate, RttEstimator};
 use std::collections::VecDeque;
 use std::net::SocketAddrV4;
 use std::time::Duration;
 
 mod ack;
+mod ecn;
 mod fast_open;
 #[cfg(feature = "fuzzing")]
 mod fuzzing;
@@ -88,6 +89,8 @@ pub struct Transmit {
     pub destination: SocketAddrV4,
     /// Bytes written into the caller's buffer (TCP header + data).
     pub size: usize,
+    /// The IP ECN codepoint to send it with (not-ECT unless ECN was negotiated).
+    pub ecn: Ecn,
 }
 
 /// Counters for results and tests.
@@ -105,6 +108,13 @@ pub struct TcpStats {
     pub recovery_episodes: u64,
     pub pure_acks_sent: u64,
     pub malformed_segments: u64,
+    /// Segments that arrived CE-marked.
+    pub ecn_ce_received: u64,
+    /// Packets the peer reported CE-marked (AccECN's count, or ECE-flagged ACKs under
+    /// classic ECN).
+    pub ecn_ce_reported: u64,
+    /// Segments sent ECN-capable (ECT(0) or ECT(1)).
+    pub ect_segments_sent: u64,
 }
 
 /// Highest SYN retransmissions before giving up (Linux tcp_syn_retries = 6).
@@ -164,6 +174,12 @@ pub struct TcpConnection {
     peer_fin_reported: bool,
     /// TCP Fast Open (RFC 7413, `fast_open.rs`).
     tfo: fast_open::FastOpen,
+    /// ECN (RFC 3168, RFC 9768, `ecn.rs`).
+    ecn: ecn::EcnConn,
+    /// The ECN feedback of the ACK being processed, for the controller's one call.
+    pending_ce: ecn::CeFeedback,
+    /// The codepoint of the segment `poll_transmit` just wrote.
+    tx_ecn: Ecn,
 }
 
 impl TcpConnection {
@@ -215,6 +231,9 @@ impl TcpConnection {
             close: None,
             peer_fin_reported: false,
             tfo: fast_open::FastOpen::default(),
+            ecn: ecn::EcnConn::default(),
+            pending_ce: ecn::CeFeedback::default(),
+            tx_ecn: Ecn::NotEct,
             config,
         }
     }
@@ -330,11 +349,23 @@ impl TcpConnection {
         self.sb.una as i64 + i64::from(ack.wrapping_sub(base) as i32)
     }
 
-    /// Handles one received segment from `src`.
+    /// Handles one received segment from `src` that arrived not-ECT.
     pub fn handle_segment(
         &mut self,
         now: Instant,
         src: SocketAddrV4,
+        segment: &[u8],
+    ) -> Result<(), SegmentError> {
+        self.handle_segment_ecn(now, src, Ecn::NotEct, segment)
+    }
+
+    /// Handles one received segment from `src` that arrived with IP ECN codepoint
+    /// `ecn`.
+    pub fn handle_segment_ecn(
+        &mut self,
+        now: Instant,
+        src: SocketAddrV4,
+        ecn: Ecn,
         segment: &[u8],
     ) -> Result<(), SegmentError> {
         let decoded = Header::decode(segment, src, self.local);
@@ -356,10 +387,10 @@ impl TcpConnection {
         self.stats.segments_received += 1;
         let payload = &segment[off..];
         match self.state {
-            State::Listen => self.on_listen(now, src, &h, payload),
-            State::SynSent => self.on_syn_sent(now, &h, payload),
+            State::Listen => self.on_listen(now, src, &h, ecn, payload),
+            State::SynSent => self.on_syn_sent(now, &h, ecn, payload),
             State::Closed => Err(SegmentError::NoConnection("closed")),
-            State::SynReceived | State::Established => self.on_synchronized(now, &h, payload),
+            State::SynReceived | State::Established => self.on_synchronized(now, &h, ecn, payload),
         }
     }
 
@@ -369,6 +400,7 @@ impl TcpConnection {
         now: Instant,
         src: SocketAddrV4,
         h: &Header,
+        ecn: Ecn,
         payload: &[u8],
     ) -> Result<(), SegmentError> {
         if !h.has(flags::SYN) || h.has(flags::ACK) || h.has(flags::RST) {
@@ -377,6 +409,7 @@ impl TcpConnection {
         self.remote = Some(src);
         self.irs = h.seq;
         self.negotiate(&h.options, true);
+        self.ecn_on_syn(h, ecn);
         self.peer_window = u64::from(h.window);
         self.state = State::SynReceived;
         self.syn_pending = true;
@@ -422,6 +455,7 @@ impl TcpConnection {
         &mut self,
         now: Instant,
         h: &Header,
+        ecn: Ecn,
         payload: &[u8],
     ) -> Result<(), SegmentError> {
         // The SYN, and with TFO possibly the data it carried (RFC 7413 §4.2.1).
@@ -438,6 +472,7 @@ impl TcpConnection {
         }
         self.irs = h.seq;
         self.negotiate(&h.options, false);
+        self.ecn_on_syn_ack(h, ecn);
         // RFC 7323 §2.2: the window of a SYN segment is never scaled.
         self.peer_window = u64::from(h.window);
         self.establish(now);
@@ -484,6 +519,7 @@ impl TcpConnection {
         &mut self,
         now: Instant,
         h: &Header,
+        ecn: Ecn,
         payload: &[u8],
     ) -> Result<(), SegmentError> {
         let off = self.peer_offset(h.seq);
@@ -498,6 +534,7 @@ impl TcpConnection {
             // A retransmitted SYN (our SYN-ACK was lost) or SYN-ACK (our ACK was).
             if self.state == State::SynReceived {
                 self.syn_pending = true;
+                self.ecn_on_syn(h, ecn);
             } else {
                 self.rx.request_ack();
             }
@@ -506,12 +543,14 @@ impl TcpConnection {
         if !h.has(flags::ACK) {
             return Ok(()); // RFC 9293 §3.10.7.4 fifth check: drop.
         }
-        if self.state == State::SynReceived {
-            if h.ack != self.iss.wrapping_add(1) && self.ack_offset(h.ack) < 0 {
-                return Err(SegmentError::NoConnection(
-                    "ACK does not acknowledge our SYN",
-                ));
-            }
+        let syn_received = self.state == State::SynReceived;
+        if syn_received && h.ack != self.iss.wrapping_add(1) && self.ack_offset(h.ack) < 0 {
+            return Err(SegmentError::NoConnection(
+                "ACK does not acknowledge our SYN",
+            ));
+        }
+        let handshake_ace = self.ecn_on_segment(h, ecn, payload.len());
+        if syn_received {
             self.establish(now);
         }
         if self.timestamps {
@@ -522,7 +561,7 @@ impl TcpConnection {
                 }
             }
         }
-        self.on_ack(now, h)?;
+        self.on_ack(now, h, handshake_ace)?;
         if (!payload.is_empty() || h.has(flags::FIN)) && off >= 0 {
             self.rx.on_data(now, off as u64, payload, h.has(flags::FIN));
         } else if !payload.is_empty() {
@@ -587,6 +626,7 @@ impl TcpConnection {
             seq,
             ack,
             flags: fl,
+            ae: false,
             window: wnd as u16,
             options,
         }

@@ -8,11 +8,18 @@
 //! TCP Fast Open (RFC 7413: cookie request and issue, data in the SYN, fallback when
 //! the server refuses it) is `connection/fast_open.rs`.
 //!
+//! ECN (`ecn.rs`, `accecn.rs`, `connection/ecn.rs`): classic ECN (RFC 3168 §6.1) and
+//! Accurate ECN feedback (RFC 9768: the ACE counter and the AccECN option), off by
+//! default (`ecn`, `ecn_codepoint`); the controller hears CE marks through
+//! `AckSummary::ce_event` and `newly_ce_marked`.
+//!
 //! Not implemented (yet): PAWS (RFC 7323 §5), zero-window probing
-//! (the simulated applications always read), TIME-WAIT, urgent data, ECN.
+//! (the simulated applications always read), TIME-WAIT, urgent data.
 
+pub mod accecn;
 pub mod config;
 pub mod connection;
+pub mod ecn;
 pub mod ranges;
 pub mod recv;
 pub mod scoreboard;

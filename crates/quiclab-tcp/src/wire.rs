@@ -1,7 +1,8 @@
 //! The TCP header and its options on the wire (RFC 9293 §3.1), with the options this
 //! stack speaks: MSS (RFC 9293 §3.7.1), window scale and timestamps (RFC 7323 §2.2,
-//! §3.2), SACK-permitted and SACK (RFC 2018 §2, §3). Decoding never panics: anything
-//! malformed is a [`WireError`].
+//! §3.2), SACK-permitted and SACK (RFC 2018 §2, §3), TFO (RFC 7413) and AccECN's
+//! byte counters (RFC 9768 §3.2.3); the ECN flags CWR, ECE (RFC 3168 §6.1) and AE
+//! (RFC 9768 §3.1.1). Decoding never panics: anything malformed is a [`WireError`].
 //!
 //! The checksum (RFC 9293 §3.1, with the IPv4 pseudo-header) is computed over the
 //! addresses the segment travels between, so captures decode as valid TCP.
@@ -25,6 +26,69 @@ pub mod flags {
     pub const RST: u8 = 0x04;
     pub const PSH: u8 = 0x08;
     pub const ACK: u8 = 0x10;
+    /// ECN-Echo (RFC 3168 §6.1); under AccECN the ACE field's least significant bit.
+    pub const ECE: u8 = 0x40;
+    /// Congestion Window Reduced (RFC 3168 §6.1); under AccECN ACE's middle bit.
+    pub const CWR: u8 = 0x80;
+}
+
+/// RFC 9768 §3.2.3 option kinds: field order 0 (EE0B, ECEB, EE1B) and 1 (EE1B, ECEB,
+/// EE0B).
+pub const ACCECN0: u8 = 172;
+pub const ACCECN1: u8 = 174;
+
+/// The AccECN option (RFC 9768 §3.2.3): the 24 least significant bits of up to three
+/// of the data receiver's byte counters, in one of two orders; trailing fields may be
+/// left out (Table 5).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AccEcnOption {
+    /// Order 1 (kind 174) rather than order 0 (kind 172).
+    pub order1: bool,
+    /// How many leading fields the option carries, 0 to 3.
+    pub count: u8,
+    /// The fields in wire order; 24-bit values, zero past `count`.
+    pub fields: [u32; 3],
+}
+
+impl AccEcnOption {
+    /// An option with the receiver's counters `(e0b, ceb, e1b)`, `count` fields.
+    pub fn new(order1: bool, count: u8, e0b: u32, ceb: u32, e1b: u32) -> Self {
+        let count = count.min(3);
+        let all = if order1 {
+            [e1b, ceb, e0b]
+        } else {
+            [e0b, ceb, e1b]
+        };
+        let mut fields = [0; 3];
+        for (i, f) in all.iter().enumerate().take(usize::from(count)) {
+            fields[i] = f & 0xff_ffff;
+        }
+        AccEcnOption {
+            order1,
+            count,
+            fields,
+        }
+    }
+
+    fn field(&self, i: usize) -> Option<u32> {
+        (i < usize::from(self.count)).then(|| self.fields[i])
+    }
+    /// EE0B: bytes received ECT(0), when present.
+    pub fn e0b(&self) -> Option<u32> {
+        self.field(if self.order1 { 2 } else { 0 })
+    }
+    /// ECEB: bytes received CE, when present.
+    pub fn ceb(&self) -> Option<u32> {
+        self.field(1)
+    }
+    /// EE1B: bytes received ECT(1), when present.
+    pub fn e1b(&self) -> Option<u32> {
+        self.field(if self.order1 { 0 } else { 2 })
+    }
+    /// Bytes on the wire.
+    pub fn wire_len(&self) -> usize {
+        2 + 3 * usize::from(self.count.min(3))
+    }
 }
 
 /// The options of one segment. `sack` holds (left, right) wire sequence numbers.
@@ -39,6 +103,8 @@ pub struct Options {
     /// RFC 7413 §4.1.1 TFO option (kind 34): empty = a cookie request, else the
     /// cookie (4 to 16 bytes).
     pub fast_open: Option<Vec<u8>>,
+    /// RFC 9768 §3.2.3 AccECN option (kind 172 or 174).
+    pub accecn: Option<AccEcnOption>,
 }
 
 /// A TCP header (without the checksum, computed on encode and checked on decode).
@@ -49,6 +115,8 @@ pub struct Header {
     pub seq: u32,
     pub ack: u32,
     pub flags: u8,
+    /// The AE flag (RFC 9768 §3.1.1, formerly NS): the low bit of byte 12.
+    pub ae: bool,
     pub window: u16,
     pub options: Options,
 }
@@ -90,6 +158,9 @@ impl Options {
         if let Some(c) = &self.fast_open {
             n += 2 + c.len();
         }
+        if let Some(a) = &self.accecn {
+            n += a.wire_len();
+        }
         n.div_ceil(4) * 4
     }
 
@@ -127,13 +198,20 @@ impl Options {
             out.extend_from_slice(&[34, (2 + c.len()) as u8]);
             out.extend_from_slice(c);
         }
+        if let Some(a) = &self.accecn {
+            let kind = if a.order1 { ACCECN1 } else { ACCECN0 };
+            out.extend_from_slice(&[kind, a.wire_len() as u8]);
+            for f in &a.fields[..usize::from(a.count.min(3))] {
+                out.extend_from_slice(&f.to_be_bytes()[1..]);
+            }
+        }
         while !(out.len() - start).is_multiple_of(4) {
             out.push(0);
         }
     }
 
     /// Length after [`encode`](Self::encode) (its NOP layout), not the minimal one.
-    fn wire_len(&self) -> usize {
+    pub(crate) fn wire_len(&self) -> usize {
         let mut v = Vec::with_capacity(MAX_HEADER_LEN);
         self.encode(&mut v);
         v.len()
@@ -169,6 +247,19 @@ impl Options {
                 8 if len == 10 => o.timestamps = Some((be32(&body[..4]), be32(&body[4..]))),
                 // RFC 7413 §4.1.1: a request (length 2) or a 4-16 byte cookie.
                 34 if len == 2 || (6..=18).contains(&len) => o.fast_open = Some(body.to_vec()),
+                // RFC 9768 §3.2.3: the whole 3-byte fields that fit the length are read,
+                // any remainder is padding (forward compatibility), not an error.
+                ACCECN0 | ACCECN1 => {
+                    let mut a = AccEcnOption {
+                        order1: kind == ACCECN1,
+                        ..AccEcnOption::default()
+                    };
+                    for (i, c) in body.chunks_exact(3).take(3).enumerate() {
+                        a.fields[i] = u32::from_be_bytes([0, c[0], c[1], c[2]]);
+                        a.count = i as u8 + 1;
+                    }
+                    o.accecn = Some(a);
+                }
                 2 | 3 | 4 | 5 | 8 | 34 => return Err(bad),
                 // RFC 9293 §3.1: unknown options are skipped by their length.
                 _ => {}
@@ -201,7 +292,7 @@ impl Header {
         out.extend_from_slice(&self.dst_port.to_be_bytes());
         out.extend_from_slice(&self.seq.to_be_bytes());
         out.extend_from_slice(&self.ack.to_be_bytes());
-        out.push((((HEADER_LEN + opt_len) / 4) as u8) << 4);
+        out.push(((((HEADER_LEN + opt_len) / 4) as u8) << 4) | u8::from(self.ae));
         out.push(self.flags);
         out.extend_from_slice(&self.window.to_be_bytes());
         out.extend_from_slice(&[0, 0, 0, 0]); // checksum, urgent pointer
@@ -241,7 +332,8 @@ impl Header {
             dst_port: u16::from_be_bytes([seg[2], seg[3]]),
             seq: be32(&seg[4..8]),
             ack: be32(&seg[8..12]),
-            flags: seg[13] & 0x3f,
+            flags: seg[13],
+            ae: seg[12] & 1 != 0,
             window: u16::from_be_bytes([seg[14], seg[15]]),
             options: Options::decode(&seg[HEADER_LEN..off])?,
         };
@@ -321,6 +413,7 @@ mod tests {
                 timestamps: Some((1, 0)),
                 sack: vec![],
                 fast_open: None,
+                accecn: None,
             },
             ..Header::default()
         };
@@ -393,6 +486,72 @@ mod tests {
     }
 
     #[test]
+    fn ecn_flags_and_accecn_option_roundtrip() {
+        // RFC 9768 §3.1.1: an AccECN SYN sets AE, CWR and ECE; AE is byte 12's low bit.
+        let syn = Header {
+            flags: flags::SYN | flags::CWR | flags::ECE,
+            ae: true,
+            ..Header::default()
+        };
+        let (a, b) = addrs();
+        let mut out = Vec::new();
+        syn.encode(&[], a, b, &mut out).unwrap();
+        assert_eq!((out[12] & 1, out[13]), (1, 0xc2));
+        roundtrip(&syn, &[]);
+        // RFC 9768 §3.2.3 Figure 4: order 1 carries EE1B, ECEB, EE0B, 24 bits each.
+        let full = AccEcnOption::new(true, 3, 1, 0x1234_5678, 0xab_cdef);
+        assert_eq!(full.fields, [0xab_cdef, 0x34_5678, 1]);
+        assert_eq!(
+            (full.e1b(), full.ceb(), full.e0b()),
+            (Some(0xab_cdef), Some(0x34_5678), Some(1))
+        );
+        let ack = Header {
+            flags: flags::ACK | flags::ECE,
+            options: Options {
+                timestamps: Some((1, 2)),
+                accecn: Some(full),
+                ..Options::default()
+            },
+            ..Header::default()
+        };
+        // 12 bytes of timestamps + 11 of AccECN, padded to 24.
+        assert_eq!(ack.options.wire_len(), 24);
+        roundtrip(&ack, b"x");
+        // Table 5: a truncated order-0 option of 2 fields has EE0B and ECEB only.
+        let two = AccEcnOption::new(false, 2, 7, 8, 9);
+        assert_eq!((two.e0b(), two.ceb(), two.e1b()), (Some(7), Some(8), None));
+    }
+
+    #[test]
+    fn accecn_option_lengths_follow_rfc_9768() {
+        let mut seg = vec![0u8; 32];
+        seg[12] = 8 << 4;
+        // Length 7: one whole field, the rest is padding (§3.2.3 forward compatibility).
+        seg[20..27].copy_from_slice(&[ACCECN0, 7, 0, 0, 9, 0xff, 0xff]);
+        let (h, _) = Header::decode_unchecked(&seg).unwrap();
+        let a = h.options.accecn.unwrap();
+        assert_eq!((a.count, a.e0b(), a.ceb()), (1, Some(9), None));
+        // Length 2: the empty option.
+        seg[20..27].copy_from_slice(&[ACCECN1, 2, 0, 0, 0, 0, 0]);
+        let (h, _) = Header::decode_unchecked(&seg).unwrap();
+        assert_eq!(h.options.accecn.unwrap().count, 0);
+        // A length below 2 or past the options is malformed.
+        seg[20..22].copy_from_slice(&[ACCECN0, 1]);
+        assert_eq!(
+            Header::decode_unchecked(&seg),
+            Err(WireError::BadOption {
+                kind: ACCECN0,
+                len: 1
+            })
+        );
+        seg[20..22].copy_from_slice(&[ACCECN1, 13]);
+        assert!(matches!(
+            Header::decode_unchecked(&seg),
+            Err(WireError::BadOption { kind: ACCECN1, .. })
+        ));
+    }
+
+    #[test]
     fn sequence_comparison_wraps() {
         assert!(seq_lt(u32::MAX - 1, 3));
         assert!(!seq_lt(3, u32::MAX - 1));
@@ -408,14 +567,19 @@ mod tests {
             proptest::option::of(any::<(u32, u32)>()),
             proptest::collection::vec(any::<(u32, u32)>(), 0..=3),
             proptest::option::of(prop_oneof![Just(0usize), 4usize..=16]),
+            (
+                any::<bool>(),
+                proptest::option::of((any::<bool>(), 0u8..=3, any::<(u32, u32, u32)>())),
+            ),
         )
             .prop_map(
-                |((sp, dp, seq, ack, fl, win), mss, ws, sp_ok, ts, sack, tfo)| Header {
+                |((sp, dp, seq, ack, fl, win), mss, ws, sp_ok, ts, sack, tfo, (ae, acc))| Header {
                     src_port: sp,
                     dst_port: dp,
                     seq,
                     ack,
-                    flags: fl & 0x3f,
+                    flags: fl,
+                    ae,
                     window: win,
                     options: Options {
                         mss,
@@ -424,6 +588,7 @@ mod tests {
                         timestamps: ts,
                         sack,
                         fast_open: tfo.map(|n| vec![7; n]),
+                        accecn: acc.map(|(o, n, (a, b, c))| AccEcnOption::new(o, n, a, b, c)),
                     },
                 },
             )

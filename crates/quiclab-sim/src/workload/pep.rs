@@ -19,7 +19,7 @@
 //! resets: if one side's connection fails, the other is left to time out.
 
 use crate::output::results::{PepResult, PepSideResult};
-use quiclab_proto::Instant;
+use quiclab_proto::{Ecn, Instant};
 use quiclab_tcp::{State, TcpConfig, TcpConnection};
 use std::collections::VecDeque;
 use std::net::SocketAddrV4;
@@ -90,13 +90,14 @@ impl PepHost {
         now: Instant,
         src: SocketAddrV4,
         dst: SocketAddrV4,
+        ecn: Ecn,
         seg: &[u8],
     ) {
         if dst == self.server && src == self.client {
-            let _ = self.satellite.handle_segment(now, src, seg);
+            let _ = self.satellite.handle_segment_ecn(now, src, ecn, seg);
         } else if dst == self.client && src == self.server {
             if let Some(t) = self.terrestrial.as_mut() {
-                let _ = t.handle_segment(now, src, seg);
+                let _ = t.handle_segment_ecn(now, src, ecn, seg);
             }
         }
     }
@@ -116,18 +117,18 @@ impl PepHost {
             .min()
     }
 
-    /// The next segment into `buf`: (source, destination). The satellite end's
-    /// segments first, then the terrestrial end's.
+    /// The next segment into `buf`: (source, destination, IP ECN codepoint). The
+    /// satellite end's segments first, then the terrestrial end's.
     pub fn poll_transmit(
         &mut self,
         now: Instant,
         buf: &mut Vec<u8>,
-    ) -> Option<(SocketAddrV4, SocketAddrV4)> {
+    ) -> Option<(SocketAddrV4, SocketAddrV4, Ecn)> {
         if let Some(t) = self.satellite.poll_transmit(now, buf) {
-            return Some((self.server, t.destination));
+            return Some((self.server, t.destination, t.ecn));
         }
         let t = self.terrestrial.as_mut()?.poll_transmit(now, buf)?;
-        Some((self.client, t.destination))
+        Some((self.client, t.destination, t.ecn))
     }
 
     /// Opens the terrestrial connection once the client's SYN arrived, then relays

@@ -20,7 +20,7 @@ use crate::scenario::Workload;
 use crate::workload::app::{AppMeasure, MeasureWindow};
 use crate::workload::tcptls::TlsLayer;
 use quiclab_proto::events::{Event as ProtoEvent, EventSink, RecoveryMetrics};
-use quiclab_proto::Instant;
+use quiclab_proto::{Ecn, Instant};
 use quiclab_tcp::wire::{flags, Header};
 use quiclab_tcp::{Event, TcpConfig, TcpConnection};
 use std::collections::BTreeMap;
@@ -280,13 +280,14 @@ impl TcpHost {
         }
     }
 
-    /// A segment arrived from `src`; a malformed one is counted and dropped.
-    pub fn handle_segment(&mut self, now: Instant, src: SocketAddrV4, seg: &[u8]) {
+    /// A segment arrived from `src` with IP ECN codepoint `ecn`; a malformed one is
+    /// counted and dropped.
+    pub fn handle_segment(&mut self, now: Instant, src: SocketAddrV4, ecn: Ecn, seg: &[u8]) {
         let Some(conn) = self.conn.as_mut() else {
             return;
         };
         let data = Header::decode_unchecked(seg).is_ok_and(|(_, off)| seg.len() > off);
-        if conn.handle_segment(now, src, seg).is_err() {
+        if conn.handle_segment_ecn(now, src, ecn, seg).is_err() {
             return;
         }
         self.cache_cookie();
@@ -321,8 +322,12 @@ impl TcpHost {
         }
     }
 
-    /// The next segment to send into `buf`, and where.
-    pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<SocketAddrV4> {
+    /// The next segment to send into `buf`: where, and its IP ECN codepoint.
+    pub fn poll_transmit(
+        &mut self,
+        now: Instant,
+        buf: &mut Vec<u8>,
+    ) -> Option<(SocketAddrV4, Ecn)> {
         let t = self.conn.as_mut()?.poll_transmit(now, buf)?;
         let mut m = lock(&self.metrics);
         m.sent.packets += 1;
@@ -337,7 +342,7 @@ impl TcpHost {
                 a.bytes += off as u64;
             }
         }
-        Some(t.destination)
+        Some((t.destination, t.ecn))
     }
 
     pub fn poll_timeout(&self) -> Option<Instant> {

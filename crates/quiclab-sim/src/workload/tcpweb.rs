@@ -22,7 +22,7 @@ use crate::workload::app::{AppMeasure, MeasureWindow};
 use crate::workload::h2mux::{self, Frame, Parser, Sender};
 use crate::workload::tcpflow::{ByteStream, CookieCache, TcpHost};
 use crate::workload::webapp::WebClient;
-use quiclab_proto::Instant;
+use quiclab_proto::{Ecn, Instant};
 use quiclab_tcp::TcpConfig;
 use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddrV4;
@@ -97,19 +97,20 @@ impl TcpEnd {
         }
     }
 
-    pub fn handle_segment(&mut self, now: Instant, src: SocketAddrV4, seg: &[u8]) {
+    /// A segment from `src` that arrived with IP ECN codepoint `ecn`.
+    pub fn handle_segment(&mut self, now: Instant, src: SocketAddrV4, ecn: Ecn, seg: &[u8]) {
         match self {
-            TcpEnd::One(h) => h.handle_segment(now, src, seg),
+            TcpEnd::One(h) => h.handle_segment(now, src, ecn, seg),
             TcpEnd::WebClient(c) => {
                 // Every connection's local port is distinct; the segment names it.
                 let port = quiclab_tcp::wire::Header::decode_unchecked(seg)
                     .map(|(h, _)| h.dst_port)
                     .ok();
                 if let Some(ch) = c.chans.iter_mut().find(|ch| Some(ch.local.port()) == port) {
-                    ch.host.handle_segment(now, src, seg);
+                    ch.host.handle_segment(now, src, ecn, seg);
                 }
             }
-            TcpEnd::WebServer(s) => s.handle_segment(now, src, seg),
+            TcpEnd::WebServer(s) => s.handle_segment(now, src, ecn, seg),
         }
     }
 
@@ -120,15 +121,15 @@ impl TcpEnd {
     }
 
     /// The next segment of any connection, taking the connections in turn: its
-    /// destination, and its source when that is not the end's own address (a web
-    /// client's second and later connections).
+    /// destination, its source when that is not the end's own address (a web
+    /// client's second and later connections), and its IP ECN codepoint.
     pub fn poll_transmit(
         &mut self,
         now: Instant,
         buf: &mut Vec<u8>,
-    ) -> Option<(SocketAddrV4, Option<SocketAddrV4>)> {
+    ) -> Option<(SocketAddrV4, Option<SocketAddrV4>, Ecn)> {
         let (rr, n) = match self {
-            TcpEnd::One(h) => return h.poll_transmit(now, buf).map(|d| (d, None)),
+            TcpEnd::One(h) => return h.poll_transmit(now, buf).map(|(d, e)| (d, None, e)),
             TcpEnd::WebClient(c) => (&mut c.rr, c.chans.len()),
             TcpEnd::WebServer(s) => (&mut s.rr, s.chans.len()),
         };
@@ -146,17 +147,17 @@ impl TcpEnd {
                 break;
             }
         }
-        let (k, d) = found?;
+        let (k, (d, e)) = found?;
         match self {
             TcpEnd::WebClient(c) => {
                 c.rr = k + 1;
-                Some((d, Some(c.chans[k].local)))
+                Some((d, Some(c.chans[k].local), e))
             }
             TcpEnd::WebServer(s) => {
                 s.rr = k + 1;
-                Some((d, None))
+                Some((d, None, e))
             }
-            TcpEnd::One(_) => Some((d, None)),
+            TcpEnd::One(_) => Some((d, None, e)),
         }
     }
 
@@ -479,7 +480,7 @@ impl TcpWebServer {
         }
     }
 
-    fn handle_segment(&mut self, now: Instant, src: SocketAddrV4, seg: &[u8]) {
+    fn handle_segment(&mut self, now: Instant, src: SocketAddrV4, ecn: Ecn, seg: &[u8]) {
         if !self.chans.contains_key(&src) {
             // At most the client's connections (memory bounded whatever arrives).
             if self.chans.len() >= self.spec.mode.connections() as usize {
@@ -528,7 +529,7 @@ impl TcpWebServer {
             );
         }
         if let Some(ch) = self.chans.get_mut(&src) {
-            ch.host.handle_segment(now, src, seg);
+            ch.host.handle_segment(now, src, ecn, seg);
         }
     }
 

@@ -12,7 +12,14 @@ use quiclab_proto::{Instant, LostPacket, RateSample};
 use std::time::Duration;
 
 impl TcpConnection {
-    pub(super) fn on_ack(&mut self, now: Instant, h: &Header) -> Result<(), SegmentError> {
+    /// `handshake_ace`: the ACK's ACE field is the handshake encoding (RFC 9768
+    /// §3.2.2.1), not a counter.
+    pub(super) fn on_ack(
+        &mut self,
+        now: Instant,
+        h: &Header,
+        handshake_ace: bool,
+    ) -> Result<(), SegmentError> {
         let ack = self.ack_offset(h.ack);
         let limit = self.sb.nxt + u64::from(self.sb.fin_sent);
         if ack > limit as i64 {
@@ -40,6 +47,9 @@ impl TcpConnection {
             Vec::new()
         };
         let delivered = self.sb.on_ack(ack, &sack);
+        let newest_sent = delivered.iter().map(|d| d.seg.sent).max();
+        let segments = delivered.iter().filter(|d| d.seg.end > d.start).count() as u64;
+        self.pending_ce = self.ecn_on_ack(now, h, newest_sent, segments, handshake_ace);
         let acked = self.on_delivered(now, &delivered);
         self.sb.rack_update(now, &delivered, self.rtt.min());
         let losses = self.find_losses(now);
@@ -157,6 +167,7 @@ impl TcpConnection {
         losses: &Losses,
         rate_sample: Option<&RateSample>,
     ) {
+        let ce = std::mem::take(&mut self.pending_ce);
         let response = self.cc.on_ack(&AckSummary {
             now,
             spurious_congestion: false,
@@ -165,8 +176,8 @@ impl TcpConnection {
             rtt: &self.rtt,
             lost: &losses.lost,
             congestion: losses.congestion,
-            ce_event: None, // no ECN in quiclab-tcp
-            newly_ce_marked: 0,
+            ce_event: ce.event,
+            newly_ce_marked: ce.newly_marked,
             rate_sample,
         });
         if response.mark_app_limited {

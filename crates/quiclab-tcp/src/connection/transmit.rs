@@ -11,6 +11,7 @@ impl TcpConnection {
     /// `None` when nothing is to be sent now.
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
         buf.clear();
+        self.tx_ecn = quiclab_proto::Ecn::NotEct;
         let remote = self.remote?;
         match self.state {
             State::Listen | State::Closed => return None,
@@ -33,9 +34,13 @@ impl TcpConnection {
         }
         self.stats.segments_sent += 1;
         self.check_closed();
+        if self.tx_ecn.is_ect() {
+            self.stats.ect_segments_sent += 1;
+        }
         Some(Transmit {
             destination: remote,
             size: buf.len(),
+            ecn: self.tx_ecn,
         })
     }
 
@@ -53,7 +58,8 @@ impl TcpConnection {
 
     /// Encodes a segment with the current ACK state into `buf`.
     fn emit(&mut self, now: Instant, seq: u32, fl: u8, payload: &[u8], buf: &mut Vec<u8>) {
-        let h = self.header(now, seq, fl);
+        let mut h = self.header(now, seq, fl);
+        self.ecn_header(&mut h, payload.is_empty());
         let remote = self.remote.expect("checked by poll_transmit");
         // Options are at most 3 SACK blocks with timestamps / 4 without: they fit.
         if h.encode(payload, self.local, remote, buf).is_err() {
@@ -61,6 +67,7 @@ impl TcpConnection {
         }
         if fl & flags::ACK != 0 {
             self.rx.on_ack_sent();
+            self.ecn_on_ack_sent();
         }
     }
 
@@ -83,7 +90,15 @@ impl TcpConnection {
             },
             sack: Vec::new(),
             fast_open: None,
+            accecn: None,
         };
+        // RFC 3168 §6.1.1 / RFC 9768 §3.1.1: the ECN request or answer.
+        let bits = if server {
+            self.ecn_syn_ack_bits()
+        } else {
+            self.ecn_syn_bits()
+        };
+        crate::ecn::set_ecn_bits(&mut h, bits);
         let payload = if server {
             h.flags |= flags::ACK;
             h.ack = self.syn_ack_number();
@@ -141,7 +156,12 @@ impl TcpConnection {
         }
         if len > 0 {
             fl |= flags::PSH;
+            // RFC 3168 §6.1.2: CWR on the first new data after the reduction.
+            if !o.retransmission && self.ecn_take_cwr() {
+                fl |= flags::CWR;
+            }
         }
+        self.tx_ecn = self.ecn_codepoint(len, o.retransmission);
         self.emit(now, self.wire_seq(o.start), fl, &payload, buf);
         self.tx_count += 1;
         let in_flight = self.sb.pipe + len;
