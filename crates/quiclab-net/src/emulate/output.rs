@@ -9,6 +9,7 @@
 //! seconds since the emulator started.
 
 use super::lateness::LatenessSummary;
+use super::rebind::RebindRecord;
 use super::relay::{Capture, Relay, RelayCounters};
 use crate::error::{Context, Result};
 use quiclab_link::config::LinkSide;
@@ -32,6 +33,9 @@ struct Summary<'a> {
     ecn_marks: BTreeMap<String, u64>,
     /// Actual send time minus the model's due time, per delivery.
     send_lateness: LatenessSummary,
+    /// The relay's moves toward the server (`--rebind`; absent without).
+    #[serde(skip_serializing_if = "<[RebindRecord]>::is_empty")]
+    rebinds: &'a [RebindRecord],
 }
 
 fn capture(path: &Path) -> Result<Capture> {
@@ -103,6 +107,7 @@ pub fn finish(
             .filter_map(|l| Some((l.name.clone(), l.ecn_marks?)))
             .collect(),
         send_lateness: relay.lateness.summary(),
+        rebinds: relay.rebinder.as_ref().map_or(&[], |(r, _)| &r.records),
     };
     let mut json = serde_json::to_string_pretty(&summary)?;
     json.push('\n');
