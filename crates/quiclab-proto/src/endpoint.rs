@@ -263,7 +263,7 @@ impl Endpoint {
         if data.len() < MIN_STATELESS_RESET {
             return Err(Unrouted::Dropped); // §10.3: never a valid packet either
         }
-        let tail = &data[data.len() - 16..];
+        let tail = &data[data.len().saturating_sub(16)..];
         // Never answered with a reset of our own: a recognised one goes to its
         // connection, which drains (recv.rs).
         let owner = (self.connections.iter())

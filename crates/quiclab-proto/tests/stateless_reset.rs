@@ -149,3 +149,37 @@ fn short_headers_for_unknown_ids_get_a_reset_only_if_big_enough() {
     assert_eq!(sizes[0], 21, "one byte below a 22-byte trigger");
     assert!((42..=64).contains(&sizes[1]), "{sizes:?}");
 }
+
+#[test]
+fn a_flood_of_unknown_ids_gets_a_bounded_number_of_resets() {
+    // The token bucket (burst 20, 100/s) bounds both what is sent and what waits in
+    // the endpoint's queue of stateless responses, whatever arrives.
+    let mut server = restarted_server(keyed(Some(KEY)));
+    let from = "10.0.0.1:40000".parse().unwrap();
+    let ecn = quiclab_proto::Ecn::NotEct;
+    for i in 0..1000u32 {
+        let mut d = vec![0x41u8; 100];
+        d[1..5].copy_from_slice(&i.to_be_bytes());
+        let r = server.handle_datagram(Instant::ZERO, from, ecn, &mut d);
+        assert!(matches!(
+            r,
+            Err(Unrouted::StatelessReset | Unrouted::Dropped)
+        ));
+    }
+    assert_eq!(server.stateless_resets(), (20, 980));
+    let mut buf = Vec::new();
+    let mut queued = 0;
+    while server.poll_transmit(Instant::ZERO, &mut buf).is_some() {
+        queued += 1;
+        buf.clear();
+    }
+    assert_eq!(queued, 20);
+    // A second later the bucket has refilled to its burst, not to 100.
+    let later = Instant::from_millis(1000);
+    for i in 0..1000u32 {
+        let mut d = vec![0x41u8; 100];
+        d[1..5].copy_from_slice(&i.to_be_bytes());
+        let _ = server.handle_datagram(later, from, ecn, &mut d);
+    }
+    assert_eq!(server.stateless_resets().0, 40);
+}
