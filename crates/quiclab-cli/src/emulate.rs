@@ -3,7 +3,7 @@
 
 use anyhow::{bail, Result};
 use clap::Args;
-use quiclab_net::emulate::{self, Emulator, EmulatorConfig};
+use quiclab_net::emulate::{self, Emulator, EmulatorConfig, Rebind, RebindKind};
 use quiclab_net::{signal, udp, WakeMode};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -45,6 +45,41 @@ pub struct EmulateArgs {
     /// UDP socket buffer size asked for, each way, per socket.
     #[arg(long, default_value_t = udp::DEFAULT_BUFFER)]
     socket_buffer: usize,
+    /// NAT rebinding, as the interop runner's rebind scenarios: at --first-rebind and
+    /// then every --rebind-freq the relay moves its socket toward the server to a new
+    /// source port (`port`) or a new source address in 127.0.0.0/8 (`addr`: 127.0.0.2,
+    /// .3, ...; needs a loopback --upstream). The client side keeps its mapping.
+    #[arg(long, value_parser = ["port", "addr"])]
+    rebind: Option<String>,
+    /// Seconds from the start to the first rebind.
+    #[arg(long, default_value_t = 1.0, requires = "rebind")]
+    first_rebind: f64,
+    /// Seconds between later rebinds (0: only the first).
+    #[arg(long, default_value_t = 5.0, requires = "rebind")]
+    rebind_freq: f64,
+}
+
+/// `--rebind`, `--first-rebind`, `--rebind-freq` as the emulator's schedule.
+fn rebind_schedule(a: &EmulateArgs) -> Result<Option<Rebind>> {
+    let kind = match a.rebind.as_deref() {
+        None => return Ok(None),
+        Some("addr") => RebindKind::Addr,
+        Some(_) => RebindKind::Port,
+    };
+    let seconds = |flag: &str, s: f64| {
+        if s.is_finite() && (0.0..1e9).contains(&s) {
+            Ok(Duration::from_secs_f64(s))
+        } else {
+            bail!("--{flag} {s}: must be a number of seconds >= 0")
+        }
+    };
+    let first = seconds("first-rebind", a.first_rebind)?;
+    let every = seconds("rebind-freq", a.rebind_freq)?;
+    Ok(Some(Rebind {
+        kind,
+        first,
+        every: (!every.is_zero()).then_some(every),
+    }))
 }
 
 pub fn run(a: EmulateArgs) -> Result<()> {
@@ -60,6 +95,7 @@ pub fn run(a: EmulateArgs) -> Result<()> {
         wake: WakeMode::from_name(&a.wake),
         spin: Duration::from_micros(a.spin_us),
         socket_buffer: a.socket_buffer,
+        rebind: rebind_schedule(&a)?,
     };
     let capture = a.pcap || scenario.measure.pcap;
     let mut emulator = Emulator::bind(scenario, duplex, &config)?;

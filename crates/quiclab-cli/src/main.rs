@@ -7,6 +7,7 @@ mod help_markdown;
 mod inputs;
 mod lab;
 mod query;
+mod reset_key;
 mod sim;
 mod tokens;
 
@@ -180,6 +181,12 @@ struct ServerArgs {
     /// sets it) and echo every one received back to its sender.
     #[arg(long)]
     datagrams: bool,
+    /// The key stateless reset tokens derive from (RFC 9000 §10.3.2), 64 hex digits; a
+    /// missing FILE is created (0600) with a random key. A server restarted with the
+    /// same key answers packets of its previous process's connections with a Stateless
+    /// Reset, which ends them at once. Default: a random key for this process.
+    #[arg(long, value_name = "FILE")]
+    stateless_reset_key: Option<PathBuf>,
     #[command(flatten)]
     common: Common,
 }
@@ -335,6 +342,15 @@ fn server(a: ServerArgs) -> Result<()> {
     if a.datagrams {
         offer_datagrams(&mut config);
     }
+    let (key, origin) = match &a.stateless_reset_key {
+        Some(path) => reset_key::load_or_create(path)?,
+        None => reset_key::for_process()?,
+    };
+    std::sync::Arc::make_mut(&mut config).stateless_reset_key = Some(key);
+    eprintln!(
+        "{}",
+        reset_key_note(a.stateless_reset_key.as_deref(), origin)
+    );
     eprintln!("{}", setup::pacing_note(&config));
     eprintln!("{}", setup::pmtud_note(&config));
     eprintln!("{}", setup::ecn_note(&config));
@@ -532,6 +548,16 @@ fn client(a: ClientArgs) -> Result<()> {
     match failures {
         0 => Ok(()),
         n => bail!("{n} failure(s)"),
+    }
+}
+
+/// The server's start-up line about its stateless reset key (never the key itself).
+fn reset_key_note(path: Option<&std::path::Path>, origin: reset_key::Origin) -> String {
+    let path = path.map(|p| p.display().to_string()).unwrap_or_default();
+    match origin {
+        reset_key::Origin::Read => format!("stateless reset key: read from {path}"),
+        reset_key::Origin::Created => format!("stateless reset key: created {path} (0600)"),
+        reset_key::Origin::Process => "stateless reset key: random, for this process".into(),
     }
 }
 

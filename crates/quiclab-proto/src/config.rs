@@ -13,6 +13,7 @@ pub use security::{
 use crate::cc::{CarefulResumeConfig, CongestionControl, HystartConfig};
 use crate::ecn::EcnMode;
 use crate::error::TransportError;
+use crate::reset_key::StatelessResetKey;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -338,6 +339,13 @@ pub struct TransportConfig {
     /// sent on every packet while ECN validation has not failed.
     #[serde(skip_serializing_if = "EcnMode::is_off")]
     pub ecn: EcnMode,
+    /// The static key stateless reset tokens derive from (RFC 9000 §10.3.2), and with
+    /// it the endpoint answers short-header packets for unknown connection IDs with a
+    /// Stateless Reset (§10.3). `None` (default): random tokens from the seeded
+    /// generator and no resets sent. A secret set by a driver: never serialized or
+    /// read from a config file.
+    #[serde(skip)]
+    pub stateless_reset_key: Option<StatelessResetKey>,
 }
 
 /// `handshake_timeout_ms`'s default: 10 s, a third of the default idle timeout.
@@ -376,6 +384,7 @@ impl Default for TransportConfig {
             admission: AdmissionConfig::default(),
             zero_rtt: false,
             ecn: EcnMode::Off,
+            stateless_reset_key: None,
         }
     }
 }

@@ -17,6 +17,7 @@
 mod schedule;
 
 mod compatible;
+mod reset;
 mod validation;
 
 use crate::config::TransportConfig;
@@ -29,6 +30,7 @@ use crate::rng::DetRng;
 use crate::time::Instant;
 use crate::wire::header::{parse_header, write_version_negotiation, HeaderError};
 use crate::wire::{ConnectionId, PacketType};
+use reset::{ResetSender, MIN_STATELESS_RESET};
 use schedule::Schedule;
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::net::SocketAddr;
@@ -49,6 +51,9 @@ pub enum Unrouted {
     /// A new client's Initial was answered statelessly (RFC 9000 §8.1.2): a Retry,
     /// or a CONNECTION_CLOSE with INVALID_TOKEN for a bad Retry token.
     Retry,
+    /// A short header for an unknown connection ID was answered with a Stateless
+    /// Reset (RFC 9000 §10.3; only with a `stateless_reset_key`).
+    StatelessReset,
 }
 
 /// Datagrams for one destination from [`Endpoint::poll_transmit_burst`]: `segments`
@@ -103,6 +108,8 @@ pub struct Endpoint {
     validation: AddressValidation,
     /// Deadlines, connections that may send, and what the application must look at.
     schedule: Schedule,
+    /// Stateless Resets for packets of lost connections (with a reset key).
+    resets: ResetSender,
 }
 
 /// The transport config for a connection from `remote` accepted at `now`, or `None`
@@ -122,7 +129,11 @@ impl Endpoint {
         seed: u64,
     ) -> Self {
         let rng = DetRng::new(seed);
+        // Forked from a copy: the endpoint's own stream (connection seeds) is the
+        // same as before resets existed.
+        let resets = ResetSender::new(rng.clone().fork("stateless_reset"));
         Endpoint {
+            resets,
             validation: AddressValidation::new(&rng),
             config,
             server,
@@ -211,6 +222,9 @@ impl Endpoint {
         let first = Parsed::from(&header);
         let handle = match self.routes.get(&dcid) {
             Some(&h) => h,
+            None if ty == PacketType::OneRtt => {
+                return self.unknown_short_header(now, remote, ecn, data, &dcid);
+            }
             None if ty != PacketType::OneRtt && !self.config.versions.accepts(version) => {
                 // A version the parser knows (v2) but this endpoint does not accept.
                 let (d, s) = (dcid.as_bytes().to_vec(), scid.as_bytes().to_vec());
@@ -232,6 +246,52 @@ impl Endpoint {
         self.process_endpoint_events(handle);
         self.reschedule(handle, true, false);
         Ok(handle)
+    }
+
+    /// A short-header datagram whose connection ID no connection has: a Stateless
+    /// Reset from a peer of ours (RFC 9000 §10.3.1: its ID is random, so only its
+    /// last 16 bytes can route it), else a packet of a connection we lost, answered
+    /// with a Stateless Reset when a key makes its token computable (§10.3).
+    fn unknown_short_header(
+        &mut self,
+        now: Instant,
+        remote: SocketAddr,
+        ecn: Ecn,
+        data: &mut [u8],
+        dcid: &ConnectionId,
+    ) -> Result<ConnectionHandle, Unrouted> {
+        if data.len() < MIN_STATELESS_RESET {
+            return Err(Unrouted::Dropped); // §10.3: never a valid packet either
+        }
+        let tail = &data[data.len().saturating_sub(16)..];
+        // Never answered with a reset of our own: a recognised one goes to its
+        // connection, which drains (recv.rs).
+        let owner = (self.connections.iter())
+            .find(|(_, c)| !c.is_closed() && c.is_stateless_reset(tail))
+            .map(|(&h, _)| h);
+        if let Some(h) = owner {
+            if let Some(conn) = self.connections.get_mut(&h) {
+                conn.handle_routed_datagram(now, remote, ecn, data, None);
+            }
+            self.process_endpoint_events(h);
+            self.reschedule(h, true, false);
+            return Ok(h);
+        }
+        let Some(key) = self.config.stateless_reset_key.as_ref() else {
+            return Err(Unrouted::Dropped);
+        };
+        match self.resets.respond(now, key, dcid, data.len()) {
+            Some(pkt) => {
+                self.responses.push_back((remote, Ecn::NotEct, pkt));
+                Err(Unrouted::StatelessReset)
+            }
+            None => Err(Unrouted::Dropped),
+        }
+    }
+
+    /// Stateless Resets sent, and those the rate limit held back (RFC 9000 §10.3).
+    pub fn stateless_resets(&self) -> (u64, u64) {
+        (self.resets.sent(), self.resets.limited())
     }
 
     /// RFC 9000 §6.1: a server answers a long header of a version it does not accept

@@ -41,6 +41,7 @@ mod range_set;
 #[cfg(feature = "testing")]
 pub mod raw;
 mod recovery;
+mod reset_key;
 mod rng;
 mod streams;
 /// The in-memory two-endpoint harness for tests and benchmarks (cargo feature `testing`).
@@ -85,6 +86,7 @@ pub use qlog::QlogWriter;
 pub use recovery::pacer::{DEFAULT_BURST_PACKETS, MAX_BURST_PACKETS};
 pub use recovery::{DeliveryRateEstimator, DeliverySnapshot, Pacer, PacingRate, RttEstimator};
 pub use recovery::{LostPacket, RateSample, GRANULARITY};
+pub use reset_key::{StatelessResetKey, STATELESS_RESET_KEY_LEN};
 pub use rng::DetRng;
 
 // Reading packets from outside a connection (captures, link models).

@@ -13,11 +13,13 @@
 mod config;
 mod lateness;
 mod output;
+mod rebind;
 mod relay;
 mod wake;
 
 pub use config::{load, parse, EmulateError};
 pub use lateness::LatenessSummary;
+pub use rebind::{Rebind, RebindKind, RebindRecord};
 pub use relay::RelayCounters;
 pub use wake::raise_priority;
 
@@ -46,6 +48,8 @@ pub struct EmulatorConfig {
     pub spin: Duration,
     /// UDP socket buffer size asked for, each way, per socket.
     pub socket_buffer: usize,
+    /// Move the socket toward the server at these times (`None`: never).
+    pub rebind: Option<Rebind>,
 }
 
 impl EmulatorConfig {
@@ -58,6 +62,7 @@ impl EmulatorConfig {
             wake: WakeMode::Timerfd,
             spin: Duration::from_micros(50),
             socket_buffer: DEFAULT_BUFFER,
+            rebind: None,
         }
     }
 }
@@ -71,10 +76,14 @@ pub struct Emulator {
 impl Emulator {
     /// Binds the front socket on `config.listen` and the back one on an ephemeral port
     /// of `config.upstream`'s family; the emulator's clock starts. Errors: the
-    /// addresses are of different families, or a socket cannot be bound.
+    /// addresses are of different families, a socket cannot be bound, or the rebind
+    /// schedule does not fit the upstream ([`Rebind::check`]).
     pub fn bind(scenario: Scenario, duplex: Duplex, config: &EmulatorConfig) -> Result<Self> {
         if config.listen.is_ipv4() != config.upstream.is_ipv4() {
             return Err(NetError::MixedFamilies);
+        }
+        if let Some(r) = &config.rebind {
+            r.check(config.upstream)?;
         }
         let front = Socket::bind(config.listen, config.socket_buffer)?;
         let any: SocketAddr = if config.upstream.is_ipv4() {
@@ -82,10 +91,12 @@ impl Emulator {
         } else {
             (Ipv6Addr::UNSPECIFIED, 0).into()
         };
+        let any = Rebind::initial_bind(config.rebind.map(|r| r.kind), any);
         let back = Socket::bind(any, config.socket_buffer)?;
         let waker = wake::Waker::new(config.wake, config.spin);
         let clock = Clock::new();
-        let relay = relay::Relay::new(duplex, (front, back), config.upstream, clock, waker)?;
+        let mut relay = relay::Relay::new(duplex, (front, back), config.upstream, clock, waker)?;
+        relay.rebinder = (config.rebind).map(|r| (rebind::Rebinder::new(r), config.socket_buffer));
         Ok(Emulator { scenario, relay })
     }
 
@@ -121,6 +132,14 @@ impl Emulator {
     pub fn run(&mut self, end: Option<Duration>, stop: &dyn Fn() -> bool) -> Result<Instant> {
         let end = end.map(|d| Instant::ZERO + d);
         self.relay.run(end, stop)
+    }
+
+    /// The rebinds so far (at most the first 1000; `counters().rebinds` counts all).
+    pub fn rebinds(&self) -> &[RebindRecord] {
+        self.relay
+            .rebinder
+            .as_ref()
+            .map_or(&[], |(r, _)| &r.records)
     }
 
     /// What the relay counted so far.

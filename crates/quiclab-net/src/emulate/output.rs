@@ -11,6 +11,7 @@
 //! seconds since the emulator started.
 
 use super::lateness::LatenessSummary;
+use super::rebind::RebindRecord;
 use super::relay::{Capture, Relay, RelayCounters};
 use crate::error::{Context, Result};
 use quiclab_link::config::LinkSide;
@@ -38,6 +39,9 @@ struct Summary<'a> {
     queues: BTreeMap<String, QueueSummary>,
     /// Actual send time minus the model's due time, per delivery.
     send_lateness: LatenessSummary,
+    /// The relay's moves toward the server (`--rebind`; absent without).
+    #[serde(skip_serializing_if = "<[RebindRecord]>::is_empty")]
+    rebinds: &'a [RebindRecord],
 }
 
 /// One link direction's queue in emulate.json (the fields of its links.csv row).
@@ -138,6 +142,7 @@ pub fn finish(
             .map(|l| (l.name.clone(), QueueSummary::of(l)))
             .collect(),
         send_lateness: relay.lateness.summary(),
+        rebinds: relay.rebinder.as_ref().map_or(&[], |(r, _)| &r.records),
     };
     let mut json = serde_json::to_string_pretty(&summary)?;
     json.push('\n');

@@ -12,10 +12,12 @@
 //! datagram from a new address takes over (a restarted client, or a NAT rebinding),
 //! and return deliveries, including those already on the link, go to it.
 //! Datagrams on the back socket from anyone but the upstream are dropped and counted.
+//! With a rebind schedule (`rebind.rs`) the back socket is replaced at its times.
 //! Send errors (a peer that vanished: ECONNREFUSED from an ICMP port unreachable, a
 //! full socket buffer) lose that datagram, are counted, and never end the relay.
 
 use super::lateness::Lateness;
+use super::rebind::Rebinder;
 use super::wake::Waker;
 use crate::driver::Clock;
 use crate::error::{Context, Result};
@@ -61,10 +63,20 @@ pub struct RelayCounters {
     pub stray: u64,
     /// Times a new client address took over.
     pub client_changes: u64,
+    /// Times the back socket moved (`--rebind`), and rebinds that failed to bind.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub rebinds: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub rebind_failures: u64,
     /// Datagrams read with an ECN-capable codepoint (ECT(0), ECT(1) or CE).
     pub ect_received: u64,
     /// Deliveries sent CE-marked (by the link's queue, an `ecn` impairment, or the peer).
     pub ce_sent: u64,
+}
+
+/// Keeps emulate.json as it was when a counter that is new does not apply.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The relay: sockets, links, clock, counters.
@@ -85,6 +97,8 @@ pub struct Relay {
     pub capture: Option<Capture>,
     pub counters: RelayCounters,
     pub lateness: Lateness,
+    /// The rebind schedule, if any, and the buffer size its new sockets ask for.
+    pub(super) rebinder: Option<(Rebinder, usize)>,
 }
 
 /// An address as IPv4 for the pcap (which writes IPv4 headers): IPv4 and IPv4-mapped
@@ -131,6 +145,7 @@ impl Relay {
             capture: None,
             counters: RelayCounters::default(),
             lateness: Lateness::default(),
+            rebinder: None,
         })
     }
 
@@ -157,8 +172,11 @@ impl Relay {
                 return Ok(now);
             }
             self.send_due(now);
+            self.rebind_if_due(now)?;
             if !self.readable.contains(&true) {
-                let next = [self.duplex.next_due(), end].into_iter().flatten().min();
+                let rebind = self.rebinder.as_ref().and_then(|(r, _)| r.due());
+                let next = [self.duplex.next_due(), end, rebind];
+                let next = next.into_iter().flatten().min();
                 self.wait(next)?;
             }
             for side in [0, 1] {
@@ -167,6 +185,39 @@ impl Relay {
                 }
             }
         }
+    }
+
+    /// Moves the back socket if a rebind is due: binds the new one first (so its port
+    /// differs from the old one's), then drops the old one and what it still held.
+    /// A bind that fails is counted and leaves the old socket in place.
+    fn rebind_if_due(&mut self, now: Instant) -> Result<()> {
+        let Some((rebinder, buffer)) = self.rebinder.as_mut() else {
+            return Ok(());
+        };
+        if rebinder.due().is_none_or(|due| now < due) {
+            return Ok(());
+        }
+        let old = self.back.local_addr().context("the relay's address")?;
+        let moved = match Socket::bind(rebinder.next_bind(old), *buffer) {
+            Ok(mut socket) => {
+                let registry = self.poll.registry();
+                registry.register(socket.source(), BACK, Interest::READABLE)?;
+                registry.deregister(self.back.source())?;
+                self.back = socket;
+                self.readable[1] = true;
+                let new = self.back.local_addr().context("the relay's address")?;
+                note!("quiclab emulate: rebound toward the server: {old} -> {new}");
+                Some((old, new))
+            }
+            Err(e) => {
+                note!("quiclab emulate: rebind failed, keeping {old}: {e}");
+                None
+            }
+        };
+        rebinder.finish(now, moved);
+        self.counters.rebinds = rebinder.done;
+        self.counters.rebind_failures = rebinder.failed;
+        Ok(())
     }
 
     /// Sleeps until `deadline` (emulator time; `None`: [`IDLE_WAIT`]) or a socket is

@@ -88,6 +88,12 @@ impl Connection {
     pub fn is_drained(&self) -> bool {
         self.lifecycle.state() == State::Drained
     }
+    /// Whether a datagram ending in `tail` (its last 16 bytes) is a Stateless Reset
+    /// from the peer (RFC 9000 §10.3.1), for the endpoint to route one whose
+    /// connection ID it does not know.
+    pub(crate) fn is_stateless_reset(&self, tail: &[u8]) -> bool {
+        self.cids.is_stateless_reset(tail)
+    }
     pub fn close_reason(&self) -> Option<&CloseReason> {
         self.lifecycle.reason()
     }

@@ -5,6 +5,7 @@
 #![deny(clippy::arithmetic_side_effects)]
 
 use crate::error::{TransportError, TransportErrorCode};
+use crate::reset_key::StatelessResetKey;
 use crate::rng::DetRng;
 use crate::wire::{ConnectionId, NewConnectionIdFrame};
 use std::collections::{BTreeMap, VecDeque};
@@ -27,6 +28,8 @@ pub struct CidState {
     pub pending_new: VecDeque<u64>,
     /// RETIRE_CONNECTION_ID frames to (re)send, by sequence.
     pub pending_retire: VecDeque<u64>,
+    /// With a key, our tokens are HMAC(key, ID) (RFC 9000 §10.3.2), not random.
+    reset_key: Option<StatelessResetKey>,
 }
 
 fn random_cid(rng: &mut DetRng, len: usize) -> ConnectionId {
@@ -55,7 +58,21 @@ impl CidState {
             peer_scid: None,
             pending_new: VecDeque::new(),
             pending_retire: VecDeque::new(),
+            reset_key: None,
         }
+    }
+
+    /// Derives our reset tokens from `key` from now on, the first ID's included
+    /// (RFC 9000 §10.3.2). The random tokens are still drawn, so the generator's
+    /// stream (and every later random choice) is the same with or without a key.
+    pub fn with_reset_key(mut self, key: Option<StatelessResetKey>) -> Self {
+        if let Some(k) = &key {
+            for (cid, token) in self.local.values_mut() {
+                *token = k.token(cid);
+            }
+        }
+        self.reset_key = key;
+        self
     }
 
     /// The ID we use as our source (the oldest we issued still active).
@@ -115,6 +132,9 @@ impl CidState {
             let cid = random_cid(rng, self.cid_len);
             let mut token = [0u8; 16];
             rng.fill(&mut token);
+            if let Some(k) = &self.reset_key {
+                token = k.token(&cid); // RFC 9000 §10.3.2
+            }
             self.local.insert(seq, (cid, token));
             self.pending_new.push_back(seq);
             out.push(cid);
@@ -209,10 +229,15 @@ impl CidState {
     }
 
     /// Whether `token` is a stateless reset token the peer gave us (RFC 9000 §10.3.1).
+    /// RFC 9000 §10.3.1: compared without leaking the token through timing (every
+    /// byte of every token is looked at).
     pub fn is_stateless_reset(&self, token: &[u8]) -> bool {
+        let same = |t: &[u8; 16]| {
+            t.len() == token.len() && t.iter().zip(token).fold(0u8, |d, (a, b)| d | (a ^ b)) == 0
+        };
         self.remote
             .values()
-            .any(|(_, t)| t.is_some_and(|t| t[..] == *token))
+            .fold(false, |found, (_, t)| found | t.as_ref().is_some_and(same))
     }
 }
 

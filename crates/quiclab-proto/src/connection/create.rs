@@ -51,7 +51,8 @@ impl Connection {
             &mut rng,
             config.connection_id_length as usize,
             original_dcid,
-        );
+        )
+        .with_reset_key(config.stateless_reset_key.clone());
         let version = config.versions.initial.wire();
         let mut local_params = Self::local_params(&config, version);
         local_params.version_information = client_information(&config, version);
@@ -131,7 +132,8 @@ impl Connection {
             )));
         }
         let mut rng = DetRng::new(seed);
-        let mut cids = CidState::new(&mut rng, config.connection_id_length as usize, client_scid);
+        let mut cids = CidState::new(&mut rng, config.connection_id_length as usize, client_scid)
+            .with_reset_key(config.stateless_reset_key.clone());
         cids.fix_peer_scid(client_scid); // RFC 9000 §7.2
         let mut local_params = Self::local_params(&config, version);
         local_params.initial_source_connection_id = Some(cids.local_cid());
