@@ -496,6 +496,7 @@ impl Endpoint {
             // sent not-ECT: no connection validates ECN for them.
             return Some(Transmit {
                 destination,
+                source: None,
                 size: pkt.len(),
                 ecn,
             });

@@ -305,7 +305,8 @@ impl Pair {
                 };
                 let datagram = self.buf[..t.size].to_vec();
                 let (to, from) = if from_client {
-                    (To::Server, self.client_addr)
+                    // A client that migrated sends from its new address (no NAT).
+                    (To::Server, t.source.unwrap_or(self.client_addr))
                 } else {
                     let sent = self.server_sent_to.entry(t.destination).or_default();
                     *sent += t.size as u64;
@@ -328,6 +329,16 @@ impl Pair {
         }
         self.client_old_addrs.retain(|a| *a != addr);
         self.client_addr = addr;
+    }
+
+    /// The client migrates to its local address `addr` (RFC 9000 §9.2, no NAT: the
+    /// server sees it as the source); datagrams to the old address still reach it
+    /// until [`Pair::expire_client_address`].
+    pub fn migrate_client(&mut self, addr: SocketAddr) -> Result<(), crate::MigrateError> {
+        let (now, old) = (self.now, self.client_addr);
+        self.client_conn().migrate(now, old, addr)?;
+        self.rebind_client(addr);
+        Ok(())
     }
 
     /// Datagrams to `addr`, an old address of the client's, no longer reach it.

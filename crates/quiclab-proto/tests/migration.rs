@@ -5,9 +5,10 @@
 use proptest::prelude::*;
 use quiclab_proto::events::{Event, EventSink, MigrationPhase};
 use quiclab_proto::raw::{Frame, SpaceId};
-use quiclab_proto::testing::{LinkConfig, Pair};
+use quiclab_proto::testing::{with_tampered_transport_parameters, LinkConfig, Pair};
 use quiclab_proto::{
-    Connection, DetRng, Dir, Instant, StreamError, StreamId, TransportConfig, MAX_OTHER_ADDRESSES,
+    Connection, ConnectionId, DetRng, Dir, Instant, MigrateError, PacketType, Side, StreamError,
+    StreamId, TransportConfig, MAX_OTHER_ADDRESSES,
 };
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -406,6 +407,138 @@ fn state_for_other_addresses_stays_bounded() {
         .ok();
     assert!(!p.server_conn().unwrap().is_closed());
     assert_amplification_bound(&p, &[p.client_addr]);
+}
+
+/// The DCIDs of the 1-RTT packets a side sends, in order.
+#[derive(Clone, Default)]
+struct Dcids(Arc<Mutex<Vec<ConnectionId>>>);
+
+impl EventSink for Dcids {
+    fn event(&mut self, _now: Instant, event: &Event) {
+        if let Event::PacketSent { header, .. } = event {
+            if header.ty == PacketType::OneRtt {
+                let mut v = self.0.lock().unwrap();
+                if v.last() != Some(&header.dcid) {
+                    v.push(header.dcid);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_client_migrates_with_a_new_connection_id_and_the_transfer_completes() {
+    let mut p = connected(9, 0.0);
+    let (client_dcids, server_dcids) = (Dcids::default(), Dcids::default());
+    let now = p.now;
+    p.client_conn()
+        .set_event_sink(now, Box::new(client_dcids.clone()));
+    p.server_conn()
+        .unwrap()
+        .set_event_sink(now, Box::new(server_dcids.clone()));
+    let mut d = Download::new(9, 1_000_000);
+    let new = addr("10.0.0.3:40000");
+    let old = p.client_addr;
+    let mut result = None;
+    run_download(&mut p, &mut d, 50, |p| result = Some(p.migrate_client(new)));
+    assert_eq!(result, Some(Ok(())));
+    p.expire_client_address(old);
+    p.run_until(p.now + Duration::from_secs(5), |_| false).ok();
+    let c = p.client_conn();
+    assert_eq!(c.migration_stats().validations_succeeded, 1);
+    assert_eq!(c.migration_stats().reverts, 0);
+    let s = p.server_conn().unwrap();
+    assert_eq!(s.remote_address(), new);
+    assert!(s.remote_validated());
+    // RFC 9000 §9.5: both sides use a new connection ID on the new path.
+    let client_dcids = client_dcids.0.lock().unwrap();
+    assert_eq!(client_dcids.len(), 2, "{client_dcids:?}");
+    let server_dcids = server_dcids.0.lock().unwrap();
+    assert!(server_dcids.len() >= 2, "{server_dcids:?}");
+}
+
+#[test]
+fn a_client_whose_new_path_fails_returns_to_its_old_address() {
+    let mut p = connected(10, 0.0);
+    let old = p.client_addr;
+    let now = p.now;
+    // The new address is a dead end: nothing the client sends from it arrives.
+    p.links[0].loss = 1.0;
+    p.client_conn()
+        .migrate(now, old, addr("10.0.0.4:40000"))
+        .unwrap();
+    let t0 = p.now;
+    p.run_until(t0 + Duration::from_secs(10), |p| {
+        p.client_conn().migration_stats().reverts == 1
+    })
+    .expect("the client returns");
+    // RFC 9000 §8.2.4: after 3 x max(PTO, PTO from kInitialRtt), at least 3 s.
+    assert!(
+        p.now - t0 >= Duration::from_millis(2997),
+        "{:?}",
+        p.now - t0
+    );
+    assert_eq!(p.client_conn().migration_stats().validations_failed, 1);
+    // Back on the old address, the connection works.
+    p.links[0].loss = 0.0;
+    let mut d = Download::new(10, 50_000);
+    run_download(&mut p, &mut d, 0, |_| {});
+    let s = p.server_conn().unwrap();
+    assert_eq!(s.remote_address(), old);
+}
+
+#[test]
+fn migration_is_refused_when_the_rfc_says_so() {
+    let old = addr("10.0.0.1:40000");
+    let new = addr("10.0.0.5:40000");
+    let mut p = pair(11, 0.0);
+    let now = p.now;
+    assert_eq!(
+        p.client_conn().migrate(now, old, new),
+        Err(MigrateError::HandshakeNotConfirmed)
+    );
+    let mut p = connected(11, 0.0);
+    let now = p.now;
+    assert_eq!(
+        p.server_conn().unwrap().migrate(now, old, new),
+        Err(MigrateError::NotClient)
+    );
+    assert_eq!(
+        p.client_conn().migrate(now, old, old),
+        Err(MigrateError::SameAddress)
+    );
+    // RFC 9000 §9.5: each move needs an unused ID; the server issued 3 (our
+    // active_connection_id_limit is 4) and replaces retired ones only later.
+    for i in 0..3u16 {
+        let to = SocketAddr::from(([10, 0, 1, 1], 2000 + i));
+        p.client_conn().migrate(now, old, to).unwrap();
+    }
+    let to = addr("10.0.2.2:1");
+    assert_eq!(
+        p.client_conn().migrate(now, old, to),
+        Err(MigrateError::NoConnectionId)
+    );
+}
+
+#[test]
+fn a_server_with_disable_active_migration_is_not_migrated_from() {
+    let mut p = pair(12, 0.0);
+    // disable_active_migration (0x0c), zero-length (RFC 9000 §18.2).
+    let edit = |params: &mut Vec<u8>| params.extend_from_slice(&[0x0c, 0x00]);
+    with_tampered_transport_parameters(Side::Server, edit, || {
+        p.run_until(Instant::from_millis(100), |p| p.server_conn().is_some())
+            .expect("the ClientHello arrives");
+    });
+    p.run_until(Instant::from_millis(5_000), |p| {
+        p.client_conn().is_handshake_confirmed()
+    })
+    .expect("handshake");
+    let now = p.now;
+    let old = p.client_addr;
+    assert_eq!(
+        p.client_conn().migrate(now, old, addr("10.0.0.6:40000")),
+        Err(MigrateError::DisabledByPeer)
+    );
 }
 
 proptest! {

@@ -17,7 +17,7 @@ use crate::error::{TransportError, TransportErrorCode};
 use crate::events::{Event, MigrationPhase, Owner};
 use crate::recovery::{Pacer, RttEstimator};
 use crate::time::Instant;
-use crate::wire::Side;
+use crate::wire::{ConnectionId, Side};
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -99,6 +99,7 @@ impl Connection {
         space: SpaceId,
         pn: u64,
         largest_before: Option<u64>,
+        dcid: &ConnectionId,
     ) {
         if self.side != Side::Server || space != SpaceId::Data || !self.handshake.confirmed {
             return;
@@ -106,9 +107,22 @@ impl Connection {
         let Some(remote) = self.migration.incoming else {
             return;
         };
-        if remote == self.path.remote || largest_before.is_some_and(|l| pn <= l) || self.is_closed()
-        {
+        if largest_before.is_some_and(|l| pn <= l) || self.is_closed() {
             return;
+        }
+        let new_cid = self
+            .migration
+            .peer_dcid
+            .replace(*dcid)
+            .is_some_and(|d| d != *dcid);
+        if remote == self.path.remote {
+            return;
+        }
+        if new_cid {
+            // RFC 9000 §9.5: the peer moved to a new connection ID, so do we (on a
+            // passive rebinding the server keeps its ID, as §9.5 allows). With none
+            // unused, the current one stays.
+            self.cids.switch_remote();
         }
         self.move_to(now, remote);
     }
@@ -140,6 +154,7 @@ impl Connection {
         if left_validated {
             self.migration.previous = Some(PreviousPath {
                 remote: left,
+                local: self.migration.local,
                 congestion: saved,
             });
             // RFC 9000 §9.3.3: challenge the previously active path too.
@@ -170,6 +185,7 @@ impl Connection {
             self.path.pacer = self.fresh_pacer();
         }
         self.migration.validation = None;
+        self.migration.local = previous.local;
         let other = self
             .migration
             .take_other(previous.remote)
@@ -207,7 +223,7 @@ impl Connection {
 
     /// Installs a fresh controller and RTT estimator (RFC 9000 §9.4; RFC 9002 A.3,
     /// B.3), a fresh pacer and PMTU search; returns the state replaced.
-    fn fresh_congestion(
+    pub(super) fn fresh_congestion(
         &mut self,
         restart_pmtud: bool,
     ) -> (RttEstimator, Box<dyn crate::cc::CongestionController>) {

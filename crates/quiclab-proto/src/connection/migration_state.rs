@@ -14,6 +14,7 @@ use super::path_validation::Validation;
 use crate::cc::CongestionController;
 use crate::recovery::RttEstimator;
 use crate::time::Instant;
+use crate::wire::ConnectionId;
 use std::net::SocketAddr;
 
 /// Peer addresses other than the active one whose state is kept at most.
@@ -59,9 +60,28 @@ pub type Congestion = (RttEstimator, Box<dyn CongestionController>);
 /// The last validated path, to return to if the new one fails validation (§9.3.2).
 pub struct PreviousPath {
     pub remote: SocketAddr,
+    /// Our address on it, when we chose one ([`MigrationState::local`]).
+    pub local: Option<SocketAddr>,
     /// Its congestion state, when the move replaced it (§9.4: kept on a port-only
     /// change, so nothing to restore then).
     pub congestion: Option<Congestion>,
+}
+
+/// Why [`crate::Connection::migrate`] refused (RFC 9000 §9).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MigrateError {
+    #[error("only a client migrates actively")]
+    NotClient,
+    #[error("the handshake is not confirmed yet (RFC 9000 §9)")]
+    HandshakeNotConfirmed,
+    #[error("the connection is closed")]
+    Closed,
+    #[error("the peer sent disable_active_migration (RFC 9000 §18.2)")]
+    DisabledByPeer,
+    #[error("the peer issued no unused connection ID (RFC 9000 §9.5)")]
+    NoConnectionId,
+    #[error("already on that local address")]
+    SameAddress,
 }
 
 /// What the connection did about paths, for tests and tools.
@@ -96,6 +116,13 @@ pub struct MigrationState {
     pub old_path_check: Option<(SocketAddr, Validation)>,
     /// Other addresses heard from, least recently heard first.
     others: Vec<OtherAddress>,
+    /// Our address on the active path when the connection moved to one (client
+    /// migration, RFC 9000 §9.2); `None`: the driver's default.
+    pub local: Option<SocketAddr>,
+    /// The Destination Connection ID of the peer's highest-numbered non-probing packet
+    /// (server): a move with another one is an active migration, which gets a new
+    /// connection ID in return (§9.5).
+    pub peer_dcid: Option<ConnectionId>,
     /// The qlog tuple ID of the active path ("" for the handshake's, then 1, 2, ...).
     pub tuple_seq: u64,
     pub stats: MigrationStats,

@@ -41,6 +41,7 @@ mod zero_rtt_state;
 // Glue files: `impl Connection`, tying parts together; this file names no item of
 // theirs.
 mod ack_frequency;
+mod active_migration;
 mod api;
 mod close;
 mod compatible;
@@ -74,7 +75,7 @@ pub use datagram_queue::DatagramError;
 pub use ecn_state::EcnReport;
 pub use footprint::Footprint;
 pub use lifecycle::CloseReason;
-pub use migration_state::{MigrationStats, MAX_OTHER_ADDRESSES};
+pub use migration_state::{MigrateError, MigrationStats, MAX_OTHER_ADDRESSES};
 pub use outbox::{ConnectionEvent, EndpointEvent, MAX_QUEUED_DATAGRAMS};
 pub(crate) use parsed::Parsed;
 /// PATH_RESPONSE frames a connection keeps owing at most (RFC 9000 §8.2.2 lets it

@@ -166,6 +166,7 @@ impl Connection {
         }
         Transmit {
             destination: remote,
+            source: self.migration.local,
             size,
             ecn: self.ecn.codepoint(),
         }

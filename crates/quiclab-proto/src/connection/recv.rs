@@ -267,7 +267,7 @@ impl Connection {
                 self.ecn.on_received(space, h.ecn);
                 if non_probing {
                     // RFC 9000 §9.3: the peer may have moved.
-                    self.on_non_probing_packet(now, space, pn, largest_before);
+                    self.on_non_probing_packet(now, space, pn, largest_before, &h.dcid);
                 }
             }
             Err(e) => self.fail(now, e),

@@ -174,6 +174,7 @@ impl Connection {
         self.set_loss_detection_timer(now);
         Transmit {
             destination: self.path.remote,
+            source: self.migration.local,
             size,
             ecn: self.ecn.codepoint(),
         }
