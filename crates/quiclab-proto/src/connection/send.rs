@@ -94,7 +94,9 @@ impl Connection {
         }
         let cwnd_open =
             self.bytes_in_flight() < self.path.recovery.cc().window() && self.pacer_allows(now);
-        if !closing && self.path.pmtud.is_some() {
+        // A PMTU probe is not limited by the amplification budget: none to an
+        // unvalidated address (a migrated path, RFC 9000 §9.3.1).
+        if !closing && self.path.pmtud.is_some() && self.path.validated {
             if let Some(t) = self.poll_pmtu_probe(now, buf, cwnd_open) {
                 return Some(t);
             }

@@ -61,3 +61,56 @@ fn endpoint_info(j: &mut Json<'_>, addr: SocketAddr) {
     j.key(port).u64(u64::from(addr.port()));
     j.end_obj();
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::events::{Event, EventSink, MigrationPhase};
+    use crate::qlog::QlogWriter;
+    use crate::time::Instant;
+    use crate::wire::Side;
+    use serde_json::Value;
+
+    fn records(events: &[Event]) -> Vec<Value> {
+        let mut w = QlogWriter::new(Vec::new(), "t", Side::Server, None);
+        for e in events {
+            w.event(Instant::from_millis(5), e);
+        }
+        let bytes = w.into_inner();
+        let text = String::from_utf8(bytes).unwrap();
+        text.split('\u{1e}')
+            .filter(|r| !r.trim().is_empty())
+            .map(|r| serde_json::from_str(r).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn path_events_use_the_drafts_names_and_fields() {
+        let recs = records(&[
+            Event::TupleAssigned {
+                tuple_id: 1,
+                remote: "192.0.2.1:4433".parse().unwrap(),
+                local: Some("[2001:db8::1]:5000".parse().unwrap()),
+            },
+            Event::MigrationStateUpdated {
+                new: MigrationPhase::ProbingStarted,
+                remote: "192.0.2.2:1".parse().unwrap(),
+            },
+        ]);
+        let tuple = recs
+            .iter()
+            .find(|r| r["name"] == "quic:tuple_assigned")
+            .expect("tuple_assigned");
+        let data = &tuple["data"];
+        assert_eq!(data["tuple_id"], "1");
+        assert_eq!(data["tuple_remote"]["ip_v4"], "192.0.2.1");
+        assert_eq!(data["tuple_remote"]["port_v4"], 4433);
+        assert_eq!(data["tuple_local"]["ip_v6"], "2001:db8::1");
+        assert_eq!(data["tuple_local"]["port_v6"], 5000);
+        let m = recs
+            .iter()
+            .find(|r| r["name"] == "quic:migration_state_updated")
+            .expect("migration_state_updated");
+        assert_eq!(m["data"]["new"], "probing_started");
+        assert_eq!(m["data"]["tuple_remote"]["port_v4"], 1);
+    }
+}
