@@ -556,6 +556,7 @@ impl Endpoint {
             // sent not-ECT: no connection validates ECN for them.
             return Some(Transmit {
                 destination,
+                source: None,
                 size: pkt.len(),
                 ecn,
             });

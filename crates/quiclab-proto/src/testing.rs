@@ -13,7 +13,7 @@ use crate::endpoint::{ConnectionHandle, Endpoint};
 use crate::rng::DetRng;
 use crate::time::Instant;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BTreeMap, BinaryHeap};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -100,8 +100,9 @@ pub struct LinkStats {
     pub ecn_sent: [u64; 4],
 }
 
-/// A datagram in flight: (delivery time, send sequence, destination, ECN bits, bytes).
-type InFlight = Reverse<(Instant, u64, To, u8, Vec<u8>)>;
+/// A datagram in flight: (delivery time, send sequence, destination endpoint, ECN
+/// bits, source address, destination address, bytes).
+type InFlight = Reverse<(Instant, u64, To, u8, SocketAddr, SocketAddr, Vec<u8>)>;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum To {
@@ -129,6 +130,14 @@ pub struct Pair {
     pub client_conn: ConnectionHandle,
     pub server_conn: Option<ConnectionHandle>,
     buf: Vec<u8>,
+    /// Bytes the server sent to each address, and received from each (as the server
+    /// saw the source), for the anti-amplification limit (RFC 9000 §8.1, §9.3.1).
+    pub server_sent_to: BTreeMap<SocketAddr, u64>,
+    pub server_received_from: BTreeMap<SocketAddr, u64>,
+    /// Client datagrams still to be copied by an attacker ([`Pair::spoof_client_datagrams`]).
+    spoof: Option<(SocketAddr, u32)>,
+    /// Old client addresses that still reach it ([`Pair::rebind_client`]).
+    client_old_addrs: Vec<SocketAddr>,
     /// When `Some`, every datagram offered to a link is appended here at its send time,
     /// before loss or duplication (what a capture at the sender sees), so drivers can
     /// write pcap files. `None` (the default) records nothing.
@@ -260,6 +269,10 @@ impl Pair {
             client_conn,
             server_conn: None,
             buf: Vec::with_capacity(2048),
+            server_sent_to: BTreeMap::new(),
+            server_received_from: BTreeMap::new(),
+            spoof: None,
+            client_old_addrs: Vec::new(),
             capture: None,
         }
     }
@@ -291,13 +304,90 @@ impl Pair {
                     break;
                 };
                 let datagram = self.buf[..t.size].to_vec();
-                let to = if from_client { To::Server } else { To::Client };
-                self.enqueue(to, t.ecn, datagram);
+                let (to, from) = if from_client {
+                    // A client that migrated sends from its new address (no NAT).
+                    (To::Server, t.source.unwrap_or(self.client_addr))
+                } else {
+                    let sent = self.server_sent_to.entry(t.destination).or_default();
+                    *sent += t.size as u64;
+                    (To::Client, self.server_addr)
+                };
+                if from_client {
+                    self.spoof_copy(t.ecn, t.destination, &datagram);
+                }
+                self.enqueue(to, t.ecn, (from, t.destination), datagram);
             }
         }
     }
 
-    fn enqueue(&mut self, to: To, ecn: Ecn, datagram: Vec<u8>) {
+    /// A NAT rebinding: from now on the client's datagrams reach the server from
+    /// `addr`; datagrams to the old address still reach the client until
+    /// [`Pair::expire_client_address`] (a NAT keeps an idle mapping for a while).
+    pub fn rebind_client(&mut self, addr: SocketAddr) {
+        if !self.client_old_addrs.contains(&self.client_addr) {
+            self.client_old_addrs.push(self.client_addr);
+        }
+        self.client_old_addrs.retain(|a| *a != addr);
+        self.client_addr = addr;
+    }
+
+    /// The client migrates to its local address `addr` (RFC 9000 §9.2, no NAT: the
+    /// server sees it as the source); datagrams to the old address still reach it
+    /// until [`Pair::expire_client_address`].
+    pub fn migrate_client(&mut self, addr: SocketAddr) -> Result<(), crate::MigrateError> {
+        let (now, old) = (self.now, self.client_addr);
+        self.client_conn().migrate(now, old, addr)?;
+        self.rebind_client(addr);
+        Ok(())
+    }
+
+    /// Datagrams to `addr`, an old address of the client's, no longer reach it.
+    pub fn expire_client_address(&mut self, addr: SocketAddr) {
+        self.client_old_addrs.retain(|a| *a != addr);
+    }
+
+    /// An attacker copies the client's next `count` datagrams and delivers each to
+    /// the server from `from` just before the original (RFC 9000 §9.3.2, §9.3.3: the
+    /// original then arrives as a duplicate).
+    pub fn spoof_client_datagrams(&mut self, from: SocketAddr, count: u32) {
+        self.spoof = (count > 0).then_some((from, count));
+    }
+
+    /// Delivers `datagram` to the server now as if sent from `from` (an injection).
+    pub fn inject_to_server(&mut self, from: SocketAddr, mut datagram: Vec<u8>) {
+        self.deliver_to_server(from, Ecn::NotEct, &mut datagram);
+    }
+
+    fn spoof_copy(&mut self, ecn: Ecn, destination: SocketAddr, datagram: &[u8]) {
+        let Some((from, left)) = self.spoof else {
+            return;
+        };
+        self.spoof = (left > 1).then_some((from, left - 1));
+        // Ahead of the original on the same link, without drawing from its generator.
+        let at = self.now + self.links[0].delay;
+        self.seq += 1;
+        let ecn = ecn.bits();
+        let copy = datagram.to_vec();
+        self.queue.push(Reverse((
+            at,
+            self.seq,
+            To::Server,
+            ecn,
+            from,
+            destination,
+            copy,
+        )));
+    }
+
+    fn deliver_to_server(&mut self, from: SocketAddr, ecn: Ecn, datagram: &mut [u8]) {
+        *self.server_received_from.entry(from).or_default() += datagram.len() as u64;
+        if let Ok(h) = self.server.handle_datagram(self.now, from, ecn, datagram) {
+            self.server_conn.get_or_insert(h);
+        }
+    }
+
+    fn enqueue(&mut self, to: To, ecn: Ecn, addrs: (SocketAddr, SocketAddr), datagram: Vec<u8>) {
+        let (from, dest) = addrs;
         if let Some(capture) = &mut self.capture {
             capture.push((self.now, to == To::Server, datagram.clone()));
         }
@@ -331,11 +421,13 @@ impl Pair {
         if d < link.duplicate {
             stats.duplicated += 1;
             self.seq += 1;
+            let copy = datagram.clone();
             self.queue
-                .push(Reverse((at, self.seq, to, ecn, datagram.clone())));
+                .push(Reverse((at, self.seq, to, ecn, from, dest, copy)));
         }
         self.seq += 1;
-        self.queue.push(Reverse((at, self.seq, to, ecn, datagram)));
+        self.queue
+            .push(Reverse((at, self.seq, to, ecn, from, dest, datagram)));
     }
 
     /// The next time something happens: a delivery or a timer.
@@ -359,17 +451,14 @@ impl Pair {
             if *at > self.now {
                 break;
             }
-            let Reverse((_, _, to, ecn, mut datagram)) = self.queue.pop().expect("peeked");
+            let Reverse((_, _, to, ecn, from, dest, mut datagram)) =
+                self.queue.pop().expect("peeked");
             let ecn = Ecn::from_bits(ecn);
             match to {
-                To::Server => {
-                    if let Ok(h) =
-                        self.server
-                            .handle_datagram(self.now, self.client_addr, ecn, &mut datagram)
-                    {
-                        self.server_conn.get_or_insert(h);
-                    }
-                }
+                To::Server => self.deliver_to_server(from, ecn, &mut datagram),
+                // Only datagrams to the client's current address reach it.
+                To::Client
+                    if dest != self.client_addr && !self.client_old_addrs.contains(&dest) => {}
                 To::Client => {
                     let _ =
                         self.client

@@ -97,6 +97,22 @@ impl CidState {
             .unwrap_or(ConnectionId::EMPTY)
     }
 
+    /// RFC 9000 §9.5: a new path gets a peer ID never used before (one issued after the
+    /// active one); the one left is retired (RETIRE_CONNECTION_ID). Returns the new
+    /// ID's sequence number, or `None` when the peer has issued no unused ID.
+    pub fn switch_remote(&mut self) -> Option<u64> {
+        let old = self.active_remote;
+        let next = self
+            .remote
+            .range(old.saturating_add(1)..)
+            .next()
+            .map(|(&seq, _)| seq)?;
+        self.remote.remove(&old);
+        self.pending_retire.push_back(old);
+        self.active_remote = next;
+        Some(next)
+    }
+
     /// Client: adopt the server's chosen SCID from its first packet (RFC 9000 §7.2).
     pub fn set_initial_remote(&mut self, cid: ConnectionId) {
         self.remote.insert(0, (cid, None));
@@ -278,6 +294,20 @@ mod tests {
     fn state() -> CidState {
         let mut rng = DetRng::new(1);
         CidState::new(&mut rng, 8, ConnectionId::new(&[9; 8]).unwrap())
+    }
+
+    #[test]
+    fn a_new_path_takes_an_unused_id_and_retires_the_old_one() {
+        let mut cids = state();
+        assert_eq!(cids.switch_remote(), None, "only the handshake's ID");
+        cids.on_new_cid(&frame(1, 0), 4).unwrap();
+        cids.on_new_cid(&frame(2, 0), 4).unwrap();
+        assert_eq!(cids.switch_remote(), Some(1));
+        assert_eq!(cids.remote_cid(), frame(1, 0).id);
+        assert_eq!(cids.pending_retire, [0]);
+        assert_eq!(cids.switch_remote(), Some(2));
+        assert_eq!(cids.switch_remote(), None);
+        assert_eq!(cids.remote_cid(), frame(2, 0).id);
     }
 
     /// A peer that keeps retiring everything while we never get to send

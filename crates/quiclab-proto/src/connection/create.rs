@@ -7,6 +7,7 @@ use super::ecn_state::EcnPath;
 use super::handshake_state::HandshakeState;
 use super::key_update_state::KeyUpdate;
 use super::lifecycle::Lifecycle;
+use super::migration_state::MigrationState;
 use super::outbox::Outbox;
 use super::params::TransportParams;
 use super::path::PathData;
@@ -215,6 +216,7 @@ impl Connection {
             side,
             versions: VersionState::new(version),
             path: PathData::new(&config, side, remote, cc),
+            migration: MigrationState::default(),
             tls,
             spaces: [PacketSpace::new(), PacketSpace::new(), PacketSpace::new()],
             cids,

@@ -19,10 +19,12 @@ mod footprint;
 mod handshake_state;
 mod key_update_state;
 mod lifecycle;
+mod migration_state;
 mod outbox;
 mod params;
 mod parsed;
 mod path;
+mod path_validation;
 mod pmtud;
 mod scratch;
 mod server_hold;
@@ -39,6 +41,7 @@ mod zero_rtt_state;
 // Glue files: `impl Connection`, tying parts together; this file names no item of
 // theirs.
 mod ack_frequency;
+mod active_migration;
 mod api;
 mod close;
 mod compatible;
@@ -52,9 +55,11 @@ mod handshake;
 mod inspect;
 mod key_update;
 mod loss;
+mod migration;
 #[cfg(any(test, feature = "testing"))]
 mod misbehave;
 mod new_token;
+mod path_probe;
 mod peer_buffers;
 mod pmtud_probe;
 mod recv;
@@ -70,6 +75,7 @@ pub use datagram_queue::DatagramError;
 pub use ecn_state::EcnReport;
 pub use footprint::Footprint;
 pub use lifecycle::CloseReason;
+pub use migration_state::{MigrateError, MigrationStats, MAX_OTHER_ADDRESSES};
 pub use outbox::{ConnectionEvent, EndpointEvent, MAX_QUEUED_DATAGRAMS};
 pub(crate) use parsed::Parsed;
 /// PATH_RESPONSE frames a connection keeps owing at most (RFC 9000 §8.2.2 lets it
@@ -97,6 +103,7 @@ use ecn_state::EcnPath;
 use handshake_state::HandshakeState;
 use key_update_state::KeyUpdate;
 use lifecycle::Lifecycle;
+use migration_state::MigrationState;
 use outbox::Outbox;
 use params::TransportParams;
 use path::PathData;
@@ -148,6 +155,10 @@ pub struct Connection {
     /// The path's address, RTT, congestion controller, pacer, PTO backoff and
     /// amplification budget.
     path: PathData,
+    /// The paths besides the active one: the last validated (to return to), the
+    /// previously active one's check, other peer addresses; validations in progress
+    /// (RFC 9000 §8.2, §9).
+    migration: MigrationState,
     /// The TLS handshake and the keys it yields (RFC 9001 §4).
     tls: TlsSession,
     /// Initial, Handshake, application data: keys, packet numbers, ACKs, CRYPTO.

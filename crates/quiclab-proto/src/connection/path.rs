@@ -27,7 +27,8 @@ pub const MAX_PENDING_PATH_RESPONSES: usize = 16;
 /// One path's transport state. Fields are the connection's to read and drive; the
 /// methods hold the rules that involve only the path.
 pub(super) struct PathData {
-    /// Where our datagrams go (no migration yet: packets are accepted from any address).
+    /// Where our datagrams go; it moves with the peer's address (RFC 9000 §9.3,
+    /// `migration.rs`).
     pub remote: SocketAddr,
     /// The peer's address is validated (RFC 9000 §8.1); a client's server always is.
     pub validated: bool,
@@ -58,18 +59,16 @@ impl PathData {
             amplification_received: 0,
             amplification_sent: 0,
             recovery: Recovery::new(config.initial_rtt(), cc),
-            pacer: match config.pacing_burst_us {
-                None => Pacer::new(u64::from(config.max_udp_payload_size)),
-                Some(us) => Pacer::with_burst_interval(
-                    u64::from(config.max_udp_payload_size),
-                    Duration::from_micros(us),
-                ),
-            },
+            pacer: new_pacer(config),
             responses: Vec::new(),
-            pmtud: config
-                .pmtud_max_udp_payload_size
-                .filter(|&max| max > 0)
-                .map(|max| super::pmtud::Pmtud::new(config.max_udp_payload_size, max)),
+            pmtud: new_pmtud(config),
+        }
+    }
+
+    /// RFC 9000 §14.3: on a new path the PMTU search starts over from the base size.
+    pub fn restart_pmtud(&mut self, config: &TransportConfig) {
+        if self.pmtud.is_some() {
+            self.pmtud = new_pmtud(config);
         }
     }
 
@@ -129,6 +128,25 @@ impl PathData {
             .saturating_add(max_ack_delay)
             .saturating_mul(3)
     }
+}
+
+/// A path's pacer as configured (RFC 9002 §7.7).
+pub(super) fn new_pacer(config: &TransportConfig) -> Pacer {
+    match config.pacing_burst_us {
+        None => Pacer::new(u64::from(config.max_udp_payload_size)),
+        Some(us) => Pacer::with_burst_interval(
+            u64::from(config.max_udp_payload_size),
+            Duration::from_micros(us),
+        ),
+    }
+}
+
+/// The PMTU search, when configured (RFC 9000 §14.3).
+fn new_pmtud(config: &TransportConfig) -> Option<super::pmtud::Pmtud> {
+    config
+        .pmtud_max_udp_payload_size
+        .filter(|&max| max > 0)
+        .map(|max| super::pmtud::Pmtud::new(config.max_udp_payload_size, max))
 }
 
 #[cfg(test)]

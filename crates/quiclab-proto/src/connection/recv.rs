@@ -55,10 +55,10 @@ impl Connection {
         if matches!(self.lifecycle.state(), State::Drained | State::Draining) {
             return;
         }
-        let _ = remote; // No migration yet: packets are accepted from any address.
         self.stats.datagrams_received.add(data.len());
         self.log_datagram_ecn(now, data.len(), ecn);
-        self.path.on_datagram_received(data.len());
+        // RFC 9000 §8.1, §9.3: the bytes count for the address they came from.
+        self.note_datagram_source(remote, data.len());
         let total = data.len();
         let mut offset = 0;
         let mut any_processed = false;
@@ -247,7 +247,8 @@ impl Connection {
             self.process_frames(now, space, h.ty, &h.dcid, payload.is_empty(), frames)
         };
         match outcome {
-            Ok((ack_eliciting, immediate)) => {
+            Ok((ack_eliciting, immediate, non_probing)) => {
+                let largest_before = self.spaces[space as usize].acks.largest();
                 let policy = self.receive_ack_policy();
                 if space == SpaceId::Data && ack_eliciting {
                     tally(&mut self.ack_frequency.data_eliciting_received, 1);
@@ -264,6 +265,10 @@ impl Connection {
                 // RFC 9000 §13.4.1: counted for processed packets only (not duplicates,
                 // not undecryptable ones).
                 self.ecn.on_received(space, h.ecn);
+                if non_probing {
+                    // RFC 9000 §9.3: the peer may have moved.
+                    self.on_non_probing_packet(now, space, pn, largest_before, &h.dcid);
+                }
             }
             Err(e) => self.fail(now, e),
         }
@@ -364,7 +369,7 @@ impl Connection {
     }
 
     /// Dispatches a packet's decoded frames (`empty`: the payload had no bytes); returns
-    /// (ack-eliciting, IMMEDIATE_ACK seen).
+    /// (ack-eliciting, IMMEDIATE_ACK seen, non-probing: RFC 9000 §9.1).
     fn process_frames<'a>(
         &mut self,
         now: Instant,
@@ -373,12 +378,13 @@ impl Connection {
         dcid: &ConnectionId,
         empty: bool,
         frames: impl IntoIterator<Item = Result<Frame<'a>, TransportError>>,
-    ) -> Result<(bool, bool), TransportError> {
+    ) -> Result<(bool, bool, bool), TransportError> {
         if empty {
             return Err(TransportError::protocol_violation("packet without frames"));
         }
         let mut ack_eliciting = false;
         let mut immediate = false;
+        let mut non_probing = false;
         for frame in frames {
             let frame = frame?;
             if !frame.permitted_in(ty) {
@@ -389,6 +395,7 @@ impl Connection {
                 .with_frame(frame.type_code()));
             }
             ack_eliciting |= frame.is_ack_eliciting();
+            non_probing |= !frame.is_probing();
             let ft = frame.type_code();
             self.on_frame(now, space, dcid, frame, &mut immediate)
                 .map_err(|e| {
@@ -402,7 +409,7 @@ impl Connection {
                 break;
             }
         }
-        Ok((ack_eliciting, immediate))
+        Ok((ack_eliciting, immediate, non_probing))
     }
 
     pub(super) fn on_frame(
@@ -414,7 +421,8 @@ impl Connection {
         immediate: &mut bool,
     ) -> Result<(), TransportError> {
         match frame {
-            Frame::Padding { .. } | Frame::Ping | Frame::PathResponse(_) => {}
+            Frame::Padding { .. } | Frame::Ping => {}
+            Frame::PathResponse(d) => self.on_path_response_frame(now, d),
             Frame::Ack(ack) => self.on_ack_frame(now, space, &ack)?,
             Frame::Crypto { offset, data } => self.on_crypto_frame(now, space, offset, data)?,
             Frame::Stream(_)
@@ -438,10 +446,8 @@ impl Connection {
                     self.issue_connection_ids();
                 }
             }
-            Frame::PathChallenge(d) => {
-                // Bounded, newest answered first (RFC 9000 §8.2.2).
-                self.path.on_path_challenge(d);
-            }
+            // Answered on the path it came on, bounded (RFC 9000 §8.2.2).
+            Frame::PathChallenge(d) => self.on_path_challenge_frame(d),
             Frame::ConnectionClose(c) => {
                 let reason = String::from_utf8_lossy(c.reason).into_owned();
                 let reason = match c.frame_type {

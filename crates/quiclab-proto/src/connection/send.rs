@@ -16,7 +16,7 @@ use crate::wire::header::{packet_number_len, write_long_header, write_short_head
 use crate::wire::{decode_frames, varint, Frame, PacketType, Side};
 
 /// Smallest useful packet: header room plus a few frame bytes and the tag.
-const MIN_PACKET_ROOM: usize = 64;
+pub(super) const MIN_PACKET_ROOM: usize = 64;
 /// RFC 9000 §17.2: the largest long-header packet we build. Its Length field (packet
 /// number, payload and tag) is written in 2 bytes, so at most 16383; capping the whole
 /// packet at that bounds Length below it by construction, whatever the path's
@@ -36,6 +36,10 @@ pub(super) struct OpenPacket {
     padded: bool,
     /// A 0-RTT packet (application data before the 1-RTT keys, RFC 9001 §4.6.1).
     pub zero_rtt: bool,
+    /// Sent on a path other than the active one (`path_probe.rs`): recorded neither in
+    /// flight nor as ack-eliciting, so its fate reaches neither the active path's
+    /// controller nor its RTT estimate (RFC 9000 §9.4).
+    pub off_path: bool,
     record: SentRecord,
 }
 
@@ -74,8 +78,14 @@ impl Connection {
         // Recomputed below when the window is open; a stale deadline must not linger.
         self.timers.stop(Timer::Pacing);
         let start = buf.len();
+        if self.lifecycle.state() != State::Closing {
+            // RFC 9000 §8.2: path validation's datagrams, on their own.
+            if let Some(t) = self.poll_path_probe(now, buf) {
+                return Some(t);
+            }
+        }
         let budget = (self.max_datagram_size() as u64).min(self.amplification_budget()) as usize;
-        if budget < MIN_INITIAL_DATAGRAM && !self.path.validated {
+        if budget < MIN_INITIAL_DATAGRAM && !self.path.validated && !self.handshake.confirmed {
             return None; // RFC 9000 §8.1: wait for more bytes from the client.
         }
         let closing = matches!(self.lifecycle.state(), State::Closing);
@@ -84,7 +94,9 @@ impl Connection {
         }
         let cwnd_open =
             self.bytes_in_flight() < self.path.recovery.cc().window() && self.pacer_allows(now);
-        if !closing && self.path.pmtud.is_some() {
+        // A PMTU probe is not limited by the amplification budget: none to an
+        // unvalidated address (a migrated path, RFC 9000 §9.3.1).
+        if !closing && self.path.pmtud.is_some() && self.path.validated {
             if let Some(t) = self.poll_pmtu_probe(now, buf, cwnd_open) {
                 return Some(t);
             }
@@ -164,6 +176,7 @@ impl Connection {
         self.set_loss_detection_timer(now);
         Transmit {
             destination: self.path.remote,
+            source: self.migration.local,
             size,
             ecn: self.ecn.codepoint(),
         }
@@ -301,6 +314,7 @@ impl Connection {
             ack_eliciting: false,
             padded: false,
             zero_rtt,
+            off_path: false,
             record: SentRecord::default(),
         }
     }
@@ -495,7 +509,7 @@ impl Connection {
         });
         buf.resize(payload_end + TAG_LEN, 0);
         let size = (buf.len() - p.start) as u64;
-        let in_flight = p.ack_eliciting || p.padded;
+        let in_flight = (p.ack_eliciting || p.padded) && !p.off_path;
         let keys = if p.zero_rtt {
             self.zero_rtt_seal_keys()
         } else {
@@ -528,7 +542,7 @@ impl Connection {
                 space: p.space,
                 pn: p.pn,
                 size,
-                ack_eliciting: p.ack_eliciting,
+                ack_eliciting: p.ack_eliciting && !p.off_path,
                 in_flight,
                 data: p.record,
             },

@@ -3,6 +3,7 @@
 
 use super::lifecycle::{CloseReason, State};
 use super::outbox::EndpointEvent;
+use super::send::MIN_PACKET_ROOM;
 use super::spaces::SpaceId as Space;
 use super::timers::Timer;
 use super::Connection;
@@ -28,10 +29,15 @@ impl Connection {
     /// hold released), so those entry points call this last and `poll_timeout` reads
     /// the table alone.
     pub(super) fn arm_ack_timers(&mut self) {
+        // RFC 9000 §9.3.1: a migrated path not yet validated may leave no room for an
+        // ACK until more bytes come from it; the ACK waits for them.
+        let blocked = self.handshake.confirmed
+            && !self.path.validated
+            && self.amplification_budget() < MIN_PACKET_ROOM as u64;
         for space in Space::ALL {
             let s = &self.spaces[space as usize];
             let due = s.acks.ack_deadline();
-            let at = due.filter(|_| s.can_send() && !self.initial_ack_held(space));
+            let at = due.filter(|_| s.can_send() && !self.initial_ack_held(space) && !blocked);
             self.timers.set_or_stop(Timer::ack(space), at);
         }
     }
@@ -89,6 +95,9 @@ impl Connection {
         }
         if self.timers.is_expired(Timer::LossDetection, now) {
             self.on_loss_detection_timeout(now);
+        }
+        if self.timers.is_expired(Timer::PathValidation, now) {
+            self.on_path_validation_timer(now);
         }
         if self.timers.is_expired(Timer::Pacing, now) {
             // The pacer lets data go again; poll_transmit decides what.

@@ -37,10 +37,12 @@ pub(super) enum Timer {
     AckHandshake,
     /// An ACK is due in the application data space (max_ack_delay, RFC 9000 §13.2.1).
     AckData,
+    /// A path validation's next challenge or its end (RFC 9000 §8.2.1, §8.2.4).
+    PathValidation,
 }
 
 impl Timer {
-    const COUNT: usize = 9;
+    const COUNT: usize = 10;
 
     /// The ACK deadline of `space`: armed while the space owes an ACK, can send, and
     /// (Initial) the ACK is not held for the ServerHello. `poll_transmit` sends it.

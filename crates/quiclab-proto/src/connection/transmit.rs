@@ -8,6 +8,11 @@ use std::net::SocketAddr;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Transmit {
     pub destination: SocketAddr,
+    /// The local address to send from: `None` (always, unless the connection was told
+    /// to [`migrate`](crate::Connection::migrate)) is the driver's default socket.
+    /// `Endpoint::poll_transmit_burst` does not carry it: drivers of migrating
+    /// connections use `poll_transmit`.
+    pub source: Option<SocketAddr>,
     /// Bytes appended to the caller's buffer.
     pub size: usize,
     /// The ECN codepoint to set in the datagram's IP header.

@@ -6,6 +6,7 @@ use crate::ecn::{Ecn, EcnState};
 use crate::error::TransportErrorCode;
 use crate::time::Instant;
 use crate::wire::{ConnectionId, PacketType, Side, TransportParameters};
+use std::net::SocketAddr;
 use std::time::Duration;
 
 mod careful_resume;
@@ -211,6 +212,20 @@ pub enum Event {
         new: u16,
         done: bool,
     },
+    /// The active path's peer address changed (qlog `quic:tuple_assigned`, RFC 9000
+    /// §9): tuple `tuple_id` ("" is the handshake's, then "1", "2", ...) now sends to
+    /// `remote`, from `local` when the connection knows it (a client that migrated).
+    TupleAssigned {
+        tuple_id: u64,
+        remote: SocketAddr,
+        local: Option<SocketAddr>,
+    },
+    /// A step of a migration or a path probe (qlog `quic:migration_state_updated`):
+    /// `remote` is the peer address of the path concerned.
+    MigrationStateUpdated {
+        new: MigrationPhase,
+        remote: SocketAddr,
+    },
     /// The path's ECN validation state changed (qlog `quic:ecn_state_updated`, RFC
     /// 9000 Appendix A.4); `old` is `None` for the first state.
     EcnStateUpdated {
@@ -243,6 +258,37 @@ pub enum Event {
         length: usize,
         reason: DatagramDropReason,
     },
+}
+
+/// qlog's MigrationState (quic-events §migration_state_updated).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MigrationPhase {
+    /// PATH_CHALLENGE sent on a path the connection does not use (RFC 9000 §9.3.3).
+    ProbingStarted,
+    /// That path's validation failed.
+    ProbingAbandoned,
+    /// That path answered.
+    ProbingSuccessful,
+    /// Non-probing packets go to a new, not yet validated path (§9.2, §9.3).
+    MigrationStarted,
+    /// The new path failed validation: back to the last validated one (§9.3.2).
+    MigrationAbandoned,
+    /// The new path is validated.
+    MigrationComplete,
+}
+
+impl MigrationPhase {
+    /// The qlog value.
+    pub fn name(self) -> &'static str {
+        match self {
+            MigrationPhase::ProbingStarted => "probing_started",
+            MigrationPhase::ProbingAbandoned => "probing_abandoned",
+            MigrationPhase::ProbingSuccessful => "probing_successful",
+            MigrationPhase::MigrationStarted => "migration_started",
+            MigrationPhase::MigrationAbandoned => "migration_abandoned",
+            MigrationPhase::MigrationComplete => "migration_complete",
+        }
+    }
 }
 
 /// Why a queued DATAGRAM payload was dropped before it was sent (RFC 9221 §5).

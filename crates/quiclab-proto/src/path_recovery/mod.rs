@@ -103,6 +103,25 @@ impl<T> Recovery<T> {
         self.pto_count
     }
 
+    /// RFC 9000 §9.4: a new path gets its own congestion controller and RTT
+    /// estimator (fresh ones, or a validated path's saved ones when the connection
+    /// returns to it); the sent packets, one loss recovery context for every path
+    /// (§9.4 allows it), stay. Returns the state it replaces, and restarts the PTO
+    /// backoff, the persistent-congestion start and the delivery-rate sampling, all
+    /// about the old path.
+    pub fn replace_congestion(
+        &mut self,
+        rtt: RttEstimator,
+        cc: Box<dyn CongestionController>,
+    ) -> (RttEstimator, Box<dyn CongestionController>) {
+        let old_rtt = std::mem::replace(&mut self.rtt, rtt);
+        let old_cc = std::mem::replace(&mut self.cc, cc);
+        self.pto_count = 0;
+        self.first_rtt_sample_time = None;
+        self.delivery = DeliveryRateEstimator::new();
+        (old_rtt, old_cc)
+    }
+
     /// RFC 9002 A.5 OnPacketSent: the packet is recorded in its space (with the
     /// delivery-rate snapshot, draft-ietf-ccwg-bbr §4.1.2.2, when in flight) and an
     /// in-flight packet reaches the controller.

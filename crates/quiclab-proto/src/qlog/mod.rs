@@ -29,6 +29,7 @@
 mod json;
 mod packet;
 mod record;
+mod tuple;
 
 use crate::error::TransportErrorCode;
 use crate::events::{
@@ -238,6 +239,14 @@ impl<W: Write + Send> QlogWriter<W> {
             } => connection_closed(buf, now, *owner, *code, *application, reason),
             Event::KernelDrops(k) => kernel_drops(buf, now, k),
             Event::EcnStateUpdated { old, new } => ecn_state_updated(buf, now, *old, *new),
+            Event::TupleAssigned {
+                tuple_id,
+                remote,
+                local,
+            } => tuple::tuple_assigned(buf, now, *tuple_id, *remote, *local),
+            Event::MigrationStateUpdated { new, remote } => {
+                tuple::migration_state_updated(buf, now, *new, *remote)
+            }
             Event::DatagramReceived { size, ecn } => datagram_received(buf, now, *size, *ecn),
             Event::DatagramDropped { length, reason } => {
                 let mut j = begin(buf, now, "quiclab:datagram_frame_dropped");

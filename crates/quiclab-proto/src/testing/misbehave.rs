@@ -38,7 +38,11 @@ impl Pair {
         }) else {
             return false;
         };
-        self.enqueue(to, ecn, datagram);
+        let addrs = match to {
+            To::Server => (self.client_addr, self.server_addr),
+            To::Client => (self.server_addr, self.client_addr),
+        };
+        self.enqueue(to, ecn, addrs, datagram);
         true
     }
 }

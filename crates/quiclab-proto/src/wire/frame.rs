@@ -175,6 +175,18 @@ impl Frame<'_> {
         )
     }
 
+    /// RFC 9000 §9.1: PATH_CHALLENGE, PATH_RESPONSE, NEW_CONNECTION_ID and PADDING
+    /// are probing frames; a packet of only these does not migrate the connection.
+    pub fn is_probing(&self) -> bool {
+        matches!(
+            self,
+            Frame::Padding { .. }
+                | Frame::PathChallenge(_)
+                | Frame::PathResponse(_)
+                | Frame::NewConnectionId(_)
+        )
+    }
+
     /// The frame's type code as it is (or would be) encoded.
     pub fn type_code(&self) -> u64 {
         use frame_type as t;
