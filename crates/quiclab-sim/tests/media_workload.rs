@@ -155,3 +155,25 @@ fn the_sizes_are_seeded_and_bad_settings_name_their_key() {
         "{e}"
     );
 }
+
+#[test]
+fn the_example_shows_the_bulk_queue_in_the_frames_latency_in_both_modes() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios/examples/media_interactive.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let d = media(&run(&text));
+    let s = media(&run(
+        &text.replace("mode = \"datagram\"", "mode = \"stream\"")
+    ));
+    assert_eq!((d.mode.as_str(), s.mode.as_str()), ("datagram", "stream"));
+    assert_eq!((d.frames_sent, s.frames_sent), (300, 300));
+    // The upload's drop-tail queue drops fragments (frames lost) and delays the rest
+    // past the 150 ms deadline; streams deliver every frame, later still.
+    assert!(
+        d.frames_delivered < 300 && s.frames_delivered == 300,
+        "{d:?} {s:?}"
+    );
+    assert!(d.deadline_misses > 0 && s.deadline_misses > 0);
+    assert!(s.latency_p99_ms > d.latency_p99_ms, "{d:?} {s:?}");
+    assert!(d.received_fps < 30.0);
+}
