@@ -173,7 +173,7 @@ impl MediaSender {
                 key_bytes,
                 every,
             }) => {
-                if n % every.max(1) == 0 {
+                if n.is_multiple_of(every.max(1)) {
                     key_bytes
                 } else {
                     bytes

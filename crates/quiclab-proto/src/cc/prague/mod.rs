@@ -238,7 +238,9 @@ impl CongestionController for Prague {
                 self.on_ce(now, sent);
             }
         }
-        let in_recovery_at_loss = self.in_recovery();
+        // A loss within a recovery period is no new episode (RFC 9002 §7.3.2); an ECN
+        // round does not hide one.
+        let in_recovery_at_loss = self.recovery.is_running();
         if let Some(c) = ack.congestion {
             self.on_congestion_event(now, c.largest_lost_sent_time, c.persistent, c.lost_bytes);
         }
