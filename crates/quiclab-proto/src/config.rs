@@ -643,6 +643,19 @@ impl TransportConfig {
                     return err(key, why);
                 }
             }
+            CongestionControl::Prague(c) => {
+                if let Err((key, why)) = c.validate() {
+                    return err(key, why);
+                }
+                // RFC 9331 §4: a scalable controller identifies its packets with ECT(1),
+                // and Prague's response needs the peer's CE counts.
+                if self.ecn != EcnMode::Ect1 {
+                    return err(
+                        "ecn",
+                        "congestion_control prague needs ecn = \"ect1\" (the L4S identifier, RFC 9331 §4)",
+                    );
+                }
+            }
         }
         Ok(())
     }

@@ -5,7 +5,7 @@
 
 mod common;
 
-use quiclab_proto::cc::{CongestionControl, CubicConfig, NewRenoConfig};
+use quiclab_proto::cc::{CongestionControl, CubicConfig, NewRenoConfig, PragueConfig};
 use quiclab_proto::events::{Event, FrameKind, SharedSink, VecSink};
 use quiclab_proto::raw::{AckFrame, Frame, SpaceId};
 use quiclab_proto::testing::{EcnImpairment, LinkConfig, Pair};
@@ -264,9 +264,30 @@ fn an_under_reporting_peer_fails_validation() {
 /// datagrams at `marks`; returns (window reductions seen, client statistics' lost
 /// packets, CE signals).
 fn ce_reductions(cc: CongestionControl, marks: Vec<u64>) -> (usize, u64, u64) {
+    let run = ce_run(cc, EcnMode::Ect0, marks);
+    (run.reductions, run.lost, run.signals)
+}
+
+/// What [`ce_run`] saw.
+struct CeRun {
+    reductions: usize,
+    lost: u64,
+    signals: u64,
+    /// Datagrams the client offered its link with ECT(1) and with not-ECT.
+    ect1: u64,
+    not_ect: u64,
+    /// The client's window before the first reduction and after the last.
+    first_window: u64,
+    windows: Vec<u64>,
+    /// The client's `metrics_updated` alpha and CE fraction (millionths), in order.
+    alphas: Vec<(Option<u32>, Option<u32>)>,
+}
+
+/// [`ce_reductions`] with the codepoint `ecn`, reporting more.
+fn ce_run(cc: CongestionControl, ecn: EcnMode, marks: Vec<u64>) -> CeRun {
     let cfg = TransportConfig {
         congestion_control: cc,
-        ..config(EcnMode::Ect0)
+        ..config(ecn)
     };
     let mut p = Pair::new(
         cfg.clone(),
@@ -275,6 +296,9 @@ fn ce_reductions(cc: CongestionControl, marks: Vec<u64>) -> (usize, u64, u64) {
         3,
     );
     handshake(&mut p);
+    let sink = SharedSink::new(VecSink::new());
+    let now = p.now;
+    p.client_conn().set_event_sink(now, Box::new(sink.clone()));
     let data: Vec<u8> = (0..2_000_000).map(|i| (i % 251) as u8).collect();
     let id = p
         .client_conn()
@@ -283,6 +307,8 @@ fn ce_reductions(cc: CongestionControl, marks: Vec<u64>) -> (usize, u64, u64) {
     let (mut sent, mut got, mut sid) = (0, 0usize, None);
     let mut last = p.client_conn().congestion_window();
     let mut reductions = 0;
+    let mut windows = Vec::new();
+    let first_window = last;
     let mut buf = vec![0u8; 65_536];
     while got < data.len() {
         assert!(p.now < limit(), "stuck");
@@ -294,7 +320,11 @@ fn ce_reductions(cc: CongestionControl, marks: Vec<u64>) -> (usize, u64, u64) {
             }
         }
         let cwnd = c.congestion_window();
-        reductions += usize::from(cwnd < last);
+        if cwnd < last {
+            reductions += 1;
+            windows.push(last);
+            windows.push(cwnd);
+        }
         last = cwnd;
         if let Some(s) = p.server_conn() {
             sid = sid.or_else(|| s.accept_stream(quiclab_proto::Dir::Uni));
@@ -309,8 +339,27 @@ fn ce_reductions(cc: CongestionControl, marks: Vec<u64>) -> (usize, u64, u64) {
         }
         p.step();
     }
+    let (ect1, not_ect) = (offered(&p, 0, Ecn::Ect1), offered(&p, 0, Ecn::NotEct));
+    let alphas = sink
+        .lock()
+        .take()
+        .into_iter()
+        .filter_map(|(_, e)| match e {
+            Event::MetricsUpdated(m) => Some((m.ecn_alpha_ppm, m.ce_fraction_ppm)),
+            _ => None,
+        })
+        .collect();
     let c = p.client_conn();
-    (reductions, c.stats().packets_lost, c.ecn().ce_signals)
+    CeRun {
+        reductions,
+        lost: c.stats().packets_lost,
+        signals: c.ecn().ce_signals,
+        ect1,
+        not_ect,
+        first_window,
+        windows,
+        alphas,
+    }
 }
 
 #[test]
@@ -330,4 +379,49 @@ fn a_ce_burst_reduces_newreno_and_cubic_once_without_retransmission() {
         let (reductions, lost, _) = ce_reductions(cc, vec![60, 61, 600, 601]);
         assert_eq!((reductions, lost), (2, 0), "{name}");
     }
+}
+
+#[test]
+fn prague_marks_ect1_and_reduces_on_ce_without_retransmission() {
+    let prague = CongestionControl::Prague(PragueConfig::default());
+    let run = ce_run(prague.clone(), EcnMode::Ect1, (60..66).collect());
+    // RFC 9331 §4: every datagram carries the L4S identifier.
+    assert_eq!(run.not_ect, 0);
+    assert!(run.ect1 > 1000, "{} ECT(1) datagrams", run.ect1);
+    assert_eq!(run.lost, 0, "nothing lost, nothing retransmitted");
+    assert!(run.signals >= 2, "{} CE signals", run.signals);
+    // The burst lies within one round trip: one reduction, by alpha/2 (alpha starts
+    // at 1 and decays by 15/16 per round without marks, so it is between 1/2 and 1
+    // this early: the window keeps between half and three quarters).
+    assert_eq!(run.reductions, 1, "windows {:?}", run.windows);
+    let (before, after) = (run.windows[0] as f64, run.windows[1] as f64);
+    assert!(
+        (0.5 * before..=0.75 * before + 1.0).contains(&after),
+        "{before} -> {after}"
+    );
+    assert!(
+        before > run.first_window as f64,
+        "it reduced from slow start"
+    );
+    // qlog metrics_updated carries alpha on every update: it falls from 1 while no
+    // marks arrive, and the burst's round shows a CE fraction above 0.
+    assert!(run.alphas.iter().all(|(a, _)| a.is_some()));
+    // (The handshake's ACKs may have ended a round: 15/16 of 1.)
+    assert!(run.alphas[0].0 >= Some(937_500), "{:?}", run.alphas[0]);
+    assert!(run.alphas.iter().any(|(_, f)| f.is_some_and(|f| f > 0)));
+    let last = run.alphas.last().unwrap().0.unwrap();
+    assert!(last < 500_000, "alpha decays to {last} ppm after the burst");
+    // Classic controllers log no alpha.
+    let cubic = ce_run(
+        CongestionControl::Cubic(CubicConfig::default()),
+        EcnMode::Ect0,
+        vec![60],
+    );
+    assert!(cubic.alphas.iter().all(|(a, f)| a.is_none() && f.is_none()));
+    // Prague is refused without ECT(1).
+    let cfg = TransportConfig {
+        congestion_control: prague,
+        ..config(EcnMode::Ect0)
+    };
+    assert_eq!(cfg.validate().unwrap_err().key, "ecn");
 }

@@ -435,7 +435,8 @@ impl Simulation {
             Some(web) => App::Web(crate::workload::webquic::WebQuicClient::new(web)),
             None => App::Client(
                 ClientApp::new(f.workload.clone(), secs(f.start_s))
-                    .with_h3_qlog(self.qlog_dir().as_deref(), &f.name),
+                    .with_h3_qlog(self.qlog_dir().as_deref(), &f.name)
+                    .with_media_seed(derive_seed(seed, &format!("media:{}", f.name))),
             ),
         };
         let client = Stack::Quic {

@@ -164,7 +164,7 @@ fn cell(s: &str) -> String {
 /// flow's `client`/`server`, the CLI's `--config`) has no JSON Schema, so the page shows
 /// its defaults and each controller's, serialized by serde: every key, its default.
 pub fn transport_page() -> String {
-    use quiclab_proto::cc::{BbrConfig, CongestionControl, CubicConfig, FixedConfig};
+    use quiclab_proto::cc::{BbrConfig, CongestionControl, CubicConfig, FixedConfig, PragueConfig};
     use quiclab_proto::TransportConfig;
     let mut out = String::from(
         "# Transport keys\n\n<!-- Generated from quiclab-proto's TransportConfig by \
@@ -183,6 +183,7 @@ pub fn transport_page() -> String {
         ("cubic", CongestionControl::Cubic(CubicConfig::default())),
         ("bbr", CongestionControl::Bbr(BbrConfig::default())),
         ("fixed", CongestionControl::Fixed(FixedConfig::default())),
+        ("prague", CongestionControl::Prague(PragueConfig::default())),
     ];
     for (name, cc) in controllers {
         let _ = write!(

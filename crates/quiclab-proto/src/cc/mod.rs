@@ -8,6 +8,7 @@ mod fixed;
 mod hystart;
 mod new_reno;
 mod no_cc;
+mod prague;
 mod recovery_period;
 
 pub use ack_summary::{AckResponse, AckSummary, AckedPacket, CongestionEvent};
@@ -22,6 +23,7 @@ pub use fixed::{Fixed, FixedConfig};
 pub use hystart::{Hystart, HystartConfig, HystartPhase, SlowStartStep};
 pub use new_reno::{NewReno, NewRenoConfig, WindowGrowth};
 pub use no_cc::NoCongestionControl;
+pub use prague::{Prague, PragueConfig};
 
 use crate::events::CongestionState;
 use crate::recovery::{LostPacket, RateSample, RttEstimator};
@@ -165,6 +167,11 @@ pub trait CongestionController: Debug + Send {
     fn model(&self) -> Option<ModelEstimate> {
         None
     }
+    /// A scalable (L4S) controller's ECN estimates for qlog `metrics_updated`: Prague's
+    /// alpha and last round's CE fraction. `None` for the others.
+    fn scalable_ecn(&self) -> Option<ScalableEcnEstimate> {
+        None
+    }
     /// The next state transition not yet reported (BBR's state machine), oldest first:
     /// `on_ack` drains them after each rate sample into [`AckResponse::state_changes`]
     /// (the connection logs `congestion_state_updated` for each).
@@ -215,6 +222,27 @@ pub struct ModelEstimate {
     pub min_rtt: Option<Duration>,
 }
 
+/// A scalable controller's congestion estimates, in millionths (integers, so that logs
+/// print them byte-stable).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ScalableEcnEstimate {
+    /// alpha, the EWMA of the CE-marked fraction per round trip, in [0, 1_000_000].
+    pub alpha_ppm: u32,
+    /// The CE-marked fraction of the last completed round; `None` before the first.
+    pub ce_fraction_ppm: Option<u32>,
+}
+
+impl ScalableEcnEstimate {
+    /// From fractions in [0, 1] (clamped), rounded to the nearest millionth.
+    pub fn new(alpha: f64, ce_fraction: Option<f64>) -> Self {
+        let ppm = |f: f64| (f.clamp(0.0, 1.0) * 1e6).round() as u32;
+        ScalableEcnEstimate {
+            alpha_ppm: ppm(alpha),
+            ce_fraction_ppm: ce_fraction.map(ppm),
+        }
+    }
+}
+
 /// Which controller a connection runs; part of the serde transport config.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "algorithm", rename_all = "snake_case", deny_unknown_fields)]
@@ -230,6 +258,9 @@ pub enum CongestionControl {
     /// A fixed window and optionally a fixed pacing rate, for measurements that need a
     /// known sending schedule (`cc/fixed.rs`).
     Fixed(FixedConfig),
+    /// Prague, the L4S scalable controller (draft-briscoe-iccrg-prague-congestion-control);
+    /// needs `ecn = "ect1"`.
+    Prague(PragueConfig),
 }
 
 impl Default for CongestionControl {
@@ -254,6 +285,7 @@ impl CongestionControl {
             CongestionControl::Cubic(c) => Box::new(Cubic::new(c.clone(), max_datagram_size)),
             CongestionControl::None => Box::new(NoCongestionControl),
             CongestionControl::Fixed(c) => Box::new(Fixed::new(c, max_datagram_size)),
+            CongestionControl::Prague(c) => Box::new(Prague::new(c.clone(), max_datagram_size)),
         }
     }
 }

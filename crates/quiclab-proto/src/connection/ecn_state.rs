@@ -171,15 +171,18 @@ impl EcnPath {
         (c != EcnCounts::default()).then_some(c)
     }
 
-    /// Whether an ACK frame of `space` with `counts` reports more CE marks than the
-    /// peer's last validated counts: recovery turns that into a congestion event
-    /// (RFC 9002 §7.1) in the same call as the ACK, before [`EcnPath::on_ack`] validates
-    /// the counts (a CE increase in an ACK that then fails validation still reduced the
-    /// window once: the conservative side).
-    pub fn ce_grew(&self, space: SpaceId, counts: Option<EcnCounts>) -> bool {
-        !self.mode.is_off()
-            && self.state != EcnState::Failed
-            && counts.is_some_and(|c| c.ce > self.peer[space as usize].ce)
+    /// How many more CE marks an ACK frame of `space` with `counts` reports than the
+    /// peer's last validated counts (0: none, or ECN off or failed): recovery turns a
+    /// growth into a congestion event (RFC 9002 §7.1) and hands the count to the
+    /// controller (scalable controllers estimate their mark fraction from it) in the
+    /// same call as the ACK, before [`EcnPath::on_ack`] validates the counts (a CE
+    /// increase in an ACK that then fails validation still reduced the window once: the
+    /// conservative side).
+    pub fn ce_growth(&self, space: SpaceId, counts: Option<EcnCounts>) -> u64 {
+        if self.mode.is_off() || self.state == EcnState::Failed {
+            return 0;
+        }
+        counts.map_or(0, |c| c.ce.saturating_sub(self.peer[space as usize].ce))
     }
 
     /// An ACK frame of `space` with `counts` newly acknowledged `acked` (packet number

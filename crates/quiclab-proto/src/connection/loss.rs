@@ -56,7 +56,7 @@ impl Connection {
             ack_delay,
             pto,
             mtu_probe: self.mtu_probe(),
-            ce_grew: self.ecn.ce_grew(space, ack.ecn),
+            ce_growth: self.ecn.ce_growth(space, ack.ecn),
         };
         let advertised = self.peer_advertised_max_ack_delay();
         let sender = &self.ack_frequency.sender;
@@ -372,6 +372,7 @@ impl Connection {
         if !self.logging() {
             return;
         }
+        let scalable = self.path.recovery.cc().scalable_ecn();
         let m = RecoveryMetrics {
             min_rtt: Some(self.path.recovery.rtt().min()),
             smoothed_rtt: Some(self.path.recovery.rtt().smoothed()),
@@ -385,6 +386,8 @@ impl Connection {
             pacing_rate: self.path.recovery.cc().pacing_rate(),
             model_bandwidth: self.path.recovery.cc().model().and_then(|m| m.bandwidth),
             model_min_rtt: self.path.recovery.cc().model().and_then(|m| m.min_rtt),
+            ecn_alpha_ppm: scalable.map(|s| s.alpha_ppm),
+            ce_fraction_ppm: scalable.and_then(|s| s.ce_fraction_ppm),
         };
         self.emit(now, Event::MetricsUpdated(m));
         for u in careful_resume_updates {

@@ -138,6 +138,11 @@ pub struct RecoveryMetrics {
     pub model_bandwidth: Option<u64>,
     /// A model-based controller's min_rtt estimate (BBR.min_rtt).
     pub model_min_rtt: Option<Duration>,
+    /// A scalable controller's alpha, the EWMA of the CE fraction (Prague), in
+    /// millionths.
+    pub ecn_alpha_ppm: Option<u32>,
+    /// The CE fraction of its last completed round, in millionths.
+    pub ce_fraction_ppm: Option<u32>,
 }
 
 /// Everything a connection reports.

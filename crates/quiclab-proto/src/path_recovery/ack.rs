@@ -35,12 +35,13 @@ pub(crate) struct AckInput<'a> {
     pub pto: PtoContext,
     /// The PMTU probe in flight, if any.
     pub mtu_probe: Option<MtuProbe>,
-    /// The frame's ECN-CE count exceeds the peer's last validated one (RFC 9000
-    /// §13.4.2.1; the connection validates the counts once this call returned). When
-    /// the ACK also raises the largest acknowledged and newly acknowledges packets, the
-    /// controller gets a congestion event for the largest one's send time (RFC 9002 §7.1,
-    /// B.7 ProcessECN).
-    pub ce_grew: bool,
+    /// By how much the frame's ECN-CE count exceeds the peer's last validated one
+    /// (RFC 9000 §13.4.2.1; the connection validates the counts once this call
+    /// returned); 0 without growth. When the ACK also raises the largest acknowledged
+    /// and newly acknowledges packets, the controller gets a congestion event for the
+    /// largest one's send time (RFC 9002 §7.1, B.7 ProcessECN) and the count as
+    /// `AckSummary::newly_ce_marked`.
+    pub ce_growth: u64,
 }
 
 /// What one ACK frame did to recovery, for the connection to apply in this order:
@@ -78,7 +79,7 @@ impl<T> Recovery<T> {
     /// RFC 9002 A.7 OnAckReceived: the newly acknowledged packets, the RTT sample, A.10
     /// DetectAndRemoveLostPackets, the ACK's rate sample (draft-ietf-ccwg-bbr
     /// §4.1.2.3), the controller's one summary (with the ECN-CE congestion event of
-    /// [`AckInput::ce_grew`]), the PTO backoff reset and A.8 SetLossDetectionTimer.
+    /// [`AckInput::ce_growth`]), the PTO backoff reset and A.8 SetLossDetectionTimer.
     /// `max_ack_delay_after(acked, lost)` gives the peer's max_ack_delay once the
     /// contents of the acknowledged and then the lost packets take effect (ack-frequency
     /// requests they carried): with no lost packets for the persistent congestion
@@ -119,9 +120,13 @@ impl<T> Recovery<T> {
             }
             return out;
         }
-        let ce_event = (ack.ce_grew && largest_grew)
+        // Only an ACK that raises the largest acknowledged carries counts that will be
+        // validated (RFC 9000 §13.4.2.1); a reordered one's growth is counted when the
+        // next one repeats it.
+        let ce_event = (ack.ce_growth > 0 && largest_grew)
             .then(|| out.newly_acked.last().map(|p| p.time_sent))
             .flatten();
+        let newly_ce_marked = if ce_event.is_some() { ack.ce_growth } else { 0 };
         out.rtt_sampled = self.sample_rtt(now, ack, &out.newly_acked);
         let acked = self.acked_in_flight(now, ack, &out.newly_acked);
         let newly_acked = &out.newly_acked;
@@ -140,7 +145,7 @@ impl<T> Recovery<T> {
             lost: &declared.for_controller,
             congestion: declared.congestion,
             ce_event,
-            newly_ce_marked: 0,
+            newly_ce_marked,
             rate_sample: rate_sample.as_ref(),
         });
         self.on_episode(ack.space, &declared.outcome, response.in_recovery_at_loss);

@@ -50,7 +50,7 @@ fn ack(ranges: &[std::ops::RangeInclusive<u64>], probe: Option<MtuProbe>) -> Ack
         ack_delay: Duration::ZERO,
         pto: ctx(),
         mtu_probe: probe,
-        ce_grew: false,
+        ce_growth: 0,
     }
 }
 

@@ -115,6 +115,13 @@ impl<'a> Json<'a> {
         self.ms_from_us(nanos / 1_000)
     }
 
+    /// Millionths as a decimal fraction (`0.062500`), from integers as [`Json::ms`].
+    pub(crate) fn ppm(&mut self, ppm: u32) -> &mut Self {
+        self.sep();
+        let _ = write!(self.buf, "{}.{:06}", ppm / 1_000_000, ppm % 1_000_000);
+        self
+    }
+
     /// Microseconds as milliseconds (see [`Json::ms`]).
     pub(crate) fn ms_from_us(&mut self, us: u64) -> &mut Self {
         self.sep();

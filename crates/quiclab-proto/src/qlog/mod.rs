@@ -643,6 +643,16 @@ fn write_metrics(j: &mut Json<'_>, m: &RecoveryMetrics) {
     if let Some(d) = m.model_min_rtt {
         j.key("bbr_min_rtt").ms(duration_nanos(d));
     }
+    // Prague's (L4S) estimates as extension fields, fractions in [0, 1].
+    let fractions = [
+        ("prague_alpha", m.ecn_alpha_ppm),
+        ("prague_ce_fraction", m.ce_fraction_ppm),
+    ];
+    for (key, v) in fractions {
+        if let Some(v) = v {
+            j.key(key).ppm(v);
+        }
+    }
 }
 
 fn side_name(s: Side) -> &'static str {

@@ -742,3 +742,39 @@ fn qlog_flushes_when_the_connection_closes() {
         assert_eq!(w.out.as_ref().map(|o| o.flushes), Some(n + 1), "{s:?}");
     }
 }
+
+#[test]
+fn prague_alpha_and_ce_fraction_are_metrics_extension_fields() {
+    let t = |ms: u64| Instant::from_millis(ms);
+    let events = vec![
+        (
+            t(1),
+            Event::MetricsUpdated(RecoveryMetrics {
+                congestion_window: Some(24_000),
+                ecn_alpha_ppm: Some(62_500),
+                ..RecoveryMetrics::default()
+            }),
+        ),
+        (
+            t(2),
+            Event::MetricsUpdated(RecoveryMetrics {
+                ecn_alpha_ppm: Some(1_000_000),
+                ce_fraction_ppm: Some(40_000),
+                ..RecoveryMetrics::default()
+            }),
+        ),
+        (t(3), Event::MetricsUpdated(RecoveryMetrics::default())),
+    ];
+    let text = write_all(&events);
+    // Printed from integers: byte-stable text.
+    let s = String::from_utf8_lossy(&text);
+    assert!(s.contains("\"prague_alpha\":0.062500"), "{s}");
+    let recs = parse(&text);
+    let m = find(&recs, "quic:recovery_metrics_updated");
+    assert_eq!(m[0]["data"]["prague_alpha"].as_f64(), Some(0.0625));
+    assert!(m[0]["data"].get("prague_ce_fraction").is_none());
+    assert_eq!(m[1]["data"]["prague_alpha"].as_f64(), Some(1.0));
+    assert_eq!(m[1]["data"]["prague_ce_fraction"].as_f64(), Some(0.04));
+    // Other controllers log neither.
+    assert!(m[2]["data"].get("prague_alpha").is_none());
+}

@@ -73,6 +73,35 @@ pub struct FlowResult {
     /// `datagram`: what the RFC 9221 DATAGRAM workload measured; absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub datagrams: Option<DatagramResult>,
+    /// `media`: what the interactive media workload measured; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub media: Option<MediaResult>,
+}
+
+/// A `media` flow's frames (`workload/media.rs`). `deadline_misses = frames_sent −
+/// frames_on_time`: a frame later than its deadline or never complete is a miss.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct MediaResult {
+    /// `"datagram"` or `"stream"`.
+    pub mode: String,
+    /// Frames the sender generated.
+    pub frames_sent: u64,
+    /// Frames the receiving application got complete (at any time).
+    pub frames_delivered: u64,
+    /// Of those, the ones within the deadline.
+    pub frames_on_time: u64,
+    pub deadline_misses: u64,
+    /// Frames on time per second of the workload's duration (the playable frame rate).
+    pub received_fps: f64,
+    /// One-way latency of complete frames, application to application (the sender's
+    /// queueing included), ms: median, 99th percentile (nearest rank), maximum.
+    pub latency_p50_ms: Option<f64>,
+    pub latency_p99_ms: Option<f64>,
+    pub latency_max_ms: Option<f64>,
+    /// Datagram mode: DATAGRAM fragments handed to QUIC, and fragments (or whole frames
+    /// without room for one) it refused.
+    pub fragments_sent: u64,
+    pub fragments_refused: u64,
 }
 
 /// A `datagram` flow's counts (`workload/datagram.rs`). At the end of the run,

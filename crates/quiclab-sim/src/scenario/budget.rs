@@ -172,6 +172,19 @@ impl Scenario {
                 LinkSide::Forward,
                 1.0,
             ),
+            Workload::Media {
+                fps,
+                ref frame_size,
+                duration_s,
+                ..
+            } => (
+                fps * frame_size.mean() * duration_s,
+                f64::INFINITY,
+                &client,
+                &server,
+                LinkSide::Forward,
+                1.0,
+            ),
         };
         let active = (end.min(self.stop.time_s) - f.start_s).max(0.0);
         let rate_bytes_s = self
@@ -197,6 +210,10 @@ impl Scenario {
                 duration_s,
                 ..
             } => (rate_pps * duration_s.min(active)).ceil(),
+            // Full packets of frame bytes, plus one partly filled packet per frame.
+            Workload::Media {
+                fps, duration_s, ..
+            } => (moved / payload).ceil() + (fps * duration_s.min(active)).ceil(),
             _ => (moved / payload).ceil(),
         };
         SourceWork {

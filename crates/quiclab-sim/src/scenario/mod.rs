@@ -20,6 +20,8 @@ mod budget;
 mod datagram;
 pub use datagram::STAMP_LEN as DATAGRAM_STAMP_LEN;
 mod gateway;
+mod media;
+pub use media::{FrameSize, FrameSizeDist, MediaMode, MEDIA_HEADER_LEN};
 mod resume_from;
 mod schema;
 mod session_from;
@@ -234,6 +236,22 @@ pub enum Workload {
         rate_pps: f64,
         size: u64,
         duration_s: f64,
+    },
+    /// Interactive media (`workload/media.rs`, keys in `scenario/media.rs`): from the
+    /// handshake on, the client sends `fps` frames per second for `duration_s`, each of
+    /// `frame_size` bytes (a number, `{ dist = "uniform", min, max }` or
+    /// `{ dist = "keyframe", bytes, key_bytes, every }`), in DATAGRAM fragments
+    /// (`mode = "datagram"`, the default; both sides need `max_datagram_frame_size`) or
+    /// one unidirectional stream per frame (`mode = "stream"`). The server measures each
+    /// frame's one-way latency (application to application); a frame later than
+    /// `deadline_ms`, or never complete, is a deadline miss.
+    Media {
+        fps: f64,
+        frame_size: FrameSize,
+        deadline_ms: f64,
+        duration_s: f64,
+        #[serde(default)]
+        mode: MediaMode,
     },
 }
 

@@ -245,6 +245,7 @@ impl Scenario {
             Workload::Page { .. } => {}
             Workload::Search { .. } | Workload::Video { .. } => {}
             Workload::Datagram { .. } => self.check_datagram_flow(c, i, f)?,
+            Workload::Media { .. } => self.check_media_flow(c, i, f)?,
         }
         self.check_web_flow(c, i, f)?;
         let tcp_tls = f.tls.as_ref().and_then(TlsSettings::tcp_only_key);
@@ -305,6 +306,9 @@ impl Scenario {
             Workload::Video { .. } => ("server", &server, 2),
             // No stream data: the DATAGRAM send queue has its own bounds.
             Workload::Datagram { .. } => return Ok(()),
+            // Frame bodies are written as references to one static chunk
+            // (`write_static`): a stream buffers no copies.
+            Workload::Media { .. } => return Ok(()),
         };
         let buffered = u128::from(sender.flow.send_buffer) * u128::from(streams);
         if buffered > u128::from(MAX_SEND_MEMORY) {

@@ -54,6 +54,7 @@ impl Simulation {
                     Workload::Search { .. } => "search".into(),
                     Workload::Video { .. } => "video".into(),
                     Workload::Datagram { .. } => "datagram".into(),
+                    Workload::Media { .. } => "media".into(),
                 },
                 start_s: spec.start_s,
                 handshake_done_s: stats.handshake_completed_at.map(|t| t.as_secs_f64()),
@@ -92,6 +93,9 @@ impl Simulation {
             };
             if let Some(d) = &m.datagram {
                 d.fill(&mut result);
+            }
+            if let Some(media) = &m.media {
+                media.fill(&mut result);
             }
             if let Some(web) = &m.web {
                 web.fill(&mut result, &m.requests, secs(spec.start_s), end);

@@ -6,6 +6,7 @@ use crate::net::engine::saturating_secs;
 use crate::scenario::Workload;
 use crate::workload::datagram::{self, DatagramMeasure, DatagramSender};
 use crate::workload::h3app::{PageClient, PageProgress, PageServer};
+use crate::workload::media::{MediaMeasure, MediaReceiver, MediaSender};
 use quiclab_proto::{Connection, Dir, Instant, StreamError, StreamId};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -32,6 +33,8 @@ pub struct AppMeasure {
     pub web: Option<crate::workload::webmeasure::WebMeasure>,
     /// The `datagram` metrics (`datagram.rs`).
     pub datagram: Option<DatagramMeasure>,
+    /// The `media` metrics (`media.rs`).
+    pub media: Option<MediaMeasure>,
 }
 
 impl AppMeasure {
@@ -76,7 +79,10 @@ impl AppMeasure {
             Workload::Datagram { .. } if self.done_at.is_none() => {
                 Some("not finished when the run ended (datagrams left to send or in flight)".into())
             }
-            Workload::Bulk { .. } | Workload::Datagram { .. } => None,
+            Workload::Media { .. } if self.done_at.is_none() => {
+                Some("not finished when the run ended (frames left to send or in flight)".into())
+            }
+            Workload::Bulk { .. } | Workload::Datagram { .. } | Workload::Media { .. } => None,
         }
     }
 }
@@ -167,6 +173,8 @@ pub struct ClientApp {
     page: Option<PageClient>,
     /// The sender of a `datagram` workload (boxed: most flows have none).
     datagrams: Option<Box<DatagramSender>>,
+    /// The sender of a `media` workload (set by [`ClientApp::with_media_seed`]).
+    media: Option<Box<MediaSender>>,
 }
 
 impl ClientApp {
@@ -194,6 +202,7 @@ impl ClientApp {
         let _ = start;
         ClientApp {
             datagrams,
+            media: None,
             workload,
             stop_at,
             stream: None,
@@ -204,6 +213,23 @@ impl ClientApp {
             next_request_at: None,
             page,
         }
+    }
+
+    /// A `media` flow's sender, its frame sizes drawn from `seed`; other workloads
+    /// are unchanged.
+    pub fn with_media_seed(mut self, seed: u64) -> Self {
+        if let Workload::Media {
+            fps,
+            ref frame_size,
+            duration_s,
+            mode,
+            ..
+        } = self.workload
+        {
+            let sender = MediaSender::new(fps, frame_size.clone(), duration_s, mode, seed);
+            self.media = Some(Box::new(sender));
+        }
+        self
     }
 
     /// Writes the HTTP/3 events of a `page` flow to a qlog file in `dir`, if any.
@@ -223,6 +249,7 @@ impl ClientApp {
             Workload::Bulk { .. } => self.stop_at,
             Workload::Request { .. } => self.next_request_at,
             Workload::Datagram { .. } => self.datagrams.as_ref().and_then(|d| d.wakeup()),
+            Workload::Media { .. } => self.media.as_ref().and_then(|d| d.wakeup()),
             // Search and video flows run `webquic.rs`, not this app.
             _ => None,
         }
@@ -263,6 +290,16 @@ impl ClientApp {
                     return;
                 };
                 if sender.drive(now, conn, m.datagram.get_or_insert_with(Default::default)) {
+                    self.finished = true;
+                    m.done_at = Some(now);
+                }
+            }
+            Workload::Media { .. } => {
+                let (Some(sender), false) = (self.media.as_mut(), self.finished) else {
+                    return;
+                };
+                let measure = m.media.get_or_insert_with(|| media_measure(&self.workload));
+                if sender.drive(now, conn, measure) {
                     self.finished = true;
                     m.done_at = Some(now);
                 }
@@ -357,6 +394,24 @@ impl ClientApp {
     }
 }
 
+/// A `media` flow's empty measure, with the settings its results need.
+fn media_measure(w: &Workload) -> MediaMeasure {
+    match w {
+        Workload::Media {
+            deadline_ms,
+            duration_s,
+            mode,
+            ..
+        } => MediaMeasure {
+            mode: *mode,
+            deadline: Duration::from_secs_f64(deadline_ms / 1e3),
+            duration_s: *duration_s,
+            ..Default::default()
+        },
+        _ => MediaMeasure::default(),
+    }
+}
+
 /// Measures what a page load reported: requests sent, bytes, completions.
 fn record_page(now: Instant, progress: &[PageProgress], m: &mut AppMeasure, w: &MeasureWindow) {
     for p in progress {
@@ -401,6 +456,9 @@ pub struct ServerApp {
     page: Option<PageServer>,
     /// A `datagram` workload: receive and measure DATAGRAM payloads.
     datagrams: bool,
+    /// A `media` workload: its frames' receiver and settings (boxed: most flows have
+    /// none).
+    media: Option<Box<(MediaReceiver, Workload)>>,
     /// Scratch list of stream ids for [`ServerApp::drive`] (kept to avoid an allocation
     /// per call).
     ids: Vec<StreamId>,
@@ -416,6 +474,8 @@ impl ServerApp {
     ) -> Self {
         let mut app = ServerApp {
             datagrams: matches!(workload, Workload::Datagram { .. }),
+            media: matches!(workload, Workload::Media { .. })
+                .then(|| Box::new((MediaReceiver::default(), workload.clone()))),
             ..Default::default()
         };
         if let Workload::Page { .. } = workload {
@@ -446,6 +506,13 @@ impl ServerApp {
             return;
         }
         while conn.poll_event().is_some() {}
+        if let Some(media) = self.media.as_mut() {
+            let (receiver, workload) = &mut **media;
+            let measure = m.media.get_or_insert_with(|| media_measure(workload));
+            let bytes = receiver.drive(now, conn, measure, buf);
+            m.record(now, bytes, w);
+            return;
+        }
         if self.datagrams {
             let d = m.datagram.get_or_insert_with(Default::default);
             let bytes = datagram::receive(now, conn, d);
