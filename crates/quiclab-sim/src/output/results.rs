@@ -94,7 +94,7 @@ pub struct MediaResult {
     /// Frames on time per second of the workload's duration (the playable frame rate).
     pub received_fps: f64,
     /// One-way latency of complete frames, application to application (the sender's
-    /// queueing included), ms: median, 99th percentile (nearest rank), maximum.
+    /// queueing included), ms: median, 99th percentile (linear between closest ranks, `quiclab_link::quantile`), maximum.
     pub latency_p50_ms: Option<f64>,
     pub latency_p99_ms: Option<f64>,
     pub latency_max_ms: Option<f64>,
@@ -125,8 +125,8 @@ pub struct DatagramResult {
     /// Extra copies received (network duplication).
     pub duplicates: u64,
     /// One-way delay of delivered payloads, application to application (the
-    /// sender's queueing included), ms: median, 90th, 99th percentile (nearest
-    /// rank) and maximum.
+    /// sender's queueing included), ms: median, 90th, 99th percentile (linear
+    /// between closest ranks, `quiclab_link::quantile`) and maximum.
     pub owd_p50_ms: Option<f64>,
     pub owd_p90_ms: Option<f64>,
     pub owd_p99_ms: Option<f64>,

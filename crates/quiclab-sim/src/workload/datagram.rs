@@ -5,6 +5,7 @@
 //! sender's queueing included).
 
 use crate::output::results::{DatagramResult, FlowResult};
+use quiclab_link::quantile::percentile;
 use quiclab_proto::{Connection, DatagramError, Instant};
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -35,11 +36,8 @@ impl DatagramMeasure {
         let delivered = self.delivered.len() as u64;
         let mut ms: Vec<f64> = self.delays.iter().map(|d| d.as_secs_f64() * 1e3).collect();
         ms.sort_by(f64::total_cmp);
-        let pick = |q: f64| {
-            // Nearest rank: the smallest delay with at least q of the samples at or below.
-            let rank = ((q * ms.len() as f64).ceil() as usize).clamp(1, ms.len().max(1));
-            ms.get(rank - 1).copied()
-        };
+        // The project's one percentile definition (linear between closest ranks).
+        let pick = |q: f64| (!ms.is_empty()).then(|| percentile(&ms, q));
         r.datagrams = Some(DatagramResult {
             sent: self.sent,
             refused: self.refused,
@@ -146,7 +144,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn percentiles_are_nearest_rank_and_lost_counts_frames_not_delivered() {
+    fn percentiles_interpolate_and_lost_counts_frames_not_delivered() {
         let mut m = DatagramMeasure {
             sent: 12,
             frames_sent: 11,
@@ -161,9 +159,11 @@ mod tests {
         m.fill(&mut r);
         let d = r.datagrams.unwrap();
         assert_eq!((d.delivered, d.lost, d.dropped_at_sender), (10, 1, 1));
-        assert_eq!(d.owd_p50_ms, Some(50.0));
-        assert_eq!(d.owd_p90_ms, Some(90.0));
-        assert_eq!(d.owd_p99_ms, Some(100.0));
+        // Delays 10..=100 ms: rank (n - 1)·q between the two closest samples.
+        let close = |v: Option<f64>, want: f64| (v.unwrap() - want).abs() < 1e-9;
+        assert!(close(d.owd_p50_ms, 55.0), "{:?}", d.owd_p50_ms);
+        assert!(close(d.owd_p90_ms, 91.0), "{:?}", d.owd_p90_ms);
+        assert!(close(d.owd_p99_ms, 99.1), "{:?}", d.owd_p99_ms);
         assert_eq!(d.owd_max_ms, Some(100.0));
         let mut empty = FlowResult::default();
         DatagramMeasure::default().fill(&mut empty);

@@ -43,11 +43,10 @@ pub struct MediaMeasure {
     pub abandoned: u64,
 }
 
-/// Nearest-rank quantile of sorted `v` (the smallest value with at least `q` of the
-/// samples at or below it), as the `datagram` workload's.
-fn nearest_rank(v: &[f64], q: f64) -> Option<f64> {
-    let rank = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len().max(1));
-    v.get(rank - 1).copied()
+/// The `q`-quantile of sorted `v` by the project's one definition (linear between
+/// closest ranks); `None` without samples.
+fn quantile(v: &[f64], q: f64) -> Option<f64> {
+    (!v.is_empty()).then(|| quiclab_link::quantile::percentile(v, q))
 }
 
 impl MediaMeasure {
@@ -78,8 +77,8 @@ impl MediaMeasure {
             } else {
                 0.0
             },
-            latency_p50_ms: nearest_rank(&ms, 0.5),
-            latency_p99_ms: nearest_rank(&ms, 0.99),
+            latency_p50_ms: quantile(&ms, 0.5),
+            latency_p99_ms: quantile(&ms, 0.99),
             latency_max_ms: ms.last().copied(),
             fragments_sent: self.fragments_sent,
             fragments_refused: self.fragments_refused,
@@ -506,8 +505,10 @@ mod tests {
             (8, 5, 5)
         );
         assert_eq!(x.received_fps, 2.5);
-        assert_eq!(x.latency_p50_ms, Some(80.0));
-        assert_eq!(x.latency_p99_ms, Some(160.0));
+        // Linear between closest ranks: rank 7·q of 20, 40, .., 160 ms.
+        let close = |v: Option<f64>, want: f64| (v.unwrap() - want).abs() < 1e-9;
+        assert!(close(x.latency_p50_ms, 90.0), "{:?}", x.latency_p50_ms);
+        assert!(close(x.latency_p99_ms, 158.6), "{:?}", x.latency_p99_ms);
     }
 
     #[test]
