@@ -123,6 +123,15 @@ impl TcpConfig {
         if self.ecn.is_off() && !self.ecn_codepoint.is_ect0() {
             return err("ecn_codepoint", "needs ecn = \"classic\" or \"accecn\"");
         }
+        // TCP Prague: scalable control needs per-mark feedback (AccECN, RFC 9768) and the
+        // L4S identifier (ECT(1), RFC 9331 §4.1); classic ECN gives one signal per RTT.
+        let prague = matches!(self.congestion_control, CongestionControl::Prague(_));
+        if prague && (self.ecn != EcnSetting::AccEcn || self.ecn_codepoint.is_ect0()) {
+            return err(
+                "congestion_control",
+                "prague needs ecn = \"accecn\" and ecn_codepoint = \"ect1\" (TCP Prague)",
+            );
+        }
         Ok(())
     }
 
@@ -184,6 +193,25 @@ mod tests {
         assert!(text.contains("ecn = \"accecn\"") && text.contains("ecn_codepoint = \"ect1\""));
         let lone: TcpConfig = toml::from_str("ecn_codepoint = \"ect1\"").unwrap();
         assert_eq!(lone.validate().unwrap_err().key, "ecn_codepoint");
+    }
+
+    #[test]
+    fn prague_needs_accecn_and_ect1() {
+        let with = |ecn: &str| {
+            toml::from_str::<TcpConfig>(&format!(
+                "congestion_control = {{ algorithm = \"prague\" }}\n{ecn}"
+            ))
+            .unwrap()
+            .validate()
+        };
+        with("ecn = \"accecn\"\necn_codepoint = \"ect1\"").unwrap();
+        for bad in [
+            "",
+            "ecn = \"classic\"\necn_codepoint = \"ect1\"",
+            "ecn = \"accecn\"",
+        ] {
+            assert_eq!(with(bad).unwrap_err().key, "congestion_control", "{bad}");
+        }
     }
 
     #[test]
