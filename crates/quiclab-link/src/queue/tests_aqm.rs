@@ -317,6 +317,27 @@ mod pie {
         Pie::new(&PieConfig::default(), DetRng::new(5)).unwrap()
     }
 
+    /// RFC 8033 §4.4: the burst allowance counts down by Tupdate and is granted again
+    /// only when p = 0 and both the current and the previous delay are below half the
+    /// target (the history is updated after the test).
+    #[test]
+    fn burst_allowance_needs_two_quiet_updates() {
+        let mut p = pie();
+        assert_eq!(p.burst_allowance_ns(), 150_000_000);
+        p.update(0); // quiet: p stays 0
+        assert_eq!(p.drop_prob(), 0.0);
+        assert_eq!(p.burst_allowance_ns(), 150_000_000, "quiet: renewed");
+        p.force(0.0); // allowance spent
+        p.update(20_000_000); // 20 ms: p rises
+        assert!(p.drop_prob() > 0.0);
+        p.force(0.0);
+        p.update(0); // current quiet, previous (20 ms) not: no new allowance
+        assert_eq!(p.burst_allowance_ns(), 0);
+        p.force(0.0);
+        p.update(0); // two quiet updates in a row
+        assert_eq!(p.burst_allowance_ns(), 150_000_000);
+    }
+
     /// RFC 8033 §4.2: p = alpha·(qdelay − target) + beta·(qdelay − qdelay_old), scaled
     /// by the probability's magnitude.
     #[test]
@@ -409,7 +430,8 @@ mod pie {
                     gaps.push(since);
                     since = 0;
                 }
-                while p.len_packets() > 2 {
+                // Three queued: above §4.1's two-packet floor.
+                while p.len_packets() > 3 {
                     p.dequeue(ms(0));
                 }
             }
