@@ -8,7 +8,7 @@
 //! delay exceeds 250 ms, and decayed by 2 % per update while the queue stays empty
 //! (§4.2). Arrivals are dropped at random with that probability (§4.1), except during
 //! the burst allowance (150 ms after the queue was last quiet, §4.4), while the delay is below half the
-//! target and the probability below 20 %, or with fewer than two packets queued.
+//! target and the probability below 20 %, or with at most two packets queued (§4.1).
 //! With `ecn = true` an ECN-capable arrival is marked CE instead of dropped while the
 //! probability is at most `mark_ecn_th` (10 %, §5.1). `derandomize = true` adds §5.4's
 //! de-randomization (no drop until the accumulated probability reaches 0.85, a
