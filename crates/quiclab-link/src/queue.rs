@@ -110,7 +110,7 @@ impl<T: EcnMark + FlowKey> Aqm<T> {
     fn new(config: &QueueConfig, rng: DetRng) -> Result<Option<Self>, String> {
         Ok(Some(match config {
             QueueConfig::DropTail { .. } | QueueConfig::Codel { .. } => return Ok(None),
-            QueueConfig::DualPi2(c) => Aqm::DualPi2(DualPi2::new(c, rng)?),
+            QueueConfig::DualPi2(c) => Aqm::DualPi2(DualPi2::new(c)?),
             QueueConfig::Pie(c) => Aqm::Pie(Pie::new(c, rng)?),
             QueueConfig::FqCodel(c) => Aqm::FqCodel(FqCodel::new(c, rng)?),
             QueueConfig::Red(c) => Aqm::Red(Red::new(c, rng)?),

@@ -2,32 +2,38 @@
 //! Appendix A.1, written from the RFC's description.
 //!
 //! Two FIFOs share one limit: packets carrying ECT(1) or CE go to the L (L4S) queue,
-//! not-ECT and ECT(0) to the C (Classic) queue (RFC 9332 §2.3, §2.5.1.1). Every
-//! `tupdate` a PI controller moves the base probability p' by
-//! `alpha·(qdelay − target) + beta·(qdelay − prev_qdelay)`, qdelay being the C queue's
-//! queuing delay (the age of its head packet, the "cq.time()" of A.1), clamped to
-//! [0, 1]. From p' (RFC 9332 §2.4, A.1):
+//! not-ECT and ECT(0) to the C (Classic) queue (RFC 9332 §2.3, §2.5.1.1; A.1
+//! `dualpi2_enqueue()`: "ecn(pkt) modulo 2 == 1"). Every `tupdate` a PI controller
+//! moves the base probability p' by `alpha·(curq − target) + beta·(curq − prevq)`,
+//! clamped to [0, 1] (A.2 Figure 6), curq being the larger of the two queues' head
+//! ages (A.2: `max(cq.time(), lq.time())`, so an unresponsive L queue also raises p';
+//! A.1's first pass uses `cq.time()` alone). From p' (RFC 9332 §2.4, A.1):
 //! - the coupled L probability p_CL = min(k·p', 1);
 //! - the Classic probability p_C = p'² (the "squared" drop or mark);
-//! - the L queue's own ramp p'_L: 0 below `min_th` of L sojourn time, 1 above
-//!   `min_th + range`, linear between, applied only when the L queue holds more than
-//!   `th_len` packets (a lone packet is never marked by the ramp, A.1);
-//! - an L packet is marked CE with p_L = max(p'_L, p_CL), de-randomized with A.1's
-//!   `recur()` accumulator (the RFC's choice for the L queue: marks at exactly the
-//!   rate p_L, no bunching);
-//! - a C packet is, with probability p_C (one random draw), marked CE if it is ECT(0)
-//!   or dropped if not-ECT.
+//! - the L queue's native ramp p'_L (A.1 `laqm()`): 0 up to `min_th` of L sojourn
+//!   time, 1 from `min_th + range`, linear between; A.2 Figure 5 applies it only when,
+//!   after the packet is dequeued, the L queue still holds more than `th_len` (1)
+//!   packets ("suppress marking 1 pkt queue"), else p'_L = 0;
+//! - an L packet is marked CE when `recur(lq, max(p'_L, p_CL))` fires;
+//! - a C packet, when `recur(cq, p_C)` fires, is marked CE if ECN-capable or dropped
+//!   if not-ECT.
 //!
-//! Overload (RFC 9332 §4.2.2, A.1's second pass): once p_C reaches
-//! p_Cmax = min(1/k², 1), ECN no longer saves a Classic packet (it is dropped with p_C
-//! whatever its codepoint) and L packets are dropped with p_C too, so unresponsive
-//! traffic in either queue cannot take the link.
+//! `recur()` (A.1) de-randomizes every decision: a per-queue accumulator adds the
+//! likelihood and fires when it exceeds 1 (strictly), so decisions come at exactly the
+//! rate asked for, evenly spaced. DualPI2 draws no random numbers.
 //!
-//! Scheduler: a time-shifted FIFO. RFC 9332 §2.4 leaves the scheduler open (it must
-//! give the L queue priority while protecting the C queue from starvation; Linux uses
-//! weighted round robin): here the head packet of the C queue is sent when it has
-//! waited more than `tshift` (default twice the target) longer than the L queue's
-//! head, otherwise the L queue's head goes first.
+//! Overload (RFC 9332 §4.2.2, A.2 Figure 5): in the C queue, once p_C ≥ p_Cmax =
+//! min(1/k², 1), ECN no longer saves a packet (dropped instead of marked). In the L
+//! queue, once p_CL ≥ p_Lmax (1), the ramp is bypassed: a packet is dropped when
+//! `recur(lq, p_C)` fires, otherwise marked when `recur(lq, p_CL)` fires (p_CL = 1:
+//! every packet not dropped is marked), so unresponsive traffic in either queue
+//! cannot take the link.
+//!
+//! Scheduler: a time-shifted FIFO. RFC 9332 §2.4 and A.1 leave `scheduler()` open (it
+//! must give the L queue priority while protecting the C queue from starvation, §4.2.2;
+//! Linux uses weighted round robin): here the head packet of the C queue is sent when
+//! it has waited more than `tshift` (default twice the target, not an RFC number)
+//! longer than the L queue's head, otherwise the L queue's head goes first.
 //!
 //! Time is integer nanoseconds; the PI update runs at the multiples of `tupdate` since
 //! [`Instant::ZERO`], caught up lazily at the next enqueue or dequeue (nothing changes
@@ -36,11 +42,11 @@
 use super::fifo::Fifo;
 use super::sojourn::QueueCounters;
 use super::{ms_field, EcnMark, Queued};
-use quiclab_proto::{DetRng, Ecn, Instant};
+use quiclab_proto::{Ecn, Instant};
 use serde::{Deserialize, Serialize};
 
 /// DualPI2's scenario keys. Every constant of RFC 9332 A.1 is a knob; absent keys take
-/// the defaults below (A.1's, with the PI2 timing of Linux's `sch_dualpi2`).
+/// the defaults of A.1 Figure 2 (`dualpi2_params_init()`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DualPi2Config {
@@ -53,13 +59,13 @@ pub struct DualPi2Config {
     /// PI2 target queuing delay of the C queue, ms (default 15).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_ms: Option<f64>,
-    /// PI2 update interval, ms (default 16).
+    /// PI2 update interval, ms (default min(target, RTT_max/3) = 15, A.1 Figure 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tupdate_ms: Option<f64>,
-    /// PI2 integral gain, Hz (default 0.16).
+    /// PI2 integral gain, Hz (default 0.1·Tupdate/RTT_max² = 0.15, A.1 Figure 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alpha: Option<f64>,
-    /// PI2 proportional gain, Hz (default 3.2).
+    /// PI2 proportional gain, Hz (default 0.3/RTT_max = 3, A.1 Figure 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub beta: Option<f64>,
     /// Coupling factor k: p_CL = k·p' (default 2).
@@ -71,8 +77,8 @@ pub struct DualPi2Config {
     /// Width of the ramp, µs (default 400: marking certain from 1.2 ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub range_us: Option<f64>,
-    /// The ramp marks only when the L queue holds more than this many packets
-    /// (default 1).
+    /// The ramp marks only when the L queue still holds more than this many packets
+    /// after the dequeue (default 1, A.1 Figure 2 `Th_len`; A.2 Figure 5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub th_len: Option<u64>,
     /// Time shift of the scheduler, ms (default 30, twice the target).
@@ -80,16 +86,31 @@ pub struct DualPi2Config {
     pub tshift_ms: Option<f64>,
 }
 
-/// RFC 9332 A.1 defaults.
+/// RFC 9332 A.1 Figure 2 defaults.
 pub const DEFAULT_TARGET_MS: f64 = 15.0;
-pub const DEFAULT_TUPDATE_MS: f64 = 16.0;
-pub const DEFAULT_ALPHA: f64 = 0.16;
-pub const DEFAULT_BETA: f64 = 3.2;
+/// A.1 Figure 2 `RTT_max`, the worst-case RTT the PI2 gains are derived from.
+pub const RTT_MAX_MS: f64 = 100.0;
 pub const DEFAULT_K: f64 = 2.0;
 pub const DEFAULT_MIN_TH_US: f64 = 800.0;
 pub const DEFAULT_RANGE_US: f64 = 400.0;
 pub const DEFAULT_TH_LEN: u64 = 1;
 pub const DEFAULT_PACKETS: u64 = 10_000;
+
+/// A.1 Figure 2: `Tupdate = min(target, RTT_max/3)`, ms.
+pub fn default_tupdate_ms(target_ms: f64) -> f64 {
+    target_ms.min(RTT_MAX_MS / 3.0)
+}
+
+/// A.1 Figure 2: `alpha = 0.1·Tupdate/RTT_max²`, Hz (0.15 at the defaults).
+pub fn default_alpha(tupdate_ms: f64) -> f64 {
+    let rtt_max = RTT_MAX_MS / 1e3;
+    0.1 * (tupdate_ms / 1e3) / (rtt_max * rtt_max)
+}
+
+/// A.1 Figure 2: `beta = 0.3/RTT_max`, Hz (3 at the defaults).
+pub fn default_beta() -> f64 {
+    0.3 / (RTT_MAX_MS / 1e3)
+}
 
 /// Validated parameters, times in ns.
 #[derive(Clone, Debug)]
@@ -129,20 +150,20 @@ impl Params {
             return Err("queue.bytes must be at least 1".to_string());
         }
         let target = c.target_ms.unwrap_or(DEFAULT_TARGET_MS);
-        let tupdate = c.tupdate_ms.unwrap_or(DEFAULT_TUPDATE_MS);
+        let target_ns = ns(ms_field("target_ms", target)?);
+        let tupdate = c.tupdate_ms.unwrap_or_else(|| default_tupdate_ms(target));
         let range_us = c.range_us.unwrap_or(DEFAULT_RANGE_US);
         let min_th_us = c.min_th_us.unwrap_or(DEFAULT_MIN_TH_US);
         if !(min_th_us.is_finite() && min_th_us >= 0.0) {
             return Err("queue.min_th_us must be finite and >= 0".to_string());
         }
-        let alpha = c.alpha.unwrap_or(DEFAULT_ALPHA);
-        let beta = c.beta.unwrap_or(DEFAULT_BETA);
+        let alpha = c.alpha.unwrap_or_else(|| default_alpha(tupdate));
+        let beta = c.beta.unwrap_or_else(default_beta);
         for (field, v) in [("alpha", alpha), ("beta", beta)] {
             if !(v.is_finite() && v >= 0.0) {
                 return Err(format!("queue.{field} must be finite and >= 0"));
             }
         }
-        let target_ns = ns(ms_field("target_ms", target)?);
         let tshift_ms = c.tshift_ms.unwrap_or(2.0 * target);
         if !(tshift_ms.is_finite() && tshift_ms >= 0.0) {
             return Err("queue.tshift_ms must be finite and >= 0".to_string());
@@ -170,7 +191,7 @@ pub fn coupled(p_prime: f64, k: f64) -> (f64, f64) {
 }
 
 /// The L queue's native ramp (RFC 9332 A.1 `laqm()`): 0 at or below `min_th_ns`, 1 at
-/// or above `min_th_ns + range_ns`, linear between.
+/// or above `maxTh = min_th_ns + range_ns`, linear between.
 pub fn ramp(sojourn_ns: u64, min_th_ns: u64, range_ns: u64) -> f64 {
     if sojourn_ns <= min_th_ns {
         0.0
@@ -189,12 +210,12 @@ pub(super) struct DualPi2<T> {
     c: Fifo<T>,
     /// Base probability p'.
     p_prime: f64,
-    /// The C queue delay at the previous update, ns.
+    /// The queue delay at the previous update (A.2 `prevq`), ns.
     prev_qdelay_ns: u64,
     next_update: Instant,
-    /// A.1 `recur()` accumulator of the L queue.
-    l_recur: f64,
-    rng: DetRng,
+    /// A.1 `recur()` accumulators (`lq.count`, `cq.count`).
+    l_recur: Recur,
+    c_recur: Recur,
     pub(super) l_stats: QueueCounters,
     pub(super) c_stats: QueueCounters,
     /// Whether sent packets' sojourn times are recorded (the measurement window).
@@ -207,7 +228,7 @@ fn is_l4s(ecn: Ecn) -> bool {
 }
 
 impl<T: EcnMark> DualPi2<T> {
-    pub(super) fn new(c: &DualPi2Config, rng: DetRng) -> Result<Self, String> {
+    pub(super) fn new(c: &DualPi2Config) -> Result<Self, String> {
         let p = Params::new(c)?;
         let first = Instant::from_nanos(p.tupdate_ns);
         Ok(DualPi2 {
@@ -217,8 +238,8 @@ impl<T: EcnMark> DualPi2<T> {
             p_prime: 0.0,
             prev_qdelay_ns: 0,
             next_update: first,
-            l_recur: 0.0,
-            rng,
+            l_recur: Recur::default(),
+            c_recur: Recur::default(),
             l_stats: QueueCounters::default(),
             c_stats: QueueCounters::default(),
             recording: true,
@@ -247,7 +268,8 @@ impl<T: EcnMark> DualPi2<T> {
         self.p_prime = p;
     }
 
-    /// RFC 9332 A.1 `dualpi2_update()`: one PI step with the C queue delay `qdelay_ns`.
+    /// RFC 9332 A.2 Figure 6 `dualpi2_update()`: one PI step with the queue delay
+    /// `qdelay_ns`, p' clamped to [0, 1].
     fn pi_update(&mut self, qdelay_ns: u64) {
         let secs = |ns: u64| ns as f64 / 1e9;
         let q = secs(qdelay_ns);
@@ -268,7 +290,11 @@ impl<T: EcnMark> DualPi2<T> {
                 self.next_update = Instant::from_nanos(steps.saturating_mul(t));
                 return;
             }
-            let qdelay = self.c.head_age_ns(self.next_update);
+            // A.2 Figure 6: "use greatest queuing time" of the two queues.
+            let qdelay = self
+                .c
+                .head_age_ns(self.next_update)
+                .max(self.l.head_age_ns(self.next_update));
             self.pi_update(qdelay);
             self.next_update = Instant::from_nanos(
                 self.next_update
@@ -316,41 +342,37 @@ impl<T: EcnMark> DualPi2<T> {
         }
     }
 
-    /// A.1 `recur()`: true at exactly the rate `likelihood` over successive calls.
-    fn recur(&mut self, likelihood: f64) -> bool {
-        self.l_recur += likelihood;
-        if self.l_recur >= 1.0 {
-            self.l_recur -= 1.0;
-            true
-        } else {
-            false
-        }
-    }
-
-    /// RFC 9332 A.1 `dualpi2_dequeue()` with overload handling: the packet to send, if
-    /// any; dropped packets go to `dropped`.
+    /// RFC 9332 A.1 `dualpi2_dequeue()` with the edge cases of A.2 Figure 5: the packet
+    /// to send, if any; dropped packets go to `dropped`.
     pub(super) fn dequeue(&mut self, now: Instant, dropped: &mut Vec<T>) -> Option<Queued<T>> {
         self.catch_up(now);
         let (_, p_cl, p_c) = self.probabilities();
+        // A.1 Figure 2: p_Cmax = min(1/k², 1); p_Lmax = 1.
         let p_cmax = (1.0 / (self.p.k * self.p.k)).min(1.0);
-        let overload = p_c >= p_cmax;
         loop {
             if self.serve_l() {
-                let held = self.l.len() as u64;
                 let mut q = self.l.pop()?;
                 let sojourn = now.as_nanos().saturating_sub(q.enqueued_at.as_nanos());
-                // Overload: L packets are dropped with p_C like Classic ones (§4.2.2).
-                if overload && self.rng.next_f64() < p_c {
-                    self.l_stats.drops += 1;
-                    dropped.push(q.item);
-                    continue;
-                }
-                let native = if held > self.p.th_len {
-                    ramp(sojourn, self.p.min_th_ns, self.p.range_ns)
+                let mark = if p_cl < P_LMAX {
+                    // A.2 Figure 5 lines 5a-5d: the ramp only while the L queue still
+                    // holds more than Th_len packets after this dequeue.
+                    let native = if self.l.len() as u64 > self.p.th_len {
+                        ramp(sojourn, self.p.min_th_ns, self.p.range_ns)
+                    } else {
+                        0.0
+                    };
+                    self.l_recur.fire(native.max(p_cl))
                 } else {
-                    0.0
+                    // A.2 Figure 5, overload saturation: drop with p_C, mark the rest
+                    // with p_CL.
+                    if self.l_recur.fire(p_c) {
+                        self.l_stats.drops += 1;
+                        dropped.push(q.item);
+                        continue;
+                    }
+                    self.l_recur.fire(p_cl)
                 };
-                if self.recur(native.max(p_cl)) && q.item.mark_ce() {
+                if mark && q.item.mark_ce() {
                     self.l_stats.marks += 1;
                 }
                 if self.recording {
@@ -360,8 +382,9 @@ impl<T: EcnMark> DualPi2<T> {
             }
             let mut q = self.c.pop()?;
             let sojourn = now.as_nanos().saturating_sub(q.enqueued_at.as_nanos());
-            if p_c > 0.0 && self.rng.next_f64() < p_c {
-                if !overload && q.item.mark_ce() {
+            if self.c_recur.fire(p_c) {
+                // A.1 Figure 3: not-ECT is dropped; A.2: overload disables ECN.
+                if p_c < p_cmax && q.item.mark_ce() {
                     self.c_stats.marks += 1;
                 } else {
                     self.c_stats.drops += 1;
@@ -373,6 +396,30 @@ impl<T: EcnMark> DualPi2<T> {
                 self.c_stats.sojourn.record(sojourn);
             }
             return Some(q);
+        }
+    }
+}
+
+/// A.1 Figure 2 `p_Lmax`: the L queue is in overload saturation once p_CL reaches it.
+const P_LMAX: f64 = 1.0;
+
+/// RFC 9332 A.1 `recur(queue, likelihood)`: a per-queue accumulator that fires at
+/// exactly the rate `likelihood` over successive calls, evenly spaced.
+#[derive(Debug, Default)]
+struct Recur {
+    count: f64,
+}
+
+impl Recur {
+    /// Adds `likelihood`; true (and subtracts 1) once the count exceeds 1. The RFC's
+    /// comparison is strict (`count > 1`).
+    fn fire(&mut self, likelihood: f64) -> bool {
+        self.count += likelihood;
+        if self.count > 1.0 {
+            self.count -= 1.0;
+            true
+        } else {
+            false
         }
     }
 }

@@ -8,7 +8,7 @@
 //! delay exceeds 250 ms, and decayed by 2 % per update while the queue stays empty
 //! (§4.2). Arrivals are dropped at random with that probability (§4.1), except during
 //! the burst allowance (150 ms after the queue was last quiet, §4.4), while the delay is below half the
-//! target and the probability below 20 %, or with fewer than two packets queued.
+//! target and the probability below 20 %, or with at most two packets queued (§4.1).
 //! With `ecn = true` an ECN-capable arrival is marked CE instead of dropped while the
 //! probability is at most `mark_ecn_th` (10 %, §5.1). `derandomize = true` adds §5.4's
 //! de-randomization (no drop until the accumulated probability reaches 0.85, a
@@ -67,7 +67,8 @@ pub const DEFAULT_BETA: f64 = 1.25;
 pub const DEFAULT_MAX_BURST_MS: f64 = 150.0;
 pub const DEFAULT_MARK_ECN_TH: f64 = 0.1;
 pub const DEFAULT_PACKETS: u64 = 1000;
-/// Below two packets' worth queued an arrival is never dropped (§4.1).
+/// With at most two packets queued an arrival is never dropped (RFC 8033 §4.1:
+/// `queue_.byte_length() <= 2 * MEAN_PKTSIZE`, counted here in packets).
 const MIN_PACKETS: usize = 2;
 
 #[derive(Clone, Debug)]
@@ -222,12 +223,21 @@ impl<T: EcnMark> Pie<T> {
             self.drop_prob += 0.02;
         }
         self.drop_prob = self.drop_prob.clamp(0.0, 1.0);
-        self.qdelay_old_ns = qdelay_ns;
         self.burst_allowance_ns = self.burst_allowance_ns.saturating_sub(self.p.tupdate_ns);
+        // RFC 8033 §4.4: a new allowance only after two quiet updates in a row (the
+        // current and the previous delay below half the target), so the history is
+        // updated after this test.
         let half = self.p.target_ns / 2;
         if self.drop_prob == 0.0 && qdelay_ns < half && self.qdelay_old_ns < half {
             self.burst_allowance_ns = self.p.max_burst_ns;
         }
+        self.qdelay_old_ns = qdelay_ns;
+    }
+
+    /// The burst allowance left, ns (tests of §4.4).
+    #[cfg(test)]
+    pub(super) fn burst_allowance_ns(&self) -> u64 {
+        self.burst_allowance_ns
     }
 
     fn catch_up(&mut self, now: Instant) {
@@ -261,7 +271,8 @@ impl<T: EcnMark> Pie<T> {
         if self.qdelay_old_ns < half && self.drop_prob < 0.2 {
             return false;
         }
-        if self.q.len() < MIN_PACKETS {
+        // RFC 8033 §4.1: no early drop with at most two packets queued.
+        if self.q.len() <= MIN_PACKETS {
             return false;
         }
         let u = self.rng.next_f64();
