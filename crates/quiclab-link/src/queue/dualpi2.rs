@@ -319,7 +319,7 @@ impl<T: EcnMark> DualPi2<T> {
             } else {
                 &mut self.c_stats
             };
-            stats.drops += 1;
+            stats.count_drop(self.recording);
             return Err(item);
         }
         if l4s {
@@ -366,18 +366,16 @@ impl<T: EcnMark> DualPi2<T> {
                     // A.2 Figure 5, overload saturation: drop with p_C, mark the rest
                     // with p_CL.
                     if self.l_recur.fire(p_c) {
-                        self.l_stats.drops += 1;
+                        self.l_stats.count_drop(self.recording);
                         dropped.push(q.item);
                         continue;
                     }
                     self.l_recur.fire(p_cl)
                 };
                 if mark && q.item.mark_ce() {
-                    self.l_stats.marks += 1;
+                    self.l_stats.count_mark(self.recording);
                 }
-                if self.recording {
-                    self.l_stats.sojourn.record(sojourn);
-                }
+                self.l_stats.count_sent(self.recording, sojourn);
                 return Some(q);
             }
             let mut q = self.c.pop()?;
@@ -385,16 +383,14 @@ impl<T: EcnMark> DualPi2<T> {
             if self.c_recur.fire(p_c) {
                 // A.1 Figure 3: not-ECT is dropped; A.2: overload disables ECN.
                 if p_c < p_cmax && q.item.mark_ce() {
-                    self.c_stats.marks += 1;
+                    self.c_stats.count_mark(self.recording);
                 } else {
-                    self.c_stats.drops += 1;
+                    self.c_stats.count_drop(self.recording);
                     dropped.push(q.item);
                     continue;
                 }
             }
-            if self.recording {
-                self.c_stats.sojourn.record(sojourn);
-            }
+            self.c_stats.count_sent(self.recording, sojourn);
             return Some(q);
         }
     }

@@ -83,9 +83,38 @@ pub struct QueueCounters {
     pub marks: u64,
     pub drops: u64,
     pub sojourn: SojournHistogram,
+    /// Packets sent, marked and dropped while recording (the measurement window): the
+    /// steady state's mark and drop probabilities, without the run's start.
+    pub window_packets: u64,
+    pub window_marks: u64,
+    pub window_drops: u64,
 }
 
 impl QueueCounters {
+    /// Counts a CE mark (and, while `recording`, one in the window).
+    pub fn count_mark(&mut self, recording: bool) {
+        self.marks = self.marks.saturating_add(1);
+        if recording {
+            self.window_marks = self.window_marks.saturating_add(1);
+        }
+    }
+
+    /// Counts a drop (and, while `recording`, one in the window).
+    pub fn count_drop(&mut self, recording: bool) {
+        self.drops = self.drops.saturating_add(1);
+        if recording {
+            self.window_drops = self.window_drops.saturating_add(1);
+        }
+    }
+
+    /// Counts a sent packet and its sojourn time, while `recording` only.
+    pub fn count_sent(&mut self, recording: bool, sojourn_ns: u64) {
+        if recording {
+            self.window_packets = self.window_packets.saturating_add(1);
+            self.sojourn.record(sojourn_ns);
+        }
+    }
+
     /// The report of this queue under `name`.
     pub fn report(&self, name: &str) -> QueueReport {
         QueueReport {
@@ -95,6 +124,9 @@ impl QueueCounters {
             sojourn_p50_ms: self.sojourn.quantile_ms(0.5),
             sojourn_p95_ms: self.sojourn.quantile_ms(0.95),
             sojourn_p99_ms: self.sojourn.quantile_ms(0.99),
+            window_packets: self.window_packets,
+            window_marks: self.window_marks,
+            window_drops: self.window_drops,
         }
     }
 }
@@ -112,6 +144,13 @@ pub struct QueueReport {
     pub sojourn_p50_ms: Option<f64>,
     pub sojourn_p95_ms: Option<f64>,
     pub sojourn_p99_ms: Option<f64>,
+    /// Packets sent, marked CE and dropped in the measurement window: `window_marks /
+    /// window_packets` is the L queue's mark probability p_L, `(window_marks +
+    /// window_drops) / (window_packets + window_drops)` the C queue's p_C (RFC 9332
+    /// §2.1's p_C = (p_L / k)² is judged on these).
+    pub window_packets: u64,
+    pub window_marks: u64,
+    pub window_drops: u64,
 }
 
 #[cfg(test)]

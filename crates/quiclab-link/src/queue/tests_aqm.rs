@@ -199,6 +199,38 @@ mod dualpi2 {
         assert_eq!(q.ecn_marks(), Some(c.marks + l.marks));
     }
 
+    /// The window counters count only while recording (the measurement window), and
+    /// at a fixed p' they give RFC 9332 §2.1's p_C = (p_L / k)² from the packets sent,
+    /// marked and dropped per sub-queue: p' = 0.1, p_L = 0.2, p_C = 0.01.
+    #[test]
+    fn window_counts_give_coupled_probabilities() {
+        let mut q = dualpi2();
+        inner(&mut q).set_p_prime(0.1);
+        let mut dropped = Vec::new();
+        let mut run = |q: &mut Queue<Pkt>, from: u64, n: u64| {
+            for i in from..from + n {
+                // 1 µs apart: no PI update within the run, p' stays 0.1.
+                q.enqueue(us(i), 100, pkt(Ecn::Ect1)).unwrap();
+                q.enqueue(us(i), 100, pkt(Ecn::NotEct)).unwrap();
+                while q.dequeue(us(i), &mut dropped).is_some() {}
+            }
+        };
+        q.set_recording(false);
+        run(&mut q, 0, 1000);
+        q.set_recording(true);
+        run(&mut q, 1000, 10_000);
+        let sub = q.subqueues();
+        let (l, c) = (&sub[0], &sub[1]);
+        // Whole run: 11,000 packets per queue; window: the last 10,000.
+        assert_eq!(l.window_packets, 10_000);
+        assert!(l.marks.abs_diff(2200) <= 1 && l.window_marks.abs_diff(2000) <= 1);
+        assert_eq!(c.window_packets + c.window_drops, 10_000, "{c:?}");
+        assert!(c.drops.abs_diff(110) <= 1 && c.window_drops.abs_diff(100) <= 1);
+        let p_l = l.window_marks as f64 / l.window_packets as f64;
+        let p_c = c.window_drops as f64 / (c.window_packets + c.window_drops) as f64;
+        assert!((p_c - (p_l / 2.0).powi(2)).abs() < 2e-4, "{p_l} {p_c}");
+    }
+
     /// Overload (RFC 9332 §4.2.2, A.2 Figure 5): with p_C ≥ p_Cmax = 1/k² ECN no
     /// longer protects C packets; with p_CL ≥ p_Lmax = 1 L packets are dropped with
     /// p_C and every other one marked (p_CL = 1).

@@ -481,6 +481,7 @@ mod tests {
             sojourn_p50_ms: Some(p50),
             sojourn_p95_ms: Some(2.0 * p50),
             sojourn_p99_ms: None,
+            ..Default::default()
         };
         let mut r = sample();
         r.links[0].ecn_marks = Some(9);
