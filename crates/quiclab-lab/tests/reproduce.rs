@@ -29,7 +29,7 @@ fn out_dir(name: &str) -> PathBuf {
 
 /// The experiments this file runs, and those the CLI's tests run (they need real
 /// stacks or the quiclab binary).
-const EXPERIMENTS: [&str; 9] = [
+const EXPERIMENTS: [&str; 10] = [
     "ack-ratio",
     "careful-resume",
     "cc-compete",
@@ -37,6 +37,7 @@ const EXPERIMENTS: [&str; 9] = [
     "handshake-latency",
     "inet-validation",
     "instant-ack",
+    "l4s",
     "quic-vs-tcp",
     "satellite-ack",
 ];
@@ -231,6 +232,11 @@ fn satellite_ack_quick() {
 #[test]
 fn cc_validation_quick() {
     check("cc-validation", |_| {});
+}
+
+#[test]
+fn l4s_quick() {
+    check("l4s", |_| {});
 }
 
 #[test]
