@@ -1,10 +1,11 @@
 //! Kernel receive drops reach the qlog (issue 13): a client with a tiny receive buffer
 //! (`--socket-buffer 4096`, not grown: `--socket-buffer-max 4096`) downloads from a
-//! server on loopback, which sends in GSO bursts faster than such a buffer drains; the
+//! server on loopback, which sends in paced bursts faster than such a buffer drains; the
 //! kernel drops datagrams, and the client's qlog shows `quiclab:kernel_drops` records
 //! with a growing count, ending with a `final` one equal to the count in its log line.
 //! The server paces at a fixed 800 Mbit/s (the `fixed` controller), so the transfer
-//! lasts over a second on any machine: several of the driver's 250 ms samples.
+//! lasts over a second on any machine: several of the driver's 250 ms samples. Its
+//! datagrams stay at 1452 bytes, one per send (`--pmtud-max 1452 --no-gso`).
 
 use serde_json::Value;
 use std::net::UdpSocket;
@@ -74,6 +75,11 @@ fn kernel_drops_arrive_in_the_qlog() {
         .arg(&root)
         .arg("--config")
         .arg(dir.join("server.toml"))
+        // Ethernet-sized datagrams, one per sendmsg: Linux admits any skb into an empty
+        // receive queue, and a GSO burst reaches a GRO socket on loopback as one skb, so
+        // 64 KB datagrams or GSO batches let a fast reader see no drops at all (it failed
+        // so in CI). Separate 1452-byte datagrams overflow 4 KiB within each burst.
+        .args(["--pmtud-max", "1452", "--no-gso"])
         .stderr(Stdio::null())
         .spawn()
         .expect("starting the server");
