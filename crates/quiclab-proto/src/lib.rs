@@ -37,7 +37,7 @@ pub mod events;
 mod inspect;
 mod path_recovery;
 mod qlog;
-mod range_set;
+pub mod range_set;
 #[cfg(feature = "testing")]
 pub mod raw;
 mod recovery;

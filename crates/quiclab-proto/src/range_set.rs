@@ -1,5 +1,8 @@
 //! A set of `u64` values stored as disjoint half-open ranges, for received packet
-//! numbers (ACK ranges) and for acknowledged/received stream offsets.
+//! numbers (ACK ranges) and for acknowledged/received stream offsets — and, in
+//! quiclab-tcp, for the receiver's out-of-order blocks and the sender's SACKed bytes
+//! (the one interval map of the workspace). Lookups, insertions and removals cost
+//! O(log n) plus the ranges merged or listed.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -104,10 +107,28 @@ impl RangeSet {
     }
 
     pub fn contains(&self, v: u64) -> bool {
-        self.map
-            .range(..=v)
-            .next_back()
-            .is_some_and(|(_, &e)| v < e)
+        self.containing(v).is_some()
+    }
+
+    /// The range containing `v`, if any (TCP's SACK block for a segment, RFC 2018 §4).
+    pub fn containing(&self, v: u64) -> Option<Range<u64>> {
+        let (&s, &e) = self.map.range(..=v).next_back()?;
+        (v < e).then_some(s..e)
+    }
+
+    /// Removes every value below `at` (delivered in order).
+    pub fn remove_below(&mut self, at: u64) {
+        while let Some(entry) = self.map.first_entry() {
+            let (s, e) = (*entry.key(), *entry.get());
+            if s >= at {
+                break;
+            }
+            entry.remove();
+            if e > at {
+                self.map.insert(at, e);
+                break;
+            }
+        }
     }
 
     /// The smallest value, if any.
@@ -175,11 +196,17 @@ mod tests {
         assert_eq!(s.iter().collect::<Vec<_>>(), vec![5..7, 8..15]);
         assert!(s.contains(5) && !s.contains(7) && s.contains(14) && !s.contains(15));
         assert_eq!((s.min(), s.max()), (Some(5), Some(14)));
+        assert_eq!((s.containing(5), s.containing(7)), (Some(5..7), None));
+        assert_eq!(s.containing(14), Some(8..15));
+        s.remove_below(10);
+        assert_eq!(s.iter().collect::<Vec<_>>(), vec![10..15]);
+        s.remove_below(20);
+        assert!(s.is_empty());
     }
 
     proptest! {
         #[test]
-        fn matches_a_bitmap(ops in proptest::collection::vec((any::<bool>(), 0u64..64, 0u64..16), 0..40)) {
+        fn matches_a_bitmap(ops in proptest::collection::vec((any::<bool>(), 0u64..64, 0u64..16), 0..40), cut in 0u64..96) {
             let mut s = RangeSet::new();
             let mut bits = [false; 96];
             for (ins, start, len) in ops {
@@ -189,6 +216,14 @@ mod tests {
             for (i, &b) in bits.iter().enumerate() { prop_assert_eq!(s.contains(i as u64), b); }
             let v: Vec<_> = s.iter().collect();
             for w in v.windows(2) { prop_assert!(w[0].end < w[1].start); }
+            // The range containing a value is the maximal run of set bits around it.
+            for r in &v {
+                prop_assert_eq!(s.containing(r.start), Some(r.clone()));
+                prop_assert_eq!(s.containing(r.end - 1), Some(r.clone()));
+            }
+            s.remove_below(cut);
+            for b in bits.iter_mut().take(cut as usize) { *b = false; }
+            for (i, &b) in bits.iter().enumerate() { prop_assert_eq!(s.contains(i as u64), b); }
         }
 
         #[test]

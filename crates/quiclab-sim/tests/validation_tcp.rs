@@ -126,7 +126,7 @@ fn b_lossy_link() {
 
 /// Case B's p = 0.005% points at RTT 20-100 ms: the slow-start overshoot before the
 /// first loss leaves thousands of segments in the receiver's reassembly queue, which
-/// the interval map (`quiclab_tcp::ranges`) keeps cheap per ACK (a linear SACK-block
+/// the interval map (`quiclab_proto::range_set`) keeps cheap per ACK (a linear SACK-block
 /// search made these runs take many minutes).
 #[test]
 fn b_lossy_link_long_cycles() {

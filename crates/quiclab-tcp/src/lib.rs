@@ -20,7 +20,6 @@ pub mod accecn;
 pub mod config;
 pub mod connection;
 pub mod ecn;
-pub mod ranges;
 pub mod recv;
 pub mod scoreboard;
 pub mod wire;

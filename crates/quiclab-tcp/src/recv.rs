@@ -5,7 +5,7 @@
 //! Sequence numbers here are absolute 64-bit stream offsets (0 = the first data byte);
 //! the connection maps them to and from the wire.
 
-use crate::ranges::Ranges;
+use quiclab_proto::range_set::RangeSet;
 use quiclab_proto::Instant;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
@@ -24,7 +24,7 @@ pub struct Receiver {
     /// The same bytes as an interval map of contiguous blocks (start -> end, merged,
     /// disjoint and not touching), so finding a segment's block and listing the
     /// lowest blocks take O(log n) however many segments the queue holds.
-    blocks: Ranges,
+    blocks: RangeSet,
     /// A byte of each of the most recently received out-of-order segments, newest
     /// first (RFC 2018 §4: the first SACK block reports the newest segment's block).
     recent: VecDeque<u64>,
@@ -59,7 +59,7 @@ impl Receiver {
             readable: VecDeque::new(),
             ooo: BTreeMap::new(),
             ooo_bytes: 0,
-            blocks: Ranges::default(),
+            blocks: RangeSet::default(),
             recent: VecDeque::new(),
             buffer,
             right_edge: buffer,
@@ -187,11 +187,11 @@ impl Receiver {
             self.ooo.insert(s, chunk);
         }
         self.ooo_bytes += added;
-        self.blocks.insert(lo, hi);
+        self.blocks.insert(lo..hi);
         // Keep one entry per block: the newest segment's byte represents it.
         let block = self.blocks.containing(lo);
         self.recent
-            .retain(|&s| block.is_none_or(|(a, b)| s < a || s >= b));
+            .retain(|&s| block.as_ref().is_none_or(|b| !b.contains(&s)));
         self.recent.push_front(lo);
         self.recent.truncate(8);
         added
@@ -213,7 +213,7 @@ impl Receiver {
             .recent
             .iter()
             .filter_map(|&s| self.blocks.containing(s));
-        for b in recent.chain(self.blocks.iter()) {
+        for b in recent.chain(self.blocks.iter()).map(|r| (r.start, r.end)) {
             if out.len() >= max {
                 break;
             }

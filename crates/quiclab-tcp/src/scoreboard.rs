@@ -7,7 +7,7 @@
 //! boundaries across retransmissions. The FIN is the byte after the last segment's
 //! data (`fin`), acknowledged by an ACK past it.
 
-use crate::ranges::Ranges;
+use quiclab_proto::range_set::RangeSet;
 use quiclab_proto::{DeliverySnapshot, Instant};
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
@@ -73,7 +73,7 @@ pub struct Scoreboard {
     /// The byte ranges of the SACKed segments, merged: the walks below visit only the
     /// holes between them (unSACKed segments), so an ACK costs O(log n) plus the
     /// segments it changes, not O(segments outstanding), however large the window.
-    sacked: Ranges,
+    sacked: RangeSet,
     /// Segments lost and not yet retransmitted (so NextSeg need not scan when none).
     lost_count: u64,
 }
@@ -190,7 +190,7 @@ impl Scoreboard {
                 }
                 if seg.sacked {
                     self.sacked_count -= 1;
-                    self.sacked.remove(start, seg.end);
+                    self.sacked.remove(start..seg.end);
                 }
                 seg.sacked = false;
                 self.segs.insert(self.una, seg);
@@ -203,10 +203,12 @@ impl Scoreboard {
             if r <= self.una || l >= r {
                 continue;
             }
-            for (gl, gr) in self.sacked.gaps(l, r) {
+            // Collected: marking a segment SACKed inserts into `sacked`.
+            let gaps: Vec<_> = self.sacked.gaps(l..r).collect();
+            for gap in gaps {
                 let starts: Vec<u64> = self
                     .segs
-                    .range(gl..gr)
+                    .range(gap)
                     .filter(|(_, s)| !s.sacked && s.end <= r)
                     .map(|(&k, _)| k)
                     .collect();
@@ -224,7 +226,7 @@ impl Scoreboard {
         };
         s.sacked = true;
         self.sacked_count += 1;
-        self.sacked.insert(start, s.end);
+        self.sacked.insert(start..s.end);
         if s.lost {
             self.lost_count -= 1;
         }
@@ -292,8 +294,8 @@ impl Scoreboard {
         // (retransmissions are below it), so RACK need not look at them.
         let upper = rack.map_or(0, |r| r.1).max(dup_limit.map_or(0, |d| d + 1));
         let first = self.segs.keys().next().copied().unwrap_or(upper);
-        for (gl, gr) in self.sacked.gaps(first, upper) {
-            for (&start, s) in self.segs.range_mut(gl..gr) {
+        for gap in self.sacked.gaps(first..upper) {
+            for (&start, s) in self.segs.range_mut(gap) {
                 // (A zero-length FIN segment can be SACKed yet not in `sacked`.)
                 if s.sacked || s.lost {
                     continue;
@@ -330,7 +332,8 @@ impl Scoreboard {
     /// walk visits the SACKed ranges from the top, not the segments.
     fn dup_limit(&self, smss: u64) -> Option<u64> {
         let (mut bytes, mut n) = (0u64, 0u64);
-        for (rs, re) in self.sacked.iter_rev() {
+        for sacked in self.sacked.iter().rev() {
+            let (rs, re) = (sacked.start, sacked.end);
             bytes += re - rs;
             n += self.segs.range(rs..re).take(DUP_THRESH as usize).count() as u64;
             if n >= DUP_THRESH || bytes > (DUP_THRESH - 1) * smss {
@@ -351,7 +354,7 @@ impl Scoreboard {
             if first.sacked {
                 first.sacked = false;
                 self.sacked_count -= 1;
-                self.sacked.remove(start, first.end);
+                self.sacked.remove(start..first.end);
             }
         }
         for (&start, s) in self.segs.iter_mut() {
@@ -377,13 +380,8 @@ impl Scoreboard {
         // Lost segments are never SACKed: only the holes need a look.
         let first = *self.segs.keys().next()?;
         self.sacked
-            .gaps(first, u64::MAX)
-            .into_iter()
-            .find_map(|(gl, gr)| {
-                self.segs
-                    .range(gl..gr)
-                    .find(|(_, s)| s.lost && !s.in_flight)
-            })
+            .gaps(first..u64::MAX)
+            .find_map(|gap| self.segs.range(gap).find(|(_, s)| s.lost && !s.in_flight))
             .map(|(&k, s)| (k, s))
     }
 
