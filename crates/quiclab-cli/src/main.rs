@@ -286,13 +286,8 @@ fn drive_client(
 }
 
 fn main() {
-    // A reader that closes stdout early (`quiclab sim run ... | head`) ends the process
-    // quietly, as it does other Unix tools, instead of a panic in `println!` (Rust
-    // ignores SIGPIPE by default). Sockets are UDP, which raises no SIGPIPE.
-    // SAFETY: called first in main, before any thread exists; restores the default.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
+    // First, before any thread: `quiclab ... | head` ends quietly.
+    quiclab_net::signal::default_sigpipe();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Server(a) => server(a),

@@ -23,8 +23,8 @@
 //!
 //! # Host probes
 //! [`mtu`] (the interface's and the route's MTU, PMTU discovery's bound), [`txtime`]
-//! (whether the kernel could time departures, SO_TXTIME) and [`signal`] (SIGINT/SIGTERM
-//! as a flag both loops watch).
+//! (whether the kernel could time departures, SO_TXTIME) and [`signal`] (SIGPIPE back to
+//! its default; SIGINT/SIGTERM as a flag both loops watch).
 //!
 //! Errors are [`NetError`]s naming the failed operation, with the OS error as source;
 //! scenario errors are [`emulate::EmulateError`]s. Run-time notes (a socket buffer grown, a

@@ -12,6 +12,18 @@ use std::sync::Once;
 static STOP: AtomicBool = AtomicBool::new(false);
 static INSTALL: Once = Once::new();
 
+/// Puts SIGPIPE back to the default action (end the process), which Rust's runtime
+/// sets to ignored: a reader that closes stdout early (`quiclab sim run ... | head`)
+/// then ends a command quietly, as it does other Unix tools, instead of a panic in
+/// `println!`. Sockets here are UDP, which raise no SIGPIPE. Call it first in `main`,
+/// before any thread exists; the OS refusing the default action is ignored.
+pub fn default_sigpipe() {
+    use nix::sys::signal::{signal, SigHandler, Signal};
+    // SAFETY: SIG_DFL runs no code in the handler, and no other thread exists yet
+    // to race on the disposition (the caller's contract).
+    let _ = unsafe { signal(Signal::SIGPIPE, SigHandler::SigDfl) };
+}
+
 /// Whether a stop signal arrived since [`install`].
 pub fn stop_requested() -> bool {
     STOP.load(Ordering::Relaxed)
