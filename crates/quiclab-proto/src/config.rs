@@ -621,6 +621,10 @@ impl TransportConfig {
                 if !(c.c > 0.0 && c.c.is_finite()) {
                     return err("congestion_control.c", "must be a finite number above 0");
                 }
+                // mulTCP: at least one flow; 64 bounds β_N below 1 by a useful margin.
+                if !(1..=64).contains(&c.emulated_flows) {
+                    return err("congestion_control.emulated_flows", "must be in 1..=64");
+                }
                 if c.minimum_window_packets == 0 {
                     return err(
                         "congestion_control.minimum_window_packets",
@@ -815,6 +819,31 @@ mod tests {
         let s = toml::to_string(&c).unwrap();
         let back: TransportConfig = toml::from_str(&s).unwrap();
         assert_eq!(back, c);
+    }
+
+    #[test]
+    fn emulated_flows_is_checked_and_skipped_at_one() {
+        let parse = |n: &str| {
+            toml::from_str::<TransportConfig>(&format!(
+                "[congestion_control]\nalgorithm = \"cubic\"\nemulated_flows = {n}"
+            ))
+            .unwrap()
+        };
+        assert_eq!(
+            parse("0").validate().unwrap_err().key,
+            "congestion_control.emulated_flows"
+        );
+        assert_eq!(
+            parse("65").validate().unwrap_err().key,
+            "congestion_control.emulated_flows"
+        );
+        parse("2").validate().unwrap();
+        assert!(toml::to_string(&parse("2"))
+            .unwrap()
+            .contains("emulated_flows = 2"));
+        assert!(!toml::to_string(&parse("1"))
+            .unwrap()
+            .contains("emulated_flows"));
     }
 
     #[test]

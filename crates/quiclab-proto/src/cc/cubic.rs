@@ -13,6 +13,7 @@
 //! were all acknowledged later, and the state saved before the last reduction is
 //! restored if cwnd is still below cwnd_prior.
 
+use super::cubic_multcp::EmulatedFlows;
 use super::hystart::{Hystart, HystartConfig, HystartPhase};
 use super::recovery_period::RecoveryPeriod;
 use super::{initial_window, CongestionController};
@@ -40,6 +41,16 @@ pub struct CubicConfig {
     /// Undo a reduction caused by a spurious loss (RFC 9438 §4.9.2: MAY); off by
     /// default, since the RFC warns about paths whose capacity changes suddenly.
     pub spurious_undo: bool,
+    /// mulTCP: compete like this many CUBIC flows (at least 1; 1 = plain RFC 9438, and
+    /// then not serialized). β and the Reno-friendly α become N-flow values as
+    /// Chromium's CubicBytes sets them; the cubic term is unchanged (see `cubic_multcp`).
+    #[serde(skip_serializing_if = "is_one_flow")]
+    pub emulated_flows: u32,
+}
+
+/// `emulated_flows` at its default (kept out of serialized configs).
+fn is_one_flow(n: &u32) -> bool {
+    *n == 1
 }
 
 impl Default for CubicConfig {
@@ -52,6 +63,7 @@ impl Default for CubicConfig {
             fast_convergence: true,
             hystart: HystartConfig::enabled(),
             spurious_undo: false,
+            emulated_flows: 1,
         }
     }
 }
@@ -155,10 +167,19 @@ impl Cubic {
         self.w_est
     }
 
-    /// α_cubic = 3 (1 − β) / (1 + β) (RFC 9438 §4.3).
+    /// The connections this one competes like (mulTCP; 1 = plain RFC 9438).
+    fn flows(&self) -> EmulatedFlows {
+        EmulatedFlows::new(self.config.emulated_flows)
+    }
+
+    /// β_cubic (RFC 9438 §4.6: 0.7), or β_N = (N − 1 + β) / N for N emulated flows.
+    fn beta(&self) -> f64 {
+        self.flows().beta(self.config.beta)
+    }
+
+    /// α_cubic = 3 (1 − β) / (1 + β) (RFC 9438 §4.3), or 3 N² (1 − β_N) / (1 + β_N).
     fn alpha_cubic(&self) -> f64 {
-        let b = self.config.beta;
-        3.0 * (1.0 - b) / (1.0 + b)
+        self.flows().alpha_cubic(self.config.beta)
     }
 
     /// W_cubic(t) = C (t − K)^3 + W_max, in bytes (RFC 9438 §4.2, eq. 1).
@@ -228,10 +249,10 @@ impl Cubic {
         self.epoch = Some(epoch);
         let t = (now - epoch.start).as_secs_f64();
         let cwnd = self.cwnd.max(1);
-        // §4.3 eq. 4 in bytes: W_est += α · mds · bytes_acked / cwnd; α becomes 1 once
-        // W_est has reached cwnd_prior.
+        // §4.3 eq. 4 in bytes: W_est += α · mds · bytes_acked / cwnd; α becomes 1 (N
+        // for N emulated flows) once W_est has reached cwnd_prior.
         let alpha = if self.w_est >= self.cwnd_prior as f64 {
-            1.0
+            self.flows().alpha_reno()
         } else {
             self.alpha_cubic()
         };
@@ -272,7 +293,8 @@ impl Cubic {
             w_est: self.w_est,
         });
         let cwnd_seg = self.cwnd as f64 / self.mds as f64;
-        let beta = self.config.beta;
+        // β, or β_N for N emulated flows (mulTCP).
+        let beta = self.beta();
         // §4.7 fast convergence: a loss below the previous W_max lowers it further.
         self.w_max = if self.config.fast_convergence && cwnd_seg < self.w_max {
             cwnd_seg * (1.0 + beta) / 2.0
@@ -650,6 +672,81 @@ mod tests {
         let before = f.round(false);
         let growth = (f.round(false) - before) as f64 / MDS as f64;
         assert!(growth > 0.9 && growth <= 1.0, "{growth}");
+    }
+
+    /// A controller at `packets` packets emulating `n` flows.
+    fn multcp_at(packets: u64, n: u32) -> Cubic {
+        Cubic::new(
+            CubicConfig {
+                initial_window_packets: Some(packets),
+                fast_convergence: false,
+                emulated_flows: n,
+                ..CubicConfig::default()
+            },
+            MDS,
+        )
+    }
+
+    #[test]
+    fn emulated_flows_decrease_by_beta_n_and_keep_the_cubic_term() {
+        for (n, beta_n) in [(1u32, 0.7), (2, 0.85), (4, 0.925)] {
+            let mut f = Flow::after_loss(100, false, 100, 1_000);
+            f.cc = multcp_at(100, n);
+            f.cc.on_congestion_event(ms(1_000), ms(999), false, MDS);
+            // mulTCP: cwnd = ssthresh = β_N · W_max; W_max is the window at the loss.
+            assert_eq!(f.cc.window(), (100.0 * MDS as f64 * beta_n) as u64, "n {n}");
+            assert_eq!(f.cc.w_max_segments(), 100.0);
+            // The cubic term is unchanged: K = cbrt(W_max (1 − β_N) / C) with C = 0.4.
+            f.round(false);
+            let k = f.cc.k_seconds().unwrap();
+            let expect = (100.0 * (1.0 - beta_n) / 0.4f64).cbrt();
+            assert!((k - expect).abs() < 1e-6, "n {n}: K {k} vs {expect}");
+        }
+    }
+
+    #[test]
+    fn emulated_flows_scale_the_reno_friendly_growth() {
+        // Small window, 1 ms RTT: the Reno-friendly region decides the growth.
+        for n in [1u32, 2, 3] {
+            let mut f = Flow::after_loss(200, false, 1, 1_000);
+            f.cc = multcp_at(200, n);
+            f.cc.on_congestion_event(ms(1_000), ms(999), false, MDS);
+            let alpha = EmulatedFlows::new(n).alpha_cubic(0.7);
+            let mut before = f.round(false);
+            for _ in 0..5 {
+                let after = f.round(false);
+                assert_eq!(after, f.cc.reno_estimate_bytes() as u64);
+                // §4.3 eq. 4 with α_N: about α_N segments per RTT.
+                let growth = (after - before) as f64 / MDS as f64;
+                assert!(
+                    growth > 0.9 * alpha && growth <= alpha,
+                    "n {n}: {growth} vs {alpha}"
+                );
+                before = after;
+            }
+            // Past cwnd_prior, N segments per RTT (N Reno flows).
+            while f.cc.window() < 201 * MDS {
+                f.round(false);
+            }
+            let before = f.round(false);
+            let growth = (f.round(false) - before) as f64 / MDS as f64;
+            let n = f64::from(n);
+            assert!(growth > 0.9 * n && growth <= n, "{growth}");
+        }
+    }
+
+    #[test]
+    fn emulated_flows_fast_convergence_uses_beta_n() {
+        let mut f = Flow::after_loss(100, true, 100, 1_000);
+        f.cc = multcp_at(100, 2);
+        f.cc.config.fast_convergence = true;
+        f.cc.on_congestion_event(ms(1_000), ms(999), false, MDS);
+        f.round(false);
+        let w = f.cc.window() as f64 / MDS as f64;
+        let now = f.now_ns / 1_000_000;
+        f.cc.on_congestion_event(ms(now), ms(now - 1), false, MDS);
+        // §4.7 with β_2 = 0.85: W_max = cwnd · 0.925 (Chromium's (N − 1 + 0.85) / N).
+        assert!((f.cc.w_max_segments() - w * 0.925).abs() < 1e-9);
     }
 
     #[test]

@@ -4,6 +4,7 @@ mod ack_summary;
 mod bbr;
 mod careful_resume;
 mod cubic;
+mod cubic_multcp;
 mod fixed;
 mod hystart;
 mod new_reno;
