@@ -472,7 +472,7 @@ impl Simulation {
         let traces = self.scenario.measure.traces;
         let client = TcpHost::client(
             &f.workload,
-            cfg.clone(),
+            self.scenario.client_tcp_config(i),
             client_addr,
             derive_seed(seed, &format!("flow:{}:client", f.name)),
             client_metrics.clone(),

@@ -10,7 +10,8 @@ use quiclab_sim::{RunResult, Scenario, Simulation};
 /// CUBIC flows and two plain CUBIC bulk flows; measured from 10 s to 60 s.
 fn run(n: u32, seed: u64) -> RunResult {
     // Start times in [0, 2) s drawn from the seed: the runs differ only by these.
-    let start = |i: u64| (seed.wrapping_mul(7_919).wrapping_add(i * 104_729) % 2_000) as f64 / 1_000.0;
+    let start =
+        |i: u64| (seed.wrapping_mul(7_919).wrapping_add(i * 104_729) % 2_000) as f64 / 1_000.0;
     let (s0, s1, s2) = (start(0), start(1), start(2));
     let text = format!(
         r#"
@@ -79,7 +80,10 @@ fn two_emulated_flows_take_half_against_two_cubic_flows() {
         let two = share(&run(2, seed));
         let one = share(&run(1, seed));
         assert!((two - 0.5).abs() <= 0.08, "seed {seed}: N = 2 share {two}");
-        assert!((one - 1.0 / 3.0).abs() <= 0.06, "seed {seed}: N = 1 share {one}");
+        assert!(
+            (one - 1.0 / 3.0).abs() <= 0.06,
+            "seed {seed}: N = 1 share {one}"
+        );
         assert!(two > one + 0.1, "seed {seed}: {two} vs {one}");
     }
 }

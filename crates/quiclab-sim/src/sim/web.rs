@@ -75,7 +75,7 @@ impl Simulation {
         let server_ip = self.net.hosts[2 * f.pair + 1];
         let client = Spec {
             workload: f.workload.clone(),
-            config: config.clone(),
+            config: self.scenario.client_tcp_config(i),
             seed: derive_seed(seed, &format!("flow:{}:client", f.name)),
             metrics: client_metrics.clone(),
             traces,
