@@ -3,6 +3,7 @@
 
 use crate::ecn::{EcnCodepoint, EcnSetting};
 use quiclab_proto::cc::CongestionControl;
+use quiclab_proto::MAX_BURST_PACKETS;
 use serde::{Deserialize, Serialize};
 
 /// TCP settings. Absent keys take the defaults below; unknown keys are errors.
@@ -50,6 +51,29 @@ pub struct TcpConfig {
     /// (default, classic) or `"ect1"` (L4S, RFC 9331).
     #[serde(skip_serializing_if = "EcnCodepoint::is_ect0")]
     pub ecn_codepoint: EcnCodepoint,
+    /// Pace every controller at QUIC's rate, RFC 9002 §7.7's 1.25 · cwnd / SRTT, with
+    /// QUIC's pacer (`quiclab_proto::Pacer`). Off (default): paced only when the
+    /// controller sets a rate (BBR), as Linux without the fq qdisc. Linux with fq:
+    /// `true`.
+    #[serde(skip_serializing_if = "is_false")]
+    pub pacing: bool,
+    /// The pacer's bucket in segments: how many may leave back to back. Default 10,
+    /// QUIC's (RFC 9002 §7.7: about the initial window), so an initial window leaves
+    /// in one burst; Linux's TSO autosizing sends at least 2 (tcp_min_tso_segs), which
+    /// spreads the initial window over the first round trip.
+    #[serde(skip_serializing_if = "is_default_pacing_burst")]
+    pub pacing_burst: u32,
+}
+
+/// The pacer's default bucket: quiclab_proto's (10 packets).
+pub const DEFAULT_PACING_BURST: u32 = quiclab_proto::DEFAULT_BURST_PACKETS as u32;
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn is_default_pacing_burst(n: &u32) -> bool {
+    *n == DEFAULT_PACING_BURST
 }
 
 impl Default for TcpConfig {
@@ -69,6 +93,8 @@ impl Default for TcpConfig {
             fast_open: false,
             ecn: EcnSetting::Off,
             ecn_codepoint: EcnCodepoint::Ect0,
+            pacing: false,
+            pacing_burst: DEFAULT_PACING_BURST,
         }
     }
 }
@@ -119,6 +145,9 @@ impl TcpConfig {
         }
         if self.min_rto_ms < 1.0 || self.initial_rto_ms < 1.0 {
             return err("min_rto_ms", "RTOs must be at least 1 ms");
+        }
+        if self.pacing_burst == 0 || u64::from(self.pacing_burst) > MAX_BURST_PACKETS {
+            return err("pacing_burst", "must be 1 to 64 segments");
         }
         if self.ecn.is_off() && !self.ecn_codepoint.is_ect0() {
             return err("ecn_codepoint", "needs ecn = \"classic\" or \"accecn\"");
@@ -193,6 +222,37 @@ mod tests {
         assert!(text.contains("ecn = \"accecn\"") && text.contains("ecn_codepoint = \"ect1\""));
         let lone: TcpConfig = toml::from_str("ecn_codepoint = \"ect1\"").unwrap();
         assert_eq!(lone.validate().unwrap_err().key, "ecn_codepoint");
+    }
+
+    /// The Linux-like knobs: absent from a default config's serialization (so
+    /// recorded configs keep their bytes), present when set, range-checked.
+    #[test]
+    fn linux_knobs_are_skipped_at_their_defaults() {
+        #[derive(Serialize)]
+        struct Wrap {
+            tcp: TcpConfig,
+        }
+        let plain = toml::to_string(&Wrap {
+            tcp: TcpConfig::default(),
+        })
+        .unwrap();
+        for key in ["pacing"] {
+            assert!(!plain.contains(key), "{key} in {plain}");
+        }
+        let set = "pacing = true\npacing_burst = 2";
+        let c: TcpConfig = toml::from_str(set).unwrap();
+        c.validate().unwrap();
+        let text = toml::to_string(&Wrap { tcp: c }).unwrap();
+        for line in set.lines() {
+            assert!(text.contains(line), "{line} not in {text}");
+        }
+        for (bad, key) in [
+            ("pacing_burst = 0", "pacing_burst"),
+            ("pacing_burst = 65", "pacing_burst"),
+        ] {
+            let c: TcpConfig = toml::from_str(bad).unwrap();
+            assert_eq!(c.validate().unwrap_err().key, key, "{bad}");
+        }
     }
 
     #[test]

@@ -117,6 +117,9 @@ pub struct TcpStats {
     pub ect_segments_sent: u64,
 }
 
+/// The IPv4 and TCP header bytes the pacer charges per segment besides its data.
+const PACED_HEADER_BYTES: u64 = 40;
+
 /// Highest SYN retransmissions before giving up (Linux tcp_syn_retries = 6).
 const SYN_RETRIES: u32 = 6;
 
@@ -213,7 +216,7 @@ impl TcpConnection {
             rtt,
             delivery: DeliveryRateEstimator::new(),
             app_limited: false,
-            pacer: Pacer::new(mss),
+            pacer: Self::new_pacer(&config, mss),
             pacing_deadline: None,
             tx_count: 0,
             syn_pending: false,
@@ -447,7 +450,7 @@ impl TcpConnection {
         self.rx.set_mss(self.smss);
         let seed = self.iss.into();
         self.cc = self.config.congestion_control.build_seeded(self.smss, seed);
-        self.pacer = Pacer::new(self.smss);
+        self.pacer = Self::new_pacer(&self.config, self.smss);
     }
 
     /// RFC 9293 §3.10.7.3: SYN-SENT takes the SYN-ACK.
@@ -582,12 +585,39 @@ impl TcpConnection {
         }
     }
 
-    /// The pacing rate, when the controller sets one (BBR). Window-based controllers
-    /// send in bursts, as Linux TCP without the fq qdisc does.
+    /// The pacing rate: the controller's when it sets one (BBR); else with `pacing` on,
+    /// QUIC's RFC 9002 §7.7 rate 1.25 · cwnd / SRTT (as `quiclab_proto`'s paths); else
+    /// none: window-based controllers send in bursts, as Linux TCP without fq does.
     fn pacing_rate(&self) -> Option<PacingRate> {
-        self.cc
-            .pacing_rate()
-            .and_then(PacingRate::from_bytes_per_sec)
+        match self.cc.pacing_rate() {
+            Some(rate) => PacingRate::from_bytes_per_sec(rate),
+            None if self.config.pacing => {
+                PacingRate::from_window(self.cc.window(), self.rtt.smoothed())
+            }
+            None => None,
+        }
+    }
+
+    /// The size a full segment waits for in the pacer: with `pacing` on, its data and
+    /// headers, as `on_sent` charges; off, its data only (as before the knob).
+    fn paced_size(&self) -> u64 {
+        if self.config.pacing {
+            self.smss.saturating_add(PACED_HEADER_BYTES)
+        } else {
+            self.smss
+        }
+    }
+
+    /// QUIC's pacer with a bucket of `pacing_burst` segments. With `pacing` on they
+    /// are counted with the 40 header bytes the pacer charges per segment (so a full
+    /// bucket is that many back to back); off, as before the knob, in data bytes.
+    fn new_pacer(config: &TcpConfig, smss: u64) -> Pacer {
+        let segment = if config.pacing {
+            smss.saturating_add(PACED_HEADER_BYTES)
+        } else {
+            smss
+        };
+        Pacer::with_burst(u64::from(config.pacing_burst).saturating_mul(segment))
     }
 
     fn header(&mut self, now: Instant, seq: u32, fl: u8) -> Header {

@@ -404,3 +404,53 @@ fn fast_open_with_a_bad_cookie_falls_back_and_learns_the_cookie() {
     // Fallback is not a loss: no congestion response.
     assert_eq!(p.eps[0].stats().recovery_episodes, 0);
 }
+
+/// Send times of the client's first `n` data segments.
+fn data_times(p: &Path, n: usize) -> Vec<Instant> {
+    p.sent[0]
+        .iter()
+        .filter(|s| s.1 > 100)
+        .take(n)
+        .map(|s| s.0)
+        .collect()
+}
+
+#[test]
+fn paced_tcp_spreads_its_initial_window_over_the_first_rtt() {
+    // RTT 100 ms; the initial window is 10 segments of 1448 bytes (RFC 6928).
+    let run = |pacing: bool, pacing_burst: u32| {
+        let cfg = TcpConfig {
+            pacing,
+            pacing_burst,
+            ..TcpConfig::default()
+        };
+        let mut p = Path::new(cfg, TcpConfig::default(), 50);
+        p.to_send = 40 * 1448;
+        p.run(ms(10_000));
+        assert_eq!(p.received.len(), 40 * 1448);
+        let t = data_times(&p, 10);
+        assert_eq!(t[0], ms(100), "data leaves once the SYN-ACK arrives");
+        t[9] - t[0]
+    };
+    // Unpaced (today's default): the initial window is one burst.
+    assert_eq!(run(false, 10), Duration::ZERO);
+    // QUIC's pacer (a bucket of 10 packets) also sends it back to back.
+    assert_eq!(run(true, 10), Duration::ZERO);
+    // A bucket of 2 (Linux's tcp_min_tso_segs): two leave at once, then each segment
+    // waits for its tokens at RFC 9002 §7.7's 1.25 · cwnd / SRTT = 1.25 · 14480 B /
+    // 100 ms = 181 B/ms: 1488 bytes on the wire (data and 40 of headers) take 8.221
+    // ms, so the 10 segments span 8 gaps, 65.77 ms (0.66 RTT).
+    let span = run(true, 2);
+    let expected = Duration::from_micros(8 * 8221);
+    assert!(
+        span.abs_diff(expected) < Duration::from_micros(50),
+        "{span:?} vs {expected:?}"
+    );
+    // A bucket of 1: 9 gaps, 73.99 ms (0.74 RTT).
+    let span = run(true, 1);
+    let expected = Duration::from_micros(9 * 8221);
+    assert!(
+        span.abs_diff(expected) < Duration::from_micros(50),
+        "{span:?} vs {expected:?}"
+    );
+}

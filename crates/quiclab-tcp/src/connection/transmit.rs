@@ -125,7 +125,7 @@ impl TcpConnection {
     fn send_data(&mut self, now: Instant, buf: &mut Vec<u8>) -> bool {
         let cwnd = self.cc.window();
         let rate = self.pacing_rate();
-        if let Some(at) = self.pacer.next_send_time(now, self.smss, rate) {
+        if let Some(at) = self.pacer.next_send_time(now, self.paced_size(), rate) {
             self.pacing_deadline = Some(at);
             return false;
         }
@@ -178,7 +178,8 @@ impl TcpConnection {
         if len > 0 {
             self.cc.on_packet_sent(now, len, self.sb.pipe);
         }
-        self.pacer.on_sent(now, len + 40, rate);
+        self.pacer
+            .on_sent(now, len + super::PACED_HEADER_BYTES, rate);
         if self.rto_deadline.is_none() {
             self.rearm_rto(now);
         }
