@@ -2,6 +2,7 @@
 //! Linux where RFCs leave a choice; every deviation from an RFC is named here.
 
 use crate::ecn::{EcnCodepoint, EcnSetting};
+use crate::linux_rto::RtoAlgorithm;
 use quiclab_proto::cc::CongestionControl;
 use quiclab_proto::MAX_BURST_PACKETS;
 use serde::{Deserialize, Serialize};
@@ -63,6 +64,12 @@ pub struct TcpConfig {
     /// spreads the initial window over the first round trip.
     #[serde(skip_serializing_if = "is_default_pacing_burst")]
     pub pacing_burst: u32,
+    /// The retransmission timeout: `"rfc6298"` (default) max(SRTT + 4 · RTTVAR,
+    /// `min_rto_ms`), or `"linux"` SRTT + max(mdev over the last round trip,
+    /// `min_rto_ms`) (`linux_rto.rs`). Both start at `initial_rto_ms` and back off
+    /// exponentially. Linux: `"linux"`.
+    #[serde(skip_serializing_if = "RtoAlgorithm::is_rfc6298")]
+    pub rto: RtoAlgorithm,
 }
 
 /// The pacer's default bucket: quiclab_proto's (10 packets).
@@ -95,6 +102,7 @@ impl Default for TcpConfig {
             ecn_codepoint: EcnCodepoint::Ect0,
             pacing: false,
             pacing_burst: DEFAULT_PACING_BURST,
+            rto: RtoAlgorithm::Rfc6298,
         }
     }
 }
@@ -236,10 +244,10 @@ mod tests {
             tcp: TcpConfig::default(),
         })
         .unwrap();
-        for key in ["pacing"] {
-            assert!(!plain.contains(key), "{key} in {plain}");
+        for key in ["pacing", "rto"] {
+            assert!(!plain.contains(&format!("\n{key} =")), "{key} in {plain}");
         }
-        let set = "pacing = true\npacing_burst = 2";
+        let set = "pacing = true\npacing_burst = 2\nrto = \"linux\"";
         let c: TcpConfig = toml::from_str(set).unwrap();
         c.validate().unwrap();
         let text = toml::to_string(&Wrap { tcp: c }).unwrap();

@@ -160,6 +160,8 @@ pub struct TcpConnection {
     syn_pending: bool,
     syn_sent: Option<Instant>,
     syn_count: u32,
+    /// Linux's RTT variance, kept for `rto = "linux"` (`linux_rto.rs`).
+    linux_rttvar: crate::linux_rto::LinuxRttVar,
     /// RFC 6298 timer and its backoff exponent.
     rto_deadline: Option<Instant>,
     rto_backoff: u32,
@@ -222,6 +224,7 @@ impl TcpConnection {
             syn_pending: false,
             syn_sent: None,
             syn_count: 0,
+            linux_rttvar: Default::default(),
             rto_deadline: None,
             rto_backoff: 0,
             tlp_deadline: None,
@@ -495,8 +498,7 @@ impl TcpConnection {
             // RFC 6298 §2 / Karn: only an unretransmitted SYN gives a sample.
             if self.syn_count == 1 {
                 let sample = now.saturating_duration_since(sent);
-                self.rtt
-                    .update(sample, Duration::ZERO, true, Duration::ZERO);
+                self.rtt_sample(sample);
             }
         }
         self.rto_deadline = None;

@@ -20,6 +20,7 @@ pub mod accecn;
 pub mod config;
 pub mod connection;
 pub mod ecn;
+pub mod linux_rto;
 pub mod recv;
 pub mod scoreboard;
 pub mod wire;
@@ -28,3 +29,4 @@ pub use config::{ConfigError, TcpConfig};
 #[cfg(feature = "fuzzing")]
 pub use connection::TcpFootprint;
 pub use connection::{CloseReason, Event, SegmentError, State, TcpConnection, TcpStats, Transmit};
+pub use linux_rto::RtoAlgorithm;

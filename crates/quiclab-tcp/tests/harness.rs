@@ -454,3 +454,74 @@ fn paced_tcp_spreads_its_initial_window_over_the_first_rtt() {
         "{span:?} vs {expected:?}"
     );
 }
+
+#[test]
+fn linux_rto_on_a_steady_188_ms_path_is_srtt_plus_200_ms_and_backs_off() {
+    // RTT 188 ms; no window scaling caps the flight at 64 KB, so no queue builds and
+    // every round trip samples 188 ms (delayed ACKs add 40 ms to a few).
+    let cfg = |rto| TcpConfig {
+        rto,
+        sack: false, // no loss probe: the blackout below is repaired by the RTO alone
+        window_scaling: false,
+        ..TcpConfig::default()
+    };
+    use quiclab_tcp::RtoAlgorithm::{Linux, Rfc6298};
+    let fresh = TcpConnection::connect(cfg(Linux), addrs()[0], addrs()[1], 1, 1);
+    // RFC 6298 §2.1: 1 s before the first sample.
+    assert_eq!(fresh.rto(), Duration::from_secs(1));
+    let mut p = Path::new(cfg(Linux), TcpConfig::default(), 94);
+    p.to_send = 3_000_000;
+    p.run(ms(400));
+    // After the SYN's sample: SRTT 188 + max(2 · 188, 200) = 564 ms (3 RTT).
+    assert_eq!(p.eps[0].rto(), Duration::from_millis(564));
+    // 1200 data segments (~30 round trips), then a blackout of the client's data.
+    let mut n = 0;
+    p.drop = Box::new(move |from, seg| {
+        if from == 0 && seg.len() > 100 {
+            n += 1;
+            return n <= 1200;
+        }
+        true
+    });
+    let mut before_blackout = Duration::ZERO;
+    while p.sent[0].iter().filter(|s| s.1 > 100).count() < 1200 {
+        let next = p.now + Duration::from_millis(10);
+        p.run(next);
+        before_blackout = p.eps[0].rto();
+    }
+    let srtt = p.eps[0].rtt().smoothed();
+    // Linux: SRTT + max(mdev over the last round, 200 ms) = ~388 ms.
+    let expected = srtt + Duration::from_millis(200);
+    assert!(
+        srtt.abs_diff(Duration::from_millis(188)) < Duration::from_millis(5),
+        "{srtt:?}"
+    );
+    assert!(
+        before_blackout.abs_diff(expected) < Duration::from_millis(2),
+        "{before_blackout:?} vs {expected:?}"
+    );
+    p.run(ms(30_000));
+    // The first unanswered segment left with the last ACK; the RTO fires 388 ms later
+    // and backs off (RFC 6298 §5.5): retransmissions 1, 2, 4, 8, 16 RTOs apart.
+    let mut times: Vec<Instant> = p.sent[0]
+        .iter()
+        .filter(|s| s.1 > 100)
+        .skip(1200)
+        .map(|s| s.0)
+        .collect();
+    times.dedup();
+    let gaps: Vec<Duration> = times.windows(2).map(|w| w[1] - w[0]).collect();
+    let first = gaps.iter().position(|&g| g > Duration::from_millis(300));
+    let backoff = &gaps[first.expect("an RTO fired")..];
+    assert_eq!(backoff.len(), 5, "{times:?}");
+    for (k, g) in backoff.iter().enumerate() {
+        let want = before_blackout * (1 << k);
+        assert!(g.abs_diff(want) < Duration::from_millis(1), "{gaps:?}");
+    }
+    // RFC 6298 on the same path: max(SRTT + 4 · RTTVAR, 200 ms), near 200 ms.
+    let mut p = Path::new(cfg(Rfc6298), TcpConfig::default(), 94);
+    p.to_send = 1_500_000;
+    p.run(ms(8_000));
+    let rfc = p.eps[0].rto();
+    assert!(rfc < Duration::from_millis(300), "{rfc:?}");
+}

@@ -87,8 +87,7 @@ impl TcpConnection {
             .max_by_key(|d| d.seg.tx);
         if let Some(d) = newest {
             let sample = now.saturating_duration_since(d.seg.sent);
-            self.rtt
-                .update(sample, Duration::ZERO, true, Duration::ZERO);
+            self.rtt_sample(sample);
         }
         let mut acked = Vec::with_capacity(delivered.len());
         for d in delivered {

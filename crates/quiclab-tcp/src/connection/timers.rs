@@ -2,6 +2,7 @@
 //! the RACK reordering timer (RFC 8985 §6.3), delayed ACKs and pacing.
 
 use super::{CloseReason, State, TcpConnection, SYN_RETRIES};
+use crate::linux_rto::RtoAlgorithm;
 use quiclab_proto::{Instant, GRANULARITY};
 use std::time::Duration;
 
@@ -9,16 +10,35 @@ use std::time::Duration;
 const MAX_RTO: Duration = Duration::from_secs(60);
 
 impl TcpConnection {
-    /// RFC 6298 §2: RTO = SRTT + max(G, 4 RTTVAR), at least the minimum, backed off.
+    /// RFC 6298 §2: RTO = SRTT + max(G, 4 RTTVAR), at least the minimum, backed off;
+    /// with `rto = "linux"`, SRTT + Linux's variance term (`linux_rto.rs`).
     pub fn rto(&self) -> Duration {
         let base = if self.rtt.has_sample() {
-            let v = (self.rtt.rttvar() * 4).max(GRANULARITY);
-            (self.rtt.smoothed() + v).max(super::secs_ms(self.config.min_rto_ms))
+            match self.config.rto {
+                RtoAlgorithm::Rfc6298 => {
+                    let v = (self.rtt.rttvar() * 4).max(GRANULARITY);
+                    (self.rtt.smoothed() + v).max(super::secs_ms(self.config.min_rto_ms))
+                }
+                RtoAlgorithm::Linux => self.rtt.smoothed() + self.linux_rttvar.rttvar(),
+            }
         } else {
             super::secs_ms(self.config.initial_rto_ms)
         };
         base.saturating_mul(1u32 << self.rto_backoff.min(16))
             .min(MAX_RTO)
+    }
+
+    /// One RTT sample (RFC 6298 §3, Karn's rule applied by the caller): the smoothed
+    /// estimate, and Linux's variance, which reads SRTT before the update.
+    pub(super) fn rtt_sample(&mut self, sample: Duration) {
+        if self.config.rto == RtoAlgorithm::Linux {
+            let min = super::secs_ms(self.config.min_rto_ms);
+            let (una, nxt) = (self.sb.una, self.sb.nxt);
+            self.linux_rttvar
+                .on_sample(self.rtt.smoothed(), sample, una, nxt, min);
+        }
+        self.rtt
+            .update(sample, Duration::ZERO, true, Duration::ZERO);
     }
 
     /// RFC 6298 §5.1/5.3: the timer runs while data is outstanding.
