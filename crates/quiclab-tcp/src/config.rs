@@ -70,6 +70,13 @@ pub struct TcpConfig {
     /// exponentially. Linux: `"linux"`.
     #[serde(skip_serializing_if = "RtoAlgorithm::is_rfc6298")]
     pub rto: RtoAlgorithm,
+    /// Acknowledge each of the first `quick_ack` data segments at once, as Linux's
+    /// quick-ACK mode at connection start (tcp_incr_quickack), instead of every
+    /// `ack_every`-th. Default 0 (off); Linux: 16 (TCP_MAX_QUICKACKS; fewer only with
+    /// a receive window under 32 segments). Linux also re-enters the mode after an
+    /// idle period; that is not modelled.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub quick_ack: u32,
 }
 
 /// The pacer's default bucket: quiclab_proto's (10 packets).
@@ -77,6 +84,10 @@ pub const DEFAULT_PACING_BURST: u32 = quiclab_proto::DEFAULT_BURST_PACKETS as u3
 
 fn is_false(b: &bool) -> bool {
     !*b
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 fn is_default_pacing_burst(n: &u32) -> bool {
@@ -103,6 +114,7 @@ impl Default for TcpConfig {
             pacing: false,
             pacing_burst: DEFAULT_PACING_BURST,
             rto: RtoAlgorithm::Rfc6298,
+            quick_ack: 0,
         }
     }
 }
@@ -114,6 +126,9 @@ pub struct ConfigError {
     pub key: &'static str,
     pub why: String,
 }
+
+/// Most segments `quick_ack` may cover.
+pub const MAX_QUICK_ACK: u32 = 1024;
 
 /// Largest receive buffer: 2^30, what window scale 14 can address (RFC 7323 §2.3).
 pub const MAX_RECEIVE_BUFFER: u64 = 1 << 30;
@@ -156,6 +171,9 @@ impl TcpConfig {
         }
         if self.pacing_burst == 0 || u64::from(self.pacing_burst) > MAX_BURST_PACKETS {
             return err("pacing_burst", "must be 1 to 64 segments");
+        }
+        if self.quick_ack > MAX_QUICK_ACK {
+            return err("quick_ack", "must be 0 to 1024 segments");
         }
         if self.ecn.is_off() && !self.ecn_codepoint.is_ect0() {
             return err("ecn_codepoint", "needs ecn = \"classic\" or \"accecn\"");
@@ -244,10 +262,10 @@ mod tests {
             tcp: TcpConfig::default(),
         })
         .unwrap();
-        for key in ["pacing", "rto"] {
+        for key in ["pacing", "pacing_burst", "rto", "quick_ack"] {
             assert!(!plain.contains(&format!("\n{key} =")), "{key} in {plain}");
         }
-        let set = "pacing = true\npacing_burst = 2\nrto = \"linux\"";
+        let set = "pacing = true\npacing_burst = 2\nrto = \"linux\"\nquick_ack = 16";
         let c: TcpConfig = toml::from_str(set).unwrap();
         c.validate().unwrap();
         let text = toml::to_string(&Wrap { tcp: c }).unwrap();
@@ -257,6 +275,7 @@ mod tests {
         for (bad, key) in [
             ("pacing_burst = 0", "pacing_burst"),
             ("pacing_burst = 65", "pacing_burst"),
+            ("quick_ack = 1025", "quick_ack"),
         ] {
             let c: TcpConfig = toml::from_str(bad).unwrap();
             assert_eq!(c.validate().unwrap_err().key, key, "{bad}");

@@ -190,12 +190,13 @@ pub struct TcpConnection {
 impl TcpConnection {
     fn new(config: TcpConfig, local: SocketAddrV4, iss: u32, seed: u64) -> Self {
         let mss = u64::from(config.mss);
-        let rx = Receiver::new(
+        let mut rx = Receiver::new(
             config.receive_buffer,
             config.ack_every,
             secs_ms(config.delayed_ack_ms),
             mss,
         );
+        rx.set_quick_acks(config.quick_ack);
         let cc = config.congestion_control.build_seeded(mss, seed);
         let rtt = RttEstimator::new(secs_ms(config.initial_rto_ms) / 3);
         TcpConnection {

@@ -525,3 +525,47 @@ fn linux_rto_on_a_steady_188_ms_path_is_srtt_plus_200_ms_and_backs_off() {
     let rfc = p.eps[0].rto();
     assert!(rfc < Duration::from_millis(300), "{rfc:?}");
 }
+
+/// The server's ACKs of the client's data, in acknowledged bytes, in order.
+fn acks_of_client_data(server: TcpConfig, segments: u64) -> Vec<u64> {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let mut p = Path::new(TcpConfig::default(), server, 10);
+    // 10 Mbit/s: the client's segments arrive one at a time, 1.2 ms apart.
+    p.rate = Some(1_250_000);
+    p.to_send = segments * 1448;
+    p.close = false;
+    let acks = Rc::new(RefCell::new(Vec::new()));
+    let seen = acks.clone();
+    p.drop = Box::new(move |from, seg| {
+        // Pure ACKs, not the SYN-ACK (flags in byte 13, SYN = 0x02).
+        if from == 1 && seg.len() < 100 && seg[13] & 0x02 == 0 {
+            // The acknowledgement number (bytes 8..12), less the client's ISS + 1.
+            let ack = u32::from_be_bytes([seg[8], seg[9], seg[10], seg[11]]);
+            seen.borrow_mut().push(u64::from(ack.wrapping_sub(1001)));
+        }
+        true
+    });
+    p.run(ms(10_000));
+    assert_eq!(p.received.len() as u64, segments * 1448);
+    let out = acks.borrow().clone();
+    out
+}
+
+#[test]
+fn quick_ack_acknowledges_every_segment_at_start() {
+    let quick = TcpConfig {
+        quick_ack: 16,
+        ..TcpConfig::default()
+    };
+    let seg = |k: u64| k * 1448;
+    // Quick-ACK: the first 16 data segments are acknowledged one by one, then every
+    // second full segment (ack_every = 2).
+    let acks = acks_of_client_data(quick, 60);
+    let expected: Vec<u64> = (1..=16).chain((9..=30).map(|k| 2 * k)).map(seg).collect();
+    assert_eq!(acks[..expected.len()], expected[..], "{acks:?}");
+    // Without it, every second from the start (RFC 5681 §4.2, Linux's delayed ACKs).
+    let acks = acks_of_client_data(TcpConfig::default(), 60);
+    let expected: Vec<u64> = (1..=30).map(|k| seg(2 * k)).collect();
+    assert_eq!(acks[..expected.len()], expected[..], "{acks:?}");
+}
