@@ -3,6 +3,7 @@
 
 use crate::ecn::{EcnCodepoint, EcnSetting};
 use crate::linux_rto::RtoAlgorithm;
+use crate::prr::Recovery;
 use quiclab_proto::cc::CongestionControl;
 use quiclab_proto::MAX_BURST_PACKETS;
 use serde::{Deserialize, Serialize};
@@ -77,6 +78,12 @@ pub struct TcpConfig {
     /// idle period; that is not modelled.
     #[serde(skip_serializing_if = "is_zero")]
     pub quick_ack: u32,
+    /// The window during fast recovery: `"window"` (default), the controller's as set
+    /// on the loss, or `"prr"`, Proportional Rate Reduction (RFC 6937 as updated by
+    /// RFC 9937, `prr.rs`) for controllers with a slow-start threshold (not BBR or
+    /// `none`). Linux: `"prr"`.
+    #[serde(skip_serializing_if = "Recovery::is_window")]
+    pub recovery: Recovery,
 }
 
 /// The pacer's default bucket: quiclab_proto's (10 packets).
@@ -115,6 +122,7 @@ impl Default for TcpConfig {
             pacing_burst: DEFAULT_PACING_BURST,
             rto: RtoAlgorithm::Rfc6298,
             quick_ack: 0,
+            recovery: Recovery::Window,
         }
     }
 }
@@ -262,10 +270,11 @@ mod tests {
             tcp: TcpConfig::default(),
         })
         .unwrap();
-        for key in ["pacing", "pacing_burst", "rto", "quick_ack"] {
+        for key in ["pacing", "pacing_burst", "rto", "quick_ack", "recovery"] {
             assert!(!plain.contains(&format!("\n{key} =")), "{key} in {plain}");
         }
-        let set = "pacing = true\npacing_burst = 2\nrto = \"linux\"\nquick_ack = 16";
+        let set =
+            "pacing = true\npacing_burst = 2\nrto = \"linux\"\nquick_ack = 16\nrecovery = \"prr\"";
         let c: TcpConfig = toml::from_str(set).unwrap();
         c.validate().unwrap();
         let text = toml::to_string(&Wrap { tcp: c }).unwrap();

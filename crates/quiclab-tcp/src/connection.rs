@@ -173,6 +173,8 @@ pub struct TcpConnection {
     reorder_deadline: Option<Instant>,
     /// RFC 6675 RecoveryPoint while in loss recovery.
     recovery_point: Option<u64>,
+    /// PRR's state during a fast recovery (`recovery = "prr"`, `prr.rs`).
+    prr: Option<crate::prr::Prr>,
     events: VecDeque<Event>,
     stats: TcpStats,
     close: Option<CloseReason>,
@@ -233,6 +235,7 @@ impl TcpConnection {
             tlp_out: false,
             reorder_deadline: None,
             recovery_point: None,
+            prr: None,
             events: VecDeque::new(),
             stats: TcpStats::default(),
             close: None,

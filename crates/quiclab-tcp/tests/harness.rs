@@ -569,3 +569,93 @@ fn quick_ack_acknowledges_every_segment_at_start() {
     let expected: Vec<u64> = (1..=30).map(|k| seg(2 * k)).collect();
     assert_eq!(acks[..expected.len()], expected[..], "{acks:?}");
 }
+
+/// A bulk upload that loses the first transmissions of data segments `lost` (in send
+/// order): the client's data segments sent at each instant from the first
+/// retransmission to the last, and the client's statistics.
+fn sends_per_instant_in_recovery(
+    cfg: TcpConfig,
+    lost: std::ops::RangeInclusive<u32>,
+) -> (Vec<usize>, quiclab_tcp::TcpStats) {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    // The server's 60-segment window holds the flight to 3.5 BDPs: the queue (and
+    // the RTT) stays below what would fire the 200 ms minimum RTO.
+    let server = TcpConfig {
+        receive_buffer: 60 * 1448,
+        ..TcpConfig::default()
+    };
+    let mut p = Path::new(cfg, server, 10);
+    p.rate = Some(1_250_000);
+    p.to_send = 3_000_000;
+    let rtx = Rc::new(RefCell::new(Vec::new()));
+    let seen = rtx.clone();
+    let (mut n, mut highest) = (0u32, 0u32);
+    p.drop = Box::new(move |from, seg| {
+        if from != 0 || seg.len() <= 100 {
+            return true;
+        }
+        // Sequence number (bytes 4..8): below the highest sent, a retransmission.
+        let seq = u32::from_be_bytes([seg[4], seg[5], seg[6], seg[7]]);
+        let retransmission = seq.wrapping_sub(highest) as i32 <= 0 && n > 0;
+        seen.borrow_mut().push(retransmission);
+        n += 1;
+        if retransmission {
+            return true;
+        }
+        highest = seq;
+        !lost.contains(&n)
+    });
+    p.run(ms(60_000));
+    assert_eq!(p.received.len(), 3_000_000);
+    let data: Vec<Instant> = p.sent[0]
+        .iter()
+        .filter(|s| s.1 > 100)
+        .map(|s| s.0)
+        .collect();
+    let rtx = rtx.borrow();
+    let times: Vec<Instant> = data
+        .iter()
+        .zip(rtx.iter())
+        .filter(|(_, &r)| r)
+        .map(|(t, _)| *t)
+        .collect();
+    let (first, last) = (times[0], *times.last().unwrap());
+    let mut groups: Vec<usize> = Vec::new();
+    let mut prev = None;
+    for t in data.iter().filter(|&&t| t >= first && t <= last) {
+        if prev == Some(*t) {
+            *groups.last_mut().unwrap() += 1;
+        } else {
+            groups.push(1);
+        }
+        prev = Some(*t);
+    }
+    (groups, p.eps[0].stats().clone())
+}
+
+#[test]
+fn prr_sends_no_burst_after_losing_half_a_large_window() {
+    // 30 consecutive segments lost from a 60-segment flight (the server's window;
+    // CUBIC's slow start has taken cwnd far beyond it). Once RACK declares them lost,
+    // the pipe is 30 segments below both windows.
+    let lost = 400..=429;
+    let (groups, s) = sends_per_instant_in_recovery(TcpConfig::default(), lost.clone());
+    assert_eq!((s.rto_count, s.retransmitted_segments), (0, 30), "{s:?}");
+    // Without PRR (RFC 6675 §5), the retransmissions leave in one burst.
+    let burst = groups.iter().max().copied().unwrap();
+    assert!(burst >= 20, "{groups:?}");
+    let prr = TcpConfig {
+        recovery: quiclab_tcp::Recovery::Prr,
+        ..TcpConfig::default()
+    };
+    let (groups, s) = sends_per_instant_in_recovery(prr, lost);
+    assert_eq!((s.rto_count, s.recovery_episodes), (0, 1), "{s:?}");
+    assert_eq!(s.retransmitted_segments, 30, "{s:?}");
+    // RFC 9937 §5: below ssthresh an ACK may send what it delivered plus one segment
+    // (PRR-SSRB); each ACK here delivers one segment (the receiver acknowledges
+    // out-of-order data at once), so at most 2 segments leave per ACK.
+    let most = groups.iter().max().copied().unwrap();
+    assert!(most <= 2, "{groups:?}");
+    assert!(groups.len() >= 25, "{groups:?}");
+}

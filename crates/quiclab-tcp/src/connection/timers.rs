@@ -96,6 +96,7 @@ impl TcpConnection {
             self.reorder_deadline = None;
             let losses = self.find_losses(now);
             self.inform_controller(now, &[], &losses, None);
+            self.prr_on_ack(0, false);
         }
         if self.tlp_deadline.is_some_and(|t| t <= now) {
             // RFC 8985 §7.3: send one probe segment.
@@ -128,6 +129,8 @@ impl TcpConnection {
         self.recovery_point = None;
         let losses = self.declare_lost(&lost, true);
         self.inform_controller(now, &[], &losses, None);
+        // PRR is for fast recovery; after a timeout the controller's window rules.
+        self.prr = None;
         self.tlp_deadline = None;
         self.tlp_pending = false;
         self.tlp_out = false;

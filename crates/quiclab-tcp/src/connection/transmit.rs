@@ -123,7 +123,7 @@ impl TcpConnection {
 
     /// Sends a retransmission, probe or new data segment if one may go; false if not.
     fn send_data(&mut self, now: Instant, buf: &mut Vec<u8>) -> bool {
-        let cwnd = self.cc.window();
+        let cwnd = self.send_window();
         let rate = self.pacing_rate();
         if let Some(at) = self.pacer.next_send_time(now, self.paced_size(), rate) {
             self.pacing_deadline = Some(at);
@@ -177,6 +177,9 @@ impl TcpConnection {
         self.stats.data_segments_sent += 1;
         if len > 0 {
             self.cc.on_packet_sent(now, len, self.sb.pipe);
+        }
+        if let Some(prr) = &mut self.prr {
+            prr.on_sent(len); // RFC 9937 §5: prr_out
         }
         self.pacer
             .on_sent(now, len + super::PACED_HEADER_BYTES, rate);
