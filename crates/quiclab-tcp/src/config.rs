@@ -84,6 +84,12 @@ pub struct TcpConfig {
     /// `none`). Linux: `"prr"`.
     #[serde(skip_serializing_if = "Recovery::is_window")]
     pub recovery: Recovery,
+    /// F-RTO (RFC 5682 §3, SACK-enhanced, as Linux's tcp_frto = 2): after a timeout,
+    /// send new data on the first ACK and undo the timeout if the next ACKs
+    /// acknowledge data that was never retransmitted (a delay spike, not a loss).
+    /// Needs SACK. Default false; Linux: true.
+    #[serde(skip_serializing_if = "is_false")]
+    pub frto: bool,
 }
 
 /// The pacer's default bucket: quiclab_proto's (10 packets).
@@ -123,6 +129,7 @@ impl Default for TcpConfig {
             rto: RtoAlgorithm::Rfc6298,
             quick_ack: 0,
             recovery: Recovery::Window,
+            frto: false,
         }
     }
 }
@@ -270,11 +277,18 @@ mod tests {
             tcp: TcpConfig::default(),
         })
         .unwrap();
-        for key in ["pacing", "pacing_burst", "rto", "quick_ack", "recovery"] {
+        for key in [
+            "pacing",
+            "pacing_burst",
+            "rto",
+            "quick_ack",
+            "recovery",
+            "frto",
+        ] {
             assert!(!plain.contains(&format!("\n{key} =")), "{key} in {plain}");
         }
         let set =
-            "pacing = true\npacing_burst = 2\nrto = \"linux\"\nquick_ack = 16\nrecovery = \"prr\"";
+            "pacing = true\npacing_burst = 2\nrto = \"linux\"\nquick_ack = 16\nrecovery = \"prr\"\nfrto = true";
         let c: TcpConfig = toml::from_str(set).unwrap();
         c.validate().unwrap();
         let text = toml::to_string(&Wrap { tcp: c }).unwrap();

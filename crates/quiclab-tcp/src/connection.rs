@@ -26,6 +26,7 @@ use std::time::Duration;
 mod ack;
 mod ecn;
 mod fast_open;
+mod frto;
 #[cfg(feature = "fuzzing")]
 mod fuzzing;
 pub use fast_open::cookie as fast_open_cookie;
@@ -105,6 +106,8 @@ pub struct TcpStats {
     pub lost_segments: u64,
     pub rto_count: u64,
     pub tlp_count: u64,
+    /// Timeouts F-RTO found spurious and undid (RFC 5682).
+    pub spurious_rtos: u64,
     pub recovery_episodes: u64,
     pub pure_acks_sent: u64,
     pub malformed_segments: u64,
@@ -173,6 +176,8 @@ pub struct TcpConnection {
     reorder_deadline: Option<Instant>,
     /// RFC 6675 RecoveryPoint while in loss recovery.
     recovery_point: Option<u64>,
+    /// F-RTO's state after a timeout (`frto = true`, `connection/frto.rs`).
+    frto: Option<frto::Frto>,
     /// PRR's state during a fast recovery (`recovery = "prr"`, `prr.rs`).
     prr: Option<crate::prr::Prr>,
     events: VecDeque<Event>,
@@ -236,6 +241,7 @@ impl TcpConnection {
             reorder_deadline: None,
             recovery_point: None,
             prr: None,
+            frto: None,
             events: VecDeque::new(),
             stats: TcpStats::default(),
             close: None,

@@ -17,6 +17,8 @@ struct Path {
     delay: Duration,
     rate: Option<u64>,
     busy_until: Instant,
+    /// The latest arrival scheduled per direction (a path never reorders).
+    last_arrival: [Instant; 2],
     queue: BTreeMap<(Instant, u64), (usize, Vec<u8>)>,
     seq: u64,
     now: Instant,
@@ -50,6 +52,7 @@ impl Path {
             delay: Duration::from_millis(delay_ms),
             rate: None,
             busy_until: Instant::ZERO,
+            last_arrival: [Instant::ZERO; 2],
             queue: BTreeMap::new(),
             seq: 0,
             now: Instant::ZERO,
@@ -79,8 +82,10 @@ impl Path {
                     at = self.busy_until;
                 }
                 self.seq += 1;
-                self.queue
-                    .insert((at + self.delay, self.seq), (1 - i, buf.clone()));
+                // FIFO per direction, also when `delay` falls.
+                let arrival = (at + self.delay).max(self.last_arrival[i]);
+                self.last_arrival[i] = arrival;
+                self.queue.insert((arrival, self.seq), (1 - i, buf.clone()));
             }
         }
     }
@@ -658,4 +663,51 @@ fn prr_sends_no_burst_after_losing_half_a_large_window() {
     let most = groups.iter().max().copied().unwrap();
     assert!(most <= 2, "{groups:?}");
     assert!(groups.len() >= 25, "{groups:?}");
+}
+
+/// A bulk upload whose path delay jumps from 10 to 400 ms each way for what is sent in
+/// [1000, 1600) ms: the ACKs stop for longer than the RTO, which fires although nothing
+/// was lost. The client's statistics, and its window before the spike and at 2 s.
+fn delay_spike(cfg: TcpConfig) -> (quiclab_tcp::TcpStats, u64, u64) {
+    // A 60-segment receive window keeps the queue, the RTT and so the RTO small.
+    let server = TcpConfig {
+        receive_buffer: 60 * 1448,
+        ..TcpConfig::default()
+    };
+    let mut p = Path::new(cfg, server, 10);
+    p.rate = Some(1_250_000);
+    p.to_send = 2_000_000;
+    p.run(ms(1_000));
+    let before = p.eps[0].congestion_window();
+    p.delay = Duration::from_millis(400);
+    p.run(ms(1_600));
+    p.delay = Duration::from_millis(10);
+    p.run(ms(2_000));
+    let after = p.eps[0].congestion_window();
+    p.run(ms(60_000));
+    assert_eq!(p.received.len(), 2_000_000);
+    (p.eps[0].stats().clone(), before, after)
+}
+
+#[test]
+fn frto_undoes_a_spurious_rto_after_a_delay_spike() {
+    let (s, before, after) = delay_spike(TcpConfig::default());
+    assert!(s.rto_count >= 1 && s.spurious_rtos == 0, "{s:?}");
+    // The timeout took every segment in flight for lost: the window collapsed and
+    // the segments sent into the spike were sent again.
+    assert!(after < before / 4, "{before} -> {after}");
+    let conventional = s.retransmitted_segments;
+    assert!(conventional > 20, "{s:?}");
+    let frto = TcpConfig {
+        frto: true,
+        ..TcpConfig::default()
+    };
+    let (s, before, after) = delay_spike(frto);
+    // RFC 5682 §3: the first ACK after the timeout acknowledges segments that were
+    // never retransmitted: the timeout was spurious and is undone.
+    assert_eq!((s.rto_count, s.spurious_rtos), (1, 1), "{s:?}");
+    assert!(after >= before, "{before} -> {after}");
+    // Only the loss probe's retransmission and the timeout's own (the collapsed
+    // window's two segments); the segments sent into the spike are not sent again.
+    assert!(s.retransmitted_segments <= 3, "{s:?} vs {conventional}");
 }

@@ -52,6 +52,9 @@ impl TcpConnection {
         let newest_sent = delivered.iter().map(|d| d.seg.sent).max();
         let segments = delivered.iter().filter(|d| d.seg.end > d.start).count() as u64;
         self.pending_ce = self.ecn_on_ack(now, h, newest_sent, segments, handshake_ace);
+        // RFC 5682 §3: F-RTO's verdict on a timeout, before the losses and the
+        // controller hear of this ACK.
+        self.frto_on_ack(&delivered, advanced);
         let acked = self.on_delivered(now, &delivered);
         self.sb.rack_update(now, &delivered, self.rtt.min());
         let losses = self.find_losses(now);

@@ -125,12 +125,14 @@ impl TcpConnection {
         self.stats.rto_count += 1;
         // RFC 6298 §5.4-5.6, RFC 6675 §5.1: everything unSACKed is lost; the window
         // collapses (the controller's persistent-congestion response).
+        let frto = self.frto_before_rto();
         let lost = self.sb.mark_all_lost();
         self.recovery_point = None;
         let losses = self.declare_lost(&lost, true);
         self.inform_controller(now, &[], &losses, None);
         // PRR is for fast recovery; after a timeout the controller's window rules.
         self.prr = None;
+        self.frto = frto;
         self.tlp_deadline = None;
         self.tlp_pending = false;
         self.tlp_out = false;

@@ -129,7 +129,11 @@ impl TcpConnection {
             self.pacing_deadline = Some(at);
             return false;
         }
-        let out = if let Some(o) = self.next_retransmission(cwnd) {
+        let out = if let Some(o) = self.frto_new_segment() {
+            Some(o)
+        } else if self.frto.as_ref().is_some_and(|f| f.waiting()) {
+            None // RFC 5682 §3 step 3: no retransmission before the next ACK's verdict
+        } else if let Some(o) = self.next_retransmission(cwnd) {
             Some(o)
         } else if self.tlp_pending {
             self.tlp_pending = false;
@@ -190,6 +194,19 @@ impl TcpConnection {
             self.arm_tlp(now);
         }
         true
+    }
+
+    /// RFC 5682 §3 step 2b: after the first ACK that follows a timeout, F-RTO sends up
+    /// to two new segments (within the peer's window) before any more retransmissions.
+    fn frto_new_segment(&mut self) -> Option<Outgoing> {
+        if self.frto.as_ref().is_none_or(|f| f.new_segments == 0) {
+            return None;
+        }
+        let o = self.next_new(u64::MAX);
+        if let Some(f) = self.frto.as_mut() {
+            f.new_segments = if o.is_some() { f.new_segments - 1 } else { 0 };
+        }
+        o
     }
 
     /// RFC 6675 §5 step (C): a lost segment, if the window has room (cwnd - pipe >= 1).
