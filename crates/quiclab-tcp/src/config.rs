@@ -62,7 +62,7 @@ pub struct TcpConfig {
     /// The pacer's bucket in segments: how many may leave back to back. Default 10,
     /// QUIC's (RFC 9002 §7.7: about the initial window), so an initial window leaves
     /// in one burst; Linux's TSO autosizing sends at least 2 (tcp_min_tso_segs), which
-    /// spreads the initial window over the first round trip.
+    /// spreads an initial window of 10 over two thirds of the first round trip.
     #[serde(skip_serializing_if = "is_default_pacing_burst")]
     pub pacing_burst: u32,
     /// The retransmission timeout: `"rfc6298"` (default) max(SRTT + 4 · RTTVAR,
