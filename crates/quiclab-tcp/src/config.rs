@@ -2,7 +2,10 @@
 //! Linux where RFCs leave a choice; every deviation from an RFC is named here.
 
 use crate::ecn::{EcnCodepoint, EcnSetting};
+use crate::linux_rto::RtoAlgorithm;
+use crate::prr::Recovery;
 use quiclab_proto::cc::CongestionControl;
+use quiclab_proto::MAX_BURST_PACKETS;
 use serde::{Deserialize, Serialize};
 
 /// TCP settings. Absent keys take the defaults below; unknown keys are errors.
@@ -50,6 +53,58 @@ pub struct TcpConfig {
     /// (default, classic) or `"ect1"` (L4S, RFC 9331).
     #[serde(skip_serializing_if = "EcnCodepoint::is_ect0")]
     pub ecn_codepoint: EcnCodepoint,
+    /// Pace every controller at QUIC's rate, RFC 9002 §7.7's 1.25 · cwnd / SRTT, with
+    /// QUIC's pacer (`quiclab_proto::Pacer`). Off (default): paced only when the
+    /// controller sets a rate (BBR), as Linux without the fq qdisc. Linux with fq:
+    /// `true`.
+    #[serde(skip_serializing_if = "is_false")]
+    pub pacing: bool,
+    /// The pacer's bucket in segments: how many may leave back to back. Default 10,
+    /// QUIC's (RFC 9002 §7.7: about the initial window), so an initial window leaves
+    /// in one burst; Linux's TSO autosizing sends at least 2 (tcp_min_tso_segs), which
+    /// spreads an initial window of 10 over two thirds of the first round trip.
+    #[serde(skip_serializing_if = "is_default_pacing_burst")]
+    pub pacing_burst: u32,
+    /// The retransmission timeout: `"rfc6298"` (default) max(SRTT + 4 · RTTVAR,
+    /// `min_rto_ms`), or `"linux"` SRTT + max(mdev over the last round trip,
+    /// `min_rto_ms`) (`linux_rto.rs`). Both start at `initial_rto_ms` and back off
+    /// exponentially. Linux: `"linux"`.
+    #[serde(skip_serializing_if = "RtoAlgorithm::is_rfc6298")]
+    pub rto: RtoAlgorithm,
+    /// Acknowledge each of the first `quick_ack` data segments at once, as Linux's
+    /// quick-ACK mode at connection start (tcp_incr_quickack), instead of every
+    /// `ack_every`-th. Default 0 (off); Linux: 16 (TCP_MAX_QUICKACKS; fewer only with
+    /// a receive window under 32 segments). Linux also re-enters the mode after an
+    /// idle period; that is not modelled.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub quick_ack: u32,
+    /// The window during fast recovery: `"window"` (default), the controller's as set
+    /// on the loss, or `"prr"`, Proportional Rate Reduction (RFC 6937 as updated by
+    /// RFC 9937, `prr.rs`) for controllers with a slow-start threshold (not BBR or
+    /// `none`). Linux: `"prr"`.
+    #[serde(skip_serializing_if = "Recovery::is_window")]
+    pub recovery: Recovery,
+    /// F-RTO (RFC 5682 §3, SACK-enhanced, as Linux's tcp_frto = 2): after a timeout,
+    /// send new data on the first ACK and undo the timeout if the next ACKs
+    /// acknowledge data that was never retransmitted (a delay spike, not a loss).
+    /// Needs SACK. Default false; Linux: true.
+    #[serde(skip_serializing_if = "is_false")]
+    pub frto: bool,
+}
+
+/// The pacer's default bucket: quiclab_proto's (10 packets).
+pub const DEFAULT_PACING_BURST: u32 = quiclab_proto::DEFAULT_BURST_PACKETS as u32;
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+fn is_default_pacing_burst(n: &u32) -> bool {
+    *n == DEFAULT_PACING_BURST
 }
 
 impl Default for TcpConfig {
@@ -69,6 +124,12 @@ impl Default for TcpConfig {
             fast_open: false,
             ecn: EcnSetting::Off,
             ecn_codepoint: EcnCodepoint::Ect0,
+            pacing: false,
+            pacing_burst: DEFAULT_PACING_BURST,
+            rto: RtoAlgorithm::Rfc6298,
+            quick_ack: 0,
+            recovery: Recovery::Window,
+            frto: false,
         }
     }
 }
@@ -80,6 +141,9 @@ pub struct ConfigError {
     pub key: &'static str,
     pub why: String,
 }
+
+/// Most segments `quick_ack` may cover.
+pub const MAX_QUICK_ACK: u32 = 1024;
 
 /// Largest receive buffer: 2^30, what window scale 14 can address (RFC 7323 §2.3).
 pub const MAX_RECEIVE_BUFFER: u64 = 1 << 30;
@@ -119,6 +183,12 @@ impl TcpConfig {
         }
         if self.min_rto_ms < 1.0 || self.initial_rto_ms < 1.0 {
             return err("min_rto_ms", "RTOs must be at least 1 ms");
+        }
+        if self.pacing_burst == 0 || u64::from(self.pacing_burst) > MAX_BURST_PACKETS {
+            return err("pacing_burst", "must be 1 to 64 segments");
+        }
+        if self.quick_ack > MAX_QUICK_ACK {
+            return err("quick_ack", "must be 0 to 1024 segments");
         }
         if self.ecn.is_off() && !self.ecn_codepoint.is_ect0() {
             return err("ecn_codepoint", "needs ecn = \"classic\" or \"accecn\"");
@@ -193,6 +263,46 @@ mod tests {
         assert!(text.contains("ecn = \"accecn\"") && text.contains("ecn_codepoint = \"ect1\""));
         let lone: TcpConfig = toml::from_str("ecn_codepoint = \"ect1\"").unwrap();
         assert_eq!(lone.validate().unwrap_err().key, "ecn_codepoint");
+    }
+
+    /// The Linux-like knobs: absent from a default config's serialization (so
+    /// recorded configs keep their bytes), present when set, range-checked.
+    #[test]
+    fn linux_knobs_are_skipped_at_their_defaults() {
+        #[derive(Serialize)]
+        struct Wrap {
+            tcp: TcpConfig,
+        }
+        let plain = toml::to_string(&Wrap {
+            tcp: TcpConfig::default(),
+        })
+        .unwrap();
+        for key in [
+            "pacing",
+            "pacing_burst",
+            "rto",
+            "quick_ack",
+            "recovery",
+            "frto",
+        ] {
+            assert!(!plain.contains(&format!("\n{key} =")), "{key} in {plain}");
+        }
+        let set =
+            "pacing = true\npacing_burst = 2\nrto = \"linux\"\nquick_ack = 16\nrecovery = \"prr\"\nfrto = true";
+        let c: TcpConfig = toml::from_str(set).unwrap();
+        c.validate().unwrap();
+        let text = toml::to_string(&Wrap { tcp: c }).unwrap();
+        for line in set.lines() {
+            assert!(text.contains(line), "{line} not in {text}");
+        }
+        for (bad, key) in [
+            ("pacing_burst = 0", "pacing_burst"),
+            ("pacing_burst = 65", "pacing_burst"),
+            ("quick_ack = 1025", "quick_ack"),
+        ] {
+            let c: TcpConfig = toml::from_str(bad).unwrap();
+            assert_eq!(c.validate().unwrap_err().key, key, "{bad}");
+        }
     }
 
     #[test]

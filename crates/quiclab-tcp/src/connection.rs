@@ -26,6 +26,7 @@ use std::time::Duration;
 mod ack;
 mod ecn;
 mod fast_open;
+mod frto;
 #[cfg(feature = "fuzzing")]
 mod fuzzing;
 pub use fast_open::cookie as fast_open_cookie;
@@ -105,6 +106,8 @@ pub struct TcpStats {
     pub lost_segments: u64,
     pub rto_count: u64,
     pub tlp_count: u64,
+    /// Timeouts F-RTO found spurious and undid (RFC 5682).
+    pub spurious_rtos: u64,
     pub recovery_episodes: u64,
     pub pure_acks_sent: u64,
     pub malformed_segments: u64,
@@ -116,6 +119,9 @@ pub struct TcpStats {
     /// Segments sent ECN-capable (ECT(0) or ECT(1)).
     pub ect_segments_sent: u64,
 }
+
+/// The IPv4 and TCP header bytes the pacer charges per segment besides its data.
+const PACED_HEADER_BYTES: u64 = 40;
 
 /// Highest SYN retransmissions before giving up (Linux tcp_syn_retries = 6).
 const SYN_RETRIES: u32 = 6;
@@ -157,6 +163,8 @@ pub struct TcpConnection {
     syn_pending: bool,
     syn_sent: Option<Instant>,
     syn_count: u32,
+    /// Linux's RTT variance, kept for `rto = "linux"` (`linux_rto.rs`).
+    linux_rttvar: crate::linux_rto::LinuxRttVar,
     /// RFC 6298 timer and its backoff exponent.
     rto_deadline: Option<Instant>,
     rto_backoff: u32,
@@ -168,6 +176,10 @@ pub struct TcpConnection {
     reorder_deadline: Option<Instant>,
     /// RFC 6675 RecoveryPoint while in loss recovery.
     recovery_point: Option<u64>,
+    /// F-RTO's state after a timeout (`frto = true`, `connection/frto.rs`).
+    frto: Option<frto::Frto>,
+    /// PRR's state during a fast recovery (`recovery = "prr"`, `prr.rs`).
+    prr: Option<crate::prr::Prr>,
     events: VecDeque<Event>,
     stats: TcpStats,
     close: Option<CloseReason>,
@@ -185,12 +197,13 @@ pub struct TcpConnection {
 impl TcpConnection {
     fn new(config: TcpConfig, local: SocketAddrV4, iss: u32, seed: u64) -> Self {
         let mss = u64::from(config.mss);
-        let rx = Receiver::new(
+        let mut rx = Receiver::new(
             config.receive_buffer,
             config.ack_every,
             secs_ms(config.delayed_ack_ms),
             mss,
         );
+        rx.set_quick_acks(config.quick_ack);
         let cc = config.congestion_control.build_seeded(mss, seed);
         let rtt = RttEstimator::new(secs_ms(config.initial_rto_ms) / 3);
         TcpConnection {
@@ -213,12 +226,13 @@ impl TcpConnection {
             rtt,
             delivery: DeliveryRateEstimator::new(),
             app_limited: false,
-            pacer: Pacer::new(mss),
+            pacer: Self::new_pacer(&config, mss),
             pacing_deadline: None,
             tx_count: 0,
             syn_pending: false,
             syn_sent: None,
             syn_count: 0,
+            linux_rttvar: Default::default(),
             rto_deadline: None,
             rto_backoff: 0,
             tlp_deadline: None,
@@ -226,6 +240,8 @@ impl TcpConnection {
             tlp_out: false,
             reorder_deadline: None,
             recovery_point: None,
+            prr: None,
+            frto: None,
             events: VecDeque::new(),
             stats: TcpStats::default(),
             close: None,
@@ -447,7 +463,7 @@ impl TcpConnection {
         self.rx.set_mss(self.smss);
         let seed = self.iss.into();
         self.cc = self.config.congestion_control.build_seeded(self.smss, seed);
-        self.pacer = Pacer::new(self.smss);
+        self.pacer = Self::new_pacer(&self.config, self.smss);
     }
 
     /// RFC 9293 §3.10.7.3: SYN-SENT takes the SYN-ACK.
@@ -492,8 +508,7 @@ impl TcpConnection {
             // RFC 6298 §2 / Karn: only an unretransmitted SYN gives a sample.
             if self.syn_count == 1 {
                 let sample = now.saturating_duration_since(sent);
-                self.rtt
-                    .update(sample, Duration::ZERO, true, Duration::ZERO);
+                self.rtt_sample(sample);
             }
         }
         self.rto_deadline = None;
@@ -582,12 +597,39 @@ impl TcpConnection {
         }
     }
 
-    /// The pacing rate, when the controller sets one (BBR). Window-based controllers
-    /// send in bursts, as Linux TCP without the fq qdisc does.
+    /// The pacing rate: the controller's when it sets one (BBR); else with `pacing` on,
+    /// QUIC's RFC 9002 §7.7 rate 1.25 · cwnd / SRTT (as `quiclab_proto`'s paths); else
+    /// none: window-based controllers send in bursts, as Linux TCP without fq does.
     fn pacing_rate(&self) -> Option<PacingRate> {
-        self.cc
-            .pacing_rate()
-            .and_then(PacingRate::from_bytes_per_sec)
+        match self.cc.pacing_rate() {
+            Some(rate) => PacingRate::from_bytes_per_sec(rate),
+            None if self.config.pacing => {
+                PacingRate::from_window(self.cc.window(), self.rtt.smoothed())
+            }
+            None => None,
+        }
+    }
+
+    /// The size a full segment waits for in the pacer: with `pacing` on, its data and
+    /// headers, as `on_sent` charges; off, its data only (as before the knob).
+    fn paced_size(&self) -> u64 {
+        if self.config.pacing {
+            self.smss.saturating_add(PACED_HEADER_BYTES)
+        } else {
+            self.smss
+        }
+    }
+
+    /// QUIC's pacer with a bucket of `pacing_burst` segments. With `pacing` on they
+    /// are counted with the 40 header bytes the pacer charges per segment (so a full
+    /// bucket is that many back to back); off, as before the knob, in data bytes.
+    fn new_pacer(config: &TcpConfig, smss: u64) -> Pacer {
+        let segment = if config.pacing {
+            smss.saturating_add(PACED_HEADER_BYTES)
+        } else {
+            smss
+        };
+        Pacer::with_burst(u64::from(config.pacing_burst).saturating_mul(segment))
     }
 
     fn header(&mut self, now: Instant, seq: u32, fl: u8) -> Header {

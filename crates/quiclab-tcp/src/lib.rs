@@ -13,6 +13,12 @@
 //! default (`ecn`, `ecn_codepoint`); the controller hears CE marks through
 //! `AckSummary::ce_event` and `newly_ce_marked`.
 //!
+//! Linux's behaviours that RFCs leave open are knobs, off by default (the guide's
+//! "TCP flows" page lists the Linux values): pacing at QUIC's rate (`pacing`,
+//! `pacing_burst`), Linux's RTO (`rto`, `linux_rto.rs`), quick-ACK at connection
+//! start (`quick_ack`), PRR (`recovery`, `prr.rs`, RFC 9937) and F-RTO (`frto`,
+//! `connection/frto.rs`, RFC 5682).
+//!
 //! Not implemented (yet): PAWS (RFC 7323 §5), zero-window probing
 //! (the simulated applications always read), TIME-WAIT, urgent data.
 
@@ -20,6 +26,8 @@ pub mod accecn;
 pub mod config;
 pub mod connection;
 pub mod ecn;
+pub mod linux_rto;
+pub mod prr;
 pub mod recv;
 pub mod scoreboard;
 pub mod wire;
@@ -28,3 +36,5 @@ pub use config::{ConfigError, TcpConfig};
 #[cfg(feature = "fuzzing")]
 pub use connection::TcpFootprint;
 pub use connection::{CloseReason, Event, SegmentError, State, TcpConnection, TcpStats, Transmit};
+pub use linux_rto::RtoAlgorithm;
+pub use prr::Recovery;

@@ -41,6 +41,9 @@ pub struct Receiver {
     ack_every: u32,
     delay: Duration,
     mss: u64,
+    /// Data segments still to be acknowledged at once (Linux's quick-ACK mode at
+    /// connection start, `quick_ack`).
+    quick_acks: u32,
 }
 
 /// What a segment did to the receive side.
@@ -71,6 +74,7 @@ impl Receiver {
             ack_every,
             delay,
             mss,
+            quick_acks: 0,
         }
     }
 
@@ -78,6 +82,13 @@ impl Receiver {
     #[cfg(feature = "fuzzing")]
     pub fn ooo_footprint(&self) -> (u64, usize, usize) {
         (self.ooo_bytes, self.ooo.len(), self.blocks.len())
+    }
+
+    /// Acknowledges each of the next `n` data segments at once, as Linux's quick-ACK
+    /// mode does at connection start (tcp_incr_quickack: up to TCP_MAX_QUICKACKS = 16,
+    /// so the sender's slow start is not held back by delayed ACKs).
+    pub fn set_quick_acks(&mut self, n: u32) {
+        self.quick_acks = n;
     }
 
     /// Sets the MSS the peer sends with, for counting full-sized segments.
@@ -126,6 +137,10 @@ impl Receiver {
             self.full_segments_unacked += 1;
         }
         if self.full_segments_unacked >= self.ack_every {
+            self.ack_now = true;
+        }
+        if !data.is_empty() && self.quick_acks > 0 {
+            self.quick_acks -= 1;
             self.ack_now = true;
         }
         if !data.is_empty() && self.ack_deadline.is_none() {

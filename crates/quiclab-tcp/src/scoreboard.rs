@@ -372,6 +372,22 @@ impl Scoreboard {
         lost
     }
 
+    /// A timeout was spurious (F-RTO, RFC 5682 §3): the segments it declared lost that
+    /// were not retransmitted since are in flight again. O(segments), once per undo.
+    pub fn undo_lost(&mut self) {
+        if self.lost_count == 0 {
+            return;
+        }
+        for (&start, s) in self.segs.iter_mut() {
+            if s.lost && !s.in_flight {
+                s.lost = false;
+                s.in_flight = true;
+                self.pipe += s.end - start;
+                self.lost_count -= 1;
+            }
+        }
+    }
+
     /// RFC 6675 §4 NextSeg rule 1: the lowest lost segment not yet retransmitted.
     pub fn next_lost(&self) -> Option<(u64, &Segment)> {
         if self.lost_count == 0 {

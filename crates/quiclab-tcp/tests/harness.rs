@@ -17,6 +17,8 @@ struct Path {
     delay: Duration,
     rate: Option<u64>,
     busy_until: Instant,
+    /// The latest arrival scheduled per direction (a path never reorders).
+    last_arrival: [Instant; 2],
     queue: BTreeMap<(Instant, u64), (usize, Vec<u8>)>,
     seq: u64,
     now: Instant,
@@ -50,6 +52,7 @@ impl Path {
             delay: Duration::from_millis(delay_ms),
             rate: None,
             busy_until: Instant::ZERO,
+            last_arrival: [Instant::ZERO; 2],
             queue: BTreeMap::new(),
             seq: 0,
             now: Instant::ZERO,
@@ -79,8 +82,10 @@ impl Path {
                     at = self.busy_until;
                 }
                 self.seq += 1;
-                self.queue
-                    .insert((at + self.delay, self.seq), (1 - i, buf.clone()));
+                // FIFO per direction, also when `delay` falls.
+                let arrival = (at + self.delay).max(self.last_arrival[i]);
+                self.last_arrival[i] = arrival;
+                self.queue.insert((arrival, self.seq), (1 - i, buf.clone()));
             }
         }
     }
@@ -403,4 +408,306 @@ fn fast_open_with_a_bad_cookie_falls_back_and_learns_the_cookie() {
     assert_eq!(p.eps[0].close_reason(), Some(&CloseReason::Finished));
     // Fallback is not a loss: no congestion response.
     assert_eq!(p.eps[0].stats().recovery_episodes, 0);
+}
+
+/// Send times of the client's first `n` data segments.
+fn data_times(p: &Path, n: usize) -> Vec<Instant> {
+    p.sent[0]
+        .iter()
+        .filter(|s| s.1 > 100)
+        .take(n)
+        .map(|s| s.0)
+        .collect()
+}
+
+#[test]
+fn paced_tcp_spreads_its_initial_window_over_the_first_rtt() {
+    // RTT 100 ms; the initial window is 10 segments of 1448 bytes (RFC 6928).
+    let run = |pacing: bool, pacing_burst: u32| {
+        let cfg = TcpConfig {
+            pacing,
+            pacing_burst,
+            ..TcpConfig::default()
+        };
+        let mut p = Path::new(cfg, TcpConfig::default(), 50);
+        p.to_send = 40 * 1448;
+        p.run(ms(10_000));
+        assert_eq!(p.received.len(), 40 * 1448);
+        let t = data_times(&p, 10);
+        assert_eq!(t[0], ms(100), "data leaves once the SYN-ACK arrives");
+        t[9] - t[0]
+    };
+    // Unpaced (today's default): the initial window is one burst.
+    assert_eq!(run(false, 10), Duration::ZERO);
+    // QUIC's pacer (a bucket of 10 packets) also sends it back to back.
+    assert_eq!(run(true, 10), Duration::ZERO);
+    // A bucket of 2 (Linux's tcp_min_tso_segs): two leave at once, then each segment
+    // waits for its tokens at RFC 9002 §7.7's 1.25 · cwnd / SRTT = 1.25 · 14480 B /
+    // 100 ms = 181 B/ms: 1488 bytes on the wire (data and 40 of headers) take 8.221
+    // ms, so the 10 segments span 8 gaps, 65.77 ms (0.66 RTT).
+    let span = run(true, 2);
+    let expected = Duration::from_micros(8 * 8221);
+    assert!(
+        span.abs_diff(expected) < Duration::from_micros(50),
+        "{span:?} vs {expected:?}"
+    );
+    // A bucket of 1: 9 gaps, 73.99 ms (0.74 RTT).
+    let span = run(true, 1);
+    let expected = Duration::from_micros(9 * 8221);
+    assert!(
+        span.abs_diff(expected) < Duration::from_micros(50),
+        "{span:?} vs {expected:?}"
+    );
+}
+
+#[test]
+fn linux_rto_on_a_steady_188_ms_path_is_srtt_plus_200_ms_and_backs_off() {
+    // RTT 188 ms; no window scaling caps the flight at 64 KB, so no queue builds and
+    // every round trip samples 188 ms (delayed ACKs add 40 ms to a few).
+    let cfg = |rto| TcpConfig {
+        rto,
+        sack: false, // no loss probe: the blackout below is repaired by the RTO alone
+        window_scaling: false,
+        ..TcpConfig::default()
+    };
+    use quiclab_tcp::RtoAlgorithm::{Linux, Rfc6298};
+    let fresh = TcpConnection::connect(cfg(Linux), addrs()[0], addrs()[1], 1, 1);
+    // RFC 6298 §2.1: 1 s before the first sample.
+    assert_eq!(fresh.rto(), Duration::from_secs(1));
+    let mut p = Path::new(cfg(Linux), TcpConfig::default(), 94);
+    p.to_send = 3_000_000;
+    p.run(ms(400));
+    // After the SYN's sample: SRTT 188 + max(2 · 188, 200) = 564 ms (3 RTT).
+    assert_eq!(p.eps[0].rto(), Duration::from_millis(564));
+    // 1200 data segments (~30 round trips), then a blackout of the client's data.
+    let mut n = 0;
+    p.drop = Box::new(move |from, seg| {
+        if from == 0 && seg.len() > 100 {
+            n += 1;
+            return n <= 1200;
+        }
+        true
+    });
+    let mut before_blackout = Duration::ZERO;
+    while p.sent[0].iter().filter(|s| s.1 > 100).count() < 1200 {
+        let next = p.now + Duration::from_millis(10);
+        p.run(next);
+        before_blackout = p.eps[0].rto();
+    }
+    let srtt = p.eps[0].rtt().smoothed();
+    // Linux: SRTT + max(mdev over the last round, 200 ms) = ~388 ms.
+    let expected = srtt + Duration::from_millis(200);
+    assert!(
+        srtt.abs_diff(Duration::from_millis(188)) < Duration::from_millis(5),
+        "{srtt:?}"
+    );
+    assert!(
+        before_blackout.abs_diff(expected) < Duration::from_millis(2),
+        "{before_blackout:?} vs {expected:?}"
+    );
+    p.run(ms(30_000));
+    // The first unanswered segment left with the last ACK; the RTO fires 388 ms later
+    // and backs off (RFC 6298 §5.5): retransmissions 1, 2, 4, 8, 16 RTOs apart.
+    let mut times: Vec<Instant> = p.sent[0]
+        .iter()
+        .filter(|s| s.1 > 100)
+        .skip(1200)
+        .map(|s| s.0)
+        .collect();
+    times.dedup();
+    let gaps: Vec<Duration> = times.windows(2).map(|w| w[1] - w[0]).collect();
+    let first = gaps.iter().position(|&g| g > Duration::from_millis(300));
+    let backoff = &gaps[first.expect("an RTO fired")..];
+    assert_eq!(backoff.len(), 5, "{times:?}");
+    for (k, g) in backoff.iter().enumerate() {
+        let want = before_blackout * (1 << k);
+        assert!(g.abs_diff(want) < Duration::from_millis(1), "{gaps:?}");
+    }
+    // RFC 6298 on the same path: max(SRTT + 4 · RTTVAR, 200 ms), near 200 ms.
+    let mut p = Path::new(cfg(Rfc6298), TcpConfig::default(), 94);
+    p.to_send = 1_500_000;
+    p.run(ms(8_000));
+    let rfc = p.eps[0].rto();
+    assert!(rfc < Duration::from_millis(300), "{rfc:?}");
+}
+
+/// The server's ACKs of the client's data, in acknowledged bytes, in order.
+fn acks_of_client_data(server: TcpConfig, segments: u64) -> Vec<u64> {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let mut p = Path::new(TcpConfig::default(), server, 10);
+    // 10 Mbit/s: the client's segments arrive one at a time, 1.2 ms apart.
+    p.rate = Some(1_250_000);
+    p.to_send = segments * 1448;
+    p.close = false;
+    let acks = Rc::new(RefCell::new(Vec::new()));
+    let seen = acks.clone();
+    p.drop = Box::new(move |from, seg| {
+        // Pure ACKs, not the SYN-ACK (flags in byte 13, SYN = 0x02).
+        if from == 1 && seg.len() < 100 && seg[13] & 0x02 == 0 {
+            // The acknowledgement number (bytes 8..12), less the client's ISS + 1.
+            let ack = u32::from_be_bytes([seg[8], seg[9], seg[10], seg[11]]);
+            seen.borrow_mut().push(u64::from(ack.wrapping_sub(1001)));
+        }
+        true
+    });
+    p.run(ms(10_000));
+    assert_eq!(p.received.len() as u64, segments * 1448);
+    let out = acks.borrow().clone();
+    out
+}
+
+#[test]
+fn quick_ack_acknowledges_every_segment_at_start() {
+    let quick = TcpConfig {
+        quick_ack: 16,
+        ..TcpConfig::default()
+    };
+    let seg = |k: u64| k * 1448;
+    // Quick-ACK: the first 16 data segments are acknowledged one by one, then every
+    // second full segment (ack_every = 2).
+    let acks = acks_of_client_data(quick, 60);
+    let expected: Vec<u64> = (1..=16).chain((9..=30).map(|k| 2 * k)).map(seg).collect();
+    assert_eq!(acks[..expected.len()], expected[..], "{acks:?}");
+    // Without it, every second from the start (RFC 5681 §4.2, Linux's delayed ACKs).
+    let acks = acks_of_client_data(TcpConfig::default(), 60);
+    let expected: Vec<u64> = (1..=30).map(|k| seg(2 * k)).collect();
+    assert_eq!(acks[..expected.len()], expected[..], "{acks:?}");
+}
+
+/// A bulk upload that loses the first transmissions of data segments `lost` (in send
+/// order): the client's data segments sent at each instant from the first
+/// retransmission to the last, and the client's statistics.
+fn sends_per_instant_in_recovery(
+    cfg: TcpConfig,
+    lost: std::ops::RangeInclusive<u32>,
+) -> (Vec<usize>, quiclab_tcp::TcpStats) {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    // The server's 60-segment window holds the flight to 3.5 BDPs: the queue (and
+    // the RTT) stays below what would fire the 200 ms minimum RTO.
+    let server = TcpConfig {
+        receive_buffer: 60 * 1448,
+        ..TcpConfig::default()
+    };
+    let mut p = Path::new(cfg, server, 10);
+    p.rate = Some(1_250_000);
+    p.to_send = 3_000_000;
+    let rtx = Rc::new(RefCell::new(Vec::new()));
+    let seen = rtx.clone();
+    let (mut n, mut highest) = (0u32, 0u32);
+    p.drop = Box::new(move |from, seg| {
+        if from != 0 || seg.len() <= 100 {
+            return true;
+        }
+        // Sequence number (bytes 4..8): below the highest sent, a retransmission.
+        let seq = u32::from_be_bytes([seg[4], seg[5], seg[6], seg[7]]);
+        let retransmission = seq.wrapping_sub(highest) as i32 <= 0 && n > 0;
+        seen.borrow_mut().push(retransmission);
+        n += 1;
+        if retransmission {
+            return true;
+        }
+        highest = seq;
+        !lost.contains(&n)
+    });
+    p.run(ms(60_000));
+    assert_eq!(p.received.len(), 3_000_000);
+    let data: Vec<Instant> = p.sent[0]
+        .iter()
+        .filter(|s| s.1 > 100)
+        .map(|s| s.0)
+        .collect();
+    let rtx = rtx.borrow();
+    let times: Vec<Instant> = data
+        .iter()
+        .zip(rtx.iter())
+        .filter(|(_, &r)| r)
+        .map(|(t, _)| *t)
+        .collect();
+    let (first, last) = (times[0], *times.last().unwrap());
+    let mut groups: Vec<usize> = Vec::new();
+    let mut prev = None;
+    for t in data.iter().filter(|&&t| t >= first && t <= last) {
+        if prev == Some(*t) {
+            *groups.last_mut().unwrap() += 1;
+        } else {
+            groups.push(1);
+        }
+        prev = Some(*t);
+    }
+    (groups, p.eps[0].stats().clone())
+}
+
+#[test]
+fn prr_sends_no_burst_after_losing_half_a_large_window() {
+    // 30 consecutive segments lost from a 60-segment flight (the server's window;
+    // CUBIC's slow start has taken cwnd far beyond it). Once RACK declares them lost,
+    // the pipe is 30 segments below both windows.
+    let lost = 400..=429;
+    let (groups, s) = sends_per_instant_in_recovery(TcpConfig::default(), lost.clone());
+    assert_eq!((s.rto_count, s.retransmitted_segments), (0, 30), "{s:?}");
+    // Without PRR (RFC 6675 §5), the retransmissions leave in one burst.
+    let burst = groups.iter().max().copied().unwrap();
+    assert!(burst >= 20, "{groups:?}");
+    let prr = TcpConfig {
+        recovery: quiclab_tcp::Recovery::Prr,
+        ..TcpConfig::default()
+    };
+    let (groups, s) = sends_per_instant_in_recovery(prr, lost);
+    assert_eq!((s.rto_count, s.recovery_episodes), (0, 1), "{s:?}");
+    assert_eq!(s.retransmitted_segments, 30, "{s:?}");
+    // RFC 9937 §5: below ssthresh an ACK may send what it delivered plus one segment
+    // (PRR-SSRB); each ACK here delivers one segment (the receiver acknowledges
+    // out-of-order data at once), so at most 2 segments leave per ACK.
+    let most = groups.iter().max().copied().unwrap();
+    assert!(most <= 2, "{groups:?}");
+    assert!(groups.len() >= 25, "{groups:?}");
+}
+
+/// A bulk upload whose path delay jumps from 10 to 400 ms each way for what is sent in
+/// [1000, 1600) ms: the ACKs stop for longer than the RTO, which fires although nothing
+/// was lost. The client's statistics, and its window before the spike and at 2 s.
+fn delay_spike(cfg: TcpConfig) -> (quiclab_tcp::TcpStats, u64, u64) {
+    // A 60-segment receive window keeps the queue, the RTT and so the RTO small.
+    let server = TcpConfig {
+        receive_buffer: 60 * 1448,
+        ..TcpConfig::default()
+    };
+    let mut p = Path::new(cfg, server, 10);
+    p.rate = Some(1_250_000);
+    p.to_send = 2_000_000;
+    p.run(ms(1_000));
+    let before = p.eps[0].congestion_window();
+    p.delay = Duration::from_millis(400);
+    p.run(ms(1_600));
+    p.delay = Duration::from_millis(10);
+    p.run(ms(2_000));
+    let after = p.eps[0].congestion_window();
+    p.run(ms(60_000));
+    assert_eq!(p.received.len(), 2_000_000);
+    (p.eps[0].stats().clone(), before, after)
+}
+
+#[test]
+fn frto_undoes_a_spurious_rto_after_a_delay_spike() {
+    let (s, before, after) = delay_spike(TcpConfig::default());
+    assert!(s.rto_count >= 1 && s.spurious_rtos == 0, "{s:?}");
+    // The timeout took every segment in flight for lost: the window collapsed and
+    // the segments sent into the spike were sent again.
+    assert!(after < before / 4, "{before} -> {after}");
+    let conventional = s.retransmitted_segments;
+    assert!(conventional > 20, "{s:?}");
+    let frto = TcpConfig {
+        frto: true,
+        ..TcpConfig::default()
+    };
+    let (s, before, after) = delay_spike(frto);
+    // RFC 5682 §3: the first ACK after the timeout acknowledges segments that were
+    // never retransmitted: the timeout was spurious and is undone.
+    assert_eq!((s.rto_count, s.spurious_rtos), (1, 1), "{s:?}");
+    assert!(after >= before, "{before} -> {after}");
+    // Only the loss probe's retransmission and the timeout's own (the collapsed
+    // window's two segments); the segments sent into the spike are not sent again.
+    assert!(s.retransmitted_segments <= 3, "{s:?} vs {conventional}");
 }

@@ -5,6 +5,7 @@
 //! (`CongestionController::on_ack`).
 
 use super::{SegmentError, TcpConnection};
+use crate::prr::{Prr, Recovery};
 use crate::scoreboard::{Delivered, Segment};
 use crate::wire::Header;
 use quiclab_proto::cc::{AckSummary, AckedPacket, CongestionEvent};
@@ -47,9 +48,13 @@ impl TcpConnection {
             Vec::new()
         };
         let delivered = self.sb.on_ack(ack, &sack);
+        let delivered_bytes: u64 = delivered.iter().map(|d| d.seg.end - d.start).sum();
         let newest_sent = delivered.iter().map(|d| d.seg.sent).max();
         let segments = delivered.iter().filter(|d| d.seg.end > d.start).count() as u64;
         self.pending_ce = self.ecn_on_ack(now, h, newest_sent, segments, handshake_ace);
+        // RFC 5682 §3: F-RTO's verdict on a timeout, before the losses and the
+        // controller hear of this ACK.
+        self.frto_on_ack(&delivered, advanced);
         let acked = self.on_delivered(now, &delivered);
         self.sb.rack_update(now, &delivered, self.rtt.min());
         let losses = self.find_losses(now);
@@ -57,9 +62,12 @@ impl TcpConnection {
         let rate_sample = self.delivery.generate(self.rtt.min(), self.sb.pipe);
         self.inform_controller(now, &acked, &losses, rate_sample.as_ref());
         if self.recovery_point.is_some_and(|p| self.sb.una >= p) {
-            // RFC 6675 §5: recovery ends when RecoveryPoint is acknowledged.
+            // RFC 6675 §5: recovery ends when RecoveryPoint is acknowledged; with PRR
+            // the window is the controller's again (RFC 9937 §5: cwnd = ssthresh).
             self.recovery_point = None;
+            self.prr = None;
         }
+        self.prr_on_ack(delivered_bytes, advanced && losses.lost.is_empty());
         if advanced {
             // RFC 6298 §5.3 / RFC 8985 §7.2: new data acknowledged restarts the RTO,
             // re-arms the TLP.
@@ -87,8 +95,7 @@ impl TcpConnection {
             .max_by_key(|d| d.seg.tx);
         if let Some(d) = newest {
             let sample = now.saturating_duration_since(d.seg.sent);
-            self.rtt
-                .update(sample, Duration::ZERO, true, Duration::ZERO);
+            self.rtt_sample(sample);
         }
         let mut acked = Vec::with_capacity(delivered.len());
         for d in delivered {
@@ -154,8 +161,35 @@ impl TcpConnection {
         if self.recovery_point.is_none() {
             self.recovery_point = Some(self.sb.nxt);
             self.stats.recovery_episodes += 1;
+            // RFC 9937 §5: RecoverFS, the flight with the segments just declared lost.
+            let prr = !persistent && self.config.recovery == Recovery::Prr;
+            self.prr = prr.then(|| Prr::start(self.sb.pipe + bytes));
         }
         out
+    }
+
+    /// RFC 9937 §5 on an ACK (or a loss detection by timer, `delivered` 0) during a
+    /// fast recovery with PRR, after the controller set ssthresh: the window until
+    /// the next one.
+    pub(super) fn prr_on_ack(&mut self, delivered: u64, safe_ack: bool) {
+        let (pipe, ssthresh, smss) = (self.sb.pipe, self.cc.ssthresh(), self.smss);
+        if ssthresh == u64::MAX {
+            // A controller without a slow-start threshold (BBR, none): its window.
+            self.prr = None;
+        }
+        if let Some(prr) = &mut self.prr {
+            prr.on_ack(delivered, pipe, ssthresh, safe_ack, smss);
+        }
+    }
+
+    /// The window sends are held to: PRR's during its recovery, else the controller's.
+    /// PRR's lets a segment go only if all of it fits (Linux counts PRR's sndcnt in
+    /// whole segments), hence the window less one byte under a segment.
+    pub(super) fn send_window(&self) -> u64 {
+        match &self.prr {
+            Some(prr) => prr.window().saturating_sub(self.smss - 1),
+            None => self.cc.window(),
+        }
     }
 
     /// The controller's one call per ACK (or per loss detection by timer: nothing

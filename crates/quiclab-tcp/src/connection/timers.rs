@@ -2,6 +2,7 @@
 //! the RACK reordering timer (RFC 8985 §6.3), delayed ACKs and pacing.
 
 use super::{CloseReason, State, TcpConnection, SYN_RETRIES};
+use crate::linux_rto::RtoAlgorithm;
 use quiclab_proto::{Instant, GRANULARITY};
 use std::time::Duration;
 
@@ -9,16 +10,35 @@ use std::time::Duration;
 const MAX_RTO: Duration = Duration::from_secs(60);
 
 impl TcpConnection {
-    /// RFC 6298 §2: RTO = SRTT + max(G, 4 RTTVAR), at least the minimum, backed off.
+    /// RFC 6298 §2: RTO = SRTT + max(G, 4 RTTVAR), at least the minimum, backed off;
+    /// with `rto = "linux"`, SRTT + Linux's variance term (`linux_rto.rs`).
     pub fn rto(&self) -> Duration {
         let base = if self.rtt.has_sample() {
-            let v = (self.rtt.rttvar() * 4).max(GRANULARITY);
-            (self.rtt.smoothed() + v).max(super::secs_ms(self.config.min_rto_ms))
+            match self.config.rto {
+                RtoAlgorithm::Rfc6298 => {
+                    let v = (self.rtt.rttvar() * 4).max(GRANULARITY);
+                    (self.rtt.smoothed() + v).max(super::secs_ms(self.config.min_rto_ms))
+                }
+                RtoAlgorithm::Linux => self.rtt.smoothed() + self.linux_rttvar.rttvar(),
+            }
         } else {
             super::secs_ms(self.config.initial_rto_ms)
         };
         base.saturating_mul(1u32 << self.rto_backoff.min(16))
             .min(MAX_RTO)
+    }
+
+    /// One RTT sample (RFC 6298 §3, Karn's rule applied by the caller): the smoothed
+    /// estimate, and Linux's variance, which reads SRTT before the update.
+    pub(super) fn rtt_sample(&mut self, sample: Duration) {
+        if self.config.rto == RtoAlgorithm::Linux {
+            let min = super::secs_ms(self.config.min_rto_ms);
+            let (una, nxt) = (self.sb.una, self.sb.nxt);
+            self.linux_rttvar
+                .on_sample(self.rtt.smoothed(), sample, una, nxt, min);
+        }
+        self.rtt
+            .update(sample, Duration::ZERO, true, Duration::ZERO);
     }
 
     /// RFC 6298 §5.1/5.3: the timer runs while data is outstanding.
@@ -76,6 +96,7 @@ impl TcpConnection {
             self.reorder_deadline = None;
             let losses = self.find_losses(now);
             self.inform_controller(now, &[], &losses, None);
+            self.prr_on_ack(0, false);
         }
         if self.tlp_deadline.is_some_and(|t| t <= now) {
             // RFC 8985 §7.3: send one probe segment.
@@ -104,10 +125,14 @@ impl TcpConnection {
         self.stats.rto_count += 1;
         // RFC 6298 §5.4-5.6, RFC 6675 §5.1: everything unSACKed is lost; the window
         // collapses (the controller's persistent-congestion response).
+        let frto = self.frto_before_rto();
         let lost = self.sb.mark_all_lost();
         self.recovery_point = None;
         let losses = self.declare_lost(&lost, true);
         self.inform_controller(now, &[], &losses, None);
+        // PRR is for fast recovery; after a timeout the controller's window rules.
+        self.prr = None;
+        self.frto = frto;
         self.tlp_deadline = None;
         self.tlp_pending = false;
         self.tlp_out = false;

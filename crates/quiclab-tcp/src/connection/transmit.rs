@@ -123,13 +123,17 @@ impl TcpConnection {
 
     /// Sends a retransmission, probe or new data segment if one may go; false if not.
     fn send_data(&mut self, now: Instant, buf: &mut Vec<u8>) -> bool {
-        let cwnd = self.cc.window();
+        let cwnd = self.send_window();
         let rate = self.pacing_rate();
-        if let Some(at) = self.pacer.next_send_time(now, self.smss, rate) {
+        if let Some(at) = self.pacer.next_send_time(now, self.paced_size(), rate) {
             self.pacing_deadline = Some(at);
             return false;
         }
-        let out = if let Some(o) = self.next_retransmission(cwnd) {
+        let out = if let Some(o) = self.frto_new_segment() {
+            Some(o)
+        } else if self.frto.as_ref().is_some_and(|f| f.waiting()) {
+            None // RFC 5682 §3 step 3: no retransmission before the next ACK's verdict
+        } else if let Some(o) = self.next_retransmission(cwnd) {
             Some(o)
         } else if self.tlp_pending {
             self.tlp_pending = false;
@@ -178,7 +182,11 @@ impl TcpConnection {
         if len > 0 {
             self.cc.on_packet_sent(now, len, self.sb.pipe);
         }
-        self.pacer.on_sent(now, len + 40, rate);
+        if let Some(prr) = &mut self.prr {
+            prr.on_sent(len); // RFC 9937 §5: prr_out
+        }
+        self.pacer
+            .on_sent(now, len + super::PACED_HEADER_BYTES, rate);
         if self.rto_deadline.is_none() {
             self.rearm_rto(now);
         }
@@ -186,6 +194,19 @@ impl TcpConnection {
             self.arm_tlp(now);
         }
         true
+    }
+
+    /// RFC 5682 §3 step 2b: after the first ACK that follows a timeout, F-RTO sends up
+    /// to two new segments (within the peer's window) before any more retransmissions.
+    fn frto_new_segment(&mut self) -> Option<Outgoing> {
+        if self.frto.as_ref().is_none_or(|f| f.new_segments == 0) {
+            return None;
+        }
+        let o = self.next_new(u64::MAX);
+        if let Some(f) = self.frto.as_mut() {
+            f.new_segments = if o.is_some() { f.new_segments - 1 } else { 0 };
+        }
+        o
     }
 
     /// RFC 6675 §5 step (C): a lost segment, if the window has room (cwnd - pipe >= 1).
