@@ -589,77 +589,19 @@ impl TransportConfig {
         Ok(())
     }
 
-    /// The controller's knobs (`[congestion_control]`).
+    /// The controller's knobs (`[congestion_control]`), and what Prague needs of the
+    /// connection.
     fn validate_congestion_control(&self) -> Result<(), ConfigError> {
-        let err = |key, why: &str| {
-            Err(ConfigError {
-                key,
-                why: why.to_string(),
-            })
-        };
-        match &self.congestion_control {
-            CongestionControl::NewReno(c) => {
-                if !(c.loss_reduction_factor > 0.0 && c.loss_reduction_factor <= 1.0) {
-                    return err(
-                        "congestion_control.loss_reduction_factor",
-                        "must be in (0, 1]",
-                    );
-                }
-                if c.minimum_window_packets == 0 {
-                    return err(
-                        "congestion_control.minimum_window_packets",
-                        "must be at least 1",
-                    );
-                }
-                validate_hystart(&c.hystart)?;
-            }
-            CongestionControl::Cubic(c) => {
-                // RFC 9438 §4.6 / §5.1: β in (0, 1) and C > 0.
-                if !(c.beta > 0.0 && c.beta < 1.0) {
-                    return err("congestion_control.beta", "must be in (0, 1)");
-                }
-                if !(c.c > 0.0 && c.c.is_finite()) {
-                    return err("congestion_control.c", "must be a finite number above 0");
-                }
-                // mulTCP: at least one flow; 64 bounds β_N below 1 by a useful margin.
-                if !(1..=64).contains(&c.emulated_flows) {
-                    return err("congestion_control.emulated_flows", "must be in 1..=64");
-                }
-                if c.minimum_window_packets == 0 {
-                    return err(
-                        "congestion_control.minimum_window_packets",
-                        "must be at least 1",
-                    );
-                }
-                validate_hystart(&c.hystart)?;
-            }
-            CongestionControl::Bbr(c) => {
-                if let Err(e) = c.validate() {
-                    return Err(ConfigError {
-                        key: bbr_key(e.key),
-                        why: e.why.to_string(),
-                    });
-                }
-            }
-            CongestionControl::None => {}
-            CongestionControl::Fixed(c) => {
-                if let Err((key, why)) = c.validate() {
-                    return err(key, why);
-                }
-            }
-            CongestionControl::Prague(c) => {
-                if let Err((key, why)) = c.validate() {
-                    return err(key, why);
-                }
-                // RFC 9331 §4: a scalable controller identifies its packets with ECT(1),
-                // and Prague's response needs the peer's CE counts.
-                if self.ecn != EcnMode::Ect1 {
-                    return err(
-                        "ecn",
-                        "congestion_control prague needs ecn = \"ect1\" (the L4S identifier, RFC 9331 §4)",
-                    );
-                }
-            }
+        validate_controller(&self.congestion_control)?;
+        // RFC 9331 §4: a scalable controller identifies its packets with ECT(1), and
+        // Prague's response needs the peer's CE counts.
+        if matches!(self.congestion_control, CongestionControl::Prague(_))
+            && self.ecn != EcnMode::Ect1
+        {
+            return Err(ConfigError {
+                key: "ecn",
+                why: "congestion_control prague needs ecn = \"ect1\" (the L4S identifier, RFC 9331 §4)".into(),
+            });
         }
         Ok(())
     }
@@ -711,6 +653,74 @@ impl TransportConfig {
     pub fn initial_rtt(&self) -> Duration {
         Duration::from_millis(self.loss.initial_rtt_ms)
     }
+}
+
+/// A controller's own knobs, whichever transport runs it (quiclab-tcp's `[flows.tcp]`
+/// checks its controller with this too). Keys are `congestion_control.*`.
+pub fn validate_controller(cc: &CongestionControl) -> Result<(), ConfigError> {
+    let err = |key, why: &str| {
+        Err(ConfigError {
+            key,
+            why: why.to_string(),
+        })
+    };
+    match cc {
+        CongestionControl::NewReno(c) => {
+            if !(c.loss_reduction_factor > 0.0 && c.loss_reduction_factor <= 1.0) {
+                return err(
+                    "congestion_control.loss_reduction_factor",
+                    "must be in (0, 1]",
+                );
+            }
+            if c.minimum_window_packets == 0 {
+                return err(
+                    "congestion_control.minimum_window_packets",
+                    "must be at least 1",
+                );
+            }
+            validate_hystart(&c.hystart)?;
+        }
+        CongestionControl::Cubic(c) => {
+            // RFC 9438 §4.6 / §5.1: β in (0, 1) and C > 0.
+            if !(c.beta > 0.0 && c.beta < 1.0) {
+                return err("congestion_control.beta", "must be in (0, 1)");
+            }
+            if !(c.c > 0.0 && c.c.is_finite()) {
+                return err("congestion_control.c", "must be a finite number above 0");
+            }
+            // mulTCP: at least one flow; 64 bounds β_N below 1 by a useful margin.
+            if !(1..=64).contains(&c.emulated_flows) {
+                return err("congestion_control.emulated_flows", "must be in 1..=64");
+            }
+            if c.minimum_window_packets == 0 {
+                return err(
+                    "congestion_control.minimum_window_packets",
+                    "must be at least 1",
+                );
+            }
+            validate_hystart(&c.hystart)?;
+        }
+        CongestionControl::Bbr(c) => {
+            if let Err(e) = c.validate() {
+                return Err(ConfigError {
+                    key: bbr_key(e.key),
+                    why: e.why.to_string(),
+                });
+            }
+        }
+        CongestionControl::None => {}
+        CongestionControl::Fixed(c) => {
+            if let Err((key, why)) = c.validate() {
+                return err(key, why);
+            }
+        }
+        CongestionControl::Prague(c) => {
+            if let Err((key, why)) = c.validate() {
+                return err(key, why);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The dotted config path of a BBR knob.

@@ -63,10 +63,10 @@ pub use time::{duration_nanos, Instant};
 
 // Configuration: every knob as data.
 pub use config::{
-    AckConfig, AckFrequencyConfig, AckFrequencyPolicy, AckSchedule, AdmissionConfig, ConfigError,
-    DatagramSendConfig, FlowConfig, HandshakeConfig, KeyUpdateConfig, LossConfig, QuicVersion,
-    RetryMode, TransportConfig, VersionConfig, UDP_PAYLOAD_1452, UDP_PAYLOAD_DEFAULT,
-    UDP_PAYLOAD_SIGCOMM,
+    validate_controller, AckConfig, AckFrequencyConfig, AckFrequencyPolicy, AckSchedule,
+    AdmissionConfig, ConfigError, DatagramSendConfig, FlowConfig, HandshakeConfig, KeyUpdateConfig,
+    LossConfig, QuicVersion, RetryMode, TransportConfig, VersionConfig, UDP_PAYLOAD_1452,
+    UDP_PAYLOAD_DEFAULT, UDP_PAYLOAD_SIGCOMM,
 };
 
 // Streams and identifiers.

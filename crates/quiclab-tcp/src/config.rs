@@ -190,6 +190,10 @@ impl TcpConfig {
         if self.quick_ack > MAX_QUICK_ACK {
             return err("quick_ack", "must be 0 to 1024 segments");
         }
+        // The controller's own knobs, checked as a QUIC connection checks them.
+        if let Err(e) = quiclab_proto::validate_controller(&self.congestion_control) {
+            return err(e.key, &e.why);
+        }
         if self.ecn.is_off() && !self.ecn_codepoint.is_ect0() {
             return err("ecn_codepoint", "needs ecn = \"classic\" or \"accecn\"");
         }
@@ -299,6 +303,15 @@ mod tests {
             ("pacing_burst = 0", "pacing_burst"),
             ("pacing_burst = 65", "pacing_burst"),
             ("quick_ack = 1025", "quick_ack"),
+            // The controller's knobs are checked as QUIC checks them.
+            (
+                "congestion_control = { algorithm = \"cubic\", emulated_flows = 0 }",
+                "congestion_control.emulated_flows",
+            ),
+            (
+                "congestion_control = { algorithm = \"cubic\", beta = 1.5 }",
+                "congestion_control.beta",
+            ),
         ] {
             let c: TcpConfig = toml::from_str(bad).unwrap();
             assert_eq!(c.validate().unwrap_err().key, key, "{bad}");
