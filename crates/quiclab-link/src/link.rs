@@ -307,7 +307,11 @@ impl Link {
         }
         let pkt = self.take_next(now)?;
         let size = pkt.wire_size();
-        let done = match self.trace.as_deref_mut().and_then(|t| t.opportunities.as_mut()) {
+        let done = match self
+            .trace
+            .as_deref_mut()
+            .and_then(|t| t.opportunities.as_mut())
+        {
             Some(o) => o.send(now, size),
             None => now + self.serialization(size),
         };

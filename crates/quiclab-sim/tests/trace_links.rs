@@ -91,17 +91,32 @@ fn invalid(replace: (&str, &str), trace: &str) -> (String, String) {
 fn bad_traces_are_typed_errors() {
     let (key, why) = invalid(("", ""), "2\n1\n");
     assert_eq!(key, "topology.forward.trace.mahimahi");
-    assert!(why.contains("line 2") && why.contains("12mbps.trace"), "{why}");
+    assert!(
+        why.contains("line 2") && why.contains("12mbps.trace"),
+        "{why}"
+    );
     let (key, why) = invalid(("", ""), "0\n");
     assert_eq!(key, "topology.forward.trace.mahimahi");
     assert!(why.contains("nonzero"), "{why}");
     let (key, _) = invalid(("12mbps.trace", "missing.trace"), "1\n");
     assert_eq!(key, "topology.forward.trace.mahimahi");
-    let (key, _) = invalid(("delay_ms = 20.0\nmtu", "rate_mbps = 10.0\ndelay_ms = 20.0\nmtu"), "1\n");
+    let (key, _) = invalid(
+        (
+            "delay_ms = 20.0\nmtu",
+            "rate_mbps = 10.0\ndelay_ms = 20.0\nmtu",
+        ),
+        "1\n",
+    );
     assert_eq!(key, "topology.forward.rate_mbps");
     let schedule = "workload = { kind = \"bulk\" }\n[[schedule]]\nat_s = 1.0\nlink = \"forward\"\nrate_mbps = 5.0\n";
     let (key, _) = invalid(("workload = { kind = \"bulk\" }\n", schedule), "1\n");
     assert_eq!(key, "schedule[0].rate_mbps");
-    let (key, _) = invalid(("{ mahimahi = \"traces/12mbps.trace\" }", "{ reorder = true }"), "1\n");
+    let (key, _) = invalid(
+        (
+            "{ mahimahi = \"traces/12mbps.trace\" }",
+            "{ reorder = true }",
+        ),
+        "1\n",
+    );
     assert_eq!(key, "topology.forward.trace");
 }

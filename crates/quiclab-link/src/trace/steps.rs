@@ -104,7 +104,9 @@ impl Steps {
                 });
             }
             previous = time;
-            steps.times.push(Instant::ZERO + Duration::from_secs_f64(time));
+            steps
+                .times
+                .push(Instant::ZERO + Duration::from_secs_f64(time));
             steps.values.push(value);
         }
         if steps.times.is_empty() {

@@ -32,7 +32,11 @@ fn link(rate_bps: Option<u64>, delay_ms: u64, trace: LinkTrace) -> Link {
 }
 
 fn duplex(forward: Link) -> Duplex {
-    let ret = link(None, 0, LinkTrace::new(None, None, None, false, DetRng::new(3)));
+    let ret = link(
+        None,
+        0,
+        LinkTrace::new(None, None, None, false, DetRng::new(3)),
+    );
     Duplex::new([forward, ret], Vec::new())
 }
 
@@ -265,8 +269,14 @@ fn mahimahi_errors_are_typed() {
             text: "x2".into()
         }
     );
-    assert!(matches!(e("1.5\n"), MahimahiError::NotInteger { line: 1, .. }));
-    assert!(matches!(e("-1\n"), MahimahiError::NotInteger { line: 1, .. }));
+    assert!(matches!(
+        e("1.5\n"),
+        MahimahiError::NotInteger { line: 1, .. }
+    ));
+    assert!(matches!(
+        e("-1\n"),
+        MahimahiError::NotInteger { line: 1, .. }
+    ));
     assert_eq!(
         e("5\n3\n"),
         MahimahiError::Decreasing {
@@ -286,14 +296,38 @@ fn mahimahi_errors_are_typed() {
 fn step_errors_are_typed() {
     let e = |t: &str, c| Steps::parse(t, c).unwrap_err();
     assert_eq!(e("time_s,loss_p\n", LOSS_P), StepsError::Empty);
-    assert!(matches!(e("0,0.1,3\n", LOSS_P), StepsError::Fields { line: 1, .. }));
-    assert!(matches!(e("0;0.1\n", LOSS_P), StepsError::Fields { line: 1, .. }));
-    assert!(matches!(e("0,abc\n", LOSS_P), StepsError::NotNumber { line: 1, .. }));
-    assert!(matches!(e("0,1.5\n", LOSS_P), StepsError::BadValue { line: 1, .. }));
-    assert!(matches!(e("0,NaN\n", DELAY_MS), StepsError::BadValue { line: 1, .. }));
-    assert!(matches!(e("0,-1\n", DELAY_MS), StepsError::BadValue { line: 1, .. }));
-    assert!(matches!(e("-1,1\n", DELAY_MS), StepsError::BadTime { line: 1, .. }));
-    assert!(matches!(e("inf,1\n", DELAY_MS), StepsError::BadTime { line: 1, .. }));
+    assert!(matches!(
+        e("0,0.1,3\n", LOSS_P),
+        StepsError::Fields { line: 1, .. }
+    ));
+    assert!(matches!(
+        e("0;0.1\n", LOSS_P),
+        StepsError::Fields { line: 1, .. }
+    ));
+    assert!(matches!(
+        e("0,abc\n", LOSS_P),
+        StepsError::NotNumber { line: 1, .. }
+    ));
+    assert!(matches!(
+        e("0,1.5\n", LOSS_P),
+        StepsError::BadValue { line: 1, .. }
+    ));
+    assert!(matches!(
+        e("0,NaN\n", DELAY_MS),
+        StepsError::BadValue { line: 1, .. }
+    ));
+    assert!(matches!(
+        e("0,-1\n", DELAY_MS),
+        StepsError::BadValue { line: 1, .. }
+    ));
+    assert!(matches!(
+        e("-1,1\n", DELAY_MS),
+        StepsError::BadTime { line: 1, .. }
+    ));
+    assert!(matches!(
+        e("inf,1\n", DELAY_MS),
+        StepsError::BadTime { line: 1, .. }
+    ));
     assert!(matches!(
         e("2,1\n\n1,1\n", DELAY_MS),
         StepsError::Decreasing { line: 3, .. }
@@ -317,7 +351,10 @@ fn load_names_the_key_and_file() {
     };
     let e = LinkTrace::load(&config, DetRng::new(1)).unwrap_err();
     assert_eq!(e.key, "mahimahi");
-    assert!(matches!(e.fault, TraceFault::Mahimahi(MahimahiError::Decreasing { .. })));
+    assert!(matches!(
+        e.fault,
+        TraceFault::Mahimahi(MahimahiError::Decreasing { .. })
+    ));
     assert!(e.to_string().contains("bad.trace"), "{e}");
     let missing = TraceConfig {
         loss: Some(dir.join("none.csv").display().to_string()),

@@ -13,11 +13,7 @@ use super::{LinkConfig, LinkSide, Scenario, ScenarioError, Topology};
 use std::path::Path;
 
 /// Checks `key.trace` against the direction's other keys.
-pub(super) fn check_link_trace(
-    c: Check,
-    l: &LinkConfig,
-    key: &str,
-) -> Result<(), ScenarioError> {
+pub(super) fn check_link_trace(c: Check, l: &LinkConfig, key: &str) -> Result<(), ScenarioError> {
     let Some(t) = &l.trace else { return Ok(()) };
     if t.mahimahi.is_none() && t.delay.is_none() && t.loss.is_none() {
         return c.bad(
