@@ -8,9 +8,10 @@
 //! already resolved relative paths against the scenario file's directory. Every bad
 //! file is a typed [`TraceError`] naming the file and the line.
 //!
-//! Determinism: a loss trace draws one value per datagram offered to the link (before
-//! the impairments decide, whatever they decide) from its own stream, forked from the
-//! link's seeded generator, so adding a loss trace never shifts the impairments' fates.
+//! Determinism: a loss trace draws one value per datagram offered to the link (past the
+//! outage and MTU checks, before the impairments decide, whatever they decide) from its
+//! own stream, forked from the link's seeded generator, so adding a loss trace never
+//! shifts the impairments' fates. Its drops count as `impairment_drops`.
 
 mod mahimahi;
 mod steps;
@@ -25,7 +26,8 @@ use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// A link direction's traces, as a scenario writes them:
-/// `trace = { mahimahi = "cell.up", delay = "delay.csv", loss = "loss.csv" }`.
+/// `trace = { mahimahi = "cell.up", delay = "delay.csv", loss = "loss.csv" }`; relative
+/// paths are relative to the scenario file's directory.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct TraceConfig {

@@ -8,21 +8,31 @@
 //! results record). Scenario text parsed without a file ([`Scenario::parse`]) keeps
 //! its paths, which then resolve against the working directory.
 
-use super::validate::Check;
 use super::{LinkConfig, LinkSide, Scenario, ScenarioError, Topology};
 use std::path::Path;
 
+/// An invalid-key error in `file`.
+fn bad(file: &str, key: String, why: &str) -> Result<(), ScenarioError> {
+    Err(ScenarioError::Invalid {
+        file: file.to_string(),
+        key,
+        why: why.to_string(),
+    })
+}
+
 /// Checks `key.trace` against the direction's other keys.
-pub(super) fn check_link_trace(c: Check, l: &LinkConfig, key: &str) -> Result<(), ScenarioError> {
+pub(super) fn check_link_trace(file: &str, l: &LinkConfig, key: &str) -> Result<(), ScenarioError> {
     let Some(t) = &l.trace else { return Ok(()) };
     if t.mahimahi.is_none() && t.delay.is_none() && t.loss.is_none() {
-        return c.bad(
+        return bad(
+            file,
             format!("{key}.trace"),
             "needs `mahimahi`, `delay` or `loss`",
         );
     }
     if t.mahimahi.is_some() && l.rate_mbps.is_some() {
-        return c.bad(
+        return bad(
+            file,
             format!("{key}.rate_mbps"),
             "must be absent with trace.mahimahi (the trace's opportunities set the rate)",
         );
@@ -34,7 +44,7 @@ impl Scenario {
     /// Refuses scheduled changes a trace would silently override: a rate change on a
     /// bottleneck direction driven by a Mahimahi trace, a delay change on one with a
     /// delay trace.
-    pub(super) fn check_trace_schedule(&self, c: Check) -> Result<(), ScenarioError> {
+    pub(super) fn check_trace_schedule(&self, file: &str) -> Result<(), ScenarioError> {
         let (fwd, ret) = self.links();
         for (i, change) in self.schedule.iter().enumerate() {
             let l = if change.link == LinkSide::Forward {
@@ -44,13 +54,15 @@ impl Scenario {
             };
             let Some(t) = &l.trace else { continue };
             if change.rate_mbps.is_some() && t.mahimahi.is_some() {
-                return c.bad(
+                return bad(
+                    file,
                     format!("schedule[{i}].rate_mbps"),
                     "the link follows a Mahimahi trace (trace.mahimahi)",
                 );
             }
             if change.delay_ms.is_some() && t.delay.is_some() {
-                return c.bad(
+                return bad(
+                    file,
                     format!("schedule[{i}].delay_ms"),
                     "the link follows a delay trace (trace.delay)",
                 );
