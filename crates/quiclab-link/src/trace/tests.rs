@@ -94,6 +94,7 @@ fn one_line_trace_is_12_mbits() {
     // 1,500-byte packets, 2 s warm-up, then 8 s = 8000 whole 1 ms periods.
     let out = saturate(link(None, 0, mahimahi("1\n")), 1500, at_ms(10_000));
     let r = rate_between(&out, at_ms(2_000), at_ms(10_000));
+    println!("one-line trace: {:.4} Mbit/s", r / 1e6);
     // Mahimahi's capacity is 1504 B/ms = 12.032 Mbit/s of IP bytes; 1500-byte packets
     // use all of it (an opportunity's 4 leftover bytes start the next packet).
     assert!((r / 12.032e6 - 1.0).abs() < 0.001, "{r}");
@@ -120,6 +121,7 @@ fn step_trace_is_followed_per_step() {
     for (k, mbps) in [12.0, 24.0, 6.0].into_iter().enumerate() {
         let from = 3_000 + 1_000 * k as u64 + 20;
         let r = rate_between(&out, at_ms(from), at_ms(from + 1_000));
+        println!("step {k} ({mbps} Mbit/s): {:.4} Mbit/s", r / 1e6);
         assert!((r / (mbps * 1e6) - 1.0).abs() < 0.02, "step {k}: {r}");
         // Exactly Mahimahi's 1504-byte opportunities, within a packet.
         let capacity = mbps * 1504.0 / 1500.0 * 1e6;
