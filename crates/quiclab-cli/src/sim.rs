@@ -99,7 +99,8 @@ fn load_with_overrides(file: &Path, sets: &[String]) -> Result<Scenario> {
     let label = format!("{name} with --set {}", sets.join(" --set "));
     // The schema's error (e.g. an unknown key) without toml's excerpt of the generated
     // text, whose line numbers are not the file's.
-    Scenario::parse(&toml::to_string(&table)?, &label).map_err(|e| match e {
+    // Relative trace paths, the overrides' too, resolve against the file's directory.
+    Scenario::parse_in(&toml::to_string(&table)?, &label, file.parent()).map_err(|e| match e {
         ScenarioError::Parse { file, message } => {
             let reason = message.lines().rev().find(|l| !l.trim().is_empty());
             anyhow!("{file}: {}", reason.unwrap_or_default().trim())

@@ -5,6 +5,7 @@
 
 use crate::impair::{ImpairmentConfig, LossModel};
 use crate::queue::QueueConfig;
+use crate::trace::TraceConfig;
 use serde::{Deserialize, Serialize};
 
 /// One link direction.
@@ -19,6 +20,9 @@ pub struct LinkConfig {
     pub mtu: Option<u32>,
     pub queue: QueueConfig,
     pub impairments: ImpairmentConfig,
+    /// Delivery, delay and loss traces (`trace/mod.rs`); absent = the constant link.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceConfig>,
 }
 
 /// Which link direction a change applies to.

@@ -31,6 +31,8 @@ enum Ev {
     Deliver(usize, usize),
     /// Scheduled change `usize` of the scenario.
     Change(usize),
+    /// Link `usize` reaches its next delivery opportunity (trace-driven links).
+    Wake(usize),
 }
 
 /// A datagram that reached the far end of a link direction.
@@ -158,13 +160,21 @@ impl Duplex {
                 let c = &self.schedule[i];
                 self.links[index(c.link)].apply_change(at, c);
             }
+            Ev::Wake(l) => {
+                let next = self.links[l].start_next(at);
+                self.schedule_tx(l, next);
+            }
         }
     }
 
     fn schedule_tx(&mut self, l: usize, action: Option<LinkAction>) {
-        if let Some(LinkAction::TxDone(at, packet)) = action {
-            let key = self.flying.insert(packet);
-            self.events.push(at, Ev::TxDone(l, key));
+        match action {
+            Some(LinkAction::TxDone(at, packet)) => {
+                let key = self.flying.insert(packet);
+                self.events.push(at, Ev::TxDone(l, key));
+            }
+            Some(LinkAction::Wake(at)) => self.events.push(at, Ev::Wake(l)),
+            None => {}
         }
     }
 }

@@ -9,7 +9,8 @@
 //!   serialization at the link rate, propagation delay, outages, scheduled changes);
 //! - [`queue`]: drop-tail, CoDel and the AQMs (DualPI2, PIE, FQ-CoDel, RED) with their
 //!   per-queue counters; [`impair`]: loss models, scripted drops, jitter,
-//!   duplication; [`config`]: their scenario keys (serde);
+//!   duplication; [`trace`]: Mahimahi delivery traces and delay/loss step traces;
+//!   [`config`]: their scenario keys (serde);
 //! - [`duplex`]: two directions as a clock-agnostic component (datagrams in, due
 //!   deliveries out), on the [`events`] queue the simulator runs on too;
 //! - [`pcap`]: captures of what a link transmits; [`quantile`]: the percentile every
@@ -24,3 +25,4 @@ pub mod pcap;
 pub mod quantile;
 pub mod queue;
 pub mod time;
+pub mod trace;

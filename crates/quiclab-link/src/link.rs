@@ -7,6 +7,7 @@ use crate::impair::{Fate, Impairments};
 use crate::pcap::PcapWriter;
 use crate::queue::{EcnMark, FlowKey, Queue, QueueReport};
 use crate::time::saturating_secs;
+use crate::trace::LinkTrace;
 use quiclab_proto::{Ecn, Instant};
 use serde::Serialize;
 use std::io::BufWriter;
@@ -160,6 +161,9 @@ pub struct LinkResult {
 pub enum LinkAction {
     /// Transmission of `Packet` ends at `Instant`.
     TxDone(Instant, Packet),
+    /// Call [`Link::start_next`] at `Instant`: the next delivery opportunity of a
+    /// trace-driven link (never returned without a Mahimahi trace).
+    Wake(Instant),
 }
 
 /// One direction of a link.
@@ -181,6 +185,8 @@ pub struct Link {
     pub pcap: Option<PcapWriter<BufWriter<std::fs::File>>>,
     /// Measurement window for `window_bytes`.
     pub window: (Instant, Instant),
+    /// Delivery, delay and loss traces (`None`: the constant link, on its fast path).
+    trace: Option<Box<LinkTrace>>,
 }
 
 impl Link {
@@ -207,7 +213,15 @@ impl Link {
             traces: false,
             pcap: None,
             window: (Instant::ZERO, Instant::MAX),
+            trace: None,
         }
+    }
+
+    /// The link driven by `trace` (delivery opportunities in place of the rate, delay
+    /// and loss steps).
+    pub fn with_trace(mut self, trace: LinkTrace) -> Link {
+        self.trace = Some(Box::new(trace));
+        self
     }
 
     /// A packet arrives at the link's input.
@@ -220,6 +234,11 @@ impl Link {
             self.stats.mtu_drops += 1;
             return None;
         }
+        // The loss trace draws first, whatever the impairments decide (trace/mod.rs).
+        let trace_lost = match self.trace.as_deref_mut() {
+            None => false,
+            Some(t) => t.lose(now),
+        };
         match self.impairments.on_datagram(now, &pkt.payload) {
             Fate::Drop(_) => {
                 self.stats.impairment_drops += 1;
@@ -230,6 +249,10 @@ impl Link {
                 reorder,
                 duplicate,
             } => {
+                if trace_lost {
+                    self.stats.impairment_drops += 1;
+                    return None;
+                }
                 pkt.extra_delay = extra_delay;
                 pkt.reorder = reorder;
                 pkt.ecn = self.impairments.remark(pkt.ecn);
@@ -265,6 +288,39 @@ impl Link {
 
     /// Starts transmitting the next queued packet, if any.
     pub fn start_next(&mut self, now: Instant) -> Option<LinkAction> {
+        if self.trace.is_some() {
+            return self.start_next_traced(now);
+        }
+        let pkt = self.take_next(now)?;
+        let tx = self.serialization(pkt.wire_size());
+        Some(LinkAction::TxDone(now + tx, pkt))
+    }
+
+    /// [`Self::start_next`] with a trace: a Mahimahi trace's opportunities decide when
+    /// the packet leaves (`trace/mahimahi.rs`); without one, the rate does.
+    fn start_next_traced(&mut self, now: Instant) -> Option<LinkAction> {
+        let trace = self.trace.as_deref_mut()?;
+        if let Some(at) = trace.opportunities.as_mut().and_then(|o| o.ready(now)) {
+            // Packets wait in the queue (where AQMs see them) until the opportunity.
+            self.busy = true;
+            return Some(LinkAction::Wake(at));
+        }
+        let pkt = self.take_next(now)?;
+        let size = pkt.wire_size();
+        let done = match self
+            .trace
+            .as_deref_mut()
+            .and_then(|t| t.opportunities.as_mut())
+        {
+            Some(o) => o.send(now, size),
+            None => now + self.serialization(size),
+        };
+        Some(LinkAction::TxDone(done, pkt))
+    }
+
+    /// Dequeues the next packet at `now` and counts it (window bytes, pcap); `None`
+    /// leaves the link idle.
+    fn take_next(&mut self, now: Instant) -> Option<Packet> {
         let mut dropped = Vec::new();
         self.queue
             .set_recording(now >= self.window.0 && now < self.window.1);
@@ -293,7 +349,12 @@ impl Link {
                 self.pcap = None;
             }
         }
-        let tx = match self.rate_bps {
+        Some(pkt)
+    }
+
+    /// Serialization time of `size` bytes at the link rate (zero when unlimited).
+    fn serialization(&mut self, size: u64) -> Duration {
+        match self.rate_bps {
             None => Duration::ZERO,
             Some(rate) => {
                 // A zero rate is refused by scenario validation; 1 bit/s is the floor here.
@@ -302,14 +363,17 @@ impl Link {
                 self.carry = total % rate;
                 Duration::from_nanos(u64::try_from(total / rate).unwrap_or(u64::MAX))
             }
-        };
-        Some(LinkAction::TxDone(now + tx, pkt))
+        }
     }
 
     /// The packet finished serializing at `now`; returns when it reaches the far end.
     pub fn delivery_time(&mut self, now: Instant, pkt: &Packet) -> Instant {
-        let mut at = now + self.delay + pkt.extra_delay;
-        if !pkt.reorder {
+        let (delay, fifo) = match self.trace.as_deref() {
+            None => (self.delay, !pkt.reorder),
+            Some(t) => t.delivery_rule(now, self.delay, pkt.reorder),
+        };
+        let mut at = now + delay + pkt.extra_delay;
+        if fifo {
             at = at.max(self.last_delivery);
         }
         self.last_delivery = self.last_delivery.max(at);
@@ -413,7 +477,7 @@ mod tests {
     fn sent_as(l: &mut Link, ecn: Ecn) -> Ecn {
         match l.arrive(Instant::ZERO, packet(ecn)) {
             Some(LinkAction::TxDone(_, p)) => p.ecn,
-            None => panic!("the link was idle"),
+            _ => panic!("the link was idle"),
         }
     }
 

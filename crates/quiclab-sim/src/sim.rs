@@ -86,6 +86,8 @@ enum Ev {
     FlowStart(usize),
     Cross(usize),
     Change(usize),
+    /// A trace-driven link reaches its next delivery opportunity.
+    LinkWake(usize),
 }
 
 enum App {
@@ -739,14 +741,22 @@ impl Simulation {
             }
             Ev::Cross(i) => self.send_cross(i),
             Ev::Change(i) => self.apply_change(i),
+            Ev::LinkWake(l) => {
+                let next = self.net.links[l].start_next(now);
+                self.schedule_link(l, next);
+            }
         }
         Ok(())
     }
 
     fn schedule_link(&mut self, l: usize, action: Option<LinkAction>) {
-        if let Some(LinkAction::TxDone(at, pkt)) = action {
-            let key = self.flying.insert(pkt);
-            self.events.push(at, Ev::TxDone(l, key));
+        match action {
+            Some(LinkAction::TxDone(at, pkt)) => {
+                let key = self.flying.insert(pkt);
+                self.events.push(at, Ev::TxDone(l, key));
+            }
+            Some(LinkAction::Wake(at)) => self.events.push(at, Ev::LinkWake(l)),
+            None => {}
         }
     }
 

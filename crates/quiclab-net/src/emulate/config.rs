@@ -42,15 +42,28 @@ pub fn load(path: &Path) -> Result<(Scenario, Duplex), EmulateError> {
         file: file.clone(),
         source,
     })?;
-    parse(&text, &file)
+    parse_in(&text, &file, path.parent())
 }
 
 /// Parses and checks scenario text; `file` names it in errors.
 pub fn parse(text: &str, file: &str) -> Result<(Scenario, Duplex), EmulateError> {
-    let scenario: Scenario = toml::from_str(text).map_err(|e| ScenarioError::Parse {
+    parse_in(text, file, None)
+}
+
+/// [`parse`] for text read from a file in `dir`: relative trace paths
+/// (`topology.forward.trace`, ...) resolve against it, as in `sim run`.
+pub fn parse_in(
+    text: &str,
+    file: &str,
+    dir: Option<&Path>,
+) -> Result<(Scenario, Duplex), EmulateError> {
+    let mut scenario: Scenario = toml::from_str(text).map_err(|e| ScenarioError::Parse {
         file: file.to_string(),
         message: e.to_string(),
     })?;
+    if let Some(dir) = dir {
+        scenario.resolve_trace_paths(dir);
+    }
     if !scenario.cross_traffic.is_empty() {
         return Err(EmulateError::Unsupported {
             file: file.to_string(),
@@ -72,7 +85,7 @@ pub fn parse(text: &str, file: &str) -> Result<(Scenario, Duplex), EmulateError>
         scenario.validate_links(file)?;
     } else {
         // The whole scenario, as `sim run` checks it (its flows are then ignored).
-        Scenario::parse(text, file)?;
+        Scenario::parse_in(text, file, dir)?;
     }
     let duplex = build_duplex(&scenario, file)?;
     Ok((scenario, duplex))

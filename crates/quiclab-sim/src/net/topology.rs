@@ -6,6 +6,7 @@ use quiclab_link::impair::Impairments;
 pub use quiclab_link::link::rate_bps;
 use quiclab_link::link::{Link, Packet};
 use quiclab_link::queue::{Queue, QueueConfig};
+use quiclab_link::trace::LinkTrace;
 use quiclab_proto::DetRng;
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
@@ -55,19 +56,26 @@ fn build_link(
     let queue =
         Queue::<Packet>::new(&c.queue, queue_rng).map_err(|w| invalid(format!("queue: {w}")))?;
     let rng = DetRng::new(derive_seed(seed, &format!("link:{name}")));
+    let trace = match &c.trace {
+        None => None,
+        Some(t) => Some(
+            LinkTrace::load(t, rng.clone()).map_err(|e| ScenarioError::Invalid {
+                file: file.to_string(),
+                key: format!("{key}.trace.{}", e.key),
+                why: format!("{:?}: {}", e.path, e.fault),
+            })?,
+        ),
+    };
     let impairments =
         Impairments::new(&c.impairments, rng).map_err(|w| invalid(format!("impairments: {w}")))?;
     let rate = c.rate_mbps.map(rate_bps);
     let delay = saturating_secs(c.delay_ms / 1000.0);
     let mtu = u64::from(c.mtu.unwrap_or(65535));
-    Ok(Link::new(
-        name.to_string(),
-        rate,
-        delay,
-        mtu,
-        queue,
-        impairments,
-    ))
+    let link = Link::new(name.to_string(), rate, delay, mtu, queue, impairments);
+    Ok(match trace {
+        None => link,
+        Some(t) => link.with_trace(t),
+    })
 }
 
 /// An ideal access link: unlimited rate, no loss, a large queue.

@@ -28,6 +28,7 @@ mod session_from;
 mod tcp;
 mod tls;
 mod tls_resume;
+mod trace;
 mod validate;
 mod web;
 
@@ -379,22 +380,32 @@ pub fn merge_tables(base: &toml::Table, over: &toml::Table) -> toml::Table {
 }
 
 impl Scenario {
-    /// Reads and validates a scenario file.
+    /// Reads and validates a scenario file; relative trace paths resolve against its
+    /// directory (`scenario/trace.rs`).
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         let file = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
             file: file.clone(),
             source,
         })?;
-        Self::parse(&text, &file)
+        Self::parse_in(&text, &file, path.parent())
     }
 
     /// Parses and validates scenario text; `file` names it in errors.
     pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
-        let s: Scenario = toml::from_str(text).map_err(|e| ScenarioError::Parse {
+        Self::parse_in(text, file, None)
+    }
+
+    /// [`Scenario::parse`] for text read from a file in `dir` (relative trace paths
+    /// resolve against it).
+    pub fn parse_in(text: &str, file: &str, dir: Option<&Path>) -> Result<Scenario, ScenarioError> {
+        let mut s: Scenario = toml::from_str(text).map_err(|e| ScenarioError::Parse {
             file: file.to_string(),
             message: e.to_string(),
         })?;
+        if let Some(dir) = dir {
+            s.resolve_trace_paths(dir);
+        }
         s.validate(file)?;
         Ok(s)
     }

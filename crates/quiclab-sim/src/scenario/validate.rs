@@ -137,6 +137,7 @@ impl Scenario {
         for (i, change) in self.schedule.iter().enumerate() {
             check_change(c, i, change)?;
         }
+        self.check_trace_schedule(c.file)?;
         self.check_work(c)
     }
 
@@ -155,7 +156,7 @@ impl Scenario {
         for (i, change) in self.schedule.iter().enumerate() {
             check_change(c, i, change)?;
         }
-        Ok(())
+        self.check_trace_schedule(c.file)
     }
 
     fn check_stop_measure(&self, c: Check) -> Result<(), ScenarioError> {
@@ -367,7 +368,7 @@ pub(super) fn check_link(c: Check, l: &LinkConfig, key: &str) -> Result<(), Scen
     if let Err(why) = l.queue.validate() {
         return c.bad(key, why);
     }
-    Ok(())
+    super::trace::check_link_trace(c.file, l, key)
 }
 
 fn check_cross_traffic(

@@ -1,0 +1,175 @@
+//! Trace-driven link directions (`topology.forward.trace`, `topology.return.trace`):
+//! a Mahimahi packet-delivery trace in place of the constant rate (`mahimahi.rs`), and
+//! step traces of the one-way delay and the loss probability (`steps.rs`). Each part is
+//! optional; queues and impairments apply as on any link (the queue holds the packets
+//! waiting for delivery opportunities).
+//!
+//! Files are read when the link is built ([`LinkTrace::load`]); the scenario loader has
+//! already resolved relative paths against the scenario file's directory. Every bad
+//! file is a typed [`TraceError`] naming the file and the line.
+//!
+//! Determinism: a loss trace draws one value per datagram offered to the link (past the
+//! outage and MTU checks, before the impairments decide, whatever they decide) from its
+//! own stream, forked from the link's seeded generator, so adding a loss trace never
+//! shifts the impairments' fates. Its drops count as `impairment_drops`.
+
+mod mahimahi;
+mod steps;
+#[cfg(test)]
+mod tests;
+
+pub use mahimahi::{DeliveryTrace, MahimahiError, Opportunities, OPPORTUNITY_BYTES};
+pub use steps::{Column, Steps, StepsError, DELAY_MS, LOSS_P};
+
+use quiclab_proto::{DetRng, Instant};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// A link direction's traces, as a scenario writes them:
+/// `trace = { mahimahi = "cell.up", delay = "delay.csv", loss = "loss.csv" }`; relative
+/// paths are relative to the scenario file's directory.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct TraceConfig {
+    /// A Mahimahi packet-delivery trace (one integer ms timestamp per line, each an
+    /// opportunity to deliver 1504 bytes; repeats with the last timestamp as period).
+    /// It replaces `rate_mbps`, which must then be absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mahimahi: Option<String>,
+    /// CSV `time_s,one_way_delay_ms`: the propagation delay from each time on (before
+    /// the first row: `delay_ms`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delay: Option<String>,
+    /// CSV `time_s,loss_p`: each datagram offered is lost with the probability in
+    /// force (on top of `impairments`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loss: Option<String>,
+    /// Let a packet overtake earlier ones when the delay drops (default false: the
+    /// direction stays FIFO, a packet waits for the one sent before it).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub reorder: bool,
+}
+
+impl TraceConfig {
+    /// The configured file paths, with their key names (`mahimahi`, `delay`, `loss`).
+    pub fn paths_mut(&mut self) -> [(&'static str, &mut Option<String>); 3] {
+        [
+            ("mahimahi", &mut self.mahimahi),
+            ("delay", &mut self.delay),
+            ("loss", &mut self.loss),
+        ]
+    }
+}
+
+/// What is wrong in a trace file.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceFault {
+    #[error(transparent)]
+    Mahimahi(#[from] MahimahiError),
+    #[error(transparent)]
+    Steps(#[from] StepsError),
+    #[error("cannot read: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("a trace table needs `mahimahi`, `delay` or `loss`")]
+    NothingSet,
+}
+
+/// A trace that cannot be used: the key (`mahimahi`, `delay`, `loss`), the file and why.
+#[derive(Debug, thiserror::Error)]
+#[error("{key} = {path:?}: {fault}")]
+pub struct TraceError {
+    pub key: &'static str,
+    pub path: String,
+    pub fault: TraceFault,
+}
+
+/// Reads the file at `path` (named `key` in errors) and parses it.
+fn read<T>(
+    path: &str,
+    key: &'static str,
+    parse: impl FnOnce(&str) -> Result<T, TraceFault>,
+) -> Result<T, TraceError> {
+    std::fs::read_to_string(path)
+        .map_err(TraceFault::from)
+        .and_then(|text| parse(&text))
+        .map_err(|fault| TraceError {
+            key,
+            path: path.to_string(),
+            fault,
+        })
+}
+
+/// A direction's loaded traces and their running state.
+#[derive(Clone, Debug)]
+pub struct LinkTrace {
+    /// Delivery opportunities (`None`: the link's rate serializes).
+    pub opportunities: Option<Opportunities>,
+    delay: Option<Steps>,
+    loss: Option<Steps>,
+    loss_rng: DetRng,
+    reorder: bool,
+}
+
+impl LinkTrace {
+    /// Reads and parses the configured files (paths as given: the caller resolves
+    /// relative ones). `rng` is the link's generator; the loss trace forks its stream.
+    pub fn load(config: &TraceConfig, rng: DetRng) -> Result<LinkTrace, TraceError> {
+        if config.mahimahi.is_none() && config.delay.is_none() && config.loss.is_none() {
+            return Err(TraceError {
+                key: "mahimahi",
+                path: String::new(),
+                fault: TraceFault::NothingSet,
+            });
+        }
+        let mut trace = LinkTrace::new(None, None, None, config.reorder, rng);
+        if let Some(path) = &config.mahimahi {
+            let t = read(path, "mahimahi", |t| Ok(DeliveryTrace::parse(t)?))?;
+            trace.opportunities = Some(Opportunities::new(t));
+        }
+        if let Some(path) = &config.delay {
+            trace.delay = Some(read(path, "delay", |t| Ok(Steps::parse(t, DELAY_MS)?))?);
+        }
+        if let Some(path) = &config.loss {
+            trace.loss = Some(read(path, "loss", |t| Ok(Steps::parse(t, LOSS_P)?))?);
+        }
+        Ok(trace)
+    }
+
+    /// From parsed parts (tests, generated traces).
+    pub fn new(
+        delivery: Option<DeliveryTrace>,
+        delay: Option<Steps>,
+        loss: Option<Steps>,
+        reorder: bool,
+        rng: DetRng,
+    ) -> LinkTrace {
+        let mut rng = rng;
+        LinkTrace {
+            opportunities: delivery.map(Opportunities::new),
+            delay,
+            loss,
+            loss_rng: rng.fork("trace_loss"),
+            reorder,
+        }
+    }
+
+    /// Whether the datagram offered at `now` is lost to the loss trace (one draw per
+    /// call when a loss trace is set, none otherwise).
+    pub fn lose(&mut self, now: Instant) -> bool {
+        let Some(loss) = &self.loss else { return false };
+        let u = self.loss_rng.next_f64();
+        loss.at(now).is_some_and(|p| u < p)
+    }
+
+    /// The propagation delay of a packet that finishes transmission at `now` (the
+    /// delay trace's, else `base`), and whether it must stay behind earlier packets
+    /// (FIFO unless `reorder` or the packet's own jitter may reorder it).
+    pub fn delivery_rule(&self, now: Instant, base: Duration, reorder: bool) -> (Duration, bool) {
+        let delay = self
+            .delay
+            .as_ref()
+            .and_then(|d| d.at(now))
+            .map_or(base, |ms| crate::time::saturating_secs(ms / 1000.0));
+        (delay, !(reorder || self.reorder))
+    }
+}

@@ -1,0 +1,103 @@
+//! A link direction's `trace` keys (quiclab-link's `trace` module: Mahimahi delivery
+//! traces, delay and loss step traces) as a scenario uses them: checks against the
+//! other keys, and file paths resolved against the scenario file's directory.
+//!
+//! Paths: a relative path is relative to the directory of the scenario file that
+//! names it, when the scenario is loaded from a file ([`Scenario::load`], `sim run`,
+//! `quiclab emulate`); the resolved path is what the loaded scenario holds (and what
+//! results record). Scenario text parsed without a file ([`Scenario::parse`]) keeps
+//! its paths, which then resolve against the working directory.
+
+use super::{LinkConfig, LinkSide, Scenario, ScenarioError, Topology};
+use std::path::Path;
+
+/// An invalid-key error in `file`.
+fn bad(file: &str, key: String, why: &str) -> Result<(), ScenarioError> {
+    Err(ScenarioError::Invalid {
+        file: file.to_string(),
+        key,
+        why: why.to_string(),
+    })
+}
+
+/// Checks `key.trace` against the direction's other keys.
+pub(super) fn check_link_trace(file: &str, l: &LinkConfig, key: &str) -> Result<(), ScenarioError> {
+    let Some(t) = &l.trace else { return Ok(()) };
+    if t.mahimahi.is_none() && t.delay.is_none() && t.loss.is_none() {
+        return bad(
+            file,
+            format!("{key}.trace"),
+            "needs `mahimahi`, `delay` or `loss`",
+        );
+    }
+    if t.mahimahi.is_some() && l.rate_mbps.is_some() {
+        return bad(
+            file,
+            format!("{key}.rate_mbps"),
+            "must be absent with trace.mahimahi (the trace's opportunities set the rate)",
+        );
+    }
+    Ok(())
+}
+
+impl Scenario {
+    /// Refuses scheduled changes a trace would silently override: a rate change on a
+    /// bottleneck direction driven by a Mahimahi trace, a delay change on one with a
+    /// delay trace.
+    pub(super) fn check_trace_schedule(&self, file: &str) -> Result<(), ScenarioError> {
+        let (fwd, ret) = self.links();
+        for (i, change) in self.schedule.iter().enumerate() {
+            let l = if change.link == LinkSide::Forward {
+                fwd
+            } else {
+                ret
+            };
+            let Some(t) = &l.trace else { continue };
+            if change.rate_mbps.is_some() && t.mahimahi.is_some() {
+                return bad(
+                    file,
+                    format!("schedule[{i}].rate_mbps"),
+                    "the link follows a Mahimahi trace (trace.mahimahi)",
+                );
+            }
+            if change.delay_ms.is_some() && t.delay.is_some() {
+                return bad(
+                    file,
+                    format!("schedule[{i}].delay_ms"),
+                    "the link follows a delay trace (trace.delay)",
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes every relative trace path relative to `dir` (the scenario file's
+    /// directory) instead.
+    pub fn resolve_trace_paths(&mut self, dir: &Path) {
+        let links: Vec<&mut LinkConfig> = match &mut self.topology {
+            Topology::PointToPoint {
+                forward,
+                ret,
+                gateway,
+            } => {
+                let mut v = vec![forward, ret];
+                if let Some(g) = gateway {
+                    v.push(&mut g.forward);
+                    v.push(&mut g.ret);
+                }
+                v
+            }
+            Topology::Dumbbell { forward, ret, .. } => vec![forward, ret],
+        };
+        for l in links {
+            let Some(t) = l.trace.as_mut() else { continue };
+            for (_, path) in t.paths_mut() {
+                if let Some(p) = path.as_mut() {
+                    if Path::new(p.as_str()).is_relative() {
+                        *p = dir.join(&*p).display().to_string();
+                    }
+                }
+            }
+        }
+    }
+}
