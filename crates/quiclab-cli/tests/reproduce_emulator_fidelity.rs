@@ -1,10 +1,11 @@
 //! `quiclab reproduce emulator-fidelity --quick`: quiclab's client and server as
 //! processes through `quiclab emulate` against the simulator, same scenarios (the
-//! handshake-latency scenario, INET case C as a download).
+//! handshake-latency scenario, INET case C as a download, a Prague download over
+//! DualPI2 whose link statistics come from the emulator's links.json).
 //!
 //! What is asserted: the reproduction exits 0 (no `--keep-going`: a statement that
-//! fails, is inconclusive or has no data fails the command) and every statement of both
-//! plans holds (`checks.csv`, or `findings.csv` before the plans' migration), so the
+//! fails, is inconclusive or has no data fails the command) and every statement of the
+//! three plans holds (`checks.csv`, or `findings.csv` before the plans' migration), so the
 //! 5% agreement between emulated and simulated runs is asserted, not only reported. Then
 //! the link itself: each RTT's median real handshake is no shorter than the simulated
 //! one (1 RTT: without the emulator's delay it would take about a millisecond on
@@ -59,7 +60,7 @@ fn emulator_fidelity_quick() {
     let Some(dir) = common::reproduce_real("emulator-fidelity", &[]) else {
         return;
     };
-    for plan in ["1-handshake", "2-flow-control"] {
+    for plan in ["1-handshake", "2-flow-control", "3-prague-dualpi2"] {
         common::every_statement_holds(&dir.join(plan));
     }
     // Medians per RTT: a single real run may lose its first flight to the loaded

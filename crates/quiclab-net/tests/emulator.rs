@@ -50,6 +50,19 @@ fn relays_through_the_scenarios_delay() {
     emulator.finish(&out, end, None).unwrap();
     let links = std::fs::read_to_string(out.join("links.csv")).unwrap();
     assert_eq!(links.lines().count(), 3, "{links}");
+    // links.json: the same two directions as results.json's links, in link order, with
+    // the datagram each one carried.
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("links.json")).unwrap()).unwrap();
+    let names: Vec<&str> = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["forward", "return"], "{json}");
+    assert_eq!(json[0]["delivered_packets"], 1, "{json}");
+    assert_eq!(json[1]["delivered_packets"], 1, "{json}");
     let _ = std::fs::remove_dir_all(&out);
 }
 

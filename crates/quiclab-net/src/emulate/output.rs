@@ -1,6 +1,6 @@
 //! What the emulator writes into `--out`: `links.csv` (the columns of `sim run`'s, one
 //! row per direction, throughput over the scenario's measurement window, the queue
-//! counters), queue traces when `measure.traces` is on, `emulate.json` (the relay's
+//! counters), `links.json` (the same links as `results.json`'s `links`), queue traces when `measure.traces` is on, `emulate.json` (the relay's
 //! counters, the CE marks of queues that mark, each queue's drops and sojourn-time
 //! quantiles with DualPI2's L and C queues apart, and how late it sent against the
 //! model), and with `--pcap` (or `measure.pcap`) `pcap/forward.pcap`
@@ -126,6 +126,11 @@ pub fn finish(
         ..RunResult::default()
     };
     std::fs::write(out.join("links.csv"), links_csv(&result))?;
+    // The links as the simulator's results.json holds them, so a lab plan reads a real
+    // run's `links[..]` metrics by the same paths as a simulated run's.
+    let mut links = serde_json::to_string_pretty(&result.links)?;
+    links.push('\n');
+    std::fs::write(out.join("links.json"), links)?;
     write_queue_traces(out, &result)?;
     let summary = Summary {
         scenario: &scenario.name,

@@ -8,7 +8,8 @@
 //! (`flows[0].handshake_done_s`, `ttfb_s`, `ttlb_s`, `client_first_sample_pto_ms`,
 //! plus `client_first_retransmit_ms`), so `[metrics]`, `[expected]` and findings read
 //! both kinds of run alike. A client that writes no qlog gets only
-//! `client_first_retransmit_ms`, from the emulator's capture ([`pcap`]).
+//! `client_first_retransmit_ms`, from the emulator's capture ([`pcap`]). The emulator's
+//! links, when it wrote them, are the result's `links` ([`links`]).
 //!
 //! Real runs are in wall-clock time on loopback: not deterministic (scheduling, the
 //! emulator's timer accuracy, the stacks' own delays), so plans give them repetitions
@@ -19,6 +20,7 @@
 
 pub mod available;
 pub mod inproc;
+pub mod links;
 pub mod pcap;
 pub mod process;
 pub mod qlog;
@@ -123,7 +125,10 @@ pub fn run_real(
     let (server_sched, client_sched) =
         run_processes(stack, relay, &values, &dir, run).map_err(&fail)?;
     let times = client_times(&values, &dir).map_err(&fail)?;
-    let result = real_result(name, &dir, (server_sched, client_sched), &times);
+    let mut result = real_result(name, &dir, (server_sched, client_sched), &times);
+    if let Some(l) = links::emulator_links(&dir).map_err(&fail)? {
+        result["links"] = l;
+    }
     entry_bytes(&spec.key, spec.seed, spec.rep, &spec.params, &result)
 }
 
