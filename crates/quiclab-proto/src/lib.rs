@@ -64,7 +64,8 @@ pub use time::{duration_nanos, Instant};
 // Configuration: every knob as data.
 pub use config::{
     AckConfig, AckFrequencyConfig, AckFrequencyPolicy, AckSchedule, AdmissionConfig, ConfigError,
-    DatagramSendConfig, FlowConfig, HandshakeConfig, KeyUpdateConfig, LossConfig, QuicVersion,
+    DatagramSendConfig, FlowConfig, HandshakeConfig, KeyUpdateConfig, LossConfig,
+    PreferredAddressConfig, QuicVersion,
     RetryMode, TransportConfig, VersionConfig, UDP_PAYLOAD_1452, UDP_PAYLOAD_DEFAULT,
     UDP_PAYLOAD_SIGCOMM,
 };
@@ -74,6 +75,8 @@ pub use streams::{ReadOutcome, SendData, StreamError, StreamEvent};
 /// QUIC's variable-length integers (RFC 9000 §16), which HTTP/3 frames reuse.
 pub use wire::varint;
 pub use wire::{ConnectionId, Dir, EcnCounts, PacketType, Side, StreamId, TransportParameters};
+/// The preferred_address transport parameter (RFC 9000 §18.2).
+pub use wire::PreferredAddress;
 pub use wire::{VERSION_1, VERSION_2};
 
 // Errors.
