@@ -94,6 +94,9 @@ impl Connection {
         if !self.handshake.confirmed {
             return Err(MigrateError::HandshakeNotConfirmed);
         }
+        if self.migration.preferred.is_some() {
+            return Err(MigrateError::PreferredAddressPending);
+        }
         // RFC 9000 §18.2: not once the client acted on a preferred address.
         if self
             .params
@@ -102,9 +105,6 @@ impl Connection {
             && !self.migration.on_preferred
         {
             return Err(MigrateError::DisabledByPeer);
-        }
-        if self.migration.preferred.is_some() {
-            return Err(MigrateError::PreferredAddressPending);
         }
         if self.migration.local.unwrap_or(old_local) == local {
             return Err(MigrateError::SameAddress);
