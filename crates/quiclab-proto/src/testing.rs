@@ -369,6 +369,12 @@ impl Pair {
         self.deliver_to_server((from, to), Ecn::NotEct, &mut datagram);
     }
 
+    /// Delivers `datagram` to the server's address `to` now (its default one or one
+    /// of [`Pair::server_extra_addrs`]) as if sent from `from`.
+    pub fn inject_to_server_at(&mut self, from: SocketAddr, to: SocketAddr, mut datagram: Vec<u8>) {
+        self.deliver_to_server((from, to), Ecn::NotEct, &mut datagram);
+    }
+
     fn spoof_copy(&mut self, ecn: Ecn, destination: SocketAddr, datagram: &[u8]) {
         let Some((from, left)) = self.spoof else {
             return;

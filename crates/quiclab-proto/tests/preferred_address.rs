@@ -212,6 +212,43 @@ fn a_client_told_to_ignore_it_stays() {
     assert_eq!(p.server_sent_from.get(&preferred()), None);
 }
 
+/// RFC 9000 §9.6.2: a probe to the preferred address is answered from there, and the
+/// server probes from there too, but keeps sending non-probing packets from its
+/// original address until a non-probing packet arrives at the preferred one.
+#[test]
+fn a_probe_alone_does_not_move_the_server() {
+    let client = TransportConfig {
+        ignore_preferred_address: true,
+        ..TransportConfig::default()
+    };
+    let mut p = pair(9, client, true);
+    confirmed(&mut p);
+    let now = p.now;
+    let (from, to) = (p.client_addr, preferred());
+    let probe = p
+        .client_conn()
+        .craft_datagram(
+            now,
+            quiclab_proto::raw::SpaceId::Data,
+            &[0x1a, 1, 2, 3, 4, 5, 6, 7, 8], // PATH_CHALLENGE (§19.17)
+            None,
+        )
+        .unwrap();
+    p.inject_to_server_at(from, to, probe);
+    let before = p.server_sent_from.get(&p.server_addr).copied().unwrap_or(0);
+    let mut d = Download::new(9, 200_000);
+    run_download(&mut p, &mut d, 0, |_| {});
+    let s = p.server_conn().unwrap();
+    assert_eq!(s.migration_stats().responses_sent, 1);
+    assert_eq!(s.migration_stats().migrations, 0);
+    // The response and the server's own challenge (§9.6.2: MUST probe) left from the
+    // preferred address (together, or the challenge resent); the transfer from the
+    // original one.
+    let from_preferred = p.server_sent_from.get(&preferred()).copied().unwrap_or(0);
+    assert!((1..=3).contains(&from_preferred), "{from_preferred}");
+    assert!(p.server_sent_from[&p.server_addr] > before + 100);
+}
+
 #[test]
 fn disable_active_migration_does_not_forbid_the_preferred_address() {
     let mut p = pair(4, TransportConfig::default(), true);

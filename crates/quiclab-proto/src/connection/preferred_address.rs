@@ -254,7 +254,8 @@ impl Connection {
     }
 
     /// Server: non-probing packets leave from the local path's address from now on
-    /// (RFC 9000 §9.6.2), to a new peer ID when the client changed its (§9.5).
+    /// (RFC 9000 §9.6.2), to a new peer ID when the client changed its (§9.5), with a
+    /// fresh congestion state (§9.4).
     fn switch_local(&mut self, now: Instant) {
         let Some(path) = self.migration.local_path.take() else {
             return;
@@ -265,6 +266,9 @@ impl Connection {
         if path.switch_cid {
             self.cids.switch_remote();
         }
+        // RFC 9000 §9.4: the path to our other address is a new path whose capacity
+        // and RTT are unknown (the client resets its state too, seeing our IP change).
+        self.fresh_congestion(true);
         self.migration.local = path.local;
         for data in path.responses {
             self.path.on_path_challenge(data);

@@ -443,7 +443,7 @@ pub(crate) fn parse_transport(
     key: &str,
     file: &str,
 ) -> Result<TransportConfig, ScenarioError> {
-    toml::Value::Table(table.clone())
+    let config: TransportConfig = toml::Value::Table(table.clone())
         .try_into()
         .map_err(|e: toml::de::Error| {
             let culprit = table.iter().find(|(k, v)| {
@@ -457,5 +457,15 @@ pub(crate) fn parse_transport(
                 key: culprit.map_or_else(|| key.to_string(), |(k, _)| format!("{key}.{k}")),
                 why: e.message().to_string(),
             }
-        })
+        })?;
+    if config.preferred_address.is_some() {
+        return Err(ScenarioError::Invalid {
+            file: file.to_string(),
+            key: format!("{key}.preferred_address"),
+            why: "not simulated yet: a simulated host has one address, so a client's \
+                  probe of the preferred address (RFC 9000 §9.6) could never arrive"
+                .to_string(),
+        });
+    }
+    Ok(config)
 }
