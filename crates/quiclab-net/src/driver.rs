@@ -405,8 +405,8 @@ impl Driver<'_> {
                 }
             } else if ev.token() == WAKER {
                 // A stop request: the loop checks it next turn.
-            } else if let Some(r) = (ev.token().0.checked_sub(EXTRA_BASE))
-                .and_then(|i| self.extra_readable.get_mut(i))
+            } else if let Some(r) =
+                (ev.token().0.checked_sub(EXTRA_BASE)).and_then(|i| self.extra_readable.get_mut(i))
             {
                 *r |= ev.is_readable();
             } else {

@@ -398,7 +398,12 @@ impl Pair {
 
     /// A datagram from `from` to the server's address `to`: its default address, or
     /// one of `server_extra_addrs` (the server is told which); any other is lost.
-    fn deliver_to_server(&mut self, (from, to): (SocketAddr, SocketAddr), ecn: Ecn, datagram: &mut [u8]) {
+    fn deliver_to_server(
+        &mut self,
+        (from, to): (SocketAddr, SocketAddr),
+        ecn: Ecn,
+        datagram: &mut [u8],
+    ) {
         let local = if to == self.server_addr {
             None
         } else if self.server_extra_addrs.contains(&to) {
@@ -487,7 +492,9 @@ impl Pair {
                 To::Client
                     if dest != self.client_addr && !self.client_old_addrs.contains(&dest) => {}
                 To::Client => {
-                    let _ = self.client.handle_datagram(self.now, from, ecn, &mut datagram);
+                    let _ = self
+                        .client
+                        .handle_datagram(self.now, from, ecn, &mut datagram);
                 }
             }
         }

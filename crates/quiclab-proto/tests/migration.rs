@@ -10,8 +10,7 @@ use quiclab_proto::events::{Event, EventSink, MigrationPhase};
 use quiclab_proto::raw::{Frame, SpaceId};
 use quiclab_proto::testing::{with_tampered_transport_parameters, LinkConfig, Pair};
 use quiclab_proto::{
-    Connection, ConnectionId, DetRng, Dir, Instant, MigrateError, PacketType, Side, StreamError,
-    StreamId, TransportConfig, MAX_OTHER_ADDRESSES,
+    ConnectionId, Instant, MigrateError, PacketType, Side, TransportConfig, MAX_OTHER_ADDRESSES,
 };
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};

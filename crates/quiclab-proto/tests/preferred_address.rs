@@ -16,8 +16,7 @@ use quiclab_proto::raw::transport_params::id;
 use quiclab_proto::testing::{with_tampered_transport_parameters, LinkConfig, Pair};
 use quiclab_proto::{
     varint, ConnectionId, Instant, MigrateError, PacketType, PreferredAddress,
-    PreferredAddressConfig, Side, TransportConfig, TransportErrorCode as Code,
-    TransportParameters,
+    PreferredAddressConfig, Side, TransportConfig, TransportErrorCode as Code, TransportParameters,
 };
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -111,7 +110,10 @@ fn the_client_moves_to_the_preferred_address_and_the_transfer_completes() {
     assert!(c.on_preferred_address());
     assert_eq!(c.remote_address(), preferred());
     let m = c.migration_stats();
-    assert_eq!((m.migrations, m.validations_succeeded, m.reverts), (1, 1, 0));
+    assert_eq!(
+        (m.migrations, m.validations_succeeded, m.reverts),
+        (1, 1, 0)
+    );
     // RFC 9000 §9.6.1, §5.1.1: after the move the client's packets carry the ID of
     // sequence number 1 from the transport parameter, and never the handshake's again.
     let moved_at = (client.phases().iter())
@@ -138,8 +140,7 @@ fn the_client_moves_to_the_preferred_address_and_the_transfer_completes() {
     let mut more = Download::new(2, 100_000);
     run_download(&mut p, &mut more, 0, |_| {});
     assert_eq!(
-        p.server_sent_from[&original],
-        from_original,
+        p.server_sent_from[&original], from_original,
         "the server's packets come from its preferred address only (§9.6.2)"
     );
     // The server also probed from its preferred address (§9.6.2: MUST) and the client
@@ -172,7 +173,11 @@ fn a_failed_validation_leaves_the_client_on_the_original_address() {
     let server_addr = p.server_addr;
     let c = p.client_conn();
     assert!(!c.on_preferred_address());
-    assert_eq!(c.remote_address(), server_addr, "RFC 9000 §9.6.1: MUST continue");
+    assert_eq!(
+        c.remote_address(),
+        server_addr,
+        "RFC 9000 §9.6.1: MUST continue"
+    );
     let m = c.migration_stats();
     assert_eq!((m.migrations, m.validations_failed), (0, 1));
     // RFC 9000 §8.2.1: every challenge padded to 1200 bytes; §8.2.4: abandoned after 3
@@ -191,7 +196,10 @@ fn a_failed_validation_leaves_the_client_on_the_original_address() {
     assert!(m.challenges_sent >= 1 && m.challenges_sent <= 3, "{m:?}");
     // The ID of sequence 1 stays unused: a later migration can take it (§9.5).
     let (now, old) = (p.now, p.client_addr);
-    assert_eq!(p.client_conn().migrate(now, old, addr("10.0.0.9:1")), Ok(()));
+    assert_eq!(
+        p.client_conn().migrate(now, old, addr("10.0.0.9:1")),
+        Ok(())
+    );
 }
 
 #[test]
@@ -270,7 +278,10 @@ fn disable_active_migration_does_not_forbid_the_preferred_address() {
     // §18.2: "does not prohibit connection migration after a client has acted on a
     // preferred_address transport parameter".
     let now = p.now;
-    assert_eq!(p.client_conn().migrate(now, old, addr("10.0.0.7:1")), Ok(()));
+    assert_eq!(
+        p.client_conn().migrate(now, old, addr("10.0.0.7:1")),
+        Ok(())
+    );
 }
 
 /// A raw preferred_address parameter with `value`.
@@ -330,7 +341,11 @@ fn the_client_refuses_a_malformed_preferred_address() {
     let mut zero_cid = good.clone();
     zero_cid[24] = 0; // Connection ID Length 0 (§18.2: MUST NOT)
     zero_cid.drain(25..33);
-    let cases = [good[..good.len() - 1].to_vec(), zero_cid, [&good[..], &[0]].concat()];
+    let cases = [
+        good[..good.len() - 1].to_vec(),
+        zero_cid,
+        [&good[..], &[0]].concat(),
+    ];
     for (seed, bad) in (6..).zip(cases) {
         let bytes = param(&bad);
         let mut p = misbehaving::pair(TransportConfig::default(), server_config(), seed);
@@ -414,7 +429,11 @@ fn the_client_qlog_shows_the_parameter_the_move_and_the_new_connection_id() {
     confirmed(&mut p);
     let mut d = Download::new(8, 200_000);
     run_download(&mut p, &mut d, 0, |_| {});
-    let cid = p.client_conn().peer_preferred_address().unwrap().connection_id;
+    let cid = p
+        .client_conn()
+        .peer_preferred_address()
+        .unwrap()
+        .connection_id;
     drop(p);
     let qlog = String::from_utf8(sink.try_unwrap().ok().unwrap().into_inner()).unwrap();
     let hex: String = cid.as_bytes().iter().map(|b| format!("{b:02x}")).collect();

@@ -49,7 +49,9 @@ impl PreferredAddressConfig {
             return err("one or two addresses, at most one IPv4 and one IPv6 (RFC 9000 §18.2)");
         }
         if all.iter().any(|a| a.port() == 0 || a.ip().is_unspecified()) {
-            return err("an address with port 0 or an unspecified IP means no address (RFC 9000 §18.2)");
+            return err(
+                "an address with port 0 or an unspecified IP means no address (RFC 9000 §18.2)",
+            );
         }
         Ok(())
     }

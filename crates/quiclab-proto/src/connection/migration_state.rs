@@ -265,7 +265,10 @@ impl MigrationState {
     pub fn next_deadline(&self) -> Option<Instant> {
         let active = self.validation.as_ref().map(Validation::next_deadline);
         let old = self.old_path_check.as_ref().map(|(_, v)| v.next_deadline());
-        let preferred = self.preferred.as_ref().map(|p| p.validation.next_deadline());
+        let preferred = self
+            .preferred
+            .as_ref()
+            .map(|p| p.validation.next_deadline());
         let local = (self.local_path.as_ref())
             .and_then(|l| l.validation.as_ref())
             .map(Validation::next_deadline);

@@ -82,13 +82,20 @@ impl Connection {
             if token.is_none() && lp.responses.is_empty() {
                 return None;
             }
-            (lp.local, lp.remote, token, std::mem::take(&mut lp.responses))
+            (
+                lp.local,
+                lp.remote,
+                token,
+                std::mem::take(&mut lp.responses),
+            )
         };
         let allowed = if remote == self.path.remote && self.path.validated {
             u64::MAX
         } else {
             let factor = self.config.amplification_factor;
-            self.migration.other_mut(remote).map_or(0, |o| o.budget(factor))
+            self.migration
+                .other_mut(remote)
+                .map_or(0, |o| o.budget(factor))
         };
         let budget = self.probe_budget(allowed);
         let dcid = (self.cids.next_unused_remote()).unwrap_or_else(|| self.cids.remote_cid());
@@ -98,7 +105,9 @@ impl Connection {
         let (start, _) = written?;
         if token.is_some() {
             let pto = self.probe_pto();
-            if let Some(v) = (self.migration.local_path.as_mut()).and_then(|l| l.validation.as_mut()) {
+            if let Some(v) =
+                (self.migration.local_path.as_mut()).and_then(|l| l.validation.as_mut())
+            {
                 v.on_sent(now, pto);
             }
             self.arm_path_validation_timer();

@@ -119,7 +119,8 @@ impl Connection {
     /// A PATH_RESPONSE: the preferred address's (client) or the path from our other
     /// local address's (server).
     pub(super) fn on_preferred_path_response(&mut self, now: Instant, data: &[u8; 8]) {
-        let preferred = (self.migration.preferred.as_ref()).is_some_and(|p| p.validation.matches(data));
+        let preferred =
+            (self.migration.preferred.as_ref()).is_some_and(|p| p.validation.matches(data));
         if preferred {
             self.move_to_preferred(now);
         }
@@ -176,7 +177,8 @@ impl Connection {
     /// preferred address leaves the client where it is (RFC 9000 §9.6.1: "MUST
     /// continue sending all future packets to the server's original IP address").
     pub(super) fn on_preferred_validation_timer(&mut self, now: Instant) {
-        let preferred = (self.migration.preferred.as_mut()).map(|p| (p.remote, p.validation.on_timer(now)));
+        let preferred =
+            (self.migration.preferred.as_mut()).map(|p| (p.remote, p.validation.on_timer(now)));
         if let Some((remote, ValidationTimer::Failed)) = preferred {
             self.migration.preferred = None;
             self.count_validation(false);

@@ -78,7 +78,6 @@ fn pull(conn: &mut Connection, id: StreamId, out: &mut Vec<u8>) -> bool {
     }
 }
 
-
 /// Runs the download to the end, calling `at_ms` once when the virtual time passes
 /// `ms` after the start.
 pub fn run_download(p: &mut Pair, d: &mut Download, ms: u64, mut at_ms: impl FnMut(&mut Pair)) {
@@ -95,4 +94,3 @@ pub fn run_download(p: &mut Pair, d: &mut Download, ms: u64, mut at_ms: impl FnM
     .expect("download completes");
     assert_eq!(d.received, d.data, "byte-exact");
 }
-

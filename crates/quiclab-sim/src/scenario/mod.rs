@@ -443,21 +443,22 @@ pub(crate) fn parse_transport(
     key: &str,
     file: &str,
 ) -> Result<TransportConfig, ScenarioError> {
-    let config: TransportConfig = toml::Value::Table(table.clone())
-        .try_into()
-        .map_err(|e: toml::de::Error| {
-            let culprit = table.iter().find(|(k, v)| {
-                let alone = toml::Table::from_iter([((*k).clone(), (*v).clone())]);
-                toml::Value::Table(alone)
-                    .try_into::<TransportConfig>()
-                    .is_err()
-            });
-            ScenarioError::Invalid {
-                file: file.to_string(),
-                key: culprit.map_or_else(|| key.to_string(), |(k, _)| format!("{key}.{k}")),
-                why: e.message().to_string(),
-            }
-        })?;
+    let config: TransportConfig =
+        toml::Value::Table(table.clone())
+            .try_into()
+            .map_err(|e: toml::de::Error| {
+                let culprit = table.iter().find(|(k, v)| {
+                    let alone = toml::Table::from_iter([((*k).clone(), (*v).clone())]);
+                    toml::Value::Table(alone)
+                        .try_into::<TransportConfig>()
+                        .is_err()
+                });
+                ScenarioError::Invalid {
+                    file: file.to_string(),
+                    key: culprit.map_or_else(|| key.to_string(), |(k, _)| format!("{key}.{k}")),
+                    why: e.message().to_string(),
+                }
+            })?;
     if config.preferred_address.is_some() {
         return Err(ScenarioError::Invalid {
             file: file.to_string(),
