@@ -21,6 +21,7 @@ mod datagram;
 pub use datagram::STAMP_LEN as DATAGRAM_STAMP_LEN;
 mod gateway;
 mod media;
+mod rebind;
 pub use media::{FrameSize, FrameSizeDist, MediaMode, MEDIA_HEADER_LEN};
 mod resume_from;
 mod schema;
@@ -35,6 +36,7 @@ pub use budget::{max_events, SourceWork, DEFAULT_MAX_EVENTS};
 pub use gateway::{GatewayConfig, PepConfig, MAX_PEP_BUFFER};
 /// A link direction's keys and `[[schedule]]` entries: the link models' own types.
 pub use quiclab_link::config::{LinkChange, LinkConfig, LinkSide};
+pub use rebind::{rebound, Rebind, RebindKind, MAX_REBINDS, REBIND_PORTS};
 pub use resume_from::{sender_is_server, ResumeFrom, FROM_FLOW};
 pub use session_from::SessionFrom;
 pub use tls::{Names, TlsChoiceKeys, TlsSettings, TlsTable, TlsVersion};
@@ -322,6 +324,11 @@ pub struct Flow {
     #[serde(default)]
     #[schemars(schema_with = "schema::transport_table")]
     pub server: toml::Table,
+    /// NAT rebindings of the flow's client (`[[flows.rebinds]]`, QUIC flows;
+    /// `scenario/rebind.rs`): its datagrams take a new public source port or address
+    /// at each `at_s`, which the client never learns (RFC 9000 §9.3).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rebinds: Vec<Rebind>,
 }
 
 /// UDP cross traffic between a pair's hosts (INET's shared-link case).
