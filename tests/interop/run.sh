@@ -45,11 +45,11 @@
 # address, migration_complete toward it and every 1-RTT packet after the move to the
 # connection ID of the preferred_address parameter; the server's shows a tuple with
 # the preferred address as its local address (its packets come from there) after a
-# probe from there was answered. NOT in the default CASES yet: run it with
-# CASES=connectionmigration.
+# probe from there was answered (Linux: the loopback answers for all of 127.0.0.0/8).
 # Ends with "N passed, M failed"; exits non-zero on any failure.
 # Env: PYTHON (default python3), KEEP=1 keeps the work dir, CASE_TIMEOUT (s, default 120),
-# CASES (default "handshake transfer multiplexing keyupdate chacha20 v2 retry resumption zerortt ecn").
+# CASES (default "handshake transfer multiplexing keyupdate chacha20 v2 retry resumption zerortt ecn
+# connectionmigration").
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -58,7 +58,7 @@ repo=$(cd "$here/../.." && pwd)
 source "$here/common.sh"
 py=${PYTHON:-python3}
 case_timeout=${CASE_TIMEOUT:-120}
-cases=${CASES:-handshake transfer multiplexing keyupdate chacha20 v2 retry resumption zerortt ecn}
+cases=${CASES:-handshake transfer multiplexing keyupdate chacha20 v2 retry resumption zerortt ecn connectionmigration}
 work=$(mktemp -d "${TMPDIR:-/tmp}/quiclab-interop.XXXXXX")
 pids=()
 passed=0
@@ -385,11 +385,11 @@ for tc in $cases; do
 done
 
 echo
-printf "%-14s" "test case"
+printf "%-20s" "test case"
 for d in "${dirs[@]}"; do printf " %-17s" "$d"; done
 echo
 for tc in $cases; do
-    printf "%-14s" "$tc"
+    printf "%-20s" "$tc"
     for d in "${dirs[@]}"; do printf " %-17s" "${matrix[$tc,$d]:-n/a}"; done
     echo
 done
