@@ -6,7 +6,7 @@
 //! mapping expires, at once with `expire_old`.
 
 use super::validate::Check;
-use super::{Flow, ScenarioError};
+use super::{Flow, Scenario, ScenarioError};
 use serde::{Deserialize, Serialize};
 use std::net::{Ipv4Addr, SocketAddrV4};
 
@@ -55,33 +55,37 @@ pub fn rebound(current: SocketAddrV4, kind: RebindKind, n: usize) -> SocketAddrV
     }
 }
 
-/// A flow's rebindings: QUIC flows only (a TCP connection does not survive one), at
-/// valid times; the scenario's total within [`MAX_REBINDS`].
-pub(super) fn check_rebinds(
-    c: Check,
-    i: usize,
-    f: &Flow,
-    before: usize,
-) -> Result<(), ScenarioError> {
-    if f.rebinds.is_empty() {
-        return Ok(());
+impl Scenario {
+    /// A flow's rebindings: QUIC flows only (a TCP connection does not survive one),
+    /// at valid times; the scenario's total (`before` in earlier flows) within
+    /// [`MAX_REBINDS`].
+    pub(super) fn check_rebinds(
+        &self,
+        c: Check,
+        i: usize,
+        f: &Flow,
+        before: usize,
+    ) -> Result<(), ScenarioError> {
+        if f.rebinds.is_empty() {
+            return Ok(());
+        }
+        if !f.transport.is_quic() {
+            return c.bad(
+                format!("flows[{i}].rebinds"),
+                "only QUIC flows follow a NAT rebinding (RFC 9000 §9.3); TCP ends its connection",
+            );
+        }
+        for (k, r) in f.rebinds.iter().enumerate() {
+            c.seconds(format!("flows[{i}].rebinds[{k}].at_s"), r.at_s, false)?;
+        }
+        if before.saturating_add(f.rebinds.len()) > MAX_REBINDS {
+            return c.bad(
+                format!("flows[{i}].rebinds"),
+                format!("at most {MAX_REBINDS} rebindings in a scenario"),
+            );
+        }
+        Ok(())
     }
-    if !f.transport.is_quic() {
-        return c.bad(
-            format!("flows[{i}].rebinds"),
-            "only QUIC flows follow a NAT rebinding (RFC 9000 §9.3); TCP ends its connection",
-        );
-    }
-    for (k, r) in f.rebinds.iter().enumerate() {
-        c.seconds(format!("flows[{i}].rebinds[{k}].at_s"), r.at_s, false)?;
-    }
-    if before.saturating_add(f.rebinds.len()) > MAX_REBINDS {
-        return c.bad(
-            format!("flows[{i}].rebinds"),
-            format!("at most {MAX_REBINDS} rebindings in a scenario"),
-        );
-    }
-    Ok(())
 }
 
 #[cfg(test)]

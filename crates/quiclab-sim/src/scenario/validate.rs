@@ -127,7 +127,7 @@ impl Scenario {
                 return c.bad(format!("flows[{i}].name"), "flow names must be unique");
             }
             self.check_flow(c, i, f, pairs)?;
-            super::rebind::check_rebinds(c, i, f, rebinds)?;
+            self.check_rebinds(c, i, f, rebinds)?;
             rebinds = rebinds.saturating_add(f.rebinds.len());
             self.check_pep_flow(c, i)?;
             self.resume_from(i, file)?;
