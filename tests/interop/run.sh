@@ -37,9 +37,19 @@
 # emulator's log of its rebinds. NOT in the default CASES: quiclab's server does not
 # yet follow a peer to a new address (RFC 9000 §9, issue 32 item 5), so they fail until
 # that lands; run them with CASES="rebind-port rebind-addr".
+# connectionmigration (the server's preferred address, RFC 9000 §9.6; the runner's older
+# meaning, in which the server announces one and the client moves there; its newer one
+# is an active client migration): quiclab -> quiclab only so far (the foreign peers are
+# n/a), a transfer of 2mb.bin from a server started with --preferred-address on
+# 127.0.0.2; the evidence (migration_check.py): the client's qlog shows the announced
+# address, migration_complete toward it and every 1-RTT packet after the move to the
+# connection ID of the preferred_address parameter; the server's shows a tuple with
+# the preferred address as its local address (its packets come from there) after a
+# probe from there was answered (Linux: the loopback answers for all of 127.0.0.0/8).
 # Ends with "N passed, M failed"; exits non-zero on any failure.
 # Env: PYTHON (default python3), KEEP=1 keeps the work dir, CASE_TIMEOUT (s, default 120),
-# CASES (default "handshake transfer multiplexing keyupdate chacha20 v2 retry resumption zerortt ecn").
+# CASES (default "handshake transfer multiplexing keyupdate chacha20 v2 retry resumption zerortt ecn
+# connectionmigration").
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -48,7 +58,7 @@ repo=$(cd "$here/../.." && pwd)
 source "$here/common.sh"
 py=${PYTHON:-python3}
 case_timeout=${CASE_TIMEOUT:-120}
-cases=${CASES:-handshake transfer multiplexing keyupdate chacha20 v2 retry resumption zerortt ecn}
+cases=${CASES:-handshake transfer multiplexing keyupdate chacha20 v2 retry resumption zerortt ecn connectionmigration}
 work=$(mktemp -d "${TMPDIR:-/tmp}/quiclab-interop.XXXXXX")
 pids=()
 passed=0
@@ -59,11 +69,17 @@ trap 'exit 130' INT TERM
 
 build_quiclab
 
-build_quicgo "tests/interop/run.sh quic-go cases"
+# Cases run quiclab <-> quiclab only need no foreign peer built.
+quiclab_only_cases=" connectionmigration "
+needs_peers=0
+for tc in $cases; do [[ $quiclab_only_cases == *" $tc "* ]] || needs_peers=1; done
+quicgo=""
+((needs_peers)) && build_quicgo "tests/interop/run.sh quic-go cases"
 
 mkdir -p "$work/www"
 head -c 10240 /dev/urandom >"$work/www/small.bin"
 head -c 1048576 /dev/urandom >"$work/www/1mb.bin"
+head -c 2097152 /dev/urandom >"$work/www/2mb.bin"
 head -c 10485760 /dev/urandom >"$work/www/10mb.bin"
 for i in $(seq -w 1 20); do head -c 5000 /dev/urandom >"$work/www/m$i.bin"; done
 "$py" "$here/make_cert.py" "$work/cert.pem" "$work/key.pem" || { echo "FAIL cert"; exit 1; }
@@ -75,6 +91,8 @@ quiclab_port=$((base + 1))
 quicgo_port=$((base + 2))
 # A second quiclab server for quic-go's client, so its qlog evidence is its own.
 quiclab_g_port=$((base + 3))
+# connectionmigration: the quiclab server's preferred address (RFC 9000 §9.6).
+preferred_addr=127.0.0.2:$((base + 4))
 
 # The files each test case fetches (all on one connection).
 files_for() {
@@ -84,6 +102,7 @@ files_for() {
         multiplexing) (cd "$work/www" && echo m*.bin) ;;
         resumption | zerortt) echo small.bin m01.bin m02.bin ;;
         rebind-port | rebind-addr) echo 10mb.bin ;;
+        connectionmigration) echo 2mb.bin ;;
         *) echo 1mb.bin ;;
     esac
 }
@@ -133,6 +152,11 @@ evidence() { # case dir side
             grep -qs '"quic:version_information","data":{"chosen_version":"00000001"}' "$dir"/*.sqlog ||
                 { echo "the client did not start in v1 in $dir"; return 1; }
             pattern='"quic:version_information","data":\{"client_versions":\[[^]]*\],"chosen_version":"6b3343cf"' ;;
+        connectionmigration,client)
+            "$py" "$here/migration_check.py" "$dir" "$preferred_addr" \
+                --server-dir "$work/$1/qlog-server" >"$dir.migration" 2>&1 ||
+                { tail -1 "$dir.migration"; return 1; }
+            return 0 ;;
         keyupdate,*) pattern='"key_phase":[1-9]' ;;
         chacha20,*) pattern='"tls_cipher":"TLS13_CHACHA20_POLY1305_SHA256"' ;;
         # The second connection resumed (a PSK handshake), and (zerortt) 0-RTT went.
@@ -316,6 +340,20 @@ for tc in $cases; do
     fi
     q=$work/$tc
     mkdir -p "$q"
+    if [[ $quiclab_only_cases == *" $tc "* ]]; then
+        # quiclab <-> quiclab only (see the header); the server listens on its
+        # preferred address too.
+        start_server "quiclab server" "$q/quiclab_server.log" "server on" \
+            "$quiclab" server --listen "127.0.0.1:$quiclab_port" --root "$work/www" \
+            --qlog-dir "$q/qlog-server" --seed 1 --testcase "$tc_arg" \
+            --preferred-address "$preferred_addr" || failed=$((failed + 1))
+        cap_port_next=$quiclab_port
+        run_case "$tc" "${dirs[2]}" "$q/out-qq" "$q/qlog-qq" client "$q/qq.log" \
+            "$quiclab" client --insecure --output "$q/out-qq" --testcase "$tc_arg" \
+            --qlog-dir "$q/qlog-qq" "https://127.0.0.1:$quiclab_port/2mb.bin"
+        stop_servers
+        continue
+    fi
     start_server "aioquic server" "$q/aioquic_server.log" "listening" \
         "$py" "$here/aioquic_server.py" --host 127.0.0.1 --port "$aioquic_port" \
         --root "$work/www" --cert "$work/cert.pem" --key "$work/key.pem" --testcase "$tc_arg" ||
@@ -347,11 +385,11 @@ for tc in $cases; do
 done
 
 echo
-printf "%-14s" "test case"
+printf "%-20s" "test case"
 for d in "${dirs[@]}"; do printf " %-17s" "$d"; done
 echo
 for tc in $cases; do
-    printf "%-14s" "$tc"
+    printf "%-20s" "$tc"
     for d in "${dirs[@]}"; do printf " %-17s" "${matrix[$tc,$d]:-n/a}"; done
     echo
 done

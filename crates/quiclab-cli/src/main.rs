@@ -86,8 +86,8 @@ struct Common {
     #[arg(long)]
     seed: Option<u64>,
     /// An interop-runner test case (handshake, transfer, multiplexing, keyupdate,
-    /// chacha20, v2, retry, resumption, zerortt, ecn); others exit with status 127, the
-    /// runner's "unsupported".
+    /// chacha20, v2, retry, resumption, zerortt, ecn, connectionmigration); others exit
+    /// with status 127, the runner's "unsupported".
     #[arg(long)]
     testcase: Option<String>,
     /// TLS cipher suites, in preference order (aes128gcm, aes256gcm, chacha20).
@@ -187,6 +187,12 @@ struct ServerArgs {
     /// Reset, which ends them at once. Default: a random key for this process.
     #[arg(long, value_name = "FILE")]
     stateless_reset_key: Option<PathBuf>,
+    /// Announce ADDR as the server's preferred address (RFC 9000 §9.6; the config key
+    /// `preferred_address`) and listen there too, on a second socket: clients validate
+    /// it once the handshake is confirmed and move there. Needed by `--testcase
+    /// connectionmigration`. On loopback, any 127.0.0.0/8 address works.
+    #[arg(long, value_name = "ADDR")]
+    preferred_address: Option<SocketAddr>,
     #[command(flatten)]
     common: Common,
 }
@@ -337,6 +343,16 @@ fn server(a: ServerArgs) -> Result<()> {
     if a.datagrams {
         offer_datagrams(&mut config);
     }
+    if let Some(addr) = a.preferred_address {
+        let preferred = quiclab_proto::PreferredAddressConfig::One(addr);
+        preferred.validate()?;
+        std::sync::Arc::make_mut(&mut config).preferred_address = Some(preferred);
+    }
+    if a.common.testcase.as_deref() == Some("connectionmigration")
+        && config.preferred_address.is_none()
+    {
+        bail!("--testcase connectionmigration needs --preferred-address (or the config key)");
+    }
     let (key, origin) = match &a.stateless_reset_key {
         Some(path) => reset_key::load_or_create(path)?,
         None => reset_key::for_process()?,
@@ -374,6 +390,10 @@ fn server(a: ServerArgs) -> Result<()> {
         a.root.display(),
         driver.socket().granted()
     );
+    for &addr in config.preferred_address.iter().flat_map(|p| p.addresses()) {
+        let bound = driver.add_socket(addr, &a.common.driver())?;
+        eprintln!("preferred address {bound} (RFC 9000 §9.6): listening there too");
+    }
     eprintln!("{}", driver.socket().buffer_note(a.common.socket_buffer));
     signal::install();
     print_wake(&driver, a.listen);

@@ -4,6 +4,12 @@
 //! come in GRO batches split into datagrams in place, so the steady state allocates
 //! nothing per datagram. The application protocol lives above, behind [`Application`]
 //! (the command line's hq-interop and HTTP/3 clients and servers).
+//!
+//! A server may listen on more addresses ([`EndpointDriver::add_socket`]: its preferred
+//! address, RFC 9000 §9.6): datagrams arriving there reach the endpoint with that local
+//! address, and datagrams whose [`Transmit::source`](quiclab_proto::Transmit::source)
+//! names it leave from it. The driver then sends one datagram per `sendmsg` (a GSO
+//! burst has one source).
 
 use crate::error::{AppError, Context, NetError, Result};
 use crate::monitor::{BufferPolicy, SocketLog, SocketMonitor};
@@ -33,6 +39,8 @@ const MAX_BURST_BYTES: usize = 65_507;
 const SOCKET: Token = Token(0);
 const TIMER: Token = Token(1);
 const WAKER: Token = Token(2);
+/// The first extra socket's token; the others follow.
+const EXTRA_BASE: usize = 3;
 /// Waits shorter than this use the timerfd (the poll's own timeout has 1 ms steps).
 const PRECISE_BELOW: Duration = Duration::from_millis(5);
 
@@ -136,6 +144,9 @@ impl Default for DriverConfig {
 /// [`Application::shutdown`] and runs on until the application is finished.
 pub struct EndpointDriver {
     socket: Socket,
+    /// More local addresses the endpoint is reachable at (a server's preferred
+    /// address), with their sockets.
+    extra: Vec<(SocketAddr, Socket)>,
     stop: StopHandle,
     clock: Clock,
     /// Sub-millisecond wake-ups; `None`: the poll's millisecond timeout only.
@@ -159,6 +170,7 @@ impl EndpointDriver {
         };
         EndpointDriver {
             socket,
+            extra: Vec::new(),
             stop: StopHandle::default(),
             clock: Clock::new(),
             timer,
@@ -170,6 +182,19 @@ impl EndpointDriver {
     pub fn bind(addr: SocketAddr, config: &DriverConfig) -> Result<EndpointDriver> {
         let socket = Socket::bind(addr, config.socket_buffer)?;
         Ok(EndpointDriver::new(socket, config))
+    }
+
+    /// Also listens on `addr` (a server's preferred address, RFC 9000 §9.6) with the
+    /// same settings: what arrives there reaches the endpoint as
+    /// [`Endpoint::handle_datagram_on`]`(Some(addr))`, and datagrams whose source is
+    /// `addr` leave from it. Returns the address bound (`addr` with the kernel's port
+    /// for port 0).
+    pub fn add_socket(&mut self, addr: SocketAddr, config: &DriverConfig) -> Result<SocketAddr> {
+        let mut socket = Socket::bind(addr, config.socket_buffer)?;
+        socket.disable_gso();
+        let bound = socket.local_addr().context("reading the bound address")?;
+        self.extra.push((bound, socket));
+        Ok(bound)
     }
 
     /// The socket (for its address, granted buffers and ICMP reporting).
@@ -207,7 +232,7 @@ impl EndpointDriver {
     /// the event loop or the socket failed (not a datagram lost), or `app` failed.
     pub fn run(&mut self, endpoint: &mut Endpoint, app: &mut dyn Application) -> Result<Counters> {
         run(
-            &mut self.socket,
+            (&mut self.socket, &mut self.extra),
             endpoint,
             self.clock,
             self.timer.as_ref(),
@@ -254,6 +279,10 @@ struct Driver<'t> {
     recv_meta: Vec<RecvMeta>,
     /// A burst the kernel refused with `WouldBlock`: kept until the socket is writable.
     pending: Option<(SocketAddr, usize, Ecn)>,
+    /// The pending datagram's source when the endpoint has extra sockets.
+    pending_source: Option<SocketAddr>,
+    /// Which extra sockets may have input.
+    extra_readable: Vec<bool>,
     send_buf: Vec<u8>,
     readable: bool,
     writable_interest: bool,
@@ -268,7 +297,7 @@ struct Driver<'t> {
 /// Runs `endpoint` on `socket` until `app` is finished; returns what it counted.
 /// `monitor` samples the socket's drops and buffers as the loop turns.
 fn run(
-    socket: &mut Socket,
+    (socket, extra): (&mut Socket, &mut [(SocketAddr, Socket)]),
     endpoint: &mut Endpoint,
     clock: Clock,
     timer: Option<&Timer>,
@@ -285,6 +314,11 @@ fn run(
         poll.registry()
             .register(&mut mio::unix::SourceFd(&t.fd()), TIMER, Interest::READABLE)?;
     }
+    for (i, (_, s)) in extra.iter_mut().enumerate() {
+        let token = Token(EXTRA_BASE + i);
+        poll.registry()
+            .register(s.source(), token, Interest::READABLE)?;
+    }
     let batch = quinn_udp::BATCH_SIZE;
     let mut d = Driver {
         poll,
@@ -292,6 +326,8 @@ fn run(
         recv_bufs: (0..batch).map(|_| vec![0u8; RECV_BUF]).collect(),
         recv_meta: vec![RecvMeta::default(); batch],
         pending: None,
+        pending_source: None,
+        extra_readable: vec![true; extra.len()],
         send_buf: Vec::with_capacity(RECV_BUF),
         // Datagrams may have arrived before registration; edge-triggered readiness
         // would not report them.
@@ -310,13 +346,13 @@ fn run(
         }
         endpoint.handle_timeout(now);
         app.drive(endpoint, now).map_err(NetError::Application)?;
-        d.flush(socket, endpoint, now)?;
+        d.flush((socket, extra), endpoint, now)?;
         monitor.tick(now, socket, endpoint, d.counters.bytes_received);
         if app.finished(endpoint) && d.pending.is_none() {
             d.counters.kernel_drops = monitor.finish(clock.now(), socket, endpoint);
             return Ok(d.counters);
         }
-        if !d.readable {
+        if !d.readable && !d.extra_readable.contains(&true) {
             let mut wait = match endpoint.poll_timeout() {
                 Some(t) => t.saturating_duration_since(clock.now()).min(IDLE_WAIT),
                 None => IDLE_WAIT,
@@ -330,7 +366,12 @@ fn run(
             }
         }
         if d.readable {
-            d.receive(socket, endpoint, clock)?;
+            d.readable = d.receive(socket, None, endpoint, clock)?;
+        }
+        for (i, (addr, s)) in extra.iter().enumerate() {
+            if d.extra_readable[i] {
+                d.extra_readable[i] = d.receive(s, Some(*addr), endpoint, clock)?;
+            }
         }
         if std::mem::take(&mut d.socket_error) {
             for destination in socket.take_refused() {
@@ -364,6 +405,10 @@ impl Driver<'_> {
                 }
             } else if ev.token() == WAKER {
                 // A stop request: the loop checks it next turn.
+            } else if let Some(r) =
+                (ev.token().0.checked_sub(EXTRA_BASE)).and_then(|i| self.extra_readable.get_mut(i))
+            {
+                *r |= ev.is_readable();
             } else {
                 self.readable |= ev.is_readable();
                 self.socket_error |= ev.is_error();
@@ -374,11 +419,30 @@ impl Driver<'_> {
 
     /// Sends the pending burst, then every burst the endpoint has ready, until done
     /// or the kernel buffer is full (then waits for writability, losing nothing).
-    fn flush(&mut self, socket: &mut Socket, endpoint: &mut Endpoint, now: Instant) -> Result<()> {
+    ///
+    /// With extra sockets, datagram by datagram, each from the socket its source names
+    /// (the default socket for `None` or an address not bound here). A `WouldBlock` on
+    /// an extra socket waits on the default socket's writability or the next turn.
+    fn flush(
+        &mut self,
+        (socket, extra): (&mut Socket, &[(SocketAddr, Socket)]),
+        endpoint: &mut Endpoint,
+        now: Instant,
+    ) -> Result<()> {
         let max_segments = socket.granted().gso_segments;
+        let routed = !extra.is_empty();
         loop {
             let (destination, segment_size, ecn) = match self.pending {
                 Some(p) => p,
+                None if routed => {
+                    self.send_buf.clear();
+                    let Some(t) = endpoint.poll_transmit(now, &mut self.send_buf) else {
+                        self.set_writable_interest(socket, false)?;
+                        return Ok(());
+                    };
+                    self.pending_source = t.source;
+                    (t.destination, t.size, t.ecn)
+                }
                 None => {
                     self.send_buf.clear();
                     // A first datagram of up to 1500 bytes bounds the burst's count.
@@ -394,7 +458,10 @@ impl Driver<'_> {
                     (b.destination, b.segment_size, b.ecn)
                 }
             };
-            match socket.send(destination, ecn, &self.send_buf, segment_size) {
+            let out = (self.pending_source.filter(|_| routed))
+                .and_then(|src| extra.iter().find(|(a, _)| *a == src))
+                .map_or(&*socket, |(_, s)| s);
+            match out.send(destination, ecn, &self.send_buf, segment_size) {
                 Ok(()) => {
                     self.pending = None;
                     self.counters.sendmsg_calls += 1;
@@ -432,9 +499,16 @@ impl Driver<'_> {
         Ok(())
     }
 
-    /// Reads up to [`RECV_ROUNDS`] batches, splitting GRO batches into datagrams in
-    /// place and handing each to the endpoint. Clears `readable` once drained.
-    fn receive(&mut self, socket: &Socket, endpoint: &mut Endpoint, clock: Clock) -> Result<()> {
+    /// Reads up to [`RECV_ROUNDS`] batches from `socket` (bound at `local`, `None` for
+    /// the default socket), splitting GRO batches into datagrams in place and handing
+    /// each to the endpoint. Returns whether the socket may still have input.
+    fn receive(
+        &mut self,
+        socket: &Socket,
+        local: Option<SocketAddr>,
+        endpoint: &mut Endpoint,
+        clock: Clock,
+    ) -> Result<bool> {
         for _ in 0..RECV_ROUNDS {
             let mut slices: [IoSliceMut<'_>; quinn_udp::BATCH_SIZE] =
                 std::array::from_fn(|_| IoSliceMut::new(&mut []));
@@ -444,9 +518,10 @@ impl Driver<'_> {
             let n = match socket.recv(&mut slices, &mut self.recv_meta) {
                 Ok(n) => n,
                 Err(e) if is_transient(&e) => {
-                    self.readable = e.kind() != ErrorKind::WouldBlock;
-                    self.socket_error |= self.readable;
-                    return Ok(());
+                    let readable = e.kind() != ErrorKind::WouldBlock;
+                    // The default socket's error queue holds the ICMP reports.
+                    self.socket_error |= readable && local.is_none();
+                    return Ok(readable);
                 }
                 Err(e) => return Err(e).context("receiving"),
             };
@@ -458,10 +533,11 @@ impl Driver<'_> {
                 for datagram in buf[..meta.len].chunks_mut(stride) {
                     self.counters.datagrams_received += 1;
                     // Undeliverable datagrams (stray, unparseable) are simply dropped.
-                    let _ = endpoint.handle_datagram(now, meta.addr, ecn_of(meta.ecn), datagram);
+                    let ecn = ecn_of(meta.ecn);
+                    let _ = endpoint.handle_datagram_on(now, local, meta.addr, ecn, datagram);
                 }
             }
         }
-        Ok(())
+        Ok(true)
     }
 }

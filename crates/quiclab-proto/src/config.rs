@@ -3,9 +3,11 @@
 //! Unknown keys are errors (`deny_unknown_fields`); absent keys take the defaults below.
 
 mod datagram;
+mod preferred;
 mod security;
 
 pub use datagram::DatagramSendConfig;
+pub use preferred::PreferredAddressConfig;
 pub use security::{
     compatible_versions, AdmissionConfig, KeyUpdateConfig, QuicVersion, RetryMode, VersionConfig,
 };
@@ -346,6 +348,16 @@ pub struct TransportConfig {
     /// read from a config file.
     #[serde(skip)]
     pub stateless_reset_key: Option<StatelessResetKey>,
+    /// Server: the preferred address(es) announced in the transport parameters (RFC
+    /// 9000 §9.6, §18.2), with a connection ID of sequence number 1 (§5.1.1); the
+    /// driver must deliver datagrams sent to them. `None` (default): none announced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preferred_address: Option<PreferredAddressConfig>,
+    /// Client: stay on the handshake's server address even when the server announces
+    /// a preferred address (default false: validate it and move there once the
+    /// handshake is confirmed, RFC 9000 §9.6.1's SHOULD).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub ignore_preferred_address: bool,
 }
 
 /// `handshake_timeout_ms`'s default: 10 s, a third of the default idle timeout.
@@ -385,6 +397,8 @@ impl Default for TransportConfig {
             zero_rtt: false,
             ecn: EcnMode::Off,
             stateless_reset_key: None,
+            preferred_address: None,
+            ignore_preferred_address: false,
         }
     }
 }
@@ -562,6 +576,9 @@ impl TransportConfig {
             if !(v.is_finite() && (0.0..1e13).contains(&v)) {
                 return err(key, "must be a finite, non-negative number of ms");
             }
+        }
+        if let Some(p) = &self.preferred_address {
+            p.validate()?;
         }
         self.validate_congestion_control()?;
         self.validate_careful_resume()

@@ -206,6 +206,22 @@ impl Endpoint {
         ecn: Ecn,
         data: &mut [u8],
     ) -> Result<ConnectionHandle, Unrouted> {
+        self.handle_datagram_on(now, None, remote, ecn, data)
+    }
+
+    /// [`Endpoint::handle_datagram`] for a datagram that arrived on the local address
+    /// `local` (`None`: the driver's default socket, as
+    /// [`Transmit::source`](crate::Transmit::source) says): a driver listening on a
+    /// server's preferred address too (RFC 9000 §9.6) passes `Some(that address)` for
+    /// what arrives there. Routing is by connection ID whatever the address.
+    pub fn handle_datagram_on(
+        &mut self,
+        now: Instant,
+        local: Option<SocketAddr>,
+        remote: SocketAddr,
+        ecn: Ecn,
+        data: &mut [u8],
+    ) -> Result<ConnectionHandle, Unrouted> {
         let header = match parse_header(data, self.config.connection_id_length as usize) {
             Ok(h) => h,
             Err(HeaderError::UnsupportedVersion { dcid, scid, .. }) => {
@@ -242,7 +258,7 @@ impl Endpoint {
             }
         };
         let conn = self.connections.get_mut(&handle).ok_or(Unrouted::Dropped)?;
-        conn.handle_routed_datagram(now, remote, ecn, data, Some(first));
+        conn.handle_routed_datagram(now, (local, remote), ecn, data, Some(first));
         self.process_endpoint_events(handle);
         self.reschedule(handle, true, false);
         Ok(handle)
@@ -271,7 +287,7 @@ impl Endpoint {
             .map(|(&h, _)| h);
         if let Some(h) = owner {
             if let Some(conn) = self.connections.get_mut(&h) {
-                conn.handle_routed_datagram(now, remote, ecn, data, None);
+                conn.handle_routed_datagram(now, (None, remote), ecn, data, None);
             }
             self.process_endpoint_events(h);
             self.reschedule(h, true, false);

@@ -65,14 +65,16 @@ pub use time::{duration_nanos, Instant};
 pub use config::{
     validate_controller, AckConfig, AckFrequencyConfig, AckFrequencyPolicy, AckSchedule,
     AdmissionConfig, ConfigError, DatagramSendConfig, FlowConfig, HandshakeConfig, KeyUpdateConfig,
-    LossConfig, QuicVersion, RetryMode, TransportConfig, VersionConfig, UDP_PAYLOAD_1452,
-    UDP_PAYLOAD_DEFAULT, UDP_PAYLOAD_SIGCOMM,
+    LossConfig, PreferredAddressConfig, QuicVersion, RetryMode, TransportConfig, VersionConfig,
+    UDP_PAYLOAD_1452, UDP_PAYLOAD_DEFAULT, UDP_PAYLOAD_SIGCOMM,
 };
 
 // Streams and identifiers.
 pub use streams::{ReadOutcome, SendData, StreamError, StreamEvent};
 /// QUIC's variable-length integers (RFC 9000 §16), which HTTP/3 frames reuse.
 pub use wire::varint;
+/// The preferred_address transport parameter (RFC 9000 §18.2).
+pub use wire::PreferredAddress;
 pub use wire::{ConnectionId, Dir, EcnCounts, PacketType, Side, StreamId, TransportParameters};
 pub use wire::{VERSION_1, VERSION_2};
 

@@ -134,6 +134,12 @@ pub struct Pair {
     /// saw the source), for the anti-amplification limit (RFC 9000 §8.1, §9.3.1).
     pub server_sent_to: BTreeMap<SocketAddr, u64>,
     pub server_received_from: BTreeMap<SocketAddr, u64>,
+    /// Other addresses the server listens on (a preferred address, RFC 9000 §9.6):
+    /// datagrams to them reach it, told the address; client datagrams to an address
+    /// neither this nor `server_addr` are lost.
+    pub server_extra_addrs: Vec<SocketAddr>,
+    /// Datagrams the server sent from each of its addresses.
+    pub server_sent_from: BTreeMap<SocketAddr, u64>,
     /// Client datagrams still to be copied by an attacker ([`Pair::spoof_client_datagrams`]).
     spoof: Option<(SocketAddr, u32)>,
     /// Old client addresses that still reach it ([`Pair::rebind_client`]).
@@ -271,6 +277,8 @@ impl Pair {
             buf: Vec::with_capacity(2048),
             server_sent_to: BTreeMap::new(),
             server_received_from: BTreeMap::new(),
+            server_extra_addrs: Vec::new(),
+            server_sent_from: BTreeMap::new(),
             spoof: None,
             client_old_addrs: Vec::new(),
             capture: None,
@@ -310,7 +318,9 @@ impl Pair {
                 } else {
                     let sent = self.server_sent_to.entry(t.destination).or_default();
                     *sent += t.size as u64;
-                    (To::Client, self.server_addr)
+                    let from = t.source.unwrap_or(self.server_addr);
+                    *self.server_sent_from.entry(from).or_default() += 1;
+                    (To::Client, from)
                 };
                 if from_client {
                     self.spoof_copy(t.ecn, t.destination, &datagram);
@@ -355,7 +365,14 @@ impl Pair {
 
     /// Delivers `datagram` to the server now as if sent from `from` (an injection).
     pub fn inject_to_server(&mut self, from: SocketAddr, mut datagram: Vec<u8>) {
-        self.deliver_to_server(from, Ecn::NotEct, &mut datagram);
+        let to = self.server_addr;
+        self.deliver_to_server((from, to), Ecn::NotEct, &mut datagram);
+    }
+
+    /// Delivers `datagram` to the server's address `to` now (its default one or one
+    /// of [`Pair::server_extra_addrs`]) as if sent from `from`.
+    pub fn inject_to_server_at(&mut self, from: SocketAddr, to: SocketAddr, mut datagram: Vec<u8>) {
+        self.deliver_to_server((from, to), Ecn::NotEct, &mut datagram);
     }
 
     fn spoof_copy(&mut self, ecn: Ecn, destination: SocketAddr, datagram: &[u8]) {
@@ -379,9 +396,24 @@ impl Pair {
         )));
     }
 
-    fn deliver_to_server(&mut self, from: SocketAddr, ecn: Ecn, datagram: &mut [u8]) {
+    /// A datagram from `from` to the server's address `to`: its default address, or
+    /// one of `server_extra_addrs` (the server is told which); any other is lost.
+    fn deliver_to_server(
+        &mut self,
+        (from, to): (SocketAddr, SocketAddr),
+        ecn: Ecn,
+        datagram: &mut [u8],
+    ) {
+        let local = if to == self.server_addr {
+            None
+        } else if self.server_extra_addrs.contains(&to) {
+            Some(to)
+        } else {
+            return;
+        };
         *self.server_received_from.entry(from).or_default() += datagram.len() as u64;
-        if let Ok(h) = self.server.handle_datagram(self.now, from, ecn, datagram) {
+        let now = self.now;
+        if let Ok(h) = (self.server).handle_datagram_on(now, local, from, ecn, datagram) {
             self.server_conn.get_or_insert(h);
         }
     }
@@ -455,14 +487,14 @@ impl Pair {
                 self.queue.pop().expect("peeked");
             let ecn = Ecn::from_bits(ecn);
             match to {
-                To::Server => self.deliver_to_server(from, ecn, &mut datagram),
+                To::Server => self.deliver_to_server((from, dest), ecn, &mut datagram),
                 // Only datagrams to the client's current address reach it.
                 To::Client
                     if dest != self.client_addr && !self.client_old_addrs.contains(&dest) => {}
                 To::Client => {
-                    let _ =
-                        self.client
-                            .handle_datagram(self.now, self.server_addr, ecn, &mut datagram);
+                    let _ = self
+                        .client
+                        .handle_datagram(self.now, from, ecn, &mut datagram);
                 }
             }
         }

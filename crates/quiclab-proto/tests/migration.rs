@@ -2,13 +2,15 @@
 //! §9.3) in the pair harness: NAT rebindings, spoofed and replayed packets from other
 //! addresses, the anti-amplification limit on unvalidated addresses, bounded state.
 
+mod download;
+
+use download::{run_download, Download};
 use proptest::prelude::*;
 use quiclab_proto::events::{Event, EventSink, MigrationPhase};
 use quiclab_proto::raw::{Frame, SpaceId};
 use quiclab_proto::testing::{with_tampered_transport_parameters, LinkConfig, Pair};
 use quiclab_proto::{
-    Connection, ConnectionId, DetRng, Dir, Instant, MigrateError, PacketType, Side, StreamError,
-    StreamId, TransportConfig, MAX_OTHER_ADDRESSES,
+    ConnectionId, Instant, MigrateError, PacketType, Side, TransportConfig, MAX_OTHER_ADDRESSES,
 };
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -41,96 +43,6 @@ fn connected(seed: u64, loss: f64) -> Pair {
     })
     .expect("handshake");
     p
-}
-
-/// A download: the client asks on one stream, the server answers with `data`.
-struct Download {
-    data: Vec<u8>,
-    sent: usize,
-    received: Vec<u8>,
-    stream: Option<StreamId>,
-    done: bool,
-}
-
-impl Download {
-    fn new(seed: u64, len: usize) -> Self {
-        let mut data = vec![0u8; len];
-        DetRng::new(seed).fill(&mut data);
-        Download {
-            data,
-            sent: 0,
-            received: Vec::new(),
-            stream: None,
-            done: false,
-        }
-    }
-
-    fn drive(&mut self, p: &mut Pair) {
-        if self.stream.is_none() {
-            let c = p.client_conn();
-            let id = c.open_stream(Dir::Bi).expect("stream");
-            c.write(id, b"GET").unwrap();
-            c.finish(id).unwrap();
-            self.stream = Some(id);
-        }
-        let id = self.stream.unwrap();
-        if let Some(s) = p.server_conn() {
-            if s.accept_stream(Dir::Bi).is_some() || self.sent > 0 {
-                push(s, id, &self.data, &mut self.sent);
-            }
-        }
-        self.done |= pull(p.client_conn(), id, &mut self.received);
-    }
-}
-
-fn push(conn: &mut Connection, id: StreamId, data: &[u8], sent: &mut usize) {
-    while *sent < data.len() {
-        match conn.write(id, &data[*sent..]) {
-            Ok(n) => *sent += n,
-            Err(StreamError::Blocked) => return,
-            Err(e) => panic!("write: {e}"),
-        }
-    }
-    if *sent == data.len() {
-        conn.finish(id).unwrap();
-        *sent = usize::MAX;
-    }
-}
-
-fn pull(conn: &mut Connection, id: StreamId, out: &mut Vec<u8>) -> bool {
-    let mut buf = [0u8; 8192];
-    loop {
-        match conn.read(id, &mut buf) {
-            Ok(r) => {
-                out.extend_from_slice(&buf[..r.bytes]);
-                if r.fin {
-                    return true;
-                }
-                if r.bytes == 0 {
-                    return false;
-                }
-            }
-            Err(StreamError::Blocked) => return false,
-            Err(e) => panic!("read: {e}"),
-        }
-    }
-}
-
-/// Runs the download to the end, calling `at_ms` once when the virtual time passes
-/// `ms` after the start.
-fn run_download(p: &mut Pair, d: &mut Download, ms: u64, mut at_ms: impl FnMut(&mut Pair)) {
-    let start = p.now;
-    let mut fired = false;
-    p.run_until(start + Duration::from_secs(120), |p| {
-        if !fired && p.now >= start + Duration::from_millis(ms) {
-            fired = true;
-            at_ms(p);
-        }
-        d.drive(p);
-        d.done
-    })
-    .expect("download completes");
-    assert_eq!(d.received, d.data, "byte-exact");
 }
 
 /// Every address but `legitimate` got at most 3x what the server received from it

@@ -88,6 +88,9 @@ enum Ev {
     Change(usize),
     /// A trace-driven link reaches its next delivery opportunity.
     LinkWake(usize),
+    /// Flow `.0`'s client's NAT rebinding `.1`, the scenario's `.2`-th
+    /// (`scenario/rebind.rs`).
+    Rebind(usize, usize, usize),
 }
 
 enum App {
@@ -105,6 +108,8 @@ struct Node {
     stack: Stack,
     /// The last destination sent to and its route (a node talks to one peer).
     route: Option<(SocketAddrV4, usize)>,
+    /// The source address its datagrams show after a NAT rebinding (`None`: `addr`).
+    public: Option<SocketAddrV4>,
 }
 
 /// A node's transport: a QUIC endpoint and its application, or a TCP flow's end
@@ -288,6 +293,12 @@ impl Simulation {
         for (i, c) in sim.scenario.schedule.iter().enumerate() {
             sim.events.push(secs(c.at_s), Ev::Change(i));
         }
+        let rebinds = (sim.scenario.flows.iter().enumerate())
+            .flat_map(|(i, f)| (f.rebinds.iter().enumerate()).map(move |(k, r)| (i, k, r.at_s)));
+        let rebinds: Vec<_> = rebinds.collect();
+        for (n, (i, k, at_s)) in rebinds.into_iter().enumerate() {
+            sim.events.push(secs(at_s), Ev::Rebind(i, k, n));
+        }
         if m.pcap {
             sim.open_pcaps()?;
         }
@@ -334,6 +345,7 @@ impl Simulation {
             flow: i,
             stack: client,
             route: None,
+            public: None,
         });
         self.nodes.push(Node {
             addr: server_addr,
@@ -341,6 +353,7 @@ impl Simulation {
             flow: i,
             stack: server,
             route: None,
+            public: None,
         });
         self.node_by_addr.insert(client_addr, cn);
         for a in extra {
@@ -391,6 +404,7 @@ impl Simulation {
             flow: i,
             stack: Stack::Pep(Box::new(pep)),
             route: None,
+            public: None,
         });
         self.pep_of.insert(client_addr, n);
         self.pep_of.insert(server_addr, n);
@@ -745,6 +759,7 @@ impl Simulation {
                 let next = self.net.links[l].start_next(now);
                 self.schedule_link(l, next);
             }
+            Ev::Rebind(i, k, n) => self.apply_rebind(i, k, n),
         }
         Ok(())
     }
@@ -860,7 +875,7 @@ impl Simulation {
             flow.counted_done = true;
             *flow_done += 1;
         }
-        let src = node.addr;
+        let src = node.public.unwrap_or(node.addr);
         let src_host = node.host;
         loop {
             let mut payload = self.spare.pop().unwrap_or_default();
@@ -974,6 +989,24 @@ impl Simulation {
                 self.all_pcap = None;
             }
         }
+    }
+
+    /// A NAT in front of flow `i`'s client maps it to a new public address (its
+    /// rebinding `k`, the scenario's `n`-th): its datagrams show that source from now on,
+    /// and datagrams to it reach the client, as do those to the old one unless the
+    /// rebinding expires it. The client's endpoint is not told (RFC 9000 §9.3).
+    fn apply_rebind(&mut self, i: usize, k: usize, n: usize) {
+        let r = &self.scenario.flows[i].rebinds[k];
+        let (kind, expire_old) = (r.kind, r.expire_old);
+        let node = self.flows[i].client_node;
+        let old = self.nodes[node].public.unwrap_or(self.nodes[node].addr);
+        let new = crate::scenario::rebound(old, kind, n);
+        self.host_index.insert(*new.ip(), self.nodes[node].host);
+        self.node_by_addr.insert(new, node);
+        if expire_old {
+            self.node_by_addr.remove(&old);
+        }
+        self.nodes[node].public = Some(new);
     }
 
     fn apply_change(&mut self, i: usize) {

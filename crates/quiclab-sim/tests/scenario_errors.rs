@@ -108,6 +108,16 @@ fn unknown_transport_key() {
     );
 }
 
+/// RFC 9000 §9.6: a simulated host has one address, so a preferred address could
+/// never be validated: refused rather than silently failing.
+#[test]
+fn a_preferred_address_is_not_simulated_yet() {
+    assert_error(
+        &with("FLOW", "server = { preferred_address = \"10.1.0.9:443\" }"),
+        &["server.preferred_address", "not simulated yet"],
+    );
+}
+
 #[test]
 fn wrong_type() {
     let text = with("TOP", "").replace("seed = 1", "seed = \"x\"");

@@ -140,7 +140,10 @@ impl std::str::FromStr for VersionArg {
 /// server issues session tickets and the client makes a second connection that resumes
 /// (the command line splits its URLs); `zerortt`: the same, with 0-RTT on both sides (`zero_rtt`);
 /// `ecn`: every packet ECN-capable (ECT(0) unless the config says ECT(1)) and ECN counts
-/// in ACK frames, as the runner checks in its capture. Anything
+/// in ACK frames, as the runner checks in its capture; `connectionmigration`: the
+/// server announces a preferred address (the command line's `--preferred-address`) and
+/// the client moves there after validating it (RFC 9000 §9.6; a client does so by
+/// default, so neither side's config changes here). Anything
 /// else is [`NetError::UnsupportedTestcase`].
 ///
 /// ECN: real endpoints send ECT(0) with validation by default, as RFC 9000 §13.4
@@ -153,7 +156,7 @@ pub fn configure(f: &Flags<'_>, side: Side) -> Result<(Arc<TransportConfig>, Tls
     }
     let mut choices = TlsChoices::default();
     match f.testcase {
-        None | Some("handshake" | "transfer" | "multiplexing") => {}
+        None | Some("handshake" | "transfer" | "multiplexing" | "connectionmigration") => {}
         Some("keyupdate") => {
             if side == Side::Client {
                 config.key_update.every_packets = Some(2);

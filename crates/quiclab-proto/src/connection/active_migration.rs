@@ -23,8 +23,10 @@ impl Connection {
     /// tells a port-only change (congestion state kept, §9.4) from another.
     ///
     /// Refused (nothing changes) for a server, before the handshake is confirmed
-    /// (§9), once closed, when the server sent disable_active_migration (§9), or when
-    /// the server issued no unused connection ID (§9.5).
+    /// (§9), once closed, when the server sent disable_active_migration (§9; unless
+    /// the connection moved to the server's preferred address, §18.2), while the
+    /// server's preferred address is being validated (§9.6.1), or when the server
+    /// issued no unused connection ID (§9.5).
     pub fn migrate(
         &mut self,
         now: Instant,
@@ -92,10 +94,15 @@ impl Connection {
         if !self.handshake.confirmed {
             return Err(MigrateError::HandshakeNotConfirmed);
         }
+        if self.migration.preferred.is_some() {
+            return Err(MigrateError::PreferredAddressPending);
+        }
+        // RFC 9000 §18.2: not once the client acted on a preferred address.
         if self
             .params
             .peer()
             .is_some_and(|p| p.disable_active_migration)
+            && !self.migration.on_preferred
         {
             return Err(MigrateError::DisabledByPeer);
         }

@@ -113,6 +113,48 @@ impl CidState {
         Some(next)
     }
 
+    /// The peer ID of sequence `seq`, if held.
+    pub fn remote_at(&self, seq: u64) -> Option<ConnectionId> {
+        self.remote.get(&seq).map(|v| v.0)
+    }
+
+    /// The peer ID a new path would take ([`CidState::switch_remote`]'s next), without
+    /// taking it.
+    pub fn next_unused_remote(&self) -> Option<ConnectionId> {
+        let after = self.active_remote.saturating_add(1);
+        self.remote.range(after..).next().map(|(_, v)| v.0)
+    }
+
+    /// Sends to the peer ID of sequence `seq` from now on, retiring the active one
+    /// (RFC 9000 §9.5); `false` (nothing changes) when `seq` is not held or active.
+    pub fn switch_remote_to(&mut self, seq: u64) -> bool {
+        if seq == self.active_remote || !self.remote.contains_key(&seq) {
+            return false;
+        }
+        let old = self.active_remote;
+        self.remote.remove(&old);
+        self.pending_retire.push_back(old);
+        self.active_remote = seq;
+        true
+    }
+
+    /// Server: issues the connection ID of the preferred_address transport parameter,
+    /// sequence number 1 (RFC 9000 §5.1.1, §18.2), with its reset token. It travels in
+    /// the transport parameters, so no NEW_CONNECTION_ID frame carries it; it counts
+    /// toward the peer's active_connection_id_limit like the others.
+    pub fn issue_preferred(&mut self, rng: &mut DetRng) -> (u64, ConnectionId, [u8; 16]) {
+        let seq = self.next_local_seq;
+        self.next_local_seq = self.next_local_seq.saturating_add(1);
+        let cid = random_cid(rng, self.cid_len);
+        let mut token = [0u8; 16];
+        rng.fill(&mut token);
+        if let Some(k) = &self.reset_key {
+            token = k.token(&cid); // RFC 9000 §10.3.2
+        }
+        self.local.insert(seq, (cid, token));
+        (seq, cid, token)
+    }
+
     /// Client: adopt the server's chosen SCID from its first packet (RFC 9000 §7.2).
     pub fn set_initial_remote(&mut self, cid: ConnectionId) {
         self.remote.insert(0, (cid, None));
@@ -308,6 +350,31 @@ mod tests {
         assert_eq!(cids.switch_remote(), Some(2));
         assert_eq!(cids.switch_remote(), None);
         assert_eq!(cids.remote_cid(), frame(2, 0).id);
+    }
+
+    #[test]
+    fn the_preferred_address_id_is_sequence_1_and_never_a_frame() {
+        let mut rng = DetRng::new(2);
+        let mut server = state();
+        let (seq, cid, token) = server.issue_preferred(&mut rng);
+        assert_eq!(seq, 1, "RFC 9000 §5.1.1");
+        assert!(server.pending_new.is_empty());
+        // It counts toward the limit: with a limit of 4, two more IDs go in frames.
+        assert_eq!(server.issue(&mut rng, 4).len(), 2);
+        assert_eq!(server.pending_new, [2, 3]);
+        let mut client = state();
+        let f = NewConnectionIdFrame {
+            sequence: seq,
+            retire_prior_to: 0,
+            id: cid,
+            reset_token: token,
+        };
+        client.on_new_cid(&f, 4).unwrap();
+        assert_eq!(client.next_unused_remote(), Some(cid));
+        assert!(client.switch_remote_to(1));
+        assert!(!client.switch_remote_to(1), "already active");
+        assert_eq!(client.remote_cid(), cid);
+        assert_eq!(client.pending_retire, [0]);
     }
 
     /// A peer that keeps retiring everything while we never get to send

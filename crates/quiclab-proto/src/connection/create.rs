@@ -143,6 +143,9 @@ impl Connection {
         local_params.original_destination_connection_id = Some(original_dcid);
         local_params.retry_source_connection_id = validation.retry_scid;
         local_params.stateless_reset_token = Some(cids.local_reset_token());
+        // RFC 9000 §9.6, §18.2: the preferred address and its ID of sequence 1.
+        local_params.preferred_address = (config.preferred_address.as_ref())
+            .map(|pa| super::preferred_address::announce(pa, &mut cids, &mut rng));
         let mut tp = Vec::new();
         local_params.encode(&mut tp);
         #[cfg(any(test, feature = "testing"))]
@@ -165,6 +168,12 @@ impl Connection {
         conn.path.validated = validation.validated;
         conn.tokens.retry_scid = validation.retry_scid;
         conn.tokens.new_token = NewTokenSend::new(validation.new_token);
+        if let Some(p) = &conn.params.local.preferred_address {
+            // The endpoint routes packets carrying it (to the preferred address).
+            let cid = p.connection_id;
+            conn.outbox
+                .push_endpoint_event(super::outbox::EndpointEvent::NewConnectionId(cid));
+        }
         Ok(conn)
     }
 

@@ -171,6 +171,7 @@ impl Connection {
             if let Some(t) = p.stateless_reset_token {
                 self.cids.set_initial_remote_reset_token(t);
             }
+            self.accept_preferred_address(&p)?;
         }
         // RFC 9000 §10.1: the effective idle timeout is the minimum of the non-zero values.
         self.timers.negotiate_idle(now, p.max_idle_timeout);
@@ -254,6 +255,8 @@ impl Connection {
         self.outbox.push_event(ConnectionEvent::HandshakeConfirmed);
         self.set_state_event(now, ConnectionState::HandshakeConfirmed);
         self.discard_space(now, SpaceId::Handshake);
+        // RFC 9000 §9.6.1: a client validates the server's preferred address now.
+        self.start_preferred_probe(now);
     }
 
     /// Drops a space's keys and the packets in flight there (RFC 9002 §6.4, A.11).

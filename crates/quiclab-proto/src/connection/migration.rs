@@ -48,8 +48,13 @@ impl Connection {
         }
     }
 
-    /// A PATH_CHALLENGE: answered on the path it arrived on (RFC 9000 §8.2.2).
-    pub(super) fn on_path_challenge_frame(&mut self, data: [u8; 8]) {
+    /// A PATH_CHALLENGE: answered on the path it arrived on (RFC 9000 §8.2.2), from
+    /// the local address it came to (§9.6.2).
+    pub(super) fn on_path_challenge_frame(&mut self, now: Instant, data: [u8; 8]) {
+        if self.arrived_on_other_local() {
+            self.on_challenge_to_other_local(now, data);
+            return;
+        }
         match self.migration.incoming {
             Some(remote) if remote != self.path.remote => {
                 self.migration.on_path_challenge_from_other(remote, data)
@@ -87,6 +92,7 @@ impl Connection {
             self.count_validation(true);
             self.log_migration(now, MigrationPhase::ProbingSuccessful, remote);
         }
+        self.on_preferred_path_response(now, &data);
         self.arm_path_validation_timer();
     }
 
@@ -115,6 +121,16 @@ impl Connection {
             .peer_dcid
             .replace(*dcid)
             .is_some_and(|d| d != *dcid);
+        if self.arrived_on_other_local() {
+            // RFC 9000 §9.6.2: to our preferred address.
+            let local = self.migration.incoming_local;
+            if remote == self.path.remote {
+                self.on_non_probing_to_other_local(now, new_cid);
+                return;
+            }
+            // The client's address changed too: its validation (§9.3) goes from there.
+            self.migration.local = local;
+        }
         if remote == self.path.remote {
             return;
         }
@@ -199,7 +215,7 @@ impl Connection {
 
     /// Makes `remote` the active path (`validated`, or limited by `other`'s counts);
     /// returns the state of the path left, with its unanswered challenges.
-    fn set_active(
+    pub(super) fn set_active(
         &mut self,
         remote: SocketAddr,
         validated: bool,
@@ -276,6 +292,7 @@ impl Connection {
             self.count_validation(false);
             self.log_migration(now, MigrationPhase::ProbingAbandoned, remote);
         }
+        self.on_preferred_validation_timer(now);
         self.arm_path_validation_timer();
     }
 
@@ -307,7 +324,7 @@ impl Connection {
         self.timers.set_or_stop(Timer::PathValidation, at);
     }
 
-    fn count_validation(&mut self, succeeded: bool) {
+    pub(super) fn count_validation(&mut self, succeeded: bool) {
         let s = &mut self.migration.stats;
         if succeeded {
             s.validations_succeeded = s.validations_succeeded.saturating_add(1);
@@ -316,20 +333,20 @@ impl Connection {
         }
     }
 
-    fn log_migration(&mut self, now: Instant, new: MigrationPhase, remote: SocketAddr) {
+    pub(super) fn log_migration(&mut self, now: Instant, new: MigrationPhase, remote: SocketAddr) {
         if self.logging() {
             self.emit(now, Event::MigrationStateUpdated { new, remote });
         }
     }
 
     /// `quic:tuple_assigned` for the active path, under a new tuple ID.
-    fn log_tuple(&mut self, now: Instant) {
+    pub(super) fn log_tuple(&mut self, now: Instant) {
         self.migration.tuple_seq = self.migration.tuple_seq.saturating_add(1);
         if self.logging() {
             let event = Event::TupleAssigned {
                 tuple_id: self.migration.tuple_seq,
                 remote: self.path.remote,
-                local: None,
+                local: self.migration.local,
             };
             self.emit(now, event);
         }

@@ -67,6 +67,60 @@ pub struct PreviousPath {
     pub congestion: Option<Congestion>,
 }
 
+/// Client: the server's preferred address being validated before the move (RFC 9000
+/// §9.6.1): probes go there with the connection ID of `cid_seq` while data stays on
+/// the handshake's address.
+pub struct PreferredProbe {
+    pub remote: SocketAddr,
+    /// The sequence number of the peer ID the probes carry (1: the one in the
+    /// preferred_address transport parameter, §5.1.1).
+    pub cid_seq: u64,
+    pub validation: Validation,
+}
+
+/// Server: the path from another of our local addresses (the preferred address) to
+/// `remote`, heard from but not yet the active one (RFC 9000 §9.6.2): validated from
+/// there before non-probing packets leave from there, with the PATH_RESPONSE data owed
+/// from there (§8.2.2).
+pub struct LocalPath {
+    pub local: Option<SocketAddr>,
+    pub remote: SocketAddr,
+    /// `None` once the path answered.
+    pub validation: Option<Validation>,
+    pub validated: bool,
+    /// A non-probing packet with a new largest packet number arrived there: move once
+    /// validated; `switch_cid`: it carried a connection ID new to us, so ours changes
+    /// too (§9.5).
+    pub move_wanted: bool,
+    pub switch_cid: bool,
+    /// Newest last, at most [`MAX_RESPONSES_PER_ADDRESS`].
+    pub responses: Vec<[u8; 8]>,
+}
+
+impl LocalPath {
+    pub fn new(local: Option<SocketAddr>, remote: SocketAddr) -> Self {
+        LocalPath {
+            local,
+            remote,
+            validation: None,
+            validated: false,
+            move_wanted: false,
+            switch_cid: false,
+            responses: Vec::new(),
+        }
+    }
+
+    /// Owes a PATH_RESPONSE with `data`; returns whether an older one was dropped.
+    pub fn owe_response(&mut self, data: [u8; 8]) -> bool {
+        let dropped = self.responses.len() >= MAX_RESPONSES_PER_ADDRESS;
+        if dropped {
+            self.responses.remove(0);
+        }
+        self.responses.push(data);
+        dropped
+    }
+}
+
 /// Why [`crate::Connection::migrate`] refused (RFC 9000 §9).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum MigrateError {
@@ -82,6 +136,8 @@ pub enum MigrateError {
     NoConnectionId,
     #[error("already on that local address")]
     SameAddress,
+    #[error("the server's preferred address is being validated (RFC 9000 §9.6.3)")]
+    PreferredAddressPending,
 }
 
 /// What the connection did about paths, for tests and tools.
@@ -126,6 +182,16 @@ pub struct MigrationState {
     /// The qlog tuple ID of the active path ("" for the handshake's, then 1, 2, ...).
     pub tuple_seq: u64,
     pub stats: MigrationStats,
+    /// The local address the datagram being processed arrived on (`None`: the
+    /// driver's default socket).
+    pub incoming_local: Option<SocketAddr>,
+    /// Client: the server's preferred address under validation (RFC 9000 §9.6.1).
+    pub preferred: Option<PreferredProbe>,
+    /// Client: the connection moved to the server's preferred address (§18.2:
+    /// disable_active_migration no longer applies).
+    pub on_preferred: bool,
+    /// Server: a path from another local address of ours (§9.6.2); one at a time.
+    pub local_path: Option<LocalPath>,
 }
 
 impl MigrationState {
@@ -199,7 +265,14 @@ impl MigrationState {
     pub fn next_deadline(&self) -> Option<Instant> {
         let active = self.validation.as_ref().map(Validation::next_deadline);
         let old = self.old_path_check.as_ref().map(|(_, v)| v.next_deadline());
-        active.into_iter().chain(old).min()
+        let preferred = self
+            .preferred
+            .as_ref()
+            .map(|p| p.validation.next_deadline());
+        let local = (self.local_path.as_ref())
+            .and_then(|l| l.validation.as_ref())
+            .map(Validation::next_deadline);
+        [active, old, preferred, local].into_iter().flatten().min()
     }
 }
 
@@ -223,6 +296,15 @@ mod tests {
         assert!(m.other_mut(addr(99)).is_some());
         assert!(m.other_mut(addr(95)).is_none());
         assert_eq!(m.stats.responses_dropped, 100 - MAX_OTHER_ADDRESSES as u64);
+    }
+
+    #[test]
+    fn responses_owed_from_another_local_address_are_bounded() {
+        let mut l = LocalPath::new(Some(addr(2)), addr(1));
+        let dropped = (0..50u8).filter(|&i| l.owe_response([i; 8])).count();
+        assert_eq!(l.responses.len(), MAX_RESPONSES_PER_ADDRESS);
+        assert_eq!(dropped, 50 - MAX_RESPONSES_PER_ADDRESS);
+        assert_eq!(*l.responses.last().unwrap(), [49; 8]);
     }
 
     #[test]

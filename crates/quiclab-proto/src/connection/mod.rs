@@ -62,6 +62,7 @@ mod new_token;
 mod path_probe;
 mod peer_buffers;
 mod pmtud_probe;
+mod preferred_address;
 mod recv;
 mod retry;
 mod schedule_hints;

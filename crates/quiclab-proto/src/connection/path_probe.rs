@@ -1,8 +1,11 @@
 //! Path validation's datagrams (RFC 9000 §8.2): a PATH_CHALLENGE or PATH_RESPONSE
 //! goes in a 1-RTT packet on its own, padded to 1200 bytes unless the path's
 //! anti-amplification budget allows less (§8.2.1, §8.2.2), to the address of the path
-//! it is about: the active path, the previously active one (§9.3.3), or the address a
-//! challenge came from (§8.2.2).
+//! it is about: the active path, the previously active one (§9.3.3), the server's
+//! preferred address a client validates (§9.6.1), a path from another local address of
+//! a server's (§9.6.2), or the address a challenge came from (§8.2.2). A probe to
+//! another destination or from another local address carries a connection ID of its
+//! own (§9.5).
 //!
 //! Probes are not held back by the congestion window or the pacer (§8.2.2: a
 //! PATH_RESPONSE is not delayed; challenges are few, on their own timer, §9.4). Those
@@ -17,7 +20,7 @@ use super::transmit::{Transmit, MIN_INITIAL_DATAGRAM};
 use super::Connection;
 use crate::crypto::TAG_LEN;
 use crate::time::Instant;
-use crate::wire::Frame;
+use crate::wire::{ConnectionId, Frame};
 use std::net::SocketAddr;
 
 /// A PATH_CHALLENGE or PATH_RESPONSE frame's bytes (type and 8 bytes of data).
@@ -37,7 +40,88 @@ impl Connection {
         if let Some(t) = self.poll_old_path_probe(now, buf) {
             return Some(t);
         }
+        if let Some(t) = self.poll_preferred_probe(now, buf) {
+            return Some(t);
+        }
+        if let Some(t) = self.poll_local_path_probe(now, buf) {
+            return Some(t);
+        }
         self.poll_other_response(now, buf)
+    }
+
+    /// Client: a PATH_CHALLENGE to the server's preferred address, with the
+    /// connection ID meant for it (RFC 9000 §9.6.1, §5.1.1). The server's address
+    /// needs no amplification limit.
+    fn poll_preferred_probe(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+        let (remote, seq, token) = (self.migration.preferred.as_ref())
+            .filter(|p| p.validation.send_pending())
+            .map(|p| (p.remote, p.cid_seq, p.validation.token()))?;
+        let dcid = self.cids.remote_at(seq)?;
+        let budget = self.probe_budget(u64::MAX);
+        let mut none = Vec::new();
+        let (start, _) =
+            self.write_probe(now, buf, (dcid, Some(token)), &mut none, budget, false)?;
+        let pto = self.probe_pto();
+        if let Some(p) = self.migration.preferred.as_mut() {
+            p.validation.on_sent(now, pto);
+        }
+        self.arm_path_validation_timer();
+        let source = self.migration.local;
+        Some(self.off_path_done(start, buf, remote, source))
+    }
+
+    /// Server: the challenge of a path from another local address (the preferred
+    /// address, RFC 9000 §9.6.2: the server MUST probe from it) and the responses owed
+    /// from there, with the peer ID a new path takes (§9.5).
+    fn poll_local_path_probe(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+        let (local, remote, token, mut responses) = {
+            let lp = self.migration.local_path.as_mut()?;
+            let token = (lp.validation.as_ref())
+                .filter(|v| v.send_pending())
+                .map(|v| v.token());
+            if token.is_none() && lp.responses.is_empty() {
+                return None;
+            }
+            (
+                lp.local,
+                lp.remote,
+                token,
+                std::mem::take(&mut lp.responses),
+            )
+        };
+        let allowed = if remote == self.path.remote && self.path.validated {
+            u64::MAX
+        } else {
+            let factor = self.config.amplification_factor;
+            self.migration
+                .other_mut(remote)
+                .map_or(0, |o| o.budget(factor))
+        };
+        let budget = self.probe_budget(allowed);
+        let dcid = (self.cids.next_unused_remote()).unwrap_or_else(|| self.cids.remote_cid());
+        let written = self.write_probe(now, buf, (dcid, token), &mut responses, budget, false);
+        let s = &mut self.migration.stats;
+        s.responses_dropped = s.responses_dropped.saturating_add(responses.len() as u64);
+        let (start, _) = written?;
+        if token.is_some() {
+            let pto = self.probe_pto();
+            if let Some(v) =
+                (self.migration.local_path.as_mut()).and_then(|l| l.validation.as_mut())
+            {
+                v.on_sent(now, pto);
+            }
+            self.arm_path_validation_timer();
+        }
+        Some(self.off_path_done(start, buf, remote, local))
+    }
+
+    /// The peer ID for a datagram to `remote`: the preferred address's own while a
+    /// client validates it (RFC 9000 §9.5), else the active one.
+    fn dcid_for(&self, remote: SocketAddr) -> ConnectionId {
+        (self.migration.preferred.as_ref())
+            .filter(|p| p.remote == remote)
+            .and_then(|p| self.cids.remote_at(p.cid_seq))
+            .unwrap_or_else(|| self.cids.remote_cid())
     }
 
     fn poll_active_probe(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
@@ -52,7 +136,9 @@ impl Connection {
         }
         let budget = self.probe_budget(self.amplification_budget());
         let mut responses = std::mem::take(&mut self.path.responses);
-        let written = self.write_probe(now, buf, challenge, &mut responses, budget, true);
+        let dcid = self.cids.remote_cid();
+        let probe = (dcid, challenge);
+        let written = self.write_probe(now, buf, probe, &mut responses, budget, true);
         self.path.responses = responses;
         let (start, in_flight) = written?;
         if challenge.is_some() {
@@ -70,9 +156,11 @@ impl Connection {
             .map(|(r, v)| (*r, v.token()))?;
         // The previously active path was validated: no amplification limit.
         let budget = self.probe_budget(u64::MAX);
-        let (start, _) = self.write_probe(now, buf, Some(token), &mut Vec::new(), budget, false)?;
+        let probe = (self.cids.remote_cid(), Some(token));
+        let (start, _) = self.write_probe(now, buf, probe, &mut Vec::new(), budget, false)?;
         self.on_challenge_sent(now, false);
-        Some(self.off_path_done(start, buf, remote))
+        let source = self.migration.local;
+        Some(self.off_path_done(start, buf, remote, source))
     }
 
     fn poll_other_response(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
@@ -83,14 +171,16 @@ impl Connection {
             (other.remote, other.budget(factor), responses)
         };
         let budget = self.probe_budget(budget);
-        let written = self.write_probe(now, buf, None, &mut responses, budget, false);
+        let probe = (self.dcid_for(remote), None);
+        let written = self.write_probe(now, buf, probe, &mut responses, budget, false);
         // What did not fit (or could not be sent at all) is dropped: the peer sends
         // more challenges as needed (RFC 9000 §8.2.2).
         let dropped = responses.len() as u64;
         let s = &mut self.migration.stats;
         s.responses_dropped = s.responses_dropped.saturating_add(dropped);
         let (start, _) = written?;
-        Some(self.off_path_done(start, buf, remote))
+        let source = self.migration.local;
+        Some(self.off_path_done(start, buf, remote, source))
     }
 
     /// The datagram size a probe may take: 1200 bytes (RFC 9000 §8.2.1, §8.2.2), or
@@ -100,26 +190,27 @@ impl Connection {
         usize::try_from(allowed).map_or(full, |a| a.min(full))
     }
 
-    /// Writes one 1-RTT packet with `challenge` and as many `responses` (newest first)
-    /// as fit in `budget` bytes, padded to it. Returns the datagram's start and whether
-    /// it counts in flight, or `None` when not even one frame fits.
+    /// Writes one 1-RTT packet to the peer ID `dcid` with `challenge` and as many
+    /// `responses` (newest first) as fit in `budget` bytes, padded to it. Returns the
+    /// datagram's start and whether it counts in flight, or `None` when not even one
+    /// frame fits.
     fn write_probe(
         &mut self,
         now: Instant,
         buf: &mut Vec<u8>,
-        challenge: Option<[u8; 8]>,
+        (dcid, challenge): (ConnectionId, Option<[u8; 8]>),
         responses: &mut Vec<[u8; 8]>,
         budget: usize,
         on_active_path: bool,
     ) -> Option<(usize, bool)> {
         // Short header: flags, DCID, a packet number of up to 4 bytes.
-        let overhead = 1 + self.cids.remote_cid().len() + 4 + TAG_LEN;
+        let overhead = 1 + dcid.len() + 4 + TAG_LEN;
         if budget < overhead + PATH_FRAME_LEN {
             return None;
         }
         let start = buf.len();
         let end = start + budget - TAG_LEN;
-        let mut p: OpenPacket = self.open_packet(buf, SpaceId::Data);
+        let mut p: OpenPacket = self.open_packet_to(buf, SpaceId::Data, dcid);
         p.off_path = !on_active_path;
         if let Some(token) = challenge {
             Frame::PathChallenge(token).encode(buf);
@@ -139,12 +230,7 @@ impl Connection {
     /// A challenge left: the validation's retransmission timer starts, on the PTO of
     /// the path concerned (RFC 9000 §9.4; RFC 9002 §6.2.1).
     fn on_challenge_sent(&mut self, now: Instant, active: bool) {
-        let pto = self
-            .path
-            .recovery
-            .rtt()
-            .pto_base()
-            .saturating_add(self.peer_max_ack_delay());
+        let pto = self.probe_pto();
         let v = if active {
             self.migration.validation.as_mut()
         } else {
@@ -156,8 +242,20 @@ impl Connection {
         self.arm_path_validation_timer();
     }
 
-    /// A datagram from `start` went to `remote`, not the active path: counted there.
-    fn off_path_done(&mut self, start: usize, buf: &[u8], remote: SocketAddr) -> Transmit {
+    /// The active path's PTO, which paces a validation's challenges.
+    fn probe_pto(&self) -> std::time::Duration {
+        (self.path.recovery.rtt().pto_base()).saturating_add(self.peer_max_ack_delay())
+    }
+
+    /// A datagram from `start` went to `remote` from `source`, not on the active path:
+    /// counted there.
+    fn off_path_done(
+        &mut self,
+        start: usize,
+        buf: &[u8],
+        remote: SocketAddr,
+        source: Option<SocketAddr>,
+    ) -> Transmit {
         let size = buf.len() - start;
         self.stats.datagrams_sent.packets += 1;
         self.stats.datagrams_sent.bytes += size as u64;
@@ -166,7 +264,7 @@ impl Connection {
         }
         Transmit {
             destination: remote,
-            source: self.migration.local,
+            source,
             size,
             ecn: self.ecn.codepoint(),
         }

@@ -25,7 +25,22 @@ impl Connection {
     /// Processes one UDP datagram from `remote` that arrived with the ECN codepoint
     /// `ecn`; decrypts in place, so `data` is clobbered.
     pub fn handle_datagram(&mut self, now: Instant, remote: SocketAddr, ecn: Ecn, data: &mut [u8]) {
-        self.handle_routed_datagram(now, remote, ecn, data, None);
+        self.handle_routed_datagram(now, (None, remote), ecn, data, None);
+    }
+
+    /// [`Connection::handle_datagram`] for a datagram that arrived on the local
+    /// address `local` (`None`: the driver's default socket, as
+    /// [`Transmit::source`](crate::Transmit::source) says). A server with a preferred
+    /// address (RFC 9000 §9.6) answers from the address a packet came to.
+    pub fn handle_datagram_on(
+        &mut self,
+        now: Instant,
+        local: Option<SocketAddr>,
+        remote: SocketAddr,
+        ecn: Ecn,
+        data: &mut [u8],
+    ) {
+        self.handle_routed_datagram(now, (local, remote), ecn, data, None);
     }
 
     /// [`Connection::handle_datagram`] with the header of the datagram's first packet
@@ -34,11 +49,12 @@ impl Connection {
     pub(crate) fn handle_routed_datagram(
         &mut self,
         now: Instant,
-        remote: SocketAddr,
+        (local, remote): (Option<SocketAddr>, SocketAddr),
         ecn: Ecn,
         data: &mut [u8],
         first: Option<Parsed>,
     ) {
+        self.migration.incoming_local = local;
         self.receive_datagram(now, remote, ecn, data, first);
         self.arm_ack_timers();
     }
@@ -447,7 +463,7 @@ impl Connection {
                 }
             }
             // Answered on the path it came on, bounded (RFC 9000 §8.2.2).
-            Frame::PathChallenge(d) => self.on_path_challenge_frame(d),
+            Frame::PathChallenge(d) => self.on_path_challenge_frame(now, d),
             Frame::ConnectionClose(c) => {
                 let reason = String::from_utf8_lossy(c.reason).into_owned();
                 let reason = match c.frame_type {

@@ -13,7 +13,7 @@ use crate::events::{Event, FrameSummary, PacketHeaderInfo};
 use crate::path_recovery::Outgoing;
 use crate::time::Instant;
 use crate::wire::header::{packet_number_len, write_long_header, write_short_header};
-use crate::wire::{decode_frames, varint, Frame, PacketType, Side};
+use crate::wire::{decode_frames, varint, ConnectionId, Frame, PacketType, Side};
 
 /// Smallest useful packet: header room plus a few frame bytes and the tag.
 pub(super) const MIN_PACKET_ROOM: usize = 64;
@@ -40,6 +40,8 @@ pub(super) struct OpenPacket {
     /// flight nor as ack-eliciting, so its fate reaches neither the active path's
     /// controller nor its RTT estimate (RFC 9000 §9.4).
     pub off_path: bool,
+    /// The Destination Connection ID in its header.
+    dcid: ConnectionId,
     record: SentRecord,
 }
 
@@ -267,8 +269,19 @@ impl Connection {
 
     /// Writes the header of the next packet in `space`; frames follow.
     pub(super) fn open_packet(&mut self, buf: &mut Vec<u8>, space: SpaceId) -> OpenPacket {
-        let start = buf.len();
         let dcid = self.cids.remote_cid();
+        self.open_packet_to(buf, space, dcid)
+    }
+
+    /// [`Connection::open_packet`] with the Destination Connection ID `dcid` (a probe
+    /// on another path carries its own, RFC 9000 §9.5).
+    pub(super) fn open_packet_to(
+        &mut self,
+        buf: &mut Vec<u8>,
+        space: SpaceId,
+        dcid: ConnectionId,
+    ) -> OpenPacket {
+        let start = buf.len();
         let sp = &self.spaces[space as usize];
         let pn = sp.next_pn;
         let pn_len = packet_number_len(pn, self.path.recovery.sent(space).largest_acked());
@@ -315,6 +328,7 @@ impl Connection {
             padded: false,
             zero_rtt,
             off_path: false,
+            dcid,
             record: SentRecord::default(),
         }
     }
@@ -562,7 +576,7 @@ impl Connection {
             let header = PacketHeaderInfo {
                 ty,
                 pn: Some(p.pn),
-                dcid: self.cids.remote_cid(),
+                dcid: p.dcid,
                 scid,
             };
             self.emit_packet(

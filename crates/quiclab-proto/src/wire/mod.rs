@@ -21,4 +21,4 @@ pub use frame_encode::{
 };
 pub use header::{PacketType, ProtectedHeader, VERSION_1, VERSION_2};
 pub use ids::{ConnectionId, Dir, Side, StreamId};
-pub use transport_params::{TransportParameters, VersionInformation};
+pub use transport_params::{PreferredAddress, TransportParameters, VersionInformation};

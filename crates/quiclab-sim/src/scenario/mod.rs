@@ -21,6 +21,7 @@ mod datagram;
 pub use datagram::STAMP_LEN as DATAGRAM_STAMP_LEN;
 mod gateway;
 mod media;
+mod rebind;
 pub use media::{FrameSize, FrameSizeDist, MediaMode, MEDIA_HEADER_LEN};
 mod resume_from;
 mod schema;
@@ -36,6 +37,7 @@ pub use budget::{max_events, SourceWork, DEFAULT_MAX_EVENTS};
 pub use gateway::{GatewayConfig, PepConfig, MAX_PEP_BUFFER};
 /// A link direction's keys and `[[schedule]]` entries: the link models' own types.
 pub use quiclab_link::config::{LinkChange, LinkConfig, LinkSide};
+pub use rebind::{rebound, Rebind, RebindKind, MAX_REBINDS, REBIND_PORTS};
 pub use resume_from::{sender_is_server, ResumeFrom, FROM_FLOW};
 pub use session_from::SessionFrom;
 pub use tls::{Names, TlsChoiceKeys, TlsSettings, TlsTable, TlsVersion};
@@ -323,6 +325,11 @@ pub struct Flow {
     #[serde(default)]
     #[schemars(schema_with = "schema::transport_table")]
     pub server: toml::Table,
+    /// NAT rebindings of the flow's client (`[[flows.rebinds]]`, QUIC flows;
+    /// `scenario/rebind.rs`): its datagrams take a new public source port or address
+    /// at each `at_s`, which the client never learns (RFC 9000 §9.3).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rebinds: Vec<Rebind>,
 }
 
 /// UDP cross traffic between a pair's hosts (INET's shared-link case).
@@ -454,19 +461,30 @@ pub(crate) fn parse_transport(
     key: &str,
     file: &str,
 ) -> Result<TransportConfig, ScenarioError> {
-    toml::Value::Table(table.clone())
-        .try_into()
-        .map_err(|e: toml::de::Error| {
-            let culprit = table.iter().find(|(k, v)| {
-                let alone = toml::Table::from_iter([((*k).clone(), (*v).clone())]);
-                toml::Value::Table(alone)
-                    .try_into::<TransportConfig>()
-                    .is_err()
-            });
-            ScenarioError::Invalid {
-                file: file.to_string(),
-                key: culprit.map_or_else(|| key.to_string(), |(k, _)| format!("{key}.{k}")),
-                why: e.message().to_string(),
-            }
-        })
+    let config: TransportConfig =
+        toml::Value::Table(table.clone())
+            .try_into()
+            .map_err(|e: toml::de::Error| {
+                let culprit = table.iter().find(|(k, v)| {
+                    let alone = toml::Table::from_iter([((*k).clone(), (*v).clone())]);
+                    toml::Value::Table(alone)
+                        .try_into::<TransportConfig>()
+                        .is_err()
+                });
+                ScenarioError::Invalid {
+                    file: file.to_string(),
+                    key: culprit.map_or_else(|| key.to_string(), |(k, _)| format!("{key}.{k}")),
+                    why: e.message().to_string(),
+                }
+            })?;
+    if config.preferred_address.is_some() {
+        return Err(ScenarioError::Invalid {
+            file: file.to_string(),
+            key: format!("{key}.preferred_address"),
+            why: "not simulated yet: a simulated host has one address, so a client's \
+                  probe of the preferred address (RFC 9000 §9.6) could never arrive"
+                .to_string(),
+        });
+    }
+    Ok(config)
 }

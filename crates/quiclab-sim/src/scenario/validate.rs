@@ -121,11 +121,14 @@ impl Scenario {
             return c.bad("flows", format!("at most {MAX_FLOWS} flows"));
         }
         let mut names = std::collections::BTreeSet::new();
+        let mut rebinds = 0usize;
         for (i, f) in self.flows.iter().enumerate() {
             if !names.insert(f.name.as_str()) {
                 return c.bad(format!("flows[{i}].name"), "flow names must be unique");
             }
             self.check_flow(c, i, f, pairs)?;
+            self.check_rebinds(c, i, f, rebinds)?;
+            rebinds = rebinds.saturating_add(f.rebinds.len());
             self.check_pep_flow(c, i)?;
             self.resume_from(i, file)?;
             self.session_from(i, file)?;
