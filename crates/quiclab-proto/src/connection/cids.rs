@@ -143,13 +143,19 @@ impl CidState {
     /// the transport parameters, so no NEW_CONNECTION_ID frame carries it; it counts
     /// toward the peer's active_connection_id_limit like the others.
     pub fn issue_preferred(&mut self, rng: &mut DetRng) -> (u64, ConnectionId, [u8; 16]) {
+        self.new_local(rng)
+    }
+
+    /// A fresh local ID with the next sequence number and its stateless reset token
+    /// (random, or the HMAC of the ID under the reset key, RFC 9000 §10.3.2), recorded.
+    fn new_local(&mut self, rng: &mut DetRng) -> (u64, ConnectionId, [u8; 16]) {
         let seq = self.next_local_seq;
         self.next_local_seq = self.next_local_seq.saturating_add(1);
         let cid = random_cid(rng, self.cid_len);
         let mut token = [0u8; 16];
         rng.fill(&mut token);
         if let Some(k) = &self.reset_key {
-            token = k.token(&cid); // RFC 9000 §10.3.2
+            token = k.token(&cid);
         }
         self.local.insert(seq, (cid, token));
         (seq, cid, token)
@@ -185,15 +191,7 @@ impl CidState {
     pub fn issue(&mut self, rng: &mut DetRng, limit: u64) -> Vec<ConnectionId> {
         let mut out = Vec::new();
         while (self.local.len() as u64) < limit.min(8) {
-            let seq = self.next_local_seq;
-            self.next_local_seq = self.next_local_seq.saturating_add(1);
-            let cid = random_cid(rng, self.cid_len);
-            let mut token = [0u8; 16];
-            rng.fill(&mut token);
-            if let Some(k) = &self.reset_key {
-                token = k.token(&cid); // RFC 9000 §10.3.2
-            }
-            self.local.insert(seq, (cid, token));
+            let (seq, cid, _) = self.new_local(rng);
             self.pending_new.push_back(seq);
             out.push(cid);
         }
