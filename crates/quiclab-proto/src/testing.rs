@@ -11,7 +11,9 @@ use crate::crypto::choices::{CertType, TlsChoices};
 use crate::ecn::Ecn;
 use crate::endpoint::{ConnectionHandle, Endpoint};
 use crate::rng::DetRng;
+use crate::streams::StreamError;
 use crate::time::Instant;
+use crate::wire::StreamId;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 use std::net::SocketAddr;
@@ -535,6 +537,27 @@ impl Pair {
                 same_time_steps = 0;
                 last = self.now;
             }
+        }
+    }
+}
+
+/// Reads everything available on `id` into `out`; returns whether the stream's FIN was
+/// reached. A test helper: any read error other than `Blocked` panics, naming the stream.
+pub fn drain_stream(conn: &mut Connection, id: StreamId, out: &mut Vec<u8>) -> bool {
+    let mut buf = [0u8; 16384];
+    loop {
+        match conn.read(id, &mut buf) {
+            Ok(r) => {
+                out.extend_from_slice(&buf[..r.bytes]);
+                if r.fin {
+                    return true;
+                }
+                if r.bytes == 0 {
+                    return false;
+                }
+            }
+            Err(StreamError::Blocked) => return false,
+            Err(e) => panic!("read {id}: {e}"),
         }
     }
 }

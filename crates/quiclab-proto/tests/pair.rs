@@ -2,33 +2,13 @@
 
 use proptest::prelude::*;
 use quiclab_proto::events::Owner;
-use quiclab_proto::testing::{LinkConfig, Pair};
+use quiclab_proto::testing::{drain_stream, LinkConfig, Pair};
 use quiclab_proto::{
     CloseReason, Connection, ConnectionEvent, DetRng, Dir, Instant, StreamError, StreamEvent,
     StreamId, TransportConfig,
 };
 use std::collections::BTreeMap;
 use std::time::Duration;
-
-/// Reads everything available on `id` into `out`; returns whether FIN was reached.
-fn drain_stream(conn: &mut Connection, id: StreamId, out: &mut Vec<u8>) -> bool {
-    let mut buf = [0u8; 4096];
-    loop {
-        match conn.read(id, &mut buf) {
-            Ok(r) => {
-                out.extend_from_slice(&buf[..r.bytes]);
-                if r.fin {
-                    return true;
-                }
-                if r.bytes == 0 {
-                    return false;
-                }
-            }
-            Err(StreamError::Blocked) => return false,
-            Err(e) => panic!("read {id}: {e}"),
-        }
-    }
-}
 
 /// Writes as much of `data[*sent..]` as the stream takes; finishes when all is written.
 fn push_stream(conn: &mut Connection, id: StreamId, data: &[u8], sent: &mut usize) {

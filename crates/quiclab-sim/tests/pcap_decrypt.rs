@@ -9,9 +9,9 @@
 mod common;
 
 use common::{tshark_available, tshark_decrypt_all, TempDir};
-use quiclab_proto::testing::{Captured, LinkConfig, Pair};
+use quiclab_proto::testing::{drain_stream, Captured, LinkConfig, Pair};
 use quiclab_proto::tls::MemoryKeyLog;
-use quiclab_proto::{Connection, Dir, Instant, StreamError, StreamId, TransportConfig};
+use quiclab_proto::{Connection, Dir, Instant, StreamId, TransportConfig};
 use quiclab_sim::output::pcap::{write_key_log, PcapWriter};
 use std::net::{SocketAddr, SocketAddrV4};
 use std::path::{Path, PathBuf};
@@ -19,26 +19,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 const RESPONSE_LEN: usize = 1000;
-
-/// Reads everything available on `id` into `out`; returns whether FIN was reached.
-fn drain_stream(conn: &mut Connection, id: StreamId, out: &mut Vec<u8>) -> bool {
-    let mut buf = [0u8; 4096];
-    loop {
-        match conn.read(id, &mut buf) {
-            Ok(r) => {
-                out.extend_from_slice(&buf[..r.bytes]);
-                if r.fin {
-                    return true;
-                }
-                if r.bytes == 0 {
-                    return false;
-                }
-            }
-            Err(StreamError::Blocked) => return false,
-            Err(e) => panic!("read {id}: {e}"),
-        }
-    }
-}
 
 /// Writes all of `data` and FIN (the windows are far larger than these messages).
 fn send_all(conn: &mut Connection, id: StreamId, data: &[u8]) {

@@ -3,7 +3,7 @@
 
 #![allow(dead_code)]
 
-use quiclab_proto::testing::Pair;
+use quiclab_proto::testing::{drain_stream, Pair};
 use quiclab_proto::{Connection, Dir, Instant, StreamError, StreamId, TransportConfig};
 
 /// A config with a long idle timeout, so slow tests do not time out.
@@ -11,25 +11,6 @@ pub fn config() -> TransportConfig {
     TransportConfig {
         idle_timeout_ms: 600_000,
         ..TransportConfig::default()
-    }
-}
-
-fn read_all(conn: &mut Connection, id: StreamId, out: &mut Vec<u8>) -> bool {
-    let mut buf = [0u8; 16384];
-    loop {
-        match conn.read(id, &mut buf) {
-            Ok(r) => {
-                out.extend_from_slice(&buf[..r.bytes]);
-                if r.fin {
-                    return true;
-                }
-                if r.bytes == 0 {
-                    return false;
-                }
-            }
-            Err(StreamError::Blocked) => return false,
-            Err(e) => panic!("read {id}: {e}"),
-        }
     }
 }
 
@@ -74,12 +55,12 @@ pub fn fetch(pair: &mut Pair, len: usize) -> Result<Vec<u8>, String> {
             if let Some(sid) = server_stream {
                 if !req_done {
                     let mut req = Vec::new();
-                    req_done = read_all(s, sid, &mut req);
+                    req_done = drain_stream(s, sid, &mut req);
                 }
                 write_some(s, sid, &body, &mut resp_sent);
             }
         }
-        read_all(p.client_conn(), id, &mut got) || p.client_conn().is_closed()
+        drain_stream(p.client_conn(), id, &mut got) || p.client_conn().is_closed()
     })
     .map_err(|e| e.to_string())?;
     if got != body {

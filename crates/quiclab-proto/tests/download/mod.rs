@@ -1,7 +1,7 @@
 //! A download over the pair harness, shared by the path tests: the client asks on one
 //! stream, the server answers with seeded bytes, the client checks them byte for byte.
 
-use quiclab_proto::testing::Pair;
+use quiclab_proto::testing::{drain_stream, Pair};
 use quiclab_proto::{Connection, DetRng, Dir, StreamError, StreamId};
 use std::time::Duration;
 
@@ -41,7 +41,7 @@ impl Download {
                 push(s, id, &self.data, &mut self.sent);
             }
         }
-        self.done |= pull(p.client_conn(), id, &mut self.received);
+        self.done |= drain_stream(p.client_conn(), id, &mut self.received);
     }
 }
 
@@ -56,25 +56,6 @@ fn push(conn: &mut Connection, id: StreamId, data: &[u8], sent: &mut usize) {
     if *sent == data.len() {
         conn.finish(id).unwrap();
         *sent = usize::MAX;
-    }
-}
-
-fn pull(conn: &mut Connection, id: StreamId, out: &mut Vec<u8>) -> bool {
-    let mut buf = [0u8; 8192];
-    loop {
-        match conn.read(id, &mut buf) {
-            Ok(r) => {
-                out.extend_from_slice(&buf[..r.bytes]);
-                if r.fin {
-                    return true;
-                }
-                if r.bytes == 0 {
-                    return false;
-                }
-            }
-            Err(StreamError::Blocked) => return false,
-            Err(e) => panic!("read: {e}"),
-        }
     }
 }
 
