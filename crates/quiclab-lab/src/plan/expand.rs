@@ -17,6 +17,7 @@ use crate::plan::locate::{line_of_key, toml_error};
 use crate::plan::points::{
     apply_quick, canonical_params, numeric_vars, points, write_set, SetError,
 };
+use crate::plan::trace_files;
 use crate::plan::validate::validate;
 use crate::plan::{AxisValue, Plan};
 use quiclab_sim::scenario::ScenarioError;
@@ -63,13 +64,15 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The cache key of a resolved scenario: what the simulator runs, plus the lab's
-/// version and the build ([`code_id`]): other code may measure differently.
+/// The cache key of a resolved scenario: what the simulator runs (each trace file by
+/// the hash of its contents, `plan/trace_files.rs`), plus the lab's version and the
+/// build ([`code_id`]): other code may measure differently.
 pub fn run_key(scenario: &Scenario) -> Result<String, LabError> {
-    let json = serde_json::to_string(scenario).map_err(|e| LabError::Data {
-        file: scenario.name.clone(),
-        why: e.to_string(),
-    })?;
+    let json =
+        serde_json::to_string(&trace_files::keyed(scenario)?).map_err(|e| LabError::Data {
+            file: scenario.name.clone(),
+            why: e.to_string(),
+        })?;
     let text = format!(
         "quiclab-lab run v2\n{}\n{}\n{json}",
         env!("CARGO_PKG_VERSION"),
@@ -138,7 +141,10 @@ struct Resolver<'a> {
     file: String,
     text: String,
     base_file: String,
+    /// The base scenario, its trace paths resolved against its directory.
     base: toml::Table,
+    /// The plan file's directory: trace paths `[set]` writes resolve against it.
+    plan_dir: &'a Path,
 }
 
 impl Resolver<'_> {
@@ -188,6 +194,7 @@ impl Resolver<'_> {
                 SetError::Invalid(why) => self.set_error(key, point, params, why),
             })?;
         }
+        trace_files::resolve_written(&mut table, &self.base, self.plan_dir);
         Ok(table)
     }
 
@@ -224,6 +231,7 @@ impl Resolver<'_> {
                 text: self.text.clone(),
                 base_file: self.base_file.clone(),
                 base: self.base.clone(),
+                plan_dir: self.plan_dir,
             };
             let mut t = one.point_table(point, params).ok()?;
             t.insert("seed".into(), toml::Value::Integer(0));
@@ -286,10 +294,8 @@ pub fn expand(plan: &Plan, plan_path: &Path, quick: bool) -> Result<Vec<RunSpec>
     } else {
         plan.clone()
     };
-    let base_path = plan_path
-        .parent()
-        .unwrap_or(Path::new("."))
-        .join(&plan.base);
+    let plan_dir = plan_path.parent().unwrap_or(Path::new("."));
+    let base_path = plan_dir.join(&plan.base);
     let base_file = base_path.display().to_string();
     let base_text = std::fs::read_to_string(&base_path).map_err(|e| LabError::Invalid {
         file: file.clone(),
@@ -297,14 +303,16 @@ pub fn expand(plan: &Plan, plan_path: &Path, quick: bool) -> Result<Vec<RunSpec>
         key: "base".into(),
         why: format!("cannot read {base_file}: {e}"),
     })?;
-    let base: toml::Table =
+    let mut base: toml::Table =
         toml::from_str(&base_text).map_err(|e| toml_error(&base_file, &base_text, &e))?;
+    trace_files::resolve_base(&mut base, base_path.parent().unwrap_or(Path::new(".")));
     let r = Resolver {
         plan: &plan,
         file,
         text,
         base_file,
         base,
+        plan_dir,
     };
     let expected: Vec<(String, Expr)> = plan
         .expected

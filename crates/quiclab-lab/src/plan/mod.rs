@@ -13,6 +13,7 @@ pub mod path;
 pub mod points;
 pub mod schema;
 pub mod statement;
+mod trace_files;
 pub mod validate;
 mod validate_statements;
 

@@ -81,22 +81,39 @@ impl LossState {
             // Datagrams n, 2n, 3n... (counted from installation) are dropped: exactly
             // one drop after every n - 1 delivered, no randomness.
             LossModel::Periodic { p } => self.since_installed.is_multiple_of(periodic_n(p)),
-            // Transition first (per datagram), then lose with the new state's rate.
             LossModel::GilbertElliott {
                 p_good_bad,
                 p_bad_good,
                 loss_good,
                 loss_bad,
-            } => {
-                self.bad = if self.bad {
-                    transition >= p_bad_good
-                } else {
-                    transition < p_good_bad
-                };
-                decide < if self.bad { loss_bad } else { loss_good }
-            }
+            } => gilbert_elliott_step(
+                &mut self.bad,
+                [p_good_bad, p_bad_good, loss_good, loss_bad],
+                transition,
+                decide,
+            ),
         }
     }
+}
+
+/// One datagram through a Gilbert-Elliott channel whose state is `bad`, with the
+/// parameters `[p_good_bad, p_bad_good, loss_good, loss_bad]` and two uniform draws:
+/// the state moves first (good->bad below `p_good_bad`, bad->good below `p_bad_good`),
+/// then the datagram is lost below the new state's loss rate. The loss trace's burst
+/// form (`trace/loss.rs`) takes the same step.
+pub(crate) fn gilbert_elliott_step(
+    bad: &mut bool,
+    p: [f64; 4],
+    transition: f64,
+    decide: f64,
+) -> bool {
+    let [p_good_bad, p_bad_good, loss_good, loss_bad] = p;
+    *bad = if *bad {
+        transition >= p_bad_good
+    } else {
+        transition < p_good_bad
+    };
+    decide < if *bad { loss_bad } else { loss_good }
 }
 
 #[cfg(test)]

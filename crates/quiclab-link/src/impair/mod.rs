@@ -19,6 +19,7 @@ use quiclab_proto::{DetRng, Ecn, Instant};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
+pub(crate) use loss::gilbert_elliott_step;
 use loss::LossState;
 use scripted::{FlightCounter, ScriptedState};
 

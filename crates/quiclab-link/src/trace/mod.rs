@@ -1,6 +1,7 @@
 //! Trace-driven link directions (`topology.forward.trace`, `topology.return.trace`):
 //! a Mahimahi packet-delivery trace in place of the constant rate (`mahimahi.rs`), and
-//! step traces of the one-way delay and the loss probability (`steps.rs`). Each part is
+//! step traces of the one-way delay and the loss probability (`steps.rs`), the loss trace
+//! optionally as a Gilbert-Elliott burst state (`loss.rs`). Each part is
 //! optional; queues and impairments apply as on any link (the queue holds the packets
 //! waiting for delivery opportunities).
 //!
@@ -8,16 +9,19 @@
 //! already resolved relative paths against the scenario file's directory. Every bad
 //! file is a typed [`TraceError`] naming the file and the line.
 //!
-//! Determinism: a loss trace draws one value per datagram offered to the link (past the
-//! outage and MTU checks, before the impairments decide, whatever they decide) from its
+//! Determinism: a loss trace draws one value (two in its burst form) per datagram offered
+//! to the link (past the outage and MTU checks, before the impairments decide, whatever
+//! they decide) from its
 //! own stream, forked from the link's seeded generator, so adding a loss trace never
 //! shifts the impairments' fates. Its drops count as `impairment_drops`.
 
+mod loss;
 mod mahimahi;
 mod steps;
 #[cfg(test)]
 mod tests;
 
+pub use loss::{LossTrace, BURST_HEADER};
 pub use mahimahi::{DeliveryTrace, MahimahiError, Opportunities, OPPORTUNITY_BYTES};
 pub use steps::{Column, Steps, StepsError, DELAY_MS, LOSS_P};
 
@@ -41,7 +45,9 @@ pub struct TraceConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delay: Option<String>,
     /// CSV `time_s,loss_p`: each datagram offered is lost with the probability in
-    /// force (on top of `impairments`).
+    /// force (on top of `impairments`); or, with the header
+    /// `time_s,p_good_bad,p_bad_good,loss_good,loss_bad`, a Gilbert-Elliott burst state
+    /// with the parameters in force (`trace/loss.rs`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub loss: Option<String>,
     /// Let a packet overtake earlier ones when the delay drops (default false: the
@@ -105,7 +111,7 @@ pub struct LinkTrace {
     /// Delivery opportunities (`None`: the link's rate serializes).
     pub opportunities: Option<Opportunities>,
     delay: Option<Steps>,
-    loss: Option<Steps>,
+    loss: Option<LossTrace>,
     loss_rng: DetRng,
     reorder: bool,
 }
@@ -130,7 +136,7 @@ impl LinkTrace {
             trace.delay = Some(read(path, "delay", |t| Ok(Steps::parse(t, DELAY_MS)?))?);
         }
         if let Some(path) = &config.loss {
-            trace.loss = Some(read(path, "loss", |t| Ok(Steps::parse(t, LOSS_P)?))?);
+            trace.loss = Some(read(path, "loss", |t| Ok(LossTrace::parse(t)?))?);
         }
         Ok(trace)
     }
@@ -139,7 +145,7 @@ impl LinkTrace {
     pub fn new(
         delivery: Option<DeliveryTrace>,
         delay: Option<Steps>,
-        loss: Option<Steps>,
+        loss: Option<LossTrace>,
         reorder: bool,
         rng: DetRng,
     ) -> LinkTrace {
@@ -154,11 +160,12 @@ impl LinkTrace {
     }
 
     /// Whether the datagram offered at `now` is lost to the loss trace (one draw per
-    /// call when a loss trace is set, none otherwise).
+    /// call, two in the burst form, when a loss trace is set; none otherwise).
     pub fn lose(&mut self, now: Instant) -> bool {
-        let Some(loss) = &self.loss else { return false };
-        let u = self.loss_rng.next_f64();
-        loss.at(now).is_some_and(|p| u < p)
+        let Some(loss) = &mut self.loss else {
+            return false;
+        };
+        loss.lose(now, &mut self.loss_rng)
     }
 
     /// The propagation delay of a packet that finishes transmission at `now` (the

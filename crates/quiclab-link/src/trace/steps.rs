@@ -1,6 +1,7 @@
 //! Step traces in CSV: `time_s,value` rows, the value holding from its time until the
 //! next row's (the delay trace `time_s,one_way_delay_ms`, the loss trace
-//! `time_s,loss_p`). An optional first line names the columns; blank lines are
+//! `time_s,loss_p`), or rows of several values (the loss trace's burst form,
+//! `loss.rs`). An optional first line names the columns; blank lines are
 //! skipped. Times are seconds from the start of the run, finite, non-negative and
 //! non-decreasing (two rows at one time: the later wins). Before the first row the
 //! link's own setting applies; after the last row its value holds (no repetition).
@@ -13,8 +14,12 @@ use std::time::Duration;
 pub enum StepsError {
     #[error("empty: no `time_s,value` row")]
     Empty,
-    #[error("line {line}: expected two comma-separated numbers `{header}`")]
-    Fields { line: usize, header: &'static str },
+    #[error("line {line}: expected {count} comma-separated numbers `{header}`")]
+    Fields {
+        line: usize,
+        count: usize,
+        header: &'static str,
+    },
     #[error("line {line}: not a number: {text:?}")]
     NotNumber { line: usize, text: String },
     #[error("line {line}: time_s must be finite, >= 0 and <= 1e9, got {value}")]
@@ -68,19 +73,32 @@ pub const LOSS_P: Column = Column {
 const MAX_TIME_S: f64 = 1e9;
 const QUOTE_CHARS: usize = 40;
 
-/// A parsed step trace.
+/// A parsed step trace: rows of `width` values.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Steps {
     times: Vec<Instant>,
+    /// Row after row.
     values: Vec<f64>,
+    width: usize,
 }
 
 impl Steps {
     /// Parses the CSV text of a trace whose value column is `column`.
     pub fn parse(text: &str, column: Column) -> Result<Steps, StepsError> {
+        Self::parse_rows(text, column.header, &[column])
+    }
+
+    /// Parses the CSV text of a trace with the value `columns` after `time_s`; `header`
+    /// is the optional first line.
+    pub fn parse_rows(
+        text: &str,
+        header: &'static str,
+        columns: &[Column],
+    ) -> Result<Steps, StepsError> {
         let mut steps = Steps {
             times: Vec::new(),
             values: Vec::new(),
+            width: columns.len(),
         };
         let mut previous = 0.0;
         let mut first = true;
@@ -90,12 +108,12 @@ impl Steps {
             if t.is_empty() {
                 continue;
             }
-            let header = first && t.replace(' ', "") == column.header;
+            let is_header = first && t.replace(' ', "") == header;
             first = false;
-            if header {
+            if is_header {
                 continue;
             }
-            let (time, value) = row(t, line, column)?;
+            let time = row(t, line, header, columns, &mut steps.values)?;
             if time < previous {
                 return Err(StepsError::Decreasing {
                     line,
@@ -107,7 +125,6 @@ impl Steps {
             steps
                 .times
                 .push(Instant::ZERO + Duration::from_secs_f64(time));
-            steps.values.push(value);
         }
         if steps.times.is_empty() {
             return Err(StepsError::Empty);
@@ -115,10 +132,17 @@ impl Steps {
         Ok(steps)
     }
 
-    /// The value at `now`: the last row at or before it (`None` before the first row).
+    /// The (first) value at `now`: the last row's at or before it (`None` before the
+    /// first row).
     pub fn at(&self, now: Instant) -> Option<f64> {
+        self.row_at(now).map(|r| r[0])
+    }
+
+    /// The values of the last row at or before `now` (`None` before the first row).
+    pub fn row_at(&self, now: Instant) -> Option<&[f64]> {
         let i = self.times.partition_point(|&t| t <= now);
-        i.checked_sub(1).map(|i| self.values[i])
+        let i = i.checked_sub(1)?;
+        Some(&self.values[i * self.width..(i + 1) * self.width])
     }
 }
 
@@ -130,26 +154,37 @@ fn number(field: &str, line: usize) -> Result<f64, StepsError> {
     })
 }
 
-/// One `time_s,value` row, checked.
-fn row(text: &str, line: usize, column: Column) -> Result<(f64, f64), StepsError> {
-    let mut fields = text.split(',');
-    let (Some(a), Some(b), None) = (fields.next(), fields.next(), fields.next()) else {
+/// One `time_s,value...` row, checked: returns the time and appends the values.
+fn row(
+    text: &str,
+    line: usize,
+    header: &'static str,
+    columns: &[Column],
+    values: &mut Vec<f64>,
+) -> Result<f64, StepsError> {
+    let fields: Vec<&str> = text.splitn(columns.len() + 2, ',').collect();
+    if fields.len() != columns.len() + 1 {
         return Err(StepsError::Fields {
             line,
-            header: column.header,
+            count: columns.len() + 1,
+            header,
         });
-    };
-    let (time, value) = (number(a, line)?, number(b, line)?);
+    }
+    let time = number(fields[0], line)?;
     if !(time.is_finite() && (0.0..=MAX_TIME_S).contains(&time)) {
         return Err(StepsError::BadTime { line, value: time });
     }
-    if !(value.is_finite() && (column.min..=column.max).contains(&value)) {
-        return Err(StepsError::BadValue {
-            line,
-            column: column.name,
-            why: column.why,
-            value,
-        });
+    for (field, column) in fields[1..].iter().zip(columns) {
+        let value = number(field, line)?;
+        if !(value.is_finite() && (column.min..=column.max).contains(&value)) {
+            return Err(StepsError::BadValue {
+                line,
+                column: column.name,
+                why: column.why,
+                value,
+            });
+        }
+        values.push(value);
     }
-    Ok((time, value))
+    Ok(time)
 }

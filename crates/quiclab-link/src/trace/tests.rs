@@ -227,7 +227,7 @@ fn reorder_lets_packets_overtake() {
 /// Offers `n` datagrams at each of the given times and returns the fraction lost at
 /// each.
 fn loss_rates(trace: &str, seed: u64, times_ms: &[u64], n: u64) -> Vec<f64> {
-    let loss = steps(trace, LOSS_P);
+    let loss = LossTrace::parse(trace).unwrap();
     let trace = LinkTrace::new(None, None, Some(loss), false, DetRng::new(seed));
     let mut l = link(None, 0, trace);
     times_ms
@@ -240,6 +240,25 @@ fn loss_rates(trace: &str, seed: u64, times_ms: &[u64], n: u64) -> Vec<f64> {
             (l.stats.impairment_drops - before) as f64 / n as f64
         })
         .collect()
+}
+
+/// The burst form through a link: the stationary loss rate of each row's parameters,
+/// nothing lost before the first row.
+#[test]
+fn loss_trace_burst_form_rate() {
+    let n = 40_000;
+    let text = "time_s,p_good_bad,p_bad_good,loss_good,loss_bad\n1,0.02,0.2,0,1\n2,0,1,0,0\n";
+    let rates = loss_rates(text, 4, &[500, 1500, 2500], n);
+    assert_eq!(rates[0], 0.0);
+    let want = 0.02 / 0.22;
+    // Bursts correlate the fates: a wider bound than the binomial one.
+    assert!(
+        (rates[1] - want).abs() < 0.15 * want,
+        "{} vs {want}",
+        rates[1]
+    );
+    // Leaving the bad state with certainty, never entering it again: no loss.
+    assert_eq!(rates[2], 0.0);
 }
 
 #[test]

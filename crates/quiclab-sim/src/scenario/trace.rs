@@ -71,31 +71,44 @@ impl Scenario {
         Ok(())
     }
 
-    /// Makes every relative trace path relative to `dir` (the scenario file's
-    /// directory) instead.
-    pub fn resolve_trace_paths(&mut self, dir: &Path) {
-        let links: Vec<&mut LinkConfig> = match &mut self.topology {
+    /// Every link direction's trace file paths with their scenario keys
+    /// (`topology.forward.trace.mahimahi`, ...): what [`Self::resolve_trace_paths`]
+    /// resolves and what the lab's run key hashes.
+    pub fn trace_paths_mut(&mut self) -> Vec<(String, &mut Option<String>)> {
+        let links: Vec<(&str, &mut LinkConfig)> = match &mut self.topology {
             Topology::PointToPoint {
                 forward,
                 ret,
                 gateway,
             } => {
-                let mut v = vec![forward, ret];
+                let mut v = vec![("topology.forward", forward), ("topology.return", ret)];
                 if let Some(g) = gateway {
-                    v.push(&mut g.forward);
-                    v.push(&mut g.ret);
+                    v.push(("topology.gateway.forward", &mut g.forward));
+                    v.push(("topology.gateway.return", &mut g.ret));
                 }
                 v
             }
-            Topology::Dumbbell { forward, ret, .. } => vec![forward, ret],
+            Topology::Dumbbell { forward, ret, .. } => {
+                vec![("topology.forward", forward), ("topology.return", ret)]
+            }
         };
-        for l in links {
+        let mut out = Vec::new();
+        for (key, l) in links {
             let Some(t) = l.trace.as_mut() else { continue };
-            for (_, path) in t.paths_mut() {
-                if let Some(p) = path.as_mut() {
-                    if Path::new(p.as_str()).is_relative() {
-                        *p = dir.join(&*p).display().to_string();
-                    }
+            for (name, path) in t.paths_mut() {
+                out.push((format!("{key}.trace.{name}"), path));
+            }
+        }
+        out
+    }
+
+    /// Makes every relative trace path relative to `dir` (the scenario file's
+    /// directory) instead.
+    pub fn resolve_trace_paths(&mut self, dir: &Path) {
+        for (_, path) in self.trace_paths_mut() {
+            if let Some(p) = path.as_mut() {
+                if Path::new(p.as_str()).is_relative() {
+                    *p = dir.join(&*p).display().to_string();
                 }
             }
         }
