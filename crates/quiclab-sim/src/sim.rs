@@ -538,8 +538,8 @@ impl Simulation {
                     );
                 }
                 (
-                    client.with_tls_client(cc),
-                    server.with_tls_server(sc).map_err(bad)?,
+                    client.with_tls_client(cc, tls.records),
+                    server.with_tls_server(sc, tls.records).map_err(bad)?,
                 )
             }
         };

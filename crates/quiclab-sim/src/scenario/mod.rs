@@ -40,7 +40,7 @@ pub use quiclab_link::config::{LinkChange, LinkConfig, LinkSide};
 pub use rebind::{rebound, Rebind, RebindKind, MAX_REBINDS, REBIND_PORTS};
 pub use resume_from::{sender_is_server, ResumeFrom, FROM_FLOW};
 pub use session_from::SessionFrom;
-pub use tls::{Names, TlsChoiceKeys, TlsSettings, TlsTable, TlsVersion};
+pub use tls::{Names, TlsChoiceKeys, TlsRecords, TlsSettings, TlsTable, TlsVersion};
 pub use validate::{
     MAX_CERTIFICATE_PADDING, MAX_FLOWS, MAX_PAIRS, MAX_RATE_MBPS, MAX_SECONDS, MAX_SEND_MEMORY,
     MIN_RATE_MBPS, MIN_STEP_SECONDS,
