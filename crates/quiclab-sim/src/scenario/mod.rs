@@ -137,6 +137,11 @@ pub struct Measure {
     /// results then have no `loss_epochs` entries).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub loss_epochs: bool,
+    /// Record each QUIC endpoint's ACK frames over time: count, bytes and ranges per
+    /// `interval_s` bin, the largest frame (`output/ack_sizes.rs`; default off, results
+    /// then have no `ack_sizes` entries).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub ack_sizes: bool,
 }
 
 impl Default for Measure {
@@ -149,6 +154,7 @@ impl Default for Measure {
             qlog: false,
             pcap: false,
             loss_epochs: false,
+            ack_sizes: false,
         }
     }
 }
