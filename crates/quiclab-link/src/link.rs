@@ -5,7 +5,7 @@
 use crate::config::LinkChange;
 use crate::impair::{Fate, Impairments};
 use crate::pcap::PcapWriter;
-use crate::queue::{EcnMark, FlowKey, Queue, QueueReport};
+use crate::queue::{DualPi2Report, EcnMark, FlowKey, Queue, QueueReport};
 use crate::time::saturating_secs;
 use crate::trace::LinkTrace;
 use quiclab_proto::{Ecn, Instant};
@@ -157,6 +157,10 @@ pub struct LinkResult {
     /// absent for the others.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub subqueues: Vec<QueueReport>,
+    /// DualPI2's time average of p' and p'² over the window's PI updates; absent for
+    /// other disciplines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dualpi2: Option<DualPi2Report>,
     /// (time s, queue length in packets) at each change, if traces are on.
     pub queue_series: Vec<(f64, u64)>,
 }
@@ -442,6 +446,7 @@ impl Link {
             sojourn_p95_ms: self.queue.sojourn().quantile_ms(0.95),
             sojourn_p99_ms: self.queue.sojourn().quantile_ms(0.99),
             subqueues: self.queue.subqueues(),
+            dualpi2: self.queue.dualpi2_report(),
             queue_series: self.stats.queue_series.clone(),
         }
     }

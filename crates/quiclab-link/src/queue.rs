@@ -11,6 +11,7 @@
 
 mod codel;
 mod dualpi2;
+mod dualpi2_applied;
 mod fifo;
 mod fq_codel;
 mod pie;
@@ -22,6 +23,7 @@ mod tests_aqm;
 use codel::Codel;
 use dualpi2::DualPi2;
 pub use dualpi2::{coupled, ramp, DualPi2Config};
+pub use dualpi2_applied::{AppliedReport, DualPi2Report};
 use fq_codel::FqCodel;
 pub use fq_codel::FqCodelConfig;
 use pie::Pie;
@@ -368,8 +370,17 @@ impl<T: EcnMark + FlowKey> Queue<T> {
     /// then `c`); empty otherwise.
     pub fn subqueues(&self) -> Vec<QueueReport> {
         match &self.aqm {
-            Some(Aqm::DualPi2(d)) => vec![d.l_stats.report("l"), d.c_stats.report("c")],
+            Some(Aqm::DualPi2(d)) => d.reports(),
             _ => Vec::new(),
+        }
+    }
+
+    /// DualPI2's time average of p' over the measurement window's PI updates; `None`
+    /// for other disciplines.
+    pub fn dualpi2_report(&self) -> Option<DualPi2Report> {
+        match &self.aqm {
+            Some(Aqm::DualPi2(d)) => Some(d.pi_report()),
+            _ => None,
         }
     }
 

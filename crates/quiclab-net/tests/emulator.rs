@@ -63,6 +63,15 @@ fn relays_through_the_scenarios_delay() {
     assert_eq!(names, ["forward", "return"], "{json}");
     assert_eq!(json[0]["delivered_packets"], 1, "{json}");
     assert_eq!(json[1]["delivered_packets"], 1, "{json}");
+    // Each direction's lateness over the measurement window (here the whole run): one
+    // delivery each, sent at or after its due time.
+    for l in json.as_array().unwrap() {
+        assert_eq!(l["send_lateness"]["datagrams"], 1, "{json}");
+        assert!(
+            l["send_lateness"]["max_us"].as_f64().unwrap() >= 0.0,
+            "{json}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&out);
 }
 

@@ -306,7 +306,8 @@ impl Simulation {
     }
 
     /// Empty metrics of one side of a flow, with the measurement window's statistics
-    /// (and its loss epochs when `measure.loss_epochs` asks, QUIC flows only).
+    /// (and its loss epochs and ACK sizes when `measure.loss_epochs` and
+    /// `measure.ack_sizes` ask, QUIC flows only).
     fn side_metrics(&self, transport: Transport) -> SideMetrics {
         let to = if self.window.to == Instant::MAX {
             f64::INFINITY
@@ -316,6 +317,10 @@ impl Simulation {
         let mut m = SideMetrics::with_window(self.window.from.as_secs_f64(), to);
         if self.scenario.measure.loss_epochs && transport.is_quic() {
             m.loss_epochs = Some(Default::default());
+        }
+        if self.scenario.measure.ack_sizes && transport.is_quic() {
+            let interval = self.scenario.measure.interval_s;
+            m.ack_sizes = Some(crate::output::ack_sizes::AckSizes::new(interval));
         }
         m
     }
@@ -538,8 +543,8 @@ impl Simulation {
                     );
                 }
                 (
-                    client.with_tls_client(cc),
-                    server.with_tls_server(sc).map_err(bad)?,
+                    client.with_tls_client(cc, tls.records),
+                    server.with_tls_server(sc, tls.records).map_err(bad)?,
                 )
             }
         };

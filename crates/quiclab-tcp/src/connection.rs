@@ -168,6 +168,9 @@ pub struct TcpConnection {
     /// RFC 6298 timer and its backoff exponent.
     rto_deadline: Option<Instant>,
     rto_backoff: u32,
+    /// The timeout's retransmission of the first segment is owed: it goes whatever
+    /// the window (RFC 6298 §5.4), which segments still in flight may fill.
+    rto_retransmit: bool,
     /// RFC 8985 §7 TLP timer; a probe is owed / outstanding.
     tlp_deadline: Option<Instant>,
     tlp_pending: bool,
@@ -235,6 +238,7 @@ impl TcpConnection {
             linux_rttvar: Default::default(),
             rto_deadline: None,
             rto_backoff: 0,
+            rto_retransmit: false,
             tlp_deadline: None,
             tlp_pending: false,
             tlp_out: false,

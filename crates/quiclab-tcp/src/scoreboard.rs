@@ -344,11 +344,31 @@ impl Scoreboard {
         None
     }
 
-    /// RTO (RFC 6298 §5, RFC 6675 §5.1): every segment not SACKed is lost. The
-    /// first segment is lost even if SACKed: the cumulative ACK never covered it, so
-    /// the receiver reneged (RFC 2018 §8), and without this the retransmission timer
-    /// would have nothing to resend.
+    /// RTO without SACK (RFC 6298 §5, RFC 6675 §5.1): every segment not SACKed is
+    /// lost. The first segment is lost even if SACKed: the cumulative ACK never
+    /// covered it, so the receiver reneged (RFC 2018 §8), and without this the
+    /// retransmission timer would have nothing to resend.
     pub fn mark_all_lost(&mut self) -> Vec<(u64, Segment)> {
+        self.mark_lost_on_timeout(None::<fn(&Segment) -> bool>)
+    }
+
+    /// RTO with RACK (RFC 8985 §6.3, RACK_mark_losses_on_RTO): the first segment is
+    /// lost (sent an RTO ago; SACKed or not, as above); any other unSACKed segment
+    /// only once RACK.rtt + RACK.reo_wnd passed since it was sent. Segments sent
+    /// more recently stay in flight (Linux's tcp_timeout_mark_lost: "Don't mark
+    /// recently sent ones lost yet"), so a timeout in the middle of a recovery does
+    /// not send again what the previous round trip just sent.
+    pub fn mark_lost_on_rto(&mut self, now: Instant, reo_wnd: Duration) -> Vec<(u64, Segment)> {
+        let rack_rtt = self.rack_rtt;
+        self.mark_lost_on_timeout(Some(move |s: &Segment| s.sent + rack_rtt + reo_wnd <= now))
+    }
+
+    /// The timeout's marking: the first segment, then every unSACKed one that
+    /// `expired` accepts (all of them without a test).
+    fn mark_lost_on_timeout(
+        &mut self,
+        expired: Option<impl Fn(&Segment) -> bool>,
+    ) -> Vec<(u64, Segment)> {
         let mut lost = Vec::new();
         if let Some((&start, first)) = self.segs.iter_mut().next() {
             if first.sacked {
@@ -357,8 +377,12 @@ impl Scoreboard {
                 self.sacked.remove(start..first.end);
             }
         }
+        let head = self.segs.keys().next().copied();
         for (&start, s) in self.segs.iter_mut() {
             if s.sacked || s.lost {
+                continue;
+            }
+            if Some(start) != head && expired.as_ref().is_some_and(|f| !f(s)) {
                 continue;
             }
             s.lost = true;
@@ -499,6 +523,27 @@ mod tests {
         b.on_retransmitted(0, Instant::from_millis(9), 9, DeliverySnapshot::default());
         assert_eq!(b.pipe, 100);
         assert_eq!(b.next_lost().map(|l| l.0), Some(200));
+    }
+
+    #[test]
+    fn rto_with_rack_keeps_recent_segments_in_flight() {
+        // Segments sent at 0..4 ms; RACK.rtt 10 ms, no reordering window; the timer
+        // fires at 12 ms: the first (always) and those sent at or before 2 ms are lost.
+        let mut b = board(5);
+        b.on_ack(0, &[(300, 400)]);
+        b.rack_rtt = Duration::from_millis(10);
+        let lost = b.mark_lost_on_rto(Instant::from_millis(12), Duration::ZERO);
+        assert_eq!(
+            lost.iter().map(|l| l.0).collect::<Vec<_>>(),
+            vec![0, 100, 200]
+        );
+        // The segment sent at 4 ms is still in flight.
+        assert_eq!(b.pipe, 100);
+        // The first segment is lost however recently it was sent.
+        let mut b = board(2);
+        b.rack_rtt = Duration::from_millis(10);
+        let lost = b.mark_lost_on_rto(Instant::from_millis(1), Duration::ZERO);
+        assert_eq!(lost.iter().map(|l| l.0).collect::<Vec<_>>(), vec![0]);
     }
 
     #[test]

@@ -39,8 +39,9 @@
 //! [`Instant::ZERO`], caught up lazily at the next enqueue or dequeue (nothing changes
 //! the queue in between, so the delay it sees is the one at the update's own time).
 
+use super::dualpi2_applied::{Decision, DualPi2Report, WindowApplied};
 use super::fifo::Fifo;
-use super::sojourn::QueueCounters;
+use super::sojourn::{QueueCounters, QueueReport};
 use super::{ms_field, EcnMark, Queued};
 use quiclab_proto::{Ecn, Instant};
 use serde::{Deserialize, Serialize};
@@ -218,6 +219,9 @@ pub(super) struct DualPi2<T> {
     c_recur: Recur,
     pub(super) l_stats: QueueCounters,
     pub(super) c_stats: QueueCounters,
+    /// What was applied per queue and p' over time, in the window (`dualpi2_applied.rs`;
+    /// boxed: rarely touched, and it keeps the AQM enum's variants alike in size).
+    applied: Box<WindowApplied>,
     /// Whether sent packets' sojourn times are recorded (the measurement window).
     pub(super) recording: bool,
 }
@@ -242,6 +246,7 @@ impl<T: EcnMark> DualPi2<T> {
             c_recur: Recur::default(),
             l_stats: QueueCounters::default(),
             c_stats: QueueCounters::default(),
+            applied: Box::default(),
             recording: true,
         })
     }
@@ -254,6 +259,20 @@ impl<T: EcnMark> DualPi2<T> {
     }
     pub(super) fn marks(&self) -> u64 {
         self.l_stats.marks.saturating_add(self.c_stats.marks)
+    }
+
+    /// The L and C queues' reports, each with what was applied to it in the window.
+    pub(super) fn reports(&self) -> Vec<QueueReport> {
+        let mut l = self.l_stats.report("l");
+        l.applied = Some(self.applied.l.report());
+        let mut c = self.c_stats.report("c");
+        c.applied = Some(self.applied.c.report());
+        vec![l, c]
+    }
+
+    /// The time average of p' over the window's PI updates.
+    pub(super) fn pi_report(&self) -> DualPi2Report {
+        self.applied.pi.report()
     }
 
     /// (p', p_CL, p_C) now.
@@ -287,6 +306,11 @@ impl<T: EcnMark> DualPi2<T> {
                 // it is; jump to the first update after `now` on the same grid.
                 let t = self.p.tupdate_ns;
                 let steps = now.as_nanos() / t + 1;
+                if self.recording {
+                    // The skipped updates each held p' at 0.
+                    let skipped = (now.as_nanos() - self.next_update.as_nanos()) / t + 1;
+                    self.applied.pi.record(0.0, skipped);
+                }
                 self.next_update = Instant::from_nanos(steps.saturating_mul(t));
                 return;
             }
@@ -296,6 +320,9 @@ impl<T: EcnMark> DualPi2<T> {
                 .head_age_ns(self.next_update)
                 .max(self.l.head_age_ns(self.next_update));
             self.pi_update(qdelay);
+            if self.recording {
+                self.applied.pi.record(self.p_prime, 1);
+            }
             self.next_update = Instant::from_nanos(
                 self.next_update
                     .as_nanos()
@@ -346,52 +373,94 @@ impl<T: EcnMark> DualPi2<T> {
     /// to send, if any; dropped packets go to `dropped`.
     pub(super) fn dequeue(&mut self, now: Instant, dropped: &mut Vec<T>) -> Option<Queued<T>> {
         self.catch_up(now);
-        let (_, p_cl, p_c) = self.probabilities();
-        // A.1 Figure 2: p_Cmax = min(1/k², 1); p_Lmax = 1.
-        let p_cmax = (1.0 / (self.p.k * self.p.k)).min(1.0);
         loop {
-            if self.serve_l() {
-                let mut q = self.l.pop()?;
-                let sojourn = now.as_nanos().saturating_sub(q.enqueued_at.as_nanos());
-                let mark = if p_cl < P_LMAX {
-                    // A.2 Figure 5 lines 5a-5d: the ramp only while the L queue still
-                    // holds more than Th_len packets after this dequeue.
-                    let native = if self.l.len() as u64 > self.p.th_len {
-                        ramp(sojourn, self.p.min_th_ns, self.p.range_ns)
-                    } else {
-                        0.0
-                    };
-                    self.l_recur.fire(native.max(p_cl))
-                } else {
-                    // A.2 Figure 5, overload saturation: drop with p_C, mark the rest
-                    // with p_CL.
-                    if self.l_recur.fire(p_c) {
-                        self.l_stats.count_drop(self.recording);
-                        dropped.push(q.item);
-                        continue;
-                    }
-                    self.l_recur.fire(p_cl)
-                };
-                if mark && q.item.mark_ce() {
-                    self.l_stats.count_mark(self.recording);
-                }
-                self.l_stats.count_sent(self.recording, sojourn);
-                return Some(q);
+            let sent = if self.serve_l() {
+                self.dequeue_l(now)?
+            } else {
+                self.dequeue_c(now)?
+            };
+            match sent {
+                Ok(q) => return Some(q),
+                Err(item) => dropped.push(item),
             }
-            let mut q = self.c.pop()?;
-            let sojourn = now.as_nanos().saturating_sub(q.enqueued_at.as_nanos());
-            if self.c_recur.fire(p_c) {
-                // A.1 Figure 3: not-ECT is dropped; A.2: overload disables ECN.
-                if p_c < p_cmax && q.item.mark_ce() {
-                    self.c_stats.count_mark(self.recording);
-                } else {
-                    self.c_stats.count_drop(self.recording);
-                    dropped.push(q.item);
-                    continue;
-                }
+        }
+    }
+
+    /// The L queue's head with its fate: `Ok` to send (maybe marked), `Err` dropped.
+    fn dequeue_l(&mut self, now: Instant) -> Option<Result<Queued<T>, T>> {
+        let (p_prime, p_cl, p_c) = self.probabilities();
+        let mut q = self.l.pop()?;
+        let sojourn = now.as_nanos().saturating_sub(q.enqueued_at.as_nanos());
+        let mut decision = Decision {
+            p_prime,
+            coupled: p_cl,
+            native: 0.0,
+            signalled: false,
+        };
+        let mark = if p_cl < P_LMAX {
+            // A.2 Figure 5 lines 5a-5d: the ramp only while the L queue still holds
+            // more than Th_len packets after this dequeue.
+            if self.l.len() as u64 > self.p.th_len {
+                decision.native = ramp(sojourn, self.p.min_th_ns, self.p.range_ns);
             }
-            self.c_stats.count_sent(self.recording, sojourn);
-            return Some(q);
+            // A.1: p_L = max(p'_L, p_CL), then `recur(lq, p_L)`.
+            self.l_recur.fire(decision.native.max(p_cl))
+        } else if self.l_recur.fire(p_c) {
+            // A.2 Figure 5, overload saturation: drop with p_C, mark the rest with p_CL.
+            self.l_stats.count_drop(self.recording);
+            decision.signalled = true;
+            self.record(true, decision);
+            return Some(Err(q.item));
+        } else {
+            self.l_recur.fire(p_cl)
+        };
+        decision.signalled = mark;
+        if mark && q.item.mark_ce() {
+            self.l_stats.count_mark(self.recording);
+        }
+        self.l_stats.count_sent(self.recording, sojourn);
+        self.record(true, decision);
+        Some(Ok(q))
+    }
+
+    /// The C queue's head with its fate: `Ok` to send (maybe marked), `Err` dropped.
+    fn dequeue_c(&mut self, now: Instant) -> Option<Result<Queued<T>, T>> {
+        let (p_prime, _, p_c) = self.probabilities();
+        // A.1 Figure 2: p_Cmax = min(1/k², 1).
+        let p_cmax = (1.0 / (self.p.k * self.p.k)).min(1.0);
+        let mut q = self.c.pop()?;
+        let sojourn = now.as_nanos().saturating_sub(q.enqueued_at.as_nanos());
+        let signalled = self.c_recur.fire(p_c);
+        self.record(
+            false,
+            Decision {
+                p_prime,
+                coupled: p_c,
+                native: 0.0,
+                signalled,
+            },
+        );
+        if signalled {
+            // A.1 Figure 3: not-ECT is dropped; A.2: overload disables ECN.
+            if p_c < p_cmax && q.item.mark_ce() {
+                self.c_stats.count_mark(self.recording);
+            } else {
+                self.c_stats.count_drop(self.recording);
+                return Some(Err(q.item));
+            }
+        }
+        self.c_stats.count_sent(self.recording, sojourn);
+        Some(Ok(q))
+    }
+
+    /// Adds a decision to the L (`l4s`) or C queue's window sums, while recording.
+    fn record(&mut self, l4s: bool, d: Decision) {
+        if self.recording {
+            if l4s {
+                self.applied.l.record(d);
+            } else {
+                self.applied.c.record(d);
+            }
         }
     }
 }

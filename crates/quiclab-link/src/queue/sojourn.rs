@@ -4,6 +4,7 @@
 //! [`MAX_BUCKETS`] counters, each bucket 1/32 of its power of two wide (values below
 //! 64 ns exact), so a reported quantile is within 1.6 % of the true sample's value.
 
+use super::dualpi2_applied::AppliedReport;
 use crate::quantile::histogram_quantile;
 use serde::Serialize;
 
@@ -127,6 +128,7 @@ impl QueueCounters {
             window_packets: self.window_packets,
             window_marks: self.window_marks,
             window_drops: self.window_drops,
+            applied: None,
         }
     }
 }
@@ -151,6 +153,10 @@ pub struct QueueReport {
     pub window_packets: u64,
     pub window_marks: u64,
     pub window_drops: u64,
+    /// What DualPI2 applied to this queue's packets in the window (absent for other
+    /// disciplines): the means of p', p'² and the likelihoods, the signals' origin.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub applied: Option<AppliedReport>,
 }
 
 #[cfg(test)]

@@ -231,6 +231,100 @@ mod dualpi2 {
         assert!((p_c - (p_l / 2.0).powi(2)).abs() < 2e-4, "{p_l} {p_c}");
     }
 
+    /// What was applied, per queue, in the window (`dualpi2_applied.rs`): at a fixed
+    /// p' = 0.1 every L packet gets p_CL = 0.2 and every C packet p_C = 0.01; the mean
+    /// of p'² over C packets is p_C, the signals match the window's marks and drops
+    /// and all come from the coupling (the L queue never holds more than Th_len).
+    #[test]
+    fn applied_means_in_the_window() {
+        let mut q = dualpi2();
+        inner(&mut q).set_p_prime(0.1);
+        let mut dropped = Vec::new();
+        let mut run = |q: &mut Queue<Pkt>, from: u64, n: u64| {
+            for i in from..from + n {
+                q.enqueue(us(i), 100, pkt(Ecn::Ect1)).unwrap();
+                q.enqueue(us(i), 100, pkt(Ecn::NotEct)).unwrap();
+                while q.dequeue(us(i), &mut dropped).is_some() {}
+            }
+        };
+        q.set_recording(false);
+        run(&mut q, 0, 500);
+        q.set_recording(true);
+        run(&mut q, 500, 5000);
+        let sub = q.subqueues();
+        let (l, c) = (&sub[0], &sub[1]);
+        let (la, ca) = (l.applied.as_ref().unwrap(), c.applied.as_ref().unwrap());
+        let close = |x: Option<f64>, y: f64| (x.unwrap() - y).abs() < 1e-12;
+        assert_eq!(la.decisions, 5000);
+        assert!(close(la.p_prime_mean, 0.1) && close(la.p_coupled_mean, 0.2));
+        assert!(close(la.p_native_mean, 0.0) && close(la.p_applied_mean, 0.2));
+        assert_eq!((la.native_signals, la.coupled_signals), (0, l.window_marks));
+        assert_eq!(ca.decisions, c.window_packets + c.window_drops);
+        assert!(close(ca.p_prime_sq_mean, 0.01) && close(ca.p_coupled_mean, 0.01));
+        assert_eq!(ca.coupled_signals, c.window_drops);
+        // The measured probabilities against the applied means: exact to one signal.
+        let p_l = l.window_marks as f64 / l.window_packets as f64;
+        let p_c = c.window_drops as f64 / ca.decisions as f64;
+        assert!((p_l - 2.0 * la.p_prime_mean.unwrap()).abs() <= 1.0 / 5000.0);
+        assert!((p_c - ca.p_prime_sq_mean.unwrap()).abs() <= 1.0 / 5000.0);
+        // Other disciplines have no `applied`.
+        assert!(queue("discipline = \"drop_tail\"\npackets = 5")
+            .subqueues()
+            .is_empty());
+    }
+
+    /// Marks the ramp sets (its likelihood above p_CL) count as native: with p' = 0 and
+    /// a 1.1 ms sojourn (ramp 0.75) every L mark is the ramp's.
+    #[test]
+    fn applied_attributes_ramp_marks() {
+        let mut q = queue("discipline = \"dualpi2\"\nalpha = 0.0\nbeta = 0.0");
+        let mut dropped = Vec::new();
+        for i in 0..400u64 {
+            let t = i * 100;
+            for _ in 0..3 {
+                q.enqueue(us(t), 1000, pkt(Ecn::Ect1)).unwrap();
+            }
+            for _ in 0..3 {
+                q.dequeue(us(t + 1100), &mut dropped).unwrap();
+            }
+        }
+        let sub = q.subqueues();
+        let a = sub[0].applied.as_ref().unwrap();
+        assert_eq!(a.decisions, 1200);
+        assert!(sub[0].window_marks > 0);
+        assert_eq!(
+            (a.native_signals, a.coupled_signals),
+            (sub[0].window_marks, 0)
+        );
+        // One packet in three leaves with more than Th_len behind it: ramp 0.75.
+        assert!((a.p_native_mean.unwrap() - 0.25).abs() < 1e-9, "{a:?}");
+    }
+
+    /// The time average over PI updates: one update at 15 ms moves p' to
+    /// beta·0.015 = 0.045 (the head waited 15 ms); the C queue then empties and p'
+    /// falls back to 0 at 30 ms and stays there while idle, the skipped updates
+    /// counted as zeros: updates at 15, 30, 45, 60 ms with p' = 0.045, 0, 0, 0.
+    #[test]
+    fn pi_time_average_over_updates() {
+        let mut q = dualpi2();
+        let mut dropped = Vec::new();
+        q.enqueue(ms(0), 1000, pkt(Ecn::NotEct)).unwrap();
+        q.enqueue(ms(15), 1000, pkt(Ecn::NotEct)).unwrap();
+        while q.dequeue(ms(16), &mut dropped).is_some() {}
+        q.enqueue(ms(61), 1000, pkt(Ecn::NotEct)).unwrap();
+        let r = q.dualpi2_report().unwrap();
+        assert_eq!(r.pi_updates, 4, "{r:?}");
+        let p1 = 3.0 * 0.015;
+        assert!(
+            (r.p_prime_time_mean.unwrap() - p1 / 4.0).abs() < 1e-12,
+            "{r:?}"
+        );
+        assert!((r.p_prime_sq_time_mean.unwrap() - p1 * p1 / 4.0).abs() < 1e-12);
+        assert!(queue("discipline = \"drop_tail\"\npackets = 5")
+            .dualpi2_report()
+            .is_none());
+    }
+
     /// Overload (RFC 9332 §4.2.2, A.2 Figure 5): with p_C ≥ p_Cmax = 1/k² ECN no
     /// longer protects C packets; with p_CL ≥ p_Lmax = 1 L packets are dropped with
     /// p_C and every other one marked (p_CL = 1).

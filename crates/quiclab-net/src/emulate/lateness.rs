@@ -1,9 +1,15 @@
 //! How late the relay sends each datagram against the model's due time (actual send
 //! minus due), as a histogram with 1 µs buckets up to 10 ms (larger values share one
 //! overflow bucket; the maximum is kept exactly): bounded memory whatever the run's
-//! length, exact enough for the p50/p99 the accuracy goal is stated in.
+//! length, exact enough for the p50/p99 the accuracy goal is stated in. Besides the
+//! run's total (emulate.json), each link direction's deliveries due inside the
+//! scenario's measurement window are counted apart ([`WindowLateness`], links.json), so
+//! a plan can read, beside a run's throughput, whether the relay kept the model's
+//! schedule over the same window.
 
+use quiclab_link::config::LinkSide;
 use quiclab_link::quantile;
+use quiclab_proto::Instant;
 use serde::Serialize;
 use std::time::Duration;
 
@@ -73,9 +79,74 @@ impl Lateness {
     }
 }
 
+/// Lateness per link direction of the deliveries due in `[from, to)` (the scenario's
+/// measurement window; `to` = `None`: to the end).
+pub struct WindowLateness {
+    from: Instant,
+    to: Option<Instant>,
+    sides: [Lateness; 2],
+}
+
+impl Default for WindowLateness {
+    /// The whole run.
+    fn default() -> Self {
+        WindowLateness::new(Instant::ZERO, None)
+    }
+}
+
+impl WindowLateness {
+    pub fn new(from: Instant, to: Option<Instant>) -> WindowLateness {
+        WindowLateness {
+            from,
+            to,
+            sides: [Lateness::default(), Lateness::default()],
+        }
+    }
+
+    /// Counts a delivery on `side` due at `due` that left `late` after it, if `due` is
+    /// inside the window.
+    pub fn record(&mut self, side: LinkSide, due: Instant, late: Duration) {
+        if due >= self.from && self.to.is_none_or(|t| due < t) {
+            self.sides[index(side)].record(late);
+        }
+    }
+
+    pub fn summary(&self, side: LinkSide) -> LatenessSummary {
+        self.sides[index(side)].summary()
+    }
+}
+
+fn index(side: LinkSide) -> usize {
+    match side {
+        LinkSide::Forward => 0,
+        LinkSide::Return => 1,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Only deliveries due inside the window count, each on its own direction.
+    #[test]
+    fn window_per_direction() {
+        let ms = Instant::from_millis;
+        let mut w = WindowLateness::new(ms(1000), Some(ms(2000)));
+        let us = Duration::from_micros;
+        w.record(LinkSide::Return, ms(999), us(500)); // before
+        w.record(LinkSide::Return, ms(1000), us(10));
+        w.record(LinkSide::Return, ms(1999), us(20));
+        w.record(LinkSide::Return, ms(2000), us(900)); // at the end: out
+        w.record(LinkSide::Forward, ms(1500), us(7000));
+        let r = w.summary(LinkSide::Return);
+        assert_eq!((r.datagrams, r.max_us), (2, 20.0));
+        let f = w.summary(LinkSide::Forward);
+        assert_eq!((f.datagrams, f.max_us), (1, 7000.0));
+        let mut all = WindowLateness::default();
+        all.record(LinkSide::Forward, ms(1), us(3));
+        assert_eq!(all.summary(LinkSide::Forward).datagrams, 1);
+        assert_eq!(all.summary(LinkSide::Return).datagrams, 0);
+    }
 
     #[test]
     fn quantiles() {

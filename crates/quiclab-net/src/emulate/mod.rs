@@ -28,6 +28,7 @@ use crate::error::{NetError, Result};
 use crate::udp::{Granted, Socket, DEFAULT_BUFFER};
 use quiclab_link::config::LinkSide;
 use quiclab_link::duplex::Duplex;
+use quiclab_link::time::saturating_secs;
 use quiclab_proto::Instant;
 use quiclab_sim::Scenario;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -97,6 +98,11 @@ impl Emulator {
         let clock = Clock::new();
         let mut relay = relay::Relay::new(duplex, (front, back), config.upstream, clock, waker)?;
         relay.rebinder = (config.rebind).map(|r| (rebind::Rebinder::new(r), config.socket_buffer));
+        let m = &scenario.measure;
+        relay.window_lateness = lateness::WindowLateness::new(
+            Instant::ZERO + saturating_secs(m.from_s),
+            m.to_s.map(|t| Instant::ZERO + saturating_secs(t)),
+        );
         Ok(Emulator { scenario, relay })
     }
 

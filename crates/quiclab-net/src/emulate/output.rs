@@ -3,7 +3,8 @@
 //! counters), `links.json` (the same links as `results.json`'s `links`), queue traces when `measure.traces` is on, `emulate.json` (the relay's
 //! counters, the CE marks of queues that mark, each queue's drops and sojourn-time
 //! quantiles with DualPI2's L and C queues apart, and how late it sent against the
-//! model), and with `--pcap` (or `measure.pcap`) `pcap/forward.pcap`
+//! model; links.json adds each direction's lateness over the measurement window as
+//! `send_lateness`), and with `--pcap` (or `measure.pcap`) `pcap/forward.pcap`
 //! and `pcap/return.pcap` (each datagram as it starts transmission on that direction,
 //! as the simulator writes them), `pcap/all.pcap` (both sides, as datagrams reach the
 //! relay), plus `pcap/keys.log`, a copy of `--keylog` (the server's TLS key log) taken
@@ -42,6 +43,15 @@ struct Summary<'a> {
     /// The relay's moves toward the server (`--rebind`; absent without).
     #[serde(skip_serializing_if = "<[RebindRecord]>::is_empty")]
     rebinds: &'a [RebindRecord],
+}
+
+/// One link direction in links.json: its result as results.json has it, and the relay's
+/// lateness on it over the measurement window (actual send minus the model's due time).
+#[derive(Serialize)]
+struct LinkJson<'a> {
+    #[serde(flatten)]
+    link: &'a LinkResult,
+    send_lateness: LatenessSummary,
 }
 
 /// One link direction's queue in emulate.json (the fields of its links.csv row).
@@ -127,8 +137,17 @@ pub fn finish(
     };
     std::fs::write(out.join("links.csv"), links_csv(&result))?;
     // The links as the simulator's results.json holds them, so a lab plan reads a real
-    // run's `links[..]` metrics by the same paths as a simulated run's.
-    let mut links = serde_json::to_string_pretty(&result.links)?;
+    // run's `links[..]` metrics by the same paths as a simulated run's; plus how late
+    // the relay delivered on each over the same window, which only a real run has.
+    let links: Vec<LinkJson> = [LinkSide::Forward, LinkSide::Return]
+        .iter()
+        .zip(&result.links)
+        .map(|(&side, link)| LinkJson {
+            link,
+            send_lateness: relay.window_lateness.summary(side),
+        })
+        .collect();
+    let mut links = serde_json::to_string_pretty(&links)?;
     links.push('\n');
     std::fs::write(out.join("links.json"), links)?;
     write_queue_traces(out, &result)?;

@@ -16,7 +16,7 @@
 //! Send errors (a peer that vanished: ECONNREFUSED from an ICMP port unreachable, a
 //! full socket buffer) lose that datagram, are counted, and never end the relay.
 
-use super::lateness::Lateness;
+use super::lateness::{Lateness, WindowLateness};
 use super::rebind::Rebinder;
 use super::wake::Waker;
 use crate::driver::Clock;
@@ -97,6 +97,8 @@ pub struct Relay {
     pub capture: Option<Capture>,
     pub counters: RelayCounters,
     pub lateness: Lateness,
+    /// The same per link direction, over the scenario's measurement window (links.json).
+    pub window_lateness: WindowLateness,
     /// The rebind schedule, if any, and the buffer size its new sockets ask for.
     pub(super) rebinder: Option<(Rebinder, usize)>,
 }
@@ -145,6 +147,7 @@ impl Relay {
             capture: None,
             counters: RelayCounters::default(),
             lateness: Lateness::default(),
+            window_lateness: WindowLateness::default(),
             rebinder: None,
         })
     }
@@ -251,6 +254,7 @@ impl Relay {
         while let Some(d) = self.duplex.poll(now) {
             let late = self.clock.now().saturating_duration_since(d.due);
             self.lateness.record(late);
+            self.window_lateness.record(d.side, d.due, late);
             self.send(d);
         }
     }

@@ -44,6 +44,10 @@ pub enum FrameKind {
         ack_delay: u64,
         /// `(lowest, highest)` packet numbers, highest range first.
         ranges: Vec<(u64, u64)>,
+        /// How many ranges the frame reports (`ranges.len()` at
+        /// [`FrameDetail::Full`]; also kept at [`FrameDetail::Counts`], where `ranges`
+        /// is empty, for sinks that measure ACK sizes).
+        range_count: usize,
         ecn: Option<EcnCounts>,
     },
     ResetStream {
@@ -156,6 +160,7 @@ impl FrameSummary {
             Frame::Ack(a) => FrameKind::Ack {
                 ack_delay: a.ack_delay,
                 ranges: Vec::new(),
+                range_count: a.ranges.len(),
                 ecn: a.ecn,
             },
             Frame::ConnectionClose(c) => FrameKind::ConnectionClose {
@@ -181,6 +186,7 @@ impl From<&Frame<'_>> for FrameSummary {
             Frame::Ack(a) => FrameKind::Ack {
                 ack_delay: a.ack_delay,
                 ranges: a.ranges.iter().map(|r| (*r.start(), *r.end())).collect(),
+                range_count: a.ranges.len(),
                 ecn: a.ecn,
             },
             Frame::ResetStream {

@@ -73,6 +73,7 @@ fn write_frame_fields(
             ack_delay,
             ranges,
             ecn,
+            ..
         } => write_ack(j, *ack_delay, ranges, ecn.as_ref(), ack_delay_exponent),
         FrameKind::Crypto { offset, length } => return Some(write_crypto(j, *offset, *length)),
         FrameKind::NewToken { length } => write_new_token(j, *length),

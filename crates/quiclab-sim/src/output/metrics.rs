@@ -1,8 +1,11 @@
 //! Per-connection measurements collected from the connection's event stream.
 
+use crate::output::ack_sizes::AckSizes;
 use crate::output::loss_epochs::LossEpochs;
 use crate::output::window_stats::{WindowStats, WindowSummary};
-use quiclab_proto::events::{packet_type_name, Event, EventSink, FrameDetail, RecoveryMetrics};
+use quiclab_proto::events::{
+    packet_type_name, Event, EventSink, FrameDetail, FrameKind, RecoveryMetrics,
+};
 use quiclab_proto::{Instant, PacketType};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -99,6 +102,11 @@ pub struct SideMetrics {
     /// the results otherwise, so other runs write the same results as before.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub loss_epochs: Option<LossEpochs>,
+    /// The ACK frames this side sent, over time (`output/ack_sizes.rs`): `Some` only
+    /// when the scenario sets `measure.ack_sizes` and the flow is QUIC, and left out of
+    /// the results otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ack_sizes: Option<AckSizes>,
     pub pto_expirations: u64,
     /// (time s, congestion window bytes) at each recovery metrics update.
     pub cwnd: Vec<(f64, u64)>,
@@ -267,6 +275,11 @@ impl EventSink for MetricsSink {
                 m.hot.sent_by_packet_type[packet_index(header.ty)].add(*size);
                 for f in frames {
                     m.hot.frame(f.frame_type_name(), f.wire_len());
+                    if let (Some(a), FrameKind::Ack { range_count, .. }) =
+                        (&mut m.ack_sizes, &f.kind)
+                    {
+                        a.on_ack_sent(now.as_secs_f64(), f.wire_len(), *range_count);
+                    }
                 }
             }
             Event::PacketReceived {

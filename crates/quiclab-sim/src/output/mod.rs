@@ -2,6 +2,7 @@
 //! metrics sinks that fill them, the statistics over the measurement window, pcap
 //! files, result tables.
 
+pub mod ack_sizes;
 pub mod loss_epochs;
 pub mod metrics;
 /// pcap files: the link models' writer (a link captures what it transmits).

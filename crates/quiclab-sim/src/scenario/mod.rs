@@ -40,7 +40,7 @@ pub use quiclab_link::config::{LinkChange, LinkConfig, LinkSide};
 pub use rebind::{rebound, Rebind, RebindKind, MAX_REBINDS, REBIND_PORTS};
 pub use resume_from::{sender_is_server, ResumeFrom, FROM_FLOW};
 pub use session_from::SessionFrom;
-pub use tls::{Names, TlsChoiceKeys, TlsSettings, TlsTable, TlsVersion};
+pub use tls::{Names, TlsChoiceKeys, TlsRecords, TlsSettings, TlsTable, TlsVersion};
 pub use validate::{
     MAX_CERTIFICATE_PADDING, MAX_FLOWS, MAX_PAIRS, MAX_RATE_MBPS, MAX_SECONDS, MAX_SEND_MEMORY,
     MIN_RATE_MBPS, MIN_STEP_SECONDS,
@@ -137,6 +137,11 @@ pub struct Measure {
     /// results then have no `loss_epochs` entries).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub loss_epochs: bool,
+    /// Record each QUIC endpoint's ACK frames over time: count, bytes and ranges per
+    /// `interval_s` bin, the largest frame (`output/ack_sizes.rs`; default off, results
+    /// then have no `ack_sizes` entries).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub ack_sizes: bool,
 }
 
 impl Default for Measure {
@@ -149,6 +154,7 @@ impl Default for Measure {
             qlog: false,
             pcap: false,
             loss_epochs: false,
+            ack_sizes: false,
         }
     }
 }

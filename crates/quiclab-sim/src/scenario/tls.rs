@@ -172,6 +172,12 @@ pub struct TlsSettings {
     /// `session_from`, which names the earlier flow whose ticket is offered).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub early_data: bool,
+    /// How both ends cut application data into records (TCP flows only): `"full"`
+    /// (default) records of up to 16 KB, or `"dynamic"`, one TCP segment's worth per
+    /// record for the first MiB and again after a second without writes, as the seed
+    /// era's web servers did (`workload/tls_records.rs`).
+    #[serde(default, skip_serializing_if = "TlsRecords::is_full")]
+    pub records: TlsRecords,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cipher_suites: Option<Names>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -189,6 +195,8 @@ impl TlsSettings {
             Some("tls.version")
         } else if self.early_data {
             Some("tls.early_data")
+        } else if !self.records.is_full() {
+            Some("tls.records")
         } else {
             None
         }
@@ -418,6 +426,27 @@ impl Scenario {
             }
         }
         Ok(())
+    }
+}
+
+/// How a TLS-over-TCP sender sizes its records (`[flows.tls] records`).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum TlsRecords {
+    /// Records of up to 16 KB of plaintext (RFC 8446 §5.1's maximum), as rustls writes
+    /// them: what every recorded result was made with.
+    #[default]
+    Full,
+    /// Dynamic record sizing: a record fills one TCP segment until 1 MiB was written,
+    /// then 16 KB; back to one segment after 1 s without a write.
+    Dynamic,
+}
+
+impl TlsRecords {
+    pub fn is_full(&self) -> bool {
+        *self == TlsRecords::Full
     }
 }
 

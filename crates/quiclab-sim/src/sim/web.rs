@@ -72,6 +72,7 @@ impl Simulation {
         let traces = self.scenario.measure.traces;
         let (tls_client, tls_server) = tls.map_or((None, None), |(c, s)| (Some(c), Some(s)));
         let fast_open = config.fast_open;
+        let tls_records = f.tls.as_ref().map(|t| t.records).unwrap_or_default();
         let server_ip = self.net.hosts[2 * f.pair + 1];
         let client = Spec {
             workload: f.workload.clone(),
@@ -84,6 +85,7 @@ impl Simulation {
             fast_open_key: None,
             tls_client,
             tls_server: None,
+            tls_records,
         };
         let server = Spec {
             workload: f.workload.clone(),
@@ -97,6 +99,7 @@ impl Simulation {
             fast_open_key: fast_open.then(|| derive_seed(seed, &format!("tfo:{server_ip}"))),
             tls_client: None,
             tls_server,
+            tls_records,
         };
         (client, server)
     }

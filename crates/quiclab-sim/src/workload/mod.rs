@@ -14,6 +14,7 @@ pub(crate) mod pep;
 pub(crate) mod tcpflow;
 pub mod tcptls;
 pub(crate) mod tcpweb;
+pub(crate) mod tls_records;
 pub mod webapp;
 pub mod webmeasure;
 pub(crate) mod webquic;

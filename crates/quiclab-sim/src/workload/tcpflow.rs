@@ -16,7 +16,7 @@
 //! loss probes.
 
 use crate::output::metrics::{MetricsSink, SideMetrics};
-use crate::scenario::Workload;
+use crate::scenario::{TlsRecords, Workload};
 use crate::workload::app::{AppMeasure, MeasureWindow};
 use crate::workload::tcptls::TlsLayer;
 use quiclab_proto::events::{Event as ProtoEvent, EventSink, RecoveryMetrics};
@@ -82,8 +82,8 @@ pub(crate) struct TcpHost {
     pub conn: Option<TcpConnection>,
     /// TLS over the connection, when the flow has `[flows.tls]`.
     tls: Option<TlsLayer>,
-    /// The client's TLS session, installed when it connects.
-    tls_client: Option<(Arc<rustls::ClientConfig>, u64)>,
+    /// The client's TLS session and record sizing, installed when it connects.
+    tls_client: Option<(Arc<rustls::ClientConfig>, u64, TlsRecords)>,
     setup_error: Option<String>,
     app: TcpApp,
     config: TcpConfig,
@@ -214,34 +214,40 @@ impl TcpHost {
         (*self.local.ip(), *remote.ip())
     }
 
-    /// Runs TLS as the client with `config` (the session starts at `connect`).
-    pub fn with_tls_client(mut self, config: Arc<rustls::ClientConfig>) -> Self {
-        self.tls_client = Some((config, self.seed));
+    /// Runs TLS as the client with `config` and `records` (the session starts at
+    /// `connect`).
+    pub fn with_tls_client(
+        mut self,
+        config: Arc<rustls::ClientConfig>,
+        records: TlsRecords,
+    ) -> Self {
+        self.tls_client = Some((config, self.seed, records));
         self
     }
 
-    /// Runs TLS as the server with `config`.
+    /// Runs TLS as the server with `config` and `records`.
     pub fn with_tls_server(
         mut self,
         config: Arc<rustls::ServerConfig>,
+        records: TlsRecords,
     ) -> Result<Self, rustls::Error> {
         let mut rng = quiclab_proto::DetRng::new(self.seed ^ 0x7715);
         let conn =
             quiclab_proto::tls::with_rng(&mut rng, || rustls::ServerConnection::new(config))?;
-        self.tls = Some(TlsLayer::new(conn.into(), rng));
+        self.tls = Some(TlsLayer::new(conn.into(), rng, records));
         Ok(self)
     }
 
     /// The client opens its connection (sends the SYN on the next poll).
     pub fn connect(&mut self, remote: SocketAddrV4) {
-        if let Some((config, seed)) = self.tls_client.take() {
+        if let Some((config, seed, records)) = self.tls_client.take() {
             let mut rng = quiclab_proto::DetRng::new(seed ^ 0x7715);
             let name = rustls::pki_types::ServerName::try_from("localhost").expect("a valid name");
             let conn = quiclab_proto::tls::with_rng(&mut rng, || {
                 rustls::ClientConnection::new(config, name)
             });
             match conn {
-                Ok(c) => self.tls = Some(TlsLayer::new(c.into(), rng)),
+                Ok(c) => self.tls = Some(TlsLayer::new(c.into(), rng, records)),
                 Err(e) => self.setup_error = Some(format!("TLS client: {e}")),
             }
         }

@@ -26,7 +26,8 @@
 //! ticket ages are 0 and runs reproduce. Rejected early data is written again after
 //! the handshake (RFC 8446 §4.2.10: the client must resend it).
 
-use crate::scenario::TlsVersion;
+use crate::scenario::{TlsRecords, TlsVersion};
+use crate::workload::tls_records::{record_overhead, RecordSizer};
 use quiclab_proto::tls::{provider_for, with_rng, CertType, CipherSuite, Identity, TlsChoices};
 use quiclab_proto::{DetRng, Instant};
 use quiclab_tcp::TcpConnection;
@@ -227,11 +228,20 @@ pub(crate) struct TlsLayer {
     /// buffer was full: after a loss is repaired, a whole window becomes readable at
     /// once). At most one read buffer: TCP is not read again until it is fed.
     pending_in: Vec<u8>,
+    /// Dynamic record sizing's state (`None`: rustls's full-size records).
+    sizer: Option<RecordSizer>,
+    /// The time and TCP's data bytes per segment at the last `pump_in`, which the
+    /// application's writes follow (`run_stream`).
+    now: Instant,
+    smss: u64,
 }
 
 impl TlsLayer {
-    pub fn new(conn: rustls::Connection, rng: DetRng) -> Self {
+    pub fn new(conn: rustls::Connection, rng: DetRng, records: TlsRecords) -> Self {
         TlsLayer {
+            sizer: (records == TlsRecords::Dynamic).then(RecordSizer::default),
+            now: Instant::ZERO,
+            smss: 0,
             conn,
             rng,
             out: Vec::new(),
@@ -257,6 +267,8 @@ impl TlsLayer {
     /// the plaintext and this is called again. Returns the ciphertext bytes rustls took
     /// (0: no progress until the application reads).
     pub fn pump_in(&mut self, now: Instant, tcp: &mut TcpConnection, buf: &mut [u8]) -> usize {
+        self.now = now;
+        self.smss = tcp.smss();
         let mut taken = 0;
         let mut pending = std::mem::take(&mut self.pending_in);
         if !pending.is_empty() {
@@ -341,13 +353,7 @@ impl TlsLayer {
     /// rustls -> TCP: moves pending records into TCP's send buffer; sends the FIN
     /// once the application closed and everything left.
     pub fn pump_out(&mut self, tcp: &mut TcpConnection) {
-        while self.conn.wants_write() && self.out.len() < PLAINTEXT_LIMIT {
-            let conn = &mut self.conn;
-            let out = &mut self.out;
-            if with_rng(&mut self.rng, || conn.write_tls(out)).is_err() {
-                break;
-            }
-        }
+        self.drain_records(PLAINTEXT_LIMIT);
         let n = tcp.write(&self.out);
         self.out.drain(..n);
         if self.closing && self.out.is_empty() && !self.conn.wants_write() && !self.fin_sent {
@@ -378,8 +384,48 @@ impl TlsLayer {
             }
         }
         self.conn.set_buffer_limit(Some(PLAINTEXT_LIMIT));
+        if self.sizer.is_some() {
+            return self.write_sized(data);
+        }
         let conn = &mut self.conn;
         with_rng(&mut self.rng, || conn.writer().write(data)).unwrap_or(0)
+    }
+
+    /// Dynamic record sizing (`tls_records.rs`): one record per write to rustls, each
+    /// moved to `out` at once so rustls's buffer limit never cuts a record short. `out`
+    /// may pass `PLAINTEXT_LIMIT` by one record.
+    fn write_sized(&mut self, data: &[u8]) -> usize {
+        let mut taken = 0;
+        while taken < data.len() && self.out.len() < PLAINTEXT_LIMIT {
+            let overhead = record_overhead(self.conn.negotiated_cipher_suite());
+            let Some(sizer) = self.sizer.as_mut() else {
+                break;
+            };
+            let len = sizer
+                .next_record(self.now, self.smss, overhead)
+                .min(data.len() - taken);
+            let conn = &mut self.conn;
+            let chunk = &data[taken..taken + len];
+            let n = with_rng(&mut self.rng, || conn.writer().write(chunk)).unwrap_or(0);
+            sizer.on_written(self.now, n);
+            taken += n;
+            self.drain_records(usize::MAX);
+            if n < len {
+                break;
+            }
+        }
+        taken
+    }
+
+    /// Moves rustls's pending records into `out` while it holds less than `limit`.
+    fn drain_records(&mut self, limit: usize) {
+        while self.conn.wants_write() && self.out.len() < limit {
+            let conn = &mut self.conn;
+            let out = &mut self.out;
+            if with_rng(&mut self.rng, || conn.write_tls(out)).is_err() {
+                break;
+            }
+        }
     }
 
     /// Plaintext for the application (early data first).

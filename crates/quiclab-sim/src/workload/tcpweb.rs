@@ -17,7 +17,7 @@
 
 use crate::net::topology::derive_seed;
 use crate::output::metrics::SideMetrics;
-use crate::scenario::{TcpHttp, Workload};
+use crate::scenario::{TcpHttp, TlsRecords, Workload};
 use crate::workload::app::{AppMeasure, MeasureWindow};
 use crate::workload::h2mux::{self, Frame, Parser, Sender};
 use crate::workload::tcpflow::{ByteStream, CookieCache, TcpHost};
@@ -48,6 +48,8 @@ pub(crate) struct Spec {
     pub fast_open_key: Option<u64>,
     pub tls_client: Option<Arc<rustls::ClientConfig>>,
     pub tls_server: Option<Arc<rustls::ServerConfig>>,
+    /// The TLS records' sizing (`[flows.tls] records`).
+    pub tls_records: TlsRecords,
 }
 
 impl Spec {
@@ -282,7 +284,7 @@ impl TcpWebClient {
             host = host.with_cookie_cache(c.clone());
         }
         if let Some(t) = &s.tls_client {
-            host = host.with_tls_client(t.clone());
+            host = host.with_tls_client(t.clone(), s.tls_records);
         }
         host.connect(remote);
         let proto = match s.mode {
@@ -500,7 +502,7 @@ impl TcpWebServer {
                 host = host.with_fast_open_key(key);
             }
             if let Some(t) = &s.tls_server {
-                match host.with_tls_server(t.clone()) {
+                match host.with_tls_server(t.clone(), s.tls_records) {
                     Ok(h) => host = h,
                     Err(e) => {
                         self.setup_error.get_or_insert(format!("TLS server: {e}"));

@@ -72,6 +72,7 @@ impl TcpConnection {
             // RFC 6298 §5.3 / RFC 8985 §7.2: new data acknowledged restarts the RTO,
             // re-arms the TLP.
             self.rto_backoff = 0;
+            self.rto_retransmit = false;
             self.tlp_out = false;
             self.rearm_rto(now);
         }
@@ -118,7 +119,7 @@ impl TcpConnection {
     /// while DupThresh segments are SACKed or in recovery (so a hole with three
     /// SACKed segments above it is repaired at once, as RFC 6675 would), else
     /// min_rtt / 4, capped at SRTT.
-    fn reo_wnd(&self) -> Duration {
+    pub(super) fn reo_wnd(&self) -> Duration {
         if !self.sb.reordering_seen
             && (self.recovery_point.is_some()
                 || self.sb.sacked_segments() >= crate::scoreboard::DUP_THRESH)

@@ -2,7 +2,7 @@
 //! tcp_frto = 2; `[flows.tcp] frto = true`): after a retransmission timeout, find out
 //! from the next ACKs whether it was spurious (a delay spike, not a loss) and if so
 //! undo it. The timeout is handled as always (the head is retransmitted, the window
-//! collapses, everything unSACKed is taken as lost); then
+//! collapses, the segments RACK takes for lost on a timeout are, RFC 8985 §6.3); then
 //! - step 2: the first ACK that advances SND.UNA lets two new segments out instead of
 //!   more retransmissions (RFC 5682 §3, 2b); a duplicate ACK, or nothing new to send,
 //!   ends F-RTO: the conventional recovery goes on;

@@ -123,10 +123,18 @@ impl TcpConnection {
             return;
         }
         self.stats.rto_count += 1;
-        // RFC 6298 §5.4-5.6, RFC 6675 §5.1: everything unSACKed is lost; the window
-        // collapses (the controller's persistent-congestion response).
+        // RFC 6298 §5.4-5.6: the first segment is lost and sent again at once; with
+        // SACK, RACK decides which others are (RFC 8985 §6.3), without it everything
+        // unSACKed is (RFC 6675 §5.1). The window collapses (the controller's
+        // persistent-congestion response).
         let frto = self.frto_before_rto();
-        let lost = self.sb.mark_all_lost();
+        let lost = if self.sack {
+            let reo = self.reo_wnd();
+            self.sb.mark_lost_on_rto(now, reo)
+        } else {
+            self.sb.mark_all_lost()
+        };
+        self.rto_retransmit = true;
         self.recovery_point = None;
         let losses = self.declare_lost(&lost, true);
         self.inform_controller(now, &[], &losses, None);

@@ -134,6 +134,7 @@ impl TcpConnection {
         } else if self.frto.as_ref().is_some_and(|f| f.waiting()) {
             None // RFC 5682 §3 step 3: no retransmission before the next ACK's verdict
         } else if let Some(o) = self.next_retransmission(cwnd) {
+            self.rto_retransmit = false;
             Some(o)
         } else if self.tlp_pending {
             self.tlp_pending = false;
@@ -187,7 +188,12 @@ impl TcpConnection {
         }
         self.pacer
             .on_sent(now, len + super::PACED_HEADER_BYTES, rate);
-        if self.rto_deadline.is_none() {
+        // RFC 6298 §5.1; and, as Linux (tcp_xmit_retransmit_queue), when the first
+        // unacknowledged segment is sent again: the timer then waits an RTO for that
+        // retransmission's ACK, instead of firing one RTO after the last ACK that
+        // advanced, which in a recovery on a path whose RTO is about its RTT comes
+        // before the retransmission can be acknowledged.
+        if self.rto_deadline.is_none() || (o.retransmission && o.start == self.sb.una) {
             self.rearm_rto(now);
         }
         if !o.retransmission && self.tlp_deadline.is_none() {
@@ -209,9 +215,10 @@ impl TcpConnection {
         o
     }
 
-    /// RFC 6675 §5 step (C): a lost segment, if the window has room (cwnd - pipe >= 1).
+    /// RFC 6675 §5 step (C): a lost segment, if the window has room (cwnd - pipe >= 1),
+    /// or the one a timeout owes (RFC 6298 §5.4) whatever the window.
     fn next_retransmission(&self, cwnd: u64) -> Option<Outgoing> {
-        if self.sb.pipe >= cwnd {
+        if self.sb.pipe >= cwnd && !self.rto_retransmit {
             return None;
         }
         let (start, s) = self.sb.next_lost()?;
