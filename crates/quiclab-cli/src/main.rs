@@ -6,6 +6,7 @@ mod emulate;
 mod help_markdown;
 mod inputs;
 mod lab;
+mod link;
 mod query;
 mod reset_key;
 mod sim;
@@ -59,6 +60,9 @@ enum Command {
     /// Real-time link emulator: relay UDP between a client and a server through a
     /// scenario's links (the simulator's link code on the wall clock).
     Emulate(emulate::EmulateArgs),
+    /// Link profiles (scenarios/links/): export a realisation as trace files.
+    #[command(subcommand)]
+    Link(link::LinkCommand),
     /// SQL over the results store (every results/*.parquet under --dir), with DuckDB
     /// from the project's Python venv.
     Query(query::QueryArgs),
@@ -305,6 +309,7 @@ fn main() {
         Command::Report(a) => lab::report(a),
         Command::Reproduce(a) => lab::reproduce(a),
         Command::Emulate(a) => emulate::run(a),
+        Command::Link(c) => link::run(c),
         Command::Query(a) => query::run(a),
         Command::HelpMarkdown => {
             print!("{}", help_markdown::page(Cli::command()));
