@@ -257,6 +257,11 @@ fn instant_ack_quick() {
 }
 
 #[test]
+fn leo_quick() {
+    check("leo", |_| {});
+}
+
+#[test]
 fn quic_vs_tcp_quick() {
     check("quic-vs-tcp", |_| {});
 }
