@@ -109,7 +109,7 @@ fn leo_slots_and_handovers() {
         assert!((20.0..=33.35).contains(&calm), "{t}: {calm}");
         if slot > 0 {
             let spike = at(t + 0.05);
-            assert!(spike >= 35.0 && spike <= 33.35 + 25.0, "{t}: {spike}");
+            assert!((35.0..=33.35 + 25.0).contains(&spike), "{t}: {spike}");
         }
     }
     for slot in 0..4u64 {
