@@ -30,7 +30,7 @@ fn out_dir(name: &str) -> PathBuf {
 
 /// The experiments this file runs, and those the CLI's tests run (they need real
 /// stacks or the quiclab binary).
-const EXPERIMENTS: [&str; 10] = [
+const EXPERIMENTS: [&str; 11] = [
     "ack-ratio",
     "careful-resume",
     "cc-compete",
@@ -39,6 +39,7 @@ const EXPERIMENTS: [&str; 10] = [
     "inet-validation",
     "instant-ack",
     "l4s",
+    "leo",
     "quic-vs-tcp",
     "satellite-ack",
 ];
@@ -253,6 +254,11 @@ fn cc_compete_quick() {
 #[test]
 fn instant_ack_quick() {
     check("instant-ack", |_| {});
+}
+
+#[test]
+fn leo_quick() {
+    check("leo", |_| {});
 }
 
 #[test]
