@@ -453,6 +453,44 @@ fn a_server_with_disable_active_migration_is_not_migrated_from() {
     );
 }
 
+/// The server's config `disable_active_migration` sends the transport parameter
+/// (RFC 9000 §18.2), and the client then refuses to move.
+#[test]
+fn a_server_configured_to_disable_active_migration_announces_it() {
+    let server = TransportConfig {
+        disable_active_migration: true,
+        ..TransportConfig::default()
+    };
+    let link = LinkConfig::delay(DELAY);
+    let mut p = Pair::new(TransportConfig::default(), server, [link.clone(), link], 13);
+    p.run_until(Instant::from_millis(5_000), |p| {
+        p.client_conn().is_handshake_confirmed()
+    })
+    .expect("handshake");
+    assert!(
+        p.client_conn()
+            .peer_params()
+            .unwrap()
+            .disable_active_migration
+    );
+    let (now, old) = (p.now, p.client_addr);
+    assert_eq!(
+        p.client_conn().migrate(now, old, addr("10.0.0.6:40000")),
+        Err(MigrateError::DisabledByPeer)
+    );
+    // Without it the same move is allowed.
+    let mut q = connected(13, 0.0);
+    let (now, old) = (q.now, q.client_addr);
+    assert!(q
+        .client_conn()
+        .peer_params()
+        .is_some_and(|p| !p.disable_active_migration));
+    assert_eq!(
+        q.client_conn().migrate(now, old, addr("10.0.0.6:40000")),
+        Ok(())
+    );
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, .. ProptestConfig::default() })]
     /// Done-when: a spoofed packet (a copy replayed from another address) never moves
