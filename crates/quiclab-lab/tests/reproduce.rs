@@ -30,7 +30,7 @@ fn out_dir(name: &str) -> PathBuf {
 
 /// The experiments this file runs, and those the CLI's tests run (they need real
 /// stacks or the quiclab binary).
-const EXPERIMENTS: [&str; 10] = [
+const EXPERIMENTS: [&str; 11] = [
     "ack-ratio",
     "careful-resume",
     "cc-compete",
@@ -39,6 +39,7 @@ const EXPERIMENTS: [&str; 10] = [
     "inet-validation",
     "instant-ack",
     "l4s",
+    "paths",
     "quic-vs-tcp",
     "satellite-ack",
 ];
@@ -253,6 +254,12 @@ fn cc_compete_quick() {
 #[test]
 fn instant_ack_quick() {
     check("instant-ack", |_| {});
+}
+
+/// Issue 32: handover with and without migration, NAT rebindings.
+#[test]
+fn paths_quick() {
+    check("paths", |_| {});
 }
 
 #[test]
