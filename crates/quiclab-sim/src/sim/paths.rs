@@ -14,6 +14,9 @@ use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::time::Duration;
 
+/// The longest an untold client's silence check waits before it looks again.
+const CHECK_EVERY: Duration = Duration::from_millis(50);
+
 /// What happens to an interface at a scheduled time.
 #[derive(Clone, Debug)]
 enum Action {
@@ -460,12 +463,14 @@ impl Simulation {
         let confirmed = c.is_handshake_confirmed();
         let quiet = self.paths.flows.get(&i).map_or(now, |f| f.quiet_since);
         if !confirmed || now < quiet + period {
+            // Looked at again by `CHECK_EVERY` at the latest: the period shrinks with
+            // the first RTT samples (from the initial 333 ms, RFC 9002 §6.2.2).
             let next = if confirmed {
-                quiet + period
+                (quiet + period).min(now + CHECK_EVERY)
             } else {
-                now + period
+                now + CHECK_EVERY
             };
-            self.events.push(next.max(now), Ev::PathCheck(i));
+            self.events.push(next, Ev::PathCheck(i));
             return;
         }
         let n = self.paths.addrs.len();
