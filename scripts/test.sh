@@ -7,10 +7,12 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
+setup_start=$SECONDS
 python=$(scripts/setup-tests.sh | tail -1) || {
     echo "FAILED: scripts/setup-tests.sh (see its message above)"
     exit 1
 }
+setup_s=$((SECONDS - setup_start))
 export PATH="$HOME/.cargo/bin:$PATH"
 # Setup installed every tool the tests need, so a test that misses one fails
 # (QUICLAB_TEST_SETUP; tests/skip.rs); a test that skips anyway appends a line to
@@ -20,10 +22,13 @@ export QUICLAB_TEST_SKIPS="$PWD/target/test-skips.txt"
 mkdir -p target && : >"$QUICLAB_TEST_SKIPS"
 
 failed=()
+times=()
 step() {
     echo
     echo "== $*"
+    local start=$SECONDS
     "$@" || failed+=("$*")
+    times+=("$((SECONDS - start)) s  $*")
 }
 
 step cargo fmt --all --check
@@ -66,6 +71,8 @@ step env PYTHON="$python" tests/interop/browser.sh
 # --- end HTTP/3 interop ---
 
 echo
+echo "step times (setup ${setup_s} s):"
+printf '    %s\n' "${times[@]}"
 if [[ -s $QUICLAB_TEST_SKIPS ]]; then
     echo "skipped ($QUICLAB_TEST_SKIPS):"
     sed 's/^/    /' "$QUICLAB_TEST_SKIPS"

@@ -102,6 +102,8 @@ async def fetch_all(
         config.secrets_log_file = open(keylog, "a")
     if testcase in ("resumption", "zerortt"):
         return await fetch_resuming(parsed, output, config, host, port, testcase == "zerortt")
+    if testcase == "multiconnect":
+        return await fetch_one_per_connection(parsed, output, config, host, port)
     failures = 0
     async with connect(host, port, configuration=config, create_protocol=HqClient) as client:
         if testcase == "keyupdate":
@@ -143,6 +145,22 @@ async def fetch_on(client, parsed, output: str) -> int:
         return 0
 
     return sum(await asyncio.gather(*(one(p) for p in parsed)))
+
+
+async def fetch_one_per_connection(parsed, output, config, host, port) -> int:
+    """The interop runner's multiconnect (handshakeloss, handshakecorruption): each URL
+    on its own connection, one after the other."""
+    failures = 0
+    for p in parsed:
+        try:
+            async with connect(host, port, configuration=config, create_protocol=HqClient) as client:
+                failures += await fetch_on(client, [p], output)
+                client.close()
+                await client.wait_closed()
+        except (ConnectionError, OSError, asyncio.TimeoutError) as e:
+            print(f"FAILED {p.path}: {e!r}", file=sys.stderr)
+            failures += 1
+    return failures
 
 
 async def fetch_resuming(parsed, output, config, host, port, zero_rtt: bool) -> int:

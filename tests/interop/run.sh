@@ -46,10 +46,26 @@
 # connection ID of the preferred_address parameter; the server's shows a tuple with
 # the preferred address as its local address (its packets come from there) after a
 # probe from there was answered (Linux: the loopback answers for all of 127.0.0.0/8).
+# The runner's network-condition cases, each client through a fresh `quiclab emulate`
+# in front of the server it fetches from (netcond/<case>.toml: the runner's link, 10
+# Mbit/s, 15 ms each way, a 25-packet queue, a 1500-byte IP MTU, and its impairment):
+# transferloss (2 % random loss each way) and transfercorruption (2 % of the datagrams each way with one
+# byte among the first 51 changed), a transfer of 2mb.bin; handshakeloss (30 % loss)
+# and handshakecorruption (30 % corruption), test case "multiconnect": 50 files of
+# 1 KB, each on its own connection, one after the other (runner timeout 300 s);
+# blackhole (both directions drop everything from 5 s to 7 s), a transfer of
+# 10mb.bin. Every stack is given the runner's test case name (transfer or
+# multiconnect); the evidence is the runner's (byte-exact files, the number of
+# connections with one handshake each) and the emulator's counters at exit (links.json:
+# datagrams dropped, or corrupted, on the way). transferloss and transfercorruption are
+# in the default CASES (a few seconds per direction); handshakeloss,
+# handshakecorruption and blackhole take about a minute per case and are opt-in:
+# CASES="handshakeloss handshakecorruption blackhole".
 # Ends with "N passed, M failed"; exits non-zero on any failure.
-# Env: PYTHON (default python3), KEEP=1 keeps the work dir, CASE_TIMEOUT (s, default 120),
-# CASES (default "handshake transfer multiplexing keyupdate chacha20 v2 retry resumption zerortt ecn
-# connectionmigration").
+# Env: PYTHON (default python3), KEEP=1 keeps the work dir, CASE_TIMEOUT (s, default 120;
+# at least 300 for handshakeloss and handshakecorruption), CASES (default "handshake
+# transfer multiplexing keyupdate chacha20 v2 retry resumption zerortt ecn
+# connectionmigration transferloss transfercorruption").
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -58,7 +74,9 @@ repo=$(cd "$here/../.." && pwd)
 source "$here/common.sh"
 py=${PYTHON:-python3}
 case_timeout=${CASE_TIMEOUT:-120}
-cases=${CASES:-handshake transfer multiplexing keyupdate chacha20 v2 retry resumption zerortt ecn connectionmigration}
+cases=${CASES:-handshake transfer multiplexing keyupdate chacha20 v2 retry resumption zerortt ecn connectionmigration transferloss transfercorruption}
+# The runner's network conditions (see the header): a fresh emulator per client run.
+netcond_cases=" handshakeloss transferloss handshakecorruption transfercorruption blackhole "
 work=$(mktemp -d "${TMPDIR:-/tmp}/quiclab-interop.XXXXXX")
 pids=()
 passed=0
@@ -82,6 +100,7 @@ head -c 1048576 /dev/urandom >"$work/www/1mb.bin"
 head -c 2097152 /dev/urandom >"$work/www/2mb.bin"
 head -c 10485760 /dev/urandom >"$work/www/10mb.bin"
 for i in $(seq -w 1 20); do head -c 5000 /dev/urandom >"$work/www/m$i.bin"; done
+for i in $(seq -w 1 50); do head -c 1024 /dev/urandom >"$work/www/h$i.bin"; done
 "$py" "$here/make_cert.py" "$work/cert.pem" "$work/key.pem" || { echo "FAIL cert"; exit 1; }
 
 # Ports from the PID, so parallel runs on one machine rarely collide.
@@ -102,7 +121,9 @@ files_for() {
         multiplexing) (cd "$work/www" && echo m*.bin) ;;
         resumption | zerortt) echo small.bin m01.bin m02.bin ;;
         rebind-port | rebind-addr) echo 10mb.bin ;;
-        connectionmigration) echo 2mb.bin ;;
+        connectionmigration | transferloss | transfercorruption) echo 2mb.bin ;;
+        handshakeloss | handshakecorruption) (cd "$work/www" && echo h*.bin) ;;
+        blackhole) echo 10mb.bin ;;
         *) echo 1mb.bin ;;
     esac
 }
@@ -118,6 +139,7 @@ evidence() { # case dir side
     files=$(files_for "$1" | wc -w)
     case $1 in
         resumption | zerortt) conns=2 ;;
+        handshakeloss | handshakecorruption) conns=$files ;;
         handshake) extra=(--no-retry) ;;
         multiplexing) extra=(--parallel) ;;
     esac
@@ -128,8 +150,15 @@ evidence() { # case dir side
         grep -qs "rebound toward the server" "$work/$1/emulate_${cap_port_next:?}.log" ||
             { echo "no rebind in the emulator's log"; return 1; }
     fi
+    # netcond-*: the emulator that carried this run counted what it did.
+    if [[ $netcond_cases == *" $1 "* ]]; then
+        netcond_evidence "$1" "$emu_out" || return 1
+    fi
     local tries=1
     [[ $3 == server* ]] && tries=20
+    # Under 30 % loss a client's CONNECTION_CLOSE can be lost: the server closes (and
+    # writes its log) at its idle timeout, 30 s.
+    [[ $3 == server* && $1 == handshake?* ]] && tries=400
     for ((i = 1; ; i++)); do
         "$py" "$here/qlog_check.py" "$dir" "${3%-direct}" --connections "$conns" \
             --streams "$files" "${extra[@]}" >"$dir.check" 2>&1 && break
@@ -237,9 +266,43 @@ ecn_check() { # pcap keys port direction
     return $fail
 }
 
-# The port a client uses for the server on port $1: its own, or in the rebind cases
-# that of the emulator in front of it.
-via() { if [[ $tc == rebind-* ]]; then echo $(($1 + 10)); else echo "$1"; fi; }
+# The port a client uses for the server on port $1: its own, or in the rebind and
+# network-condition cases that of the emulator in front of it.
+via() {
+    if [[ $tc == rebind-* || $netcond_cases == *" $tc "* ]]; then echo $(($1 + 10)); else echo "$1"; fi
+}
+
+# netcond-*: a fresh emulator (time zero now, so the blackhole falls inside the
+# transfer) in front of the server on port $2, writing its counters to $3 at exit.
+emu_pid="" emu_out=""
+netcond_start() { # case port out
+    emu_out=$3
+    start_server "emulator for $2" "$3.log" "sleeps with" \
+        "$quiclab" emulate "$here/netcond/$1.toml" --listen "127.0.0.1:$(via "$2")" \
+        --upstream "127.0.0.1:$2" --sched normal --out "$3" || failed=$((failed + 1))
+    emu_pid=${pids[-1]}
+}
+netcond_stop() {
+    [[ -n $emu_pid ]] || return 0
+    kill "$emu_pid" 2>/dev/null
+    wait "$emu_pid" 2>/dev/null
+    emu_pid=""
+}
+
+# What the emulator did to the run (its links.json at exit): datagrams lost
+# (impairment_drops: random loss, blackhole) or corrupted, in both directions.
+netcond_evidence() { # case emulator-out
+    local field=impairment_drops
+    [[ $1 == *corruption ]] && field=corrupted_packets
+    "$py" - "$2/links.json" "$field" <<'PY' || return 1
+import json, sys
+links = json.load(open(sys.argv[1]))
+counts = [l.get(sys.argv[2], 0) for l in links]
+if len(counts) != 2 or min(counts) == 0:
+    print(f"the emulator's {sys.argv[2]} per direction: {counts} (expected > 0 each way)")
+    sys.exit(1)
+PY
+}
 
 # rebind-*: an emulator with --rebind in front of each server port given.
 start_emulators() { # case workdir ports...
@@ -263,10 +326,14 @@ run_case() {
     local start end ok=1 why=""
     local pcap="$out.pcap" keys="$out.keys"
     [[ $tc == ecn ]] && capture_start "$pcap" "${cap_port_next:?}"
+    local limit=$case_timeout
+    [[ $tc == handshake?* ]] && ((limit < 300)) && limit=300
+    [[ $netcond_cases == *" $tc "* ]] && netcond_start "$tc" "${cap_port_next:?}" "$out.emu"
     start=$(date +%s.%N)
-    SSLKEYLOGFILE=$keys timeout "$case_timeout" "$@" >"$log" 2>&1 || { ok=0; why="exit status"; }
+    SSLKEYLOGFILE=$keys timeout "$limit" "$@" >"$log" 2>&1 || { ok=0; why="exit status"; }
     end=$(date +%s.%N)
     [[ $tc == ecn ]] && capture_stop
+    netcond_stop
     if [[ $ok == 1 ]]; then
         for f in $(files_for "$tc"); do
             if [[ ! -f "$out/$f" || $(sha256sum <"$out/$f") != $(sha256sum <"$work/www/$f") ]]; then
@@ -329,7 +396,9 @@ for tc in $cases; do
     echo "== $tc"
     # The runner's rebind cases are transfers to every stack; the emulator rebinds.
     tc_arg=$tc
-    [[ $tc == rebind-* ]] && tc_arg=transfer
+    [[ $tc == rebind-* || $tc == transferloss || $tc == transfercorruption || $tc == blackhole ]] &&
+        tc_arg=transfer
+    [[ $tc == handshakeloss || $tc == handshakecorruption ]] && tc_arg=multiconnect
     # ecn: no GSO batches, which a loopback capture shows as one undecryptable datagram.
     nogso=()
     if [[ $tc == ecn ]]; then

@@ -6,6 +6,7 @@ mod emulate;
 mod help_markdown;
 mod inputs;
 mod lab;
+mod link;
 mod query;
 mod reset_key;
 mod sim;
@@ -59,6 +60,9 @@ enum Command {
     /// Real-time link emulator: relay UDP between a client and a server through a
     /// scenario's links (the simulator's link code on the wall clock).
     Emulate(emulate::EmulateArgs),
+    /// Link profiles (scenarios/links/): export a realisation as trace files.
+    #[command(subcommand)]
+    Link(link::LinkCommand),
     /// SQL over the results store (every results/*.parquet under --dir), with DuckDB
     /// from the project's Python venv.
     Query(query::QueryArgs),
@@ -86,8 +90,9 @@ struct Common {
     #[arg(long)]
     seed: Option<u64>,
     /// An interop-runner test case (handshake, transfer, multiplexing, keyupdate,
-    /// chacha20, v2, retry, resumption, zerortt, ecn, connectionmigration); others exit
-    /// with status 127, the runner's "unsupported".
+    /// chacha20, v2, retry, resumption, zerortt, ecn, connectionmigration, multiconnect:
+    /// one connection per URL, one after the other); others exit with status 127, the
+    /// runner's "unsupported".
     #[arg(long)]
     testcase: Option<String>,
     /// TLS cipher suites, in preference order (aes128gcm, aes256gcm, chacha20).
@@ -304,6 +309,7 @@ fn main() {
         Command::Report(a) => lab::report(a),
         Command::Reproduce(a) => lab::reproduce(a),
         Command::Emulate(a) => emulate::run(a),
+        Command::Link(c) => link::run(c),
         Command::Query(a) => query::run(a),
         Command::HelpMarkdown => {
             print!("{}", help_markdown::page(Cli::command()));
@@ -494,12 +500,9 @@ fn client(a: ClientArgs) -> Result<()> {
             (addr, host, authority, fetches)
         })
         .collect();
+    let multiconnect = a.common.testcase.as_deref() == Some("multiconnect");
     let groups = load_test(groups, a.connections, a.streams);
-    let groups = if resume {
-        split_for_resumption(groups)
-    } else {
-        groups
-    };
+    let groups = split_connections(groups, resume, multiconnect);
 
     let bind: SocketAddr = if groups.iter().all(|(addr, ..)| addr.is_ipv4()) {
         "0.0.0.0:0".parse()?
@@ -522,16 +525,23 @@ fn client(a: ClientArgs) -> Result<()> {
     if let Some(path) = &a.token_cache {
         tokens::load(&mut endpoint, path)?;
     }
-    // The resumption test cases run over hq-interop with the plain client, one
-    // connection after the other.
-    let failures = if a.alpn.as_deref() == Some("hq-interop") || resume {
+    // The resumption and multiconnect test cases run over hq-interop with the plain
+    // client, one connection after the other.
+    let one_at_a_time = resume || multiconnect;
+    let failures = if a.alpn.as_deref() == Some("hq-interop") || one_at_a_time {
         // hq-interop only: the plain hq-interop client.
         let groups = groups
             .into_iter()
             .map(|(addr, host, _, fetches)| (addr, host, fetches))
             .collect();
-        let mut app =
-            hq::client::Client::start(&mut endpoint, clock.now(), tls, &qlog, groups, resume)?;
+        let mut app = hq::client::Client::start(
+            &mut endpoint,
+            clock.now(),
+            tls,
+            &qlog,
+            groups,
+            one_at_a_time,
+        )?;
         if let Some(plan) = datagrams {
             let mut app = DatagramClient::new(app, plan);
             drive_client(&mut driver, &mut endpoint, &mut app)?;
@@ -608,6 +618,30 @@ fn split_for_resumption(groups: Vec<Group>) -> Vec<Group> {
         out.push((addr, host.clone(), authority.clone(), fetches));
         if !rest.is_empty() {
             out.push((addr, host, authority, rest));
+        }
+    }
+    out
+}
+
+/// The connections of the interop runner's cases that make several: resumption and
+/// zerortt ([`split_for_resumption`]); multiconnect (handshakeloss, handshakecorruption):
+/// one connection per URL ([`split_per_fetch`]), one after the other.
+fn split_connections(groups: Vec<Group>, resume: bool, multiconnect: bool) -> Vec<Group> {
+    if resume {
+        split_for_resumption(groups)
+    } else if multiconnect {
+        split_per_fetch(groups)
+    } else {
+        groups
+    }
+}
+
+/// One connection per fetch (the multiconnect test case), in command-line order.
+fn split_per_fetch(groups: Vec<Group>) -> Vec<Group> {
+    let mut out = Vec::new();
+    for (addr, host, authority, fetches) in groups {
+        for f in fetches {
+            out.push((addr, host.clone(), authority.clone(), vec![f]));
         }
     }
     out

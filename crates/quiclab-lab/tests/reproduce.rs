@@ -30,7 +30,7 @@ fn out_dir(name: &str) -> PathBuf {
 
 /// The experiments this file runs, and those the CLI's tests run (they need real
 /// stacks or the quiclab binary).
-const EXPERIMENTS: [&str; 11] = [
+const EXPERIMENTS: [&str; 12] = [
     "ack-ratio",
     "careful-resume",
     "cc-compete",
@@ -39,6 +39,7 @@ const EXPERIMENTS: [&str; 11] = [
     "inet-validation",
     "instant-ack",
     "l4s",
+    "leo",
     "paths",
     "quic-vs-tcp",
     "satellite-ack",
@@ -260,6 +261,11 @@ fn instant_ack_quick() {
 #[test]
 fn paths_quick() {
     check("paths", |_| {});
+}
+
+#[test]
+fn leo_quick() {
+    check("leo", |_| {});
 }
 
 #[test]

@@ -10,6 +10,7 @@
 //! - [`queue`]: drop-tail, CoDel and the AQMs (DualPI2, PIE, FQ-CoDel, RED) with their
 //!   per-queue counters; [`impair`]: loss models, scripted drops, jitter,
 //!   duplication; [`trace`]: Mahimahi delivery traces and delay/loss step traces;
+//!   [`profile`]: generative link models (LEO, GEO, cellular, Wi-Fi) realised as traces;
 //!   [`config`]: their scenario keys (serde);
 //! - [`duplex`]: two directions as a clock-agnostic component (datagrams in, due
 //!   deliveries out), on the [`events`] queue the simulator runs on too;
@@ -22,6 +23,7 @@ pub mod events;
 pub mod impair;
 pub mod link;
 pub mod pcap;
+pub mod profile;
 pub mod quantile;
 pub mod queue;
 pub mod time;

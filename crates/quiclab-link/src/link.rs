@@ -139,6 +139,10 @@ pub struct LinkResult {
     pub payload_throughput_bps: f64,
     pub queue_drops: u64,
     pub impairment_drops: u64,
+    /// Datagrams passed corrupted (`impairments.corrupt`); absent when none were, so
+    /// results without corruption keep their shape.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub corrupted_packets: u64,
     pub max_queue_packets: u64,
     /// Packets the queue marked CE instead of dropping; absent when it does not mark
     /// (so results without ECN marking keep their shape).
@@ -159,6 +163,10 @@ pub struct LinkResult {
     pub dualpi2: Option<DualPi2Report>,
     /// (time s, queue length in packets) at each change, if traces are on.
     pub queue_series: Vec<(f64, u64)>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// What a link asks its driver (the simulator, a [`crate::duplex::Duplex`]) to schedule.
@@ -252,10 +260,16 @@ impl Link {
                 extra_delay,
                 reorder,
                 duplicate,
+                corrupt,
             } => {
                 if trace_lost {
                     self.stats.impairment_drops += 1;
                     return None;
+                }
+                // UDP only (`impair/corrupt.rs`); a duplicate is a copy of the
+                // corrupted datagram.
+                if corrupt && !pkt.tcp {
+                    self.impairments.corrupt(&mut pkt.payload);
                 }
                 pkt.extra_delay = extra_delay;
                 pkt.reorder = reorder;
@@ -425,6 +439,7 @@ impl Link {
             impairment_drops: self.stats.impairment_drops
                 + self.stats.outage_drops
                 + self.stats.mtu_drops,
+            corrupted_packets: self.impairments.stats().corrupted,
             max_queue_packets: self.stats.max_queue_packets,
             ecn_marks: self.queue.ecn_marks(),
             sojourn_p50_ms: self.queue.sojourn().quantile_ms(0.5),
@@ -484,6 +499,47 @@ mod tests {
             Some(LinkAction::TxDone(_, p)) => p.ecn,
             _ => panic!("the link was idle"),
         }
+    }
+
+    /// A corrupted UDP datagram leaves with exactly `bytes` bytes changed; a TCP
+    /// segment passes unchanged.
+    #[test]
+    fn corruption_changes_udp_payloads_only() {
+        let impairments = ImpairmentConfig {
+            corrupt: Some(crate::impair::Corrupt {
+                p: 1.0,
+                bytes: 3,
+                within_bytes: None,
+            }),
+            ..Default::default()
+        };
+        let mut l = Link::new(
+            "l".to_string(),
+            None,
+            Duration::ZERO,
+            1500,
+            Queue::new(&QueueConfig::default(), DetRng::new(3)).unwrap(),
+            Impairments::new(&impairments, DetRng::new(7)).unwrap(),
+        );
+        let sent = packet(Ecn::NotEct);
+        let Some(LinkAction::TxDone(_, p)) = l.arrive(Instant::ZERO, sent.clone()) else {
+            panic!("the link was idle");
+        };
+        let changed = (sent.payload.iter().zip(&p.payload))
+            .filter(|(a, b)| a != b)
+            .count();
+        assert_eq!(changed, 3);
+        let tcp = Packet {
+            tcp: true,
+            ..sent.clone()
+        };
+        let Some(LinkAction::TxDone(_, p)) = l
+            .start_next(Instant::ZERO)
+            .or_else(|| l.arrive(Instant::ZERO, tcp))
+        else {
+            panic!("the link was idle");
+        };
+        assert_eq!(p.payload, sent.payload);
     }
 
     #[test]

@@ -122,7 +122,7 @@ func versions(testcase string) []quic.Version {
 func runServer(testcase, listen, root, certFile, keyFile string, tlsConf *tls.Config, quicConf *quic.Config) error {
 	switch testcase {
 	case "handshake", "transfer", "multiplexing", "keyupdate", "chacha20", "v2", "retry",
-		"resumption", "zerortt", "datagram", "ecn":
+		"resumption", "zerortt", "datagram", "ecn", "multiconnect":
 	default:
 		return errUnsupported
 	}
@@ -143,6 +143,9 @@ func runClient(testcase string, urls []string, out string, tlsConf *tls.Config, 
 	switch testcase {
 	// ecn: quic-go marks ECT(0) and reports ECN counts on Linux by default.
 	case "handshake", "transfer", "multiplexing", "keyupdate", "chacha20", "v2", "retry", "datagram", "ecn":
+	// multiconnect (the runner's handshakeloss and handshakecorruption): one connection
+	// per URL, one after the other.
+	case "multiconnect":
 	case "resumption", "zerortt":
 		if len(urls) < 2 {
 			return fmt.Errorf("%s needs at least 2 URLs", testcase)
@@ -163,6 +166,14 @@ func runClient(testcase string, urls []string, out string, tlsConf *tls.Config, 
 	c := &client{tlsConf: tlsConf, quicConf: quicConf, out: out}
 	if testcase == "datagram" {
 		c.datagrams = &plan
+	}
+	if testcase == "multiconnect" {
+		for _, u := range urls {
+			if err := c.fetchAll([]string{u}, false); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	if testcase != "resumption" && testcase != "zerortt" {
 		return c.fetchAll(urls, false)

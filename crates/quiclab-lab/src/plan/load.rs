@@ -40,7 +40,8 @@ pub fn plan_warnings(plan: &Plan, path: &Path) -> Vec<String> {
 fn load_plan_file(path: &Path) -> Result<Plan, LabError> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| LabError::io(path, e))?;
-    let plan: Plan = toml::from_str(&text).map_err(|e| toml_error(&file, &text, &e))?;
+    let mut plan: Plan = toml::from_str(&text).map_err(|e| toml_error(&file, &text, &e))?;
     validate(&plan, &text, &file)?;
+    crate::plan::assumptions::resolve(&mut plan, path)?;
     Ok(plan)
 }

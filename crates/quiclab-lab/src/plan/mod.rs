@@ -3,6 +3,7 @@
 //! the report. A plan expands into runs, each with a fully resolved scenario and a seed
 //! derived from the master seed, the point's parameters and the repetition index.
 
+pub mod assumptions;
 pub mod comparison;
 pub mod endpoints;
 pub mod endpoints_check;
@@ -154,6 +155,14 @@ pub struct Plan {
     /// (written after looking at the results; the numbers themselves come from the runs).
     #[serde(default)]
     pub discussion: String,
+    /// Modelling assumptions and the side each favours, listed in the report (see
+    /// [`assumptions`]); the entries of `assumptions_files` come first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub assumptions: Vec<assumptions::Assumption>,
+    /// TOML files of `[[assumptions]]` shared by several plans, relative to the plan
+    /// file (outside the experiment's top directory, where every `*.toml` is a plan).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub assumptions_files: Vec<String>,
     /// The base scenario file, relative to the plan file.
     pub base: String,
     pub master_seed: u64,

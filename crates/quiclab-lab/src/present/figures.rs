@@ -373,6 +373,8 @@ mod tests {
             question: "Q?".into(),
             published: String::new(),
             discussion: String::new(),
+            assumptions: Vec::new(),
+            assumptions_files: Vec::new(),
             base: "base.toml".into(),
             master_seed: 1,
             repetitions: 2,

@@ -3,6 +3,7 @@
 //! reproduction index, the named reproductions, and ad-hoc plots of any results CSV.
 
 pub mod adhoc;
+mod assumptions;
 mod cwnd_series;
 pub(crate) mod doc;
 pub mod estimate;

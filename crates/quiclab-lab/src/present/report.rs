@@ -56,6 +56,9 @@ pub fn write_report(dir: &Path) -> Result<PathBuf, ReportError> {
             plan.findings.len()
         )));
     }
+    answer.extend(crate::present::assumptions::assumptions_blocks(
+        &plan.assumptions,
+    ));
     if !plan.discussion.trim().is_empty() {
         answer.push(Block::Heading(2, "Discussion".into()));
         answer.extend(
@@ -609,6 +612,8 @@ mod tests {
             question: "Does throughput fall as 1/RTT when the window is capped?".into(),
             published: "Throughput = window / RTT (Mathis et al.)".into(),
             discussion: String::new(),
+            assumptions: Vec::new(),
+            assumptions_files: Vec::new(),
             base: "base.toml".into(),
             master_seed: 7,
             repetitions: 3,

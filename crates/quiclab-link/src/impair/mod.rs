@@ -1,15 +1,20 @@
-//! Impairments of one link direction: random and scripted loss, jitter (with or
-//! without reordering), duplication and ECN re-marking. Each link direction owns its own seeded
-//! generator, so adding a flow or a link never changes another link's losses.
+//! Impairments of one link direction: random and scripted loss, blackholes, jitter (with
+//! or without reordering), duplication, corruption and ECN re-marking. Each link
+//! direction owns its own seeded generator, so adding a flow or a link never changes
+//! another link's losses.
 //!
-//! Determinism: the direction's generator is forked into three streams (loss, jitter,
-//! duplication) and every datagram offered consumes a fixed number of values from each
-//! (two, one, one), whether or not they are used (a dropped datagram still draws its
-//! jitter and duplication values, a link without jitter still draws jitter). So changing
-//! one probability, or the loss model mid-run, never shifts the other streams or the
-//! fates of later datagrams under the unchanged impairments. Scripted drops use no
-//! randomness; they take precedence over random loss, which is still drawn.
+//! Determinism: the direction's generator is forked into five streams (loss, jitter,
+//! duplication, corruption, corrupted bytes) and every datagram offered consumes a fixed
+//! number of values from the first four (two, one, one, one), whether or not they are
+//! used (a dropped datagram still draws its jitter and duplication values, a link
+//! without jitter still draws jitter); only a corrupted datagram draws from the fifth.
+//! So changing one probability, or the loss model mid-run, never shifts the other
+//! streams or the fates of later datagrams under the unchanged impairments. Scripted
+//! drops and blackholes use no randomness; they take precedence over random loss, which
+//! is still drawn.
 
+mod blackhole;
+mod corrupt;
 mod loss;
 mod scripted;
 #[cfg(test)]
@@ -19,6 +24,8 @@ use quiclab_proto::{DetRng, Ecn, Instant};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
+pub use blackhole::Blackhole;
+pub use corrupt::{Corrupt, MAX_CORRUPT_BYTES};
 pub(crate) use loss::gilbert_elliott_step;
 use loss::LossState;
 use scripted::{FlightCounter, ScriptedState};
@@ -127,6 +134,13 @@ pub struct ImpairmentConfig {
     /// ECN re-marking of every datagram (absent: codepoints pass unchanged).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ecn: Option<EcnImpairment>,
+    /// Bit flips in random bytes of passing datagrams (`impair/corrupt.rs`; absent:
+    /// none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub corrupt: Option<Corrupt>,
+    /// Times during which every datagram is dropped (`impair/blackhole.rs`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub blackhole: Vec<Blackhole>,
 }
 
 /// Why a datagram was dropped by an impairment.
@@ -135,6 +149,7 @@ pub struct ImpairmentConfig {
 pub enum DropCause {
     RandomLoss,
     Scripted,
+    Blackhole,
 }
 
 /// What happens to a datagram offered to the link.
@@ -142,11 +157,13 @@ pub enum DropCause {
 pub enum Fate {
     Drop(DropCause),
     /// Deliver after the link's own delay plus `extra_delay`; `reorder`: the extra
-    /// delay may let it overtake earlier datagrams; `duplicate`: deliver a second copy.
+    /// delay may let it overtake earlier datagrams; `duplicate`: deliver a second copy;
+    /// `corrupt`: flip bits in it first ([`Impairments::corrupt`]).
     Pass {
         extra_delay: Duration,
         reorder: bool,
         duplicate: bool,
+        corrupt: bool,
     },
 }
 
@@ -169,7 +186,11 @@ impl ImpairmentConfig {
                 return Err("jitter.max_ms must be finite and >= 0".to_string());
             }
         }
-        loss::check_prob("duplicate", self.duplicate)
+        loss::check_prob("duplicate", self.duplicate)?;
+        if let Some(c) = &self.corrupt {
+            corrupt::validate(c)?;
+        }
+        blackhole::validate(&self.blackhole)
     }
 }
 
@@ -182,6 +203,10 @@ pub struct ImpairStats {
     pub scripted_drops: u64,
     /// Datagrams passed with a second copy.
     pub duplicates: u64,
+    /// Datagrams dropped in a blackhole.
+    pub blackhole_drops: u64,
+    /// Datagrams passed corrupted.
+    pub corrupted: u64,
     /// The current flight number (1-based).
     pub flight: u32,
 }
@@ -197,9 +222,13 @@ pub struct Impairments {
     reorder: bool,
     duplicate: f64,
     ecn: Option<EcnImpairment>,
+    corrupt: Option<Corrupt>,
+    blackholes: blackhole::Windows,
     loss_rng: DetRng,
     jitter_rng: DetRng,
     dup_rng: DetRng,
+    corrupt_rng: DetRng,
+    corrupt_bytes_rng: DetRng,
     stats: ImpairStats,
 }
 
@@ -213,6 +242,8 @@ impl Impairments {
         let loss_rng = rng.fork("loss");
         let jitter_rng = rng.fork("jitter");
         let dup_rng = rng.fork("duplicate");
+        let corrupt_rng = rng.fork("corrupt");
+        let corrupt_bytes_rng = rng.fork("corrupt_bytes");
         let (jitter_max_ns, reorder) = match &config.jitter {
             // Validated finite and >= 0; `as` saturates absurdly large values.
             Some(j) => ((j.max_ms * 1e6).round() as u64, j.reorder),
@@ -226,9 +257,13 @@ impl Impairments {
             reorder,
             duplicate: config.duplicate,
             ecn: config.ecn,
+            corrupt: config.corrupt.clone(),
+            blackholes: blackhole::Windows::new(&config.blackhole),
             loss_rng,
             jitter_rng,
             dup_rng,
+            corrupt_rng,
+            corrupt_bytes_rng,
             stats: ImpairStats {
                 flight: 1,
                 ..ImpairStats::default()
@@ -238,19 +273,23 @@ impl Impairments {
 
     /// Decides the fate of the next datagram offered at `now`.
     pub fn on_datagram(&mut self, now: Instant, datagram: &[u8]) -> Fate {
-        // Time plays no part yet: time-based changes come through `set_loss`.
-        let _ = now;
         let pos = self.flights.next();
-        // Fixed draw pattern (see the module docs): loss 2, jitter 1, duplication 1.
+        // Fixed draw pattern (see the module docs): loss 2, jitter 1, duplication 1,
+        // corruption 1.
         let random_loss = self.loss.next_lost(&mut self.loss_rng);
         let jitter_u = self.jitter_rng.next_f64();
         let dup_u = self.dup_rng.next_f64();
+        let corrupt_u = self.corrupt_rng.next_f64();
         let scripted = self.scripted.should_drop(pos, datagram);
         self.stats.datagrams = pos.index;
         self.stats.flight = pos.flight;
         if scripted {
             self.stats.scripted_drops += 1;
             return Fate::Drop(DropCause::Scripted);
+        }
+        if self.blackholes.covers(now) {
+            self.stats.blackhole_drops += 1;
+            return Fate::Drop(DropCause::Blackhole);
         }
         if random_loss {
             self.stats.random_drops += 1;
@@ -260,11 +299,24 @@ impl Impairments {
         if duplicate {
             self.stats.duplicates += 1;
         }
+        let corrupt = self
+            .corrupt
+            .as_ref()
+            .is_some_and(|c| corrupt::decide(c, corrupt_u, datagram));
         Fate::Pass {
             extra_delay: Duration::from_nanos(self.jitter_ns(jitter_u)),
             reorder: self.reorder,
             duplicate,
+            corrupt,
         }
+    }
+
+    /// Flips bits in `payload`, a datagram [`Self::on_datagram`] passed with `corrupt`
+    /// (`impair/corrupt.rs`); counted in [`ImpairStats::corrupted`].
+    pub fn corrupt(&mut self, payload: &mut [u8]) {
+        let Some(c) = &self.corrupt else { return };
+        corrupt::apply(c, payload, &mut self.corrupt_bytes_rng);
+        self.stats.corrupted += 1;
     }
 
     /// Uniform in `[0, jitter_max_ns)` from `u` in `[0, 1)`.

@@ -193,6 +193,7 @@ fn jitter_bounds_and_reorder_flag() {
             extra_delay,
             reorder,
             duplicate,
+            ..
         } = l.on_datagram(T0, &[])
         else {
             panic!("no loss configured");
@@ -212,7 +213,8 @@ fn jitter_bounds_and_reorder_flag() {
         Fate::Pass {
             extra_delay: Duration::ZERO,
             reorder: false,
-            duplicate: false
+            duplicate: false,
+            corrupt: false,
         }
     );
 }
@@ -388,4 +390,121 @@ fn ecn_remarking() {
     // Unknown values are refused, not defaulted.
     let e = toml::from_str::<ImpairmentConfig>("ecn = \"bleached\"").unwrap_err();
     assert!(e.to_string().contains("unknown variant"), "{e}");
+}
+
+fn at_s(s: f64) -> Instant {
+    Instant::ZERO + Duration::from_secs_f64(s)
+}
+
+/// Corruption: the configured share of passing datagrams is marked, and adding it
+/// leaves every other fate (loss, jitter, duplication) unchanged.
+#[test]
+fn corruption_rate_and_independent_stream() {
+    let corrupt = Some(Corrupt {
+        p: 0.1,
+        bytes: 1,
+        within_bytes: None,
+    });
+    let with = ImpairmentConfig {
+        corrupt: corrupt.clone(),
+        ..all_random()
+    };
+    let mut l = imp(with.clone(), 9);
+    let d = one_rtt();
+    let n = 50_000;
+    let (mut passed, mut marked) = (0, 0);
+    for _ in 0..n {
+        if let Fate::Pass { corrupt, .. } = l.on_datagram(T0, &d) {
+            passed += 1;
+            marked += u64::from(corrupt);
+        }
+    }
+    let rate = marked as f64 / passed as f64;
+    assert!((rate - 0.1).abs() < 0.006, "rate {rate}");
+    let strip = |f: Fate| match f {
+        Fate::Drop(c) => Err(c),
+        Fate::Pass {
+            extra_delay,
+            reorder,
+            duplicate,
+            ..
+        } => Ok((extra_delay, reorder, duplicate)),
+    };
+    let mut a = imp(all_random(), 4);
+    let mut b = imp(with, 4);
+    for _ in 0..5000 {
+        assert_eq!(strip(a.on_datagram(T0, &d)), strip(b.on_datagram(T0, &d)));
+    }
+    // Corrupting flips bytes and counts; a config without corruption never marks.
+    let mut x = d.clone();
+    b.corrupt(&mut x);
+    assert_ne!(x, d);
+    assert_eq!(b.stats().corrupted, 1);
+    let mut plain = imp(all_random(), 4);
+    assert!(
+        (0..1000).all(|_| !matches!(plain.on_datagram(T0, &d), Fate::Pass { corrupt: true, .. }))
+    );
+}
+
+/// Blackholes drop everything inside their windows, nothing outside, and the random
+/// streams keep their positions.
+#[test]
+fn blackhole_windows() {
+    let config = ImpairmentConfig {
+        blackhole: vec![Blackhole {
+            from_s: 1.0,
+            to_s: 2.0,
+        }],
+        ..Default::default()
+    };
+    let mut l = imp(config, 1);
+    assert!(is_pass(l.on_datagram(at_s(0.5), &[])));
+    assert_eq!(
+        l.on_datagram(at_s(1.0), &[]),
+        Fate::Drop(DropCause::Blackhole)
+    );
+    assert_eq!(
+        l.on_datagram(at_s(1.9), &[]),
+        Fate::Drop(DropCause::Blackhole)
+    );
+    assert!(is_pass(l.on_datagram(at_s(2.0), &[])));
+    assert_eq!(l.stats().blackhole_drops, 2);
+    assert_eq!(l.stats().datagrams, 4);
+    // With random impairments: the fates after the window are those without it.
+    let windowed = ImpairmentConfig {
+        blackhole: vec![Blackhole {
+            from_s: 0.0,
+            to_s: 1.0,
+        }],
+        ..all_random()
+    };
+    let (mut a, mut b) = (imp(all_random(), 6), imp(windowed, 6));
+    for i in 0..2000 {
+        let t = at_s(i as f64 / 1000.0);
+        let (x, y) = (a.on_datagram(t, &[]), b.on_datagram(t, &[]));
+        if i >= 1000 {
+            assert_eq!(x, y);
+        }
+    }
+    // Keys as scenarios write them; bad windows are named.
+    let c: ImpairmentConfig = toml::from_str(
+        "blackhole = [{ from_s = 5, to_s = 7 }]\ncorrupt = { p = 0.3, within_bytes = 51 }",
+    )
+    .unwrap();
+    assert_eq!(c.corrupt.as_ref().unwrap().bytes, 1);
+    assert_eq!(c.blackhole[0].to_s, 7.0);
+    assert!(toml::from_str::<ImpairmentConfig>("corrupt = { p = 0.1, byte = 2 }").is_err());
+    let bad = ImpairmentConfig {
+        blackhole: vec![Blackhole {
+            from_s: 3.0,
+            to_s: 2.0,
+        }],
+        ..Default::default()
+    };
+    assert!(Impairments::new(&bad, DetRng::new(1))
+        .unwrap_err()
+        .starts_with("blackhole[0].to_s"));
+    // Absent keys serialize to nothing (recorded configs keep their bytes).
+    let plain = toml::to_string(&ImpairmentConfig::default()).unwrap();
+    assert!(!plain.contains("corrupt") && !plain.contains("blackhole"));
 }

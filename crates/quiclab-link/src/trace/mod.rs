@@ -30,8 +30,9 @@ use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// A link direction's traces, as a scenario writes them:
-/// `trace = { mahimahi = "cell.up", delay = "delay.csv", loss = "loss.csv" }`; relative
-/// paths are relative to the scenario file's directory.
+/// `trace = { mahimahi = "cell.up", delay = "delay.csv", loss = "loss.csv" }`, or a link
+/// profile's realisation: `trace = { profile = "../links/leo.toml", seconds = 120 }`;
+/// relative paths are relative to the scenario file's directory.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct TraceConfig {
@@ -50,19 +51,41 @@ pub struct TraceConfig {
     /// with the parameters in force (`trace/loss.rs`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub loss: Option<String>,
+    /// A link profile (`scenarios/links/*.toml`, `profile/mod.rs`) realised from the
+    /// scenario's seed in place of the three files above (which must then be absent):
+    /// this direction's delivery trace (`forward`: client -> server, the uplink), and
+    /// the profile's delay and loss traces.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// The profile's realisation length, s (default 120; at most 3600): its delivery
+    /// trace repeats after it, its delay and loss hold their last values.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<f64>,
     /// Let a packet overtake earlier ones when the delay drops (default false: the
     /// direction stays FIFO, a packet waits for the one sent before it).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub reorder: bool,
 }
 
+/// What a link direction's trace needs to know of its scenario: a profile is realised
+/// from the scenario's `seed` (the same realisation for both directions), and the
+/// direction picks its delivery trace.
+#[derive(Clone, Copy, Debug)]
+pub struct TraceContext {
+    pub seed: u64,
+    /// Client -> server (`forward`).
+    pub uplink: bool,
+}
+
 impl TraceConfig {
-    /// The configured file paths, with their key names (`mahimahi`, `delay`, `loss`).
-    pub fn paths_mut(&mut self) -> [(&'static str, &mut Option<String>); 3] {
+    /// The configured file paths, with their key names (`mahimahi`, `delay`, `loss`,
+    /// `profile`).
+    pub fn paths_mut(&mut self) -> [(&'static str, &mut Option<String>); 4] {
         [
             ("mahimahi", &mut self.mahimahi),
             ("delay", &mut self.delay),
             ("loss", &mut self.loss),
+            ("profile", &mut self.profile),
         ]
     }
 }
@@ -76,8 +99,11 @@ pub enum TraceFault {
     Steps(#[from] StepsError),
     #[error("cannot read: {0}")]
     Io(#[from] std::io::Error),
-    #[error("a trace table needs `mahimahi`, `delay` or `loss`")]
+    #[error("a trace table needs `mahimahi`, `delay`, `loss` or `profile`")]
     NothingSet,
+    /// A profile file that does not parse or check, or a realisation refused.
+    #[error("{0}")]
+    Profile(String),
 }
 
 /// A trace that cannot be used: the key (`mahimahi`, `delay`, `loss`), the file and why.
@@ -118,8 +144,28 @@ pub struct LinkTrace {
 
 impl LinkTrace {
     /// Reads and parses the configured files (paths as given: the caller resolves
-    /// relative ones). `rng` is the link's generator; the loss trace forks its stream.
-    pub fn load(config: &TraceConfig, rng: DetRng) -> Result<LinkTrace, TraceError> {
+    /// relative ones), or realises the profile. `rng` is the link's generator; the loss
+    /// trace forks its stream.
+    pub fn load(
+        config: &TraceConfig,
+        rng: DetRng,
+        ctx: &TraceContext,
+    ) -> Result<LinkTrace, TraceError> {
+        if let Some(path) = &config.profile {
+            let seconds = config.seconds.unwrap_or(crate::profile::DEFAULT_SECONDS);
+            let realisation = read(path, "profile", |t| {
+                crate::profile::Profile::parse(t)
+                    .and_then(|p| p.realise(ctx.seed, seconds))
+                    .map_err(TraceFault::Profile)
+            })?;
+            return realisation
+                .link_trace(ctx.uplink, config.reorder, rng)
+                .map_err(|fault| TraceError {
+                    key: "profile",
+                    path: path.clone(),
+                    fault,
+                });
+        }
         if config.mahimahi.is_none() && config.delay.is_none() && config.loss.is_none() {
             return Err(TraceError {
                 key: "mahimahi",

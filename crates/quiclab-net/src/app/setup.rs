@@ -143,7 +143,9 @@ impl std::str::FromStr for VersionArg {
 /// in ACK frames, as the runner checks in its capture; `connectionmigration`: the
 /// server announces a preferred address (the command line's `--preferred-address`) and
 /// the client moves there after validating it (RFC 9000 §9.6; a client does so by
-/// default, so neither side's config changes here). Anything
+/// default, so neither side's config changes here); `multiconnect` (the runner's
+/// handshakeloss and handshakecorruption): nothing changes either, the client opens a
+/// connection per URL (the command line splits them). Anything
 /// else is [`NetError::UnsupportedTestcase`].
 ///
 /// ECN: real endpoints send ECT(0) with validation by default, as RFC 9000 §13.4
@@ -156,7 +158,10 @@ pub fn configure(f: &Flags<'_>, side: Side) -> Result<(Arc<TransportConfig>, Tls
     }
     let mut choices = TlsChoices::default();
     match f.testcase {
-        None | Some("handshake" | "transfer" | "multiplexing" | "connectionmigration") => {}
+        None
+        | Some(
+            "handshake" | "transfer" | "multiplexing" | "connectionmigration" | "multiconnect",
+        ) => {}
         Some("keyupdate") => {
             if side == Side::Client {
                 config.key_update.every_packets = Some(2);

@@ -6,7 +6,7 @@ use quiclab_link::impair::Impairments;
 pub use quiclab_link::link::rate_bps;
 use quiclab_link::link::{Link, Packet};
 use quiclab_link::queue::{Queue, QueueConfig};
-use quiclab_link::trace::LinkTrace;
+use quiclab_link::trace::{LinkTrace, TraceContext};
 use quiclab_proto::DetRng;
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
@@ -69,15 +69,22 @@ pub(super) fn build_link(
     let queue =
         Queue::<Packet>::new(&c.queue, queue_rng).map_err(|w| invalid(format!("queue: {w}")))?;
     let rng = DetRng::new(derive_seed(seed, &format!("link:{name}")));
+    // A link profile is realised from the scenario's seed, the same for both directions.
+    let ctx = TraceContext {
+        seed,
+        uplink: !key.ends_with("return"),
+    };
     let trace = match &c.trace {
         None => None,
-        Some(t) => Some(
-            LinkTrace::load(t, rng.clone()).map_err(|e| ScenarioError::Invalid {
-                file: file.to_string(),
-                key: format!("{key}.trace.{}", e.key),
-                why: format!("{:?}: {}", e.path, e.fault),
-            })?,
-        ),
+        Some(t) => {
+            Some(
+                LinkTrace::load(t, rng.clone(), &ctx).map_err(|e| ScenarioError::Invalid {
+                    file: file.to_string(),
+                    key: format!("{key}.trace.{}", e.key),
+                    why: format!("{:?}: {}", e.path, e.fault),
+                })?,
+            )
+        }
     };
     let impairments =
         Impairments::new(&c.impairments, rng).map_err(|w| invalid(format!("impairments: {w}")))?;

@@ -512,6 +512,7 @@ mod tests {
                 payload_throughput_bps: 9_000_000.0,
                 queue_drops: 3,
                 impairment_drops: 1,
+                corrupted_packets: 0,
                 max_queue_packets: 17,
                 ecn_marks: None,
                 sojourn_p50_ms: Some(1.5),

@@ -23,11 +23,22 @@ fn bad(file: &str, key: String, why: &str) -> Result<(), ScenarioError> {
 /// Checks `key.trace` against the direction's other keys.
 pub(super) fn check_link_trace(file: &str, l: &LinkConfig, key: &str) -> Result<(), ScenarioError> {
     let Some(t) = &l.trace else { return Ok(()) };
-    if t.mahimahi.is_none() && t.delay.is_none() && t.loss.is_none() {
+    let files = t.mahimahi.is_some() || t.delay.is_some() || t.loss.is_some();
+    if t.profile.is_some() {
+        return check_profile(file, l, key, files);
+    }
+    if t.seconds.is_some() {
+        return bad(
+            file,
+            format!("{key}.trace.seconds"),
+            "is for `profile` only",
+        );
+    }
+    if !files {
         return bad(
             file,
             format!("{key}.trace"),
-            "needs `mahimahi`, `delay` or `loss`",
+            "needs `mahimahi`, `delay`, `loss` or `profile`",
         );
     }
     if t.mahimahi.is_some() && l.rate_mbps.is_some() {
@@ -38,6 +49,34 @@ pub(super) fn check_link_trace(file: &str, l: &LinkConfig, key: &str) -> Result<
         );
     }
     Ok(())
+}
+
+/// A link profile replaces the trace files and the rate; its realisation length is
+/// bounded (quiclab-link's `profile` module).
+fn check_profile(file: &str, l: &LinkConfig, key: &str, files: bool) -> Result<(), ScenarioError> {
+    if files {
+        return bad(
+            file,
+            format!("{key}.trace.profile"),
+            "replaces `mahimahi`, `delay` and `loss`, which must then be absent",
+        );
+    }
+    if l.rate_mbps.is_some() {
+        return bad(
+            file,
+            format!("{key}.rate_mbps"),
+            "must be absent with trace.profile (the profile sets the capacity)",
+        );
+    }
+    let max = quiclab_link::profile::MAX_SECONDS;
+    match l.trace.as_ref().and_then(|t| t.seconds) {
+        Some(s) if !(s > 0.0 && s <= max) => bad(
+            file,
+            format!("{key}.trace.seconds"),
+            &format!("must be in (0, {max}]"),
+        ),
+        _ => Ok(()),
+    }
 }
 
 impl Scenario {
@@ -53,18 +92,18 @@ impl Scenario {
                 ret
             };
             let Some(t) = &l.trace else { continue };
-            if change.rate_mbps.is_some() && t.mahimahi.is_some() {
+            if change.rate_mbps.is_some() && (t.mahimahi.is_some() || t.profile.is_some()) {
                 return bad(
                     file,
                     format!("schedule[{i}].rate_mbps"),
-                    "the link follows a Mahimahi trace (trace.mahimahi)",
+                    "the link follows a Mahimahi trace (trace.mahimahi or trace.profile)",
                 );
             }
-            if change.delay_ms.is_some() && t.delay.is_some() {
+            if change.delay_ms.is_some() && (t.delay.is_some() || t.profile.is_some()) {
                 return bad(
                     file,
                     format!("schedule[{i}].delay_ms"),
-                    "the link follows a delay trace (trace.delay)",
+                    "the link follows a delay trace (trace.delay or trace.profile)",
                 );
             }
         }

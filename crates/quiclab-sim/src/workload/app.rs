@@ -122,12 +122,19 @@ enum StreamEnd {
 
 /// Reads everything available on `id`; returns the bytes read and how the stream stands.
 /// A read error ends the stream as aborted, never as finished, so an aborted transfer
-/// cannot record a TTLB.
+/// cannot record a TTLB. Senders write zero bytes ([`push`]), so a nonzero byte read is
+/// data the transport delivered wrong (say, a corrupted datagram it failed to discard):
+/// the stream ends as aborted, saying so.
 fn drain(conn: &mut Connection, id: StreamId, buf: &mut [u8]) -> (u64, StreamEnd) {
     let mut total = 0;
     loop {
         match conn.read(id, buf) {
             Ok(r) => {
+                if let Some(i) = buf[..r.bytes].iter().position(|&b| b != 0) {
+                    let at = total + i as u64;
+                    let why = format!("stream {id:?}: byte {at} differs from what was sent");
+                    return (total, StreamEnd::Aborted(why));
+                }
                 total += r.bytes as u64;
                 if r.fin {
                     return (total, StreamEnd::Fin);
