@@ -30,7 +30,7 @@ fn out_dir(name: &str) -> PathBuf {
 
 /// The experiments this file runs, and those the CLI's tests run (they need real
 /// stacks or the quiclab binary).
-const EXPERIMENTS: [&str; 11] = [
+const EXPERIMENTS: [&str; 12] = [
     "ack-ratio",
     "careful-resume",
     "cc-compete",
@@ -40,6 +40,7 @@ const EXPERIMENTS: [&str; 11] = [
     "instant-ack",
     "l4s",
     "leo",
+    "paths",
     "quic-vs-tcp",
     "satellite-ack",
 ];
@@ -254,6 +255,12 @@ fn cc_compete_quick() {
 #[test]
 fn instant_ack_quick() {
     check("instant-ack", |_| {});
+}
+
+/// Issue 32: handover with and without migration, NAT rebindings.
+#[test]
+fn paths_quick() {
+    check("paths", |_| {});
 }
 
 #[test]

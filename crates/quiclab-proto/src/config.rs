@@ -358,6 +358,12 @@ pub struct TransportConfig {
     /// handshake is confirmed, RFC 9000 §9.6.1's SHOULD).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub ignore_preferred_address: bool,
+    /// Send the disable_active_migration transport parameter (RFC 9000 §18.2): the
+    /// peer must not move to another local address of its own (default false). A
+    /// client that moves anyway is still followed after path validation, as §9 allows
+    /// (dropping its packets is the other option).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub disable_active_migration: bool,
 }
 
 /// `handshake_timeout_ms`'s default: 10 s, a third of the default idle timeout.
@@ -399,6 +405,7 @@ impl Default for TransportConfig {
             stateless_reset_key: None,
             preferred_address: None,
             ignore_preferred_address: false,
+            disable_active_migration: false,
         }
     }
 }

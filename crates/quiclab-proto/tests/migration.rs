@@ -453,6 +453,44 @@ fn a_server_with_disable_active_migration_is_not_migrated_from() {
     );
 }
 
+/// The server's config `disable_active_migration` sends the transport parameter
+/// (RFC 9000 §18.2), and the client then refuses to move.
+#[test]
+fn a_server_configured_to_disable_active_migration_announces_it() {
+    let server = TransportConfig {
+        disable_active_migration: true,
+        ..TransportConfig::default()
+    };
+    let link = LinkConfig::delay(DELAY);
+    let mut p = Pair::new(TransportConfig::default(), server, [link.clone(), link], 13);
+    p.run_until(Instant::from_millis(5_000), |p| {
+        p.client_conn().is_handshake_confirmed()
+    })
+    .expect("handshake");
+    assert!(
+        p.client_conn()
+            .peer_params()
+            .unwrap()
+            .disable_active_migration
+    );
+    let (now, old) = (p.now, p.client_addr);
+    assert_eq!(
+        p.client_conn().migrate(now, old, addr("10.0.0.6:40000")),
+        Err(MigrateError::DisabledByPeer)
+    );
+    // Without it the same move is allowed.
+    let mut q = connected(13, 0.0);
+    let (now, old) = (q.now, q.client_addr);
+    assert!(q
+        .client_conn()
+        .peer_params()
+        .is_some_and(|p| !p.disable_active_migration));
+    assert_eq!(
+        q.client_conn().migrate(now, old, addr("10.0.0.6:40000")),
+        Ok(())
+    );
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, .. ProptestConfig::default() })]
     /// Done-when: a spoofed packet (a copy replayed from another address) never moves
@@ -482,5 +520,82 @@ proptest! {
         });
         prop_assert!(back.is_ok());
         assert_amplification_bound(&p, &[p.client_addr]);
+    }
+}
+
+/// The first address of `watched` that got more than 3x what the server received from
+/// it (RFC 9000 §8.1, §9.3.1), with both counts.
+fn amplified(p: &Pair, watched: &[SocketAddr]) -> Option<(SocketAddr, u64, u64)> {
+    watched.iter().find_map(|to| {
+        let sent = p.server_sent_to.get(to).copied().unwrap_or(0);
+        let received = p.server_received_from.get(to).copied().unwrap_or(0);
+        (sent > 3 * received).then_some((*to, sent, received))
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, .. ProptestConfig::default() })]
+    /// Done-when (issue 32): a real NAT rebinding at a random time, raced by an
+    /// attacker's copies of the client's packets from a third address, leaves the
+    /// connection on the client's real new address for good, the transfer byte-exact;
+    /// the attacker's address never gets more than 3x what came from it, nor the new
+    /// one while it is not validated (RFC 9000 §8.1, §9.3, §9.3.1).
+    #[test]
+    fn a_rebinding_raced_by_spoofed_copies_ends_on_the_real_address(
+        seed in any::<u64>(),
+        rebind_ms in 0u64..60,
+        spoof_ms in 0u64..80,
+        copies in 1u32..4,
+        addr_change in any::<bool>(),
+        loss in 0.0f64..0.03,
+    ) {
+        let mut p = connected(seed, loss);
+        let fake = addr("198.51.100.77:40000");
+        let new = if addr_change {
+            addr("10.0.7.7:40000")
+        } else {
+            addr("10.0.0.1:40001")
+        };
+        // Long enough that both happen mid-transfer (a silent client shows no address).
+        let mut d = Download::new(seed, 1_000_000);
+        let start = p.now;
+        let (mut rebound, mut spoofed) = (false, false);
+        let mut violation = None;
+        let mut new_validated = false;
+        let done = p.run_until(start + Duration::from_secs(60), |p| {
+            if !rebound && p.now >= start + Duration::from_millis(rebind_ms) {
+                rebound = true;
+                p.rebind_client(new);
+            }
+            if !spoofed && p.now >= start + Duration::from_millis(spoof_ms) {
+                spoofed = true;
+                p.spoof_client_datagrams(fake, copies);
+            }
+            // The new address counts from its validation on (it stays legitimate).
+            new_validated |= p
+                .server_conn()
+                .is_some_and(|s| s.remote_address() == new && s.remote_validated());
+            let watched: &[SocketAddr] = if new_validated { &[fake] } else { &[fake, new] };
+            violation = violation.or_else(|| amplified(p, watched));
+            d.drive(p);
+            d.done
+        });
+        prop_assert!(done.is_ok(), "download incomplete");
+        prop_assert!(rebound && spoofed, "the download ended first");
+        prop_assert_eq!(&d.received, &d.data);
+        let back = p.run_until(p.now + Duration::from_secs(30), |p| {
+            let s = p.server_conn().unwrap();
+            s.remote_address() == new && s.remote_validated()
+        });
+        let s = p.server_conn().unwrap();
+        prop_assert!(
+            back.is_ok(),
+            "the server is on {} (validated {}), not {new}: {:?}",
+            s.remote_address(),
+            s.remote_validated(),
+            s.migration_stats()
+        );
+        prop_assert!(violation.is_none(), "amplification: {:?}", violation);
+        prop_assert!(amplified(&p, &[fake]).is_none());
     }
 }

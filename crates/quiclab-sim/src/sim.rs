@@ -30,6 +30,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 mod finish;
+mod paths;
 mod resume;
 mod session;
 mod tls;
@@ -91,6 +92,10 @@ enum Ev {
     /// Flow `.0`'s client's NAT rebinding `.1`, the scenario's `.2`-th
     /// (`scenario/rebind.rs`).
     Rebind(usize, usize, usize),
+    /// A scheduled action on the client host's interfaces (`sim/paths.rs`).
+    Path(usize),
+    /// Flow `.0`'s untold client looks whether its path went silent (`sim/paths.rs`).
+    PathCheck(usize),
 }
 
 enum App {
@@ -106,10 +111,14 @@ struct Node {
     host: usize,
     flow: usize,
     stack: Stack,
-    /// The last destination sent to and its route (a node talks to one peer).
-    route: Option<(SocketAddrV4, usize)>,
+    /// The last source and destination sent with and their route (a node talks to
+    /// one peer).
+    route: Option<(SocketAddrV4, SocketAddrV4, usize)>,
     /// The source address its datagrams show after a NAT rebinding (`None`: `addr`).
     public: Option<SocketAddrV4>,
+    /// The local address its connection sends from after a migration to another
+    /// interface (`None`: `addr`), as its transmits say.
+    local: Option<SocketAddrV4>,
 }
 
 /// A node's transport: a QUIC endpoint and its application, or a TCP flow's end
@@ -215,6 +224,10 @@ pub struct Simulation {
     /// TLS-over-TCP session stores, one per TCP `session_from` chain (by its
     /// first flow).
     tls_resume: std::collections::BTreeMap<usize, crate::workload::tcptls::Resumption>,
+    /// The client host's interfaces, their events and the flows' path measurements.
+    paths: paths::Paths,
+    /// Each flow's NAT rebindings (`Scenario::flow_rebinds`).
+    rebinds: Vec<Vec<crate::scenario::Rebind>>,
 }
 
 /// Seconds from the scenario as virtual time (saturating; validated values never are).
@@ -245,6 +258,12 @@ impl Simulation {
         let tls = tls::TlsConfigs::new(&scenario, file, kl)?;
         let host_index = net.hosts.iter().enumerate().map(|(i, h)| (*h, i)).collect();
         let reverse = net.reverse_routes();
+        let iface_addrs = net.interfaces.iter().map(|i| net.hosts[i.host]).collect();
+        let (paths, path_actions) =
+            paths::Paths::new(scenario.client_host(), iface_addrs, net.link_interfaces());
+        let rebinds = (0..scenario.flows.len())
+            .map(|i| scenario.flow_rebinds(i))
+            .collect();
         let mut sim = Simulation {
             stop: secs(scenario.stop.time_s),
             file: file.to_string(),
@@ -283,6 +302,8 @@ impl Simulation {
                     )
                 })
                 .collect(),
+            paths,
+            rebinds,
             net,
             scenario,
         };
@@ -293,12 +314,16 @@ impl Simulation {
         for (i, c) in sim.scenario.schedule.iter().enumerate() {
             sim.events.push(secs(c.at_s), Ev::Change(i));
         }
-        let rebinds = (sim.scenario.flows.iter().enumerate())
-            .flat_map(|(i, f)| (f.rebinds.iter().enumerate()).map(move |(k, r)| (i, k, r.at_s)));
+        let rebinds = (sim.rebinds.iter().enumerate())
+            .flat_map(|(i, r)| (r.iter().enumerate()).map(move |(k, r)| (i, k, r.at_s)));
         let rebinds: Vec<_> = rebinds.collect();
         for (n, (i, k, at_s)) in rebinds.into_iter().enumerate() {
             sim.events.push(secs(at_s), Ev::Rebind(i, k, n));
         }
+        for (at, a) in path_actions {
+            sim.events.push(at, Ev::Path(a));
+        }
+        sim.init_path_flows();
         if m.pcap {
             sim.open_pcaps()?;
         }
@@ -351,6 +376,7 @@ impl Simulation {
             stack: client,
             route: None,
             public: None,
+            local: None,
         });
         self.nodes.push(Node {
             addr: server_addr,
@@ -359,10 +385,18 @@ impl Simulation {
             stack: server,
             route: None,
             public: None,
+            local: None,
         });
         self.node_by_addr.insert(client_addr, cn);
         for a in extra {
             self.node_by_addr.insert(a, cn);
+        }
+        // A QUIC client is reachable on every interface of its host (`sim/paths.rs`).
+        if f.transport.is_quic() {
+            for i in &self.net.interfaces {
+                let a = SocketAddrV4::new(self.net.hosts[i.host], client_addr.port());
+                self.node_by_addr.insert(a, cn);
+            }
         }
         self.node_by_addr.insert(server_addr, cn + 1);
         let pep_node = (f.transport == Transport::Tcp)
@@ -410,6 +444,7 @@ impl Simulation {
             stack: Stack::Pep(Box::new(pep)),
             route: None,
             public: None,
+            local: None,
         });
         self.pep_of.insert(client_addr, n);
         self.pep_of.insert(server_addr, n);
@@ -705,6 +740,14 @@ impl Simulation {
             }
             Ev::Deliver(key) => {
                 let mut pkt = self.flying.remove(key);
+                // A packet that crossed an interface's link while it went down is lost.
+                if self.paths.lost_on(self.net.routes[pkt.route][pkt.hop]) {
+                    self.net.links[self.net.routes[pkt.route][pkt.hop]]
+                        .stats
+                        .outage_drops += 1;
+                    self.spare.push(pkt.payload);
+                    return Ok(());
+                }
                 pkt.hop += 1;
                 if pkt.tcp && self.net.gateway_hop[pkt.route] == Some(pkt.hop) {
                     if let Some(&n) = self.pep_of.get(&pkt.dst) {
@@ -765,6 +808,8 @@ impl Simulation {
                 self.schedule_link(l, next);
             }
             Ev::Rebind(i, k, n) => self.apply_rebind(i, k, n),
+            Ev::Path(a) => self.apply_path_action(a),
+            Ev::PathCheck(i) => self.path_check(i),
         }
         Ok(())
     }
@@ -792,6 +837,12 @@ impl Simulation {
                 return;
             }
         };
+        if !self.paths.flows.is_empty() {
+            let n = &self.nodes[node];
+            if self.flows[n.flow].client_node == node {
+                self.paths.on_client_rx(n.flow, self.now, pkt.dst);
+            }
+        }
         match &mut self.nodes[node].stack {
             Stack::Quic { endpoint, conn, .. } if !pkt.tcp => {
                 if let Ok(h) = endpoint.handle_datagram(
@@ -880,8 +931,12 @@ impl Simulation {
             flow.counted_done = true;
             *flow_done += 1;
         }
-        let src = node.public.unwrap_or(node.addr);
-        let src_host = node.host;
+        if !self.paths.flows.is_empty() {
+            self.paths
+                .on_delivered(node.flow, now, flow.measure.delivered);
+        }
+        let default_src = node.public.unwrap_or(node.addr);
+        let node_host = node.host;
         loop {
             let mut payload = self.spare.pop().unwrap_or_default();
             payload.clear();
@@ -890,13 +945,22 @@ impl Simulation {
                 Stack::Quic { endpoint, .. } => {
                     endpoint.poll_transmit(now, &mut payload).map(|t| {
                         payload.truncate(t.size);
+                        // A connection that migrated names its local address (an
+                        // interface of the host, `sim/paths.rs`).
+                        let src = match t.source {
+                            Some(SocketAddr::V4(a)) => {
+                                node.local = Some(a);
+                                a
+                            }
+                            _ => default_src,
+                        };
                         (src, t.destination, false, t.ecn)
                     })
                 }
                 // A TCP end with several connections sends from each one's own port.
-                Stack::Tcp(t) => t
-                    .poll_transmit(now, &mut payload)
-                    .map(|(d, local, ecn)| (local.unwrap_or(src), SocketAddr::V4(d), true, ecn)),
+                Stack::Tcp(t) => t.poll_transmit(now, &mut payload).map(|(d, local, ecn)| {
+                    (local.unwrap_or(default_src), SocketAddr::V4(d), true, ecn)
+                }),
                 // The PEP sends as the server toward the client and the reverse.
                 Stack::Pep(p) => p
                     .poll_transmit(now, &mut payload)
@@ -907,19 +971,31 @@ impl Simulation {
                 break;
             };
             let route = match (destination, node.route) {
-                (SocketAddr::V4(dst), Some((cached, route))) if cached == dst => Some((dst, route)),
-                (SocketAddr::V4(dst), _) => self
-                    .host_index
-                    .get(dst.ip())
-                    .and_then(|&h| self.net.route_of.get(&(src_host, h)))
-                    .map(|&route| (dst, route)),
+                (SocketAddr::V4(dst), Some((cached_src, cached, route)))
+                    if cached == dst && cached_src == src =>
+                {
+                    Some((dst, route))
+                }
+                (SocketAddr::V4(dst), _) => {
+                    // The route leaves from the host of the source address: an
+                    // interface's own for a migrated connection.
+                    let src_host = if node.local == Some(src) {
+                        self.host_index.get(src.ip()).copied().unwrap_or(node_host)
+                    } else {
+                        node_host
+                    };
+                    self.host_index
+                        .get(dst.ip())
+                        .and_then(|&h| self.net.route_of.get(&(src_host, h)))
+                        .map(|&route| (dst, route))
+                }
                 _ => None,
             };
             let Some((dst, route)) = route else {
                 self.spare.push(payload);
                 continue;
             };
-            node.route = Some((dst, route));
+            node.route = Some((src, dst, route));
             let pkt = Packet {
                 src,
                 dst,
@@ -1001,11 +1077,12 @@ impl Simulation {
     /// and datagrams to it reach the client, as do those to the old one unless the
     /// rebinding expires it. The client's endpoint is not told (RFC 9000 §9.3).
     fn apply_rebind(&mut self, i: usize, k: usize, n: usize) {
-        let r = &self.scenario.flows[i].rebinds[k];
+        let r = &self.rebinds[i][k];
         let (kind, expire_old) = (r.kind, r.expire_old);
         let node = self.flows[i].client_node;
         let old = self.nodes[node].public.unwrap_or(self.nodes[node].addr);
         let new = crate::scenario::rebound(old, kind, n);
+        self.open_record(i, "rebind", None, paths::NewPath::Is(new));
         self.host_index.insert(*new.ip(), self.nodes[node].host);
         self.node_by_addr.insert(new, node);
         if expire_old {

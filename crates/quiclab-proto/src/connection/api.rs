@@ -109,6 +109,11 @@ impl Connection {
     pub fn congestion_controller(&self) -> &dyn CongestionController {
         self.path.recovery.cc()
     }
+    /// STREAM data bytes this side sent more than once (lost ranges resent, PTO
+    /// probes' copies): the cost of losses in stream data, for drivers' metrics.
+    pub fn stream_bytes_retransmitted(&self) -> u64 {
+        self.streams.retransmitted_bytes()
+    }
     /// Bytes in flight over all packet number spaces.
     pub fn bytes_in_flight(&self) -> u64 {
         self.path.recovery.bytes_in_flight()

@@ -274,6 +274,8 @@ impl Connection {
             active_connection_id_limit: config.active_connection_id_limit,
             max_datagram_frame_size: config.max_datagram_frame_size,
             min_ack_delay: config.min_ack_delay_us,
+            // RFC 9000 §18.2.
+            disable_active_migration: config.disable_active_migration,
             ..TransportParameters::default()
         }
     }

@@ -180,6 +180,8 @@ pub struct Streams {
     /// Connection send credit: the peer's MAX_DATA and the new bytes sent (§4.1).
     conn_send_max: u64,
     conn_sent: u64,
+    /// STREAM data bytes sent again (after a loss or as a PTO probe's copy).
+    retransmitted: u64,
     data_blocked_sent: Option<u64>,
     /// Connection receive credit and the sum of the streams' highest offsets (§4.1, §4.5).
     conn_recv: RecvWindow,
@@ -200,6 +202,12 @@ pub struct Streams {
 }
 
 impl Streams {
+    /// STREAM data bytes sent more than once so far: lost ranges resent and the copies
+    /// PTO probes carry (RFC 9002 §6.2.4), counted in bytes of stream data.
+    pub fn retransmitted_bytes(&self) -> u64 {
+        self.retransmitted
+    }
+
     pub fn new(side: Side, params: StreamParams) -> Self {
         let conn_recv = RecvWindow::new(
             params.receive_window,
@@ -222,6 +230,7 @@ impl Streams {
             peer_stream_data: PeerStreamData::default(),
             conn_send_max: 0,
             conn_sent: 0,
+            retransmitted: 0,
             data_blocked_sent: None,
             conn_recv,
             conn_received: 0,
@@ -898,7 +907,9 @@ impl Streams {
             match sent {
                 Some(f) => {
                     misses = 0;
-                    if !lost {
+                    if lost {
+                        self.retransmitted = self.retransmitted.saturating_add(f.len);
+                    } else {
                         self.conn_sent = self.conn_sent.saturating_add(f.len);
                     }
                     records.push(StreamFrameRecord::Stream {

@@ -33,6 +33,14 @@ pub fn build_duplex(scenario: &Scenario, file: &str) -> Result<Duplex, ScenarioE
             why: "the emulator runs the two satellite links only, not a gateway".into(),
         });
     }
+    if scenario.client_host().is_some() {
+        return Err(ScenarioError::Invalid {
+            file: file.to_string(),
+            key: "topology.client".into(),
+            why: "the emulator relays one path; a client host's interfaces are simulated only"
+                .into(),
+        });
+    }
     let net = Network::build(&scenario.topology, scenario.seed, file)?;
     let m = &scenario.measure;
     let window = (secs(m.from_s), m.to_s.map_or(Instant::MAX, secs));

@@ -6,4 +6,5 @@
 
 pub mod duplex;
 pub mod engine;
+pub mod interfaces;
 pub mod topology;

@@ -36,9 +36,22 @@ pub struct Network {
     /// For each route, the hop at whose start a packet is at the gateway (1 on the
     /// client <-> server routes through it; `None` elsewhere).
     pub gateway_hop: Vec<Option<usize>>,
+    /// The client host's interfaces (`[topology.client]`; empty without).
+    pub interfaces: Vec<NetInterface>,
 }
 
-fn build_link(
+/// One interface of the client host.
+#[derive(Clone, Debug)]
+pub struct NetInterface {
+    pub name: String,
+    /// The host index of its address (the client host itself for the first one; an
+    /// address-only host after it, so routes are looked up as for any host).
+    pub host: usize,
+    /// Its links: [forward (client -> network), return (network -> client)].
+    pub links: [usize; 2],
+}
+
+pub(super) fn build_link(
     name: &str,
     c: &LinkConfig,
     seed: u64,
@@ -107,6 +120,7 @@ impl Network {
             bottleneck: [0, 1],
             gateway: None,
             gateway_hop: Vec::new(),
+            interfaces: Vec::new(),
         };
         let (pairs, delays, fwd, ret) = match t {
             Topology::PointToPoint { forward, ret, .. } => (1, vec![], forward, ret),
@@ -159,6 +173,12 @@ impl Network {
         } = t
         {
             net.add_gateway(g, seed, file)?;
+        }
+        if let Topology::PointToPoint {
+            client: Some(h), ..
+        } = t
+        {
+            net.add_client_interfaces(h, seed, file)?;
         }
         net.gateway_hop.resize(net.routes.len(), None);
         Ok(net)

@@ -76,6 +76,75 @@ pub struct FlowResult {
     /// `media`: what the interactive media workload measured; absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub media: Option<MediaResult>,
+    /// Each path event's effect on the flow, in the order they happened: the client
+    /// host's interface events (`[topology.client]`) and the flow's NAT rebindings;
+    /// absent without any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub path_events: Vec<PathEventResult>,
+    /// `path_events` summed up; absent without any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_summary: Option<PathSummary>,
+}
+
+/// A flow's path events together (`FlowResult::path_summary`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PathSummary {
+    pub events: u64,
+    /// Events after which delivery never resumed (the run ended first); the stall
+    /// figures leave them out.
+    pub unresumed: u64,
+    /// The stalls of the other events: their sum and the longest, seconds (0 with
+    /// none).
+    pub stall_s_total: f64,
+    pub stall_s_max: f64,
+    /// `retransmitted_bytes` summed: the stream bytes both ends retransmitted from
+    /// the first event on.
+    pub retransmitted_bytes: u64,
+}
+
+impl PathSummary {
+    /// The summary of `events` (`None` without any).
+    pub fn of(events: &[PathEventResult]) -> Option<PathSummary> {
+        if events.is_empty() {
+            return None;
+        }
+        let stalls: Vec<f64> = events.iter().filter_map(|e| e.stall_s).collect();
+        Some(PathSummary {
+            events: events.len() as u64,
+            unresumed: (events.len() - stalls.len()) as u64,
+            stall_s_total: stalls.iter().sum(),
+            stall_s_max: stalls.iter().copied().fold(0.0, f64::max),
+            retransmitted_bytes: events.iter().map(|e| e.retransmitted_bytes).sum(),
+        })
+    }
+}
+
+/// One path event as one flow saw it (`sim/paths.rs`). Times are seconds; `None`
+/// where it never happened before the run ended.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PathEventResult {
+    /// `"down"`, `"up"`, `"degrade"`, `"handover"` or `"rebind"`.
+    pub event: String,
+    /// The interface (a handover's old one); `None` for a rebinding.
+    pub interface: Option<String>,
+    /// When it was measured, seconds since the start: the event's time (a handover's:
+    /// when its old interface went down).
+    pub at_s: f64,
+    /// Time without delivery around it: from the receiving application's last
+    /// delivery at or before `at_s` to its first after.
+    pub stall_s: Option<f64>,
+    /// From `at_s` to that first delivery after it.
+    pub resume_s: Option<f64>,
+    /// From `at_s` to the first datagram the client received at another address
+    /// than the one it used at `at_s` (an interface, or a NAT's public address): the
+    /// first byte on the new path.
+    pub new_path_s: Option<f64>,
+    /// From `at_s` to the client's first move to another interface (`None`: it did
+    /// not move, or cannot, as for a rebinding).
+    pub moved_s: Option<f64>,
+    /// STREAM data bytes both ends retransmitted from `at_s` until the flow's next
+    /// event (or the end of the run).
+    pub retransmitted_bytes: u64,
 }
 
 /// A `media` flow's frames (`workload/media.rs`). `deadline_misses = frames_sent −

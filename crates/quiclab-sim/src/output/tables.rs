@@ -35,8 +35,13 @@ ecn_marks,sojourn_p50_ms,sojourn_p95_ms,sojourn_p99_ms,\
 l_marks,l_drops,l_sojourn_p50_ms,l_sojourn_p95_ms,l_sojourn_p99_ms,\
 c_marks,c_drops,c_sojourn_p50_ms,c_sojourn_p95_ms,c_sojourn_p99_ms";
 
+/// Columns of `path_events.csv`: one row per flow and path event
+/// (`FlowResult::path_events`; times in seconds, empty where it never happened).
+pub const PATH_EVENTS_CSV_HEADER: &str = "flow,event,interface,at_s,stall_s,resume_s,\
+new_path_s,moved_s,retransmitted_bytes";
+
 /// Writes `results.json`, `flows.csv`, `links.csv` and `goodput.csv` (one row per flow
-/// and interval) into `dir`, plus `traces/<flow>_{cwnd,rtt}.csv` when traces exist
+/// and interval) into `dir`, `path_events.csv` when a flow has path events, plus `traces/<flow>_{cwnd,rtt}.csv` when traces exist
 /// (and `traces/link_<link>_queue.csv` for links with a queue series). Trace file names
 /// use [`sanitize`]d names, made unique if two names sanitize alike.
 pub fn write_results(dir: &Path, result: &RunResult) -> io::Result<()> {
@@ -47,6 +52,9 @@ pub fn write_results(dir: &Path, result: &RunResult) -> io::Result<()> {
     fs::write(dir.join("flows.csv"), flows_csv(result))?;
     fs::write(dir.join("links.csv"), links_csv(result))?;
     fs::write(dir.join("goodput.csv"), goodput_csv(result))?;
+    if result.flows.iter().any(|f| !f.path_events.is_empty()) {
+        fs::write(dir.join("path_events.csv"), path_events_csv(result))?;
+    }
 
     let traces = dir.join("traces");
     let mut used = BTreeSet::new();
@@ -119,6 +127,31 @@ pub fn flows_csv(result: &RunResult) -> String {
             f.close.as_deref().map(csv_field).unwrap_or_default(),
             f.incomplete.as_deref().map(csv_field).unwrap_or_default(),
         );
+    }
+    out
+}
+
+/// `path_events.csv`: one row per flow and path event, [`PATH_EVENTS_CSV_HEADER`]
+/// columns.
+pub fn path_events_csv(result: &RunResult) -> String {
+    let mut out = String::from(PATH_EVENTS_CSV_HEADER);
+    out.push('\n');
+    for f in &result.flows {
+        for e in &f.path_events {
+            let _ = writeln!(
+                out,
+                "{},{},{},{},{},{},{},{},{}",
+                csv_field(&f.name),
+                csv_field(&e.event),
+                e.interface.as_deref().map(csv_field).unwrap_or_default(),
+                e.at_s,
+                opt(e.stall_s),
+                opt(e.resume_s),
+                opt(e.new_path_s),
+                opt(e.moved_s),
+                e.retransmitted_bytes,
+            );
+        }
     }
     out
 }
@@ -301,6 +334,7 @@ pub fn summary_table(result: &RunResult) -> String {
             .collect::<Vec<_>>();
         render(&mut out, &header, &rows, &[0, 1, 9]);
     }
+    path_events_table(&mut out, result);
     if !result.links.is_empty() {
         out.push('\n');
         let header = [
@@ -332,6 +366,43 @@ pub fn summary_table(result: &RunResult) -> String {
         render(&mut out, &header, &rows, &[0]);
     }
     out
+}
+
+/// The summary's path events: one row per flow and event (nothing without any).
+fn path_events_table(out: &mut String, result: &RunResult) {
+    let rows: Vec<Vec<String>> = (result.flows.iter())
+        .flat_map(|f| {
+            f.path_events.iter().map(move |e| {
+                vec![
+                    f.name.clone(),
+                    e.event.clone(),
+                    e.interface.clone().unwrap_or_else(|| "-".to_owned()),
+                    format!("{:.3}", e.at_s),
+                    opt_ms(e.stall_s),
+                    opt_ms(e.resume_s),
+                    opt_ms(e.new_path_s),
+                    opt_ms(e.moved_s),
+                    e.retransmitted_bytes.to_string(),
+                ]
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    out.push('\n');
+    let header = [
+        "flow",
+        "event",
+        "interface",
+        "at s",
+        "stall ms",
+        "resume ms",
+        "new path ms",
+        "moved ms",
+        "retx bytes",
+    ];
+    render(out, &header, &rows, &[0, 1, 2]);
 }
 
 fn opt_ms(s: Option<f64>) -> String {

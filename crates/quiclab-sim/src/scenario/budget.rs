@@ -229,6 +229,10 @@ impl Scenario {
     /// Links a packet crosses end to end.
     fn hops(&self) -> f64 {
         match self.topology {
+            // An interface's link, then the topology's (`scenario/interfaces.rs`).
+            Topology::PointToPoint {
+                client: Some(_), ..
+            } => 2.0,
             Topology::PointToPoint { gateway: None, .. } => 1.0,
             // Satellite, then terrestrial (`scenario/gateway.rs`).
             Topology::PointToPoint {
@@ -267,9 +271,23 @@ impl Scenario {
             Topology::Dumbbell {
                 access_delay_ms, ..
             } => access_delay_ms.get(pair).copied().unwrap_or(0.0) * 2.0,
-            Topology::PointToPoint { gateway, .. } => gateway
-                .as_ref()
-                .map_or(0.0, |g| g.forward.delay_ms + g.ret.delay_ms),
+            Topology::PointToPoint {
+                gateway, client, ..
+            } => {
+                let beyond = gateway
+                    .as_ref()
+                    .map_or(0.0, |g| g.forward.delay_ms + g.ret.delay_ms);
+                // The quickest interface (degradations may only lower a delay further).
+                let iface = client.as_ref().map_or(0.0, |h| {
+                    let lowest = (h.events.iter())
+                        .filter_map(|e| e.degradation()?.delay_ms)
+                        .fold(f64::INFINITY, f64::min);
+                    (h.interfaces.iter())
+                        .map(|i| (i.forward.delay_ms + i.ret.delay_ms).min(2.0 * lowest))
+                        .fold(f64::INFINITY, f64::min)
+                });
+                beyond + iface
+            }
         };
         (min_delay(fwd, LinkSide::Forward) + min_delay(ret, LinkSide::Return) + access) / 1e3
     }

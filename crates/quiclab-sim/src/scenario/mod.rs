@@ -20,6 +20,7 @@ mod budget;
 mod datagram;
 pub use datagram::STAMP_LEN as DATAGRAM_STAMP_LEN;
 mod gateway;
+mod interfaces;
 mod media;
 mod rebind;
 pub use media::{FrameSize, FrameSizeDist, MediaMode, MEDIA_HEADER_LEN};
@@ -35,9 +36,13 @@ mod web;
 
 pub use budget::{max_events, SourceWork, DEFAULT_MAX_EVENTS};
 pub use gateway::{GatewayConfig, PepConfig, MAX_PEP_BUFFER};
+pub use interfaces::{
+    interface_addr, ClientHost, Degradation, Interface, PathEvent, MAX_INTERFACES, MAX_PATH_EVENTS,
+    MAX_SILENCE_PTOS,
+};
 /// A link direction's keys and `[[schedule]]` entries: the link models' own types.
 pub use quiclab_link::config::{LinkChange, LinkConfig, LinkSide};
-pub use rebind::{rebound, Rebind, RebindKind, MAX_REBINDS, REBIND_PORTS};
+pub use rebind::{rebound, Rebind, RebindEvery, RebindKind, MAX_REBINDS, REBIND_PORTS};
 pub use resume_from::{sender_is_server, ResumeFrom, FROM_FLOW};
 pub use session_from::SessionFrom;
 pub use tls::{Names, TlsChoiceKeys, TlsRecords, TlsSettings, TlsTable, TlsVersion};
@@ -165,13 +170,17 @@ impl Default for Measure {
 pub enum Topology {
     /// One client host and one server host joined by one link each way; with
     /// `gateway`, a terrestrial link pair and optionally a TCP PEP behind them
-    /// (`scenario/gateway.rs`).
+    /// (`scenario/gateway.rs`); with `client`, a client host with several network
+    /// interfaces, each on its own links, and scripted path events
+    /// (`scenario/interfaces.rs`).
     PointToPoint {
         forward: LinkConfig,
         #[serde(rename = "return")]
         ret: LinkConfig,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         gateway: Option<Box<GatewayConfig>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        client: Option<Box<ClientHost>>,
     },
     /// `pairs` sender/receiver host pairs sharing one bottleneck each way; each pair's
     /// access links (unlimited rate) add `access_delay_ms[i]` one way.
@@ -336,6 +345,10 @@ pub struct Flow {
     /// at each `at_s`, which the client never learns (RFC 9000 §9.3).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rebinds: Vec<Rebind>,
+    /// Periodic NAT rebindings of the flow's client (`scenario/rebind.rs`): one every
+    /// `period_s` from `first_s` until the run's stop, besides `rebinds`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rebind_every: Option<RebindEvery>,
 }
 
 /// UDP cross traffic between a pair's hosts (INET's shared-link case).

@@ -3,7 +3,10 @@
 //! as the interop runner's rebind scenarios do and as a NAT timeout does. The client
 //! never learns of it (its own address does not change); the server sees its peer move
 //! (RFC 9000 §9.3). Datagrams to the old public address reach the client until the
-//! mapping expires, at once with `expire_old`.
+//! mapping expires, at once with `expire_old`. `rebind_every` scripts them
+//! periodically (a NAT that times mappings out every so often):
+//! `rebind_every = { period_s = 5.0, kind = "port", expire_old = true }` rebinds at
+//! `first_s` (default `period_s`) and every `period_s` after it until the stop time.
 
 use super::validate::Check;
 use super::{Flow, Scenario, ScenarioError};
@@ -32,6 +35,44 @@ pub struct Rebind {
     pub expire_old: bool,
 }
 
+/// Periodic NAT rebindings of a flow's client (`flows[i].rebind_every`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RebindEvery {
+    /// Seconds between rebindings (> 0).
+    pub period_s: f64,
+    /// The first one, seconds from the start of the run (default `period_s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_s: Option<f64>,
+    pub kind: RebindKind,
+    /// As [`Rebind::expire_old`].
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub expire_old: bool,
+}
+
+impl RebindEvery {
+    /// The rebindings up to `stop_s` seconds, at most `limit + 1` of them (so a caller
+    /// can tell that there would be more than `limit`).
+    fn expand(&self, stop_s: f64, limit: usize) -> Vec<Rebind> {
+        let first = self.first_s.unwrap_or(self.period_s);
+        let mut out = Vec::new();
+        let mut n = 0u32;
+        loop {
+            let at_s = first + f64::from(n) * self.period_s;
+            if at_s > stop_s || out.len() > limit || self.period_s.is_nan() || self.period_s <= 0.0
+            {
+                return out;
+            }
+            out.push(Rebind {
+                at_s,
+                kind: self.kind,
+                expire_old: self.expire_old,
+            });
+            n = n.saturating_add(1);
+        }
+    }
+}
+
 /// What a rebinding changes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -55,7 +96,26 @@ pub fn rebound(current: SocketAddrV4, kind: RebindKind, n: usize) -> SocketAddrV
     }
 }
 
+impl super::Flow {
+    /// Whether the flow scripts NAT rebindings (`rebinds` or `rebind_every`).
+    pub fn has_rebinds(&self) -> bool {
+        !self.rebinds.is_empty() || self.rebind_every.is_some()
+    }
+}
+
 impl Scenario {
+    /// Flow `i`'s NAT rebindings: `rebinds` in their order, then `rebind_every`'s up
+    /// to the stop time (at most [`MAX_REBINDS`] + 1 of those, which validation
+    /// refuses). Their order numbers them (the public address each takes).
+    pub fn flow_rebinds(&self, i: usize) -> Vec<Rebind> {
+        let f = &self.flows[i];
+        let mut all = f.rebinds.clone();
+        if let Some(e) = &f.rebind_every {
+            all.extend(e.expand(self.stop.time_s, MAX_REBINDS));
+        }
+        all
+    }
+
     /// A flow's rebindings: QUIC flows only (a TCP connection does not survive one),
     /// at valid times; the scenario's total (`before` in earlier flows) within
     /// [`MAX_REBINDS`].
@@ -66,7 +126,7 @@ impl Scenario {
         f: &Flow,
         before: usize,
     ) -> Result<(), ScenarioError> {
-        if f.rebinds.is_empty() {
+        if !f.has_rebinds() {
             return Ok(());
         }
         if !f.transport.is_quic() {
@@ -78,7 +138,17 @@ impl Scenario {
         for (k, r) in f.rebinds.iter().enumerate() {
             c.seconds(format!("flows[{i}].rebinds[{k}].at_s"), r.at_s, false)?;
         }
-        if before.saturating_add(f.rebinds.len()) > MAX_REBINDS {
+        if let Some(e) = &f.rebind_every {
+            c.seconds(
+                format!("flows[{i}].rebind_every.period_s"),
+                e.period_s,
+                true,
+            )?;
+            if let Some(first) = e.first_s {
+                c.seconds(format!("flows[{i}].rebind_every.first_s"), first, false)?;
+            }
+        }
+        if before.saturating_add(self.flow_rebinds(i).len()) > MAX_REBINDS {
             return c.bad(
                 format!("flows[{i}].rebinds"),
                 format!("at most {MAX_REBINDS} rebindings in a scenario"),

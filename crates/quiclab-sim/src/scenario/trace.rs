@@ -114,21 +114,34 @@ impl Scenario {
     /// (`topology.forward.trace.mahimahi`, ...): what [`Self::resolve_trace_paths`]
     /// resolves and what the lab's run key hashes.
     pub fn trace_paths_mut(&mut self) -> Vec<(String, &mut Option<String>)> {
-        let links: Vec<(&str, &mut LinkConfig)> = match &mut self.topology {
+        let links: Vec<(String, &mut LinkConfig)> = match &mut self.topology {
             Topology::PointToPoint {
                 forward,
                 ret,
                 gateway,
+                client,
             } => {
-                let mut v = vec![("topology.forward", forward), ("topology.return", ret)];
+                let mut v = vec![
+                    ("topology.forward".to_string(), forward),
+                    ("topology.return".to_string(), ret),
+                ];
                 if let Some(g) = gateway {
-                    v.push(("topology.gateway.forward", &mut g.forward));
-                    v.push(("topology.gateway.return", &mut g.ret));
+                    v.push(("topology.gateway.forward".into(), &mut g.forward));
+                    v.push(("topology.gateway.return".into(), &mut g.ret));
+                }
+                let ifaces = client.iter_mut().flat_map(|c| c.interfaces.iter_mut());
+                for (k, i) in ifaces.enumerate() {
+                    let key = format!("topology.client.interfaces[{k}]");
+                    v.push((format!("{key}.forward"), &mut i.forward));
+                    v.push((format!("{key}.return"), &mut i.ret));
                 }
                 v
             }
             Topology::Dumbbell { forward, ret, .. } => {
-                vec![("topology.forward", forward), ("topology.return", ret)]
+                vec![
+                    ("topology.forward".to_string(), forward),
+                    ("topology.return".to_string(), ret),
+                ]
             }
         };
         let mut out = Vec::new();

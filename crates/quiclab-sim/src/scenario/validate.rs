@@ -128,7 +128,7 @@ impl Scenario {
             }
             self.check_flow(c, i, f, pairs)?;
             self.check_rebinds(c, i, f, rebinds)?;
-            rebinds = rebinds.saturating_add(f.rebinds.len());
+            rebinds = rebinds.saturating_add(self.flow_rebinds(i).len());
             self.check_pep_flow(c, i)?;
             self.resume_from(i, file)?;
             self.session_from(i, file)?;
@@ -188,6 +188,7 @@ impl Scenario {
         check_link(c, forward, "topology.forward")?;
         check_link(c, ret, "topology.return")?;
         self.check_gateway(c)?;
+        self.check_client_host(c)?;
         let Topology::Dumbbell {
             pairs,
             access_delay_ms,
@@ -346,9 +347,20 @@ impl Scenario {
                 &g.ret
             }
         });
+        // Any interface may carry the flow (`scenario/interfaces.rs`).
+        let ifaces = self.client_host().into_iter().flat_map(|h| {
+            h.interfaces.iter().map(move |i| {
+                if side == LinkSide::Forward {
+                    &i.forward
+                } else {
+                    &i.ret
+                }
+            })
+        });
         [Some(l), beyond]
             .into_iter()
             .flatten()
+            .chain(ifaces)
             .map(|l| l.mtu.unwrap_or(65535))
             .min()
             .unwrap_or(65535)

@@ -4,7 +4,7 @@
 
 use super::{lock, secs, SimError, Simulation, Stack};
 use crate::output::metrics::SideMetrics;
-use crate::output::results::{FlowResult, RunResult};
+use crate::output::results::{FlowResult, PathSummary, RunResult};
 use crate::scenario::Workload;
 use quiclab_proto::Instant;
 use std::sync::Mutex;
@@ -100,6 +100,8 @@ impl Simulation {
             if let Some(web) = &m.web {
                 web.fill(&mut result, &m.requests, secs(spec.start_s), end);
             }
+            result.path_events = self.path_event_results(i);
+            result.path_summary = PathSummary::of(&result.path_events);
             flows.push(result);
         }
         let span = self
