@@ -31,7 +31,10 @@ pub use geo::Geo;
 pub use leo::Leo;
 pub use wifi::Wifi;
 
-use crate::trace::{DeliveryTrace, LinkTrace, LossTrace, Steps, TraceFault, DELAY_MS};
+use crate::trace::{
+    DeliveryTrace, LinkTrace, LossTrace, Steps, TraceConfig, TraceContext, TraceError, TraceFault,
+    DELAY_MS,
+};
 use quiclab_proto::DetRng;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -182,6 +185,31 @@ impl Profile {
             loss: b.loss.text(),
         })
     }
+}
+
+/// A link direction's trace from its `trace` table: the profile realised from the
+/// scenario's seed when `profile` is set, else the trace files ([`LinkTrace::load`]).
+pub fn load_link_trace(
+    config: &TraceConfig,
+    rng: DetRng,
+    ctx: &TraceContext,
+) -> Result<LinkTrace, TraceError> {
+    let Some(path) = &config.profile else {
+        return LinkTrace::load(config, rng);
+    };
+    let seconds = config.seconds.unwrap_or(DEFAULT_SECONDS);
+    let realisation = crate::trace::read(path, "profile", |t| {
+        Profile::parse(t)
+            .and_then(|p| p.realise(ctx.seed, seconds))
+            .map_err(TraceFault::Profile)
+    })?;
+    realisation
+        .link_trace(ctx.uplink, config.reorder, rng)
+        .map_err(|fault| TraceError {
+            key: "profile",
+            path: path.clone(),
+            fault,
+        })
 }
 
 impl Realisation {

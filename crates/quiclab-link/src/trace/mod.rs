@@ -116,7 +116,7 @@ pub struct TraceError {
 }
 
 /// Reads the file at `path` (named `key` in errors) and parses it.
-fn read<T>(
+pub(crate) fn read<T>(
     path: &str,
     key: &'static str,
     parse: impl FnOnce(&str) -> Result<T, TraceFault>,
@@ -144,28 +144,10 @@ pub struct LinkTrace {
 
 impl LinkTrace {
     /// Reads and parses the configured files (paths as given: the caller resolves
-    /// relative ones), or realises the profile. `rng` is the link's generator; the loss
-    /// trace forks its stream.
-    pub fn load(
-        config: &TraceConfig,
-        rng: DetRng,
-        ctx: &TraceContext,
-    ) -> Result<LinkTrace, TraceError> {
-        if let Some(path) = &config.profile {
-            let seconds = config.seconds.unwrap_or(crate::profile::DEFAULT_SECONDS);
-            let realisation = read(path, "profile", |t| {
-                crate::profile::Profile::parse(t)
-                    .and_then(|p| p.realise(ctx.seed, seconds))
-                    .map_err(TraceFault::Profile)
-            })?;
-            return realisation
-                .link_trace(ctx.uplink, config.reorder, rng)
-                .map_err(|fault| TraceError {
-                    key: "profile",
-                    path: path.clone(),
-                    fault,
-                });
-        }
+    /// relative ones). `rng` is the link's generator; the loss trace forks its stream.
+    /// A `profile` is not read here: [`crate::profile::load_link_trace`] realises it
+    /// (and falls back to this for files), so this module does not depend on profiles.
+    pub fn load(config: &TraceConfig, rng: DetRng) -> Result<LinkTrace, TraceError> {
         if config.mahimahi.is_none() && config.delay.is_none() && config.loss.is_none() {
             return Err(TraceError {
                 key: "mahimahi",

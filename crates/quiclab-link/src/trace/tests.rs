@@ -11,11 +11,6 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 
 const MS: u64 = 1_000_000;
 
-const CTX: TraceContext = TraceContext {
-    seed: 1,
-    uplink: true,
-};
-
 fn at_ms(ms: u64) -> Instant {
     Instant::ZERO + Duration::from_millis(ms)
 }
@@ -375,7 +370,7 @@ fn load_names_the_key_and_file() {
         mahimahi: Some(bad.display().to_string()),
         ..TraceConfig::default()
     };
-    let e = LinkTrace::load(&config, DetRng::new(1), &CTX).unwrap_err();
+    let e = LinkTrace::load(&config, DetRng::new(1)).unwrap_err();
     assert_eq!(e.key, "mahimahi");
     assert!(matches!(
         e.fault,
@@ -386,9 +381,9 @@ fn load_names_the_key_and_file() {
         loss: Some(dir.join("none.csv").display().to_string()),
         ..TraceConfig::default()
     };
-    let e = LinkTrace::load(&missing, DetRng::new(1), &CTX).unwrap_err();
+    let e = LinkTrace::load(&missing, DetRng::new(1)).unwrap_err();
     assert!(matches!(e.fault, TraceFault::Io(_)) && e.key == "loss");
-    let e = LinkTrace::load(&TraceConfig::default(), DetRng::new(1), &CTX).unwrap_err();
+    let e = LinkTrace::load(&TraceConfig::default(), DetRng::new(1)).unwrap_err();
     assert!(matches!(e.fault, TraceFault::NothingSet));
     std::fs::remove_dir_all(&dir).unwrap();
 }

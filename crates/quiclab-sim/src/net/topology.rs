@@ -6,7 +6,7 @@ use quiclab_link::impair::Impairments;
 pub use quiclab_link::link::rate_bps;
 use quiclab_link::link::{Link, Packet};
 use quiclab_link::queue::{Queue, QueueConfig};
-use quiclab_link::trace::{LinkTrace, TraceContext};
+use quiclab_link::trace::TraceContext;
 use quiclab_proto::DetRng;
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
@@ -76,15 +76,15 @@ pub(super) fn build_link(
     };
     let trace = match &c.trace {
         None => None,
-        Some(t) => {
-            Some(
-                LinkTrace::load(t, rng.clone(), &ctx).map_err(|e| ScenarioError::Invalid {
+        Some(t) => Some(
+            quiclab_link::profile::load_link_trace(t, rng.clone(), &ctx).map_err(|e| {
+                ScenarioError::Invalid {
                     file: file.to_string(),
                     key: format!("{key}.trace.{}", e.key),
                     why: format!("{:?}: {}", e.path, e.fault),
-                })?,
-            )
-        }
+                }
+            })?,
+        ),
     };
     let impairments =
         Impairments::new(&c.impairments, rng).map_err(|w| invalid(format!("impairments: {w}")))?;
