@@ -1,7 +1,9 @@
 """docs/schema/: every scenario file under scenarios/ and every plan under experiments/
 validates against the JSON Schema derived from the serde types (the schema test in
 crates/quiclab-lab keeps the files current), and a file with an unknown or mistyped
-key does not."""
+key does not. Shared assumption lists (experiments/*/shared/) validate against the plan
+schema's Assumption; link profiles (scenarios/links/) have no schema and are parsed by
+crates/quiclab-sim/tests/scenario_files.rs."""
 
 import json
 from pathlib import Path
@@ -20,6 +22,17 @@ def validators(require) -> dict:
         schema = json.loads((ROOT / "docs" / "schema" / name).read_text())
         jsonschema.Draft202012Validator.check_schema(schema)
         out[name] = jsonschema.Draft202012Validator(schema)
+        if name == "plan.schema.json":
+            shared = {
+                "$defs": schema["$defs"],
+                "type": "object",
+                "properties": {
+                    "assumptions": {"type": "array", "items": {"$ref": "#/$defs/Assumption"}}
+                },
+                "required": ["assumptions"],
+                "additionalProperties": False,
+            }
+            out["assumptions"] = jsonschema.Draft202012Validator(shared)
     return out
 
 
@@ -33,8 +46,13 @@ def errors(v, doc) -> list[str]:
     return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in v.iter_errors(doc)]
 
 
-FILES = [("scenario.schema.json", p) for p in sorted((ROOT / "scenarios").rglob("*.toml"))] + [
-    ("plan.schema.json", p) for p in sorted((ROOT / "experiments").rglob("*.toml"))
+FILES = [
+    ("scenario.schema.json", p)
+    for p in sorted((ROOT / "scenarios").rglob("*.toml"))
+    if p.parent.name != "links"
+] + [
+    ("assumptions" if p.parent.name == "shared" else "plan.schema.json", p)
+    for p in sorted((ROOT / "experiments").rglob("*.toml"))
 ]
 
 
