@@ -2,7 +2,7 @@
 """Regenerates the figures that the user guide (docs/book/) and docs/PERFORMANCE.md quote, from runs, so
 the documents cannot drift from the code (Python 3 stdlib only).
 
-- validation: runs the INET validation tests (`cargo test --release -p quiclab-sim --test
+- validation: runs the INET validation tests (`cargo test --release --workspace --test
   validation` and `--test validation_tcp`, `-- --nocapture`), reads their `FIGURE case key value` lines and rewrites the
   guide's validation table (docs/book/src/guide/validation.md) (between `<!-- doc_figures:validation -->` markers). The
   figures are deterministic, so `--check` compares instead of writing and fails when the
@@ -64,7 +64,10 @@ def replace_block(text, name, body):
 def run_figures(test):
     """{case: [(key, value)]} from a validation test's `FIGURE case key value` lines."""
     out = subprocess.run(
-        ["cargo", "test", "--release", "-q", "-p", "quiclab-sim", "--test", test,
+        # --workspace, not -p quiclab-sim: the workspace's feature set, so the test binary
+        # is the one `cargo test --workspace --release` built (scripts/test.sh runs this
+        # after it) and nothing is compiled again.
+        ["cargo", "test", "--release", "-q", "--workspace", "--test", test,
          "--", "--nocapture", "--test-threads", "2"],
         cwd=ROOT, capture_output=True, text=True,
     )

@@ -10,6 +10,7 @@
 # - quic-go-hq (tests/interop/quic-go/build.sh) with Go >= 1.26, which it does not
 #   install (Debian's golang-go is older): without Go it stops and says so.
 # Prints the venv's python on its last line (scripts/test.sh reads it).
+#   scripts/setup-tests.sh [--no-package]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -74,27 +75,13 @@ if ! cmp -s tests/requirements.txt "$stamp" 2>/dev/null || ! "$venv/bin/python" 
     cp tests/requirements.txt "$stamp"
 fi
 
-# --- Python package quiclab (python/, docs/PYTHON.md) ---------------------------------
-# Built by maturin (from tests/requirements.txt) into target/ and installed into the
-# venv, again only when its sources change: the stamp is a hash of python/, the crates'
-# sources and the Cargo files. A fresh build compiles pyo3 and the extension crate only
-# when the workspace is already built.
-py_stamp="$venv/.quiclab-python.sha256"
-py_hash=$(find python crates/*/src crates/*/Cargo.toml Cargo.toml Cargo.lock -type f \
-        \( -name '*.rs' -o -name '*.py' -o -name '*.toml' -o -name Cargo.lock \) \
-        -not -path '*/__pycache__/*' -not -path 'python/build/*' -print0 |
-    LC_ALL=C sort -z | xargs -0 cat | sha256sum | cut -d' ' -f1)
-if [[ "$(cat "$py_stamp" 2>/dev/null)" != "$py_hash" ]] || ! "$venv/bin/python" -c "import quiclab" 2>/dev/null; then
-    say "building and installing the Python package (python/) into $venv"
+# The Python package (python/): scripts/build-python.sh, unless --no-package (scripts/test.sh
+# builds it after the workspace's tests, so that it reuses their build of the stack).
+if [[ ${1:-} != --no-package ]]; then
     # A failed build fails only the pytest step (its import), not every other test step.
-    if PATH="$PWD/$venv/bin:$PATH" "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-        --no-build-isolation --no-deps --force-reinstall ./python >&2; then
-        echo "$py_hash" >"$py_stamp"
-    else
+    scripts/build-python.sh "$venv/bin/python" >&2 ||
         say "building the Python package failed (see above); its tests will fail"
-    fi
 fi
-# --- end Python package ---------------------------------------------------------------
 
 if ! command -v tshark >/dev/null; then
     say "installing tshark (pcap decryption test)"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The project's test command (README, CI): installs what the tests need
-# (scripts/setup-tests.sh: rustfmt/clippy, a .venv with aioquic, tshark), then format,
+# (scripts/setup-tests.sh: rustfmt/clippy, a .venv with aioquic, tshark; the Python
+# package is built after the Rust tests, reusing their build), then format,
 # lints, unit and integration tests, then interop against aioquic. Every step runs even
 # if an earlier one failed, so one CI log shows everything; the exit status is non-zero
 # if any step failed. Tests run in release mode so the interop step reuses the build.
@@ -8,7 +9,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 setup_start=$SECONDS
-python=$(scripts/setup-tests.sh | tail -1) || {
+python=$(scripts/setup-tests.sh --no-package | tail -1) || {
     echo "FAILED: scripts/setup-tests.sh (see its message above)"
     exit 1
 }
@@ -20,6 +21,10 @@ export PATH="$HOME/.cargo/bin:$PATH"
 export QUICLAB_TEST_SETUP=1
 export QUICLAB_TEST_SKIPS="$PWD/target/test-skips.txt"
 mkdir -p target && : >"$QUICLAB_TEST_SKIPS"
+# The reproduction tests keep their outputs here for check_reports.py (below), which
+# would otherwise reproduce every experiment a second time.
+export QUICLAB_KEEP_REPRODUCTIONS="$PWD/target/reproductions"
+rm -rf "$QUICLAB_KEEP_REPRODUCTIONS"
 
 failed=()
 times=()
@@ -37,9 +42,17 @@ step python3 scripts/check_module_cycles.py
 # One received ACK under gdb (docs/ARCHITECTURE.md "Following one ACK"): it enters
 # recovery once (plus the getter on the timer it returns) and calls back out once.
 step python3 scripts/ack_trace.py --max-recovery-calls 2
-step python3 scripts/doc_figures.py --check --only validation
 step python3 scripts/doc_figures.py --check --only reproduction
 step cargo test --workspace --release --no-fail-fast
+# The steps below use the binary that step built (tests/interop/common.sh, browser.sh,
+# python/tests/conftest.py): `cargo build -p quiclab-cli` alone resolves dependency
+# features differently from the workspace's tests and would compile the stack again.
+export QUICLAB_BIN="$PWD/target/release/quiclab"
+# The Python package, with the workspace tests' dependency features (python/Cargo.toml):
+# only pyo3 and the extension crate compile.
+step env MATURIN_PEP517_ARGS="--features workspace-features" scripts/build-python.sh "$python"
+# After the tests: it reruns the validation tests' binaries that step built.
+step python3 scripts/doc_figures.py --check --only validation
 # The user guide (docs/book/): rendered into docs/book/book/, its links and the README's
 # checked and its `sh,run` examples run against the release binary (scripts/doc_examples.py).
 step mdbook build docs/book
@@ -60,10 +73,11 @@ step "$python" tests/flood/flood.py --quiclab target/release/quiclab --ci
 # Python package (python/): pytest, incl. a Dask LocalCluster sweep vs `quiclab lab run`
 # and real transfers in-process through quiclab-net (test_transfer.py).
 step "$python" -m pytest -q python/tests
-# Reports as a person sees them: `reproduce all --quick` into target/report-check/, then
-# the index and one report per experiment in headless Chromium (screenshots kept there);
-# fails on an image the browser cannot load, a broken link or a figure with no series.
-step python3 tests/reports/check_reports.py
+# Reports as a person sees them: the reproductions the tests above kept (every
+# experiment's `reproduce NAME --quick`), each experiment's index and one report in
+# headless Chromium (screenshots in target/report-check/); fails on an image the browser
+# cannot load, a broken link, a figure with no series or an experiment not kept.
+step python3 tests/reports/check_reports.py --from-tests "$QUICLAB_KEEP_REPRODUCTIONS"
 
 # --- HTTP/3 interop (aioquic.h3, ngtcp2; matrix) ---
 step env PYTHON="$python" tests/interop/h3.sh

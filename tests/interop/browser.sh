@@ -27,8 +27,13 @@ cleanup() {
 trap cleanup EXIT
 
 command -v "$chromium" >/dev/null || fail "$chromium not installed (Debian package chromium)"
-(cd "$repo" && cargo build --release -q -p quiclab-cli) || fail "build"
-quiclab="$repo/target/release/quiclab"
+# QUICLAB_BIN: a built binary to use as it is (scripts/test.sh; see common.sh).
+if [[ -n ${QUICLAB_BIN:-} ]]; then
+    quiclab=$QUICLAB_BIN
+else
+    (cd "$repo" && cargo build --release -q -p quiclab-cli) || fail "build"
+    quiclab="$repo/target/release/quiclab"
+fi
 
 www="$work/www"
 mkdir -p "$www" "$work/qlog"

@@ -12,6 +12,11 @@ line, marker or box per entry) do not count.
 
 Usage: tests/reports/check_reports.py [--quiclab BIN] [--chromium BIN] [--out DIR]
                                       [--reuse]   (check an existing DIR, no reproduce)
+                                      [--from-tests KEPT]
+--from-tests checks the reproductions the test suite kept (QUICLAB_KEEP_REPRODUCTIONS=KEPT,
+set by scripts/test.sh: KEPT/NAME/ is `reproduce NAME --quick`'s output for every
+experiment) instead of reproducing all of them again: each experiment's index and its
+first report. It fails when an experiment of experiments/ is missing there.
 """
 
 import argparse
@@ -94,7 +99,7 @@ def browser(chromium, page, shot, profile):
     return int(attrs["data-images"]), attrs.get("data-broken", "").split()
 
 
-def check_page(page, chromium, shots, profile):
+def check_page(page, base, chromium, shots, profile):
     failures = []
     where = str(page)
     refs = Refs()
@@ -107,7 +112,7 @@ def check_page(page, chromium, shots, profile):
         svg = (page.parent / src).with_suffix(".svg")
         if svg.exists() and plotted_series(svg.read_text()) == 0:
             failures.append(f"{where}: figure {svg.name} has no plotted series")
-    name = re.sub(r"[^\w.-]", "_", str(page.relative_to(shots.parent / "reproduce")))
+    name = re.sub(r"[^\w.-]", "_", str(page.relative_to(base)))
     shot = shots / (name.removesuffix(".html") + ".png")
     images, broken = browser(chromium, page, shot, profile)
     if images is None:
@@ -126,35 +131,66 @@ def main():
     ap.add_argument("--chromium", default="chromium")
     ap.add_argument("--out", type=Path, default=ROOT / "target" / "report-check")
     ap.add_argument("--reuse", action="store_true")
+    ap.add_argument("--from-tests", type=Path, metavar="KEPT")
     a = ap.parse_args()
     if not shutil.which(a.chromium):
         sys.exit(f"check_reports: {a.chromium} not found (Debian package chromium)")
     out = a.out.resolve()
-    reproduce = out / "reproduce"
-    if not a.reuse:
-        shutil.rmtree(out, ignore_errors=True)
-        # --keep-going: the checks' verdicts are the lab tests' concern; here, rendering.
-        subprocess.run([a.quiclab, "reproduce", "all", "--quick", "--keep-going", "--out",
-                        str(reproduce)], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
-    index = reproduce / "index.html"
-    if not index.exists():
-        sys.exit(f"check_reports: no {index}")
     shots = out / "screenshots"
+    if a.from_tests:
+        shutil.rmtree(out, ignore_errors=True)
+        base = a.from_tests.resolve()
+        pages = kept_pages(base)
+    else:
+        base = out / "reproduce"
+        pages = reproduced_pages(a.quiclab, out, base, a.reuse)
     shots.mkdir(parents=True, exist_ok=True)
-    pages = [index]
-    # One report per experiment: the first report.html under each experiment directory.
-    for experiment in sorted(p for p in reproduce.iterdir() if p.is_dir()):
-        reports = sorted(experiment.rglob("report.html"))
-        if reports:
-            pages.append(reports[0])
     failures = []
     for page in pages:
-        failures += check_page(page, a.chromium, shots, out / "profile")
+        failures += check_page(page, base, a.chromium, shots, out / "profile")
     for f in failures:
         print(f, file=sys.stderr)
     if failures:
         sys.exit(f"check_reports: {len(failures)} failure(s) in {len(pages)} pages")
     print(f"check_reports: {len(pages)} pages passed; screenshots in {shots}")
+
+
+def first_report(experiment_dir):
+    reports = sorted(experiment_dir.rglob("report.html"))
+    return reports[:1]
+
+
+def kept_pages(kept):
+    """Each kept experiment's index and first report; every experiment must be there."""
+    names = sorted(p.stem for p in (ROOT / "experiments").iterdir()
+                   if p.is_dir() or p.suffix == ".toml")
+    missing = [n for n in names if not (kept / n / "index.html").exists()]
+    if missing:
+        sys.exit(f"check_reports: no kept reproduction of {', '.join(missing)} in {kept} "
+                 "(run the tests with QUICLAB_KEEP_REPRODUCTIONS set)")
+    pages = []
+    for n in names:
+        pages.append(kept / n / "index.html")
+        pages += first_report(kept / n / n)
+    return pages
+
+
+def reproduced_pages(quiclab, out, reproduce, reuse):
+    """`reproduce all --quick` into REPRODUCE (unless reused): the index and one report
+    per experiment."""
+    if not reuse:
+        shutil.rmtree(out, ignore_errors=True)
+        # --keep-going: the checks' verdicts are the lab tests' concern; here, rendering.
+        subprocess.run([quiclab, "reproduce", "all", "--quick", "--keep-going", "--out",
+                        str(reproduce)], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    index = reproduce / "index.html"
+    if not index.exists():
+        sys.exit(f"check_reports: no {index}")
+    pages = [index]
+    # One report per experiment: the first report.html under each experiment directory.
+    for experiment in sorted(p for p in reproduce.iterdir() if p.is_dir()):
+        pages += first_report(experiment)
+    return pages
 
 
 if __name__ == "__main__":

@@ -106,5 +106,5 @@ fn emulator_fidelity_quick() {
              expected 0.8-1.1 x ({v:?})"
         );
     }
-    let _ = std::fs::remove_dir_all(dir.parent().expect("the run's out directory"));
+    common::done_with(dir.parent().expect("the run's out directory"));
 }

@@ -68,5 +68,5 @@ fn instant_ack_foreign_quick() {
             "{stack} at {rtt} ms: WFC {wfc} ms vs IACK {iack_pto} ms"
         );
     }
-    let _ = std::fs::remove_dir_all(dir.parent().expect("the run's out directory"));
+    common::done_with(dir.parent().expect("the run's out directory"));
 }

@@ -22,8 +22,18 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../experiments")
 }
 
+/// Where reproductions are kept after their checks, when set (scripts/test.sh sets it:
+/// tests/reports/check_reports.py then checks these outputs in a browser instead of
+/// reproducing everything a second time).
+const KEEP_REPRODUCTIONS: &str = "QUICLAB_KEEP_REPRODUCTIONS";
+
 fn out_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("quiclab-reproduce-{name}-{}", std::process::id()));
+    let d = match std::env::var_os(KEEP_REPRODUCTIONS) {
+        Some(dir) => PathBuf::from(dir).join(name),
+        None => {
+            std::env::temp_dir().join(format!("quiclab-reproduce-{name}-{}", std::process::id()))
+        }
+    };
     let _ = std::fs::remove_dir_all(&d);
     d
 }
@@ -98,7 +108,9 @@ fn check(name: &str, inspect: impl FnOnce(&Path)) {
         );
     }
     inspect(&out);
-    let _ = std::fs::remove_dir_all(&out);
+    if std::env::var_os(KEEP_REPRODUCTIONS).is_none() {
+        let _ = std::fs::remove_dir_all(&out);
+    }
 }
 
 /// Figures are drawn, and a plan with a tolerance states how many points lie within it.

@@ -15,7 +15,7 @@ mod skip;
 /// `QUICLAB_TEST_SETUP` or `CI` set). Any other failure panics with quiclab's stderr.
 pub fn reproduce_real(name: &str, args: &[&str]) -> Option<PathBuf> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
-    let out = std::env::temp_dir().join(format!("quiclab-{name}-{}", std::process::id()));
+    let out = reproduction_dir(name);
     let _ = std::fs::remove_dir_all(&out);
     let run = Command::new(env!("CARGO_BIN_EXE_quiclab"))
         .args(["reproduce", name, "--quick"])
@@ -42,6 +42,28 @@ pub fn reproduce_real(name: &str, args: &[&str]) -> Option<PathBuf> {
     }
     assert!(run.status.success(), "reproduce failed: {stderr}");
     Some(out.join(name))
+}
+
+/// Where a test's reproduction of `name` goes: `$QUICLAB_KEEP_REPRODUCTIONS/NAME` when
+/// that variable is set (scripts/test.sh sets it, so tests/reports/check_reports.py
+/// checks these outputs in a browser instead of reproducing everything a second time),
+/// else a fresh temp directory.
+pub fn reproduction_dir(name: &str) -> PathBuf {
+    match std::env::var_os(KEEP_REPRODUCTIONS) {
+        Some(dir) => PathBuf::from(dir).join(name),
+        None => std::env::temp_dir().join(format!("quiclab-{name}-{}", std::process::id())),
+    }
+}
+
+/// The variable naming the directory where reproductions are kept.
+pub const KEEP_REPRODUCTIONS: &str = "QUICLAB_KEEP_REPRODUCTIONS";
+
+/// Removes a reproduction's output once checked, unless it is kept
+/// (`QUICLAB_KEEP_REPRODUCTIONS`).
+pub fn done_with(out: &std::path::Path) {
+    if std::env::var_os(KEEP_REPRODUCTIONS).is_none() {
+        let _ = std::fs::remove_dir_all(out);
+    }
 }
 
 /// Asserts that every statement the lab judged for the plan whose output is `dir` holds:
