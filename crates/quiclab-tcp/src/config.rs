@@ -3,6 +3,7 @@
 
 use crate::ecn::{EcnCodepoint, EcnSetting};
 use crate::linux_rto::RtoAlgorithm;
+use crate::pacing_ratio::PacingRatio;
 use crate::prr::Recovery;
 use quiclab_proto::cc::CongestionControl;
 use quiclab_proto::MAX_BURST_PACKETS;
@@ -65,6 +66,12 @@ pub struct TcpConfig {
     /// spreads an initial window of 10 over two thirds of the first round trip.
     #[serde(skip_serializing_if = "is_default_pacing_burst")]
     pub pacing_burst: u32,
+    /// With `pacing` on, the rate's multiple of cwnd / SRTT: `"rfc9002"` (default),
+    /// QUIC's 1.25 throughout; `"linux"`, 2 while cwnd < ssthresh / 2 and 1.2 after
+    /// (tcp_pacing_ss_ratio, tcp_pacing_ca_ratio), of max(cwnd, bytes in flight).
+    /// Linux: `"linux"`.
+    #[serde(skip_serializing_if = "PacingRatio::is_rfc9002")]
+    pub pacing_ratio: PacingRatio,
     /// The retransmission timeout: `"rfc6298"` (default) max(SRTT + 4 · RTTVAR,
     /// `min_rto_ms`), or `"linux"` SRTT + max(mdev over the last round trip,
     /// `min_rto_ms`) (`linux_rto.rs`). Both start at `initial_rto_ms` and back off
@@ -126,6 +133,7 @@ impl Default for TcpConfig {
             ecn_codepoint: EcnCodepoint::Ect0,
             pacing: false,
             pacing_burst: DEFAULT_PACING_BURST,
+            pacing_ratio: PacingRatio::Rfc9002,
             rto: RtoAlgorithm::Rfc6298,
             quick_ack: 0,
             recovery: Recovery::Window,
@@ -284,6 +292,7 @@ mod tests {
         for key in [
             "pacing",
             "pacing_burst",
+            "pacing_ratio",
             "rto",
             "quick_ack",
             "recovery",
@@ -292,7 +301,7 @@ mod tests {
             assert!(!plain.contains(&format!("\n{key} =")), "{key} in {plain}");
         }
         let set =
-            "pacing = true\npacing_burst = 2\nrto = \"linux\"\nquick_ack = 16\nrecovery = \"prr\"\nfrto = true";
+            "pacing = true\npacing_burst = 2\npacing_ratio = \"linux\"\nrto = \"linux\"\nquick_ack = 16\nrecovery = \"prr\"\nfrto = true";
         let c: TcpConfig = toml::from_str(set).unwrap();
         c.validate().unwrap();
         let text = toml::to_string(&Wrap { tcp: c }).unwrap();

@@ -602,14 +602,18 @@ impl TcpConnection {
     }
 
     /// The pacing rate: the controller's when it sets one (BBR); else with `pacing` on,
-    /// QUIC's RFC 9002 §7.7 rate 1.25 · cwnd / SRTT (as `quiclab_proto`'s paths); else
-    /// none: window-based controllers send in bursts, as Linux TCP without fq does.
+    /// `pacing_ratio`'s multiple of cwnd / SRTT (by default QUIC's RFC 9002 §7.7 rate
+    /// 1.25 · cwnd / SRTT, as `quiclab_proto`'s paths); else none: window-based
+    /// controllers send in bursts, as Linux TCP without fq does.
     fn pacing_rate(&self) -> Option<PacingRate> {
         match self.cc.pacing_rate() {
             Some(rate) => PacingRate::from_bytes_per_sec(rate),
-            None if self.config.pacing => {
-                PacingRate::from_window(self.cc.window(), self.rtt.smoothed())
-            }
+            None if self.config.pacing => self.config.pacing_ratio.rate(
+                self.cc.window(),
+                self.cc.ssthresh(),
+                self.bytes_in_flight(),
+                self.rtt.smoothed(),
+            ),
             None => None,
         }
     }

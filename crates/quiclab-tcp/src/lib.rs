@@ -15,7 +15,7 @@
 //!
 //! Linux's behaviours that RFCs leave open are knobs, off by default (the guide's
 //! "TCP flows" page lists the Linux values): pacing at QUIC's rate (`pacing`,
-//! `pacing_burst`), Linux's RTO (`rto`, `linux_rto.rs`), quick-ACK at connection
+//! `pacing_burst`) or Linux's (`pacing_ratio`, `pacing_ratio.rs`), Linux's RTO (`rto`, `linux_rto.rs`), quick-ACK at connection
 //! start (`quick_ack`), PRR (`recovery`, `prr.rs`, RFC 9937) and F-RTO (`frto`,
 //! `connection/frto.rs`, RFC 5682).
 //!
@@ -27,6 +27,7 @@ pub mod config;
 pub mod connection;
 pub mod ecn;
 pub mod linux_rto;
+pub mod pacing_ratio;
 pub mod prr;
 pub mod recv;
 pub mod scoreboard;
@@ -37,4 +38,5 @@ pub use config::{ConfigError, TcpConfig};
 pub use connection::TcpFootprint;
 pub use connection::{CloseReason, Event, SegmentError, State, TcpConnection, TcpStats, Transmit};
 pub use linux_rto::RtoAlgorithm;
+pub use pacing_ratio::PacingRatio;
 pub use prr::Recovery;

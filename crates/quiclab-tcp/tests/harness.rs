@@ -461,6 +461,31 @@ fn paced_tcp_spreads_its_initial_window_over_the_first_rtt() {
 }
 
 #[test]
+fn linux_pacing_ratio_paces_slow_start_at_twice_the_window_rate() {
+    // As above (RTT 100 ms, initial window 10 · 1448 B, a bucket of 2), with Linux's
+    // ratio: in slow start (cwnd < ssthresh / 2) 2 · 14480 B / 100 ms = 289.6 B/ms, so
+    // 1488 wire bytes take 5.138 ms and the 10 segments span 8 gaps, 41.10 ms: faster
+    // than QUIC's 1.25 (65.77 ms above), as Linux's tcp_pacing_ss_ratio = 200 is.
+    let cfg = TcpConfig {
+        pacing: true,
+        pacing_burst: 2,
+        pacing_ratio: quiclab_tcp::PacingRatio::Linux,
+        ..TcpConfig::default()
+    };
+    let mut p = Path::new(cfg, TcpConfig::default(), 50);
+    p.to_send = 40 * 1448;
+    p.run(ms(10_000));
+    assert_eq!(p.received.len(), 40 * 1448);
+    let t = data_times(&p, 10);
+    let span = t[9] - t[0];
+    let expected = Duration::from_micros(8 * 5138);
+    assert!(
+        span.abs_diff(expected) < Duration::from_micros(50),
+        "{span:?} vs {expected:?}"
+    );
+}
+
+#[test]
 fn linux_rto_on_a_steady_188_ms_path_is_srtt_plus_200_ms_and_backs_off() {
     // RTT 188 ms; no window scaling caps the flight at 64 KB, so no queue builds and
     // every round trip samples 188 ms (delayed ACKs add 40 ms to a few).

@@ -63,6 +63,18 @@ impl PacingRate {
         })
     }
 
+    /// `percent` / 100 · cwnd / srtt (a TCP's pacing ratio: quiclab-tcp's
+    /// `pacing_ratio`); `None` as for [`PacingRate::from_window`].
+    pub fn from_window_percent(cwnd: u64, srtt: Duration, percent: u64) -> Option<Self> {
+        if srtt.is_zero() || cwnd == u64::MAX || cwnd == 0 || percent == 0 {
+            return None;
+        }
+        Some(PacingRate {
+            num: u128::from(percent) * u128::from(cwnd),
+            den: 100 * srtt.as_nanos().max(1),
+        })
+    }
+
     /// A rate set by the controller, in bytes per second; `None` for 0 (no pacing).
     pub fn from_bytes_per_sec(rate: u64) -> Option<Self> {
         (rate > 0).then(|| PacingRate {
