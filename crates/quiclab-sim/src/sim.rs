@@ -377,6 +377,7 @@ impl Simulation {
         };
         let cn = self.nodes.len();
         let [client_model, server_model] = self.host_models(i)?;
+        let server = Self::with_app_delay(server, server_model.as_deref());
         self.nodes.push(Node {
             addr: client_addr,
             host: ch,
@@ -930,13 +931,16 @@ impl Simulation {
                         );
                         wakeup = app.wakeup();
                     }
-                    App::Server(app) => app.drive(
-                        now,
-                        conn,
-                        &mut flow.measure,
-                        &self.window,
-                        &mut self.read_buf,
-                    ),
+                    App::Server(app) => {
+                        app.drive(
+                            now,
+                            conn,
+                            &mut flow.measure,
+                            &self.window,
+                            &mut self.read_buf,
+                        );
+                        wakeup = app.wakeup();
+                    }
                     App::Web(app) => {
                         app.drive(
                             now,

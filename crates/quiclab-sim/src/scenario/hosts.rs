@@ -2,7 +2,7 @@
 //! `[flows.client]` / `[flows.server]`, merged as the transport keys are; see
 //! `host/config.rs` for the keys).
 
-use super::{merge_tables, Scenario, ScenarioError};
+use super::{merge_tables, Scenario, ScenarioError, Workload};
 use crate::host::config::{host_of, resolve_paths, At};
 use crate::host::HostConfig;
 use std::path::Path;
@@ -29,7 +29,17 @@ impl Scenario {
         }
         let merged = merge_tables(base, over);
         let key = format!("flows[{i}] ({}).{side}.host", f.name);
-        host_of(&merged, At { file, key: &key })
+        let cfg = host_of(&merged, At { file, key: &key })?;
+        let request = f.transport.is_quic() && matches!(f.workload, Workload::Request { .. });
+        if cfg.as_ref().is_some_and(|c| c.app_delay_ms > 0.0) && !(server && request) {
+            return Err(ScenarioError::Invalid {
+                file: file.to_string(),
+                key: format!("{key}.app_delay_ms"),
+                why: "only for the server of a QUIC request flow (not simulated elsewhere yet)"
+                    .into(),
+            });
+        }
+        Ok(cfg)
     }
 
     /// Makes the host tables' relative paths (profiles, latency files) relative to

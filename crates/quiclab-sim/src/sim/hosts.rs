@@ -2,12 +2,13 @@
 //! a host wait for its CPU before the endpoint sees them, datagrams it writes leave when
 //! their GSO batch's CPU work is done, and its timers fire late as the host's do.
 
-use super::{Ev, Simulation};
+use super::{App, Ev, Simulation, Stack};
 use crate::host::{HostModel, HostStats};
 use crate::net::topology::derive_seed;
 use crate::scenario::ScenarioError;
 use quiclab_link::link::Packet;
 use quiclab_proto::Instant;
+use std::time::Duration;
 
 impl Simulation {
     /// Flow `i`'s client and server host models (`None`: no host table, or all off).
@@ -111,9 +112,35 @@ impl Simulation {
         }
     }
 
+    /// A server stack whose host holds responses `app_delay_ms` (only a QUIC request
+    /// flow's server has one: `scenario/hosts.rs` checks).
+    pub(super) fn with_app_delay(stack: Stack, model: Option<&HostModel>) -> Stack {
+        let delay = model.map_or(0.0, |m| m.config().app_delay_ms);
+        match stack {
+            Stack::Quic {
+                endpoint,
+                app: App::Server(app),
+                conn,
+            } if delay > 0.0 => Stack::Quic {
+                endpoint,
+                app: App::Server(app.with_app_delay(Duration::from_secs_f64(delay / 1e3))),
+                conn,
+            },
+            other => other,
+        }
+    }
+
     /// Node `n`'s host counters at the end of a run that lasted `end_s`.
     pub(super) fn host_stats(&self, n: usize, end_s: f64) -> Option<HostStats> {
-        let m = self.nodes[n].model.as_ref()?;
-        Some(m.stats.finished(end_s))
+        let node = &self.nodes[n];
+        let mut s = node.model.as_ref()?.stats.finished(end_s);
+        if let Stack::Quic {
+            app: App::Server(app),
+            ..
+        } = &node.stack
+        {
+            s.app_delayed = app.delayed;
+        }
+        Some(s)
     }
 }
