@@ -110,6 +110,27 @@ impl HostConfig {
             && self.socket_sndbuf.is_none()
             && self.gso_segments.is_none_or(|g| g == 1)
     }
+
+    /// A profile file on its own (`scenarios/hosts/`), checked as a scenario's host
+    /// table naming it would be.
+    pub fn from_profile(path: &Path) -> Result<HostConfig, ScenarioError> {
+        let file = path.display().to_string();
+        let table = toml::Table::from_iter([(
+            HOST_KEY.to_string(),
+            toml::Value::Table(toml::Table::from_iter([(
+                PROFILE_KEY.to_string(),
+                toml::Value::String(file.clone()),
+            )])),
+        )]);
+        let cfg = host_of(
+            &table,
+            At {
+                file: &file,
+                key: HOST_KEY,
+            },
+        )?;
+        Ok(cfg.unwrap_or_default())
+    }
 }
 
 /// Where errors point: the scenario file and the host table's key path.
@@ -137,7 +158,7 @@ pub(crate) fn host_of(table: &toml::Table, at: At) -> Result<Option<HostConfig>,
     let Some(t) = v.as_table() else {
         return at.bad(
             "",
-            "must be a table of host keys (see docs/book/src/hosts.md)",
+            "must be a table of host keys (see docs/book/src/guide/hosts.md)",
         );
     };
     let merged = match t.get(PROFILE_KEY) {

@@ -1,7 +1,7 @@
 //! A host model at run time: one CPU that serialises an endpoint's per-packet work,
 //! its receive queue and socket buffers, GSO batches, and its timers' lateness.
 //!
-//! Modelling assumptions (stated in docs/book/src/hosts.md): one core per endpoint,
+//! Modelling assumptions (stated in docs/book/src/guide/hosts.md): one core per endpoint,
 //! work served first come first served (a receive waits behind a send and the reverse);
 //! a received datagram reaches the endpoint when its CPU work ends, a sent one leaves
 //! when its batch's work ends; socket buffers count datagram payload bytes (Linux
