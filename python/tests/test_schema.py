@@ -2,7 +2,8 @@
 validates against the JSON Schema derived from the serde types (the schema test in
 crates/quiclab-lab keeps the files current), and a file with an unknown or mistyped
 key does not. Shared assumption lists (experiments/*/shared/) validate against the plan
-schema's Assumption; link profiles (scenarios/links/) have no schema and are parsed by
+schema's Assumption; link profiles (scenarios/links/) and host profiles
+(scenarios/hosts/) have no schema of their own and are parsed by
 crates/quiclab-sim/tests/scenario_files.rs."""
 
 import json
@@ -49,7 +50,7 @@ def errors(v, doc) -> list[str]:
 FILES = [
     ("scenario.schema.json", p)
     for p in sorted((ROOT / "scenarios").rglob("*.toml"))
-    if p.parent.name != "links"
+    if p.parent.name not in ("links", "hosts")
 ] + [
     ("assumptions" if p.parent.name == "shared" else "plan.schema.json", p)
     for p in sorted((ROOT / "experiments").rglob("*.toml"))

@@ -4,6 +4,7 @@
 //! into a topology, `workload/` is what runs on the hosts, `sim` the loop.
 
 pub mod excerpt;
+pub mod host;
 pub mod net;
 pub mod output;
 pub mod scenario;

@@ -30,6 +30,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 mod finish;
+mod hosts;
 mod paths;
 mod resume;
 mod session;
@@ -96,6 +97,10 @@ enum Ev {
     Path(usize),
     /// Flow `.0`'s untold client looks whether its path went silent (`sim/paths.rs`).
     PathCheck(usize),
+    /// Node `.0`'s host CPU finished a received datagram (`sim/hosts.rs`).
+    HostRx(usize),
+    /// Node `.0`'s host has GSO batches due to leave (`sim/hosts.rs`).
+    HostTx(usize),
 }
 
 enum App {
@@ -119,6 +124,8 @@ struct Node {
     /// The local address its connection sends from after a migration to another
     /// interface (`None`: `addr`), as its transmits say.
     local: Option<SocketAddrV4>,
+    /// Its host's CPU, buffers and timers (`host/`); `None`: an ideal host.
+    model: Option<Box<crate::host::HostModel>>,
 }
 
 /// A node's transport: a QUIC endpoint and its application, or a TCP flow's end
@@ -369,6 +376,8 @@ impl Simulation {
             )?,
         };
         let cn = self.nodes.len();
+        let [client_model, server_model] = self.host_models(i)?;
+        let server = Self::with_app_delay(server, server_model.as_deref());
         self.nodes.push(Node {
             addr: client_addr,
             host: ch,
@@ -377,6 +386,7 @@ impl Simulation {
             route: None,
             public: None,
             local: None,
+            model: client_model,
         });
         self.nodes.push(Node {
             addr: server_addr,
@@ -386,6 +396,7 @@ impl Simulation {
             route: None,
             public: None,
             local: None,
+            model: server_model,
         });
         self.node_by_addr.insert(client_addr, cn);
         for a in extra {
@@ -445,6 +456,7 @@ impl Simulation {
             route: None,
             public: None,
             local: None,
+            model: None,
         });
         self.pep_of.insert(client_addr, n);
         self.pep_of.insert(server_addr, n);
@@ -694,6 +706,7 @@ impl Simulation {
                     match ev {
                         Next::Event(ev) => self.handle(ev)?,
                         Next::Timer(n) => {
+                            self.host_on_timer(n);
                             self.nodes[n].stack.handle_timeout(self.now);
                             self.dirty.insert(n);
                         }
@@ -810,6 +823,8 @@ impl Simulation {
             Ev::Rebind(i, k, n) => self.apply_rebind(i, k, n),
             Ev::Path(a) => self.apply_path_action(a),
             Ev::PathCheck(i) => self.path_check(i),
+            Ev::HostRx(n) => self.host_rx_done(n),
+            Ev::HostTx(n) => self.host_tx_due(n),
         }
         Ok(())
     }
@@ -825,7 +840,7 @@ impl Simulation {
         }
     }
 
-    fn deliver_to_host(&mut self, mut pkt: Packet) {
+    fn deliver_to_host(&mut self, pkt: Packet) {
         // RFC-less bookkeeping: a delivery starts a new "flight" on the reverse path.
         for &l in &self.net.routes[self.reverse[pkt.route]] {
             self.net.links[l].impairments.on_reverse_delivery();
@@ -843,6 +858,15 @@ impl Simulation {
                 self.paths.on_client_rx(n.flow, self.now, pkt.dst);
             }
         }
+        if self.nodes[node].model.is_some() {
+            self.host_arrive(node, pkt);
+            return;
+        }
+        self.feed(node, pkt);
+    }
+
+    /// Node `node`'s endpoint gets a datagram (or TCP segment).
+    fn feed(&mut self, node: usize, mut pkt: Packet) {
         match &mut self.nodes[node].stack {
             Stack::Quic { endpoint, conn, .. } if !pkt.tcp => {
                 if let Ok(h) = endpoint.handle_datagram(
@@ -907,13 +931,16 @@ impl Simulation {
                         );
                         wakeup = app.wakeup();
                     }
-                    App::Server(app) => app.drive(
-                        now,
-                        conn,
-                        &mut flow.measure,
-                        &self.window,
-                        &mut self.read_buf,
-                    ),
+                    App::Server(app) => {
+                        app.drive(
+                            now,
+                            conn,
+                            &mut flow.measure,
+                            &self.window,
+                            &mut self.read_buf,
+                        );
+                        wakeup = app.wakeup();
+                    }
                     App::Web(app) => {
                         app.drive(
                             now,
@@ -938,6 +965,9 @@ impl Simulation {
         let default_src = node.public.unwrap_or(node.addr);
         let node_host = node.host;
         loop {
+            if !self.can_send(n) {
+                break;
+            }
             let mut payload = self.spare.pop().unwrap_or_default();
             payload.clear();
             let node = &mut self.nodes[n];
@@ -1008,20 +1038,27 @@ impl Simulation {
                 tcp,
                 ecn,
             };
-            self.capture(&pkt);
-            let l = self.net.routes[route][0];
-            let a = self.net.links[l].arrive(now, pkt);
-            self.schedule_link(l, a);
+            self.emit(n, pkt);
         }
+        self.close_batch(n);
         let node = &mut self.nodes[n];
         let next = [node.stack.poll_timeout(), wakeup]
             .into_iter()
             .flatten()
             .min()
             .map(|t| t.max(now));
+        let next = self.host_timer(n, next);
         if next != self.events.timer(n) {
             self.events.set_timer(n, next);
         }
+    }
+
+    /// A datagram leaves its host: captured, onto its route's first link.
+    fn launch(&mut self, pkt: Packet) {
+        self.capture(&pkt);
+        let l = self.net.routes[pkt.route][0];
+        let a = self.net.links[l].arrive(self.now, pkt);
+        self.schedule_link(l, a);
     }
 
     fn send_cross(&mut self, i: usize) {

@@ -35,6 +35,17 @@ fn every_scenario_file_parses() {
                 .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
             continue;
         }
+        // scenarios/hosts/ holds host profiles (`host = { profile = ... }`).
+        if f.parent().is_some_and(|d| d.ends_with("hosts")) {
+            let h =
+                quiclab_sim::host::HostConfig::from_profile(&f).unwrap_or_else(|e| panic!("{e}"));
+            assert!(
+                !h.is_off(),
+                "{}: a profile that changes nothing",
+                f.display()
+            );
+            continue;
+        }
         Scenario::load(&f).unwrap_or_else(|e| panic!("{e}"));
     }
 }

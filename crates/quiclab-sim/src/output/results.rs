@@ -84,6 +84,13 @@ pub struct FlowResult {
     /// `path_events` summed up; absent without any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path_summary: Option<PathSummary>,
+    /// The client's and the server's host model counters (`host/stats.rs`): receive
+    /// queue and socket drops, CPU busy time and utilisation, timer lateness; absent
+    /// for an endpoint without a host table.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_host: Option<crate::host::HostStats>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_host: Option<crate::host::HostStats>,
 }
 
 /// A flow's path events together (`FlowResult::path_summary`).

@@ -20,6 +20,7 @@ mod budget;
 mod datagram;
 pub use datagram::STAMP_LEN as DATAGRAM_STAMP_LEN;
 mod gateway;
+mod hosts;
 mod interfaces;
 mod media;
 mod rebind;
@@ -431,6 +432,7 @@ impl Scenario {
         })?;
         if let Some(dir) = dir {
             s.resolve_trace_paths(dir);
+            s.resolve_host_paths(dir);
         }
         s.validate(file)?;
         Ok(s)
@@ -480,6 +482,10 @@ pub(crate) fn parse_transport(
     key: &str,
     file: &str,
 ) -> Result<TransportConfig, ScenarioError> {
+    // The host table is the simulator's (`scenario/hosts.rs`), not the transport's.
+    let mut table = table.clone();
+    table.remove(crate::host::config::HOST_KEY);
+    let table = &table;
     let config: TransportConfig =
         toml::Value::Table(table.clone())
             .try_into()

@@ -5,11 +5,14 @@
 use schemars::{json_schema, Schema, SchemaGenerator};
 
 /// A transport config table (`[client]`, `[server]`, a flow's overrides):
-/// TransportConfig's keys, checked when the scenario loads.
-pub(crate) fn transport_table(_: &mut SchemaGenerator) -> Schema {
+/// TransportConfig's keys, checked when the scenario loads, and the endpoint's `host`
+/// table (`host/config.rs`), typed here.
+pub(crate) fn transport_table(g: &mut SchemaGenerator) -> Schema {
+    let host = g.subschema_for::<crate::host::HostConfig>();
     json_schema!({
         "type": "object",
-        "description": "TransportConfig keys (quiclab-proto); absent keys take its defaults"
+        "description": "TransportConfig keys (quiclab-proto); absent keys take its defaults. `host`: the endpoint's host model (CPU, timers, socket buffers; guide/hosts.md), absent = an ideal host",
+        "properties": { "host": host }
     })
 }
 

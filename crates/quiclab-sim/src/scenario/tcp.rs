@@ -36,8 +36,10 @@ impl Scenario {
                 .unwrap_or("tcp");
             return c.bad(format!("{key}.{what}"), "only for transport = \"tcp\"");
         }
-        if !f.client.is_empty() || !f.server.is_empty() {
-            let side = if f.client.is_empty() {
+        // A host table (`scenario/hosts.rs`) applies to a TCP flow's ends too.
+        let transport_keys = |t: &toml::Table| t.keys().any(|k| k != crate::host::config::HOST_KEY);
+        if transport_keys(&f.client) || transport_keys(&f.server) {
+            let side = if !transport_keys(&f.client) {
                 "server"
             } else {
                 "client"

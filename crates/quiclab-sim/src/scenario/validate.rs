@@ -132,6 +132,8 @@ impl Scenario {
             self.check_pep_flow(c, i)?;
             self.resume_from(i, file)?;
             self.session_from(i, file)?;
+            self.host(i, false, file)?;
+            self.host(i, true, file)?;
         }
         self.check_extra_ports(c)?;
         for (i, x) in self.cross_traffic.iter().enumerate() {

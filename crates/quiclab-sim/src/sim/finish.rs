@@ -102,6 +102,8 @@ impl Simulation {
             }
             result.path_events = self.path_event_results(i);
             result.path_summary = PathSummary::of(&result.path_events);
+            result.client_host = self.host_stats(f.client_node, end.as_secs_f64());
+            result.server_host = self.host_stats(f.server_node, end.as_secs_f64());
             flows.push(result);
         }
         let span = self

@@ -450,6 +450,9 @@ struct ServerStream {
     request: Vec<u8>,
     /// Response bytes still to write, once the request is complete.
     respond: Option<u64>,
+    /// When the response may be written (the host's `app_delay_ms` after the request
+    /// arrived; `host/config.rs`).
+    ready_at: Instant,
 }
 
 /// A flow's server side: discards uni streams (counting goodput), answers
@@ -469,6 +472,10 @@ pub struct ServerApp {
     /// Scratch list of stream ids for [`ServerApp::drive`] (kept to avoid an allocation
     /// per call).
     ids: Vec<StreamId>,
+    /// The host's application delay before a response is written (`host/config.rs`;
+    /// zero without a host), and the requests it held.
+    app_delay: std::time::Duration,
+    pub delayed: u64,
 }
 
 impl ServerApp {
@@ -498,6 +505,24 @@ impl ServerApp {
             app.page = Some(page);
         }
         app
+    }
+
+    /// Responses wait `delay` after their request arrived (a host's `app_delay_ms`:
+    /// the server's handler time).
+    pub fn with_app_delay(mut self, delay: std::time::Duration) -> Self {
+        self.app_delay = delay;
+        self
+    }
+
+    /// The earliest time a held response may be written (only with an app delay).
+    pub fn wakeup(&self) -> Option<Instant> {
+        if self.app_delay.is_zero() {
+            return None;
+        }
+        (self.streams.values())
+            .filter(|s| s.respond.is_some())
+            .map(|s| s.ready_at)
+            .min()
     }
 
     pub fn drive(
@@ -567,6 +592,13 @@ impl ServerApp {
                     continue;
                 }
                 st.respond = Some(parse_get(&st.request).unwrap_or(0));
+                st.ready_at = now + self.app_delay;
+                if !self.app_delay.is_zero() {
+                    self.delayed += 1;
+                }
+            }
+            if now < st.ready_at {
+                continue;
             }
             let left = st.respond.expect("set above");
             let sent = push(conn, id, left);
