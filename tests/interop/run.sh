@@ -45,7 +45,7 @@
 # before the transfer's end may leave the last move unvalidated when the connection
 # closes. They pass with quiclab's, quic-go's and quinn's clients against quiclab's
 # server (and quiclab's client against quic-go's server), but each direction takes 9
-# to 13 s (10 MiB at 10 Mbit/s), so they are NOT in the default CASES: run them with
+# to 15 s (10 MiB at 10 Mbit/s), so they are NOT in the default CASES: run them with
 # CASES="rebind-port rebind-addr".
 # connectionmigration (the server's preferred address, RFC 9000 §9.6; the runner's older
 # meaning, in which the server announces one and the client moves there; its newer one
