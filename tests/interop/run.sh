@@ -43,8 +43,8 @@
 # PATH_CHALLENGE and its PATH_RESPONSE, and a PATH_CHALLENGE on the previous path
 # (§9.3.3; unanswered after a rebinding, whose old socket is gone); a rebind just
 # before the transfer's end may leave the last move unvalidated when the connection
-# closes. They pass with quiclab's, quic-go's and quinn's clients against quiclab's
-# server (and quiclab's client against quic-go's server), but each direction takes 9
+# closes. They pass with quiclab's, aioquic's, quic-go's and quinn's clients against
+# quiclab's server (and quiclab's client against aioquic and quic-go), but each direction takes 9
 # to 15 s (10 MiB at 10 Mbit/s), so they are NOT in the default CASES: run them with
 # CASES="rebind-port rebind-addr".
 # connectionmigration (the server's preferred address, RFC 9000 §9.6; the runner's older
