@@ -1,6 +1,7 @@
 # Shared by run.sh, h3.sh and datagram.sh (sourced, not run): removing the work dir on
-# exit, building quiclab and quic-go-hq. The sourcing script sets `here`, `repo`, `work`
-# (a fresh temp dir), `pids` (background processes to stop) and `failed` (a count).
+# exit, building quiclab, quinn-hq and quic-go-hq. The sourcing script sets `here`,
+# `repo`, `work` (a fresh temp dir), `pids` (background processes to stop) and `failed`
+# (a count).
 
 # Stops the background processes; keeps the work dir when asked (KEEP=1) or when a case
 # failed, so its logs can be read.
@@ -34,6 +35,19 @@ build_quiclab() {
         exit 1
     }
     quiclab="$repo/target/release/quiclab"
+}
+
+# Builds quinn-hq (tests/interop/quinn/, a workspace crate: cargo alone, so never
+# skipped) and sets `quinn`; a failed build counts as a failure and leaves it empty.
+build_quinn() {
+    echo "== building quinn-hq (release)"
+    if (cd "$repo" && cargo build --release -q -p quiclab-interop-quinn); then
+        quinn="$repo/target/release/quinn-hq"
+    else
+        echo "FAIL building quinn-hq (tests/interop/quinn)"
+        failed=$((failed + 1))
+        quinn=""
+    fi
 }
 
 # Builds quic-go-hq and sets `quicgo` (empty when it is not available). Without a Go
