@@ -44,10 +44,10 @@ step python3 scripts/check_module_cycles.py
 step python3 scripts/ack_trace.py --max-recovery-calls 2
 step python3 scripts/doc_figures.py --check --only reproduction
 step cargo test --workspace --release --no-fail-fast
-# The steps below use the binary that step built (tests/interop/common.sh, browser.sh,
+# The steps below use the binaries that step built (tests/interop/common.sh, browser.sh,
 # python/tests/conftest.py): `cargo build -p quiclab-cli` alone resolves dependency
 # features differently from the workspace's tests and would compile the stack again.
-export QUICLAB_BIN="$PWD/target/release/quiclab"
+export QUICLAB_BIN="$PWD/target/release/quiclab" QUINN_HQ_BIN="$PWD/target/release/quinn-hq"
 # The Python package, with the workspace tests' dependency features (python/Cargo.toml):
 # only pyo3 and the extension crate compile.
 step env MATURIN_PEP517_ARGS="--features workspace-features" scripts/build-python.sh "$python"
