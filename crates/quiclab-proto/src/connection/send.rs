@@ -43,6 +43,11 @@ pub(super) struct OpenPacket {
     /// The Destination Connection ID in its header.
     dcid: ConnectionId,
     record: SentRecord,
+    /// While a sink is attached: the event summary of the ACK frame that opens the
+    /// payload and where that frame ends. The send path records what it wrote, so the
+    /// packet event decodes only the frames after it (decoding our own ACK again was an
+    /// allocation per packet).
+    logged_ack: Option<(FrameSummary, usize)>,
 }
 
 impl Connection {
@@ -330,6 +335,7 @@ impl Connection {
             off_path: false,
             dcid,
             record: SentRecord::default(),
+            logged_ack: None,
         }
     }
 
@@ -355,7 +361,11 @@ impl Connection {
         if buf.len() + frame.encoded_len() > max {
             return;
         }
+        let at_start = buf.len() == p.payload_start;
         frame.encode(buf);
+        if let Some(detail) = self.frame_detail().filter(|_| at_start) {
+            p.logged_ack = Some((FrameSummary::with_detail(&frame, detail), buf.len()));
+        }
         if p.space == SpaceId::Initial {
             self.handshake.hold.on_initial_ack_sent(&self.timers);
         }
@@ -516,7 +526,12 @@ impl Connection {
         }
         let logged = self.frame_detail().map(|detail| {
             let mut frames = self.take_frame_list();
-            let payload = &buf[p.payload_start..payload_end];
+            let mut from = p.payload_start;
+            if let Some((ack, end)) = p.logged_ack.take() {
+                frames.push(ack);
+                from = end;
+            }
+            let payload = &buf[from..payload_end];
             let decoded = decode_frames(payload).filter_map(Result::ok);
             frames.extend(decoded.map(|f| FrameSummary::with_detail(&f, detail)));
             frames

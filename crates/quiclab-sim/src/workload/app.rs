@@ -130,7 +130,7 @@ fn drain(conn: &mut Connection, id: StreamId, buf: &mut [u8]) -> (u64, StreamEnd
     loop {
         match conn.read(id, buf) {
             Ok(r) => {
-                if let Some(i) = buf[..r.bytes].iter().position(|&b| b != 0) {
+                if let Some(i) = first_nonzero(&buf[..r.bytes]) {
                     let at = total + i as u64;
                     let why = format!("stream {id:?}: byte {at} differs from what was sent");
                     return (total, StreamEnd::Aborted(why));
@@ -147,6 +147,23 @@ fn drain(conn: &mut Connection, id: StreamId, buf: &mut [u8]) -> (u64, StreamEnd
             Err(e) => return (total, StreamEnd::Aborted(format!("stream {id:?}: {e}"))),
         }
     }
+}
+
+/// The index of the first nonzero byte of `data`. Every delivered byte passes here, so
+/// whole blocks are OR-folded first (the compiler vectorises the fold; a byte-by-byte
+/// search was 13% of a bulk simulation's instructions) and only a block that is not
+/// all zeros is searched byte by byte.
+fn first_nonzero(data: &[u8]) -> Option<usize> {
+    const BLOCK: usize = 256;
+    let mut blocks = data.chunks_exact(BLOCK);
+    for (n, block) in blocks.by_ref().enumerate() {
+        if block.iter().fold(0u8, |acc, &b| acc | b) != 0 {
+            return block.iter().position(|&b| b != 0).map(|i| n * BLOCK + i);
+        }
+    }
+    let tail = blocks.remainder();
+    let base = data.len() - tail.len();
+    tail.iter().position(|&b| b != 0).map(|i| base + i)
 }
 
 /// Writes up to `remaining` zero bytes; returns how many were taken. The stream keeps
@@ -622,9 +639,28 @@ fn parse_get(req: &[u8]) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_get, AppMeasure};
+    use super::{first_nonzero, parse_get, AppMeasure};
     use crate::scenario::Workload;
     use quiclab_proto::Instant;
+
+    #[test]
+    fn first_nonzero_finds_the_first_differing_byte() {
+        for len in [0, 1, 255, 256, 257, 1000, 4096] {
+            let mut data = vec![0u8; len];
+            assert_eq!(first_nonzero(&data), None, "all zeros, {len} bytes");
+            for at in [0, 1, 255, 256, 300, 999, 4095] {
+                if at >= len {
+                    continue;
+                }
+                data[at] = 7;
+                if at + 1 < len {
+                    data[len - 1] = 1; // a later nonzero byte must not win
+                }
+                assert_eq!(first_nonzero(&data), Some(at), "{len} bytes, at {at}");
+                data.fill(0);
+            }
+        }
+    }
 
     #[test]
     fn incomplete_transfers_say_why() {
