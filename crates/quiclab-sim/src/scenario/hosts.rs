@@ -2,8 +2,8 @@
 //! `[flows.client]` / `[flows.server]`, merged as the transport keys are; see
 //! `host/config.rs` for the keys).
 
+use super::host_table::{host_of, resolve_paths, At};
 use super::{merge_tables, Scenario, ScenarioError, Workload};
-use crate::host::config::{host_of, resolve_paths, At};
 use crate::host::HostConfig;
 use std::path::Path;
 

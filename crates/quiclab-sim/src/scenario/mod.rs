@@ -20,6 +20,7 @@ mod budget;
 mod datagram;
 pub use datagram::STAMP_LEN as DATAGRAM_STAMP_LEN;
 mod gateway;
+mod host_table;
 mod hosts;
 mod interfaces;
 mod media;
