@@ -77,26 +77,13 @@ impl Connection {
 
     /// What an ACK's outcome means for the rest of the connection, in the order the
     /// steps of RFC 9002 A.7 produced it.
-    fn apply_ack(&mut self, now: Instant, space: SpaceId, mut outcome: AckOutcome<SentRecord>) {
+    fn apply_ack(&mut self, now: Instant, space: SpaceId, outcome: AckOutcome<SentRecord>) {
         if outcome.spurious_congestion {
             tally(&mut self.stats.spurious_congestion_events, 1);
         }
-        // The acknowledged packets' buffer goes back to recovery for the next ACK.
-        let newly_acked = std::mem::take(&mut outcome.newly_acked);
-        if !newly_acked.is_empty() {
-            self.apply_acked(now, space, &newly_acked, outcome);
+        if outcome.newly_acked.is_empty() {
+            return;
         }
-        self.path.recovery.recycle_acked(newly_acked);
-    }
-
-    /// [`Connection::apply_ack`] for an ACK that newly acknowledged `newly_acked`.
-    fn apply_acked(
-        &mut self,
-        now: Instant,
-        space: SpaceId,
-        newly_acked: &[SentPacket<SentRecord>],
-        outcome: AckOutcome<SentRecord>,
-    ) {
         if outcome.rtt_sampled && self.stats.first_sample_pto.is_none() {
             self.stats.first_sample_pto = Some(self.path.recovery.rtt().pto_base());
         }
@@ -104,7 +91,7 @@ impl Connection {
             // RFC 9002 A.8: the server validated our address once it ACKs a Handshake packet.
             self.handshake.peer_validated_address = true;
         }
-        for p in newly_acked {
+        for p in &outcome.newly_acked {
             self.on_packet_acked(now, space, p);
         }
         self.apply_losses(now, space, outcome.loss);

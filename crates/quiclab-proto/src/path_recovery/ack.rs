@@ -95,9 +95,7 @@ impl<T> Recovery<T> {
             .sent(ack.space)
             .largest_acked()
             .is_none_or(|l| ack.largest > l);
-        let mut newly_acked = std::mem::take(&mut self.acked_buf);
-        self.sent_mut(ack.space)
-            .on_ack_into(ack.ranges, &mut newly_acked);
+        let newly_acked = self.sent_mut(ack.space).on_ack(ack.ranges);
         // RFC 9438 §4.9.2: every packet of the last congestion episode acknowledged
         // after it was declared lost: the episode was spurious.
         let spurious_congestion = ack.space == SpaceId::Data && self.spurious.on_ack(ack.ranges);
@@ -130,8 +128,7 @@ impl<T> Recovery<T> {
             .flatten();
         let newly_ce_marked = if ce_event.is_some() { ack.ce_growth } else { 0 };
         out.rtt_sampled = self.sample_rtt(now, ack, &out.newly_acked);
-        let mut acked = std::mem::take(&mut self.acked_cc);
-        self.acked_in_flight(now, ack, &out.newly_acked, &mut acked);
+        let acked = self.acked_in_flight(now, ack, &out.newly_acked);
         let newly_acked = &out.newly_acked;
         let declared = self.declare_lost(now, ack.space, loss, ack.mtu_probe, || {
             max_ack_delay_after(newly_acked, &[])
@@ -151,7 +148,6 @@ impl<T> Recovery<T> {
             newly_ce_marked,
             rate_sample: rate_sample.as_ref(),
         });
-        self.acked_cc = acked;
         self.on_episode(ack.space, &declared.outcome, response.in_recovery_at_loss);
         if response.mark_app_limited {
             // draft-ietf-ccwg-bbr §5.3.4.4: ProbeRTT marks the connection app-limited.
@@ -201,16 +197,15 @@ impl<T> Recovery<T> {
     /// records each newly acknowledged in-flight packet (draft-ietf-ccwg-bbr §4.1.2.3
     /// UpdateRateSample); returns them as the controller reads them, the PMTU probe
     /// carrying the maximum datagram size it confirms (RFC 9002 §7.2; a probe is
-    /// ack-eliciting, hence in flight), in `acked` (cleared first; a reused buffer).
+    /// ack-eliciting, hence in flight).
     fn acked_in_flight(
         &mut self,
         now: Instant,
         ack: &AckInput<'_>,
         newly_acked: &[SentPacket<T>],
-        acked: &mut Vec<AckedPacket>,
-    ) {
+    ) -> Vec<AckedPacket> {
         let probe = ack.mtu_probe.filter(|_| ack.space == SpaceId::Data);
-        acked.clear();
+        let mut acked = Vec::with_capacity(newly_acked.len());
         for p in newly_acked.iter().filter(|p| p.in_flight) {
             self.delivery
                 .on_acked(now, p.pn, p.time_sent, p.size, &p.delivery);
@@ -220,5 +215,6 @@ impl<T> Recovery<T> {
                 max_datagram_size: probe.filter(|m| m.pn == p.pn).map(|m| m.confirms),
             });
         }
+        acked
     }
 }

@@ -48,11 +48,6 @@ pub(crate) struct Recovery<T> {
     delivery: DeliveryRateEstimator,
     /// Lost 1-RTT packets acknowledged later (RFC 9438 §4.9.2), for controllers' undo.
     spurious: SpuriousLossDetector,
-    /// Buffers reused from ACK to ACK (an ACK allocates nothing once they have grown):
-    /// the newly acknowledged packets, handed out in [`AckOutcome::newly_acked`] and
-    /// given back by [`Recovery::recycle_acked`], and the controller's view of them.
-    acked_buf: Vec<SentPacket<T>>,
-    acked_cc: Vec<crate::cc::AckedPacket>,
 }
 
 /// A packet being sent, as recovery records it (RFC 9002 A.5 OnPacketSent).
@@ -81,22 +76,7 @@ impl<T> Recovery<T> {
             app_limited: false,
             delivery: DeliveryRateEstimator::new(),
             spurious: SpuriousLossDetector::new(),
-            acked_buf: Vec::new(),
-            acked_cc: Vec::new(),
         }
-    }
-
-    /// Takes back the buffer of [`AckOutcome::newly_acked`] once the connection has
-    /// applied it, for the next ACK. With nothing outstanding the buffers are freed
-    /// instead, as `SentPackets` frees its deque: an idle connection keeps no storage
-    /// for its last flight (the memory per idle connection stays as it was).
-    pub fn recycle_acked(&mut self, mut buf: Vec<SentPacket<T>>) {
-        if self.sent.iter().all(SentPackets::is_empty) {
-            self.acked_cc = Vec::new();
-            return;
-        }
-        buf.clear();
-        self.acked_buf = buf;
     }
 
     /// The sent packets of `space`.

@@ -141,19 +141,9 @@ impl<T> SentPackets<T> {
     /// Ranges come from the peer: numbers never sent are ignored, and the largest
     /// acknowledged only advances to numbers actually sent (RFC 9002 A.7 takes the
     /// frame's Largest Acknowledged; the connection rejects larger ones separately).
-    #[cfg(test)]
     pub fn on_ack(&mut self, ranges: &[RangeInclusive<u64>]) -> Vec<SentPacket<T>> {
-        let mut acked = Vec::new();
-        self.on_ack_into(ranges, &mut acked);
-        acked
-    }
-
-    /// [`SentPackets::on_ack`] into `acked` (cleared first): the caller keeps one
-    /// buffer across ACKs, so processing an ACK allocates nothing.
-    pub fn on_ack_into(&mut self, ranges: &[RangeInclusive<u64>], acked: &mut Vec<SentPacket<T>>) {
-        acked.clear();
         let Some(largest_sent) = self.largest_sent else {
-            return;
+            return Vec::new();
         };
         // RFC 9002 A.7: largest_acked = max(largest_acked, largest acknowledged).
         let top = ranges
@@ -165,6 +155,7 @@ impl<T> SentPackets<T> {
             self.largest_acked = Some(self.largest_acked.map_or(top, |l| l.max(top)));
         }
 
+        let mut acked = Vec::new();
         let mut process = |this: &mut Self, r: &RangeInclusive<u64>| {
             let (&s, &e) = (r.start(), r.end());
             if s > e {
@@ -205,6 +196,7 @@ impl<T> SentPackets<T> {
             // flight that empties the deque, none during a bulk transfer).
             self.packets = VecDeque::new();
         }
+        acked
     }
 
     /// RFC 9002 §6.1 / A.10 DetectAndRemoveLostPackets: removes and returns the packets
@@ -288,9 +280,9 @@ impl<T> SentPackets<T> {
     pub fn len(&self) -> usize {
         self.packets.len()
     }
-    /// Nothing outstanding.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
-        self.packets.is_empty()
+        self.len() == 0
     }
 }
 
