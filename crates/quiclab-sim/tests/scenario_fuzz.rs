@@ -158,9 +158,35 @@ fn read_bases() -> Vec<(String, String)> {
     files.sort();
     for f in files {
         let text = std::fs::read_to_string(&f).expect("scenario file");
+        let text = with_absolute_host_profiles(&text, f.parent().expect("a directory"));
         out.push((f.display().to_string(), text));
     }
     out
+}
+
+/// A base file's `host = { profile = "relative/path" }` tables made absolute: bases are
+/// parsed as text with no directory, so a path relative to the file would not resolve
+/// (the `load` path resolves it; `scenario/hosts.rs`).
+fn with_absolute_host_profiles(text: &str, dir: &std::path::Path) -> String {
+    fn walk(v: &mut Value, dir: &std::path::Path) {
+        let Value::Table(t) = v else { return };
+        if let Some(Value::Table(host)) = t.get_mut("host") {
+            if let Some(Value::String(p)) = host.get_mut("profile") {
+                if std::path::Path::new(p.as_str()).is_relative() {
+                    *p = dir.join(&*p).display().to_string();
+                }
+            }
+        }
+        for (_, child) in t.iter_mut() {
+            walk(child, dir);
+        }
+    }
+    if !text.contains("profile") {
+        return text.to_string();
+    }
+    let mut v: Value = toml::from_str(text).expect("a base file parses");
+    walk(&mut v, dir);
+    toml::to_string(&v).expect("serializes")
 }
 
 /// Extreme values; a mutation picks one (mostly of the key's own type).

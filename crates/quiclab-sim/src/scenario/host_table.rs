@@ -67,7 +67,7 @@ pub(crate) fn host_of(table: &toml::Table, at: At) -> Result<Option<HostConfig>,
             };
             let mut own = t.clone();
             own.remove(PROFILE_KEY);
-            merge_tables(&load_profile(Path::new(p))?, &own)
+            merge_tables(&load_profile(Path::new(p), &at)?, &own)
         }
     };
     let mut cfg = deserialize(&merged, &at)?;
@@ -77,18 +77,19 @@ pub(crate) fn host_of(table: &toml::Table, at: At) -> Result<Option<HostConfig>,
         .map(String::from);
     check(&cfg, &at)?;
     if let Some(Latency::Empirical { file, samples }) = &mut cfg.wakeup_latency {
-        *samples = load_samples(Path::new(file.as_str()))?;
+        *samples = load_samples(Path::new(file.as_str()), &at)?;
     }
     Ok((!cfg.is_off()).then_some(cfg))
 }
 
 /// A profile file's table; its empirical latency file resolved against its directory.
-fn load_profile(path: &Path) -> Result<toml::Table, ScenarioError> {
+/// A file that cannot be read is an error at the key naming it (`host.profile`).
+fn load_profile(path: &Path, at: &At) -> Result<toml::Table, ScenarioError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
-        file: name.clone(),
-        source,
-    })?;
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) => return at.bad(PROFILE_KEY, format!("cannot read {name}: {e}")),
+    };
     let mut t: toml::Table = toml::from_str(&text).map_err(|e| ScenarioError::Parse {
         file: name.clone(),
         message: e.to_string(),
@@ -197,12 +198,13 @@ fn check(c: &HostConfig, at: &At) -> Result<(), ScenarioError> {
 }
 
 /// An empirical latency file's samples, µs: one number per line, `#` comments.
-fn load_samples(path: &Path) -> Result<Vec<f64>, ScenarioError> {
+/// A file that cannot be read is an error at `host.wakeup_latency.file`.
+fn load_samples(path: &Path, at: &At) -> Result<Vec<f64>, ScenarioError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
-        file: name.clone(),
-        source,
-    })?;
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) => return at.bad("wakeup_latency.file", format!("cannot read {name}: {e}")),
+    };
     let mut out = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("").trim();
