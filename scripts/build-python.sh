@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
-python=${1:?usage: scripts/build-python.sh PYTHON (the venv's python)}
+python=${1:?usage: scripts/build-python.sh PYTHON, the python of a venv}
 venv_bin=$(cd "$(dirname "$python")" && pwd)
 
 stamp="$venv_bin/../.quiclab-python.sha256"
