@@ -407,3 +407,7 @@ impl Connection {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "loss_tests.rs"]
+mod tests;

@@ -394,6 +394,16 @@ impl Connection {
         }
         let probing = self.spaces[space as usize].probes > 0;
         let may_send_data = cwnd_open || probing;
+        if probing && space != SpaceId::Data {
+            // RFC 9002 §6.2.4: a probe should carry data. The first of the two probes
+            // took the requeued flight; the second sends the unacknowledged CRYPTO data
+            // again rather than a bare PING, which a server could not answer when the
+            // ClientHello itself was lost (RFC 9002 §6.2.4 ¶"retransmit unacknowledged data").
+            let crypto = &mut self.spaces[space as usize].crypto_send;
+            if !crypto.has_pending() {
+                crypto.requeue_unacked();
+            }
+        }
         {
             while buf.len() + 8 < max {
                 let Some((offset, len)) = self.spaces[space as usize]
