@@ -12,8 +12,8 @@
 //! seconds since the emulator started.
 
 use super::lateness::LatenessSummary;
-use super::rebind::RebindRecord;
 use super::lateness::{Lateness, WindowLateness};
+use super::rebind::RebindRecord;
 use super::relay::Capture;
 use crate::error::{Context, Result};
 use quiclab_link::config::LinkSide;
