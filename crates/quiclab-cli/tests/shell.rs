@@ -72,7 +72,7 @@ fn shell(scenario: &Path, out: &Path, script: &str) -> (Output, u32) {
         .arg(scenario)
         .arg("--out")
         .arg(out)
-        .args(["--", "sh", "-c", script])
+        .args(["--pcap", "--", "sh", "-c", script])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -278,6 +278,41 @@ fn next_run_removes_what_a_killed_run_left() {
     assert!(r.status.success(), "{stderr}");
     assert!(stderr.contains(&format!("removed qlsh-{vpid}")), "{stderr}");
     assert!(leftovers(vpid).is_empty(), "left: {:?}", leftovers(vpid));
+    assert!(leftovers(pid).is_empty(), "left: {:?}", leftovers(pid));
+}
+
+/// SIGTERM to the shell: the command gets SIGTERM, and the shell removes its
+/// namespace and exits with the command's status (128 + 15).
+#[test]
+fn sigterm_ends_the_command_and_cleans_up() {
+    require_root!("sigterm_ends_the_command_and_cleans_up");
+    let _serial = one_at_a_time();
+    let dir = temp("term");
+    let mut sh = Command::new(BIN)
+        .arg("shell")
+        .arg(scenario(&dir))
+        .args(["--", "sleep", "30"])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = sh.id();
+    for _ in 0..200 {
+        if leftovers(pid).len() == 2 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    assert_eq!(leftovers(pid).len(), 2, "namespace and device set up");
+    std::thread::sleep(Duration::from_millis(200));
+    let start = std::time::Instant::now();
+    // SAFETY: kill(2) on the shell this test started.
+    unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
+    let status = sh.wait().unwrap();
+    assert_eq!(status.code(), Some(143));
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "sleep ended by SIGTERM, not its 30 s"
+    );
     assert!(leftovers(pid).is_empty(), "left: {:?}", leftovers(pid));
 }
 
