@@ -4,7 +4,8 @@
 # - rustfmt and clippy (rustup components);
 # - a project-local virtualenv .venv/ with tests/requirements.txt (aioquic for interop;
 #   maturin, pytest, pandas, dask for the Python package) and the package itself (python/);
-# - tshark (the pcap decryption test) and gdb (scripts/ack_trace.py), through apt-get
+# - tshark (the pcap decryption test), gdb (scripts/ack_trace.py), curl and iproute2
+#   (quiclab shell's tests), through apt-get
 #   when running as root; otherwise it stops and names the command to run;
 # - mdbook (the user guide, docs/book/), with cargo install, once;
 # - quic-go-hq (tests/interop/quic-go/build.sh) with Go >= 1.26, which it does not
@@ -89,6 +90,15 @@ if ! command -v tshark >/dev/null; then
     echo "wireshark-common wireshark-common/install-setuid boolean false" | as_root debconf-set-selections
     apt_install tshark
 fi
+
+# curl and iproute2's ip: `quiclab shell`'s tests (crates/quiclab-cli/tests/shell.rs
+# downloads with curl inside the shell, which sets itself up with ip).
+for tool in curl:curl ip:iproute2; do
+    if ! command -v "${tool%%:*}" >/dev/null; then
+        say "installing ${tool#*:} (quiclab shell tests)"
+        apt_install "${tool#*:}"
+    fi
+done
 
 if ! command -v gdb >/dev/null; then
     say "installing gdb (scripts/ack_trace.py follows one ACK through the core)"

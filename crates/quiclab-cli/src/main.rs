@@ -9,6 +9,7 @@ mod lab;
 mod link;
 mod query;
 mod reset_key;
+mod shell;
 mod sim;
 mod tokens;
 
@@ -60,6 +61,9 @@ enum Command {
     /// Real-time link emulator: relay UDP between a client and a server through a
     /// scenario's links (the simulator's link code on the wall clock).
     Emulate(emulate::EmulateArgs),
+    /// Run a command (or a shell) in a network namespace whose IP traffic crosses a
+    /// scenario's links (the emulator's link code on the wall clock; root only).
+    Shell(shell::ShellArgs),
     /// Link profiles (scenarios/links/): export a realisation as trace files.
     #[command(subcommand)]
     Link(link::LinkCommand),
@@ -309,6 +313,7 @@ fn main() {
         Command::Report(a) => lab::report(a),
         Command::Reproduce(a) => lab::reproduce(a),
         Command::Emulate(a) => emulate::run(a),
+        Command::Shell(a) => shell::run(a),
         Command::Link(c) => link::run(c),
         Command::Query(a) => query::run(a),
         Command::HelpMarkdown => {

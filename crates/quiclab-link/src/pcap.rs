@@ -131,6 +131,20 @@ impl<W: Write> PcapWriter<W> {
         self.write_packet(at, &packet)
     }
 
+    /// Appends one whole IPv4 packet as it was read (headers included), at `at`: the
+    /// shell's captures (`quiclab shell`), whose packets come from real stacks.
+    /// Errors: `InvalidInput` when longer than an IPv4 packet can be, or `at` is past
+    /// classic pcap's 32-bit seconds.
+    pub fn write_ip(&mut self, at: Instant, packet: &[u8]) -> io::Result<()> {
+        if packet.len() > usize::from(u16::MAX) {
+            return Err(invalid(format!(
+                "{} bytes do not fit an IPv4 packet",
+                packet.len()
+            )));
+        }
+        self.write_packet(at, packet)
+    }
+
     /// Appends one record holding the whole IPv4 `packet`, captured at `at`.
     fn write_packet(&mut self, at: Instant, packet: &[u8]) -> io::Result<()> {
         let (secs, micros) = timestamp(at)?;

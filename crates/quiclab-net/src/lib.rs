@@ -43,6 +43,7 @@ pub mod monitor;
 pub mod mtu;
 #[cfg(target_os = "linux")]
 mod netlink;
+pub mod shell;
 pub mod signal;
 mod stop;
 mod timer;

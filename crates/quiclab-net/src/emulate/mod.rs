@@ -11,11 +11,11 @@
 //! outputs. The emulator's time (captures, `end`, links.csv) counts from `bind`.
 
 mod config;
-mod lateness;
-mod output;
+pub(crate) mod lateness;
+pub(crate) mod output;
 mod rebind;
-mod relay;
-mod wake;
+pub(crate) mod relay;
+pub(crate) mod wake;
 
 pub use config::{load, parse, EmulateError};
 pub use lateness::LatenessSummary;
@@ -129,7 +129,8 @@ impl Emulator {
 
     /// Captures both sides into `out/pcap` (`output.rs`) from now on.
     pub fn capture_to(&mut self, out: &Path) -> Result<()> {
-        output::open_pcaps(out, &mut self.relay)
+        self.relay.capture = Some(output::open_pcaps(out, &mut self.relay.duplex)?);
+        Ok(())
     }
 
     /// Relays until `stop()` is true or `end` (emulator time) passes; returns the
@@ -168,6 +169,15 @@ impl Emulator {
     /// copy of `keylog` into `out` (`output.rs`); `end` is what [`Emulator::run`]
     /// returned.
     pub fn finish(&mut self, out: &Path, end: Instant, keylog: Option<&Path>) -> Result<()> {
-        output::finish(out, &self.scenario, &mut self.relay, end, keylog)
+        let r = &mut self.relay;
+        let state = output::RelayState {
+            duplex: &mut r.duplex,
+            capture: &mut r.capture,
+            counters: &r.counters,
+            lateness: &r.lateness,
+            window_lateness: &r.window_lateness,
+            rebinds: r.rebinder.as_ref().map_or(&[], |(rb, _)| &rb.records),
+        };
+        output::finish(out, &self.scenario, state, end, keylog)
     }
 }

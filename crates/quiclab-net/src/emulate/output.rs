@@ -12,10 +12,12 @@
 //! seconds since the emulator started.
 
 use super::lateness::LatenessSummary;
+use super::lateness::{Lateness, WindowLateness};
 use super::rebind::RebindRecord;
-use super::relay::{Capture, Relay, RelayCounters};
+use super::relay::Capture;
 use crate::error::{Context, Result};
 use quiclab_link::config::LinkSide;
+use quiclab_link::duplex::Duplex;
 use quiclab_link::link::LinkResult;
 use quiclab_link::pcap::PcapWriter;
 use quiclab_link::queue::QueueReport;
@@ -27,12 +29,12 @@ use std::collections::BTreeMap;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
-/// emulate.json.
+/// emulate.json (`C`: the relay's counters, the emulator's or the shell's).
 #[derive(Serialize)]
-struct Summary<'a> {
+struct Summary<'a, C: Serialize> {
     scenario: &'a str,
     end_s: f64,
-    relay: RelayCounters,
+    relay: &'a C,
     /// CE marks per link direction whose queue marks (absent when none does).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     ecn_marks: BTreeMap<String, u64>,
@@ -84,23 +86,36 @@ fn capture(path: &Path) -> Result<Capture> {
     PcapWriter::new(BufWriter::new(file)).with_context(|| format!("writing {}", path.display()))
 }
 
-/// Opens the three captures under `out/pcap`.
-pub fn open_pcaps(out: &Path, relay: &mut Relay) -> Result<()> {
+/// Opens the links' captures under `out/pcap` and returns `all.pcap`'s, for the relay
+/// to write as packets reach it.
+pub(crate) fn open_pcaps(out: &Path, duplex: &mut Duplex) -> Result<Capture> {
     let dir = out.join("pcap");
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    relay.capture = Some(capture(&dir.join("all.pcap"))?);
+    let all = capture(&dir.join("all.pcap"))?;
     for side in [LinkSide::Forward, LinkSide::Return] {
-        let link = relay.duplex.link_mut(side);
+        let link = duplex.link_mut(side);
         link.pcap = Some(capture(&dir.join(format!("{}.pcap", link.name)))?);
     }
-    Ok(())
+    Ok(all)
+}
+
+/// What a relay (the emulator's UDP one, or the shell's IP one) hands to [`finish`].
+pub(crate) struct RelayState<'a, C: Serialize> {
+    pub duplex: &'a mut Duplex,
+    /// all.pcap, if capturing (taken and flushed).
+    pub capture: &'a mut Option<Capture>,
+    /// The relay's counters, emulate.json's `relay`.
+    pub counters: &'a C,
+    pub lateness: &'a Lateness,
+    pub window_lateness: &'a WindowLateness,
+    pub rebinds: &'a [RebindRecord],
 }
 
 /// Flushes the captures and writes the tables; `end` is the emulator time at exit.
-pub fn finish(
+pub(crate) fn finish<C: Serialize>(
     out: &Path,
     scenario: &Scenario,
-    relay: &mut Relay,
+    relay: RelayState<'_, C>,
     end: Instant,
     keylog: Option<&Path>,
 ) -> Result<()> {
@@ -166,7 +181,7 @@ pub fn finish(
             .map(|l| (l.name.clone(), QueueSummary::of(l)))
             .collect(),
         send_lateness: relay.lateness.summary(),
-        rebinds: relay.rebinder.as_ref().map_or(&[], |(r, _)| &r.records),
+        rebinds: relay.rebinds,
     };
     let mut json = serde_json::to_string_pretty(&summary)?;
     json.push('\n');

@@ -23,7 +23,7 @@ use mio::{Interest, Registry, Token};
 use std::time::Duration;
 
 /// The poll token of the timer (the relay's sockets use 0 and 1).
-pub(super) const TIMER: Token = Token(2);
+pub(crate) const TIMER: Token = Token(2);
 
 /// Backstop added to a timerfd wait in case the timer event is missed.
 const BACKSTOP: Duration = Duration::from_millis(1);
