@@ -54,6 +54,10 @@ fn side_table(scenario: &toml::Table, side: &str) -> toml::Table {
         merge(&mut t, f);
     }
     as_simulated(&mut t);
+    // The host table is the simulator's model of an end host (quiclab-sim's
+    // `host`); a real endpoint is a real host, and its config file takes transport
+    // keys only.
+    t.remove("host");
     t
 }
 
