@@ -2,6 +2,7 @@
 //! loop, the emulator and the applications (hq-interop, HTTP/3, their shared setup)
 //! are the `quiclab-net` library ([`quiclab_net::app`]).
 
+mod calibrate;
 mod emulate;
 mod help_markdown;
 mod inputs;
@@ -64,6 +65,9 @@ enum Command {
     /// Run a command (or a shell) in a network namespace whose IP traffic crosses a
     /// scenario's links (the emulator's link code on the wall clock; root only).
     Shell(shell::ShellArgs),
+    /// Measure this machine's quiclab endpoint (CPU per datagram and per byte, timer
+    /// wake-up lateness, GSO batches) and write a host profile for the simulator.
+    Calibrate(calibrate::CalibrateArgs),
     /// Link profiles (scenarios/links/): export a realisation as trace files.
     #[command(subcommand)]
     Link(link::LinkCommand),
@@ -158,6 +162,24 @@ struct Common {
     /// shows every datagram; tests/interop/run.sh's ecn case decrypts them).
     #[arg(long)]
     no_gso: bool,
+    /// Burn this much extra CPU (a busy loop on the thread's CPU clock) per datagram
+    /// received and per datagram sent, µs: a CPU-limited host made real (the simulator's
+    /// host keys `recv_cost_us` / `send_cost_us`; emulator-fidelity's CPU-limited server).
+    #[arg(long, default_value_t = 0.0, value_parser = non_negative)]
+    extra_cpu_us: f64,
+    /// Extra CPU per byte of each datagram received or sent, ns (as `per_byte_ns`).
+    #[arg(long, default_value_t = 0.0, value_parser = non_negative)]
+    extra_cpu_ns_per_byte: f64,
+}
+
+/// A finite number from 0 to 1e6 (a CPU cost in µs or ns per byte).
+fn non_negative(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|e| format!("{e}"))?;
+    if v.is_finite() && (0.0..=1e6).contains(&v) {
+        Ok(v)
+    } else {
+        Err("must be a number from 0 to 1000000".into())
+    }
 }
 
 #[derive(Args)]
@@ -262,6 +284,10 @@ impl Common {
             socket_buffer_max: self.socket_buffer_max,
             wake: WakeMode::from_name(&self.wake),
             gso: !self.no_gso,
+            burn: quiclab_net::Burn {
+                per_datagram_us: self.extra_cpu_us,
+                per_byte_ns: self.extra_cpu_ns_per_byte,
+            },
         }
     }
 
@@ -315,6 +341,7 @@ fn main() {
         Command::Emulate(a) => emulate::run(a),
         Command::Shell(a) => shell::run(a),
         Command::Link(c) => link::run(c),
+        Command::Calibrate(a) => calibrate::run(a),
         Command::Query(a) => query::run(a),
         Command::HelpMarkdown => {
             print!("{}", help_markdown::page(Cli::command()));

@@ -1,7 +1,8 @@
 //! `quiclab reproduce emulator-fidelity --quick`: quiclab's client and server as
 //! processes through `quiclab emulate` against the simulator, same scenarios (the
 //! handshake-latency scenario, INET case C as a download, a Prague download over
-//! DualPI2 whose link statistics come from the emulator's links.json).
+//! DualPI2 whose link statistics come from the emulator's links.json, a bulk download
+//! with calibrated host profiles and with a CPU-limited server).
 //!
 //! What is asserted: the reproduction exits 0 (no `--keep-going`: a statement that
 //! fails, is inconclusive or has no data fails the command) and every statement of the
@@ -60,7 +61,13 @@ fn emulator_fidelity_quick() {
     let Some(dir) = common::reproduce_real("emulator-fidelity", &[]) else {
         return;
     };
-    for plan in ["1-handshake", "2-flow-control", "3-prague-dualpi2"] {
+    for plan in [
+        "1-handshake",
+        "2-flow-control",
+        "3-prague-dualpi2",
+        "4-hosts",
+        "5-cpu-limited-server",
+    ] {
         common::every_statement_holds(&dir.join(plan));
     }
     // Medians per RTT: a single real run may lose its first flight to the loaded

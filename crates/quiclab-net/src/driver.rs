@@ -11,6 +11,7 @@
 //! names it leave from it. The driver then sends one datagram per `sendmsg` (a GSO
 //! burst has one source).
 
+use crate::burn::Burn;
 use crate::error::{AppError, Context, NetError, Result};
 use crate::monitor::{BufferPolicy, SocketLog, SocketMonitor};
 use crate::stop::StopHandle;
@@ -118,6 +119,9 @@ pub struct DriverConfig {
     pub wake: WakeMode,
     /// Send in GSO batches where the kernel offers them (false: one datagram per send).
     pub gso: bool,
+    /// Extra CPU burned per datagram each way (a CPU-limited host made real;
+    /// default: none).
+    pub burn: Burn,
 }
 
 impl Default for DriverConfig {
@@ -127,6 +131,7 @@ impl Default for DriverConfig {
             socket_buffer_max: DEFAULT_BUFFER_MAX,
             wake: WakeMode::Timerfd,
             gso: true,
+            burn: Burn::default(),
         }
     }
 }
@@ -152,6 +157,7 @@ pub struct EndpointDriver {
     /// Sub-millisecond wake-ups; `None`: the poll's millisecond timeout only.
     timer: Option<Timer>,
     monitor: SocketMonitor,
+    burn: Burn,
 }
 
 impl EndpointDriver {
@@ -175,6 +181,7 @@ impl EndpointDriver {
             clock: Clock::new(),
             timer,
             monitor: SocketMonitor::new(policy, config.socket_buffer),
+            burn: config.burn,
         }
     }
 
@@ -237,7 +244,7 @@ impl EndpointDriver {
             self.clock,
             self.timer.as_ref(),
             &mut self.monitor,
-            &self.stop,
+            (&self.stop, self.burn),
             app,
         )
     }
@@ -259,6 +266,8 @@ pub struct Counters {
     pub sendmsg_calls: u64,
     /// Datagrams in those bursts.
     pub datagrams_sent: u64,
+    /// Datagram bytes sent (UDP payloads).
+    pub bytes_sent: u64,
     /// Receive calls that returned data.
     pub recv_calls: u64,
     /// Datagrams received (GRO batches split).
@@ -292,6 +301,7 @@ struct Driver<'t> {
     /// error queue may hold ICMP port unreachables ([`crate::icmp`]).
     socket_error: bool,
     counters: Counters,
+    burn: Burn,
 }
 
 /// Runs `endpoint` on `socket` until `app` is finished; returns what it counted.
@@ -302,7 +312,7 @@ fn run(
     clock: Clock,
     timer: Option<&Timer>,
     monitor: &mut SocketMonitor,
-    stop: &StopHandle,
+    (stop, burn): (&StopHandle, Burn),
     app: &mut dyn Application,
 ) -> Result<Counters> {
     let poll = Poll::new().context("creating the event loop")?;
@@ -336,6 +346,7 @@ fn run(
         timer,
         socket_error: false,
         counters: Counters::default(),
+        burn,
     };
     let mut shutting_down = false;
     loop {
@@ -464,9 +475,11 @@ impl Driver<'_> {
             match out.send(destination, ecn, &self.send_buf, segment_size) {
                 Ok(()) => {
                     self.pending = None;
+                    let datagrams = self.send_buf.len().div_ceil(segment_size.max(1)) as u64;
                     self.counters.sendmsg_calls += 1;
-                    self.counters.datagrams_sent +=
-                        self.send_buf.len().div_ceil(segment_size.max(1)) as u64;
+                    self.counters.bytes_sent += self.send_buf.len() as u64;
+                    self.counters.datagrams_sent += datagrams;
+                    self.burn.spend(datagrams, self.send_buf.len() as u64);
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => {
                     self.pending = Some((destination, segment_size, ecn));
@@ -535,6 +548,7 @@ impl Driver<'_> {
                     // Undeliverable datagrams (stray, unparseable) are simply dropped.
                     let ecn = ecn_of(meta.ecn);
                     let _ = endpoint.handle_datagram_on(now, local, meta.addr, ecn, datagram);
+                    self.burn.spend(1, datagram.len() as u64);
                 }
             }
         }

@@ -34,6 +34,8 @@
 #[macro_use]
 pub mod notes;
 pub mod app;
+mod burn;
+pub mod calibrate;
 mod driver;
 pub mod emulate;
 mod error;
@@ -51,6 +53,7 @@ pub mod transfer;
 pub mod txtime;
 pub mod udp;
 
+pub use burn::Burn;
 pub use driver::{Application, Clock, Counters, DriverConfig, EndpointDriver, WakeMode};
 pub use error::{AppError, NetError, Result};
 pub use stop::StopHandle;

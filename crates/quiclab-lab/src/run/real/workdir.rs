@@ -54,6 +54,10 @@ fn side_table(scenario: &toml::Table, side: &str) -> toml::Table {
         merge(&mut t, f);
     }
     as_simulated(&mut t);
+    // The host table is the simulator's model of an end host (quiclab-sim's
+    // `host`); a real endpoint is a real host, and its config file takes transport
+    // keys only.
+    t.remove("host");
     t
 }
 
@@ -96,6 +100,28 @@ pub fn workload(scenario: &toml::Table) -> Result<Workload, String> {
         .and_then(|s| u64::try_from(s).ok())
         .ok_or("flows[0].workload.size is not a byte count")?;
     Ok(Workload { size })
+}
+
+/// The scenario as the emulator reads it: its links, without the simulator's host
+/// tables (the real processes are the hosts; a profile path relative to the plan's
+/// directory would not resolve from the run directory).
+fn without_hosts(scenario: &toml::Table) -> Result<String, String> {
+    let mut s = scenario.clone();
+    for side in ["client", "server"] {
+        if let Some(t) = s.get_mut(side).and_then(toml::Value::as_table_mut) {
+            t.remove("host");
+        }
+    }
+    if let Some(flows) = s.get_mut("flows").and_then(toml::Value::as_array_mut) {
+        for f in flows.iter_mut().filter_map(toml::Value::as_table_mut) {
+            for side in ["client", "server"] {
+                if let Some(t) = f.get_mut(side).and_then(toml::Value::as_table_mut) {
+                    t.remove("host");
+                }
+            }
+        }
+    }
+    toml::to_string(&s).map_err(|e| e.to_string())
 }
 
 fn write(path: &Path, bytes: impl AsRef<[u8]>) -> Result<String, String> {
@@ -151,7 +177,7 @@ pub fn prepare(
     );
     v.insert(
         "scenario",
-        write(&dir.join("scenario.toml"), scenario_toml)?,
+        write(&dir.join("scenario.toml"), without_hosts(&scenario)?)?,
     );
     let server = table_text(side_table(&scenario, "server"))?;
     v.insert("server_config", write(&dir.join("server.toml"), server)?);
