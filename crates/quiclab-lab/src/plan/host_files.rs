@@ -164,7 +164,7 @@ mod tests {
         std::fs::write(&file, "recv_cost_us = 1.0\n").unwrap();
         let text = |p: &Path| {
             format!(
-                "name = \"t\"\n[topology]\nkind = \"point_to_point\"\n[server]\nhost = {{ profile = \"{}\" }}\n[[flows]]\nname = \"f\"\nworkload = {{ kind = \"bulk\" }}\n",
+                "name = \"t\"\n[topology]\nkind = \"point_to_point\"\n[topology.forward]\nrate_mbps = 10.0\ndelay_ms = 1.0\n[topology.return]\nrate_mbps = 10.0\ndelay_ms = 1.0\n[server]\nhost = {{ profile = \"{}\" }}\n[[flows]]\nname = \"f\"\nworkload = {{ kind = \"bulk\" }}\n",
                 p.display()
             )
         };
