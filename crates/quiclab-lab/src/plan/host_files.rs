@@ -155,38 +155,4 @@ mod tests {
             Some("/plan/d.toml")
         );
     }
-
-    #[test]
-    fn keyed_hashes_contents_and_names_a_missing_file() {
-        let dir = std::env::temp_dir().join(format!("quiclab-host-files-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("p.toml");
-        std::fs::write(&file, "recv_cost_us = 1.0\n").unwrap();
-        let text = |p: &Path| {
-            format!(
-                "name = \"t\"\n[topology]\nkind = \"point_to_point\"\n[topology.forward]\nrate_mbps = 10.0\ndelay_ms = 1.0\n[topology.return]\nrate_mbps = 10.0\ndelay_ms = 1.0\n[server]\nhost = {{ profile = \"{}\" }}\n[[flows]]\nname = \"f\"\nworkload = {{ kind = \"bulk\" }}\n",
-                p.display()
-            )
-        };
-        let mut s = Scenario::parse(&text(&file), "t").unwrap();
-        keyed(&mut s).unwrap();
-        let hashed = s.server[HOST_KEY][PROFILE_KEY]
-            .as_str()
-            .unwrap()
-            .to_string();
-        assert!(hashed.starts_with("sha256:"), "{hashed}");
-        std::fs::write(&file, "recv_cost_us = 2.0\n").unwrap();
-        let mut s2 = Scenario::parse(&text(&file), "t").unwrap();
-        keyed(&mut s2).unwrap();
-        assert_ne!(
-            s2.server[HOST_KEY][PROFILE_KEY].as_str(),
-            Some(hashed.as_str())
-        );
-        let mut gone = Scenario::parse(&text(&dir.join("none.toml")), "t");
-        if let Ok(g) = gone.as_mut() {
-            let e = keyed(g).unwrap_err().to_string();
-            assert!(e.contains("server.host.profile"), "{e}");
-        }
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
 }
