@@ -40,11 +40,12 @@ fn out_dir(name: &str) -> PathBuf {
 
 /// The experiments this file runs, and those the CLI's tests run (they need real
 /// stacks or the quiclab binary).
-const EXPERIMENTS: [&str; 12] = [
+const EXPERIMENTS: [&str; 13] = [
     "ack-ratio",
     "careful-resume",
     "cc-compete",
     "cc-validation",
+    "cpu-limited-peer",
     "handshake-latency",
     "inet-validation",
     "instant-ack",
@@ -267,6 +268,12 @@ fn cc_compete_quick() {
 #[test]
 fn instant_ack_quick() {
     check("instant-ack", |_| {});
+}
+
+/// Issue 37: a CPU-limited peer (host model).
+#[test]
+fn cpu_limited_peer_quick() {
+    check("cpu-limited-peer", |_| {});
 }
 
 /// Issue 32: handover with and without migration, NAT rebindings.

@@ -17,8 +17,8 @@ use crate::plan::locate::{line_of_key, toml_error};
 use crate::plan::points::{
     apply_quick, canonical_params, numeric_vars, points, write_set, SetError,
 };
-use crate::plan::trace_files;
 use crate::plan::validate::validate;
+use crate::plan::{host_files, trace_files};
 use crate::plan::{AxisValue, Plan};
 use quiclab_sim::scenario::ScenarioError;
 use quiclab_sim::Scenario;
@@ -68,11 +68,12 @@ fn hex(bytes: &[u8]) -> String {
 /// the hash of its contents, `plan/trace_files.rs`), plus the lab's version and the
 /// build ([`code_id`]): other code may measure differently.
 pub fn run_key(scenario: &Scenario) -> Result<String, LabError> {
-    let json =
-        serde_json::to_string(&trace_files::keyed(scenario)?).map_err(|e| LabError::Data {
-            file: scenario.name.clone(),
-            why: e.to_string(),
-        })?;
+    let mut keyed = trace_files::keyed(scenario)?;
+    host_files::keyed(&mut keyed)?;
+    let json = serde_json::to_string(&keyed).map_err(|e| LabError::Data {
+        file: scenario.name.clone(),
+        why: e.to_string(),
+    })?;
     let text = format!(
         "quiclab-lab run v2\n{}\n{}\n{json}",
         env!("CARGO_PKG_VERSION"),
@@ -195,6 +196,7 @@ impl Resolver<'_> {
             })?;
         }
         trace_files::resolve_written(&mut table, &self.base, self.plan_dir);
+        host_files::resolve_written(&mut table, &self.base, self.plan_dir);
         Ok(table)
     }
 
@@ -305,7 +307,9 @@ pub fn expand(plan: &Plan, plan_path: &Path, quick: bool) -> Result<Vec<RunSpec>
     })?;
     let mut base: toml::Table =
         toml::from_str(&base_text).map_err(|e| toml_error(&base_file, &base_text, &e))?;
-    trace_files::resolve_base(&mut base, base_path.parent().unwrap_or(Path::new(".")));
+    let base_dir = base_path.parent().unwrap_or(Path::new("."));
+    trace_files::resolve_base(&mut base, base_dir);
+    host_files::resolve_base(&mut base, base_dir);
     let r = Resolver {
         plan: &plan,
         file,

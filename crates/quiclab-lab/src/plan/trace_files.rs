@@ -55,7 +55,7 @@ fn visit(table: &mut toml::Table, at: &str, keys: &[&str], f: &mut impl FnMut(&s
 
 /// `path` made absolute against `dir` when relative (as written when already absolute);
 /// `dir` is canonical when it exists (no `..` left from a base like `../scen/base.toml`).
-fn against(dir: &Path, path: &str) -> String {
+pub(crate) fn against(dir: &Path, path: &str) -> String {
     if !Path::new(path).is_relative() {
         return path.to_string();
     }

@@ -97,6 +97,9 @@ pub struct SideMetrics {
     /// Received packets that carried an ack-eliciting frame (RFC 9002 §2).
     pub ack_eliciting_received: u64,
     pub packets_lost: u64,
+    /// Congestion episodes whose lost packets were all acknowledged later (RFC 9438
+    /// §4.9.2): losses this side declared that were not losses (QUIC flows; 0 for TCP).
+    pub spurious_congestion_events: u64,
     /// This side's loss epochs as a sender (`output/loss_epochs.rs`): `Some` only when
     /// the scenario sets `measure.loss_epochs` and the flow is QUIC, and left out of
     /// the results otherwise, so other runs write the same results as before.

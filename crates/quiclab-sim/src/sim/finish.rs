@@ -102,6 +102,8 @@ impl Simulation {
             }
             result.path_events = self.path_event_results(i);
             result.path_summary = PathSummary::of(&result.path_events);
+            result.client.spurious_congestion_events = stats.spurious_congestion_events;
+            result.server.spurious_congestion_events = self.server_spurious(f.server_node);
             result.client_host = self.host_stats(f.client_node, end.as_secs_f64());
             result.server_host = self.host_stats(f.server_node, end.as_secs_f64());
             flows.push(result);
@@ -153,6 +155,21 @@ impl Simulation {
 }
 
 /// One side's metrics with the window statistics of a run that ended at `end`.
+impl Simulation {
+    /// The spurious congestion episodes of a QUIC server's connections (one per flow
+    /// on its own node; 0 for other stacks or once the connection is gone).
+    fn server_spurious(&self, node: usize) -> u64 {
+        match &self.nodes[node].stack {
+            Stack::Quic { endpoint, .. } => endpoint
+                .handles()
+                .filter_map(|h| endpoint.connection(h))
+                .map(|c| c.stats().spurious_congestion_events)
+                .sum(),
+            _ => 0,
+        }
+    }
+}
+
 fn finished(m: &Mutex<SideMetrics>, end: Instant) -> SideMetrics {
     let mut s = lock(m).clone();
     s.finish_window(end.as_secs_f64());
