@@ -27,6 +27,7 @@
 //!   Other frames log their full encoded size in `raw.length`.
 
 mod json;
+mod multipath;
 mod packet;
 mod record;
 mod tuple;

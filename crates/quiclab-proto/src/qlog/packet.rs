@@ -2,6 +2,7 @@
 //! (draft-ietf-quic-qlog-quic-events), one writer per frame family.
 
 use super::json::Json;
+use super::multipath::write_multipath_frame;
 use super::record::{begin, end, write_transport_error};
 use crate::events::{packet_type_name, FrameKind, FrameSummary, PacketHeaderInfo};
 use crate::time::Instant;
@@ -117,13 +118,14 @@ fn write_frame_fields(
             reason,
         } => write_connection_close(j, *frame_type, *error_code, reason),
         FrameKind::AckFrequency(a) => write_ack_frequency(j, a),
+        FrameKind::Multipath(m) => write_multipath_frame(j, m, ack_delay_exponent),
     }
     None
 }
 
 /// ACK: the delay in ms (the raw field scaled by the sender's exponent), the ranges
 /// lowest first, and the ECN counts.
-fn write_ack(
+pub(super) fn write_ack(
     j: &mut Json<'_>,
     ack_delay: u64,
     ranges: &[(u64, u64)],
@@ -197,7 +199,7 @@ fn write_stream_count(j: &mut Json<'_>, key: &str, dir: Dir, value: u64) {
     j.key(key).u64(value);
 }
 
-fn write_new_connection_id(
+pub(super) fn write_new_connection_id(
     j: &mut Json<'_>,
     sequence: u64,
     retire_prior_to: u64,

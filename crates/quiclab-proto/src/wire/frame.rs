@@ -3,6 +3,7 @@
 //! Decoded frames borrow their variable-length data from the decrypted packet payload.
 //! Encoding lives in `frame_encode.rs`, decoding in `frame_decode.rs`.
 
+use super::frame_mp::MultipathFrame;
 use super::ids::{ConnectionId, Dir, StreamId};
 use std::ops::RangeInclusive;
 
@@ -163,15 +164,21 @@ pub enum Frame<'a> {
     },
     AckFrequency(AckFrequencyFrame),
     ImmediateAck,
+    /// The multipath extension's frames (draft-ietf-quic-multipath §4).
+    Multipath(MultipathFrame),
 }
 
 impl Frame<'_> {
     /// Whether receiving this frame makes a packet ack-eliciting (RFC 9002 §2:
-    /// every frame but ACK, PADDING and CONNECTION_CLOSE).
+    /// every frame but ACK, PADDING and CONNECTION_CLOSE; draft-ietf-quic-multipath §4:
+    /// PATH_ACK is not, every other multipath frame is).
     pub fn is_ack_eliciting(&self) -> bool {
         !matches!(
             self,
-            Frame::Padding { .. } | Frame::Ack(_) | Frame::ConnectionClose(_)
+            Frame::Padding { .. }
+                | Frame::Ack(_)
+                | Frame::ConnectionClose(_)
+                | Frame::Multipath(MultipathFrame::PathAck { .. })
         )
     }
 
@@ -230,6 +237,7 @@ impl Frame<'_> {
             Frame::Datagram { .. } => t::DATAGRAM_LEN,
             Frame::AckFrequency(_) => t::ACK_FREQUENCY,
             Frame::ImmediateAck => t::IMMEDIATE_ACK,
+            Frame::Multipath(m) => m.type_code(),
         }
     }
 }

@@ -6,6 +6,7 @@ use super::frame::{
     frame_type as t, AckFrame, AckFrequencyFrame, ConnectionCloseFrame, EcnCounts, Frame,
     NewConnectionIdFrame, StreamFrame,
 };
+use super::frame_mp;
 use super::header::PacketType;
 use super::ids::{ConnectionId, Dir, StreamId};
 use super::varint::{self, Reader, UnexpectedEnd};
@@ -48,19 +49,19 @@ fn truncated(ty: u64) -> impl Fn(UnexpectedEnd) -> TransportError {
     move |_| TransportError::frame_encoding("frame truncated").with_frame(ty)
 }
 
-fn bad(ty: u64, reason: &'static str) -> TransportError {
+pub(super) fn bad(ty: u64, reason: &'static str) -> TransportError {
     TransportError::frame_encoding(reason).with_frame(ty)
 }
 
 /// Field reads that report truncation as FRAME_ENCODING_ERROR for frame type `ty`.
-struct Fields<'r, 'a> {
-    r: &'r mut Reader<'a>,
-    ty: u64,
+pub(super) struct Fields<'r, 'a> {
+    pub(super) r: &'r mut Reader<'a>,
+    pub(super) ty: u64,
 }
 
 impl<'a> Fields<'_, 'a> {
     #[inline]
-    fn varint(&mut self) -> Result<u64, TransportError> {
+    pub(super) fn varint(&mut self) -> Result<u64, TransportError> {
         self.r.varint().map_err(truncated(self.ty))
     }
     #[inline]
@@ -101,7 +102,7 @@ fn decode_one<'a>(r: &mut Reader<'a>) -> Result<Frame<'a>, TransportError> {
             }
         }
         t::PING => Frame::Ping,
-        t::ACK | t::ACK_ECN => Frame::Ack(decode_ack(&mut f)?),
+        t::ACK | t::ACK_ECN => Frame::Ack(decode_ack(&mut f, ty == t::ACK_ECN)?),
         t::RESET_STREAM => Frame::ResetStream {
             id: StreamId(f.varint()?),
             error_code: f.varint()?,
@@ -196,6 +197,8 @@ fn decode_one<'a>(r: &mut Reader<'a>) -> Result<Frame<'a>, TransportError> {
             request_max_ack_delay: f.varint()?,
             reordering_threshold: f.varint()?,
         }),
+        // draft-ietf-quic-multipath §4; whether they may be used is the connection's call.
+        mp if frame_mp::is_multipath_type(mp) => Frame::Multipath(frame_mp::decode(&mut f)?),
         // RFC 9000 §12.4: unknown frame types are FRAME_ENCODING_ERROR.
         _ => return Err(bad(ty, "unknown frame type")),
     };
@@ -228,8 +231,12 @@ fn stream_count(f: &mut Fields<'_, '_>) -> Result<u64, TransportError> {
 }
 
 /// RFC 9000 §19.3: ranges are given downwards from Largest Acknowledged; any gap or
-/// length that would go below zero is FRAME_ENCODING_ERROR (§19.3.1).
-fn decode_ack(f: &mut Fields<'_, '_>) -> Result<AckFrame, TransportError> {
+/// length that would go below zero is FRAME_ENCODING_ERROR (§19.3.1). `with_ecn`: the
+/// ECN Counts follow (ACK_ECN, PATH_ACK_ECN).
+pub(super) fn decode_ack(
+    f: &mut Fields<'_, '_>,
+    with_ecn: bool,
+) -> Result<AckFrame, TransportError> {
     let ty = f.ty;
     let largest = f.varint()?;
     let ack_delay = f.varint()?;
@@ -255,7 +262,7 @@ fn decode_ack(f: &mut Fields<'_, '_>) -> Result<AckFrame, TransportError> {
         ranges.push(lo..=hi);
         smallest = lo;
     }
-    let ecn = if ty == t::ACK_ECN {
+    let ecn = if with_ecn {
         Some(EcnCounts {
             ect0: f.varint()?,
             ect1: f.varint()?,
@@ -272,7 +279,9 @@ fn decode_ack(f: &mut Fields<'_, '_>) -> Result<AckFrame, TransportError> {
 }
 
 /// RFC 9000 §19.15: length 1..=20 and Retire Prior To <= Sequence Number.
-fn decode_new_cid(f: &mut Fields<'_, '_>) -> Result<NewConnectionIdFrame, TransportError> {
+pub(super) fn decode_new_cid(
+    f: &mut Fields<'_, '_>,
+) -> Result<NewConnectionIdFrame, TransportError> {
     let ty = f.ty;
     let sequence = f.varint()?;
     let retire_prior_to = f.varint()?;
@@ -335,6 +344,8 @@ impl Frame<'_> {
             | Frame::Datagram { .. }
             | Frame::AckFrequency(_)
             | Frame::ImmediateAck => matches!(ty, P::ZeroRtt | P::OneRtt),
+            // draft-ietf-quic-multipath §4: "MUST only be sent in 1-RTT packets".
+            Frame::Multipath(_) => ty == P::OneRtt,
         }
     }
 }

@@ -9,7 +9,7 @@ use std::ops::RangeInclusive;
 /// The size of a frame from the sizes of its parts. Frames are built from our own state
 /// and bounded by a packet, so the sum saturates rather than wraps (an impossible
 /// overflow then reads as "does not fit").
-fn size(parts: &[usize]) -> usize {
+pub(super) fn size(parts: &[usize]) -> usize {
     parts.iter().fold(0, |n, &p| n.saturating_add(p))
 }
 
@@ -86,9 +86,14 @@ fn ack_head(a: &AckFrame) -> [u64; 4] {
 }
 
 fn ack_len(a: &AckFrame) -> usize {
+    ack_body_len(a).saturating_add(1)
+}
+
+/// The bytes of an ACK frame after its type (PATH_ACK adds its Path Identifier).
+pub(super) fn ack_body_len(a: &AckFrame) -> usize {
     let mut n = ack_head(a)
         .iter()
-        .fold(1, |n: usize, &v| n.saturating_add(varint::len(v)));
+        .fold(0, |n: usize, &v| n.saturating_add(varint::len(v)));
     for w in a.ranges.windows(2) {
         let (gap, len) = gap_and_len(&w[0], &w[1]);
         n = n
@@ -107,6 +112,11 @@ fn ack_len(a: &AckFrame) -> usize {
 
 fn write_ack(buf: &mut Vec<u8>, a: &AckFrame) {
     varint::write(buf, if a.ecn.is_some() { t::ACK_ECN } else { t::ACK });
+    write_ack_body(buf, a);
+}
+
+/// An ACK frame's fields after its type (RFC 9000 §19.3), shared with PATH_ACK.
+pub(super) fn write_ack_body(buf: &mut Vec<u8>, a: &AckFrame) {
     for v in ack_head(a) {
         varint::write(buf, v);
     }
@@ -246,6 +256,7 @@ impl Frame<'_> {
                 w(buf, f.reordering_threshold);
             }
             Frame::ImmediateAck => w(buf, t::IMMEDIATE_ACK),
+            Frame::Multipath(m) => m.encode(buf),
         }
     }
 
@@ -298,6 +309,7 @@ impl Frame<'_> {
                 l(f.request_max_ack_delay),
                 l(f.reordering_threshold),
             ]),
+            Frame::Multipath(m) => m.encoded_len(),
         }
     }
 }
