@@ -3,8 +3,8 @@
 //! NEW_CONNECTION_ID, ...) plus `path_id`, the field name of
 //! draft-ietf-quic-qlog-quic-events' path events.
 
+use super::frame_fields::{write_ack, write_new_connection_id};
 use super::json::Json;
-use super::packet::{write_ack, write_new_connection_id};
 use crate::wire::MultipathFrame;
 
 /// The frame's own fields.

@@ -3,7 +3,8 @@
 
 use super::*;
 use crate::error::TransportErrorCode as Code;
-use crate::wire::frame::EcnCounts;
+use crate::wire::frame::{AckFrame, EcnCounts, NewConnectionIdFrame};
+use crate::wire::frame_mp::{abandon_code, is_multipath_type};
 use crate::wire::header::PacketType;
 use crate::wire::ids::ConnectionId;
 use crate::wire::{decode_frames, Frame};

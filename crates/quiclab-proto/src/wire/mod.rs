@@ -7,7 +7,10 @@
 pub mod frame;
 mod frame_decode;
 mod frame_encode;
+mod frame_fields;
 pub mod frame_mp;
+mod frame_mp_codec;
+mod frame_parts;
 pub mod header;
 pub mod ids;
 pub mod transport_params;
