@@ -3,10 +3,12 @@
 //! Unknown keys are errors (`deny_unknown_fields`); absent keys take the defaults below.
 
 mod datagram;
+mod multipath;
 mod preferred;
 mod security;
 
 pub use datagram::DatagramSendConfig;
+pub use multipath::MultipathConfig;
 pub use preferred::PreferredAddressConfig;
 pub use security::{
     compatible_versions, AdmissionConfig, KeyUpdateConfig, QuicVersion, RetryMode, VersionConfig,
@@ -313,6 +315,9 @@ pub struct TransportConfig {
     pub datagram_send: DatagramSendConfig,
     /// min_ack_delay we advertise, µs (ack-frequency draft); `None` = not offered.
     pub min_ack_delay_us: Option<u64>,
+    /// The multipath extension (draft-ietf-quic-multipath), default off.
+    #[serde(skip_serializing_if = "MultipathConfig::is_default")]
+    pub multipath: MultipathConfig,
     pub ack: AckConfig,
     /// What we ask of the peer's ACKs (ACK_FREQUENCY, IMMEDIATE_ACK).
     pub ack_frequency: AckFrequencyConfig,
@@ -390,6 +395,7 @@ impl Default for TransportConfig {
             max_datagram_frame_size: None,
             datagram_send: DatagramSendConfig::default(),
             min_ack_delay_us: None,
+            multipath: MultipathConfig::default(),
             ack: AckConfig::default(),
             ack_frequency: AckFrequencyConfig::default(),
             loss: LossConfig::default(),
@@ -477,6 +483,12 @@ impl TransportConfig {
             return err(
                 "max_udp_payload_size",
                 "must be at least 1200 (RFC 9000 §14)",
+            );
+        }
+        if self.multipath.max_path_id > MultipathConfig::MAX_PATH_ID_LIMIT {
+            return err(
+                "multipath.max_path_id",
+                "must be at most 255 (per-path state is bounded by it)",
             );
         }
         if let Some(m) = self.pmtud_max_udp_payload_size.filter(|&m| m > 0) {

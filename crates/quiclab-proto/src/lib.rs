@@ -65,8 +65,8 @@ pub use time::{duration_nanos, Instant};
 pub use config::{
     validate_controller, AckConfig, AckFrequencyConfig, AckFrequencyPolicy, AckSchedule,
     AdmissionConfig, ConfigError, DatagramSendConfig, FlowConfig, HandshakeConfig, KeyUpdateConfig,
-    LossConfig, PreferredAddressConfig, QuicVersion, RetryMode, TransportConfig, VersionConfig,
-    UDP_PAYLOAD_1452, UDP_PAYLOAD_DEFAULT, UDP_PAYLOAD_SIGCOMM,
+    LossConfig, MultipathConfig, PreferredAddressConfig, QuicVersion, RetryMode, TransportConfig,
+    VersionConfig, UDP_PAYLOAD_1452, UDP_PAYLOAD_DEFAULT, UDP_PAYLOAD_SIGCOMM,
 };
 
 // Streams and identifiers.

@@ -8,6 +8,7 @@ pub use crate::crypto::protect::{decrypt_payload, seal, unprotect_header};
 pub use crate::crypto::retry::integrity_tag;
 pub use crate::crypto::{CryptoError, TAG_LEN};
 pub use crate::wire::frame::{frame_type, StreamFrame};
+pub use crate::wire::frame_mp::{abandon_code, mp_type};
 pub use crate::wire::header::{
     decode_packet_number, parse_header, parse_version_negotiation, write_long_header,
     write_retry_without_tag, write_short_header, write_version_negotiation, HeaderError,
@@ -15,7 +16,7 @@ pub use crate::wire::header::{
 pub use crate::wire::transport_params;
 pub use crate::wire::{
     decode_frames, write_crypto_header, AckFrame, AckFrequencyFrame, ConnectionCloseFrame, Frame,
-    NewConnectionIdFrame,
+    MultipathFrame, NewConnectionIdFrame, PathId,
 };
 
 /// What only the fuzz targets need (cargo feature `fuzzing`): the connection's

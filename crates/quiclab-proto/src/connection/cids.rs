@@ -280,6 +280,11 @@ impl CidState {
 
     /// How many of the peer's connection IDs we keep (at most our
     /// active_connection_id_limit, RFC 9000 §5.1.1).
+    /// The sequence number our next connection ID will get.
+    pub fn next_local_seq(&self) -> u64 {
+        self.next_local_seq
+    }
+
     pub fn remote_count(&self) -> usize {
         self.remote.len()
     }

@@ -8,6 +8,7 @@ use super::handshake_state::HandshakeState;
 use super::key_update_state::KeyUpdate;
 use super::lifecycle::Lifecycle;
 use super::migration_state::MigrationState;
+use super::multipath_state::MultipathState;
 use super::outbox::Outbox;
 use super::params::TransportParams;
 use super::path::PathData;
@@ -248,6 +249,7 @@ impl Connection {
             zero_rtt: ZeroRtt::default(),
             tokens: TokenState::default(),
             ecn: EcnPath::new(config.ecn),
+            multipath: MultipathState::default(),
             config,
         }
     }
@@ -274,6 +276,8 @@ impl Connection {
             active_connection_id_limit: config.active_connection_id_limit,
             max_datagram_frame_size: config.max_datagram_frame_size,
             min_ack_delay: config.min_ack_delay_us,
+            // draft-ietf-quic-multipath §2.1.
+            initial_max_path_id: config.multipath.initial_max_path_id(),
             // RFC 9000 §18.2.
             disable_active_migration: config.disable_active_migration,
             ..TransportParameters::default()

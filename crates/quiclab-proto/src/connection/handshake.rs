@@ -178,6 +178,7 @@ impl Connection {
         self.streams.apply_peer_params(&p);
         self.stats.ack_frequency_active =
             self.config.min_ack_delay_us.is_some() && p.min_ack_delay.is_some();
+        self.negotiate_multipath(&p)?;
         if self.logging() {
             let alpn = self
                 .tls

@@ -20,6 +20,7 @@ mod handshake_state;
 mod key_update_state;
 mod lifecycle;
 mod migration_state;
+mod multipath_state;
 mod outbox;
 mod params;
 mod parsed;
@@ -58,6 +59,7 @@ mod loss;
 mod migration;
 #[cfg(any(test, feature = "testing"))]
 mod misbehave;
+mod multipath;
 mod new_token;
 mod path_probe;
 mod peer_buffers;
@@ -105,6 +107,7 @@ use handshake_state::HandshakeState;
 use key_update_state::KeyUpdate;
 use lifecycle::Lifecycle;
 use migration_state::MigrationState;
+use multipath_state::MultipathState;
 use outbox::Outbox;
 use params::TransportParams;
 use path::PathData;
@@ -194,6 +197,8 @@ pub struct Connection {
     tokens: TokenState,
     /// ECN: the codepoint we send, the counts we report, validation (RFC 9000 §13.4).
     ecn: EcnPath,
+    /// The multipath extension: negotiated or not, path ID limits, peer path status.
+    multipath: MultipathState,
     /// Buffers reused across calls.
     scratch: Scratch,
 }

@@ -515,6 +515,7 @@ impl Connection {
                 }
                 *immediate = true;
             }
+            Frame::Multipath(m) => self.on_multipath_frame(now, dcid, m)?,
         }
         Ok(())
     }

@@ -11,6 +11,7 @@ pub mod cert;
 pub mod choices;
 pub mod clock;
 pub mod initial;
+pub mod path_nonce;
 pub mod protect;
 pub mod provider;
 pub mod retry;

@@ -4,6 +4,7 @@
 //! network and return a [`CryptoError`] (the packet is dropped) instead of panicking.
 
 use super::CryptoError;
+use crate::wire::PathId;
 use rustls::quic::{HeaderProtectionKey, PacketKey};
 use std::ops::Range;
 
@@ -25,6 +26,20 @@ pub fn seal(
     pn_offset: usize,
     pn: u64,
 ) -> Result<(), CryptoError> {
+    seal_on_path(packet_key, header_key, packet, pn_offset, pn, None)
+}
+
+/// [`seal`] with the AEAD nonce of a multipath 1-RTT packet when `path` is `Some`
+/// (draft-ietf-quic-multipath §2.4: the path ID joins the packet number); `None` is
+/// RFC 9001 §5.3's nonce.
+pub fn seal_on_path(
+    packet_key: &dyn PacketKey,
+    header_key: &dyn HeaderProtectionKey,
+    packet: &mut [u8],
+    pn_offset: usize,
+    pn: u64,
+    path: Option<PathId>,
+) -> Result<(), CryptoError> {
     let first = *packet.first().ok_or(CryptoError::TooShort)?;
     // RFC 9000 §17.2: the two low bits of the first byte are the packet number length - 1.
     let pn_len = usize::from(first & 0x03) + 1;
@@ -42,9 +57,11 @@ pub fn seal(
     // RFC 9001 §5.3: the header up to and including the packet number is the AAD.
     let (header, rest) = packet.split_at_mut(payload_start);
     let (payload, tag_space) = rest.split_at_mut(payload_end - payload_start);
-    let tag = packet_key
-        .encrypt_in_place(pn, header, payload)
-        .map_err(|_| CryptoError::EncryptFailed)?;
+    let tag = match path {
+        None => packet_key.encrypt_in_place(pn, header, payload),
+        Some(p) => packet_key.encrypt_in_place_for_path(p.0, pn, header, payload),
+    }
+    .map_err(|_| CryptoError::EncryptFailed)?;
     if tag.as_ref().len() != tag_space.len() {
         return Err(CryptoError::EncryptFailed);
     }
@@ -104,6 +121,18 @@ pub fn decrypt_payload(
     header_len: usize,
     pn: u64,
 ) -> Result<Range<usize>, CryptoError> {
+    decrypt_payload_on_path(packet_key, packet, header_len, pn, None)
+}
+
+/// [`decrypt_payload`] with the multipath nonce of `path` when `Some`
+/// (draft-ietf-quic-multipath §2.4).
+pub fn decrypt_payload_on_path(
+    packet_key: &dyn PacketKey,
+    packet: &mut [u8],
+    header_len: usize,
+    pn: u64,
+    path: Option<PathId>,
+) -> Result<Range<usize>, CryptoError> {
     let payload_len = packet
         .len()
         .checked_sub(header_len)
@@ -113,10 +142,12 @@ pub fn decrypt_payload(
     }
     // RFC 9001 §5.3: AEAD open with the unprotected header as associated data.
     let (header, payload) = packet.split_at_mut(header_len);
-    let plain_len = packet_key
-        .decrypt_in_place(pn, header, payload)
-        .map_err(|_| CryptoError::DecryptFailed)?
-        .len();
+    let plain_len = match path {
+        None => packet_key.decrypt_in_place(pn, header, payload),
+        Some(p) => packet_key.decrypt_in_place_for_path(p.0, pn, header, payload),
+    }
+    .map_err(|_| CryptoError::DecryptFailed)?
+    .len();
     Ok(header_len..header_len + plain_len)
 }
 

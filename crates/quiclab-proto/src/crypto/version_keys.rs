@@ -127,6 +127,11 @@ impl PacketKey {
         }
         aead::Nonce::assume_unique_for_key(nonce)
     }
+
+    /// draft-ietf-quic-multipath §2.4: the nonce with the path ID.
+    fn path_nonce(&self, path_id: u32, pn: u64) -> aead::Nonce {
+        aead::Nonce::assume_unique_for_key(super::path_nonce::path_nonce(&self.iv, path_id, pn))
+    }
 }
 
 impl rustls::quic::PacketKey for PacketKey {
@@ -154,6 +159,35 @@ impl rustls::quic::PacketKey for PacketKey {
             .open_in_place(self.nonce(packet_number), aead::Aad::from(header), payload)
             .map_err(|_| rustls::Error::DecryptError)?;
         Ok(plain)
+    }
+
+    fn encrypt_in_place_for_path(
+        &self,
+        path_id: u32,
+        packet_number: u64,
+        header: &[u8],
+        payload: &mut [u8],
+    ) -> Result<Tag, rustls::Error> {
+        let nonce = self.path_nonce(path_id, packet_number);
+        let tag = self
+            .key
+            .seal_in_place_separate_tag(nonce, aead::Aad::from(header), payload)
+            .map_err(|_| rustls::Error::EncryptError)?;
+        Ok(Tag::from(tag.as_ref()))
+    }
+
+    fn decrypt_in_place_for_path<'a>(
+        &self,
+        path_id: u32,
+        packet_number: u64,
+        header: &[u8],
+        payload: &'a mut [u8],
+    ) -> Result<&'a [u8], rustls::Error> {
+        let nonce = self.path_nonce(path_id, packet_number);
+        self.key
+            .open_in_place(nonce, aead::Aad::from(header), payload)
+            .map_err(|_| rustls::Error::DecryptError)
+            .map(|p| &*p)
     }
 
     fn tag_len(&self) -> usize {
@@ -502,6 +536,61 @@ mod tests {
             assert_eq!(h.truncated_pn, 9);
             let r = decrypt_payload(&*theirs.remote.packet, &mut p, 7, 9).unwrap();
             assert_eq!(&p[r], &[0x01; 40]);
+        }
+    }
+
+    /// draft-ietf-quic-multipath §2.4: our keys and rustls's agree on the nonce with a
+    /// path ID (sealed by one, opened by the other), path 0's protection is RFC 9001's
+    /// byte for byte, and another path's nonce does not open it.
+    #[test]
+    fn path_nonce_matches_rustls_and_path_zero_is_rfc9001() {
+        use crate::crypto::initial::{initial_keys, initial_secrets};
+        use crate::crypto::protect::{decrypt_payload_on_path, seal_on_path};
+        use crate::wire::{ConnectionId, PathId, Side};
+        let dcid = ConnectionId::new(&[7; 8]).unwrap();
+        let s = suite(CipherSuite::TLS13_AES_128_GCM_SHA256);
+        let secrets = initial_secrets(VERSION_1, &dcid);
+        let ours = keys(s, VERSION_1, &secrets.client, &secrets.server).unwrap();
+        let theirs = initial_keys(VERSION_1, &dcid, Side::Server);
+        let packet = || {
+            let mut p = vec![0x40, 1, 2, 3, 4, 5, 9];
+            p.extend_from_slice(&[0x01; 40]);
+            p.extend_from_slice(&[0; 16]);
+            p
+        };
+        let sealed = |path: Option<PathId>| {
+            let mut p = packet();
+            seal_on_path(
+                &*ours.local.packet,
+                &*ours.local.header,
+                &mut p,
+                6,
+                54321,
+                path,
+            )
+            .unwrap();
+            p
+        };
+        assert_eq!(sealed(Some(PathId(0))), sealed(None));
+        assert_ne!(sealed(Some(PathId(3))), sealed(None));
+        for path in [PathId(0), PathId(3), PathId(u32::MAX)] {
+            let mut p = sealed(Some(path));
+            unprotect_header(&*theirs.remote.header, &mut p, 6).unwrap();
+            let mut wrong = p.clone();
+            let r = decrypt_payload_on_path(&*theirs.remote.packet, &mut p, 7, 54321, Some(path))
+                .unwrap();
+            assert_eq!(&p[r], &[0x01; 40], "{path:?}");
+            if path != PathId(0) {
+                let other = Some(PathId(path.0 ^ 1));
+                assert!(decrypt_payload_on_path(
+                    &*theirs.remote.packet,
+                    &mut wrong,
+                    7,
+                    54321,
+                    other
+                )
+                .is_err());
+            }
         }
     }
 

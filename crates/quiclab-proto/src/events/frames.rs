@@ -3,7 +3,9 @@
 //! CONNECTION_CLOSE reason are the only allocations) and never the payload bytes.
 
 use super::names::frame_type_name;
-use crate::wire::{AckFrequencyFrame, ConnectionId, Dir, EcnCounts, Frame, StreamId};
+use crate::wire::{
+    AckFrequencyFrame, ConnectionId, Dir, EcnCounts, Frame, MultipathFrame, StreamId,
+};
 
 /// What a sink reads of packets' frames (see
 /// [`EventSink::frame_detail`](super::EventSink::frame_detail)).
@@ -118,6 +120,9 @@ pub enum FrameKind {
     },
     AckFrequency(AckFrequencyFrame),
     ImmediateAck,
+    /// A multipath frame (draft-ietf-quic-multipath §4), copied whole: only sent or
+    /// accepted when multipath is negotiated, so single-path runs never build one.
+    Multipath(MultipathFrame),
 }
 
 impl FrameSummary {
@@ -135,7 +140,10 @@ impl FrameSummary {
     pub fn is_ack_eliciting(&self) -> bool {
         !matches!(
             self.kind,
-            FrameKind::Padding { .. } | FrameKind::Ack { .. } | FrameKind::ConnectionClose { .. }
+            FrameKind::Padding { .. }
+                | FrameKind::Ack { .. }
+                | FrameKind::ConnectionClose { .. }
+                | FrameKind::Multipath(MultipathFrame::PathAck { .. })
         )
     }
 
@@ -250,6 +258,7 @@ impl From<&Frame<'_>> for FrameSummary {
             Frame::Datagram { data } => FrameKind::Datagram { length: data.len() },
             Frame::AckFrequency(a) => FrameKind::AckFrequency(*a),
             Frame::ImmediateAck => FrameKind::ImmediateAck,
+            Frame::Multipath(m) => FrameKind::Multipath(m.clone()),
         };
         FrameSummary {
             wire_len: f.encoded_len(),

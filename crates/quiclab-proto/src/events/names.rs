@@ -2,7 +2,7 @@
 //! `frame_type` strings (draft-ietf-quic-qlog-quic-events). They live with the events,
 //! not in a sink, so every consumer (qlog, metrics, error messages) agrees on them.
 
-use crate::wire::{Frame, PacketType};
+use crate::wire::{Frame, MultipathFrame, PacketType};
 
 /// The draft's `$PacketType` string for `t`.
 pub fn packet_type_name(t: PacketType) -> &'static str {
@@ -42,5 +42,23 @@ pub fn frame_type_name(f: &Frame<'_>) -> &'static str {
         Frame::Datagram { .. } => "datagram",
         Frame::AckFrequency(_) => "ack_frequency",
         Frame::ImmediateAck => "immediate_ack",
+        Frame::Multipath(m) => multipath_frame_name(m),
+    }
+}
+
+/// The multipath frames' names: their names in draft-ietf-quic-multipath §4, in lower
+/// case as the qlog drafts write frame types (no qlog draft names them yet).
+pub fn multipath_frame_name(m: &MultipathFrame) -> &'static str {
+    use MultipathFrame as M;
+    match m {
+        M::PathAck { .. } => "path_ack",
+        M::PathAbandon { .. } => "path_abandon",
+        M::PathStatus { backup: true, .. } => "path_status_backup",
+        M::PathStatus { backup: false, .. } => "path_status_available",
+        M::PathNewConnectionId { .. } => "path_new_connection_id",
+        M::PathRetireConnectionId { .. } => "path_retire_connection_id",
+        M::MaxPathId(_) => "max_path_id",
+        M::PathsBlocked(_) => "paths_blocked",
+        M::PathCidsBlocked { .. } => "path_cids_blocked",
     }
 }

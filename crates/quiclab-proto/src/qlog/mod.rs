@@ -26,7 +26,9 @@
 //!   draft requires, and also as a top-level `length` (qlog 0.3, read by qvis).
 //!   Other frames log their full encoded size in `raw.length`.
 
+mod frame_fields;
 mod json;
+mod multipath;
 mod packet;
 mod record;
 mod tuple;

@@ -1,11 +1,13 @@
 //! `packet_sent` / `packet_received` records and their `$QuicFrame` objects
 //! (draft-ietf-quic-qlog-quic-events), one writer per frame family.
 
+use super::frame_fields::{write_ack, write_new_connection_id};
 use super::json::Json;
+use super::multipath::write_multipath_frame;
 use super::record::{begin, end, write_transport_error};
 use crate::events::{packet_type_name, FrameKind, FrameSummary, PacketHeaderInfo};
 use crate::time::Instant;
-use crate::wire::{AckFrequencyFrame, ConnectionId, Dir, EcnCounts, StreamId};
+use crate::wire::{AckFrequencyFrame, Dir, StreamId};
 
 /// One packet record: header, raw length and frames.
 pub(super) fn write_packet(
@@ -117,36 +119,9 @@ fn write_frame_fields(
             reason,
         } => write_connection_close(j, *frame_type, *error_code, reason),
         FrameKind::AckFrequency(a) => write_ack_frequency(j, a),
+        FrameKind::Multipath(m) => write_multipath_frame(j, m, ack_delay_exponent),
     }
     None
-}
-
-/// ACK: the delay in ms (the raw field scaled by the sender's exponent), the ranges
-/// lowest first, and the ECN counts.
-fn write_ack(
-    j: &mut Json<'_>,
-    ack_delay: u64,
-    ranges: &[(u64, u64)],
-    ecn: Option<&EcnCounts>,
-    ack_delay_exponent: u64,
-) {
-    let us = ack_delay.checked_shl(ack_delay_exponent.min(63) as u32);
-    j.key("ack_delay").ms_from_us(us.unwrap_or(u64::MAX));
-    j.key("acked_ranges").begin_arr();
-    // Lowest first reads naturally; the draft allows any order.
-    for &(lo, hi) in ranges.iter().rev() {
-        j.begin_arr().u64(lo);
-        if hi != lo {
-            j.u64(hi);
-        }
-        j.end_arr();
-    }
-    j.end_arr();
-    if let Some(e) = ecn {
-        j.key("ect1").u64(e.ect1);
-        j.key("ect0").u64(e.ect0);
-        j.key("ce").u64(e.ce);
-    }
 }
 
 /// CRYPTO; returns its Length field.
@@ -195,20 +170,6 @@ fn write_limit(j: &mut Json<'_>, key: &str, id: Option<StreamId>, value: u64) {
 fn write_stream_count(j: &mut Json<'_>, key: &str, dir: Dir, value: u64) {
     j.key("stream_type").lit(stream_type_name(dir));
     j.key(key).u64(value);
-}
-
-fn write_new_connection_id(
-    j: &mut Json<'_>,
-    sequence: u64,
-    retire_prior_to: u64,
-    id: &ConnectionId,
-    reset_token: &[u8; 16],
-) {
-    j.key("sequence_number").u64(sequence);
-    j.key("retire_prior_to").u64(retire_prior_to);
-    j.key("connection_id_length").u64(id.len() as u64);
-    j.key("connection_id").hex(id.as_bytes());
-    j.key("stateless_reset_token").hex(reset_token);
 }
 
 /// CONNECTION_CLOSE: the transport variant carries the frame type that triggered it.

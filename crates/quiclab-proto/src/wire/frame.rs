@@ -3,8 +3,9 @@
 //! Decoded frames borrow their variable-length data from the decrypted packet payload.
 //! Encoding lives in `frame_encode.rs`, decoding in `frame_decode.rs`.
 
-use super::ids::{ConnectionId, Dir, StreamId};
-use std::ops::RangeInclusive;
+use super::frame_mp::MultipathFrame;
+pub use super::frame_parts::{AckFrame, EcnCounts, NewConnectionIdFrame};
+use super::ids::{Dir, StreamId};
 
 /// Frame type codes (RFC 9000 §19, Table 3, plus extensions).
 pub mod frame_type {
@@ -42,31 +43,6 @@ pub mod frame_type {
     pub const ACK_FREQUENCY: u64 = 0xaf;
 }
 
-/// ECN counts of an ACK_ECN frame (RFC 9000 §19.3.2).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct EcnCounts {
-    pub ect0: u64,
-    pub ect1: u64,
-    pub ce: u64,
-}
-
-/// An ACK frame (RFC 9000 §19.3).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AckFrame {
-    /// The encoded ACK Delay field (to be scaled by 2^ack_delay_exponent microseconds).
-    pub ack_delay: u64,
-    /// Acknowledged packet numbers, highest range first, disjoint and non-adjacent.
-    /// Never empty; `ranges[0].end()` is the Largest Acknowledged.
-    pub ranges: Vec<RangeInclusive<u64>>,
-    pub ecn: Option<EcnCounts>,
-}
-
-impl AckFrame {
-    pub fn largest(&self) -> u64 {
-        *self.ranges[0].end()
-    }
-}
-
 /// A STREAM frame (RFC 9000 §19.8).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StreamFrame<'a> {
@@ -74,15 +50,6 @@ pub struct StreamFrame<'a> {
     pub offset: u64,
     pub fin: bool,
     pub data: &'a [u8],
-}
-
-/// A NEW_CONNECTION_ID frame (RFC 9000 §19.15).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NewConnectionIdFrame {
-    pub sequence: u64,
-    pub retire_prior_to: u64,
-    pub id: ConnectionId,
-    pub reset_token: [u8; 16],
 }
 
 /// CONNECTION_CLOSE (RFC 9000 §19.19): `frame_type` is `Some` for the transport variant
@@ -163,15 +130,21 @@ pub enum Frame<'a> {
     },
     AckFrequency(AckFrequencyFrame),
     ImmediateAck,
+    /// The multipath extension's frames (draft-ietf-quic-multipath §4).
+    Multipath(MultipathFrame),
 }
 
 impl Frame<'_> {
     /// Whether receiving this frame makes a packet ack-eliciting (RFC 9002 §2:
-    /// every frame but ACK, PADDING and CONNECTION_CLOSE).
+    /// every frame but ACK, PADDING and CONNECTION_CLOSE; draft-ietf-quic-multipath §4:
+    /// PATH_ACK is not, every other multipath frame is).
     pub fn is_ack_eliciting(&self) -> bool {
         !matches!(
             self,
-            Frame::Padding { .. } | Frame::Ack(_) | Frame::ConnectionClose(_)
+            Frame::Padding { .. }
+                | Frame::Ack(_)
+                | Frame::ConnectionClose(_)
+                | Frame::Multipath(MultipathFrame::PathAck { .. })
         )
     }
 
@@ -230,6 +203,7 @@ impl Frame<'_> {
             Frame::Datagram { .. } => t::DATAGRAM_LEN,
             Frame::AckFrequency(_) => t::ACK_FREQUENCY,
             Frame::ImmediateAck => t::IMMEDIATE_ACK,
+            Frame::Multipath(m) => m.type_code(),
         }
     }
 }

@@ -2,13 +2,13 @@
 //! is a `TransportError` (FRAME_ENCODING_ERROR, or PROTOCOL_VIOLATION where the RFC says
 //! so) carrying the offending frame type.
 
-use super::frame::{
-    frame_type as t, AckFrame, AckFrequencyFrame, ConnectionCloseFrame, EcnCounts, Frame,
-    NewConnectionIdFrame, StreamFrame,
-};
+use super::frame::{frame_type as t, AckFrequencyFrame, ConnectionCloseFrame, Frame, StreamFrame};
+use super::frame_fields::{bad, decode_ack, decode_new_cid, Fields};
+use super::frame_mp::is_multipath_type;
+use super::frame_mp_codec;
 use super::header::PacketType;
-use super::ids::{ConnectionId, Dir, StreamId};
-use super::varint::{self, Reader, UnexpectedEnd};
+use super::ids::{Dir, StreamId};
+use super::varint::{self, Reader};
 use crate::error::TransportError;
 
 /// RFC 9000 §19.11, §19.14: stream counts above 2^60 cannot be expressed as stream IDs.
@@ -43,42 +43,6 @@ impl<'a> Iterator for FrameIter<'a> {
     }
 }
 
-/// Truncation inside a frame of type `ty` (RFC 9000 §12.4: FRAME_ENCODING_ERROR).
-fn truncated(ty: u64) -> impl Fn(UnexpectedEnd) -> TransportError {
-    move |_| TransportError::frame_encoding("frame truncated").with_frame(ty)
-}
-
-fn bad(ty: u64, reason: &'static str) -> TransportError {
-    TransportError::frame_encoding(reason).with_frame(ty)
-}
-
-/// Field reads that report truncation as FRAME_ENCODING_ERROR for frame type `ty`.
-struct Fields<'r, 'a> {
-    r: &'r mut Reader<'a>,
-    ty: u64,
-}
-
-impl<'a> Fields<'_, 'a> {
-    #[inline]
-    fn varint(&mut self) -> Result<u64, TransportError> {
-        self.r.varint().map_err(truncated(self.ty))
-    }
-    #[inline]
-    fn bytes(&mut self, n: u64) -> Result<&'a [u8], TransportError> {
-        let n = usize::try_from(n).map_err(|_| bad(self.ty, "length too large"))?;
-        self.r.bytes(n).map_err(truncated(self.ty))
-    }
-    /// A varint length followed by that many bytes.
-    #[inline]
-    fn len_prefixed(&mut self) -> Result<&'a [u8], TransportError> {
-        let n = self.varint()?;
-        self.bytes(n)
-    }
-    fn array<const N: usize>(&mut self) -> Result<[u8; N], TransportError> {
-        self.r.array::<N>().map_err(truncated(self.ty))
-    }
-}
-
 fn decode_one<'a>(r: &mut Reader<'a>) -> Result<Frame<'a>, TransportError> {
     let start = r.position();
     // RFC 9000 §12.4: the type is a varint but must use its shortest encoding.
@@ -101,7 +65,7 @@ fn decode_one<'a>(r: &mut Reader<'a>) -> Result<Frame<'a>, TransportError> {
             }
         }
         t::PING => Frame::Ping,
-        t::ACK | t::ACK_ECN => Frame::Ack(decode_ack(&mut f)?),
+        t::ACK | t::ACK_ECN => Frame::Ack(decode_ack(&mut f, ty == t::ACK_ECN)?),
         t::RESET_STREAM => Frame::ResetStream {
             id: StreamId(f.varint()?),
             error_code: f.varint()?,
@@ -196,6 +160,8 @@ fn decode_one<'a>(r: &mut Reader<'a>) -> Result<Frame<'a>, TransportError> {
             request_max_ack_delay: f.varint()?,
             reordering_threshold: f.varint()?,
         }),
+        // draft-ietf-quic-multipath §4; whether they may be used is the connection's call.
+        mp if is_multipath_type(mp) => Frame::Multipath(frame_mp_codec::decode(&mut f)?),
         // RFC 9000 §12.4: unknown frame types are FRAME_ENCODING_ERROR.
         _ => return Err(bad(ty, "unknown frame type")),
     };
@@ -225,73 +191,6 @@ fn stream_count(f: &mut Fields<'_, '_>) -> Result<u64, TransportError> {
         return Err(bad(f.ty, "stream count exceeds 2^60"));
     }
     Ok(v)
-}
-
-/// RFC 9000 §19.3: ranges are given downwards from Largest Acknowledged; any gap or
-/// length that would go below zero is FRAME_ENCODING_ERROR (§19.3.1).
-fn decode_ack(f: &mut Fields<'_, '_>) -> Result<AckFrame, TransportError> {
-    let ty = f.ty;
-    let largest = f.varint()?;
-    let ack_delay = f.varint()?;
-    let count = f.varint()?;
-    let first_len = f.varint()?;
-    let mut smallest = largest
-        .checked_sub(first_len)
-        .ok_or_else(|| bad(ty, "first ACK range below zero"))?;
-    // Each further range takes at least two bytes: bound the allocation by the input.
-    let cap = (count.min(f.r.remaining() as u64 / 2) as usize).saturating_add(1);
-    let mut ranges = Vec::with_capacity(cap);
-    ranges.push(smallest..=largest);
-    for _ in 0..count {
-        let gap = f.varint()?;
-        let len = f.varint()?;
-        let hi = smallest
-            .checked_sub(gap)
-            .and_then(|v| v.checked_sub(2))
-            .ok_or_else(|| bad(ty, "ACK gap below zero"))?;
-        let lo = hi
-            .checked_sub(len)
-            .ok_or_else(|| bad(ty, "ACK range below zero"))?;
-        ranges.push(lo..=hi);
-        smallest = lo;
-    }
-    let ecn = if ty == t::ACK_ECN {
-        Some(EcnCounts {
-            ect0: f.varint()?,
-            ect1: f.varint()?,
-            ce: f.varint()?,
-        })
-    } else {
-        None
-    };
-    Ok(AckFrame {
-        ack_delay,
-        ranges,
-        ecn,
-    })
-}
-
-/// RFC 9000 §19.15: length 1..=20 and Retire Prior To <= Sequence Number.
-fn decode_new_cid(f: &mut Fields<'_, '_>) -> Result<NewConnectionIdFrame, TransportError> {
-    let ty = f.ty;
-    let sequence = f.varint()?;
-    let retire_prior_to = f.varint()?;
-    let len = f.r.u8().map_err(truncated(ty))?;
-    if len == 0 || usize::from(len) > ConnectionId::MAX_LEN {
-        return Err(bad(ty, "bad connection ID length"));
-    }
-    let id = ConnectionId::new(f.bytes(u64::from(len))?)
-        .ok_or_else(|| bad(ty, "bad connection ID length"))?;
-    let reset_token = f.array()?;
-    if retire_prior_to > sequence {
-        return Err(bad(ty, "retire_prior_to exceeds sequence number"));
-    }
-    Ok(NewConnectionIdFrame {
-        sequence,
-        retire_prior_to,
-        id,
-        reset_token,
-    })
 }
 
 impl Frame<'_> {
@@ -335,6 +234,8 @@ impl Frame<'_> {
             | Frame::Datagram { .. }
             | Frame::AckFrequency(_)
             | Frame::ImmediateAck => matches!(ty, P::ZeroRtt | P::OneRtt),
+            // draft-ietf-quic-multipath §4: "MUST only be sent in 1-RTT packets".
+            Frame::Multipath(_) => ty == P::OneRtt,
         }
     }
 }
@@ -344,6 +245,8 @@ impl Frame<'_> {
 mod tests {
     use super::*;
     use crate::error::TransportErrorCode as Code;
+    use crate::wire::frame::{AckFrame, EcnCounts, NewConnectionIdFrame};
+    use crate::wire::ids::ConnectionId;
     use proptest::prelude::*;
 
     fn decode_all(buf: &[u8]) -> Result<Vec<Frame<'_>>, TransportError> {

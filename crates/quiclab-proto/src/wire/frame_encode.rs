@@ -2,16 +2,9 @@
 //! out-of-range values are bugs and panic in `varint::write`.
 
 use super::frame::{frame_type as t, AckFrame, Frame};
+use super::frame_fields::{ack_body_len, size, write_ack_body};
 use super::ids::{Dir, StreamId};
 use super::varint;
-use std::ops::RangeInclusive;
-
-/// The size of a frame from the sizes of its parts. Frames are built from our own state
-/// and bounded by a packet, so the sum saturates rather than wraps (an impossible
-/// overflow then reads as "does not fit").
-fn size(parts: &[usize]) -> usize {
-    parts.iter().fold(0, |n, &p| n.saturating_add(p))
-}
 
 /// Size of a STREAM frame header for `data_len` bytes at `offset`
 /// (`with_len`: whether the Length field is present; omit it only for a packet's last frame).
@@ -63,63 +56,13 @@ pub fn write_crypto_header(buf: &mut Vec<u8>, offset: u64, data_len: usize) {
     varint::write(buf, data_len as u64);
 }
 
-/// The Gap and ACK Range Length of range `r` below range `prev` (RFC 9000 §19.3.1:
-/// Gap = previous smallest - this largest - 2; Range Length = size - 1). The ranges
-/// descend without touching (our tracker's, or a decoded frame's, whose decoding
-/// checked that), so the differences cannot go below zero; they saturate all the same.
-fn gap_and_len(prev: &RangeInclusive<u64>, r: &RangeInclusive<u64>) -> (u64, u64) {
-    (
-        prev.start().saturating_sub(*r.end()).saturating_sub(2),
-        r.end().saturating_sub(*r.start()),
-    )
-}
-
-/// Largest Acknowledged, ACK Delay, ACK Range Count and First ACK Range (RFC 9000 §19.3).
-fn ack_head(a: &AckFrame) -> [u64; 4] {
-    let first = &a.ranges[0];
-    [
-        *first.end(),
-        a.ack_delay,
-        (a.ranges.len() as u64).saturating_sub(1),
-        first.end().saturating_sub(*first.start()),
-    ]
-}
-
 fn ack_len(a: &AckFrame) -> usize {
-    let mut n = ack_head(a)
-        .iter()
-        .fold(1, |n: usize, &v| n.saturating_add(varint::len(v)));
-    for w in a.ranges.windows(2) {
-        let (gap, len) = gap_and_len(&w[0], &w[1]);
-        n = n
-            .saturating_add(varint::len(gap))
-            .saturating_add(varint::len(len));
-    }
-    if let Some(e) = a.ecn {
-        n = n.saturating_add(size(&[
-            varint::len(e.ect0),
-            varint::len(e.ect1),
-            varint::len(e.ce),
-        ]));
-    }
-    n
+    ack_body_len(a).saturating_add(1)
 }
 
 fn write_ack(buf: &mut Vec<u8>, a: &AckFrame) {
     varint::write(buf, if a.ecn.is_some() { t::ACK_ECN } else { t::ACK });
-    for v in ack_head(a) {
-        varint::write(buf, v);
-    }
-    for w in a.ranges.windows(2) {
-        let (gap, len) = gap_and_len(&w[0], &w[1]);
-        varint::write(buf, gap);
-        varint::write(buf, len);
-    }
-    if let Some(e) = a.ecn {
-        varint::write(buf, e.ect0);
-        varint::write(buf, e.ect1);
-        varint::write(buf, e.ce);
-    }
+    write_ack_body(buf, a);
 }
 
 fn dir_code(dir: Dir, bidi: u64, uni: u64) -> u64 {
@@ -246,6 +189,7 @@ impl Frame<'_> {
                 w(buf, f.reordering_threshold);
             }
             Frame::ImmediateAck => w(buf, t::IMMEDIATE_ACK),
+            Frame::Multipath(m) => m.encode(buf),
         }
     }
 
@@ -298,6 +242,7 @@ impl Frame<'_> {
                 l(f.request_max_ack_delay),
                 l(f.reordering_threshold),
             ]),
+            Frame::Multipath(m) => m.encoded_len(),
         }
     }
 }

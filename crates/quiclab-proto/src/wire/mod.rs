@@ -7,6 +7,10 @@
 pub mod frame;
 mod frame_decode;
 mod frame_encode;
+mod frame_fields;
+pub mod frame_mp;
+mod frame_mp_codec;
+mod frame_parts;
 pub mod header;
 pub mod ids;
 pub mod transport_params;
@@ -19,6 +23,7 @@ pub use frame_decode::decode_frames;
 pub use frame_encode::{
     crypto_header_len, stream_header_len, write_crypto_header, write_stream_header,
 };
+pub use frame_mp::{MultipathFrame, PathId};
 pub use header::{PacketType, ProtectedHeader, VERSION_1, VERSION_2};
 pub use ids::{ConnectionId, Dir, Side, StreamId};
 pub use transport_params::{PreferredAddress, TransportParameters, VersionInformation};

@@ -27,6 +27,9 @@ pub mod id {
     pub const VERSION_INFORMATION: u64 = 0x11;
     pub const MAX_DATAGRAM_FRAME_SIZE: u64 = 0x20;
     pub const MIN_ACK_DELAY: u64 = 0xff04de1b;
+    /// draft-ietf-quic-multipath §2.1 (editor's copy of 2026-03, the codepoint it
+    /// suggests to IANA; see `frame_mp.rs` for the version implemented).
+    pub const INITIAL_MAX_PATH_ID: u64 = 0x3e;
 }
 
 /// A server's preferred address (RFC 9000 §18.2).
@@ -72,6 +75,9 @@ pub struct TransportParameters {
     /// RFC 9368 §3 (0x11): the version in use and the versions the sender supports;
     /// absent = the sender does not take part in version downgrade prevention.
     pub version_information: Option<VersionInformation>,
+    /// draft-ietf-quic-multipath §2.1 (0x3e): absent = multipath not offered; at most
+    /// 2^32-1 (the path ID's width in the nonce, §2.4).
+    pub initial_max_path_id: Option<u64>,
 }
 
 /// The version_information transport parameter (RFC 9368 §3).
@@ -106,6 +112,7 @@ impl Default for TransportParameters {
             max_datagram_frame_size: None,
             min_ack_delay: None,
             version_information: None,
+            initial_max_path_id: None,
         }
     }
 }
@@ -289,6 +296,9 @@ impl TransportParameters {
         if let Some(v) = self.min_ack_delay {
             put_varint(buf, id::MIN_ACK_DELAY, v);
         }
+        if let Some(v) = self.initial_max_path_id {
+            put_varint(buf, id::INITIAL_MAX_PATH_ID, v);
+        }
         if let Some(vi) = &self.version_information {
             let mut value = vi.chosen.to_be_bytes().to_vec();
             for v in &vi.available {
@@ -363,6 +373,7 @@ impl TransportParameters {
                     tp.max_datagram_frame_size = Some(get_varint(value)?)
                 }
                 id::MIN_ACK_DELAY => tp.min_ack_delay = Some(get_varint(value)?),
+                id::INITIAL_MAX_PATH_ID => tp.initial_max_path_id = Some(get_varint(value)?),
                 id::VERSION_INFORMATION => {
                     tp.version_information = Some(decode_version_information(value)?)
                 }
@@ -411,6 +422,13 @@ impl TransportParameters {
                 return Err(tp_err("min_ack_delay above max_ack_delay"));
             }
         }
+        // draft-ietf-quic-multipath §2.1: a value above 2^32-1 is TRANSPORT_PARAMETER_ERROR.
+        if self
+            .initial_max_path_id
+            .is_some_and(|v| v > u64::from(u32::MAX))
+        {
+            return Err(tp_err("initial_max_path_id above 2^32-1"));
+        }
         Ok(())
     }
 }
@@ -452,6 +470,7 @@ mod tests {
             retry_source_connection_id: Some(cid(&[4; 4])),
             max_datagram_frame_size: Some(0),
             min_ack_delay: Some(1000),
+            initial_max_path_id: Some(u64::from(u32::MAX)),
             version_information: Some(VersionInformation {
                 chosen: 0x6b33_43cf,
                 available: vec![0x6b33_43cf, 1],
@@ -601,6 +620,9 @@ mod tests {
             varint_param(id::INITIAL_MAX_STREAMS_UNI, (1 << 60) + 1),
             // Default max_ack_delay is 25 ms.
             varint_param(id::MIN_ACK_DELAY, 25_001),
+            varint_param(id::INITIAL_MAX_PATH_ID, 1 << 32),
+            varint_param(id::INITIAL_MAX_PATH_ID, varint::MAX),
+            param(id::INITIAL_MAX_PATH_ID, &[]),
             param(id::INITIAL_SOURCE_CONNECTION_ID, &[0; 21]),
             param(id::DISABLE_ACTIVE_MIGRATION, &[0]),
         ];
@@ -618,6 +640,8 @@ mod tests {
             varint_param(id::ACTIVE_CONNECTION_ID_LIMIT, 2),
             varint_param(id::INITIAL_MAX_STREAMS_BIDI, 1 << 60),
             varint_param(id::MIN_ACK_DELAY, 25_000),
+            varint_param(id::INITIAL_MAX_PATH_ID, 0),
+            varint_param(id::INITIAL_MAX_PATH_ID, u64::from(u32::MAX)),
             param(id::INITIAL_SOURCE_CONNECTION_ID, &[0; 20]),
         ];
         for buf in ok {
@@ -677,6 +701,7 @@ mod tests {
             acl in 2..=varint::MAX,
             dgram in proptest::option::of(0..=varint::MAX),
             min_frac in proptest::option::of(0.0f64..=1.0),
+            max_path in proptest::option::of(0..=u64::from(u32::MAX)),
         ) -> TransportParameters {
             TransportParameters {
                 original_destination_connection_id: cids.0,
@@ -701,6 +726,7 @@ mod tests {
                 max_datagram_frame_size: dgram,
                 min_ack_delay: min_frac.map(|f| (f * (mad * 1000) as f64) as u64),
                 version_information: None,
+                initial_max_path_id: max_path,
             }
         }
     }

@@ -1,0 +1,44 @@
+//! The multipath extension's settings (draft-ietf-quic-multipath; the version is named
+//! in `wire/frame_mp.rs`).
+
+use serde::{Deserialize, Serialize};
+
+/// Whether we offer multipath, and how many paths we let the peer open. Multipath is
+/// on for a connection only when both sides send initial_max_path_id (§2); otherwise
+/// the connection is single-path as if this were off.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MultipathConfig {
+    /// Offer multipath: send initial_max_path_id (default off).
+    pub enabled: bool,
+    /// The initial_max_path_id we send: path IDs 0 to this one may be used (default 3,
+    /// four paths). At most [`MultipathConfig::MAX_PATH_ID_LIMIT`] (the draft allows
+    /// 2^32-1, §2.1): each path costs its state, so this bounds what the peer can make
+    /// us hold.
+    pub max_path_id: u32,
+}
+
+impl Default for MultipathConfig {
+    fn default() -> Self {
+        MultipathConfig {
+            enabled: false,
+            max_path_id: 3,
+        }
+    }
+}
+
+impl MultipathConfig {
+    /// The largest `max_path_id` accepted: per-path state is kept for at most this
+    /// many + 1 paths, whatever the peer sends.
+    pub const MAX_PATH_ID_LIMIT: u32 = 255;
+
+    /// Left out when serialized at its default, so recorded configs keep their bytes.
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// The initial_max_path_id transport parameter we send, if any.
+    pub fn initial_max_path_id(&self) -> Option<u64> {
+        self.enabled.then_some(u64::from(self.max_path_id))
+    }
+}

@@ -1,0 +1,147 @@
+//! Glue for the multipath extension (draft-ietf-quic-multipath, version named in
+//! `wire/frame_mp.rs`): negotiation when the peer's transport parameters arrive, and
+//! the received multipath frames. This first layer runs on path 0 only: path 0's
+//! packet number space is the connection's application-data space (§2.3: ACK and
+//! PATH_ACK with path ID 0 acknowledge it), its connection IDs the connection's. Paths
+//! above 0 (their spaces, CIDs, nonces in use) come next; until then frames about them
+//! are checked against the limits and otherwise ignored or refused as noted.
+
+use super::outbox::EndpointEvent;
+use super::spaces::SpaceId;
+use super::Connection;
+use crate::config::MultipathConfig;
+use crate::error::TransportError;
+use crate::time::Instant;
+use crate::wire::{ConnectionId, MultipathFrame, PathId, TransportParameters};
+
+impl Connection {
+    /// Whether multipath was negotiated (both sides sent initial_max_path_id).
+    pub fn multipath_negotiated(&self) -> bool {
+        self.multipath.is_negotiated()
+    }
+
+    /// The path ID limits once multipath is negotiated: (the largest the peer may use,
+    /// the largest we may use), raised by MAX_PATH_ID frames.
+    pub fn multipath_path_id_limits(&self) -> Option<(u32, u32)> {
+        let m = &self.multipath;
+        m.is_negotiated()
+            .then(|| (m.local_max_path_id().0, m.peer_max_path_id().0))
+    }
+
+    /// The peer's latest PATH_STATUS for `path_id`: (sequence number, backup).
+    pub fn multipath_peer_status(&self, path_id: u32) -> Option<(u64, bool)> {
+        let s = self.multipath.peer_status(PathId(path_id))?;
+        Some((s.sequence, s.backup))
+    }
+
+    /// draft-ietf-quic-multipath §2.1, on the peer's transport parameters.
+    pub(super) fn negotiate_multipath(
+        &mut self,
+        p: &TransportParameters,
+    ) -> Result<(), TransportError> {
+        if p.initial_max_path_id.is_some() && self.cids.remote_cid().is_empty() {
+            // §2.1: initial_max_path_id with a zero-length connection ID.
+            return Err(TransportError::protocol_violation(
+                "initial_max_path_id with a zero-length connection ID",
+            ));
+        }
+        // §2.1 also forbids AEADs with nonces below 12 bytes: every TLS 1.3 suite QUIC
+        // uses (AES-GCM, ChaCha20-Poly1305) has a 12-byte nonce, so none is refused.
+        let local = self.params.local.initial_max_path_id;
+        let local = local.map(|v| v.min(u64::from(MultipathConfig::MAX_PATH_ID_LIMIT)));
+        self.multipath.negotiate(local, p.initial_max_path_id);
+        Ok(())
+    }
+
+    /// A received multipath frame (§4), in a 1-RTT packet (checked by the caller).
+    pub(super) fn on_multipath_frame(
+        &mut self,
+        now: Instant,
+        dcid: &ConnectionId,
+        m: MultipathFrame,
+    ) -> Result<(), TransportError> {
+        use MultipathFrame as M;
+        if !self.multipath.is_negotiated() {
+            // §2: without negotiation neither side may use the frames; a received one
+            // is a PROTOCOL_VIOLATION (as RFC 9000 §12.4 treats a frame the
+            // connection cannot accept).
+            return Err(TransportError::protocol_violation(
+                "multipath frame without multipath negotiated",
+            ));
+        }
+        if let Some(path) = m.path_id() {
+            self.multipath.check_path_id(path)?;
+        }
+        match m {
+            M::PathAck { path_id, ack } if path_id == PathId::INITIAL => {
+                self.on_ack_frame(now, SpaceId::Data, &ack)?
+            }
+            // RFC 9000 §13.1: we have sent nothing on any other path yet.
+            M::PathAck { .. } => {
+                return Err(TransportError::protocol_violation(
+                    "PATH_ACK for a path with no packet sent",
+                ))
+            }
+            M::PathNewConnectionId { path_id, cid } if path_id == PathId::INITIAL => {
+                let limit = self.params.local.active_connection_id_limit;
+                self.cids.on_new_cid(&cid, limit)?;
+            }
+            // Connection IDs for paths we cannot open yet are not kept (bounded memory);
+            // the peer sees them unused, which the draft allows.
+            M::PathNewConnectionId { .. } => {}
+            M::PathRetireConnectionId { path_id, sequence } => {
+                self.on_path_retire_cid(path_id, sequence, dcid)?
+            }
+            M::PathCidsBlocked {
+                path_id,
+                next_sequence,
+            } => {
+                // §4.7: beyond the next sequence we would issue is PROTOCOL_VIOLATION;
+                // we issued none on paths above 0.
+                let next = if path_id == PathId::INITIAL {
+                    self.cids.next_local_seq()
+                } else {
+                    0
+                };
+                if next_sequence > next {
+                    return Err(TransportError::protocol_violation(
+                        "PATH_CIDS_BLOCKED beyond the next sequence number",
+                    ));
+                }
+            }
+            M::PathStatus {
+                path_id,
+                sequence,
+                backup,
+            } => self.multipath.on_path_status(path_id, sequence, backup),
+            M::MaxPathId(max) => self.multipath.on_max_path_id(max)?,
+            M::PathsBlocked(limit) => self.multipath.on_paths_blocked(limit)?,
+            // Abandoning a path is the next layer's (§3.4); with path 0 the only path,
+            // the peer keeps it until the idle timeout or a CONNECTION_CLOSE.
+            M::PathAbandon { .. } => {}
+        }
+        Ok(())
+    }
+
+    /// PATH_RETIRE_CONNECTION_ID (§4.5): RETIRE_CONNECTION_ID for path 0; we issued
+    /// no ID on other paths, so any sequence there was never issued (RFC 9000 §19.16:
+    /// PROTOCOL_VIOLATION).
+    fn on_path_retire_cid(
+        &mut self,
+        path: PathId,
+        sequence: u64,
+        dcid: &ConnectionId,
+    ) -> Result<(), TransportError> {
+        if path != PathId::INITIAL {
+            return Err(TransportError::protocol_violation(
+                "PATH_RETIRE_CONNECTION_ID for an ID never issued",
+            ));
+        }
+        if let Some(cid) = self.cids.on_retire(sequence, dcid)? {
+            self.outbox
+                .push_endpoint_event(EndpointEvent::RetireConnectionId(cid));
+            self.issue_connection_ids();
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,216 @@
+//! What the multipath extension (draft-ietf-quic-multipath, version named in
+//! `wire/frame_mp.rs`) keeps per connection so far: whether it was negotiated, the
+//! path ID limits both ways, and the peer's path status per path ID.
+//!
+//! Bounded whatever the peer sends: path IDs above our limit are refused before any
+//! state is kept (§4), and our limit is `MultipathConfig::max_path_id`, which the
+//! config caps at `MultipathConfig::MAX_PATH_ID_LIMIT`.
+
+use crate::error::TransportError;
+use crate::wire::PathId;
+use std::collections::BTreeMap;
+
+/// A peer's PATH_STATUS_* state for one path ID (§3.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PeerPathStatus {
+    /// The highest Path Status Sequence Number received.
+    pub sequence: u64,
+    /// PATH_STATUS_BACKUP (true) or PATH_STATUS_AVAILABLE (false).
+    pub backup: bool,
+}
+
+/// Multipath negotiation and limits.
+#[derive(Debug, Default)]
+pub(super) struct MultipathState {
+    /// Both sides sent initial_max_path_id (§2).
+    negotiated: bool,
+    /// The largest path ID we allow the peer to use (initial_max_path_id, later
+    /// raised by our MAX_PATH_ID).
+    local_max: PathId,
+    /// The peer's initial_max_path_id: a MAX_PATH_ID below it is invalid (§4.6).
+    peer_initial_max: PathId,
+    /// The largest path ID the peer allows us (§4.6: only increases).
+    peer_max: PathId,
+    /// The peer's latest status per path ID, at most `local_max + 1` entries.
+    peer_status: BTreeMap<PathId, PeerPathStatus>,
+}
+
+impl MultipathState {
+    /// Multipath is on when both sides sent initial_max_path_id (§2: "If either of the
+    /// endpoints does not advertise [it], then both endpoints MUST NOT use any frame or
+    /// mechanism defined in this document"). Both values are at most 2^32-1: ours by
+    /// the config, the peer's by transport parameter decoding (§2.1).
+    pub fn negotiate(&mut self, local: Option<u64>, peer: Option<u64>) {
+        let (Some(local), Some(peer)) = (local, peer) else {
+            *self = Self::default();
+            return;
+        };
+        let id = |v: u64| PathId(u32::try_from(v).unwrap_or(u32::MAX));
+        self.negotiated = true;
+        self.local_max = id(local);
+        self.peer_initial_max = id(peer);
+        self.peer_max = id(peer);
+    }
+
+    pub fn is_negotiated(&self) -> bool {
+        self.negotiated
+    }
+
+    /// The largest path ID we may use.
+    pub fn peer_max_path_id(&self) -> PathId {
+        self.peer_max
+    }
+
+    /// The largest path ID the peer may use.
+    pub fn local_max_path_id(&self) -> PathId {
+        self.local_max
+    }
+
+    /// The peer's latest status for `path`, if it sent one.
+    pub fn peer_status(&self, path: PathId) -> Option<PeerPathStatus> {
+        self.peer_status.get(&path).copied()
+    }
+
+    /// §4: a frame about a path ID above our limit is PROTOCOL_VIOLATION.
+    pub fn check_path_id(&self, path: PathId) -> Result<(), TransportError> {
+        if path > self.local_max {
+            return Err(TransportError::protocol_violation(
+                "multipath frame for a path ID above our maximum",
+            ));
+        }
+        Ok(())
+    }
+
+    /// MAX_PATH_ID (§4.6): below the peer's initial_max_path_id is PROTOCOL_VIOLATION;
+    /// one that does not raise the limit is ignored.
+    pub fn on_max_path_id(&mut self, max: PathId) -> Result<(), TransportError> {
+        if max < self.peer_initial_max {
+            return Err(TransportError::protocol_violation(
+                "MAX_PATH_ID below the peer's initial_max_path_id",
+            ));
+        }
+        self.peer_max = self.peer_max.max(max);
+        Ok(())
+    }
+
+    /// PATHS_BLOCKED (§4.7): informational; a limit above ours is PROTOCOL_VIOLATION.
+    pub fn on_paths_blocked(&self, limit: PathId) -> Result<(), TransportError> {
+        if limit > self.local_max {
+            return Err(TransportError::protocol_violation(
+                "PATHS_BLOCKED above our maximum path ID",
+            ));
+        }
+        Ok(())
+    }
+
+    /// PATH_STATUS_BACKUP / PATH_STATUS_AVAILABLE (§4.3): kept unless an equal or
+    /// higher sequence number was already received for that path ID. The path ID was
+    /// checked against our limit, which bounds the map.
+    pub fn on_path_status(&mut self, path: PathId, sequence: u64, backup: bool) {
+        let newer = self
+            .peer_status
+            .get(&path)
+            .is_none_or(|s| sequence > s.sequence);
+        if newer && path <= self.local_max {
+            self.peer_status
+                .insert(path, PeerPathStatus { sequence, backup });
+        }
+    }
+
+    /// How many path IDs hold state (for the memory bound's test).
+    #[cfg(test)]
+    pub fn paths_held(&self) -> usize {
+        self.peer_status.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::TransportErrorCode as Code;
+
+    fn on(local: u64, peer: u64) -> MultipathState {
+        let mut m = MultipathState::default();
+        m.negotiate(Some(local), Some(peer));
+        m
+    }
+
+    #[test]
+    fn negotiated_only_when_both_sides_offer() {
+        for (l, p) in [(None, None), (Some(2), None), (None, Some(2))] {
+            let mut m = MultipathState::default();
+            m.negotiate(l, p);
+            assert!(!m.is_negotiated(), "{l:?} {p:?}");
+        }
+        let m = on(2, 5);
+        assert!(m.is_negotiated());
+        assert_eq!(
+            (m.local_max_path_id(), m.peer_max_path_id()),
+            (PathId(2), PathId(5))
+        );
+    }
+
+    #[test]
+    fn path_ids_above_our_limit_are_protocol_violations() {
+        let m = on(3, 0);
+        assert!(m.check_path_id(PathId(3)).is_ok());
+        let e = m.check_path_id(PathId(4)).unwrap_err();
+        assert_eq!(e.code, Code::PROTOCOL_VIOLATION);
+        assert!(m.on_paths_blocked(PathId(3)).is_ok());
+        assert_eq!(
+            m.on_paths_blocked(PathId(4)).unwrap_err().code,
+            Code::PROTOCOL_VIOLATION
+        );
+    }
+
+    #[test]
+    fn max_path_id_only_raises_and_never_below_the_initial() {
+        let mut m = on(1, 4);
+        assert_eq!(
+            m.on_max_path_id(PathId(3)).unwrap_err().code,
+            Code::PROTOCOL_VIOLATION
+        );
+        m.on_max_path_id(PathId(9)).unwrap();
+        m.on_max_path_id(PathId(6)).unwrap(); // reordered: ignored
+        assert_eq!(m.peer_max_path_id(), PathId(9));
+    }
+
+    #[test]
+    fn path_status_keeps_the_highest_sequence_per_path() {
+        let mut m = on(3, 3);
+        m.on_path_status(PathId(1), 5, true);
+        m.on_path_status(PathId(1), 4, false); // older: ignored
+        m.on_path_status(PathId(1), 5, false); // equal: ignored
+        m.on_path_status(PathId(2), 0, false); // own sequence space per path
+        let s = |p| m.peer_status(PathId(p)).unwrap();
+        assert_eq!(
+            s(1),
+            PeerPathStatus {
+                sequence: 5,
+                backup: true
+            }
+        );
+        assert_eq!(
+            s(2),
+            PeerPathStatus {
+                sequence: 0,
+                backup: false
+            }
+        );
+        m.on_path_status(PathId(1), 6, false);
+        assert!(!m.peer_status(PathId(1)).unwrap().backup);
+    }
+
+    #[test]
+    fn state_is_bounded_by_our_limit_whatever_the_peer_sends() {
+        let mut m = on(3, 3);
+        for p in 0..10_000u32 {
+            if m.check_path_id(PathId(p)).is_ok() {
+                m.on_path_status(PathId(p), u64::from(p), p % 2 == 0);
+            }
+            // Even without the check, nothing above the limit is kept.
+            m.on_path_status(PathId(p), u64::from(p) + 1, false);
+        }
+        assert_eq!(m.paths_held(), 4);
+    }
+}
