@@ -73,11 +73,12 @@ pub(crate) fn resolve_written(table: &mut toml::Table, base: &toml::Table, dir: 
     });
 }
 
-/// `sha256:<hex>` of a file's contents; `at` names the key in the error.
-fn hash_file(at: &str, path: &str) -> Result<String, LabError> {
+/// `sha256:<hex>` of a file's contents (a run key's stand-in for a file path); `kind`
+/// ("host", "trace") and `at` (the key) name the file in the error.
+pub(crate) fn hash_file(kind: &str, at: &str, path: &str) -> Result<String, LabError> {
     let bytes = std::fs::read(path).map_err(|e| LabError::Data {
         file: path.to_string(),
-        why: format!("the host file of {at} cannot be read: {e}"),
+        why: format!("the {kind} file of {at} cannot be read: {e}"),
     })?;
     let hex: String = digest(&SHA256, &bytes)
         .as_ref()
@@ -91,7 +92,7 @@ fn hash_file(at: &str, path: &str) -> Result<String, LabError> {
 /// changes without host files): what the run key serializes.
 pub(crate) fn keyed(scenario: &mut Scenario) -> Result<(), LabError> {
     let mut err = None;
-    let mut hash = |at: &str, p: &mut String| match hash_file(at, p) {
+    let mut hash = |at: &str, p: &mut String| match hash_file("host", at, p) {
         Ok(h) => *p = h,
         Err(e) => {
             err.get_or_insert(e);

@@ -13,7 +13,6 @@
 
 use crate::error::LabError;
 use quiclab_sim::Scenario;
-use ring::digest::{digest, SHA256};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -92,16 +91,7 @@ pub(crate) fn keyed(scenario: &Scenario) -> Result<Scenario, LabError> {
     let mut s = scenario.clone();
     for (key, path) in s.trace_paths_mut() {
         let Some(p) = path.as_mut() else { continue };
-        let bytes = std::fs::read(&*p).map_err(|e| LabError::Data {
-            file: p.clone(),
-            why: format!("the trace file of {key} cannot be read: {e}"),
-        })?;
-        let hex: String = digest(&SHA256, &bytes)
-            .as_ref()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        *p = format!("sha256:{hex}");
+        *p = super::host_files::hash_file("trace", &key, p)?;
     }
     Ok(s)
 }
