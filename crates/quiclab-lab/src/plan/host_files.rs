@@ -7,10 +7,9 @@
 //! hashes each file's contents in place of its path, so an edited profile reruns.
 
 use crate::error::LabError;
-use crate::plan::trace_files::against;
+use crate::plan::file_keys::{against, hash_file};
 use quiclab_sim::host::config::{HOST_KEY, PROFILE_KEY};
 use quiclab_sim::Scenario;
-use ring::digest::{digest, SHA256};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -71,21 +70,6 @@ pub(crate) fn resolve_written(table: &mut toml::Table, base: &toml::Table, dir: 
             *p = against(dir, p);
         }
     });
-}
-
-/// `sha256:<hex>` of a file's contents (a run key's stand-in for a file path); `kind`
-/// ("host", "trace") and `at` (the key) name the file in the error.
-pub(crate) fn hash_file(kind: &str, at: &str, path: &str) -> Result<String, LabError> {
-    let bytes = std::fs::read(path).map_err(|e| LabError::Data {
-        file: path.to_string(),
-        why: format!("the {kind} file of {at} cannot be read: {e}"),
-    })?;
-    let hex: String = digest(&SHA256, &bytes)
-        .as_ref()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    Ok(format!("sha256:{hex}"))
 }
 
 /// Replaces each host path of `scenario` with the hash of the file's contents (nothing

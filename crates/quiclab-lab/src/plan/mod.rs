@@ -8,6 +8,7 @@ pub mod comparison;
 pub mod endpoints;
 pub mod endpoints_check;
 pub mod expand;
+mod file_keys;
 mod host_files;
 pub mod load;
 pub mod locate;

@@ -12,6 +12,7 @@
 //! changed trace reruns and a moved checkout reuses its runs.
 
 use crate::error::LabError;
+use crate::plan::file_keys::{against, hash_file};
 use quiclab_sim::Scenario;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -52,18 +53,6 @@ fn visit(table: &mut toml::Table, at: &str, keys: &[&str], f: &mut impl FnMut(&s
     }
 }
 
-/// `path` made absolute against `dir` when relative (as written when already absolute);
-/// `dir` is canonical when it exists (no `..` left from a base like `../scen/base.toml`).
-pub(crate) fn against(dir: &Path, path: &str) -> String {
-    if !Path::new(path).is_relative() {
-        return path.to_string();
-    }
-    let dir = std::fs::canonicalize(dir)
-        .or_else(|_| std::path::absolute(dir))
-        .unwrap_or_else(|_| dir.to_path_buf());
-    dir.join(path).display().to_string()
-}
-
 /// Resolves every relative trace path in the base scenario's `table` against `dir`,
 /// the base file's directory.
 pub(crate) fn resolve_base(table: &mut toml::Table, dir: &Path) {
@@ -91,7 +80,7 @@ pub(crate) fn keyed(scenario: &Scenario) -> Result<Scenario, LabError> {
     let mut s = scenario.clone();
     for (key, path) in s.trace_paths_mut() {
         let Some(p) = path.as_mut() else { continue };
-        *p = super::host_files::hash_file("trace", &key, p)?;
+        *p = hash_file("trace", &key, p)?;
     }
     Ok(s)
 }

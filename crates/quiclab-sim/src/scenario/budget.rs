@@ -7,7 +7,8 @@
 //! A flow moves at most min(link rate, window / RTT) for as long as it is active, and at
 //! most its workload's bytes; each data packet costs about [`EVENTS_PER_PACKET_HOP`]
 //! events per link it crosses (serialization end, arrival, and its share of the ACKs
-//! and timers). Cross traffic sends (stop - start) / mean gap datagrams. The run itself
+//! and timers), and [`HOST_EVENTS_PER_PACKET`] more for each endpoint with a host model.
+//! Cross traffic sends (stop - start) / mean gap datagrams. The run itself
 //! also stops with an error after `stop.max_events` events.
 
 use super::validate::Check;
@@ -22,6 +23,11 @@ pub const DEFAULT_MAX_EVENTS: u64 = 1_000_000_000;
 /// point-to-point link with an ACK every two packets, 4 for a download over an
 /// asymmetric satellite path, where pacing timers and ACKs weigh more).
 const EVENTS_PER_PACKET_HOP: f64 = 4.0;
+/// Extra events per data packet for each endpoint of a flow with a host model
+/// (`host/`): the CPU's completion of the data packet it receives or of the batch it
+/// sends, and of the ACKs that go the other way (measured on bulk_hosts.toml: 2.4
+/// events per packet for both hosts together, at most one ACK per packet).
+const HOST_EVENTS_PER_PACKET: f64 = 2.0;
 /// Events of a flow's handshake and close.
 const EVENTS_PER_FLOW: f64 = 100.0;
 /// Request bytes per request (`GET /N\r\n` plus stream overhead).
@@ -216,9 +222,15 @@ impl Scenario {
             } => (moved / payload).ceil() + (fps * duration_s.min(active)).ceil(),
             _ => (moved / payload).ceil(),
         };
+        // A host table that does not load counts as none (validation reports it).
+        let hosts = [false, true]
+            .into_iter()
+            .filter(|&server| self.host(i, server, "").ok().flatten().is_some())
+            .count() as f64;
+        let per_packet = EVENTS_PER_PACKET_HOP * self.hops() + HOST_EVENTS_PER_PACKET * hosts;
         SourceWork {
             key: format!("{key}.workload"),
-            events: EVENTS_PER_FLOW + packets * EVENTS_PER_PACKET_HOP * self.hops(),
+            events: EVENTS_PER_FLOW + packets * per_packet,
             bound: format!(
                 "{moved:.3e} bytes: at most {throughput:.3e} B/s for {active} s, \
                  {bytes:.3e} bytes of workload"
