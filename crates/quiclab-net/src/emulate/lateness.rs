@@ -7,8 +7,11 @@
 //! a plan can read, beside a run's throughput, whether the relay kept the model's
 //! schedule over the same window.
 
+use crate::driver::Clock;
 use quiclab_link::config::LinkSide;
+use quiclab_link::duplex::{Delivery, Duplex};
 use quiclab_link::quantile;
+use quiclab_link::time::saturating_secs;
 use quiclab_proto::Instant;
 use serde::Serialize;
 use std::time::Duration;
@@ -164,5 +167,39 @@ mod tests {
         assert_eq!(l.summary().max_us, 1e6);
         // The overflow bucket counts as the maximum: 100 + 0.9 * (1e6 - 100).
         assert!((l.summary().p999_us - 900_010.0).abs() < 1e-6);
+    }
+}
+
+/// A relay's two records of its send lateness: the run's ([`Lateness`], emulate.json)
+/// and the measurement window's per direction ([`WindowLateness`], links.json).
+#[derive(Default)]
+pub struct SendLateness {
+    pub total: Lateness,
+    pub window: WindowLateness,
+}
+
+impl SendLateness {
+    /// The window from `from_s` to `to_s` (`None`: the end) of relay time, seconds.
+    pub fn for_window(from_s: f64, to_s: Option<f64>) -> SendLateness {
+        let at = |s| Instant::ZERO + saturating_secs(s);
+        SendLateness {
+            total: Lateness::default(),
+            window: WindowLateness::new(at(from_s), to_s.map(at)),
+        }
+    }
+
+    /// The next delivery of `duplex` due by `now`, its lateness (the wall clock's time
+    /// at the send against its due time) recorded in both.
+    pub(crate) fn pop_due(
+        &mut self,
+        duplex: &mut Duplex,
+        now: Instant,
+        clock: &Clock,
+    ) -> Option<Delivery> {
+        let d = duplex.poll(now)?;
+        let late = clock.now().saturating_duration_since(d.due);
+        self.total.record(late);
+        self.window.record(d.side, d.due, late);
+        Some(d)
     }
 }

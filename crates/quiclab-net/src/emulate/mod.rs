@@ -15,6 +15,7 @@ pub(crate) mod lateness;
 pub(crate) mod output;
 mod rebind;
 pub(crate) mod relay;
+pub(crate) mod wait;
 pub(crate) mod wake;
 
 pub use config::{load, parse, EmulateError};
@@ -28,7 +29,6 @@ use crate::error::{NetError, Result};
 use crate::udp::{Granted, Socket, DEFAULT_BUFFER};
 use quiclab_link::config::LinkSide;
 use quiclab_link::duplex::Duplex;
-use quiclab_link::time::saturating_secs;
 use quiclab_proto::Instant;
 use quiclab_sim::Scenario;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -99,10 +99,7 @@ impl Emulator {
         let mut relay = relay::Relay::new(duplex, (front, back), config.upstream, clock, waker)?;
         relay.rebinder = (config.rebind).map(|r| (rebind::Rebinder::new(r), config.socket_buffer));
         let m = &scenario.measure;
-        relay.window_lateness = lateness::WindowLateness::new(
-            Instant::ZERO + saturating_secs(m.from_s),
-            m.to_s.map(|t| Instant::ZERO + saturating_secs(t)),
-        );
+        relay.lateness = lateness::SendLateness::for_window(m.from_s, m.to_s);
         Ok(Emulator { scenario, relay })
     }
 
@@ -162,7 +159,7 @@ impl Emulator {
 
     /// How late the relay sent against the model so far.
     pub fn lateness(&self) -> LatenessSummary {
-        self.relay.lateness.summary()
+        self.relay.lateness.total.summary()
     }
 
     /// Flushes the captures and writes links.csv, the queue traces, emulate.json and a
@@ -175,7 +172,6 @@ impl Emulator {
             capture: &mut r.capture,
             counters: &r.counters,
             lateness: &r.lateness,
-            window_lateness: &r.window_lateness,
             rebinds: r.rebinder.as_ref().map_or(&[], |(rb, _)| &rb.records),
         };
         output::finish(out, &self.scenario, state, end, keylog)

@@ -12,7 +12,7 @@
 //! seconds since the emulator started.
 
 use super::lateness::LatenessSummary;
-use super::lateness::{Lateness, WindowLateness};
+use super::lateness::SendLateness;
 use super::rebind::RebindRecord;
 use super::relay::Capture;
 use crate::error::{Context, Result};
@@ -106,8 +106,7 @@ pub(crate) struct RelayState<'a, C: Serialize> {
     pub capture: &'a mut Option<Capture>,
     /// The relay's counters, emulate.json's `relay`.
     pub counters: &'a C,
-    pub lateness: &'a Lateness,
-    pub window_lateness: &'a WindowLateness,
+    pub lateness: &'a SendLateness,
     pub rebinds: &'a [RebindRecord],
 }
 
@@ -159,7 +158,7 @@ pub(crate) fn finish<C: Serialize>(
         .zip(&result.links)
         .map(|(&side, link)| LinkJson {
             link,
-            send_lateness: relay.window_lateness.summary(side),
+            send_lateness: relay.lateness.window.summary(side),
         })
         .collect();
     let mut links = serde_json::to_string_pretty(&links)?;
@@ -180,7 +179,7 @@ pub(crate) fn finish<C: Serialize>(
             .iter()
             .map(|l| (l.name.clone(), QueueSummary::of(l)))
             .collect(),
-        send_lateness: relay.lateness.summary(),
+        send_lateness: relay.lateness.total.summary(),
         rebinds: relay.rebinds,
     };
     let mut json = serde_json::to_string_pretty(&summary)?;

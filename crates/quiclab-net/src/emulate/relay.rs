@@ -16,13 +16,14 @@
 //! Send errors (a peer that vanished: ECONNREFUSED from an ICMP port unreachable, a
 //! full socket buffer) lose that datagram, are counted, and never end the relay.
 
-use super::lateness::{Lateness, WindowLateness};
+use super::lateness::SendLateness;
 use super::rebind::Rebinder;
+use super::wait::{Ready, SIDES};
 use super::wake::Waker;
 use crate::driver::Clock;
 use crate::error::{Context, Result};
 use crate::udp::{ecn_of, is_transient, Granted, Socket};
-use mio::{Events, Interest, Poll, Token};
+use mio::Interest;
 use quiclab_link::config::LinkSide;
 use quiclab_link::duplex::{Delivery, Duplex};
 use quiclab_link::link::Packet;
@@ -40,8 +41,6 @@ const RECV_BUF: usize = 65_536;
 const RECV_ROUNDS: usize = 2;
 /// Longest sleep with nothing scheduled, so the stop flag and `--duration` are seen.
 const IDLE_WAIT: Duration = Duration::from_millis(100);
-const FRONT: Token = Token(0);
-const BACK: Token = Token(1);
 
 /// A capture file (classic pcap).
 pub type Capture = PcapWriter<BufWriter<std::fs::File>>;
@@ -87,18 +86,14 @@ pub struct Relay {
     upstream: SocketAddr,
     client: Option<SocketAddr>,
     clock: Clock,
-    poll: Poll,
-    events: Events,
-    waker: Waker,
-    readable: [bool; 2],
+    ready: Ready,
     bufs: Vec<Vec<u8>>,
     meta: Vec<RecvMeta>,
     /// Every datagram as it reaches the relay (both directions), if capturing.
     pub capture: Option<Capture>,
     pub counters: RelayCounters,
-    pub lateness: Lateness,
-    /// The same per link direction, over the scenario's measurement window (links.json).
-    pub window_lateness: WindowLateness,
+    /// How late each delivery left against its due time.
+    pub lateness: SendLateness,
     /// The rebind schedule, if any, and the buffer size its new sockets ask for.
     pub(super) rebinder: Option<(Rebinder, usize)>,
 }
@@ -124,11 +119,10 @@ impl Relay {
         clock: Clock,
         waker: Waker,
     ) -> Result<Relay> {
-        let poll = Poll::new().context("creating the event loop")?;
-        let r = poll.registry();
-        r.register(front.source(), FRONT, Interest::READABLE)?;
-        r.register(back.source(), BACK, Interest::READABLE)?;
-        waker.register(r)?;
+        let ready = Ready::new(waker, |r| {
+            r.register(front.source(), SIDES[0], Interest::READABLE)?;
+            r.register(back.source(), SIDES[1], Interest::READABLE)
+        })?;
         let batch = quinn_udp::BATCH_SIZE;
         Ok(Relay {
             duplex,
@@ -137,17 +131,12 @@ impl Relay {
             upstream,
             client: None,
             clock,
-            poll,
-            events: Events::with_capacity(8),
-            waker,
-            // Datagrams may have arrived before registration (edge-triggered).
-            readable: [true, true],
+            ready,
             bufs: (0..batch).map(|_| vec![0u8; RECV_BUF]).collect(),
             meta: vec![RecvMeta::default(); batch],
             capture: None,
             counters: RelayCounters::default(),
-            lateness: Lateness::default(),
-            window_lateness: WindowLateness::default(),
+            lateness: SendLateness::default(),
             rebinder: None,
         })
     }
@@ -164,7 +153,7 @@ impl Relay {
 
     /// How the relay sleeps, for the start-up log.
     pub fn waker_note(&self) -> String {
-        self.waker.note()
+        self.ready.note()
     }
 
     /// Runs until `stop()` is true or `end` (emulator time) passes; returns the end time.
@@ -176,14 +165,15 @@ impl Relay {
             }
             self.send_due(now);
             self.rebind_if_due(now)?;
-            if !self.readable.contains(&true) {
+            if !self.ready.readable.contains(&true) {
                 let rebind = self.rebinder.as_ref().and_then(|(r, _)| r.due());
                 let next = [self.duplex.next_due(), end, rebind];
                 let next = next.into_iter().flatten().min();
-                self.wait(next)?;
+                self.ready
+                    .wait(self.clock.now(), next, IDLE_WAIT, "sockets")?;
             }
             for side in [0, 1] {
-                if self.readable[side] {
+                if self.ready.readable[side] {
                     self.receive(side)?;
                 }
             }
@@ -203,11 +193,11 @@ impl Relay {
         let old = self.back.local_addr().context("the relay's address")?;
         let moved = match Socket::bind(rebinder.next_bind(old), *buffer) {
             Ok(mut socket) => {
-                let registry = self.poll.registry();
-                registry.register(socket.source(), BACK, Interest::READABLE)?;
+                let registry = self.ready.registry();
+                registry.register(socket.source(), SIDES[1], Interest::READABLE)?;
                 registry.deregister(self.back.source())?;
                 self.back = socket;
-                self.readable[1] = true;
+                self.ready.readable[1] = true;
                 let new = self.back.local_addr().context("the relay's address")?;
                 note!("quiclab emulate: rebound toward the server: {old} -> {new}");
                 Some((old, new))
@@ -223,38 +213,9 @@ impl Relay {
         Ok(())
     }
 
-    /// Sleeps until `deadline` (emulator time; `None`: [`IDLE_WAIT`]) or a socket is
-    /// readable.
-    fn wait(&mut self, deadline: Option<Instant>) -> Result<()> {
-        let now = self.clock.now();
-        let wait = deadline.map_or(IDLE_WAIT, |d| {
-            d.saturating_duration_since(now).min(IDLE_WAIT)
-        });
-        if wait.is_zero() {
-            return Ok(());
-        }
-        let timeout = self.waker.timeout(wait);
-        match self.poll.poll(&mut self.events, Some(timeout)) {
-            Ok(()) => {}
-            Err(e) if e.kind() == ErrorKind::Interrupted => return Ok(()),
-            Err(e) => return Err(e).context("waiting for the sockets"),
-        }
-        for ev in self.events.iter() {
-            match ev.token() {
-                FRONT => self.readable[0] = true,
-                BACK => self.readable[1] = true,
-                _ => self.waker.clear(),
-            }
-        }
-        Ok(())
-    }
-
     /// Sends every delivery due by now.
     fn send_due(&mut self, now: Instant) {
-        while let Some(d) = self.duplex.poll(now) {
-            let late = self.clock.now().saturating_duration_since(d.due);
-            self.lateness.record(late);
-            self.window_lateness.record(d.side, d.due, late);
+        while let Some(d) = self.lateness.pop_due(&mut self.duplex, now, &self.clock) {
             self.send(d);
         }
     }
@@ -308,7 +269,7 @@ impl Relay {
                 Err(e) if is_transient(&e) => {
                     // WouldBlock: drained. ECONNREFUSED & co (a peer vanished): more
                     // may be queued behind it.
-                    self.readable[side] = e.kind() != ErrorKind::WouldBlock;
+                    self.ready.readable[side] = e.kind() != ErrorKind::WouldBlock;
                     return Ok(());
                 }
                 Err(e) => return Err(e).context("receiving"),

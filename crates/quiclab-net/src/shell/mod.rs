@@ -44,13 +44,12 @@ mod tun;
 pub use relay::ShellCounters;
 
 use crate::driver::{Clock, WakeMode};
-use crate::emulate::lateness::{LatenessSummary, WindowLateness};
+use crate::emulate::lateness::{LatenessSummary, SendLateness};
 use crate::emulate::output;
 use crate::emulate::wake::Waker;
 use crate::NetError;
 use quiclab_link::config::LinkSide;
 use quiclab_link::duplex::Duplex;
-use quiclab_link::time::saturating_secs;
 use quiclab_proto::Instant;
 use quiclab_sim::Scenario;
 use relay::IpRelay;
@@ -163,10 +162,7 @@ impl Shell {
         let waker = Waker::new(config.wake, config.spin);
         let mut relay = IpRelay::new(duplex, [inner, host], Clock::new(), waker)?;
         let m = &scenario.measure;
-        relay.window_lateness = WindowLateness::new(
-            Instant::ZERO + saturating_secs(m.from_s),
-            m.to_s.map(|t| Instant::ZERO + saturating_secs(t)),
-        );
+        relay.lateness = SendLateness::for_window(m.from_s, m.to_s);
         Ok(Shell {
             relay,
             ns,
@@ -295,7 +291,7 @@ impl Shell {
 
     /// How late the relay sent against the model so far.
     pub fn lateness(&self) -> LatenessSummary {
-        self.relay.lateness.summary()
+        self.relay.lateness.total.summary()
     }
 
     /// Flushes the captures and writes links.csv, links.json, the queue traces and
@@ -307,7 +303,6 @@ impl Shell {
             capture: &mut r.capture,
             counters: &r.counters,
             lateness: &r.lateness,
-            window_lateness: &r.window_lateness,
             rebinds: &[],
         };
         Ok(output::finish(out, &self.scenario, state, end, None)?)

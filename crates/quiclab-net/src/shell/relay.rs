@@ -16,17 +16,17 @@
 use super::ip::{self, Refused};
 use super::tun::Tun;
 use crate::driver::Clock;
-use crate::emulate::lateness::{Lateness, WindowLateness};
+use crate::emulate::lateness::SendLateness;
 use crate::emulate::relay::Capture;
+use crate::emulate::wait::{Ready, SIDES};
 use crate::emulate::wake::Waker;
 use crate::error::{Context, Result};
 use mio::unix::SourceFd;
-use mio::{Events, Interest, Poll, Token};
+use mio::Interest;
 use quiclab_link::config::LinkSide;
 use quiclab_link::duplex::{Delivery, Duplex};
 use quiclab_proto::{Ecn, Instant};
 use serde::Serialize;
-use std::io::ErrorKind;
 use std::time::Duration;
 
 /// Room for one packet: a TUN device's MTU is at most 64 KiB.
@@ -35,8 +35,6 @@ const PACKET_BUF: usize = 65_536;
 const READS_PER_TURN: usize = 64;
 /// Longest sleep with nothing scheduled, so the stop check runs.
 const IDLE_WAIT: Duration = Duration::from_millis(20);
-const INSIDE: Token = Token(0);
-const HOST: Token = Token(1);
 
 /// What the relay counted, emulate.json's `relay` for a shell.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
@@ -67,41 +65,34 @@ pub struct IpRelay {
     /// Indexed by side: 0 inside, 1 host.
     tuns: [Tun; 2],
     clock: Clock,
-    poll: Poll,
-    events: Events,
-    waker: Waker,
-    readable: [bool; 2],
+    ready: Ready,
     buf: Vec<u8>,
     /// The next IPv4 identification per direction.
     ids: [u16; 2],
     pub capture: Option<Capture>,
     pub counters: ShellCounters,
-    pub lateness: Lateness,
-    pub window_lateness: WindowLateness,
+    /// How late each delivery left against its due time.
+    pub lateness: SendLateness,
 }
 
 impl IpRelay {
     /// Registers both devices with a new poll; the relay's time starts at `clock`'s.
     pub fn new(duplex: Duplex, tuns: [Tun; 2], clock: Clock, waker: Waker) -> Result<IpRelay> {
-        let poll = Poll::new().context("creating the event loop")?;
-        let r = poll.registry();
-        r.register(&mut SourceFd(&tuns[0].fd()), INSIDE, Interest::READABLE)?;
-        r.register(&mut SourceFd(&tuns[1].fd()), HOST, Interest::READABLE)?;
-        waker.register(r)?;
+        // Side 0 inside, side 1 host.
+        let ready = Ready::new(waker, |r| {
+            r.register(&mut SourceFd(&tuns[0].fd()), SIDES[0], Interest::READABLE)?;
+            r.register(&mut SourceFd(&tuns[1].fd()), SIDES[1], Interest::READABLE)
+        })?;
         Ok(IpRelay {
             duplex,
             tuns,
             clock,
-            poll,
-            events: Events::with_capacity(8),
-            waker,
-            readable: [true, true],
+            ready,
             buf: vec![0; PACKET_BUF],
             ids: [0, 0],
             capture: None,
             counters: ShellCounters::default(),
-            lateness: Lateness::default(),
-            window_lateness: WindowLateness::default(),
+            lateness: SendLateness::default(),
         })
     }
 
@@ -113,48 +104,20 @@ impl IpRelay {
                 return Ok(now);
             }
             self.send_due(now);
-            if !self.readable.contains(&true) {
-                self.wait(self.duplex.next_due())?;
+            if !self.ready.readable.contains(&true) {
+                let (now, next) = (self.clock.now(), self.duplex.next_due());
+                self.ready.wait(now, next, IDLE_WAIT, "TUN devices")?;
             }
             for side in [0, 1] {
-                if self.readable[side] {
+                if self.ready.readable[side] {
                     self.receive(side)?;
                 }
             }
         }
     }
 
-    /// Sleeps until `deadline` (relay time; `None`: [`IDLE_WAIT`]) or a device is
-    /// readable.
-    fn wait(&mut self, deadline: Option<Instant>) -> Result<()> {
-        let now = self.clock.now();
-        let wait = deadline.map_or(IDLE_WAIT, |d| {
-            d.saturating_duration_since(now).min(IDLE_WAIT)
-        });
-        if wait.is_zero() {
-            return Ok(());
-        }
-        let timeout = self.waker.timeout(wait);
-        match self.poll.poll(&mut self.events, Some(timeout)) {
-            Ok(()) => {}
-            Err(e) if e.kind() == ErrorKind::Interrupted => return Ok(()),
-            Err(e) => return Err(e).context("waiting for the TUN devices"),
-        }
-        for ev in self.events.iter() {
-            match ev.token() {
-                INSIDE => self.readable[0] = true,
-                HOST => self.readable[1] = true,
-                _ => self.waker.clear(),
-            }
-        }
-        Ok(())
-    }
-
     fn send_due(&mut self, now: Instant) {
-        while let Some(d) = self.duplex.poll(now) {
-            let late = self.clock.now().saturating_duration_since(d.due);
-            self.lateness.record(late);
-            self.window_lateness.record(d.side, d.due, late);
+        while let Some(d) = self.lateness.pop_due(&mut self.duplex, now, &self.clock) {
             self.send(d);
         }
     }
@@ -188,7 +151,7 @@ impl IpRelay {
             let n = match self.tuns[side].read(&mut self.buf) {
                 Ok(Some(n)) => n,
                 Ok(None) => {
-                    self.readable[side] = false;
+                    self.ready.readable[side] = false;
                     return Ok(());
                 }
                 Err(e) => {
