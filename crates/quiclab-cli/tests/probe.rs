@@ -188,6 +188,9 @@ fn probe_tells_iack_from_wfc() {
     assert!((15_000..200_000).contains(&gap), "{i:?}");
     assert_eq!(w["instant_ack"], "false", "{w:?}");
     assert_eq!(w["iack_sh_gap_us"], "");
+    // Without an RTT sample the WFC client's first PTO is 1 s (RFC 9002 §6.2.2): none
+    // fires during the 20 ms wait.
+    assert_eq!(num(w, "client_ptos"), 0, "{w:?}");
     // The chain is the server's certificate, byte for byte in size.
     assert_eq!(num(i, "cert_der_bytes"), cert_der(0));
     assert_eq!(num(w, "cert_der_bytes"), cert_der(PADDING));

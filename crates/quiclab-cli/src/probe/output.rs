@@ -30,6 +30,7 @@ pub const COLUMNS: &[&str] = &[
     "server_initial_crypto_bytes",
     "server_handshake_crypto_bytes",
     "packets_dropped",
+    "client_ptos",
     "transport_parameters",
 ];
 
@@ -123,6 +124,7 @@ pub fn values(r: &ProbeReport) -> Vec<String> {
         measured(s.server_initial_crypto_bytes),
         measured(s.server_handshake_crypto_bytes),
         measured(s.packets_dropped),
+        measured(u64::from(s.client_ptos)),
         r.params.as_ref().map(params::joined).unwrap_or_default(),
     ]
 }
@@ -187,6 +189,7 @@ pub fn table(reports: &[ProbeReport]) -> String {
         "iack",
         "gap_us",
         "flight/limit",
+        "ptos",
         "certs",
         "cert_B",
         "max_data",
@@ -213,6 +216,7 @@ pub fn table(reports: &[ProbeReport]) -> String {
             col("instant_ack"),
             col("iack_sh_gap_us"),
             flight,
+            col("client_ptos"),
             col("cert_count"),
             col("cert_message_bytes"),
             opt(r.params.as_ref().map(|p| p.initial_max_data)),

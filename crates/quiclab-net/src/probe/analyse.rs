@@ -39,6 +39,11 @@ pub struct Shape {
     pub versions_offered: Vec<u32>,
     /// Packets the client dropped (undecryptable, unknown CID...).
     pub packets_dropped: u64,
+    /// The client's probe timeouts before its handshake completed (RFC 9002 §6.2): an
+    /// instant ACK's RTT sample makes the client's PTO short, so a server that then
+    /// waits long for its certificate draws spurious client probes (the seed's
+    /// "spurious retransmits").
+    pub client_ptos: u32,
 }
 
 /// Reads `events` (a client connection's, in order) from `start`.
@@ -108,6 +113,7 @@ pub fn shape(events: &[(Instant, Event)], start: Instant) -> Shape {
                 }
             }
             Event::PacketDropped { .. } => s.packets_dropped += 1,
+            Event::PtoExpired { .. } if !done => s.client_ptos += 1,
             Event::VersionInformation {
                 server_versions, ..
             } if !server_versions.is_empty() && s.versions_offered.is_empty() => {
