@@ -55,6 +55,7 @@ pub fn shape(events: &[(Instant, Event)], start: Instant) -> Shape {
     let mut datagram = 0u64;
     let mut datagram_time = start;
     let mut done = false;
+    let mut handshake_seen = false;
     let mut iack: Option<(u64, Instant)> = None;
     for (t, ev) in events {
         match ev {
@@ -77,6 +78,7 @@ pub fn shape(events: &[(Instant, Event)], start: Instant) -> Shape {
                 }
             }
             Event::PacketReceived { header, frames, .. } => {
+                handshake_seen = true;
                 let crypto_end = frames
                     .iter()
                     .filter_map(|f| match f.kind {
@@ -114,9 +116,15 @@ pub fn shape(events: &[(Instant, Event)], start: Instant) -> Shape {
             }
             Event::PacketDropped { .. } => s.packets_dropped += 1,
             Event::PtoExpired { .. } if !done => s.client_ptos += 1,
+            // A Version Negotiation packet comes before any packet of the server's
+            // handshake; the same event later reports the server's version_information
+            // transport parameter (RFC 9368 §3), which is not an offer.
             Event::VersionInformation {
                 server_versions, ..
-            } if !server_versions.is_empty() && s.versions_offered.is_empty() => {
+            } if !server_versions.is_empty()
+                && s.versions_offered.is_empty()
+                && !handshake_seen =>
+            {
                 s.versions_offered = server_versions.clone();
             }
             Event::ConnectionStateUpdated {
@@ -147,4 +155,151 @@ fn ack_only(frames: &[quiclab_proto::events::FrameSummary]) -> bool {
 
 fn duration_us(d: Duration) -> u64 {
     u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quiclab_proto::Ecn;
+    use quiclab_proto::events::{FrameSummary, PacketHeaderInfo};
+    use quiclab_proto::ConnectionId;
+
+    fn at(us: u64) -> Instant {
+        Instant::from_micros(us)
+    }
+
+    fn datagram(us: u64, size: usize) -> (Instant, Event) {
+        (
+            at(us),
+            Event::DatagramReceived {
+                size,
+                ecn: Ecn::NotEct,
+            },
+        )
+    }
+
+    fn packet(us: u64, ty: PacketType, kinds: Vec<FrameKind>) -> (Instant, Event) {
+        let frames = kinds
+            .into_iter()
+            .map(|kind| FrameSummary {
+                wire_len: 1,
+                name: "x",
+                kind,
+            })
+            .collect();
+        let header = PacketHeaderInfo {
+            ty,
+            pn: Some(0),
+            dcid: ConnectionId::EMPTY,
+            scid: None,
+        };
+        (
+            at(us),
+            Event::PacketReceived {
+                header,
+                size: 100,
+                frames,
+            },
+        )
+    }
+
+    fn ack() -> FrameKind {
+        FrameKind::Ack {
+            ack_delay: 0,
+            ranges: vec![(0, 0)],
+            range_count: 1,
+            ecn: None,
+        }
+    }
+
+    fn crypto(offset: u64, length: usize) -> FrameKind {
+        FrameKind::Crypto { offset, length }
+    }
+
+    fn sent(us: u64, size: usize) -> (Instant, Event) {
+        let header = PacketHeaderInfo {
+            ty: PacketType::Initial,
+            pn: Some(0),
+            dcid: ConnectionId::EMPTY,
+            scid: None,
+        };
+        (
+            at(us),
+            Event::PacketSent {
+                header,
+                size,
+                frames: vec![],
+            },
+        )
+    }
+
+    fn complete(us: u64) -> (Instant, Event) {
+        let new = ConnectionState::HandshakeComplete;
+        (at(us), Event::ConnectionStateUpdated { new })
+    }
+
+    /// An ACK-only Initial in its own datagram, then the ServerHello 20 ms later: an
+    /// instant ACK with its gap; the server's version_information after the handshake
+    /// packets is no Version Negotiation.
+    #[test]
+    fn instant_ack_and_gap() {
+        let events = vec![
+            sent(0, 1200),
+            datagram(1_000, 50),
+            packet(1_000, PacketType::Initial, vec![ack()]),
+            datagram(21_000, 1200),
+            packet(21_000, PacketType::Initial, vec![ack(), crypto(0, 90)]),
+            packet(21_000, PacketType::Handshake, vec![crypto(0, 500)]),
+            (
+                at(21_000),
+                Event::VersionInformation {
+                    server_versions: vec![1, 0x6b33_43cf],
+                    client_versions: vec![1],
+                    chosen: Some(1),
+                },
+            ),
+            complete(21_000),
+            datagram(30_000, 100),
+        ];
+        let s = shape(&events, at(0));
+        assert!(s.instant_ack);
+        assert_eq!(s.iack_sh_gap_us, Some(20_000));
+        assert_eq!(s.first_datagram_us, Some(1_000));
+        assert_eq!((s.first_flight_bytes, s.first_flight_datagrams), (1250, 2));
+        assert_eq!(s.client_first_flight_bytes, 1200);
+        assert_eq!(s.server_initial_crypto_bytes, 90);
+        assert_eq!(s.server_handshake_crypto_bytes, 500);
+        assert!(!s.amplification_exceeded);
+        assert!(s.versions_offered.is_empty());
+    }
+
+    /// The ACK coalesced with the ServerHello: WFC. More than 3x the client's bytes
+    /// before it sent more: the limit exceeded. A Version Negotiation before any
+    /// packet: its versions are the offer.
+    #[test]
+    fn wfc_vn_and_amplification() {
+        let events = vec![
+            (
+                at(0),
+                Event::VersionInformation {
+                    server_versions: vec![0xff00_001d],
+                    client_versions: vec![1],
+                    chosen: None,
+                },
+            ),
+            sent(0, 1200),
+            datagram(5_000, 1500),
+            packet(5_000, PacketType::Initial, vec![ack(), crypto(0, 90)]),
+            datagram(5_001, 1500),
+            datagram(5_002, 1500),
+            packet(5_002, PacketType::Handshake, vec![crypto(0, 4000)]),
+        ];
+        let s = shape(&events, at(0));
+        assert!(!s.instant_ack);
+        assert_eq!(s.iack_sh_gap_us, None);
+        assert!(s.amplification_exceeded);
+        assert_eq!(s.versions_offered, vec![0xff00_001d]);
+        assert_eq!(s.handshake_us, None);
+        assert_eq!(s.first_flight_bytes, 4500);
+    }
 }
