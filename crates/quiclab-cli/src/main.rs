@@ -8,6 +8,7 @@ mod help_markdown;
 mod inputs;
 mod lab;
 mod link;
+mod probe;
 mod query;
 mod reset_key;
 mod shell;
@@ -65,6 +66,10 @@ enum Command {
     /// Run a command (or a shell) in a network namespace whose IP traffic crosses a
     /// scenario's links (the emulator's link code on the wall clock; root only).
     Shell(shell::ShellArgs),
+    /// Probe QUIC servers: one handshake each, reporting instant ACK, first flight vs
+    /// the amplification limit, certificates, transport parameters, versions and ALPN
+    /// (certificates are not verified).
+    Probe(probe::ProbeArgs),
     /// Measure this machine's quiclab endpoint (CPU per datagram and per byte, timer
     /// wake-up lateness, GSO batches) and write a host profile for the simulator.
     Calibrate(calibrate::CalibrateArgs),
@@ -340,6 +345,7 @@ fn main() {
         Command::Reproduce(a) => lab::reproduce(a),
         Command::Emulate(a) => emulate::run(a),
         Command::Shell(a) => shell::run(a),
+        Command::Probe(a) => probe::run(a),
         Command::Link(c) => link::run(c),
         Command::Calibrate(a) => calibrate::run(a),
         Command::Query(a) => query::run(a),
