@@ -126,7 +126,8 @@ if [[ "$(mdbook --version 2>/dev/null)" != "mdbook v$mdbook_version" ]]; then
 fi
 # --- end mdBook ---
 
-# --- HTTP/3 interop: ngtcp2's example h3 client and server (tests/interop/h3.sh) and
+# --- HTTP/3 interop: ngtcp2's example h3 client and server (tests/interop/h3.sh; the client
+# is also experiments/instant-ack-foreign's ngtcp2 stack) and
 # Chromium (tests/interop/browser.sh), through apt-get as root like tshark ---
 if ! command -v gtlsclient >/dev/null || ! command -v gtlsserver >/dev/null; then
     say "installing ngtcp2-client and ngtcp2-server (HTTP/3 interop)"

@@ -1,6 +1,7 @@
 //! `quiclab reproduce instant-ack-foreign --quick`: `quiclab server` (IACK vs WFC,
-//! Δt = 50 ms) behind `quiclab emulate`, with quiclab's, aioquic's and quic-go's clients
-//! (tests/interop/quic-go, built by the plan's `requires`), beside
+//! Δt = 50 ms) behind `quiclab emulate`, with quiclab's, aioquic's, quic-go's
+//! (tests/interop/quic-go, built by the plan's `requires`), quinn's (tests/interop/quinn,
+//! the workspace's quinn-hq) and ngtcp2's (Debian's gtlsclient) clients, beside
 //! the simulator's prediction. Asserts that the run exits 0 with every check holding
 //! (checks.csv), and that each real client's IACK/WFC gap is most of the predicted
 //! 3 x Δt. Real runs: wall clock, repetitions, medians.
@@ -8,8 +9,8 @@
 //! Exit status 77 is the lab's typed "not available" (a stack's `requires` failed, or
 //! this build has no emulator): the test then says what is missing and is a recorded
 //! skip only outside the test command's setup (tests/skip.rs); after
-//! scripts/setup-tests.sh or under `CI`, aioquic, Go (for quic-go) and the emulator must
-//! be there.
+//! scripts/setup-tests.sh or under `CI`, aioquic, Go (for quic-go), quinn-hq (built by
+//! `cargo test --workspace`), gtlsclient and the emulator must be there.
 
 mod common;
 

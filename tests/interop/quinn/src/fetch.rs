@@ -1,6 +1,7 @@
 //! hq-interop fetches on quinn: "GET /path\r\n" on a new bidirectional stream, the
 //! stream's data up to its FIN is the file (what the interop runner's clients do).
 
+use crate::qlog::{Qlog, Read};
 use crate::url::Request;
 use anyhow::{anyhow, bail, Context, Result};
 use std::net::SocketAddr;
@@ -11,16 +12,24 @@ use tokio::task::JoinSet;
 pub struct Client {
     endpoint: quinn::Endpoint,
     out: PathBuf,
+    /// With --qlog-dir: where each response read is recorded.
+    qlog: Option<Qlog>,
 }
 
 impl Client {
     /// An endpoint on an ephemeral port of `bind` using `config` for every connection.
-    pub fn new(config: quinn::ClientConfig, bind: SocketAddr, out: &Path) -> Result<Client> {
+    pub fn new(
+        config: quinn::ClientConfig,
+        bind: SocketAddr,
+        out: &Path,
+        qlog: Option<Qlog>,
+    ) -> Result<Client> {
         let mut endpoint = quinn::Endpoint::client(bind).context("binding the UDP socket")?;
         endpoint.set_default_client_config(config);
         Ok(Client {
             endpoint,
             out: out.to_path_buf(),
+            qlog,
         })
     }
 
@@ -38,7 +47,8 @@ impl Client {
             let name = r
                 .file_name()
                 .ok_or_else(|| anyhow!("{}: no file name", r.path))?;
-            gets.spawn(get(conn.clone(), r.path.clone(), self.out.join(name)));
+            let file = self.out.join(name);
+            gets.spawn(get(conn.clone(), r.path.clone(), file, self.qlog.clone()));
         }
         let mut errors = Vec::new();
         while let Some(joined) = gets.join_next().await {
@@ -71,17 +81,47 @@ impl Client {
     }
 }
 
-/// One request: sends "GET path\r\n", closes the send side, writes the body to `file`.
-async fn get(conn: quinn::Connection, path: String, file: PathBuf) -> Result<()> {
+/// One request: sends "GET path\r\n", closes the send side, writes the body to `file`;
+/// each chunk read (and the FIN) is recorded in `qlog` when there is one.
+async fn get(
+    conn: quinn::Connection,
+    path: String,
+    file: PathBuf,
+    qlog: Option<Qlog>,
+) -> Result<()> {
     let (mut send, mut recv) = conn.open_bi().await.context("opening a stream")?;
     send.write_all(format!("GET {path}\r\n").as_bytes())
         .await
         .with_context(|| format!("{path}: sending the request"))?;
     send.finish()?;
-    let body = recv
-        .read_to_end(usize::MAX)
-        .await
-        .with_context(|| format!("{path}: reading the response"))?;
+    let id = quinn::VarInt::from(recv.id()).into_inner();
+    let mut body = Vec::new();
+    loop {
+        let chunk = recv
+            .read_chunk(usize::MAX, true)
+            .await
+            .with_context(|| format!("{path}: reading the response"))?;
+        let at = std::time::Instant::now();
+        let (offset, len, fin) = match &chunk {
+            Some(c) => (c.offset, c.bytes.len() as u64, false),
+            None => (body.len() as u64, 0, true),
+        };
+        if let Some(q) = &qlog {
+            q.read(
+                id,
+                Read {
+                    at,
+                    offset,
+                    len,
+                    fin,
+                },
+            );
+        }
+        match chunk {
+            Some(c) => body.extend_from_slice(&c.bytes),
+            None => break,
+        }
+    }
     std::fs::write(&file, body).with_context(|| format!("writing {}", file.display()))?;
     Ok(())
 }

@@ -3,13 +3,14 @@
 //! cargo with the workspace so it is never skipped. It follows the QUIC interop
 //! runner's client conventions, as tests/interop/quic-go/ does:
 //!
-//!   quinn-hq [--testcase CASE] [--out DIR] URL...
+//!   quinn-hq [--testcase CASE] [--out DIR] [--qlog-dir DIR] URL...
 //!
 //! Defaults come from the runner's environment: TESTCASE, DOWNLOADS (the download
 //! directory), REQUESTS (space-separated URLs); SSLKEYLOGFILE, when set, receives the
-//! TLS secrets (rustls' KeyLogFile). No qlog: quinn's `qlog` feature would pull the
-//! qlog crate (not otherwise in the lock) for a client whose evidence the runner reads
-//! from the quiclab server's qlog. Certificates are not verified (the runner's clients
+//! TLS secrets (rustls' KeyLogFile). With --qlog-dir, quinn's qlog (its `qlog`
+//! feature) and a copy that quiclab's lab reads (src/qlog.rs; instant-ack-foreign's
+//! quinn client); the interop runner reads its evidence from the quiclab server's
+//! qlog instead. Certificates are not verified (the runner's clients
 //! do the same with its test certificates). Exit status: 0 when every file arrived, 1
 //! on any failure, 127 for a test case it does not support (the runner's convention).
 //!
@@ -18,6 +19,7 @@
 //! handshakecorruption: one connection per URL, one after the other).
 
 mod fetch;
+mod qlog;
 mod tls;
 mod url;
 
@@ -40,6 +42,9 @@ struct Args {
     /// Download directory (default: $DOWNLOADS, else the current directory).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Write quinn's qlog here (see src/qlog.rs).
+    #[arg(long)]
+    qlog_dir: Option<PathBuf>,
     /// URLs to GET (default: $REQUESTS, space separated).
     urls: Vec<String>,
 }
@@ -84,7 +89,8 @@ fn main() -> ExitCode {
             .map(String::from)
             .collect();
     }
-    match run(plan, &urls, &out, env("SSLKEYLOGFILE").is_some()) {
+    let keylog = env("SSLKEYLOGFILE").is_some();
+    match run(plan, &urls, &out, keylog, args.qlog_dir.as_deref()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("quinn-hq: client failed: {e:#}");
@@ -93,7 +99,13 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(plan: Plan, urls: &[String], out: &std::path::Path, keylog: bool) -> Result<()> {
+fn run(
+    plan: Plan,
+    urls: &[String],
+    out: &std::path::Path,
+    keylog: bool,
+    qlog_dir: Option<&std::path::Path>,
+) -> Result<()> {
     let reqs = urls
         .iter()
         .map(|u| Request::parse(u))
@@ -108,12 +120,22 @@ fn run(plan: Plan, urls: &[String], out: &std::path::Path, keylog: bool) -> Resu
         "0.0.0.0:0"
     };
     let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(tls::client(keylog)?)?;
-    let config = quinn::ClientConfig::new(Arc::new(crypto));
+    let mut config = quinn::ClientConfig::new(Arc::new(crypto));
+    let qlog = match qlog_dir {
+        Some(dir) => {
+            let (q, stream) = qlog::Qlog::start(dir)?;
+            let mut transport = quinn::TransportConfig::default();
+            transport.qlog_stream(Some(stream));
+            config.transport_config(Arc::new(transport));
+            Some(q)
+        }
+        None => None,
+    };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     rt.block_on(async {
-        let client = fetch::Client::new(config, bind.parse()?, out)?;
+        let client = fetch::Client::new(config, bind.parse()?, out, qlog.clone())?;
         let result = match plan {
             Plan::OneConnection => client.fetch_all(&reqs).await,
             Plan::ConnectionPerUrl => {
@@ -129,7 +151,11 @@ fn run(plan: Plan, urls: &[String], out: &std::path::Path, keylog: bool) -> Resu
         };
         client.finish().await;
         result
-    })
+    })?;
+    match qlog {
+        Some(q) => q.finish(),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]

@@ -168,25 +168,36 @@ pub(crate) fn result_template() -> serde_json::Value {
 }
 
 /// The client's times from its qlog, or, when it wrote none, its first retransmission
-/// from the emulator's capture ([`pcap`]; the other times stay empty).
+/// from the emulator's capture ([`pcap`]; the other times stay empty). A qlog whose
+/// sent packets list no frames (quinn's) cannot show a retransmitted ClientHello:
+/// that one time comes from the capture too.
 fn client_times(values: &Values, dir: &Path) -> Result<qlog::ClientTimes, String> {
     let qlog_dir = Path::new(&values["qlog_dir"]);
     if let Some(p) = qlog::find_qlog(qlog_dir)? {
-        return qlog::client_times(&qlog::read_events(&p)?);
+        let mut times = qlog::client_times(&qlog::read_events(&p)?)?;
+        if !times.sent_frames_logged {
+            times.first_retransmit_ms = capture_retransmit(qlog_dir, dir)?;
+        }
+        return Ok(times);
     }
+    Ok(qlog::ClientTimes {
+        first_retransmit_ms: capture_retransmit(qlog_dir, dir)?,
+        ..qlog::ClientTimes::default()
+    })
+}
+
+/// The client's first ClientHello retransmission in the emulator's capture.
+fn capture_retransmit(qlog_dir: &Path, dir: &Path) -> Result<Option<f64>, String> {
     let capture = dir.join("emulator/pcap/all.pcap");
     if !capture.is_file() {
         return Err(format!(
-            "{}: the client wrote no qlog file, and there is no capture at {} (the \
-             default emulator writes it) to read its retransmissions from",
+            "{}: the client wrote no qlog file (or one listing no frames), and there is no \
+             capture at {} (the default emulator writes it) to read its retransmissions from",
             qlog_dir.display(),
             capture.display()
         ));
     }
-    Ok(qlog::ClientTimes {
-        first_retransmit_ms: pcap::first_retransmit_in(&capture)?,
-        ..qlog::ClientTimes::default()
-    })
+    pcap::first_retransmit_in(&capture)
 }
 
 /// What sits between the client and the server.

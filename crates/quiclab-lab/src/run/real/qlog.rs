@@ -39,6 +39,10 @@ pub struct ClientTimes {
     pub first_retransmit_ms: Option<f64>,
     /// Bytes of response data received (stream frames on bidirectional streams).
     pub response_bytes: u64,
+    /// Some sent packet lists its frames. Without them (quinn logs packets only) a
+    /// retransmitted ClientHello cannot be seen here, and the caller reads
+    /// `first_retransmit_ms` from the capture.
+    pub sent_frames_logged: bool,
 }
 
 /// The one qlog file (`*.sqlog` or `*.qlog`) in `dir`; `None` if there is none (the
@@ -122,6 +126,7 @@ pub fn client_times(events: &[Value]) -> Result<ClientTimes, String> {
         .ok_or("the qlog has no sent packet")?;
     let mut out = ClientTimes::default();
     let mut hello_sent = false;
+    let mut received = false;
     for e in events {
         let Some(t) = time(e).map(|t| t - t0) else {
             continue;
@@ -129,6 +134,7 @@ pub fn client_times(events: &[Value]) -> Result<ClientTimes, String> {
         match event_name(e) {
             "packet_sent" => {
                 let ty = packet_type(e);
+                out.sent_frames_logged |= e.pointer("/data/frames").is_some_and(Value::is_array);
                 if ty == "1RTT" && out.handshake_done_s.is_none() {
                     out.handshake_done_s = Some(t / 1e3);
                 }
@@ -140,6 +146,7 @@ pub fn client_times(events: &[Value]) -> Result<ClientTimes, String> {
                 hello_sent |= hello;
             }
             "packet_received" => {
+                received = true;
                 for f in frames(e).filter(|f| response_frame(f)) {
                     let len = u64_of(f, "length").unwrap_or(0);
                     out.response_bytes += len;
@@ -151,7 +158,9 @@ pub fn client_times(events: &[Value]) -> Result<ClientTimes, String> {
                     }
                 }
             }
-            "metrics_updated" | "recovery_metrics_updated" if out.first_sample_pto_ms.is_none() => {
+            "metrics_updated" | "recovery_metrics_updated"
+                if received && out.first_sample_pto_ms.is_none() =>
+            {
                 let ms = |k: &str| e.pointer(&format!("/data/{k}")).and_then(Value::as_f64);
                 if let (Some(srtt), Some(var)) = (ms("smoothed_rtt"), ms("rtt_variance")) {
                     out.first_sample_pto_ms = Some(srtt + (4.0 * var).max(GRANULARITY_MS));
@@ -178,6 +187,8 @@ mod tests {
         let hello = json!([{"frame_type": "crypto", "offset": 0, "length": 300}]);
         let events = vec![
             sent(1000.0, "initial", hello.clone()),
+            json!({"time": 1030.0, "name": "transport:packet_received",
+                   "data": {"header": {"packet_type": "initial"}, "frames": [{"frame_type": "ack"}]}}),
             json!({"time": 1030.0, "name": "recovery:metrics_updated",
                    "data": {"smoothed_rtt": 30.0, "rtt_variance": 15.0}}),
             sent(1090.0, "initial", hello),
@@ -194,7 +205,30 @@ mod tests {
         assert_eq!(t.ttfb_s, Some(0.13));
         assert_eq!(t.ttlb_s, Some(0.13));
         assert_eq!(t.response_bytes, 100);
+        assert!(t.sent_frames_logged);
         assert!(client_times(&[]).is_err());
+    }
+
+    /// quinn 0.11 logs its initial estimate (333 ms, var 166.5 ms) with its first sent
+    /// packet, and no frames: the first PTO is from the metrics after the first received
+    /// packet, and the caller is told that no frames were logged.
+    #[test]
+    fn metrics_before_any_received_packet_are_no_sample() {
+        let bare = |t: f64, name: &str| json!({"time": t, "name": name, "data": {"header": {"packet_type": "initial"}}});
+        let metrics = |t: f64, srtt: f64, var: f64| {
+            json!({"time": t, "name": "recovery:metrics_updated",
+                   "data": {"smoothed_rtt": srtt, "rtt_variance": var}})
+        };
+        let events = vec![
+            bare(0.5, "transport:packet_sent"),
+            metrics(0.6, 333.0, 166.5),
+            bare(20.4, "transport:packet_received"),
+            metrics(20.5, 20.0, 10.0),
+        ];
+        let t = client_times(&events).unwrap();
+        assert_eq!(t.first_sample_pto_ms, Some(60.0));
+        assert!(!t.sent_frames_logged);
+        assert_eq!(t.first_retransmit_ms, None);
     }
 
     /// Records as quic-go v0.65 writes them (abridged from a real client qlog): the
@@ -206,6 +240,7 @@ mod tests {
             r#"{"file_schema":"urn:ietf:params:qlog:file:sequential","title":"quic-go qlog","trace":{"vantage_point":{"type":"client"}}}"#,
             r#"{"time":1.02,"name":"transport:packet_sent","data":{"header":{"packet_type":"initial","packet_number":0,"version":"1"},"datagram_payload_checksum":1,"frames":[{"frame_type":"crypto","offset":0,"length":1229}]}}"#,
             r#"{"time":1.03,"name":"recovery:metrics_updated","data":{"congestion_window":40960,"bytes_in_flight":1280,"packets_in_flight":1}}"#,
+            r#"{"time":21.1,"name":"transport:packet_received","data":{"header":{"packet_type":"initial","packet_number":0},"frames":[{"frame_type":"ack","acked_ranges":[[0,0]]}]}}"#,
             r#"{"time":21.2,"name":"recovery:metrics_updated","data":{"min_rtt":20.2,"smoothed_rtt":20.2,"latest_rtt":20.2,"rtt_variance":10.1,"congestion_window":40960}}"#,
             r#"{"time":71.5,"name":"transport:packet_sent","data":{"header":{"packet_type":"1RTT","packet_number":4,"key_phase_bit":false},"frames":[{"frame_type":"stream","stream_id":0,"offset":0,"length":16,"fin":true}]}}"#,
             r#"{"time":91.6,"name":"transport:packet_received","data":{"header":{"packet_type":"1RTT","packet_number":1,"key_phase_bit":false},"frames":[{"frame_type":"stream","stream_id":0,"offset":0,"length":1176}]}}"#,
@@ -219,7 +254,7 @@ mod tests {
         std::fs::write(&path, text).unwrap();
         let events = read_events(&path).unwrap();
         let _ = std::fs::remove_file(&path);
-        assert_eq!(events.len(), 6, "the header record is not an event");
+        assert_eq!(events.len(), 7, "the header record is not an event");
         let t = client_times(&events).unwrap();
         let pto = t.first_sample_pto_ms.unwrap();
         assert!((pto - 60.6).abs() < 1e-9, "{pto}");

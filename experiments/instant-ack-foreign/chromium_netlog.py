@@ -1,0 +1,45 @@
+"""Reads a Chromium NetLog (--log-net-log) for chromium.sh: prints the QUIC client's TTFB
+(the first STREAM frame with data received on a client bidirectional stream, ms after
+its first sent packet) and when it first sent an Initial packet as a PTO retransmission
+(transmission_type PTO_RETRANSMISSION; none = its PTO never fired). NetLog times are whole milliseconds. A log cut off
+at exit (no closing brackets) is completed before parsing."""
+
+import json
+import sys
+
+
+def load(path):
+    text = open(path, encoding="utf-8").read().rstrip().rstrip(",")
+    for tail in ("", "]}", "\n]}"):
+        try:
+            return json.loads(text + tail)
+        except json.JSONDecodeError:
+            continue
+    raise SystemExit(f"{path}: not a NetLog")
+
+
+def main(path):
+    log = load(path)
+    names = {v: k for k, v in log["constants"]["logEventTypes"].items()}
+    t0 = ttfb = pto = None
+    for e in log["events"]:
+        name = names.get(e.get("type"), "")
+        t = float(e["time"])
+        p = e.get("params", {})
+        if name == "QUIC_SESSION_PACKET_SENT":
+            if t0 is None:
+                t0 = t
+            initial = p.get("encryption_level") == "ENCRYPTION_INITIAL"
+            if initial and p.get("transmission_type") == "PTO_RETRANSMISSION" and pto is None:
+                pto = t - t0
+        elif name == "QUIC_SESSION_STREAM_FRAME_RECEIVED" and ttfb is None and t0 is not None:
+            sid = int(p.get("stream_id", -1))
+            if sid % 4 == 0 and int(p.get("length", 0)) > 0:
+                ttfb = t - t0
+    if t0 is None:
+        raise SystemExit(f"{path}: no QUIC packet sent (did Chromium use QUIC?)")
+    print(f"ttfb_ms={ttfb} first_initial_pto_ms={pto}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
