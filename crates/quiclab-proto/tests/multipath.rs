@@ -6,10 +6,17 @@
 
 mod misbehaving;
 
+use quiclab_proto::events::Owner;
+
 use misbehaving::{conn, connected_with, expect_close, run_for, send, DELAY};
-use quiclab_proto::raw::{mp_type, AckFrame, Frame, MultipathFrame, PathId, SpaceId};
+use quiclab_proto::raw::{
+    mp_type, AckFrame, Frame, MultipathFrame, NewConnectionIdFrame, PathId, SpaceId,
+};
 use quiclab_proto::testing::drain_stream;
-use quiclab_proto::{Dir, MultipathConfig, Side, TransportConfig, TransportErrorCode as Code};
+use quiclab_proto::{
+    CloseReason, ConnectionId, Dir, MultipathConfig, Side, TransportConfig,
+    TransportErrorCode as Code,
+};
 
 fn config(multipath: Option<u32>) -> TransportConfig {
     TransportConfig {
@@ -186,5 +193,215 @@ fn path_ack_for_an_unused_path_is_a_protocol_violation() {
         Side::Server,
         Code::PROTOCOL_VIOLATION,
         mp_type::PATH_ACK,
+    );
+}
+
+/// The limit both sides use: the default active_connection_id_limit.
+const CID_LIMIT: usize = 4;
+
+/// §3.5 "Issuing New Connection IDs": once the handshake completes, each side issues
+/// IDs for every path ID from 1 to the smaller maximum, each up to the
+/// active_connection_id_limit, and none above; without multipath, none at all.
+#[test]
+fn path_connection_ids_are_issued_for_every_usable_path_id() {
+    let mut p = connected_with(config(Some(3)), config(Some(2)), 30);
+    run_for(&mut p, DELAY * 4);
+    let mut seen = Vec::new();
+    for side in [Side::Client, Side::Server] {
+        let c = conn(&mut p, side);
+        assert!(!c.is_closed(), "{:?}", c.close_reason());
+        for path in 1..=2 {
+            let ids = c.multipath_peer_cids(path);
+            assert_eq!(ids.len(), CID_LIMIT, "{side:?} path {path}");
+            assert_eq!(c.multipath_local_cid_count(path), CID_LIMIT);
+            seen.extend(ids);
+        }
+        assert!(c.multipath_peer_cids(3).is_empty(), "above the smaller max");
+        assert_eq!(c.multipath_local_cid_count(3), 0);
+    }
+    // RFC 9000 §5.1 / §3.5: IDs are unique across the connection.
+    let n = seen.len();
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), n);
+
+    let mut p = connected_with(config(None), config(Some(2)), 31);
+    run_for(&mut p, DELAY * 4);
+    for side in [Side::Client, Side::Server] {
+        let c = conn(&mut p, side);
+        assert_eq!(c.multipath_peer_cid_total(), 0);
+        assert_eq!(c.multipath_local_cid_count(1), 0);
+    }
+}
+
+/// §3.5 with MAX_PATH_ID (§4.6): a raised limit makes us issue IDs for the path IDs
+/// it opens, up to our own maximum.
+#[test]
+fn max_path_id_opens_more_path_ids() {
+    let mut p = connected_with(config(Some(3)), config(Some(1)), 32);
+    run_for(&mut p, DELAY * 4);
+    assert_eq!(conn(&mut p, Side::Client).multipath_local_cid_count(2), 0);
+    send(
+        &mut p,
+        Side::Server,
+        SpaceId::Data,
+        &[mp(MultipathFrame::MaxPathId(PathId(2)))],
+    );
+    run_for(&mut p, DELAY * 4);
+    let c = conn(&mut p, Side::Client);
+    assert_eq!(c.multipath_local_cid_count(2), CID_LIMIT);
+    assert_eq!(
+        c.multipath_local_cid_count(3),
+        0,
+        "the peer's new maximum is 2"
+    );
+    // The server never raised its limit (the frame was made up): it refuses the IDs
+    // for path 2 (§3.5, §4), which shows its side of the rule.
+    match conn(&mut p, Side::Server).close_reason() {
+        Some(CloseReason::Transport { error, .. }) => {
+            assert_eq!(error.code, Code::PROTOCOL_VIOLATION, "{error}");
+            assert_eq!(error.frame_type, Some(mp_type::PATH_NEW_CONNECTION_ID));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+fn path_cid(path: u32, sequence: u64, retire_prior_to: u64) -> Frame<'static> {
+    let mut id = [0xa5; 8];
+    id[..4].copy_from_slice(&path.to_be_bytes());
+    id[4..].copy_from_slice(&(sequence as u32).to_be_bytes());
+    mp(MultipathFrame::PathNewConnectionId {
+        path_id: PathId(path),
+        cid: NewConnectionIdFrame {
+            sequence,
+            retire_prior_to,
+            id: ConnectionId::new(&id).unwrap(),
+            reset_token: [sequence as u8; 16],
+        },
+    })
+}
+
+/// A peer cannot grow our memory with PATH_NEW_CONNECTION_ID (§3.5, RFC 9000
+/// §5.1.1 per path): IDs it keeps retiring leave at most the limit per path, so the
+/// total never passes max path ID x active_connection_id_limit; one ID more than the
+/// limit on a path is CONNECTION_ID_LIMIT_ERROR. The IDs are made up (the real client
+/// never issued them), so the server's PATH_RETIRE_CONNECTION_ID frames, which the
+/// real client would refuse, are dropped on the way.
+#[test]
+fn path_connection_ids_are_bounded_by_path_ids_times_the_limit() {
+    let max_path = 3u32;
+    let mut p = connected_with(config(Some(max_path)), config(Some(max_path)), 33);
+    run_for(&mut p, DELAY * 4);
+    p.links[1].loss = 1.0;
+    let bound = max_path as usize * CID_LIMIT;
+    for round in 1..10u64 {
+        let seq = 100 + round;
+        let frames: Vec<_> = (1..=max_path)
+            .map(|path| path_cid(path, seq, seq))
+            .collect();
+        send(&mut p, Side::Client, SpaceId::Data, &frames);
+        run_for(&mut p, DELAY * 2);
+        let s = conn(&mut p, Side::Server);
+        assert!(!s.is_closed(), "round {round}: {:?}", s.close_reason());
+        assert!(s.multipath_peer_cid_total() <= bound, "round {round}");
+    }
+    let s = conn(&mut p, Side::Server);
+    assert_eq!(s.multipath_peer_cids(1).len(), 1, "only the latest stays");
+    // Fill path 1 to the limit, then one more.
+    let frames: Vec<_> = (1..CID_LIMIT as u64)
+        .map(|i| path_cid(1, 200 + i, 0))
+        .collect();
+    send(&mut p, Side::Client, SpaceId::Data, &frames);
+    run_for(&mut p, DELAY * 2);
+    let s = conn(&mut p, Side::Server);
+    assert_eq!(s.multipath_peer_cids(1).len(), CID_LIMIT);
+    send(&mut p, Side::Client, SpaceId::Data, &[path_cid(1, 300, 0)]);
+    run_for(&mut p, DELAY * 2);
+    match conn(&mut p, Side::Server).close_reason() {
+        Some(CloseReason::Transport {
+            owner: Owner::Local,
+            error,
+        }) => {
+            assert_eq!(error.code, Code::CONNECTION_ID_LIMIT_ERROR, "{error}");
+            assert_eq!(error.frame_type, Some(mp_type::PATH_NEW_CONNECTION_ID));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// §4.5: PATH_RETIRE_CONNECTION_ID retires one of our IDs of that path and we issue a
+/// replacement (§3.5.2); a sequence never issued on that path is PROTOCOL_VIOLATION.
+#[test]
+fn path_retire_connection_id_is_per_path() {
+    let mut p = connected_with(config(Some(2)), config(Some(2)), 34);
+    run_for(&mut p, DELAY * 4);
+    let before = conn(&mut p, Side::Client).multipath_peer_cids(1);
+    // The client never retired the ID (the frame is made up) and would refuse a
+    // fifth: the server's replies are dropped.
+    p.links[1].loss = 1.0;
+    send(
+        &mut p,
+        Side::Client,
+        SpaceId::Data,
+        &[mp(MultipathFrame::PathRetireConnectionId {
+            path_id: PathId(1),
+            sequence: 0,
+        })],
+    );
+    run_for(&mut p, DELAY * 2);
+    let s = conn(&mut p, Side::Server);
+    assert!(!s.is_closed(), "{:?}", s.close_reason());
+    // Replaced: the peer still holds the limit, sequence 0 gone, one new.
+    assert_eq!(s.multipath_local_cid_count(1), CID_LIMIT);
+    assert_eq!(s.multipath_local_cid_count(2), CID_LIMIT);
+    assert_eq!(before.len(), CID_LIMIT);
+    // The replacement took sequence CID_LIMIT on path 1 (§4.7: PATH_CIDS_BLOCKED up to
+    // the next sequence is valid), none on path 2 (beyond it: PROTOCOL_VIOLATION).
+    let blocked = |path, next_sequence| {
+        mp(MultipathFrame::PathCidsBlocked {
+            path_id: PathId(path),
+            next_sequence,
+        })
+    };
+    send(
+        &mut p,
+        Side::Client,
+        SpaceId::Data,
+        &[blocked(1, CID_LIMIT as u64 + 1)],
+    );
+    run_for(&mut p, DELAY * 2);
+    let s = conn(&mut p, Side::Server);
+    assert!(!s.is_closed(), "{:?}", s.close_reason());
+    send(
+        &mut p,
+        Side::Client,
+        SpaceId::Data,
+        &[blocked(2, CID_LIMIT as u64 + 1)],
+    );
+    run_for(&mut p, DELAY * 2);
+    match conn(&mut p, Side::Server).close_reason() {
+        Some(CloseReason::Transport { error, .. }) => {
+            assert_eq!(error.code, Code::PROTOCOL_VIOLATION, "{error}");
+            assert_eq!(error.frame_type, Some(mp_type::PATH_CIDS_BLOCKED));
+        }
+        other => panic!("{other:?}"),
+    }
+
+    let mut p = connected_with(config(Some(2)), config(Some(2)), 35);
+    run_for(&mut p, DELAY * 4);
+    send(
+        &mut p,
+        Side::Client,
+        SpaceId::Data,
+        &[mp(MultipathFrame::PathRetireConnectionId {
+            path_id: PathId(2),
+            sequence: CID_LIMIT as u64,
+        })],
+    );
+    expect_close(
+        &mut p,
+        Side::Server,
+        Code::PROTOCOL_VIOLATION,
+        mp_type::PATH_RETIRE_CONNECTION_ID,
     );
 }

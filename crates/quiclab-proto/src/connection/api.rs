@@ -92,7 +92,7 @@ impl Connection {
     /// from the peer (RFC 9000 §10.3.1), for the endpoint to route one whose
     /// connection ID it does not know.
     pub(crate) fn is_stateless_reset(&self, tail: &[u8]) -> bool {
-        self.cids.is_stateless_reset(tail)
+        self.cids.is_stateless_reset(tail) | self.path_cids.is_stateless_reset(tail)
     }
     pub fn close_reason(&self) -> Option<&CloseReason> {
         self.lifecycle.reason()

@@ -151,14 +151,21 @@ impl CidState {
     fn new_local(&mut self, rng: &mut DetRng) -> (u64, ConnectionId, [u8; 16]) {
         let seq = self.next_local_seq;
         self.next_local_seq = self.next_local_seq.saturating_add(1);
+        let (cid, token) = self.fresh_id(rng);
+        self.local.insert(seq, (cid, token));
+        (seq, cid, token)
+    }
+
+    /// A fresh ID of our length and its reset token, not recorded here (path IDs
+    /// above 0 keep theirs in `path_cids`, draft-ietf-quic-multipath §3.5).
+    pub fn fresh_id(&self, rng: &mut DetRng) -> (ConnectionId, [u8; 16]) {
         let cid = random_cid(rng, self.cid_len);
         let mut token = [0u8; 16];
         rng.fill(&mut token);
         if let Some(k) = &self.reset_key {
             token = k.token(&cid);
         }
-        self.local.insert(seq, (cid, token));
-        (seq, cid, token)
+        (cid, token)
     }
 
     /// Client: adopt the server's chosen SCID from its first packet (RFC 9000 §7.2).

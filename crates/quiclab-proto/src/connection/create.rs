@@ -12,6 +12,7 @@ use super::multipath_state::MultipathState;
 use super::outbox::Outbox;
 use super::params::TransportParams;
 use super::path::PathData;
+use super::path_cids::PathCids;
 use super::scratch::Scratch;
 use super::spaces::PacketSpace;
 use super::stats::ConnectionStats;
@@ -250,6 +251,7 @@ impl Connection {
             tokens: TokenState::default(),
             ecn: EcnPath::new(config.ecn),
             multipath: MultipathState::default(),
+            path_cids: PathCids::default(),
             config,
         }
     }

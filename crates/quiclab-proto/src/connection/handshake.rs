@@ -243,6 +243,7 @@ impl Connection {
             self.outbox
                 .push_endpoint_event(EndpointEvent::NewConnectionId(cid));
         }
+        self.issue_path_connection_ids();
     }
 
     /// RFC 9001 §4.1.2 / §4.9.2: confirmation discards the Handshake keys.

@@ -19,7 +19,7 @@ use crate::path_recovery::{
 use crate::recovery::SentPacket;
 use crate::streams::StreamFrameRecord;
 use crate::time::Instant;
-use crate::wire::{AckFrame, Side};
+use crate::wire::{AckFrame, PathId, Side};
 use std::time::Duration;
 
 impl Connection {
@@ -130,7 +130,8 @@ impl Connection {
                 SentFrame::NewToken => self.tokens.new_token.on_acked(),
                 SentFrame::HandshakeDone
                 | SentFrame::NewConnectionId { .. }
-                | SentFrame::RetireConnectionId { .. } => {}
+                | SentFrame::RetireConnectionId { .. }
+                | SentFrame::PathCid { .. } => {}
             }
         }
     }
@@ -202,6 +203,11 @@ impl Connection {
                 SentFrame::RetireConnectionId { sequence } => {
                     self.cids.pending_retire.push_back(*sequence)
                 }
+                SentFrame::PathCid {
+                    path_id,
+                    sequence,
+                    new,
+                } => self.path_cids.requeue(PathId(*path_id), *sequence, *new),
                 SentFrame::AckFrequency {
                     sequence,
                     max_ack_delay_us,

@@ -25,6 +25,7 @@ mod outbox;
 mod params;
 mod parsed;
 mod path;
+mod path_cids;
 mod path_validation;
 mod pmtud;
 mod scratch;
@@ -60,6 +61,7 @@ mod migration;
 #[cfg(any(test, feature = "testing"))]
 mod misbehave;
 mod multipath;
+mod multipath_cids;
 mod new_token;
 mod path_probe;
 mod peer_buffers;
@@ -111,6 +113,7 @@ use multipath_state::MultipathState;
 use outbox::Outbox;
 use params::TransportParams;
 use path::PathData;
+use path_cids::PathCids;
 use scratch::Scratch;
 use spaces::PacketSpace;
 use std::sync::Arc;
@@ -199,6 +202,8 @@ pub struct Connection {
     ecn: EcnPath,
     /// The multipath extension: negotiated or not, path ID limits, peer path status.
     multipath: MultipathState,
+    /// Connection IDs of path IDs above 0, ours and the peer's (multipath §3.5).
+    path_cids: PathCids,
     /// Buffers reused across calls.
     scratch: Scratch,
 }

@@ -86,9 +86,9 @@ impl Connection {
                 let limit = self.params.local.active_connection_id_limit;
                 self.cids.on_new_cid(&cid, limit)?;
             }
-            // Connection IDs for paths we cannot open yet are not kept (bounded memory);
-            // the peer sees them unused, which the draft allows.
-            M::PathNewConnectionId { .. } => {}
+            // §3.5: per path ID, bounded by our limit (checked above) and our
+            // active_connection_id_limit.
+            M::PathNewConnectionId { path_id, cid } => self.on_path_new_cid(path_id, &cid)?,
             M::PathRetireConnectionId { path_id, sequence } => {
                 self.on_path_retire_cid(path_id, sequence, dcid)?
             }
@@ -101,7 +101,7 @@ impl Connection {
                 let next = if path_id == PathId::INITIAL {
                     self.cids.next_local_seq()
                 } else {
-                    0
+                    self.path_cids.next_local_seq(path_id)
                 };
                 if next_sequence > next {
                     return Err(TransportError::protocol_violation(
@@ -114,7 +114,11 @@ impl Connection {
                 sequence,
                 backup,
             } => self.multipath.on_path_status(path_id, sequence, backup),
-            M::MaxPathId(max) => self.multipath.on_max_path_id(max)?,
+            M::MaxPathId(max) => {
+                self.multipath.on_max_path_id(max)?;
+                // §3.5: IDs for the path IDs the new limit opens.
+                self.issue_path_connection_ids();
+            }
             M::PathsBlocked(limit) => self.multipath.on_paths_blocked(limit)?,
             // Abandoning a path is the next layer's (§3.4); with path 0 the only path,
             // the peer keeps it until the idle timeout or a CONNECTION_CLOSE.
@@ -123,9 +127,8 @@ impl Connection {
         Ok(())
     }
 
-    /// PATH_RETIRE_CONNECTION_ID (§4.5): RETIRE_CONNECTION_ID for path 0; we issued
-    /// no ID on other paths, so any sequence there was never issued (RFC 9000 §19.16:
-    /// PROTOCOL_VIOLATION).
+    /// PATH_RETIRE_CONNECTION_ID (§4.5): RETIRE_CONNECTION_ID for path 0, the
+    /// per-path rules (`multipath_cids.rs`) above.
     fn on_path_retire_cid(
         &mut self,
         path: PathId,
@@ -133,9 +136,7 @@ impl Connection {
         dcid: &ConnectionId,
     ) -> Result<(), TransportError> {
         if path != PathId::INITIAL {
-            return Err(TransportError::protocol_violation(
-                "PATH_RETIRE_CONNECTION_ID for an ID never issued",
-            ));
+            return self.on_path_retire_above_0(path, sequence, dcid);
         }
         if let Some(cid) = self.cids.on_retire(sequence, dcid)? {
             self.outbox

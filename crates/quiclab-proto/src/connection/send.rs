@@ -42,7 +42,7 @@ pub(super) struct OpenPacket {
     pub off_path: bool,
     /// The Destination Connection ID in its header.
     dcid: ConnectionId,
-    record: SentRecord,
+    pub record: SentRecord,
     /// While a sink is attached: the event summary of the ACK frame that opens the
     /// payload and where that frame ends. The send path records what it wrote, so the
     /// packet event decodes only the frames after it (decoding our own ACK again was an
@@ -237,6 +237,7 @@ impl Connection {
             || !self.path.responses.is_empty()
             || !self.cids.pending_new.is_empty()
             || !self.cids.pending_retire.is_empty()
+            || self.path_cids.has_pending()
             || self.streams.has_pending()
             || self.ack_frequency.sender.has_pending()
             || self.tokens.new_token.has_pending()
@@ -489,6 +490,7 @@ impl Connection {
                 .push(SentFrame::RetireConnectionId { sequence });
             p.ack_eliciting = true;
         }
+        self.write_path_cid_frames(buf, p, max);
         self.write_datagram_frames(now, buf, p, max);
         let before = buf.len();
         let mut records = std::mem::take(&mut self.scratch.stream_records);

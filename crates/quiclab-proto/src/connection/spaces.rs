@@ -26,6 +26,13 @@ pub enum SentFrame {
     RetireConnectionId {
         sequence: u64,
     },
+    /// PATH_NEW_CONNECTION_ID (`new`) or PATH_RETIRE_CONNECTION_ID for a path ID
+    /// above 0 (draft-ietf-quic-multipath §4.4, §4.5): resent if lost.
+    PathCid {
+        path_id: u32,
+        sequence: u64,
+        new: bool,
+    },
     /// ack-frequency §4: resent if lost (unless superseded); its Requested Max Ack
     /// Delay counts for the PTO until acknowledged (§6).
     AckFrequency {
