@@ -160,9 +160,9 @@ fn duration_us(d: Duration) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use quiclab_proto::Ecn;
     use quiclab_proto::events::{FrameSummary, PacketHeaderInfo};
     use quiclab_proto::ConnectionId;
+    use quiclab_proto::Ecn;
 
     fn at(us: u64) -> Instant {
         Instant::from_micros(us)
