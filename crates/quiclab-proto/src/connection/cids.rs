@@ -223,18 +223,14 @@ impl CidState {
         seq: u64,
         packet_dcid: &ConnectionId,
     ) -> Result<Option<ConnectionId>, TransportError> {
-        if seq >= self.next_local_seq {
-            return Err(TransportError::protocol_violation(
-                "RETIRE_CONNECTION_ID for an ID never issued",
-            ));
-        }
-        match self.local.get(&seq) {
-            Some((cid, _)) if cid == packet_dcid => Err(TransportError::protocol_violation(
-                "RETIRE_CONNECTION_ID retires the packet's own DCID",
-            )),
-            Some(_) => Ok(self.local.remove(&seq).map(|v| v.0)),
-            None => Ok(None),
-        }
+        let next = self.next_local_seq;
+        retire_issued(
+            &mut self.local,
+            next,
+            seq,
+            packet_dcid,
+            "RETIRE_CONNECTION_ID",
+        )
     }
 
     /// The peer issued an ID (RFC 9000 §19.15); `limit` is our active_connection_id_limit.
@@ -328,6 +324,30 @@ impl CidState {
 /// active_connection_id_limit, above RFC 9000 §5.1.2's "at least twice".
 fn max_pending_retirements(limit: u64) -> u64 {
     limit.saturating_mul(4)
+}
+
+/// The peer retires our ID `seq` from `local` (IDs issued below `next_seq`) with `frame`
+/// (RETIRE_CONNECTION_ID, or PATH_RETIRE_CONNECTION_ID for a path): RFC 9000 §19.16's
+/// rules, shared by path 0 and the multipath paths. Returns the retired ID.
+pub(super) fn retire_issued(
+    local: &mut BTreeMap<u64, (ConnectionId, [u8; 16])>,
+    next_seq: u64,
+    seq: u64,
+    packet_dcid: &ConnectionId,
+    frame: &str,
+) -> Result<Option<ConnectionId>, TransportError> {
+    if seq >= next_seq {
+        return Err(TransportError::protocol_violation(format!(
+            "{frame} for an ID never issued"
+        )));
+    }
+    match local.get(&seq) {
+        Some((cid, _)) if cid == packet_dcid => Err(TransportError::protocol_violation(format!(
+            "{frame} retires the packet's own DCID"
+        ))),
+        Some(_) => Ok(local.remove(&seq).map(|v| v.0)),
+        None => Ok(None),
+    }
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 // by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
 #![deny(clippy::arithmetic_side_effects)]
 
+use super::cids::retire_issued;
 use crate::error::{TransportError, TransportErrorCode};
 use crate::wire::{ConnectionId, NewConnectionIdFrame, PathId};
 use std::collections::{BTreeMap, VecDeque};
@@ -138,18 +139,13 @@ impl PathCids {
         seq: u64,
         packet_dcid: &ConnectionId,
     ) -> Result<Option<ConnectionId>, TransportError> {
-        let Some(p) = self.paths.get_mut(&path).filter(|p| seq < p.next_local_seq) else {
-            return Err(TransportError::protocol_violation(
-                "PATH_RETIRE_CONNECTION_ID for an ID never issued",
-            ));
+        const FRAME: &str = "PATH_RETIRE_CONNECTION_ID";
+        let Some(p) = self.paths.get_mut(&path) else {
+            return Err(TransportError::protocol_violation(format!(
+                "{FRAME} for an ID never issued"
+            )));
         };
-        match p.local.get(&seq) {
-            Some((cid, _)) if cid == packet_dcid => Err(TransportError::protocol_violation(
-                "PATH_RETIRE_CONNECTION_ID retires the packet's own DCID",
-            )),
-            Some(_) => Ok(p.local.remove(&seq).map(|v| v.0)),
-            None => Ok(None),
-        }
+        retire_issued(&mut p.local, p.next_local_seq, seq, packet_dcid, FRAME)
     }
 
     /// Whether a frame waits to be sent.
