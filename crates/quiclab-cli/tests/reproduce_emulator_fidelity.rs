@@ -14,6 +14,11 @@
 //! the formula's (below), and the real median is 0.8-1.1 x credit / RTT (the old
 //! receive-window bug gave half of it).
 //!
+//! The plans are judged in wall-clock time, so the reproduction gets a second try when
+//! the first fails (a run disturbed by the machine says nothing of the emulator); each
+//! failed try prints its figures, the endpoints' scheduling class, the emulator's send
+//! lateness and the load (tests/common/mod.rs, `diagnose`).
+//!
 //! Exit status 77 (a stack or the emulator missing) is a recorded skip only outside the
 //! test command's setup (tests/skip.rs).
 
@@ -63,7 +68,7 @@ const LINK_BPS: f64 = 1e9;
 
 #[test]
 fn emulator_fidelity_quick() {
-    let Some(dir) = common::reproduce_real("emulator-fidelity", &[]) else {
+    let Some(dir) = common::reproduce_real_tries("emulator-fidelity", &[], 2) else {
         return;
     };
     for plan in [
