@@ -55,7 +55,8 @@ impl Lateness {
     }
 
     /// The `q` quantile in µs ([`quantile::histogram_quantile`], a sample counting as
-    /// its bucket's upper bound, the overflow bucket's as the maximum); 0 with no samples.
+    /// its bucket's upper bound, the overflow bucket's as the maximum), never above the
+    /// maximum (a bucket's bound can lie past it); 0 with no samples.
     fn quantile_us(&self, q: f64) -> f64 {
         if self.total == 0 {
             return 0.0;
@@ -68,7 +69,7 @@ impl Lateness {
             };
             (value, c)
         });
-        quantile::histogram_quantile(bins, q)
+        quantile::histogram_quantile(bins, q).min(self.max_ns as f64 / 1e3)
     }
 
     pub fn summary(&self) -> LatenessSummary {
@@ -129,6 +130,19 @@ fn index(side: LinkSide) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Samples inside one bucket: the quantiles interpolate up to the bucket's bound,
+    /// but none exceeds the largest sample.
+    #[test]
+    fn quantiles_stay_below_the_maximum() {
+        let mut l = Lateness::default();
+        for ns in [27_100, 27_300, 27_666] {
+            l.record(Duration::from_nanos(ns));
+        }
+        let s = l.summary();
+        assert!(s.p999_us <= s.max_us && s.p99_us <= s.max_us, "{s:?}");
+        assert!((s.max_us - 27.666).abs() < 1e-9);
+    }
 
     /// Only deliveries due inside the window count, each on its own direction.
     #[test]
