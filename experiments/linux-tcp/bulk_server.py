@@ -49,6 +49,13 @@ def main():
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--cc", default="cubic")
     ap.add_argument("--sysctls", required=True)
+    ap.add_argument(
+        "--sndbuf",
+        type=int,
+        default=0,
+        help="SO_SNDBUFFORCE in bytes (root; the kernel doubles it and stops auto-tuning "
+        "it); 0 (default) leaves Linux's auto-tuning up to tcp_wmem's maximum",
+    )
     a = ap.parse_args()
     with open(a.sysctls, "w") as f:
         subprocess.run(["sh", sys.path[0] + "/sysctls.sh"], stdout=f, check=True)
@@ -64,6 +71,9 @@ def main():
     # (BBR on the development machine), which asks for pacing, and would stay paced
     # after the switch to CUBIC (Linux does not clear sk_pacing_status).
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, a.cc.encode())
+    if a.sndbuf > 0:
+        # Inherited by accepted connections; above net.core.wmem_max needs FORCE.
+        s.setsockopt(socket.SOL_SOCKET, 32, a.sndbuf)  # SO_SNDBUFFORCE
     s.bind(("0.0.0.0", a.port))
     s.listen(4)
     print(f"listening on 0.0.0.0:{a.port} ({a.cc})", file=sys.stderr, flush=True)
