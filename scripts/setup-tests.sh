@@ -92,7 +92,9 @@ if ! command -v tshark >/dev/null; then
 fi
 
 # curl and iproute2's ip: `quiclab shell`'s tests (crates/quiclab-cli/tests/shell.rs
-# downloads with curl inside the shell, which sets itself up with ip).
+# downloads with curl inside the shell, which sets itself up with ip) and
+# experiments/linux-tcp (curl inside the shell against its python3 bulk server; `ss`
+# and tc, also iproute2, read its socket state and qdiscs).
 for tool in curl:curl ip:iproute2; do
     if ! command -v "${tool%%:*}" >/dev/null; then
         say "installing ${tool#*:} (quiclab shell tests)"

@@ -55,7 +55,7 @@ const EXPERIMENTS: [&str; 13] = [
     "quic-vs-tcp",
     "satellite-ack",
 ];
-const WITH_REAL_STACKS: [&str; 2] = ["emulator-fidelity", "instant-ack-foreign"];
+const WITH_REAL_STACKS: [&str; 3] = ["emulator-fidelity", "instant-ack-foreign", "linux-tcp"];
 
 #[test]
 fn every_experiment_is_tested() {

@@ -46,6 +46,13 @@ pub const DEFAULT_EMULATOR: &str = "{quiclab} emulate {scenario} --listen {liste
 /// `emulator = "none"`.
 pub const NO_EMULATOR: &str = "none";
 
+/// `emulator = "shell"`: no UDP relay; the client command runs inside `quiclab shell`
+/// on the run's scenario (`{quiclab} shell {scenario} --out {out_dir}/emulator --
+/// CLIENT...`), so any IP traffic (TCP too) crosses the scenario's links to a server
+/// on the host, reached from inside at `$QUICLAB_SHELL_BASE` on `{server_port}`.
+/// Needs root, as `quiclab shell` does.
+pub const SHELL_EMULATOR: &str = "shell";
+
 /// Every placeholder a template may use, with what it becomes.
 pub const PLACEHOLDERS: &[(&str, &str)] = &[
     ("quiclab", "the quiclab binary running the plan"),
@@ -117,7 +124,9 @@ pub struct Endpoints {
     /// The emulator's command (default: quiclab's emulator in-process, as
     /// [`DEFAULT_EMULATOR`]); `"none"` runs without
     /// one: the client connects to the server directly over loopback (no link model;
-    /// for checking a stack's commands, not for measurements of the scenario).
+    /// for checking a stack's commands, not for measurements of the scenario);
+    /// `"shell"` runs the client command inside `quiclab shell` on the scenario's
+    /// links ([`SHELL_EMULATOR`]: for stacks that are not UDP, e.g. Linux TCP).
     pub emulator: Option<String>,
     /// Wall-clock limit of one run's client, seconds (default 60).
     pub timeout_s: Option<f64>,
@@ -165,6 +174,11 @@ impl Endpoints {
         self.emulator.as_deref() == Some(NO_EMULATOR)
     }
 
+    /// `emulator = "shell"`: the client runs inside `quiclab shell` ([`SHELL_EMULATOR`]).
+    pub fn via_shell(&self) -> bool {
+        self.emulator.as_deref() == Some(SHELL_EMULATOR)
+    }
+
     /// The stack a point with `params` runs with: `None` = the simulator.
     pub fn stack_of<'a>(
         &'a self,
@@ -185,7 +199,7 @@ impl Endpoints {
     /// Every (key, template) pair of the section, for checks.
     pub fn templates(&self) -> Vec<(String, &str)> {
         let mut out = Vec::new();
-        if !self.direct() {
+        if !self.direct() && !self.via_shell() {
             out.push(("endpoints.emulator".to_string(), self.emulator_template()));
         }
         for (name, s) in &self.stacks {

@@ -24,6 +24,7 @@ pub mod links;
 pub mod pcap;
 pub mod process;
 pub mod qlog;
+pub mod times;
 pub mod workdir;
 
 use crate::error::LabError;
@@ -63,7 +64,8 @@ pub fn check_stacks(
         .emulator
         .as_deref()
         .filter(|_| !endpoints.direct());
-    if binary.is_none() && emulator.is_some_and(starts_quiclab) {
+    // The shell is `{quiclab} shell`: it needs the binary as a command does.
+    if binary.is_none() && (endpoints.via_shell() || emulator.is_some_and(starts_quiclab)) {
         available::quiclab_binary(first)?;
     }
     for name in names {
@@ -108,10 +110,11 @@ pub fn run_real(
         .get(name)
         .ok_or_else(|| fail(format!("no stack `{name}` in [endpoints]")))?;
     let dir = workdir::run_dir(cache_dir, &spec.key);
-    let direct = endpoints.direct();
+    let direct = endpoints.direct() || endpoints.via_shell();
     let values = workdir::prepare(&dir, &spec.scenario_toml, fixed, direct).map_err(&fail)?;
     let limit = Duration::from_secs_f64(endpoints.timeout_s.unwrap_or(CLIENT_LIMIT_S));
     let relay = match endpoints.emulator.as_deref() {
+        _ if endpoints.via_shell() => Relay::Shell,
         _ if direct => Relay::Direct,
         None => Relay::Builtin,
         Some(t) => Relay::Command(t),
@@ -167,11 +170,15 @@ pub(crate) fn result_template() -> serde_json::Value {
     real_result("", Path::new(""), ("", ""), &qlog::ClientTimes::default())
 }
 
-/// The client's times from its qlog, or, when it wrote none, its first retransmission
-/// from the emulator's capture ([`pcap`]; the other times stay empty). A qlog whose
-/// sent packets list no frames (quinn's) cannot show a retransmitted ClientHello:
-/// that one time comes from the capture too.
+/// The client's times: from `{out_dir}/times.json` when the client wrote one (a
+/// client that is not QUIC, [`times`]), else from its qlog, or, when it wrote none, its
+/// first retransmission from the emulator's capture ([`pcap`]; the other times stay
+/// empty). A qlog whose sent packets list no frames (quinn's) cannot show a
+/// retransmitted ClientHello: that one time comes from the capture too.
 fn client_times(values: &Values, dir: &Path) -> Result<qlog::ClientTimes, String> {
+    if let Some(t) = times::read(dir)? {
+        return Ok(t);
+    }
     let qlog_dir = Path::new(&values["qlog_dir"]);
     if let Some(p) = qlog::find_qlog(qlog_dir)? {
         let mut times = qlog::client_times(&qlog::read_events(&p)?)?;
@@ -208,6 +215,8 @@ enum Relay<'a> {
     Builtin,
     /// A command's process.
     Command(&'a str),
+    /// `emulator = "shell"`: none; the client runs inside `quiclab shell`.
+    Shell,
 }
 
 /// A server or emulator of a run: quiclab's own on a thread of the lab, or a process.
@@ -269,7 +278,7 @@ fn run_processes(
         Some(t) => start("server", t, sched)?,
     };
     let mut emu = match relay {
-        Relay::Direct => None,
+        Relay::Direct | Relay::Shell => None,
         Relay::Builtin => Some(Running::Thread(inproc::start_emulator(
             values,
             START_LIMIT,
@@ -277,9 +286,13 @@ fn run_processes(
         // The emulator raises its own priority (above the endpoints').
         Relay::Command(t) => Some(start("emulator", t, Sched::Inherit)?),
     };
+    let shell = matches!(relay, Relay::Shell);
     let client = match &stack.client {
+        None if shell => {
+            Err("emulator = \"shell\" runs a client command; the stack has none".into())
+        }
         None => inproc::run_client(values, seed ^ CLIENT_SEED, sched, limit).map(|(_, c)| c),
-        Some(t) => run_client_process(t, values, dir, &env, (limit, sched)),
+        Some(t) => run_client_process(t, values, dir, &env, (limit, sched, shell)),
     };
     let emu_stopped = emu.as_mut().map_or(Ok(()), Running::stop);
     let server_stopped = server.stop();
@@ -296,15 +309,36 @@ fn run_processes(
 }
 
 /// A stack's client command as a process, which must exit 0 within `limit`; returns its
-/// scheduling class.
+/// scheduling class. `shell`: it runs inside `quiclab shell` on the run's scenario,
+/// whose links.csv and emulate.json go to `{out_dir}/emulator` as the emulator's do.
 fn run_client_process(
     template: &str,
     values: &Values,
     dir: &Path,
     env: &[(&str, &Path)],
-    (limit, sched): (Duration, Sched),
+    (limit, sched, shell): (Duration, Sched, bool),
 ) -> Result<&'static str, String> {
-    let mut client = spawn("client", &expand(template, values)?, dir, env, sched)?;
+    let mut argv = expand(template, values)?;
+    if shell {
+        let quiclab = values
+            .get("quiclab")
+            .ok_or("emulator = \"shell\" needs the quiclab binary")?;
+        let out = dir.join("emulator").display().to_string();
+        let scenario = values["scenario"].clone();
+        let prefix = [
+            quiclab.clone(),
+            "shell".into(),
+            scenario,
+            "--out".into(),
+            out,
+        ];
+        argv = prefix
+            .into_iter()
+            .chain(["--".to_string()])
+            .chain(argv)
+            .collect();
+    }
+    let mut client = spawn("client", &argv, dir, env, sched)?;
     let class = client.sched();
     let status = client.wait(limit)?;
     if !status.success() {
