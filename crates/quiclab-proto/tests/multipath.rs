@@ -405,3 +405,104 @@ fn path_retire_connection_id_is_per_path() {
         mp_type::PATH_RETIRE_CONNECTION_ID,
     );
 }
+
+/// §2.3, §2.4, §4.1, §5: a PING on path 1 leaves in path 1's own packet number space
+/// with the path's nonce (the receiver decrypts it only with path ID 1 in the nonce),
+/// arrives on the receiver's path 1, is acknowledged by a PATH_ACK for path 1, and that
+/// PATH_ACK reaches path 1's own recovery (an RTT sample, nothing left in flight),
+/// both ways and on two paths, while path 0 goes on.
+#[test]
+fn packets_on_paths_above_0_are_acknowledged_per_path() {
+    let mut p = connected_with(config(Some(3)), config(Some(3)), 40);
+    run_for(&mut p, DELAY * 4);
+    for side in [Side::Client, Side::Server] {
+        assert_eq!(conn(&mut p, side).multipath_packets(1), None);
+    }
+    let c = conn(&mut p, Side::Client);
+    c.multipath_ping(1).unwrap();
+    c.multipath_ping(1).unwrap();
+    c.multipath_ping(2).unwrap();
+    conn(&mut p, Side::Server).multipath_ping(1).unwrap();
+    // A lone ack-eliciting packet is acknowledged after max_ack_delay (25 ms).
+    run_for(&mut p, DELAY * 8);
+    let c = conn(&mut p, Side::Client);
+    assert!(!c.is_closed(), "{:?}", c.close_reason());
+    // (received, sent) per path.
+    assert_eq!(c.multipath_packets(1), Some((1, 2)));
+    assert_eq!(c.multipath_packets(2), Some((0, 1)));
+    for path in [1, 2] {
+        let (rtt, in_flight) = c.multipath_path_rtt(path).expect("PATH_ACK gave a sample");
+        assert_eq!(in_flight, 0, "path {path}");
+        assert!(rtt >= DELAY * 2, "path {path}: {rtt:?}");
+    }
+    let s = conn(&mut p, Side::Server);
+    assert!(!s.is_closed(), "{:?}", s.close_reason());
+    assert_eq!(s.multipath_packets(1), Some((2, 1)));
+    assert_eq!(s.multipath_packets(2), Some((1, 0)));
+    assert_eq!(s.multipath_path_rtt(1).map(|r| r.1), Some(0));
+    assert_eq!(s.multipath_path_rtt(2), None, "nothing sent on it");
+    // Path 0 still carries data.
+    let id = p.client_conn().open_stream(Dir::Bi).unwrap();
+    p.client_conn().write(id, b"after").unwrap();
+    p.client_conn().finish(id).unwrap();
+    run_for(&mut p, DELAY * 4);
+    let s = p.server_conn().unwrap();
+    let sid = s.accept_stream(Dir::Bi).expect("the stream arrives");
+    let mut got = Vec::new();
+    assert!(drain_stream(s, sid, &mut got));
+    assert_eq!(got, b"after");
+}
+
+/// RFC 9000 §13.1 per path (§4.1): a PATH_ACK for path 1 beyond what was sent on
+/// path 1 is PROTOCOL_VIOLATION, even though path 0 sent that many packets.
+#[test]
+fn path_ack_beyond_the_paths_packets_is_a_protocol_violation() {
+    let mut p = connected_with(config(Some(3)), config(Some(3)), 41);
+    run_for(&mut p, DELAY * 4);
+    conn(&mut p, Side::Server).multipath_ping(1).unwrap();
+    run_for(&mut p, DELAY * 4);
+    assert_eq!(
+        conn(&mut p, Side::Server).multipath_packets(1),
+        Some((0, 1))
+    );
+    let frame = mp(MultipathFrame::PathAck {
+        path_id: PathId(1),
+        ack: AckFrame {
+            ack_delay: 0,
+            ranges: vec![0..=1],
+            ecn: None,
+        },
+    });
+    send(&mut p, Side::Client, SpaceId::Data, &[frame]);
+    expect_close(
+        &mut p,
+        Side::Server,
+        Code::PROTOCOL_VIOLATION,
+        mp_type::PATH_ACK,
+    );
+}
+
+/// Sending on a path needs multipath, a path ID above 0 within the peer's maximum and
+/// a connection ID from the peer for it: typed errors otherwise.
+#[test]
+fn sending_on_a_path_is_refused_with_a_reason() {
+    use quiclab_proto::PathSendError as E;
+    let mut p = connected_with(config(None), config(Some(3)), 42);
+    run_for(&mut p, DELAY * 4);
+    assert_eq!(
+        conn(&mut p, Side::Client).multipath_ping(1),
+        Err(E::NotNegotiated)
+    );
+    let mut p = connected_with(config(Some(3)), config(Some(1)), 43);
+    let c = conn(&mut p, Side::Client);
+    assert_eq!(c.multipath_ping(0), Err(E::InvalidPathId));
+    assert_eq!(
+        c.multipath_ping(2),
+        Err(E::InvalidPathId),
+        "peer's max is 1"
+    );
+    // Right after the handshake the peer's IDs for path 1 may not be there yet; once
+    // they are, the ping goes.
+    run_for(&mut p, DELAY * 4);
+    assert_eq!(conn(&mut p, Side::Client).multipath_ping(1), Ok(()));
+}

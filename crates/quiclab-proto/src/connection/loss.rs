@@ -114,7 +114,12 @@ impl Connection {
         if let Some(largest) = p.data.ack_largest {
             self.spaces[space as usize].acks.on_ack_acked(largest);
         }
-        for f in &p.data.frames {
+        self.on_frames_acked(space, &p.data);
+    }
+
+    /// RFC 9000 §13.3: what an acknowledged packet's frames delivered.
+    pub(super) fn on_frames_acked(&mut self, space: SpaceId, record: &SentRecord) {
+        for f in &record.frames {
             match f {
                 SentFrame::Crypto { offset, len } => self.spaces[space as usize]
                     .crypto_send

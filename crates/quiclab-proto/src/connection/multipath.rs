@@ -76,12 +76,8 @@ impl Connection {
             M::PathAck { path_id, ack } if path_id == PathId::INITIAL => {
                 self.on_ack_frame(now, SpaceId::Data, &ack)?
             }
-            // RFC 9000 §13.1: we have sent nothing on any other path yet.
-            M::PathAck { .. } => {
-                return Err(TransportError::protocol_violation(
-                    "PATH_ACK for a path with no packet sent",
-                ))
-            }
+            // §4.1: the path's own space and recovery (`multipath_ack.rs`).
+            M::PathAck { path_id, ack } => self.on_path_ack(now, path_id, &ack)?,
             M::PathNewConnectionId { path_id, cid } if path_id == PathId::INITIAL => {
                 let limit = self.params.local.active_connection_id_limit;
                 self.cids.on_new_cid(&cid, limit)?;

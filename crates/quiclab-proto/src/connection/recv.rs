@@ -187,6 +187,10 @@ impl Connection {
             }
             ty => SpaceId::of(ty).expect("protected packet types have a space"),
         };
+        if let Some(path) = self.path_above_0(&h) {
+            // draft-ietf-quic-multipath §2.3: its own packet number space.
+            return self.handle_path_packet(now, path, &h, packet);
+        }
         if !self.spaces[space as usize].can_send() {
             if self.side == Side::Client && space != SpaceId::Initial {
                 // RFC 9002 §6.2.3: Handshake or 1-RTT packets before the Handshake keys:
@@ -352,7 +356,11 @@ impl Connection {
     }
 
     /// RFC 9000 §17.2 / §17.3.1: reserved bits must be zero after unprotection.
-    fn check_reserved_bits(&self, first: u8, ty: PacketType) -> Result<(), TransportError> {
+    pub(super) fn check_reserved_bits(
+        &self,
+        first: u8,
+        ty: PacketType,
+    ) -> Result<(), TransportError> {
         let mask = if ty == PacketType::OneRtt { 0x18 } else { 0x0c };
         if first & mask != 0 {
             return Err(TransportError::protocol_violation(
@@ -386,7 +394,7 @@ impl Connection {
 
     /// Dispatches a packet's decoded frames (`empty`: the payload had no bytes); returns
     /// (ack-eliciting, IMMEDIATE_ACK seen, non-probing: RFC 9000 §9.1).
-    fn process_frames<'a>(
+    pub(super) fn process_frames<'a>(
         &mut self,
         now: Instant,
         space: SpaceId,

@@ -1,0 +1,128 @@
+//! Per-path 1-RTT packet number spaces of path IDs above 0 (draft-ietf-quic-multipath
+//! §2.3: "each path has its own packet number space"; path 0 keeps the connection's
+//! application-data space). Each holds its received packet numbers (for PATH_ACK), the
+//! next packet number to send, and its own loss recovery and congestion controller
+//! (one `Recovery` per path, §5). Bounded: a space exists only for a path ID at or
+//! below both sides' limits, opened by us or by an authenticated packet on one of our
+//! path connection IDs.
+
+use super::spaces::SentRecord;
+use crate::ack::AckTracker;
+use crate::cc::CongestionController;
+use crate::path_recovery::Recovery;
+use crate::wire::PathId;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Why `Connection::multipath_ping` cannot send on a path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathSendError {
+    /// Multipath was not negotiated, or the handshake is not confirmed yet.
+    NotNegotiated,
+    /// Path 0 is the connection's own path; a path ID above the peer's maximum.
+    InvalidPathId,
+    /// The peer gave us no connection ID for that path ID yet (§3.5).
+    NoConnectionId,
+}
+
+impl std::fmt::Display for PathSendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PathSendError::NotNegotiated => "multipath not negotiated or handshake not confirmed",
+            PathSendError::InvalidPathId => "path ID 0 or above the peer's maximum",
+            PathSendError::NoConnectionId => "no connection ID from the peer for that path ID",
+        })
+    }
+}
+
+impl std::error::Error for PathSendError {}
+
+/// One path's packet number space and recovery (path IDs above 0).
+pub(super) struct PathSpace {
+    /// Packet numbers received on the path, reported in PATH_ACK frames (§4.1).
+    pub acks: AckTracker,
+    /// The next packet number we send on the path (§2.3: starts at 0 per path).
+    pub next_pn: u64,
+    /// The path's sent packets, RTT estimator and congestion controller (§5).
+    pub recovery: Recovery<SentRecord>,
+    /// PING frames asked for on the path ([`super::Connection::multipath_ping`]).
+    pub pings: u8,
+    /// Packets received and sent on the path (for tests and results).
+    pub received: u64,
+    pub sent: u64,
+}
+
+/// The spaces of path IDs above 0, by path ID.
+#[derive(Default)]
+pub(super) struct PathSpaces {
+    paths: BTreeMap<PathId, PathSpace>,
+}
+
+impl PathSpaces {
+    /// The space of `path`, if open.
+    pub fn get(&self, path: PathId) -> Option<&PathSpace> {
+        self.paths.get(&path)
+    }
+
+    pub fn get_mut(&mut self, path: PathId) -> Option<&mut PathSpace> {
+        self.paths.get_mut(&path)
+    }
+
+    /// The space of `path`, opened with a fresh recovery (initial RTT `rtt`, controller
+    /// from `cc`) if it was not. The caller checked `path` against the limits.
+    pub fn open(
+        &mut self,
+        path: PathId,
+        rtt: Duration,
+        cc: impl FnOnce() -> Box<dyn CongestionController>,
+    ) -> &mut PathSpace {
+        debug_assert!(path != PathId::INITIAL, "path 0 is the data space");
+        self.paths.entry(path).or_insert_with(|| PathSpace {
+            acks: AckTracker::new(),
+            next_pn: 0,
+            recovery: Recovery::new(rtt, cc()),
+            pings: 0,
+            received: 0,
+            sent: 0,
+        })
+    }
+
+    /// Every open path's ID and space.
+    pub fn iter(&self) -> impl Iterator<Item = (PathId, &PathSpace)> {
+        self.paths.iter().map(|(k, v)| (*k, v))
+    }
+
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (PathId, &mut PathSpace)> {
+        self.paths.iter_mut().map(|(k, v)| (*k, v))
+    }
+
+    /// The earliest PATH_ACK deadline over the open paths.
+    pub fn ack_deadline(&self) -> Option<crate::time::Instant> {
+        self.paths
+            .values()
+            .filter_map(|p| p.acks.ack_deadline())
+            .min()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::CongestionControl;
+
+    fn cc() -> Box<dyn CongestionController> {
+        CongestionControl::default().build_seeded(1200, 1)
+    }
+
+    #[test]
+    fn each_path_has_its_own_space_opened_once() {
+        let mut s = PathSpaces::default();
+        s.open(PathId(1), Duration::from_millis(10), cc).next_pn = 5;
+        // Opening again keeps the state.
+        assert_eq!(s.open(PathId(1), Duration::from_millis(10), cc).next_pn, 5);
+        assert_eq!(s.open(PathId(2), Duration::from_millis(10), cc).next_pn, 0);
+        assert_eq!(s.iter().count(), 2);
+        assert!(s.get(PathId(3)).is_none());
+        assert_eq!(s.ack_deadline(), None);
+    }
+}
