@@ -506,3 +506,66 @@ fn sending_on_a_path_is_refused_with_a_reason() {
     run_for(&mut p, DELAY * 4);
     assert_eq!(conn(&mut p, Side::Client).multipath_ping(1), Ok(()));
 }
+
+/// §3.1: the client opens path 1 from a second local address with a PATH_CHALLENGE on
+/// one of the server's path-1 connection IDs; the server answers on path 1 (to that
+/// address); once answered, the client sends stream data on both paths, each within its
+/// own window, and 1 MB arrives byte-exact with a large share over each path ID.
+#[test]
+fn a_second_path_opens_and_carries_data_alongside_path_0() {
+    let mut p = connected_with(config(Some(3)), config(Some(3)), 44);
+    run_for(&mut p, DELAY * 4);
+    let second: std::net::SocketAddr = "10.0.0.2:40001".parse().unwrap();
+    p.add_client_address(second);
+    p.client_conn().multipath_open_path(1, second).unwrap();
+    assert!(!p.client_conn().multipath_path_validated(1));
+    run_for(&mut p, DELAY * 4);
+    assert!(p.client_conn().multipath_path_validated(1));
+    assert!(
+        p.server_received_from
+            .get(&second)
+            .is_some_and(|b| *b >= 1200),
+        "the challenge came from the second address, padded"
+    );
+    let data: Vec<u8> = (0..1_000_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    let id = p.client_conn().open_stream(Dir::Uni).unwrap();
+    let mut written = 0;
+    let mut got = Vec::new();
+    let mut sid = None;
+    for _ in 0..4000 {
+        if written < data.len() {
+            written += p.client_conn().write(id, &data[written..]).unwrap_or(0);
+            if written == data.len() {
+                p.client_conn().finish(id).unwrap();
+            }
+        }
+        run_for(&mut p, DELAY / 2);
+        let s = p.server_conn().unwrap();
+        if sid.is_none() {
+            sid = s.accept_stream(Dir::Uni);
+        }
+        if let Some(sid) = sid {
+            if drain_stream(s, sid, &mut got) {
+                break;
+            }
+        }
+    }
+    assert_eq!(got.len(), data.len());
+    assert!(got == data, "byte-exact");
+    let s = p.server_conn().unwrap();
+    assert!(!s.is_closed(), "{:?}", s.close_reason());
+    let on_1 = s.multipath_bytes_received(1);
+    let total = s.stats().datagrams_received.bytes;
+    assert!(on_1 >= 200_000, "path 1 carried {on_1} bytes");
+    assert!(
+        total - on_1 >= 200_000,
+        "path 0 carried {} bytes",
+        total - on_1
+    );
+    run_for(&mut p, DELAY * 8); // the last PATH_ACKs
+    let (_, in_flight) = p.client_conn().multipath_path_rtt(1).unwrap();
+    assert_eq!(
+        in_flight, 0,
+        "path 1's recovery saw its packets acknowledged"
+    );
+}

@@ -72,16 +72,17 @@ impl Connection {
             return true;
         }
         tally(&mut self.stats.packets_received[SpaceId::Data as usize], 1);
+        let incoming = self.migration.incoming;
+        let sp = self.path_space(path);
+        // The peer's address on this path: the first authenticated packet's source.
+        sp.remote = sp.remote.or(incoming);
+        sp.received_bytes = sp.received_bytes.saturating_add(packet.len() as u64);
         let payload = &packet[payload];
         let frames = decode_frames(payload);
-        let outcome = self.process_frames(
-            now,
-            SpaceId::Data,
-            h.ty,
-            &h.dcid,
-            payload.is_empty(),
-            frames,
-        );
+        self.path_spaces.receiving = Some(path);
+        let empty = payload.is_empty();
+        let outcome = self.process_frames(now, SpaceId::Data, h.ty, &h.dcid, empty, frames);
+        self.path_spaces.receiving = None;
         match outcome {
             Ok((ack_eliciting, immediate, _)) => {
                 let policy = self.receive_ack_policy();

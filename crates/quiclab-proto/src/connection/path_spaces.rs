@@ -12,6 +12,7 @@ use crate::cc::CongestionController;
 use crate::path_recovery::Recovery;
 use crate::wire::PathId;
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::time::Duration;
 
 /// Why `Connection::multipath_ping` cannot send on a path.
@@ -47,15 +48,56 @@ pub(super) struct PathSpace {
     pub recovery: Recovery<SentRecord>,
     /// PING frames asked for on the path ([`super::Connection::multipath_ping`]).
     pub pings: u8,
-    /// Packets received and sent on the path (for tests and results).
+    /// Packets received and sent on the path, and the bytes of the packets received
+    /// (for tests and results).
     pub received: u64,
     pub sent: u64,
+    pub received_bytes: u64,
+    /// Our local address on the path (`None`: the connection's), and the peer's
+    /// (`None`: the active path's) as its first authenticated packet showed it.
+    pub local: Option<SocketAddr>,
+    pub remote: Option<SocketAddr>,
+    /// Our PATH_CHALLENGE data for the path (RFC 9000 §8.2.1) and whether it is still
+    /// to be sent.
+    pub challenge: Option<[u8; 8]>,
+    pub challenge_pending: bool,
+    /// The peer answered our challenge on this path (§3.1): we send data on it.
+    pub validated: bool,
+    /// PATH_CHALLENGE data received on the path, answered on it (RFC 9000 §8.2.2),
+    /// at most [`MAX_PATH_RESPONSES`], newest kept.
+    pub responses: Vec<[u8; 8]>,
+}
+
+/// PATH_RESPONSE frames owed per path at most (RFC 9000 §8.2.2 lets the rest go).
+pub(super) const MAX_PATH_RESPONSES: usize = 4;
+
+impl PathSpace {
+    /// PATH_CHALLENGE data received on the path.
+    pub fn on_challenge(&mut self, data: [u8; 8]) {
+        if self.responses.len() >= MAX_PATH_RESPONSES {
+            self.responses.remove(0);
+        }
+        self.responses.push(data);
+    }
+
+    /// PATH_RESPONSE data received on the path: validates it if it echoes our
+    /// challenge (RFC 9000 §8.2.3), else is ignored.
+    pub fn on_response(&mut self, data: [u8; 8]) {
+        if self.challenge == Some(data) {
+            self.validated = true;
+            self.challenge = None;
+            self.challenge_pending = false;
+        }
+    }
 }
 
 /// The spaces of path IDs above 0, by path ID.
 #[derive(Default)]
 pub(super) struct PathSpaces {
     paths: BTreeMap<PathId, PathSpace>,
+    /// The path above 0 whose packet's frames are being processed, so that
+    /// PATH_CHALLENGE and PATH_RESPONSE act on it (RFC 9000 §8.2.2).
+    pub receiving: Option<PathId>,
 }
 
 impl PathSpaces {
@@ -84,6 +126,13 @@ impl PathSpaces {
             pings: 0,
             received: 0,
             sent: 0,
+            received_bytes: 0,
+            local: None,
+            remote: None,
+            challenge: None,
+            challenge_pending: false,
+            validated: false,
+            responses: Vec::new(),
         })
     }
 
@@ -124,5 +173,22 @@ mod tests {
         assert_eq!(s.iter().count(), 2);
         assert!(s.get(PathId(3)).is_none());
         assert_eq!(s.ack_deadline(), None);
+    }
+
+    #[test]
+    fn a_path_is_validated_by_the_echo_of_its_challenge_only() {
+        let mut s = PathSpaces::default();
+        let p = s.open(PathId(1), Duration::from_millis(10), cc);
+        p.challenge = Some([7; 8]);
+        p.challenge_pending = true;
+        p.on_response([8; 8]);
+        assert!(!p.validated);
+        p.on_response([7; 8]);
+        assert!(p.validated && !p.challenge_pending);
+        for i in 0..10 {
+            p.on_challenge([i; 8]);
+        }
+        assert_eq!(p.responses.len(), MAX_PATH_RESPONSES);
+        assert_eq!(p.responses.last(), Some(&[9; 8]));
     }
 }

@@ -446,7 +446,11 @@ impl Connection {
     ) -> Result<(), TransportError> {
         match frame {
             Frame::Padding { .. } | Frame::Ping => {}
-            Frame::PathResponse(d) => self.on_path_response_frame(now, d),
+            Frame::PathResponse(d) => match self.path_spaces.receiving {
+                // draft-ietf-quic-multipath §3.1: about the path it came on.
+                Some(path) => self.path_space(path).on_response(d),
+                None => self.on_path_response_frame(now, d),
+            },
             Frame::Ack(ack) => self.on_ack_frame(now, space, &ack)?,
             Frame::Crypto { offset, data } => self.on_crypto_frame(now, space, offset, data)?,
             Frame::Stream(_)
@@ -471,7 +475,11 @@ impl Connection {
                 }
             }
             // Answered on the path it came on, bounded (RFC 9000 §8.2.2).
-            Frame::PathChallenge(d) => self.on_path_challenge_frame(now, d),
+            Frame::PathChallenge(d) => match self.path_spaces.receiving {
+                // RFC 9000 §8.2.2: answered on the path it arrived on.
+                Some(path) => self.path_space(path).on_challenge(d),
+                None => self.on_path_challenge_frame(now, d),
+            },
             Frame::ConnectionClose(c) => {
                 let reason = String::from_utf8_lossy(c.reason).into_owned();
                 let reason = match c.frame_type {
