@@ -12,7 +12,7 @@ use misbehaving::{conn, connected_with, expect_close, run_for, send, DELAY};
 use quiclab_proto::raw::{
     mp_type, AckFrame, Frame, MultipathFrame, NewConnectionIdFrame, PathId, SpaceId,
 };
-use quiclab_proto::testing::drain_stream;
+use quiclab_proto::testing::{drain_stream, Pair};
 use quiclab_proto::{
     CloseReason, ConnectionId, Dir, MultipathConfig, Side, TransportConfig,
     TransportErrorCode as Code,
@@ -527,29 +527,8 @@ fn a_second_path_opens_and_carries_data_alongside_path_0() {
             .is_some_and(|b| *b >= 1200),
         "the challenge came from the second address, padded"
     );
-    let data: Vec<u8> = (0..1_000_000u32).map(|i| (i * 7 % 251) as u8).collect();
-    let id = p.client_conn().open_stream(Dir::Uni).unwrap();
-    let mut written = 0;
-    let mut got = Vec::new();
-    let mut sid = None;
-    for _ in 0..4000 {
-        if written < data.len() {
-            written += p.client_conn().write(id, &data[written..]).unwrap_or(0);
-            if written == data.len() {
-                p.client_conn().finish(id).unwrap();
-            }
-        }
-        run_for(&mut p, DELAY / 2);
-        let s = p.server_conn().unwrap();
-        if sid.is_none() {
-            sid = s.accept_stream(Dir::Uni);
-        }
-        if let Some(sid) = sid {
-            if drain_stream(s, sid, &mut got) {
-                break;
-            }
-        }
-    }
+    let data = payload();
+    let got = upload(&mut p, &data, |_, _| {});
     assert_eq!(got.len(), data.len());
     assert!(got == data, "byte-exact");
     let s = p.server_conn().unwrap();
@@ -568,4 +547,112 @@ fn a_second_path_opens_and_carries_data_alongside_path_0() {
         in_flight, 0,
         "path 1's recovery saw its packets acknowledged"
     );
+}
+
+fn payload() -> Vec<u8> {
+    (0..1_000_000u32).map(|i| (i * 7 % 251) as u8).collect()
+}
+
+fn second_address() -> std::net::SocketAddr {
+    "10.0.0.2:40001".parse().unwrap()
+}
+
+/// The client writes `data` on a new stream while `step(pair, round)` runs each round
+/// (every 5 ms); returns what the server read once the stream ended.
+fn upload(p: &mut Pair, data: &[u8], mut step: impl FnMut(&mut Pair, usize)) -> Vec<u8> {
+    let id = p.client_conn().open_stream(Dir::Uni).unwrap();
+    let mut written = 0;
+    let mut got = Vec::new();
+    let mut sid = None;
+    for round in 0..4000 {
+        step(p, round);
+        if written < data.len() {
+            written += p.client_conn().write(id, &data[written..]).unwrap_or(0);
+            if written == data.len() {
+                p.client_conn().finish(id).unwrap();
+            }
+        }
+        run_for(p, DELAY / 2);
+        let s = p.server_conn().unwrap();
+        if sid.is_none() {
+            sid = s.accept_stream(Dir::Uni);
+        }
+        if let Some(sid) = sid {
+            if drain_stream(s, sid, &mut got) {
+                break;
+            }
+        }
+    }
+    got
+}
+
+/// A pair with path 1 open from the client's second address and validated.
+fn two_paths(seed: u64) -> Pair {
+    let mut p = connected_with(config(Some(3)), config(Some(3)), seed);
+    run_for(&mut p, DELAY * 4);
+    p.add_client_address(second_address());
+    p.client_conn()
+        .multipath_open_path(1, second_address())
+        .unwrap();
+    run_for(&mut p, DELAY * 4);
+    assert!(p.client_conn().multipath_path_validated(1));
+    p
+}
+
+/// §3.4: either side abandons path 1 in the middle of a 1 MB upload: both end with
+/// the path abandoned (the receiver answers with its own PATH_ABANDON), nothing more
+/// is sent on it, its data in flight goes again on path 0, and the transfer completes
+/// byte-exact.
+#[test]
+fn abandoning_a_path_mid_transfer_completes_on_the_other() {
+    for (abandoner, seed) in [(Side::Client, 45), (Side::Server, 46)] {
+        let mut p = two_paths(seed);
+        let data = payload();
+        let mut sent_at_abandon = None;
+        let got = upload(&mut p, &data, |p, round| {
+            if round == 6 {
+                let c = conn(p, abandoner);
+                c.multipath_abandon_path(1, 7).unwrap();
+                assert_eq!(
+                    c.multipath_abandon_path(1, 7),
+                    Err(quiclab_proto::PathSendError::InvalidPathId),
+                    "abandoned once"
+                );
+            }
+            let both = [Side::Client, Side::Server]
+                .into_iter()
+                .all(|side| conn(p, side).multipath_path_abandoned(1));
+            if both && sent_at_abandon.is_none() {
+                // From here on nothing is sent on the path.
+                sent_at_abandon = p.client_conn().multipath_packets(1).map(|c| c.1);
+            }
+        });
+        assert_eq!(got.len(), data.len(), "{abandoner:?}");
+        assert!(got == data, "byte-exact ({abandoner:?})");
+        run_for(&mut p, DELAY * 8);
+        for side in [Side::Client, Side::Server] {
+            let c = conn(&mut p, side);
+            assert!(!c.is_closed(), "{:?}", c.close_reason());
+            assert!(c.multipath_path_abandoned(1), "{abandoner:?} -> {side:?}");
+        }
+        // What was in flight on path 1 when it was abandoned went again (on path 0).
+        assert!(
+            p.client_conn().stream_bytes_retransmitted() > 0,
+            "{abandoner:?}"
+        );
+        let sent = p.client_conn().multipath_packets(1).map(|c| c.1);
+        assert!(
+            sent_at_abandon.is_some_and(|n| n > 10),
+            "path 1 carried data first"
+        );
+        assert_eq!(
+            sent, sent_at_abandon,
+            "{abandoner:?}: nothing more on path 1"
+        );
+        assert_eq!(
+            p.client_conn().multipath_ping(1),
+            Err(quiclab_proto::PathSendError::InvalidPathId),
+            "§3.4: an abandoned path ID is not used again"
+        );
+    }
 }

@@ -136,7 +136,8 @@ impl Connection {
                 SentFrame::HandshakeDone
                 | SentFrame::NewConnectionId { .. }
                 | SentFrame::RetireConnectionId { .. }
-                | SentFrame::PathCid { .. } => {}
+                | SentFrame::PathCid { .. }
+                | SentFrame::PathAbandon { .. } => {}
             }
         }
     }
@@ -213,6 +214,10 @@ impl Connection {
                     sequence,
                     new,
                 } => self.path_cids.requeue(PathId(*path_id), *sequence, *new),
+                SentFrame::PathAbandon {
+                    path_id,
+                    error_code,
+                } => self.requeue_path_abandon(PathId(*path_id), *error_code),
                 SentFrame::AckFrequency {
                     sequence,
                     max_ack_delay_us,

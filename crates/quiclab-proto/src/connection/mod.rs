@@ -62,6 +62,7 @@ mod migration;
 #[cfg(any(test, feature = "testing"))]
 mod misbehave;
 mod multipath;
+mod multipath_abandon;
 mod multipath_ack;
 mod multipath_cids;
 mod multipath_recv;

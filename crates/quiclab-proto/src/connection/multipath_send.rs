@@ -35,6 +35,10 @@ impl Connection {
         if path == PathId::INITIAL || path > self.multipath.peer_max_path_id() {
             return Err(PathSendError::InvalidPathId);
         }
+        if self.path_spaces.get(path).is_some_and(|s| s.abandoned) {
+            // §3.4: an abandoned path ID is not used again.
+            return Err(PathSendError::InvalidPathId);
+        }
         if self.path_cids.remote_ids(path).is_empty() {
             return Err(PathSendError::NoConnectionId);
         }
@@ -118,12 +122,13 @@ impl Connection {
         self.path_spaces
             .iter()
             .find(|(_, s)| {
-                s.challenge_pending
-                    || !s.responses.is_empty()
-                    || s.pings > 0
-                    || (data
-                        && s.validated
-                        && s.recovery.bytes_in_flight() < s.recovery.cc().window())
+                !s.abandoned
+                    && (s.challenge_pending
+                        || !s.responses.is_empty()
+                        || s.pings > 0
+                        || (data
+                            && s.validated
+                            && s.recovery.bytes_in_flight() < s.recovery.cc().window()))
             })
             .map(|(p, _)| p)
     }
@@ -157,7 +162,9 @@ impl Connection {
             Frame::Ping.encode(buf);
             sp.pings = sp.pings.saturating_sub(1);
         }
-        let data = sp.validated && sp.recovery.bytes_in_flight() < sp.recovery.cc().window();
+        let data = sp.validated
+            && !sp.abandoned
+            && sp.recovery.bytes_in_flight() < sp.recovery.cc().window();
         let mut record = SentRecord::default();
         if data && app {
             let rtt = sp.recovery.rtt().smoothed();

@@ -66,6 +66,10 @@ pub(super) struct PathSpace {
     /// PATH_CHALLENGE data received on the path, answered on it (RFC 9000 §8.2.2),
     /// at most [`MAX_PATH_RESPONSES`], newest kept.
     pub responses: Vec<[u8; 8]>,
+    /// The path was abandoned (§3.4): nothing more is sent on it, its ID is not reused.
+    pub abandoned: bool,
+    /// PATH_ABANDON (with this error code) still to be sent (or resent, if lost).
+    pub abandon_pending: Option<u64>,
 }
 
 /// PATH_RESPONSE frames owed per path at most (RFC 9000 §8.2.2 lets the rest go).
@@ -133,6 +137,8 @@ impl PathSpaces {
             challenge_pending: false,
             validated: false,
             responses: Vec::new(),
+            abandoned: false,
+            abandon_pending: None,
         })
     }
 
@@ -143,6 +149,13 @@ impl PathSpaces {
 
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (PathId, &mut PathSpace)> {
         self.paths.iter_mut().map(|(k, v)| (*k, v))
+    }
+
+    /// A path with a PATH_ABANDON to send, and its error code.
+    pub fn abandon_to_send(&self) -> Option<(PathId, u64)> {
+        self.paths
+            .iter()
+            .find_map(|(id, p)| p.abandon_pending.map(|e| (*id, e)))
     }
 
     /// The earliest PATH_ACK deadline over the open paths.

@@ -245,6 +245,7 @@ impl Connection {
             || !self.cids.pending_new.is_empty()
             || !self.cids.pending_retire.is_empty()
             || self.path_cids.has_pending()
+            || self.path_spaces.abandon_to_send().is_some()
             || self.streams.has_pending()
             || self.ack_frequency.sender.has_pending()
             || self.tokens.new_token.has_pending()
@@ -505,6 +506,7 @@ impl Connection {
             p.ack_eliciting = true;
         }
         self.write_path_cid_frames(buf, p, max);
+        self.write_path_abandon(buf, p, max);
         self.write_datagram_frames(now, buf, p, max);
         let before = buf.len();
         let mut records = std::mem::take(&mut self.scratch.stream_records);
