@@ -1,10 +1,12 @@
 //! Glue for the multipath extension (draft-ietf-quic-multipath, version named in
 //! `wire/frame_mp.rs`): negotiation when the peer's transport parameters arrive, and
-//! the received multipath frames. This first layer runs on path 0 only: path 0's
-//! packet number space is the connection's application-data space (§2.3: ACK and
-//! PATH_ACK with path ID 0 acknowledge it), its connection IDs the connection's. Paths
-//! above 0 (their spaces, CIDs, nonces in use) come next; until then frames about them
-//! are checked against the limits and otherwise ignored or refused as noted.
+//! the received multipath frames. Path 0's packet number space is the connection's
+//! application-data space (§2.3: ACK and PATH_ACK with path ID 0 acknowledge it), its
+//! connection IDs the connection's. Paths above 0 have their own spaces and recovery
+//! (`path_spaces.rs`), CIDs (`path_cids.rs`), receive and send glue
+//! (`multipath_recv.rs`, `multipath_send.rs`, `multipath_ack.rs`,
+//! `multipath_abandon.rs`); frames about them are checked against the limits here
+//! and handed there.
 
 use super::outbox::EndpointEvent;
 use super::spaces::SpaceId;
