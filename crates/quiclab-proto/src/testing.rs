@@ -353,6 +353,14 @@ impl Pair {
         Ok(())
     }
 
+    /// The client gets a further local address (a second interface, for multipath):
+    /// datagrams to `addr` reach it, as to its current one.
+    pub fn add_client_address(&mut self, addr: SocketAddr) {
+        if addr != self.client_addr && !self.client_old_addrs.contains(&addr) {
+            self.client_old_addrs.push(addr);
+        }
+    }
+
     /// Datagrams to `addr`, an old address of the client's, no longer reach it.
     pub fn expire_client_address(&mut self, addr: SocketAddr) {
         self.client_old_addrs.retain(|a| *a != addr);

@@ -12,7 +12,7 @@ use misbehaving::{conn, connected_with, expect_close, run_for, send, DELAY};
 use quiclab_proto::raw::{
     mp_type, AckFrame, Frame, MultipathFrame, NewConnectionIdFrame, PathId, SpaceId,
 };
-use quiclab_proto::testing::drain_stream;
+use quiclab_proto::testing::{drain_stream, Pair};
 use quiclab_proto::{
     CloseReason, ConnectionId, Dir, MultipathConfig, Side, TransportConfig,
     TransportErrorCode as Code,
@@ -404,4 +404,255 @@ fn path_retire_connection_id_is_per_path() {
         Code::PROTOCOL_VIOLATION,
         mp_type::PATH_RETIRE_CONNECTION_ID,
     );
+}
+
+/// §2.3, §2.4, §4.1, §5: a PING on path 1 leaves in path 1's own packet number space
+/// with the path's nonce (the receiver decrypts it only with path ID 1 in the nonce),
+/// arrives on the receiver's path 1, is acknowledged by a PATH_ACK for path 1, and that
+/// PATH_ACK reaches path 1's own recovery (an RTT sample, nothing left in flight),
+/// both ways and on two paths, while path 0 goes on.
+#[test]
+fn packets_on_paths_above_0_are_acknowledged_per_path() {
+    let mut p = connected_with(config(Some(3)), config(Some(3)), 40);
+    run_for(&mut p, DELAY * 4);
+    for side in [Side::Client, Side::Server] {
+        assert_eq!(conn(&mut p, side).multipath_packets(1), None);
+    }
+    let c = conn(&mut p, Side::Client);
+    c.multipath_ping(1).unwrap();
+    c.multipath_ping(1).unwrap();
+    c.multipath_ping(2).unwrap();
+    conn(&mut p, Side::Server).multipath_ping(1).unwrap();
+    // A lone ack-eliciting packet is acknowledged after max_ack_delay (25 ms).
+    run_for(&mut p, DELAY * 8);
+    let c = conn(&mut p, Side::Client);
+    assert!(!c.is_closed(), "{:?}", c.close_reason());
+    // (received, sent) per path.
+    assert_eq!(c.multipath_packets(1), Some((1, 2)));
+    assert_eq!(c.multipath_packets(2), Some((0, 1)));
+    for path in [1, 2] {
+        let (rtt, in_flight) = c.multipath_path_rtt(path).expect("PATH_ACK gave a sample");
+        assert_eq!(in_flight, 0, "path {path}");
+        assert!(rtt >= DELAY * 2, "path {path}: {rtt:?}");
+    }
+    let s = conn(&mut p, Side::Server);
+    assert!(!s.is_closed(), "{:?}", s.close_reason());
+    assert_eq!(s.multipath_packets(1), Some((2, 1)));
+    assert_eq!(s.multipath_packets(2), Some((1, 0)));
+    assert_eq!(s.multipath_path_rtt(1).map(|r| r.1), Some(0));
+    assert_eq!(s.multipath_path_rtt(2), None, "nothing sent on it");
+    // Path 0 still carries data.
+    let id = p.client_conn().open_stream(Dir::Bi).unwrap();
+    p.client_conn().write(id, b"after").unwrap();
+    p.client_conn().finish(id).unwrap();
+    run_for(&mut p, DELAY * 4);
+    let s = p.server_conn().unwrap();
+    let sid = s.accept_stream(Dir::Bi).expect("the stream arrives");
+    let mut got = Vec::new();
+    assert!(drain_stream(s, sid, &mut got));
+    assert_eq!(got, b"after");
+}
+
+/// RFC 9000 §13.1 per path (§4.1): a PATH_ACK for path 1 beyond what was sent on
+/// path 1 is PROTOCOL_VIOLATION, even though path 0 sent that many packets.
+#[test]
+fn path_ack_beyond_the_paths_packets_is_a_protocol_violation() {
+    let mut p = connected_with(config(Some(3)), config(Some(3)), 41);
+    run_for(&mut p, DELAY * 4);
+    conn(&mut p, Side::Server).multipath_ping(1).unwrap();
+    run_for(&mut p, DELAY * 4);
+    assert_eq!(
+        conn(&mut p, Side::Server).multipath_packets(1),
+        Some((0, 1))
+    );
+    let frame = mp(MultipathFrame::PathAck {
+        path_id: PathId(1),
+        ack: AckFrame {
+            ack_delay: 0,
+            ranges: vec![0..=1],
+            ecn: None,
+        },
+    });
+    send(&mut p, Side::Client, SpaceId::Data, &[frame]);
+    expect_close(
+        &mut p,
+        Side::Server,
+        Code::PROTOCOL_VIOLATION,
+        mp_type::PATH_ACK,
+    );
+}
+
+/// Sending on a path needs multipath, a path ID above 0 within the peer's maximum and
+/// a connection ID from the peer for it: typed errors otherwise.
+#[test]
+fn sending_on_a_path_is_refused_with_a_reason() {
+    use quiclab_proto::PathSendError as E;
+    let mut p = connected_with(config(None), config(Some(3)), 42);
+    run_for(&mut p, DELAY * 4);
+    assert_eq!(
+        conn(&mut p, Side::Client).multipath_ping(1),
+        Err(E::NotNegotiated)
+    );
+    let mut p = connected_with(config(Some(3)), config(Some(1)), 43);
+    let c = conn(&mut p, Side::Client);
+    assert_eq!(c.multipath_ping(0), Err(E::InvalidPathId));
+    assert_eq!(
+        c.multipath_ping(2),
+        Err(E::InvalidPathId),
+        "peer's max is 1"
+    );
+    // Right after the handshake the peer's IDs for path 1 may not be there yet; once
+    // they are, the ping goes.
+    run_for(&mut p, DELAY * 4);
+    assert_eq!(conn(&mut p, Side::Client).multipath_ping(1), Ok(()));
+}
+
+/// §3.1: the client opens path 1 from a second local address with a PATH_CHALLENGE on
+/// one of the server's path-1 connection IDs; the server answers on path 1 (to that
+/// address); once answered, the client sends stream data on both paths, each within its
+/// own window, and 1 MB arrives byte-exact with a large share over each path ID.
+#[test]
+fn a_second_path_opens_and_carries_data_alongside_path_0() {
+    let mut p = connected_with(config(Some(3)), config(Some(3)), 44);
+    run_for(&mut p, DELAY * 4);
+    let second: std::net::SocketAddr = "10.0.0.2:40001".parse().unwrap();
+    p.add_client_address(second);
+    p.client_conn().multipath_open_path(1, second).unwrap();
+    assert!(!p.client_conn().multipath_path_validated(1));
+    run_for(&mut p, DELAY * 4);
+    assert!(p.client_conn().multipath_path_validated(1));
+    assert!(
+        p.server_received_from
+            .get(&second)
+            .is_some_and(|b| *b >= 1200),
+        "the challenge came from the second address, padded"
+    );
+    let data = payload();
+    let got = upload(&mut p, &data, |_, _| {});
+    assert_eq!(got.len(), data.len());
+    assert!(got == data, "byte-exact");
+    let s = p.server_conn().unwrap();
+    assert!(!s.is_closed(), "{:?}", s.close_reason());
+    let on_1 = s.multipath_bytes_received(1);
+    let total = s.stats().datagrams_received.bytes;
+    assert!(on_1 >= 200_000, "path 1 carried {on_1} bytes");
+    assert!(
+        total - on_1 >= 200_000,
+        "path 0 carried {} bytes",
+        total - on_1
+    );
+    run_for(&mut p, DELAY * 8); // the last PATH_ACKs
+    let (_, in_flight) = p.client_conn().multipath_path_rtt(1).unwrap();
+    assert_eq!(
+        in_flight, 0,
+        "path 1's recovery saw its packets acknowledged"
+    );
+}
+
+fn payload() -> Vec<u8> {
+    (0..1_000_000u32).map(|i| (i * 7 % 251) as u8).collect()
+}
+
+fn second_address() -> std::net::SocketAddr {
+    "10.0.0.2:40001".parse().unwrap()
+}
+
+/// The client writes `data` on a new stream while `step(pair, round)` runs each round
+/// (every 5 ms); returns what the server read once the stream ended.
+fn upload(p: &mut Pair, data: &[u8], mut step: impl FnMut(&mut Pair, usize)) -> Vec<u8> {
+    let id = p.client_conn().open_stream(Dir::Uni).unwrap();
+    let mut written = 0;
+    let mut got = Vec::new();
+    let mut sid = None;
+    for round in 0..4000 {
+        step(p, round);
+        if written < data.len() {
+            written += p.client_conn().write(id, &data[written..]).unwrap_or(0);
+            if written == data.len() {
+                p.client_conn().finish(id).unwrap();
+            }
+        }
+        run_for(p, DELAY / 2);
+        let s = p.server_conn().unwrap();
+        if sid.is_none() {
+            sid = s.accept_stream(Dir::Uni);
+        }
+        if let Some(sid) = sid {
+            if drain_stream(s, sid, &mut got) {
+                break;
+            }
+        }
+    }
+    got
+}
+
+/// A pair with path 1 open from the client's second address and validated.
+fn two_paths(seed: u64) -> Pair {
+    let mut p = connected_with(config(Some(3)), config(Some(3)), seed);
+    run_for(&mut p, DELAY * 4);
+    p.add_client_address(second_address());
+    p.client_conn()
+        .multipath_open_path(1, second_address())
+        .unwrap();
+    run_for(&mut p, DELAY * 4);
+    assert!(p.client_conn().multipath_path_validated(1));
+    p
+}
+
+/// §3.4: either side abandons path 1 in the middle of a 1 MB upload: both end with
+/// the path abandoned (the receiver answers with its own PATH_ABANDON), nothing more
+/// is sent on it, its data in flight goes again on path 0, and the transfer completes
+/// byte-exact.
+#[test]
+fn abandoning_a_path_mid_transfer_completes_on_the_other() {
+    for (abandoner, seed) in [(Side::Client, 45), (Side::Server, 46)] {
+        let mut p = two_paths(seed);
+        let data = payload();
+        let mut sent_at_abandon = None;
+        let got = upload(&mut p, &data, |p, round| {
+            if round == 6 {
+                let c = conn(p, abandoner);
+                c.multipath_abandon_path(1, 7).unwrap();
+                assert_eq!(
+                    c.multipath_abandon_path(1, 7),
+                    Err(quiclab_proto::PathSendError::InvalidPathId),
+                    "abandoned once"
+                );
+            }
+            let both = [Side::Client, Side::Server]
+                .into_iter()
+                .all(|side| conn(p, side).multipath_path_abandoned(1));
+            if both && sent_at_abandon.is_none() {
+                // From here on nothing is sent on the path.
+                sent_at_abandon = p.client_conn().multipath_packets(1).map(|c| c.1);
+            }
+        });
+        assert_eq!(got.len(), data.len(), "{abandoner:?}");
+        assert!(got == data, "byte-exact ({abandoner:?})");
+        run_for(&mut p, DELAY * 8);
+        for side in [Side::Client, Side::Server] {
+            let c = conn(&mut p, side);
+            assert!(!c.is_closed(), "{:?}", c.close_reason());
+            assert!(c.multipath_path_abandoned(1), "{abandoner:?} -> {side:?}");
+        }
+        // What was in flight on path 1 when it was abandoned went again (on path 0).
+        assert!(
+            p.client_conn().stream_bytes_retransmitted() > 0,
+            "{abandoner:?}"
+        );
+        let sent = p.client_conn().multipath_packets(1).map(|c| c.1);
+        assert!(
+            sent_at_abandon.is_some_and(|n| n > 10),
+            "path 1 carried data first"
+        );
+        assert_eq!(
+            sent, sent_at_abandon,
+            "{abandoner:?}: nothing more on path 1"
+        );
+        assert_eq!(
+            p.client_conn().multipath_ping(1),
+            Err(quiclab_proto::PathSendError::InvalidPathId),
+            "§3.4: an abandoned path ID is not used again"
+        );
+    }
 }

@@ -252,6 +252,7 @@ impl Connection {
             ecn: EcnPath::new(config.ecn),
             multipath: MultipathState::default(),
             path_cids: PathCids::default(),
+            path_spaces: Default::default(),
             config,
         }
     }

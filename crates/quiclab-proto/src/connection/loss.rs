@@ -114,7 +114,12 @@ impl Connection {
         if let Some(largest) = p.data.ack_largest {
             self.spaces[space as usize].acks.on_ack_acked(largest);
         }
-        for f in &p.data.frames {
+        self.on_frames_acked(space, &p.data);
+    }
+
+    /// RFC 9000 §13.3: what an acknowledged packet's frames delivered.
+    pub(super) fn on_frames_acked(&mut self, space: SpaceId, record: &SentRecord) {
+        for f in &record.frames {
             match f {
                 SentFrame::Crypto { offset, len } => self.spaces[space as usize]
                     .crypto_send
@@ -131,7 +136,8 @@ impl Connection {
                 SentFrame::HandshakeDone
                 | SentFrame::NewConnectionId { .. }
                 | SentFrame::RetireConnectionId { .. }
-                | SentFrame::PathCid { .. } => {}
+                | SentFrame::PathCid { .. }
+                | SentFrame::PathAbandon { .. } => {}
             }
         }
     }
@@ -208,6 +214,10 @@ impl Connection {
                     sequence,
                     new,
                 } => self.path_cids.requeue(PathId(*path_id), *sequence, *new),
+                SentFrame::PathAbandon {
+                    path_id,
+                    error_code,
+                } => self.requeue_path_abandon(PathId(*path_id), *error_code),
                 SentFrame::AckFrequency {
                     sequence,
                     max_ack_delay_us,

@@ -26,6 +26,7 @@ mod params;
 mod parsed;
 mod path;
 mod path_cids;
+mod path_spaces;
 mod path_validation;
 mod pmtud;
 mod scratch;
@@ -61,7 +62,11 @@ mod migration;
 #[cfg(any(test, feature = "testing"))]
 mod misbehave;
 mod multipath;
+mod multipath_abandon;
+mod multipath_ack;
 mod multipath_cids;
+mod multipath_recv;
+mod multipath_send;
 mod new_token;
 mod path_probe;
 mod peer_buffers;
@@ -87,6 +92,7 @@ pub(crate) use parsed::Parsed;
 /// drop the rest).
 #[cfg(feature = "fuzzing")]
 pub use path::MAX_PENDING_PATH_RESPONSES as MAX_PATH_RESPONSES;
+pub use path_spaces::PathSendError;
 #[cfg(feature = "testing")]
 pub use spaces::SpaceId;
 pub use stats::ConnectionStats;
@@ -114,6 +120,7 @@ use outbox::Outbox;
 use params::TransportParams;
 use path::PathData;
 use path_cids::PathCids;
+use path_spaces::PathSpaces;
 use scratch::Scratch;
 use spaces::PacketSpace;
 use std::sync::Arc;
@@ -204,6 +211,8 @@ pub struct Connection {
     multipath: MultipathState,
     /// Connection IDs of path IDs above 0, ours and the peer's (multipath §3.5).
     path_cids: PathCids,
+    /// Packet number spaces and recovery of path IDs above 0 (multipath §2.3, §5).
+    path_spaces: PathSpaces,
     /// Buffers reused across calls.
     scratch: Scratch,
 }

@@ -1,10 +1,12 @@
 //! Glue for the multipath extension (draft-ietf-quic-multipath, version named in
 //! `wire/frame_mp.rs`): negotiation when the peer's transport parameters arrive, and
-//! the received multipath frames. This first layer runs on path 0 only: path 0's
-//! packet number space is the connection's application-data space (§2.3: ACK and
-//! PATH_ACK with path ID 0 acknowledge it), its connection IDs the connection's. Paths
-//! above 0 (their spaces, CIDs, nonces in use) come next; until then frames about them
-//! are checked against the limits and otherwise ignored or refused as noted.
+//! the received multipath frames. Path 0's packet number space is the connection's
+//! application-data space (§2.3: ACK and PATH_ACK with path ID 0 acknowledge it), its
+//! connection IDs the connection's. Paths above 0 have their own spaces and recovery
+//! (`path_spaces.rs`), CIDs (`path_cids.rs`), receive and send glue
+//! (`multipath_recv.rs`, `multipath_send.rs`, `multipath_ack.rs`,
+//! `multipath_abandon.rs`); frames about them are checked against the limits here
+//! and handed there.
 
 use super::outbox::EndpointEvent;
 use super::spaces::SpaceId;
@@ -76,12 +78,8 @@ impl Connection {
             M::PathAck { path_id, ack } if path_id == PathId::INITIAL => {
                 self.on_ack_frame(now, SpaceId::Data, &ack)?
             }
-            // RFC 9000 §13.1: we have sent nothing on any other path yet.
-            M::PathAck { .. } => {
-                return Err(TransportError::protocol_violation(
-                    "PATH_ACK for a path with no packet sent",
-                ))
-            }
+            // §4.1: the path's own space and recovery (`multipath_ack.rs`).
+            M::PathAck { path_id, ack } => self.on_path_ack(now, path_id, &ack)?,
             M::PathNewConnectionId { path_id, cid } if path_id == PathId::INITIAL => {
                 let limit = self.params.local.active_connection_id_limit;
                 self.cids.on_new_cid(&cid, limit)?;
@@ -120,9 +118,11 @@ impl Connection {
                 self.issue_path_connection_ids();
             }
             M::PathsBlocked(limit) => self.multipath.on_paths_blocked(limit)?,
-            // Abandoning a path is the next layer's (§3.4); with path 0 the only path,
-            // the peer keeps it until the idle timeout or a CONNECTION_CLOSE.
-            M::PathAbandon { .. } => {}
+            // §3.4: path 0 is the connection's own path (not abandoned yet: the peer
+            // keeps it until the idle timeout or a CONNECTION_CLOSE).
+            M::PathAbandon { path_id, .. } if path_id == PathId::INITIAL => {}
+            // §3.4: we abandon it too (`multipath_abandon.rs`).
+            M::PathAbandon { path_id, .. } => self.on_path_abandon(path_id),
         }
         Ok(())
     }

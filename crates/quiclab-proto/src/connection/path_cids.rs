@@ -66,8 +66,8 @@ impl PathCids {
         self.paths.get(&path).map_or(0, |p| p.next_local_seq)
     }
 
-    /// The path ID of one of our IDs above path 0, if it is one.
-    #[cfg(test)]
+    /// The path ID of one of our IDs above path 0, if it is one (a scan over at most
+    /// max path ID x active_connection_id_limit IDs).
     pub fn path_of_local(&self, cid: &ConnectionId) -> Option<PathId> {
         self.paths
             .iter()

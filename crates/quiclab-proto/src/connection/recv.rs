@@ -187,6 +187,10 @@ impl Connection {
             }
             ty => SpaceId::of(ty).expect("protected packet types have a space"),
         };
+        if let Some(path) = self.path_above_0(&h) {
+            // draft-ietf-quic-multipath §2.3: its own packet number space.
+            return self.handle_path_packet(now, path, &h, packet);
+        }
         if !self.spaces[space as usize].can_send() {
             if self.side == Side::Client && space != SpaceId::Initial {
                 // RFC 9002 §6.2.3: Handshake or 1-RTT packets before the Handshake keys:
@@ -352,7 +356,11 @@ impl Connection {
     }
 
     /// RFC 9000 §17.2 / §17.3.1: reserved bits must be zero after unprotection.
-    fn check_reserved_bits(&self, first: u8, ty: PacketType) -> Result<(), TransportError> {
+    pub(super) fn check_reserved_bits(
+        &self,
+        first: u8,
+        ty: PacketType,
+    ) -> Result<(), TransportError> {
         let mask = if ty == PacketType::OneRtt { 0x18 } else { 0x0c };
         if first & mask != 0 {
             return Err(TransportError::protocol_violation(
@@ -386,7 +394,7 @@ impl Connection {
 
     /// Dispatches a packet's decoded frames (`empty`: the payload had no bytes); returns
     /// (ack-eliciting, IMMEDIATE_ACK seen, non-probing: RFC 9000 §9.1).
-    fn process_frames<'a>(
+    pub(super) fn process_frames<'a>(
         &mut self,
         now: Instant,
         space: SpaceId,
@@ -438,7 +446,11 @@ impl Connection {
     ) -> Result<(), TransportError> {
         match frame {
             Frame::Padding { .. } | Frame::Ping => {}
-            Frame::PathResponse(d) => self.on_path_response_frame(now, d),
+            Frame::PathResponse(d) => match self.path_spaces.receiving {
+                // draft-ietf-quic-multipath §3.1: about the path it came on.
+                Some(path) => self.path_space(path).on_response(d),
+                None => self.on_path_response_frame(now, d),
+            },
             Frame::Ack(ack) => self.on_ack_frame(now, space, &ack)?,
             Frame::Crypto { offset, data } => self.on_crypto_frame(now, space, offset, data)?,
             Frame::Stream(_)
@@ -463,7 +475,11 @@ impl Connection {
                 }
             }
             // Answered on the path it came on, bounded (RFC 9000 §8.2.2).
-            Frame::PathChallenge(d) => self.on_path_challenge_frame(now, d),
+            Frame::PathChallenge(d) => match self.path_spaces.receiving {
+                // RFC 9000 §8.2.2: answered on the path it arrived on.
+                Some(path) => self.path_space(path).on_challenge(d),
+                None => self.on_path_challenge_frame(now, d),
+            },
             Frame::ConnectionClose(c) => {
                 let reason = String::from_utf8_lossy(c.reason).into_owned();
                 let reason = match c.frame_type {

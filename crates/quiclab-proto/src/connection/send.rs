@@ -90,6 +90,10 @@ impl Connection {
             if let Some(t) = self.poll_path_probe(now, buf) {
                 return Some(t);
             }
+            // draft-ietf-quic-multipath: a packet on a path above 0.
+            if let Some(t) = self.poll_path_packet(now, buf) {
+                return Some(t);
+            }
         }
         let budget = (self.max_datagram_size() as u64).min(self.amplification_budget()) as usize;
         if budget < MIN_INITIAL_DATAGRAM && !self.path.validated && !self.handshake.confirmed {
@@ -215,7 +219,10 @@ impl Connection {
     /// stream data within the congestion window).
     fn space_wants_to_send(&self, now: Instant, space: SpaceId, cwnd_open: bool) -> bool {
         let sp = &self.spaces[space as usize];
-        let ack_due = sp.acks.ack_deadline().is_some_and(|t| t <= now);
+        let mut ack_due = sp.acks.ack_deadline().is_some_and(|t| t <= now);
+        if space == SpaceId::Data {
+            ack_due |= self.path_spaces.ack_deadline().is_some_and(|t| t <= now);
+        }
         if sp.probes > 0 || (ack_due && !self.initial_ack_held(space)) {
             return true;
         }
@@ -238,6 +245,7 @@ impl Connection {
             || !self.cids.pending_new.is_empty()
             || !self.cids.pending_retire.is_empty()
             || self.path_cids.has_pending()
+            || self.path_spaces.abandon_to_send().is_some()
             || self.streams.has_pending()
             || self.ack_frequency.sender.has_pending()
             || self.tokens.new_token.has_pending()
@@ -345,6 +353,9 @@ impl Connection {
         let ecn = self.ecn.ack_counts(p.space);
         let sp = &mut self.spaces[p.space as usize];
         if !sp.acks.has_new() {
+            if p.space == SpaceId::Data {
+                self.write_path_acks(now, buf, max);
+            }
             return;
         }
         let exp = if p.space == SpaceId::Data {
@@ -372,6 +383,10 @@ impl Connection {
         }
         if let Frame::Ack(a) = &frame {
             p.record.ack_largest = Some(a.largest());
+        }
+        if p.space == SpaceId::Data {
+            // draft-ietf-quic-multipath §4.1: the other paths' spaces.
+            self.write_path_acks(now, buf, max);
         }
     }
 
@@ -491,6 +506,7 @@ impl Connection {
             p.ack_eliciting = true;
         }
         self.write_path_cid_frames(buf, p, max);
+        self.write_path_abandon(buf, p, max);
         self.write_datagram_frames(now, buf, p, max);
         let before = buf.len();
         let mut records = std::mem::take(&mut self.scratch.stream_records);

@@ -33,6 +33,11 @@ pub enum SentFrame {
         sequence: u64,
         new: bool,
     },
+    /// PATH_ABANDON (draft-ietf-quic-multipath §4.2): resent if lost.
+    PathAbandon {
+        path_id: u32,
+        error_code: u64,
+    },
     /// ack-frequency §4: resent if lost (unless superseded); its Requested Max Ack
     /// Delay counts for the PTO until acknowledged (§6).
     AckFrequency {

@@ -36,7 +36,11 @@ impl Connection {
             && self.amplification_budget() < MIN_PACKET_ROOM as u64;
         for space in Space::ALL {
             let s = &self.spaces[space as usize];
-            let due = s.acks.ack_deadline();
+            let mut due = s.acks.ack_deadline();
+            if space == Space::Data {
+                // draft-ietf-quic-multipath §4.1: PATH_ACKs ride on 1-RTT packets.
+                due = due.into_iter().chain(self.path_spaces.ack_deadline()).min();
+            }
             let at = due.filter(|_| s.can_send() && !self.initial_ack_held(space) && !blocked);
             self.timers.set_or_stop(Timer::ack(space), at);
         }

@@ -1,0 +1,68 @@
+//! PATH_ACK for a path above 0 (draft-ietf-quic-multipath §4.1, §5): the path's own
+//! recovery processes it in one call (RTT sample, loss detection, its congestion
+//! controller), as `loss.rs` does for path 0; the connection applies what was
+//! delivered or lost. Path 0's PATH_ACK is the ACK frame (`multipath.rs`).
+//!
+//! Loss detection on a path above 0 runs on its PATH_ACKs only so far: its loss
+//! detection timer and probe timeouts are not armed.
+// Peer values pass through here: arithmetic is checked, saturating or wrapping
+// by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
+#![deny(clippy::arithmetic_side_effects)]
+
+use super::spaces::SpaceId;
+use super::stats::tally;
+use super::Connection;
+use crate::error::TransportError;
+use crate::path_recovery::AckInput;
+use crate::time::Instant;
+use crate::wire::{AckFrame, PathId};
+use std::time::Duration;
+
+impl Connection {
+    /// PATH_ACK for `path` (above 0).
+    pub(super) fn on_path_ack(
+        &mut self,
+        now: Instant,
+        path: PathId,
+        ack: &AckFrame,
+    ) -> Result<(), TransportError> {
+        let next_pn = self.path_spaces.get(path).map_or(0, |s| s.next_pn);
+        if ack.largest() >= next_pn {
+            // RFC 9000 §13.1 per path (§4.1): acknowledging a packet never sent on it.
+            return Err(TransportError::protocol_violation(
+                "PATH_ACK of a packet number not sent on that path",
+            ));
+        }
+        // RFC 9000 §19.3: ACK Delay scaled by the peer's ack_delay_exponent.
+        let exp = self.peer_ack_delay_exponent().min(20);
+        let ack_delay = Duration::from_micros(ack.ack_delay.saturating_mul(1 << exp));
+        let input = AckInput {
+            space: SpaceId::Data,
+            ranges: &ack.ranges,
+            largest: ack.largest(),
+            ack_delay,
+            pto: self.pto_context(),
+            mtu_probe: None,
+            ce_growth: 0,
+        };
+        let advertised = self.peer_advertised_max_ack_delay();
+        let sender = &self.ack_frequency.sender;
+        let Some(sp) = self.path_spaces.get_mut(path) else {
+            return Ok(()); // unreachable: next_pn was above the largest
+        };
+        let outcome = sp
+            .recovery
+            .on_ack(now, &input, &self.config.loss, |acked, lost| {
+                sender.peer_max_ack_delay_after(advertised, acked, lost)
+            });
+        for p in &outcome.newly_acked {
+            self.on_frames_acked(SpaceId::Data, &p.data);
+        }
+        for p in &outcome.loss.lost {
+            tally(&mut self.stats.packets_lost, 1);
+            self.requeue_lost(SpaceId::Data, &p.data);
+        }
+        tally(&mut self.stats.bytes_lost, outcome.loss.lost_bytes);
+        Ok(())
+    }
+}

@@ -1,0 +1,244 @@
+//! Sending for paths above 0 (draft-ietf-quic-multipath §2.3, §2.4, §4.1): PATH_ACK
+//! frames for the paths' packet number spaces, ridden on path 0's 1-RTT packets (§4.1
+//! lets an ACK of any path go on any path), and packets on a path above 0: its own
+//! packet numbers, one of the peer's connection IDs for that path, sealed with the
+//! path's nonce and recorded in that path's recovery.
+//!
+//! A path above 0 carries our PATH_CHALLENGE ([`Connection::multipath_open_path`]),
+//! PATH_RESPONSEs to challenges received on it, PINGs ([`Connection::multipath_ping`])
+//! and, once our challenge was answered on it, stream data within its own congestion
+//! window. Every packet on it is ack-eliciting and in flight in its recovery. A path
+//! above 0 is tried before path 0 (no scheduler yet), and is not paced.
+// Peer values pass through here: arithmetic is checked, saturating or wrapping
+// by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
+#![deny(clippy::arithmetic_side_effects)]
+
+use super::path_spaces::PathSendError;
+use super::spaces::{SentFrame, SentRecord, SpaceId};
+use super::transmit::{Transmit, MIN_INITIAL_DATAGRAM};
+use super::Connection;
+use crate::crypto::protect::seal_on_path;
+use crate::crypto::TAG_LEN;
+use crate::path_recovery::Outgoing;
+use crate::time::Instant;
+use crate::wire::header::{packet_number_len, write_short_header};
+use crate::wire::{Frame, MultipathFrame, PathId};
+
+impl Connection {
+    /// Sends a PING on path `path_id` (above 0) with the next step's transmit: a packet
+    /// of that path's space, sealed with its nonce, counted in its recovery.
+    pub fn multipath_ping(&mut self, path_id: u32) -> Result<(), PathSendError> {
+        if !self.multipath.is_negotiated() || !self.handshake.confirmed {
+            return Err(PathSendError::NotNegotiated);
+        }
+        let path = PathId(path_id);
+        if path == PathId::INITIAL || path > self.multipath.peer_max_path_id() {
+            return Err(PathSendError::InvalidPathId);
+        }
+        if self.path_spaces.get(path).is_some_and(|s| s.abandoned) {
+            // §3.4: an abandoned path ID is not used again.
+            return Err(PathSendError::InvalidPathId);
+        }
+        if self.path_cids.remote_ids(path).is_empty() {
+            return Err(PathSendError::NoConnectionId);
+        }
+        let sp = self.path_space(path);
+        sp.pings = sp.pings.saturating_add(1);
+        Ok(())
+    }
+
+    /// Packets received and sent on path `path_id` (above 0), if its space is open.
+    pub fn multipath_packets(&self, path_id: u32) -> Option<(u64, u64)> {
+        let sp = self.path_spaces.get(PathId(path_id))?;
+        Some((sp.received, sp.sent))
+    }
+
+    /// Path `path_id`'s smoothed RTT and bytes in flight (its own recovery, §5), if
+    /// its space is open and it has an RTT sample.
+    pub fn multipath_path_rtt(&self, path_id: u32) -> Option<(std::time::Duration, u64)> {
+        let r = &self.path_spaces.get(PathId(path_id))?.recovery;
+        r.rtt()
+            .has_sample()
+            .then(|| (r.rtt().smoothed(), r.bytes_in_flight()))
+    }
+
+    /// PATH_ACK frames (§4.1) for every path above 0 with packets not yet acknowledged,
+    /// while they fit below `max`.
+    pub(super) fn write_path_acks(&mut self, now: Instant, buf: &mut Vec<u8>, max: usize) {
+        let exp = self.config.ack.ack_delay_exponent;
+        let ranges = self.config.ack.max_ack_ranges;
+        for (path_id, sp) in self.path_spaces.iter_mut() {
+            if !sp.acks.has_new() {
+                continue;
+            }
+            let Some(ack) = sp.acks.build_ack(now, exp, ranges, None) else {
+                continue;
+            };
+            let frame = Frame::Multipath(MultipathFrame::PathAck { path_id, ack });
+            if buf.len().saturating_add(frame.encoded_len()) > max {
+                return;
+            }
+            frame.encode(buf);
+        }
+    }
+
+    /// Client: opens path `path_id` (above 0) from our local address `local` (a second
+    /// interface): a PATH_CHALLENGE goes on it with one of the peer's connection IDs
+    /// for that path ID (draft-ietf-quic-multipath §3.1); once the PATH_RESPONSE comes
+    /// back on it, stream data is sent on it too.
+    pub fn multipath_open_path(
+        &mut self,
+        path_id: u32,
+        local: std::net::SocketAddr,
+    ) -> Result<(), PathSendError> {
+        self.multipath_ping(path_id)?;
+        let token = self.rng.next_u64().to_be_bytes();
+        let sp = self.path_space(PathId(path_id));
+        sp.pings = sp.pings.saturating_sub(1);
+        sp.local = Some(local);
+        sp.challenge = Some(token);
+        sp.challenge_pending = true;
+        Ok(())
+    }
+
+    /// Whether path `path_id` (above 0) was validated by the peer's PATH_RESPONSE.
+    pub fn multipath_path_validated(&self, path_id: u32) -> bool {
+        self.path_spaces
+            .get(PathId(path_id))
+            .is_some_and(|s| s.validated)
+    }
+
+    /// Bytes of the packets received on path `path_id` (above 0).
+    pub fn multipath_bytes_received(&self, path_id: u32) -> u64 {
+        self.path_spaces
+            .get(PathId(path_id))
+            .map_or(0, |s| s.received_bytes)
+    }
+
+    /// The path above 0 with something to send now: a challenge, responses, a PING,
+    /// or (validated, its own window open) stream data.
+    fn path_to_send(&self) -> Option<PathId> {
+        let data = self.may_send_app_data() && self.streams.has_pending();
+        self.path_spaces
+            .iter()
+            .find(|(_, s)| {
+                !s.abandoned
+                    && (s.challenge_pending
+                        || !s.responses.is_empty()
+                        || s.pings > 0
+                        || (data
+                            && s.validated
+                            && s.recovery.bytes_in_flight() < s.recovery.cc().window()))
+            })
+            .map(|(p, _)| p)
+    }
+
+    /// The next packet on a path above 0, if one has something to send.
+    pub(super) fn poll_path_packet(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+        let path = self.path_to_send()?;
+        let dcid = *self.path_cids.remote_ids(path).first()?;
+        let phase = self.key_update.phase();
+        let max = buf
+            .len()
+            .saturating_add(self.max_datagram_size())
+            .saturating_sub(TAG_LEN);
+        let app = self.may_send_app_data();
+        let sp = self.path_spaces.get_mut(path)?;
+        let pn = sp.next_pn;
+        let pn_len = packet_number_len(pn, sp.recovery.sent(SpaceId::Data).largest_acked());
+        let start = buf.len();
+        let pn_offset = write_short_header(buf, &dcid, false, phase, pn, pn_len);
+        let mut pad = false;
+        if let Some(token) = sp.challenge.filter(|_| sp.challenge_pending) {
+            Frame::PathChallenge(token).encode(buf);
+            sp.challenge_pending = false;
+            pad = true;
+        }
+        for d in sp.responses.drain(..) {
+            Frame::PathResponse(d).encode(buf);
+            pad = true;
+        }
+        if sp.pings > 0 {
+            Frame::Ping.encode(buf);
+            sp.pings = sp.pings.saturating_sub(1);
+        }
+        let data = sp.validated
+            && !sp.abandoned
+            && sp.recovery.bytes_in_flight() < sp.recovery.cc().window();
+        let mut record = SentRecord::default();
+        if data && app {
+            let rtt = sp.recovery.rtt().smoothed();
+            let mut records = std::mem::take(&mut self.scratch.stream_records);
+            self.streams.write_frames(now, rtt, buf, max, &mut records);
+            record
+                .frames
+                .extend(records.drain(..).map(SentFrame::Stream));
+            self.scratch.stream_records = records;
+        }
+        // RFC 9000 §8.2.1, §8.2.2: datagrams with PATH_CHALLENGE or PATH_RESPONSE are
+        // padded to 1200 bytes; RFC 9001 §5.4.2: 4 bytes after the packet number.
+        let min_end = if pad {
+            start
+                .saturating_add(MIN_INITIAL_DATAGRAM)
+                .saturating_sub(TAG_LEN)
+        } else {
+            pn_offset.saturating_add(4)
+        };
+        if buf.len() < min_end {
+            buf.resize(min_end, 0);
+        }
+        buf.resize(buf.len().saturating_add(TAG_LEN), 0);
+        let keys = &self.spaces[SpaceId::Data as usize].keys.as_ref()?.local;
+        let at = pn_offset.saturating_sub(start);
+        seal_on_path(
+            &*keys.packet,
+            &*keys.header,
+            &mut buf[start..],
+            at,
+            pn,
+            Some(path),
+        )
+        .expect("sealing our own packet cannot fail");
+        let size = buf.len().saturating_sub(start);
+        self.path_packet_sent(now, path, pn, size, record)
+    }
+
+    /// A packet of `size` bytes left on `path`: recorded in its own recovery (RFC 9002
+    /// A.5, §5 of the draft), counted, and its datagram described.
+    fn path_packet_sent(
+        &mut self,
+        now: Instant,
+        path: PathId,
+        pn: u64,
+        size: usize,
+        record: SentRecord,
+    ) -> Option<Transmit> {
+        let (local, remote) = (self.migration.local, self.path.remote);
+        let sp = self.path_spaces.get_mut(path)?;
+        sp.next_pn = sp.next_pn.saturating_add(1);
+        sp.sent = sp.sent.saturating_add(1);
+        sp.recovery.on_packet_sent(
+            now,
+            Outgoing {
+                space: SpaceId::Data,
+                pn,
+                size: size as u64,
+                ack_eliciting: true,
+                in_flight: true,
+                data: record,
+            },
+        );
+        let destination = sp.remote.unwrap_or(remote);
+        let source = sp.local.or(local);
+        let stats = &mut self.stats.datagrams_sent;
+        stats.packets = stats.packets.saturating_add(1);
+        stats.bytes = stats.bytes.saturating_add(size as u64);
+        self.timers.on_ack_eliciting_sent(now);
+        Some(Transmit {
+            destination,
+            source,
+            size,
+            ecn: self.ecn.codepoint(),
+        })
+    }
+}

@@ -1,0 +1,207 @@
+//! Per-path 1-RTT packet number spaces of path IDs above 0 (draft-ietf-quic-multipath
+//! §2.3: "each path has its own packet number space"; path 0 keeps the connection's
+//! application-data space). Each holds its received packet numbers (for PATH_ACK), the
+//! next packet number to send, and its own loss recovery and congestion controller
+//! (one `Recovery` per path, §5). Bounded: a space exists only for a path ID at or
+//! below both sides' limits, opened by us or by an authenticated packet on one of our
+//! path connection IDs.
+
+use super::spaces::SentRecord;
+use crate::ack::AckTracker;
+use crate::cc::CongestionController;
+use crate::path_recovery::Recovery;
+use crate::wire::PathId;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// Why `Connection::multipath_ping` cannot send on a path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathSendError {
+    /// Multipath was not negotiated, or the handshake is not confirmed yet.
+    NotNegotiated,
+    /// Path 0 is the connection's own path; a path ID above the peer's maximum.
+    InvalidPathId,
+    /// The peer gave us no connection ID for that path ID yet (§3.5).
+    NoConnectionId,
+}
+
+impl std::fmt::Display for PathSendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PathSendError::NotNegotiated => "multipath not negotiated or handshake not confirmed",
+            PathSendError::InvalidPathId => "path ID 0 or above the peer's maximum",
+            PathSendError::NoConnectionId => "no connection ID from the peer for that path ID",
+        })
+    }
+}
+
+impl std::error::Error for PathSendError {}
+
+/// One path's packet number space and recovery (path IDs above 0).
+pub(super) struct PathSpace {
+    /// Packet numbers received on the path, reported in PATH_ACK frames (§4.1).
+    pub acks: AckTracker,
+    /// The next packet number we send on the path (§2.3: starts at 0 per path).
+    pub next_pn: u64,
+    /// The path's sent packets, RTT estimator and congestion controller (§5).
+    pub recovery: Recovery<SentRecord>,
+    /// PING frames asked for on the path ([`super::Connection::multipath_ping`]).
+    pub pings: u8,
+    /// Packets received and sent on the path, and the bytes of the packets received
+    /// (for tests and results).
+    pub received: u64,
+    pub sent: u64,
+    pub received_bytes: u64,
+    /// Our local address on the path (`None`: the connection's), and the peer's
+    /// (`None`: the active path's) as its first authenticated packet showed it.
+    pub local: Option<SocketAddr>,
+    pub remote: Option<SocketAddr>,
+    /// Our PATH_CHALLENGE data for the path (RFC 9000 §8.2.1) and whether it is still
+    /// to be sent.
+    pub challenge: Option<[u8; 8]>,
+    pub challenge_pending: bool,
+    /// The peer answered our challenge on this path (§3.1): we send data on it.
+    pub validated: bool,
+    /// PATH_CHALLENGE data received on the path, answered on it (RFC 9000 §8.2.2),
+    /// at most [`MAX_PATH_RESPONSES`], newest kept.
+    pub responses: Vec<[u8; 8]>,
+    /// The path was abandoned (§3.4): nothing more is sent on it, its ID is not reused.
+    pub abandoned: bool,
+    /// PATH_ABANDON (with this error code) still to be sent (or resent, if lost).
+    pub abandon_pending: Option<u64>,
+}
+
+/// PATH_RESPONSE frames owed per path at most (RFC 9000 §8.2.2 lets the rest go).
+pub(super) const MAX_PATH_RESPONSES: usize = 4;
+
+impl PathSpace {
+    /// PATH_CHALLENGE data received on the path.
+    pub fn on_challenge(&mut self, data: [u8; 8]) {
+        if self.responses.len() >= MAX_PATH_RESPONSES {
+            self.responses.remove(0);
+        }
+        self.responses.push(data);
+    }
+
+    /// PATH_RESPONSE data received on the path: validates it if it echoes our
+    /// challenge (RFC 9000 §8.2.3), else is ignored.
+    pub fn on_response(&mut self, data: [u8; 8]) {
+        if self.challenge == Some(data) {
+            self.validated = true;
+            self.challenge = None;
+            self.challenge_pending = false;
+        }
+    }
+}
+
+/// The spaces of path IDs above 0, by path ID.
+#[derive(Default)]
+pub(super) struct PathSpaces {
+    paths: BTreeMap<PathId, PathSpace>,
+    /// The path above 0 whose packet's frames are being processed, so that
+    /// PATH_CHALLENGE and PATH_RESPONSE act on it (RFC 9000 §8.2.2).
+    pub receiving: Option<PathId>,
+}
+
+impl PathSpaces {
+    /// The space of `path`, if open.
+    pub fn get(&self, path: PathId) -> Option<&PathSpace> {
+        self.paths.get(&path)
+    }
+
+    pub fn get_mut(&mut self, path: PathId) -> Option<&mut PathSpace> {
+        self.paths.get_mut(&path)
+    }
+
+    /// The space of `path`, opened with a fresh recovery (initial RTT `rtt`, controller
+    /// from `cc`) if it was not. The caller checked `path` against the limits.
+    pub fn open(
+        &mut self,
+        path: PathId,
+        rtt: Duration,
+        cc: impl FnOnce() -> Box<dyn CongestionController>,
+    ) -> &mut PathSpace {
+        debug_assert!(path != PathId::INITIAL, "path 0 is the data space");
+        self.paths.entry(path).or_insert_with(|| PathSpace {
+            acks: AckTracker::new(),
+            next_pn: 0,
+            recovery: Recovery::new(rtt, cc()),
+            pings: 0,
+            received: 0,
+            sent: 0,
+            received_bytes: 0,
+            local: None,
+            remote: None,
+            challenge: None,
+            challenge_pending: false,
+            validated: false,
+            responses: Vec::new(),
+            abandoned: false,
+            abandon_pending: None,
+        })
+    }
+
+    /// Every open path's ID and space.
+    pub fn iter(&self) -> impl Iterator<Item = (PathId, &PathSpace)> {
+        self.paths.iter().map(|(k, v)| (*k, v))
+    }
+
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (PathId, &mut PathSpace)> {
+        self.paths.iter_mut().map(|(k, v)| (*k, v))
+    }
+
+    /// A path with a PATH_ABANDON to send, and its error code.
+    pub fn abandon_to_send(&self) -> Option<(PathId, u64)> {
+        self.paths
+            .iter()
+            .find_map(|(id, p)| p.abandon_pending.map(|e| (*id, e)))
+    }
+
+    /// The earliest PATH_ACK deadline over the open paths.
+    pub fn ack_deadline(&self) -> Option<crate::time::Instant> {
+        self.paths
+            .values()
+            .filter_map(|p| p.acks.ack_deadline())
+            .min()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::CongestionControl;
+
+    fn cc() -> Box<dyn CongestionController> {
+        CongestionControl::default().build_seeded(1200, 1)
+    }
+
+    #[test]
+    fn each_path_has_its_own_space_opened_once() {
+        let mut s = PathSpaces::default();
+        s.open(PathId(1), Duration::from_millis(10), cc).next_pn = 5;
+        // Opening again keeps the state.
+        assert_eq!(s.open(PathId(1), Duration::from_millis(10), cc).next_pn, 5);
+        assert_eq!(s.open(PathId(2), Duration::from_millis(10), cc).next_pn, 0);
+        assert_eq!(s.iter().count(), 2);
+        assert!(s.get(PathId(3)).is_none());
+        assert_eq!(s.ack_deadline(), None);
+    }
+
+    #[test]
+    fn a_path_is_validated_by_the_echo_of_its_challenge_only() {
+        let mut s = PathSpaces::default();
+        let p = s.open(PathId(1), Duration::from_millis(10), cc);
+        p.challenge = Some([7; 8]);
+        p.challenge_pending = true;
+        p.on_response([8; 8]);
+        assert!(!p.validated);
+        p.on_response([7; 8]);
+        assert!(p.validated && !p.challenge_pending);
+        for i in 0..10 {
+            p.on_challenge([i; 8]);
+        }
+        assert_eq!(p.responses.len(), MAX_PATH_RESPONSES);
+        assert_eq!(p.responses.last(), Some(&[9; 8]));
+    }
+}
