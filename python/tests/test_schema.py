@@ -4,7 +4,7 @@ crates/quiclab-lab keeps the files current), and a file with an unknown or misty
 key does not. Shared assumption lists (experiments/*/shared/) validate against the plan
 schema's Assumption; link profiles (scenarios/links/) and host profiles
 (scenarios/hosts/) have no schema of their own and are parsed by
-crates/quiclab-sim/tests/scenario_files.rs."""
+crates/quiclab-sim/tests/sim/scenario_files.rs."""
 
 import json
 from pathlib import Path
