@@ -1,8 +1,8 @@
 //! quiclab-proto's integration tests, one module per former test file, in ONE test
-//! binary: each binary links and optimises the stack again, so one binary instead of 33
+//! binary: each binary links and optimises the stack again, so one binary instead of 34
 //! cut the CI's build time (docs/PERFORMANCE.md, "CI time"). Run one file's tests with
-//! `cargo test --release -p quiclab-proto --test proto retry::`. multipath.rs stays its own
-//! binary (tests/multipath.rs). A new test file goes here as a module.
+//! `cargo test --release -p quiclab-proto --test proto retry::`. A new test file goes here as
+//! a module.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -35,6 +35,7 @@ mod misbehave_path_challenge;
 mod misbehave_stream_limits;
 mod misbehave_stream_offsets;
 mod misbehave_transport_params;
+mod multipath;
 mod pair;
 mod pmtud;
 mod preferred_address;

@@ -4,7 +4,7 @@
 //! multipath frame is a PROTOCOL_VIOLATION; once negotiated, the frames' limits
 //! (§4, §4.6, §4.7) and path 0's frames.
 
-mod misbehaving;
+use crate::misbehaving;
 
 use quiclab_proto::events::Owner;
 
