@@ -1,8 +1,9 @@
-"""Reads a Chromium NetLog (--log-net-log) for chromium.sh: prints the QUIC client's TTFB
+"""Reads a Chromium NetLog (--log-net-log) for chromium_client.sh: prints the QUIC client's TTFB
 (the first STREAM frame with data received on a client bidirectional stream, ms after
 its first sent packet) and when it first sent an Initial packet as a PTO retransmission
 (transmission_type PTO_RETRANSMISSION; none = its PTO never fired). NetLog times are whole milliseconds. A log cut off
-at exit (no closing brackets) is completed before parsing."""
+at exit (no closing brackets) is completed before parsing. With `--times FILE` it also writes the
+lab's times.json (run/real/times.rs)."""
 
 import json
 import sys
