@@ -168,3 +168,40 @@ fn an_in_process_client_past_its_limit_fails_the_run() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A stack's `repetitions` caps its points' repetitions and leaves its run keys as
+/// they were without it (existing caches stay valid); 0 is a typed error.
+#[test]
+fn a_stack_repetitions_cap_keeps_run_keys() {
+    let stack = "[endpoints]\naxis = \"stack\"\n[endpoints.stacks.mine]\nclient = \"true {url}\"\n";
+    let runs = |name: &str, extra: &str| {
+        let path = write_plan(name, &format!("{stack}{extra}"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(
+            &path,
+            text.replace("master_seed = 1", "master_seed = 1\nrepetitions = 3"),
+        )
+        .unwrap();
+        let plan = quiclab_lab::load_plan(&path).unwrap();
+        quiclab_lab::expand(&plan, &path, false).unwrap()
+    };
+    let all = runs("uncapped", "");
+    let capped = runs("capped", "repetitions = 1\n");
+    let of = |r: &[quiclab_lab::RunSpec], s: Option<&str>| -> Vec<String> {
+        r.iter()
+            .filter(|x| x.stack.as_deref() == s)
+            .map(|x| x.key.clone())
+            .collect()
+    };
+    assert_eq!(of(&all, Some("mine")).len(), 3);
+    assert_eq!(
+        of(&capped, Some("mine")),
+        of(&all, Some("mine"))[..1].to_vec()
+    );
+    assert_eq!(of(&capped, None), of(&all, None));
+    assert_eq!(of(&capped, None).len(), 3);
+    match run("zero", &format!("{stack}repetitions = 0\n")).unwrap_err() {
+        LabError::Invalid { key, .. } => assert_eq!(key, "endpoints.stacks.mine.repetitions"),
+        other => panic!("{other}"),
+    }
+}

@@ -152,6 +152,10 @@ pub struct Stack {
     /// A command that exits 0 when the stack can run here (e.g. its package is
     /// installed); otherwise the stack is "not available" and its runs are not made.
     pub requires: Option<String>,
+    /// At most this many repetitions of each of this stack's points (default: the
+    /// plan's, full or quick): for a client that is slow to start (a browser). Not
+    /// part of run keys, so existing runs keep theirs.
+    pub repetitions: Option<u32>,
 }
 
 impl Stack {

@@ -46,6 +46,13 @@ pub fn check_endpoints(plan: &Plan, text: &str, file: &str) -> Result<(), LabErr
             ));
         }
     }
+    if let Some((name, _)) = e.stacks.iter().find(|(_, s)| s.repetitions == Some(0)) {
+        return Err(err(
+            &format!("endpoints.stacks.{name}"),
+            "repetitions",
+            "must be at least 1".into(),
+        ));
+    }
     for (key, template) in e.templates() {
         if let Err(why) = check_template(template) {
             let (section, leaf) = key.rsplit_once('.').unwrap_or(("", key.as_str()));

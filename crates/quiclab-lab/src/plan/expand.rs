@@ -333,7 +333,10 @@ pub fn expand(plan: &Plan, plan_path: &Path, quick: bool) -> Result<Vec<RunSpec>
             .iter()
             .filter_map(|(m, e)| Some((m.clone(), e.eval(&vars).ok().filter(|v| v.is_finite())?)))
             .collect();
-        for rep in 0..plan.repetitions {
+        let stack = plan.endpoints.as_ref().and_then(|e| e.stack_of(&params));
+        let cap = stack.and_then(|(_, s)| s.repetitions);
+        let reps = cap.map_or(plan.repetitions, |c| c.min(plan.repetitions));
+        for rep in 0..reps {
             let seed = derive_seed(plan.master_seed, &seed_params, rep);
             let mut t = table.clone();
             t.insert("seed".into(), toml::Value::Integer(seed as i64));
@@ -342,7 +345,6 @@ pub fn expand(plan: &Plan, plan_path: &Path, quick: bool) -> Result<Vec<RunSpec>
             let label = format!("{} (point {point}, rep {rep})", r.file);
             let scenario = Scenario::parse(&scenario_toml, &label)
                 .map_err(|e| r.scenario_error(point, &params, e))?;
-            let stack = plan.endpoints.as_ref().and_then(|e| e.stack_of(&params));
             let key = match stack {
                 Some((name, s)) => real_run_key(&scenario, name, s, &plan)?,
                 None => run_key(&scenario)?,
