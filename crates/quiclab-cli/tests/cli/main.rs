@@ -1,7 +1,7 @@
 //! The CLI's integration tests that use no real time, one module per former test file, in
 //! ONE test binary (fewer binaries to link; docs/PERFORMANCE.md, "CI time"). Run one
 //! file's tests with `cargo test --release -p quiclab-cli --test cli sim_set::`. Tests on
-//! real sockets or timers (emulate, probe, shell, calibrate, closed_port, ...) stay their own
+//! real sockets or timers (emulate, probe, shell, calibrate, closed_port, the reproductions through the emulator, ...) stay their own
 //! binaries, so CPU-heavy tests beside them cannot slow them; cli_reference is run by name.
 //! A new test file with no real time goes here as a module.
 
@@ -11,5 +11,4 @@ mod common;
 mod closed_stdout;
 mod hostile_input;
 mod reproduce_exit;
-mod reproduce_instant_ack_foreign;
 mod sim_set;

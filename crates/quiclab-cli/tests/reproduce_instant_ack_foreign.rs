@@ -12,7 +12,7 @@
 //! scripts/setup-tests.sh or under `CI`, aioquic, Go (for quic-go), quinn-hq (built by
 //! `cargo test --workspace`), gtlsclient, chromium and the emulator must be there.
 
-use crate::common;
+mod common;
 
 use std::path::Path;
 
