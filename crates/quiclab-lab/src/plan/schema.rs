@@ -12,7 +12,7 @@ use quiclab_sim::Scenario;
 pub fn schema_files() -> Vec<(&'static str, String)> {
     let text = |schema: schemars::Schema| {
         // Serialising a Schema (a JSON value) cannot fail.
-        serde_json::to_string_pretty(&schema).unwrap_or_default() + "\n"
+        serde_json::to_string_pretty(&sorted(schema.to_value())).unwrap_or_default() + "\n"
     };
     vec![
         (
@@ -21,4 +21,22 @@ pub fn schema_files() -> Vec<(&'static str, String)> {
         ),
         ("plan.schema.json", text(schemars::schema_for!(Plan))),
     ]
+}
+
+/// `value` with every object's keys in sorted order. serde_json's maps keep insertion
+/// order when any crate of the build enables its `preserve_order` feature (quinn's qlog
+/// does, in the workspace's test build), and sorted order otherwise: sorting here makes
+/// the files the same whichever way the crate was built.
+fn sorted(value: serde_json::Value) -> serde_json::Value {
+    match value {
+        serde_json::Value::Object(map) => {
+            let mut entries: Vec<_> = map.into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            serde_json::Value::Object(entries.into_iter().map(|(k, v)| (k, sorted(v))).collect())
+        }
+        serde_json::Value::Array(items) => {
+            serde_json::Value::Array(items.into_iter().map(sorted).collect())
+        }
+        other => other,
+    }
 }
