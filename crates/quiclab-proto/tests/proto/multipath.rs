@@ -59,16 +59,21 @@ fn falls_back_to_single_path_when_one_side_does_not_offer() {
             assert!(!c.multipath_negotiated(), "{client:?} {server:?} {side:?}");
             assert_eq!(c.multipath_path_id_limits(), None);
         }
-        let id = p.client_conn().open_stream(Dir::Bi).unwrap();
-        p.client_conn().write(id, b"ping").unwrap();
-        p.client_conn().finish(id).unwrap();
-        run_for(&mut p, DELAY * 4);
-        let s = p.server_conn().unwrap();
-        let sid = s.accept_stream(Dir::Bi).expect("the stream arrives");
-        let mut got = Vec::new();
-        assert!(drain_stream(s, sid, &mut got));
-        assert_eq!(got, b"ping");
+        stream_arrives(&mut p, b"ping");
     }
+}
+
+/// The client sends `msg` on a new bidirectional stream; the server reads it whole.
+fn stream_arrives(p: &mut Pair, msg: &[u8]) {
+    let id = p.client_conn().open_stream(Dir::Bi).unwrap();
+    p.client_conn().write(id, msg).unwrap();
+    p.client_conn().finish(id).unwrap();
+    run_for(p, DELAY * 4);
+    let s = p.server_conn().unwrap();
+    let sid = s.accept_stream(Dir::Bi).expect("the stream arrives");
+    let mut got = Vec::new();
+    assert!(drain_stream(s, sid, &mut got));
+    assert_eq!(got, msg);
 }
 
 /// §2: "If either of the endpoints does not advertise the initial_max_path_id
@@ -442,15 +447,7 @@ fn packets_on_paths_above_0_are_acknowledged_per_path() {
     assert_eq!(s.multipath_path_rtt(1).map(|r| r.1), Some(0));
     assert_eq!(s.multipath_path_rtt(2), None, "nothing sent on it");
     // Path 0 still carries data.
-    let id = p.client_conn().open_stream(Dir::Bi).unwrap();
-    p.client_conn().write(id, b"after").unwrap();
-    p.client_conn().finish(id).unwrap();
-    run_for(&mut p, DELAY * 4);
-    let s = p.server_conn().unwrap();
-    let sid = s.accept_stream(Dir::Bi).expect("the stream arrives");
-    let mut got = Vec::new();
-    assert!(drain_stream(s, sid, &mut got));
-    assert_eq!(got, b"after");
+    stream_arrives(&mut p, b"after");
 }
 
 /// RFC 9000 §13.1 per path (§4.1): a PATH_ACK for path 1 beyond what was sent on
