@@ -50,6 +50,8 @@ step cargo test --workspace --release --no-fail-fast
 export QUICLAB_BIN="$PWD/target/release/quiclab" QUINN_HQ_BIN="$PWD/target/release/quinn-hq"
 # The Python package, with the workspace tests' dependency features (python/Cargo.toml):
 # only pyo3 and the extension crate compile.
+# Its feature list is complete (otherwise the build above compiles the stack again). 2 s.
+step scripts/check_python_features.sh
 step env MATURIN_PEP517_ARGS="--features workspace-features" scripts/build-python.sh "$python"
 # After the tests: it reruns the validation tests' binaries that step built.
 step python3 scripts/doc_figures.py --check --only validation
