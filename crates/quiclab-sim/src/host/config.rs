@@ -16,6 +16,9 @@ pub const MAX_COST_US: f64 = 1e6;
 pub const MAX_GSO_SEGMENTS: u32 = 64;
 /// Most samples an empirical wake-up latency file holds.
 pub const MAX_SAMPLES: usize = 1_000_000;
+/// The largest empirical latency file read: [`MAX_SAMPLES`] samples of a dozen
+/// characters each, with room for comments.
+pub const MAX_LATENCY_FILE_BYTES: u64 = 64 << 20;
 
 /// One endpoint's host: what its CPU, timers, sockets and application add to the
 /// protocol's own behaviour (`host/model.rs` applies them).

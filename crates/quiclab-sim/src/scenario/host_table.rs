@@ -4,7 +4,8 @@
 
 use super::{merge_tables, ScenarioError};
 use crate::host::config::{
-    HostConfig, Latency, HOST_KEY, MAX_COST_US, MAX_GSO_SEGMENTS, MAX_SAMPLES, PROFILE_KEY,
+    HostConfig, Latency, HOST_KEY, MAX_COST_US, MAX_GSO_SEGMENTS, MAX_LATENCY_FILE_BYTES,
+    MAX_SAMPLES, PROFILE_KEY,
 };
 use std::path::Path;
 
@@ -200,11 +201,24 @@ fn check(c: &HostConfig, at: &At) -> Result<(), ScenarioError> {
 /// An empirical latency file's samples, µs: one number per line, `#` comments.
 /// A file that cannot be read is an error at `host.wakeup_latency.file`.
 fn load_samples(path: &Path, at: &At) -> Result<Vec<f64>, ScenarioError> {
+    use std::io::Read;
     let name = path.display().to_string();
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
+    // Read at most one byte past the bound, so a huge file costs no more memory than that.
+    let mut text = String::new();
+    let read = std::fs::File::open(path).and_then(|f| {
+        f.take(MAX_LATENCY_FILE_BYTES.saturating_add(1))
+            .read_to_string(&mut text)
+    });
+    match read {
+        Ok(n) if n as u64 > MAX_LATENCY_FILE_BYTES => {
+            return at.bad(
+                "wakeup_latency.file",
+                format!("{name} is larger than {MAX_LATENCY_FILE_BYTES} bytes"),
+            )
+        }
+        Ok(_) => {}
         Err(e) => return at.bad("wakeup_latency.file", format!("cannot read {name}: {e}")),
-    };
+    }
     let mut out = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("").trim();

@@ -303,3 +303,35 @@ fn profiles_load_relative_to_the_scenario_and_keys_override_them() {
         assert!(e.contains(key), "{host}: {e}");
     }
 }
+
+/// An empirical latency file is bounded (`host/config.rs`): 1,000,000 samples load, one
+/// more is a typed error at the line that passes the bound, and a file beyond 64 MiB is
+/// refused before it is read whole.
+#[test]
+fn a_latency_file_is_bounded() {
+    use quiclab_sim::host::config::{MAX_LATENCY_FILE_BYTES, MAX_SAMPLES};
+    let dir = std::env::temp_dir().join(format!("quiclab-hosts-bound-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("s.toml");
+    let host = "host = { wakeup_latency = { dist = \"empirical\", file = \"wake.txt\" } }";
+    std::fs::write(&path, scenario(2000.0, "", host)).unwrap();
+    let wake = dir.join("wake.txt");
+    let load = || Scenario::load(&path).map(|s| s.host(0, true, "s.toml"));
+    std::fs::write(&wake, "5\n".repeat(MAX_SAMPLES)).unwrap();
+    let h = load().unwrap().unwrap().unwrap();
+    match h.wakeup_latency {
+        Some(quiclab_sim::host::Latency::Empirical { samples, .. }) => {
+            assert_eq!(samples.len(), MAX_SAMPLES)
+        }
+        other => panic!("{other:?}"),
+    }
+    std::fs::write(&wake, "5\n".repeat(MAX_SAMPLES + 1)).unwrap();
+    let e = load().map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("line 1000001") && e.contains("1,000,000"), "{e}");
+    // A sparse file: its length passes the bound without its bytes on disk.
+    let f = std::fs::File::create(&wake).unwrap();
+    f.set_len(MAX_LATENCY_FILE_BYTES + 1).unwrap();
+    let e = load().map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("larger than"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
