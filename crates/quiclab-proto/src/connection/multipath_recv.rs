@@ -40,10 +40,15 @@ impl Connection {
         let mss = u64::from(self.config.max_udp_payload_size);
         let seed = u64::from(path.0);
         let config = &self.config;
-        self.path_spaces.open(path, rtt, || {
-            let cc = config.congestion_control.build_seeded(mss, seed);
-            crate::cc::with_careful_resume(cc, &config.careful_resume, mss)
-        })
+        self.path_spaces.open(
+            path,
+            rtt,
+            || {
+                let cc = config.congestion_control.build_seeded(mss, seed);
+                crate::cc::with_careful_resume(cc, &config.careful_resume, mss)
+            },
+            || super::path::new_pacer(config),
+        )
     }
 
     /// A 1-RTT packet on path `path` (above 0); returns whether it was authenticated.
