@@ -49,7 +49,7 @@ impl Connection {
         }
     }
 
-    fn abandon(&mut self, path: PathId, error_code: u64) {
+    pub(super) fn abandon(&mut self, path: PathId, error_code: u64) {
         let sp = self.path_space(path);
         sp.abandoned = true;
         sp.abandon_pending = Some(error_code);

@@ -39,7 +39,7 @@ impl Connection {
             ranges: &ack.ranges,
             largest: ack.largest(),
             ack_delay,
-            pto: self.pto_context(),
+            pto: self.path_pto_context(path),
             mtu_probe: None,
             ce_growth: 0,
         };

@@ -14,7 +14,7 @@
 // by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
 #![deny(clippy::arithmetic_side_effects)]
 
-use super::path_spaces::PathLossStats;
+use super::path_spaces::{PathLossStats, VALIDATION_PTOS};
 use super::spaces::{SentFrame, SentRecord, SpaceId};
 use super::stats::tally;
 use super::timers::Timer;
@@ -22,6 +22,7 @@ use super::Connection;
 use crate::path_recovery::{LossOutcome, LossTimer, PtoContext, TimeoutOutcome};
 use crate::streams::StreamFrameRecord;
 use crate::time::Instant;
+use crate::wire::frame_mp::abandon_code;
 use crate::wire::PathId;
 
 impl Connection {
@@ -35,17 +36,26 @@ impl Connection {
     }
 
     /// RFC 9002 A.8's context for a path above 0: packets on it are 1-RTT packets of a
-    /// confirmed handshake (no anti-deadlock probe), and a server at the path's
-    /// anti-amplification limit arms no PTO (§6.2.2.1).
-    fn path_pto_context(&self, path: PathId) -> PtoContext {
-        let mut ctx = self.pto_context();
-        ctx.peer_completed_address_validation = true;
-        ctx.handshake_keys = false;
-        let (factor, known) = (self.config.amplification_factor, self.validated_remote());
-        ctx.amplification_blocked = self
+    /// confirmed handshake, and a server at the path's anti-amplification limit arms
+    /// no PTO (§6.2.2.1). While our PATH_CHALLENGE on the path is unanswered the path
+    /// counts as not validated, so its timer stays armed even with nothing in flight
+    /// (the anti-deadlock PTO of §6.2.2.1, from the last event on the path): a
+    /// challenge whose packet was acknowledged but whose PATH_RESPONSE was lost is
+    /// still sent again, and the validation still ends (RFC 9000 §8.2.4).
+    pub(super) fn path_pto_context(&self, path: PathId) -> PtoContext {
+        let validating = self
             .path_spaces
             .get(path)
-            .is_some_and(|sp| sp.amplification_budget(self.side, factor, known) == 0);
+            .is_some_and(|sp| sp.challenge.is_some() && !sp.validated && !sp.abandoned);
+        let mut ctx = self.pto_context();
+        ctx.peer_completed_address_validation = !validating;
+        ctx.handshake_keys = false;
+        // A validation in progress keeps its timer whatever the budget (RFC 9000
+        // §8.2.4): the PTO ends it.
+        let (factor, known) = (self.config.amplification_factor, self.validated_remote());
+        ctx.amplification_blocked = self.path_spaces.get(path).is_some_and(|sp| {
+            sp.challenge.is_none() && sp.amplification_budget(self.side, factor, known) == 0
+        });
         ctx
     }
 
@@ -126,10 +136,32 @@ impl Connection {
             TimeoutOutcome::Lost { loss, .. } => self.apply_path_losses(path, loss, true),
             TimeoutOutcome::Pto { .. } => {
                 tally(&mut sp.loss.ptos, 1);
-                self.queue_path_probes(path);
+                if sp.challenge.is_some() && !sp.validated {
+                    self.on_validation_pto(path);
+                } else {
+                    self.queue_path_probes(path);
+                }
             }
         }
         self.arm_path_loss_timer(now, path);
+    }
+
+    /// The PTO of path `path` expired with our PATH_CHALLENGE unanswered: the
+    /// challenge goes again as the probe (RFC 9000 §8.2.1: no more often than the
+    /// PTO), or, at the [`VALIDATION_PTOS`]th, the validation failed (§8.2.4) and the
+    /// path is abandoned (draft-ietf-quic-multipath §3.1: "the endpoint MUST
+    /// explicitly close the path"), with PATH_UNSTABLE_OR_POOR.
+    fn on_validation_pto(&mut self, path: PathId) {
+        let Some(sp) = self.path_spaces.get_mut(path) else {
+            return;
+        };
+        sp.validation_ptos = sp.validation_ptos.saturating_add(1);
+        if sp.validation_ptos >= VALIDATION_PTOS {
+            self.abandon(path, abandon_code::PATH_UNSTABLE_OR_POOR);
+            return;
+        }
+        sp.challenge_pending = true;
+        sp.probes = 1;
     }
 
     /// Packets of path `path` declared lost (by a PATH_ACK, or by its timer): what

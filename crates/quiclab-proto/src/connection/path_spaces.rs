@@ -94,6 +94,10 @@ pub(super) struct PathSpace {
     pub challenge_pending: bool,
     /// The peer answered our challenge on this path (§3.1): we send data on it.
     pub validated: bool,
+    /// PTOs of the path that expired while our challenge was unanswered: each sends
+    /// the challenge again; the [`VALIDATION_PTOS`]th ends the validation (RFC 9000
+    /// §8.2.1, §8.2.4).
+    pub validation_ptos: u8,
     /// PATH_CHALLENGE data received on the path, answered on it (RFC 9000 §8.2.2),
     /// at most [`MAX_PATH_RESPONSES`], newest kept.
     pub responses: Vec<[u8; 8]>,
@@ -102,6 +106,11 @@ pub(super) struct PathSpace {
     /// PATH_ABANDON (with this error code) still to be sent (or resent, if lost).
     pub abandon_pending: Option<u64>,
 }
+
+/// The PTO expiry of a path above 0 at which an unanswered PATH_CHALLENGE on it ends
+/// the validation as failed (RFC 9000 §8.2.4 abandons it after about three PTOs; the
+/// two before send the challenge again, §8.2.1).
+pub(super) const VALIDATION_PTOS: u8 = 3;
 
 /// PATH_RESPONSE frames owed per path at most (RFC 9000 §8.2.2 lets the rest go).
 pub(super) const MAX_PATH_RESPONSES: usize = 4;
@@ -195,6 +204,7 @@ impl PathSpaces {
             challenge: None,
             challenge_pending: false,
             validated: false,
+            validation_ptos: 0,
             responses: Vec::new(),
             abandoned: false,
             abandon_pending: None,

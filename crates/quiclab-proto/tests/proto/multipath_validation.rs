@@ -4,11 +4,13 @@
 //! received on the path (RFC 9000 §8.1, §9.3), and once validated it sends stream data
 //! on the path within the path's own window.
 
-use crate::misbehaving::{connected_with, run_for, DELAY};
+use crate::misbehaving::{conn, connected_with, run_for, DELAY};
 use crate::multipath::{config, payload, second_address, two_paths};
 
 use quiclab_proto::testing::{drain_stream, Pair};
-use quiclab_proto::Dir;
+use quiclab_proto::{Dir, Side};
+use std::cell::Cell;
+use std::rc::Rc;
 use std::time::Duration;
 
 /// The client asks for `data` on a new bidirectional stream; the server writes it back
@@ -72,31 +74,55 @@ fn a_download_spreads_over_both_paths_once_the_server_validated_the_path() {
     );
 }
 
-/// RFC 9000 §8.1 on a new path: the server's datagrams to the client's second address
-/// are lost, so the server's PATH_CHALLENGE is never answered; for seconds, while a
-/// download runs on path 0 and both sides' PTOs probe path 1, the server sends there at
-/// most three times what it received from there, and no stream data.
+/// RFC 9000 §8.1, §8.2 on a new path: the server's datagrams to the client's second
+/// address are lost, so neither side's PATH_CHALLENGE on path 1 is answered. While a
+/// download runs on path 0, the server sends there at most three times what it
+/// received from there and no stream data; the client sends its challenge again at
+/// its path's PTOs (three padded challenges in all), then gives the path up
+/// (§8.2.4) and abandons it (draft-ietf-quic-multipath §3.1), and the server answers
+/// with its own PATH_ABANDON; the connection goes on.
 #[test]
-fn an_unvalidated_path_holds_the_server_to_three_times_what_it_received() {
+fn an_unanswered_path_is_retried_then_abandoned_within_the_3x_limit() {
     let mut p = connected_with(config(Some(3)), config(Some(3)), 71);
     run_for(&mut p, DELAY * 4);
     let second = second_address();
     p.add_client_address(second);
-    p.drop_filter = Some(Box::new(move |_, _, to, _| to == second));
+    let challenges = Rc::new(Cell::new(0u32));
+    let count = challenges.clone();
+    p.drop_filter = Some(Box::new(move |_, from, to, len| {
+        if from == second && len >= 1200 {
+            count.set(count.get() + 1);
+        }
+        to == second
+    }));
     p.client_conn().multipath_open_path(1, second).unwrap();
     let data: Vec<u8> = payload()[..200_000].to_vec();
     let got = download(&mut p, &data);
     assert!(got == data, "the download completes on path 0");
-    run_for(&mut p, Duration::from_secs(3));
-    let s = p.server_conn().unwrap();
-    assert!(!s.is_closed(), "{:?}", s.close_reason());
-    assert!(!s.multipath_path_validated(1));
-    let loss = s.multipath_path_loss(1).unwrap();
-    assert!(loss.ptos >= 1, "the server's PTO probed path 1: {loss:?}");
+    run_for(&mut p, Duration::from_secs(10));
+    for side in [Side::Client, Side::Server] {
+        let c = conn(&mut p, side);
+        assert!(!c.is_closed(), "{:?}", c.close_reason());
+        assert!(!c.multipath_path_validated(1), "{side:?}");
+        assert!(c.multipath_path_abandoned(1), "{side:?}");
+    }
+    assert_eq!(challenges.get(), 3, "the first challenge and two retries");
+    let loss = p.client_conn().multipath_path_loss(1).unwrap();
+    assert_eq!(loss.ptos, 3, "{loss:?}");
     let received = p.server_received_from.get(&second).copied().unwrap_or(0);
     let sent = p.server_sent_to.get(&second).copied().unwrap_or(0);
-    assert!(received >= 1200, "the challenge came, padded: {received}");
+    assert!(
+        received >= 3 * 1200,
+        "the challenges came, padded: {received}"
+    );
     assert!(sent >= 1200, "the server answered and challenged: {sent}");
     assert!(sent <= 3 * received, "sent {sent} for {received} received");
     assert!(sent < 20_000, "no stream data on the path: {sent}");
+    stream_arrives_after(&mut p);
+}
+
+/// After path 1 was given up, a further download still completes (on path 0).
+fn stream_arrives_after(p: &mut Pair) {
+    let data: Vec<u8> = payload()[..50_000].to_vec();
+    assert!(download(p, &data) == data);
 }
