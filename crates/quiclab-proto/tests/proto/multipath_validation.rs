@@ -5,7 +5,7 @@
 //! on the path within the path's own window.
 
 use crate::misbehaving::{conn, connected_with, run_for, DELAY};
-use crate::multipath::{config, payload, second_address, two_paths};
+use crate::multipath::{config, payload, second_address, two_paths, upload};
 
 use quiclab_proto::testing::{drain_stream, Pair};
 use quiclab_proto::{Dir, Side};
@@ -119,6 +119,54 @@ fn an_unanswered_path_is_retried_then_abandoned_within_the_3x_limit() {
     assert!(sent <= 3 * received, "sent {sent} for {received} received");
     assert!(sent < 20_000, "no stream data on the path: {sent}");
     stream_arrives_after(&mut p);
+}
+
+/// The server's own validation of the client's path fails: the client's challenge
+/// reaches the server, the server's answer and challenge reach the client (which so
+/// validates the path and sends data on it), but nothing more from the client's second
+/// address arrives. The server sends its challenge again at its path's PTOs within 3x
+/// the one datagram it received there (3600 bytes in all), gives up at the third PTO
+/// and abandons the path (§3.1); the client's data stuck on path 1 goes again on path
+/// 0 and the upload completes byte-exact.
+#[test]
+fn the_server_gives_up_a_path_whose_client_never_answers() {
+    let mut p = connected_with(config(Some(3)), config(Some(3)), 72);
+    run_for(&mut p, DELAY * 4);
+    let second = second_address();
+    p.add_client_address(second);
+    let from_second = Rc::new(Cell::new(0u32));
+    let n = from_second.clone();
+    p.drop_filter = Some(Box::new(move |_, from, _, _| {
+        if from != second {
+            return false;
+        }
+        n.set(n.get() + 1);
+        n.get() > 1
+    }));
+    p.client_conn().multipath_open_path(1, second).unwrap();
+    run_for(&mut p, DELAY * 4);
+    assert!(p.client_conn().multipath_path_validated(1));
+    assert!(!p.server_conn().unwrap().multipath_path_validated(1));
+    let data: Vec<u8> = payload()[..300_000].to_vec();
+    let got = upload(&mut p, &data, |_, _| {});
+    assert!(got == data, "byte-exact");
+    run_for(&mut p, Duration::from_secs(5));
+    for side in [Side::Client, Side::Server] {
+        let c = conn(&mut p, side);
+        assert!(!c.is_closed(), "{:?}", c.close_reason());
+        assert!(c.multipath_path_abandoned(1), "{side:?}");
+    }
+    assert!(from_second.get() > 10, "the client sent data on path 1");
+    let loss = p.server_conn().unwrap().multipath_path_loss(1).unwrap();
+    assert_eq!(loss.ptos, 3, "{loss:?}");
+    let received = p.server_received_from.get(&second).copied().unwrap_or(0);
+    let sent = p.server_sent_to.get(&second).copied().unwrap_or(0);
+    assert_eq!(received, 1200);
+    assert_eq!(
+        sent,
+        3 * 1200,
+        "the answer and challenge, then two challenges"
+    );
 }
 
 /// After path 1 was given up, a further download still completes (on path 0).
