@@ -54,8 +54,9 @@ mod wire;
 // Driving an endpoint and its connections.
 pub use connection::{
     CloseReason, Connection, ConnectionEvent, ConnectionStats, DatagramError, EcnReport,
-    EndpointEvent, Footprint, MigrateError, MigrationStats, PathSendError, ServerValidation,
-    Transmit, ZeroRttStatus, MAX_CRYPTO_BUFFER, MAX_OTHER_ADDRESSES, MAX_QUEUED_DATAGRAMS,
+    EndpointEvent, Footprint, MigrateError, MigrationStats, PathLossStats, PathSendError,
+    ServerValidation, Transmit, ZeroRttStatus, MAX_CRYPTO_BUFFER, MAX_OTHER_ADDRESSES,
+    MAX_QUEUED_DATAGRAMS,
 };
 pub use ecn::{Ecn, EcnFailure, EcnMode, EcnState};
 pub use endpoint::{Burst, ConfigFactory, ConnectionHandle, Endpoint, SinkFactory, Unrouted};

@@ -115,6 +115,10 @@ enum To {
 /// One datagram offered to a link: (send time, `true` if client->server, bytes).
 pub type Captured = (Instant, bool, Vec<u8>);
 
+/// Decides the fate of one datagram offered to a link, given (send time, source
+/// address, destination address, size): `true` drops it (counted as lost).
+pub type DropFilter = Box<dyn FnMut(Instant, SocketAddr, SocketAddr, usize) -> bool>;
+
 /// A client and a server endpoint over two links.
 pub struct Pair {
     pub now: Instant,
@@ -150,6 +154,10 @@ pub struct Pair {
     /// before loss or duplication (what a capture at the sender sees), so drivers can
     /// write pcap files. `None` (the default) records nothing.
     pub capture: Option<Vec<Captured>>,
+    /// When `Some`, asked about every datagram offered to a link, after the capture
+    /// and before the link's impairments (whose random draws it leaves untouched when
+    /// it drops): tests that lose the datagrams of one path (one address) only.
+    pub drop_filter: Option<DropFilter>,
 }
 
 /// TLS setup of a [`Pair`]: the default is what [`Pair::new`] uses.
@@ -284,6 +292,7 @@ impl Pair {
             spoof: None,
             client_old_addrs: Vec::new(),
             capture: None,
+            drop_filter: None,
         }
     }
 
@@ -434,6 +443,13 @@ impl Pair {
             capture.push((self.now, to == To::Server, datagram.clone()));
         }
         let i = to as usize;
+        if let Some(filter) = &mut self.drop_filter {
+            if filter(self.now, from, dest, datagram.len()) {
+                self.link_stats[i].sent += 1;
+                self.link_stats[i].lost += 1;
+                return;
+            }
+        }
         let (link, rng, stats) = (&self.links[i], &mut self.rngs[i], &mut self.link_stats[i]);
         stats.sent += 1;
         stats.max_datagram = stats.max_datagram.max(datagram.len());

@@ -65,6 +65,7 @@ mod multipath;
 mod multipath_abandon;
 mod multipath_ack;
 mod multipath_cids;
+mod multipath_loss;
 mod multipath_recv;
 mod multipath_send;
 mod new_token;
@@ -92,7 +93,7 @@ pub(crate) use parsed::Parsed;
 /// drop the rest).
 #[cfg(feature = "fuzzing")]
 pub use path::MAX_PENDING_PATH_RESPONSES as MAX_PATH_RESPONSES;
-pub use path_spaces::PathSendError;
+pub use path_spaces::{PathLossStats, PathSendError};
 #[cfg(feature = "testing")]
 pub use spaces::SpaceId;
 pub use stats::ConnectionStats;

@@ -49,13 +49,17 @@ impl Connection {
         }
     }
 
-    fn abandon(&mut self, path: PathId, error_code: u64) {
+    pub(super) fn abandon(&mut self, path: PathId, error_code: u64) {
         let sp = self.path_space(path);
         sp.abandoned = true;
         sp.abandon_pending = Some(error_code);
         sp.challenge_pending = false;
         sp.pings = 0;
+        sp.probes = 0;
         sp.responses.clear();
+        // No loss detection or pacing on it any more (its timers stop).
+        sp.loss_timer = None;
+        sp.pacing_at = None;
         // Its packets in flight will not be acknowledged on it any more: their
         // contents go again on the other paths (RFC 9000 §13.3).
         let lost = sp.recovery.take_all(SpaceId::Data);
@@ -63,6 +67,7 @@ impl Connection {
             tally(&mut self.stats.packets_lost, 1);
             self.requeue_lost(SpaceId::Data, &p.data);
         }
+        self.refresh_path_timers();
     }
 
     /// A lost PATH_ABANDON is sent again.

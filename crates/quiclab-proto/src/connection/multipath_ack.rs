@@ -2,15 +2,13 @@
 //! recovery processes it in one call (RTT sample, loss detection, its congestion
 //! controller), as `loss.rs` does for path 0; the connection applies what was
 //! delivered or lost. Path 0's PATH_ACK is the ACK frame (`multipath.rs`).
-//!
-//! Loss detection on a path above 0 runs on its PATH_ACKs only so far: its loss
-//! detection timer and probe timeouts are not armed.
+//! The path's loss detection timer is then armed as its recovery says
+//! (`multipath_loss.rs`).
 // Peer values pass through here: arithmetic is checked, saturating or wrapping
 // by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
 #![deny(clippy::arithmetic_side_effects)]
 
 use super::spaces::SpaceId;
-use super::stats::tally;
 use super::Connection;
 use crate::error::TransportError;
 use crate::path_recovery::AckInput;
@@ -41,7 +39,7 @@ impl Connection {
             ranges: &ack.ranges,
             largest: ack.largest(),
             ack_delay,
-            pto: self.pto_context(),
+            pto: self.path_pto_context(path),
             mtu_probe: None,
             ce_growth: 0,
         };
@@ -58,11 +56,11 @@ impl Connection {
         for p in &outcome.newly_acked {
             self.on_frames_acked(SpaceId::Data, &p.data);
         }
-        for p in &outcome.loss.lost {
-            tally(&mut self.stats.packets_lost, 1);
-            self.requeue_lost(SpaceId::Data, &p.data);
+        self.apply_path_losses(path, outcome.loss, false);
+        // RFC 9002 A.7: the path's loss detection timer, as its recovery set it.
+        if let Some(timer) = outcome.loss_timer {
+            self.set_path_loss_timer(path, timer);
         }
-        tally(&mut self.stats.bytes_lost, outcome.loss.lost_bytes);
         Ok(())
     }
 }

@@ -3,6 +3,7 @@
 //! N: its packet number is decoded against path N's space, its payload opened with the
 //! path's nonce (the path ID joins the packet number, §2.4), and it is acknowledged in
 //! PATH_ACK frames for path N (§4.1). Path 0's packets go the usual way (`recv.rs`).
+//! A PATH_CHALLENGE on a path the peer opened starts our own validation of it (§3.1).
 //!
 //! Key updates (RFC 9001 §6) apply on path 0 only so far: a packet above path 0 in
 //! another key phase than the current one is dropped as undecryptable.
@@ -40,10 +41,15 @@ impl Connection {
         let mss = u64::from(self.config.max_udp_payload_size);
         let seed = u64::from(path.0);
         let config = &self.config;
-        self.path_spaces.open(path, rtt, || {
-            let cc = config.congestion_control.build_seeded(mss, seed);
-            crate::cc::with_careful_resume(cc, &config.careful_resume, mss)
-        })
+        self.path_spaces.open(
+            path,
+            rtt,
+            || {
+                let cc = config.congestion_control.build_seeded(mss, seed);
+                crate::cc::with_careful_resume(cc, &config.careful_resume, mss)
+            },
+            || super::path::new_pacer(config),
+        )
     }
 
     /// A 1-RTT packet on path `path` (above 0); returns whether it was authenticated.
@@ -95,6 +101,25 @@ impl Connection {
             Err(e) => self.fail(now, e),
         }
         true
+    }
+
+    /// PATH_CHALLENGE received on path `path` (above 0): answered on that path (RFC
+    /// 9000 §8.2.2). A path the peer opened and we have neither validated nor are
+    /// validating is validated in turn: our own PATH_CHALLENGE goes with the response
+    /// (draft-ietf-quic-multipath §3.1: the server "MUST validate the peer's address
+    /// before sending any data"; its example bundles the two). Until the echo comes
+    /// back, the path's anti-amplification limit holds (`PathSpace::amplification_budget`)
+    /// and no stream data goes on it.
+    pub(super) fn on_path_challenge_above_0(&mut self, path: PathId, data: [u8; 8]) {
+        let sp = self.path_space(path);
+        sp.on_challenge(data);
+        if sp.validated || sp.challenge.is_some() || sp.abandoned {
+            return;
+        }
+        let token = self.rng.next_u64().to_be_bytes();
+        let sp = self.path_space(path);
+        sp.challenge = Some(token);
+        sp.challenge_pending = true;
     }
 
     /// Header protection off, then the AEAD with the path's nonce (§2.4); `None` to

@@ -7,13 +7,16 @@
 //! A path above 0 carries our PATH_CHALLENGE ([`Connection::multipath_open_path`]),
 //! PATH_RESPONSEs to challenges received on it, PINGs ([`Connection::multipath_ping`])
 //! and, once our challenge was answered on it, stream data within its own congestion
-//! window. Every packet on it is ack-eliciting and in flight in its recovery. A path
-//! above 0 is tried before path 0 (no scheduler yet), and is not paced.
+//! window and its pacer (RFC 9002 §7.7). Every packet on it is ack-eliciting and in
+//! flight in its recovery, whose loss detection timer and PTO probes are
+//! `multipath_loss.rs`'s. A path above 0 is tried before path 0 (no scheduler yet).
 // Peer values pass through here: arithmetic is checked, saturating or wrapping
 // by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
 #![deny(clippy::arithmetic_side_effects)]
 
+use super::path::pacing_rate;
 use super::path_spaces::PathSendError;
+use super::send::MIN_PACKET_ROOM;
 use super::spaces::{SentFrame, SentRecord, SpaceId};
 use super::transmit::{Transmit, MIN_INITIAL_DATAGRAM};
 use super::Connection;
@@ -115,66 +118,68 @@ impl Connection {
             .map_or(0, |s| s.received_bytes)
     }
 
-    /// The path above 0 with something to send now: a challenge, responses, a PING,
-    /// or (validated, its own window open) stream data.
-    fn path_to_send(&self) -> Option<PathId> {
+    /// The path above 0 with something to send now, the lowest path ID first: a
+    /// challenge, responses, a PING, a PTO probe, or (validated, its own window open,
+    /// its pacer willing) stream data. A server sends on a path it has not validated
+    /// within 3x what it received there (RFC 9000 §8.1). Every path's pacing deadline
+    /// is recomputed on the way (RFC 9002 §7.7).
+    fn path_to_send(&mut self, now: Instant) -> Option<PathId> {
         let data = self.may_send_app_data() && self.streams.has_pending();
-        self.path_spaces
-            .iter()
-            .find(|(_, s)| {
-                !s.abandoned
-                    && (s.challenge_pending
-                        || !s.responses.is_empty()
-                        || s.pings > 0
-                        || (data
-                            && s.validated
-                            && s.recovery.bytes_in_flight() < s.recovery.cc().window()))
-            })
-            .map(|(p, _)| p)
+        let (side, factor) = (self.side, self.config.amplification_factor);
+        let known = self.validated_remote();
+        let pacing = self.config.pacing;
+        let size = self.max_datagram_size() as u64;
+        let mut found = None;
+        for (id, s) in self.path_spaces.iter_mut() {
+            s.pacing_at = None;
+            if s.abandoned {
+                continue;
+            }
+            let control = s.challenge_pending || !s.responses.is_empty();
+            let room = if control {
+                MIN_INITIAL_DATAGRAM
+            } else {
+                MIN_PACKET_ROOM
+            };
+            if s.amplification_budget(side, factor, known) < room as u64 {
+                continue;
+            }
+            let wants = if control || s.pings > 0 || s.probes > 0 {
+                true
+            } else if data && s.validated && s.recovery.bytes_in_flight() < s.recovery.cc().window()
+            {
+                let rate = pacing_rate(&s.recovery);
+                s.pacing_at = s
+                    .pacer
+                    .next_send_time(now, size, rate)
+                    .filter(|t| pacing && *t > now);
+                s.pacing_at.is_none()
+            } else {
+                false
+            };
+            if wants && found.is_none() {
+                found = Some(id);
+            }
+        }
+        self.refresh_path_timers();
+        found
     }
 
     /// The next packet on a path above 0, if one has something to send.
     pub(super) fn poll_path_packet(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
-        let path = self.path_to_send()?;
+        let path = self.path_to_send(now)?;
         let dcid = *self.path_cids.remote_ids(path).first()?;
         let phase = self.key_update.phase();
         let max = buf
             .len()
             .saturating_add(self.max_datagram_size())
             .saturating_sub(TAG_LEN);
-        let app = self.may_send_app_data();
         let sp = self.path_spaces.get_mut(path)?;
         let pn = sp.next_pn;
         let pn_len = packet_number_len(pn, sp.recovery.sent(SpaceId::Data).largest_acked());
         let start = buf.len();
         let pn_offset = write_short_header(buf, &dcid, false, phase, pn, pn_len);
-        let mut pad = false;
-        if let Some(token) = sp.challenge.filter(|_| sp.challenge_pending) {
-            Frame::PathChallenge(token).encode(buf);
-            sp.challenge_pending = false;
-            pad = true;
-        }
-        for d in sp.responses.drain(..) {
-            Frame::PathResponse(d).encode(buf);
-            pad = true;
-        }
-        if sp.pings > 0 {
-            Frame::Ping.encode(buf);
-            sp.pings = sp.pings.saturating_sub(1);
-        }
-        let data = sp.validated
-            && !sp.abandoned
-            && sp.recovery.bytes_in_flight() < sp.recovery.cc().window();
-        let mut record = SentRecord::default();
-        if data && app {
-            let rtt = sp.recovery.rtt().smoothed();
-            let mut records = std::mem::take(&mut self.scratch.stream_records);
-            self.streams.write_frames(now, rtt, buf, max, &mut records);
-            record
-                .frames
-                .extend(records.drain(..).map(SentFrame::Stream));
-            self.scratch.stream_records = records;
-        }
+        let (record, pad) = self.write_path_frames(now, path, buf, max);
         // RFC 9000 §8.2.1, §8.2.2: datagrams with PATH_CHALLENGE or PATH_RESPONSE are
         // padded to 1200 bytes; RFC 9001 §5.4.2: 4 bytes after the packet number.
         let min_end = if pad {
@@ -203,6 +208,56 @@ impl Connection {
         self.path_packet_sent(now, path, pn, size, record)
     }
 
+    /// The frames of a packet on `path`: our challenge, the responses owed there, a
+    /// PING asked for, stream data (validated path, open window and pacer, or a PTO
+    /// probe, RFC 9002 §6.2.4), and a PING if a probe carries nothing else. Returns
+    /// the packet's record and whether the datagram is padded (§8.2.1, §8.2.2).
+    fn write_path_frames(
+        &mut self,
+        now: Instant,
+        path: PathId,
+        buf: &mut Vec<u8>,
+        max: usize,
+    ) -> (SentRecord, bool) {
+        let app = self.may_send_app_data();
+        let mut record = SentRecord::default();
+        let Some(sp) = self.path_spaces.get_mut(path) else {
+            return (record, false);
+        };
+        let before = buf.len();
+        let mut pad = false;
+        if let Some(token) = sp.challenge.filter(|_| sp.challenge_pending) {
+            Frame::PathChallenge(token).encode(buf);
+            sp.challenge_pending = false;
+            pad = true;
+        }
+        for d in sp.responses.drain(..) {
+            Frame::PathResponse(d).encode(buf);
+            pad = true;
+        }
+        if sp.pings > 0 {
+            Frame::Ping.encode(buf);
+            sp.pings = sp.pings.saturating_sub(1);
+        }
+        let probing = sp.probes > 0;
+        sp.probes = sp.probes.saturating_sub(1);
+        let open =
+            sp.recovery.bytes_in_flight() < sp.recovery.cc().window() && sp.pacing_at.is_none();
+        if app && sp.validated && !sp.abandoned && (open || probing) {
+            let rtt = sp.recovery.rtt().smoothed();
+            let mut records = std::mem::take(&mut self.scratch.stream_records);
+            self.streams.write_frames(now, rtt, buf, max, &mut records);
+            record
+                .frames
+                .extend(records.drain(..).map(SentFrame::Stream));
+            self.scratch.stream_records = records;
+        }
+        if probing && buf.len() == before {
+            Frame::Ping.encode(buf);
+        }
+        (record, pad)
+    }
+
     /// A packet of `size` bytes left on `path`: recorded in its own recovery (RFC 9002
     /// A.5, §5 of the draft), counted, and its datagram described.
     fn path_packet_sent(
@@ -214,9 +269,17 @@ impl Connection {
         record: SentRecord,
     ) -> Option<Transmit> {
         let (local, remote) = (self.migration.local, self.path.remote);
+        let pacing = self.config.pacing;
         let sp = self.path_spaces.get_mut(path)?;
         sp.next_pn = sp.next_pn.saturating_add(1);
         sp.sent = sp.sent.saturating_add(1);
+        sp.sent_bytes = sp.sent_bytes.saturating_add(size as u64);
+        if pacing {
+            // RFC 9002 §7.7: every packet on the path is in flight and spends its
+            // pacer's tokens.
+            let rate = pacing_rate(&sp.recovery);
+            sp.pacer.on_sent(now, size as u64, rate);
+        }
         sp.recovery.on_packet_sent(
             now,
             Outgoing {
@@ -234,6 +297,7 @@ impl Connection {
         stats.packets = stats.packets.saturating_add(1);
         stats.bytes = stats.bytes.saturating_add(size as u64);
         self.timers.on_ack_eliciting_sent(now);
+        self.arm_path_loss_timer(now, path);
         Some(Transmit {
             destination,
             source,

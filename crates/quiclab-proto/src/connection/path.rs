@@ -101,12 +101,7 @@ impl PathData {
     /// The pacer's rate: the controller's if it sets one (BBR), else RFC 9002 §7.7's
     /// 1.25 · cwnd / smoothed_rtt.
     pub fn pacing_rate(&self) -> Option<PacingRate> {
-        match self.recovery.cc().pacing_rate() {
-            Some(r) => PacingRate::from_bytes_per_sec(r),
-            None => {
-                PacingRate::from_window(self.recovery.cc().window(), self.recovery.rtt().smoothed())
-            }
-        }
+        pacing_rate(&self.recovery)
     }
 
     /// Queues PATH_CHALLENGE data to echo. Memory stays bounded whatever the peer
@@ -127,6 +122,15 @@ impl PathData {
             .pto_base()
             .saturating_add(max_ack_delay)
             .saturating_mul(3)
+    }
+}
+
+/// The pacer's rate for a path's `recovery`: the controller's if it sets one (BBR),
+/// else RFC 9002 §7.7's 1.25 · cwnd / smoothed_rtt (path 0 and the paths above 0 alike).
+pub(super) fn pacing_rate(recovery: &Recovery<SentRecord>) -> Option<PacingRate> {
+    match recovery.cc().pacing_rate() {
+        Some(r) => PacingRate::from_bytes_per_sec(r),
+        None => PacingRate::from_window(recovery.cc().window(), recovery.rtt().smoothed()),
     }
 }
 

@@ -10,6 +10,8 @@ use super::spaces::SentRecord;
 use crate::ack::AckTracker;
 use crate::cc::CongestionController;
 use crate::path_recovery::Recovery;
+use crate::recovery::Pacer;
+use crate::time::Instant;
 use crate::wire::PathId;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -38,6 +40,21 @@ impl std::fmt::Display for PathSendError {
 
 impl std::error::Error for PathSendError {}
 
+/// One path's loss recovery so far (draft-ietf-quic-multipath §5.3, §5.7: each path
+/// its own loss detection), as [`super::Connection::multipath_path_loss`] reports it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PathLossStats {
+    /// The path's current PTO backoff count (RFC 9002 §6.2.1; reset by its PATH_ACKs).
+    pub pto_count: u32,
+    /// Probe timeouts that expired on the path (RFC 9002 A.9).
+    pub ptos: u64,
+    /// Packets sent on the path declared lost, by its PATH_ACKs or its timer.
+    pub lost_packets: u64,
+    /// Of those, declared lost when the path's loss detection timer fired (RFC 9002
+    /// §6.1.2, time threshold).
+    pub lost_by_timer: u64,
+}
+
 /// One path's packet number space and recovery (path IDs above 0).
 pub(super) struct PathSpace {
     /// Packet numbers received on the path, reported in PATH_ACK frames (§4.1).
@@ -48,6 +65,20 @@ pub(super) struct PathSpace {
     pub recovery: Recovery<SentRecord>,
     /// PING frames asked for on the path ([`super::Connection::multipath_ping`]).
     pub pings: u8,
+    /// PTO probes owed on the path (RFC 9002 §6.2.4: one or two ack-eliciting packets).
+    pub probes: u8,
+    /// The path's pacer (RFC 9002 §7.7), spending tokens on every packet sent on it.
+    pub pacer: Pacer,
+    /// When the path's loss detection timer fires (RFC 9002 A.8 from its own
+    /// recovery), and when its pacer lets the data waiting for it go; the connection's
+    /// `Timer::PathLoss` and `Timer::PathPacing` are the earliest over the paths.
+    pub loss_timer: Option<Instant>,
+    pub pacing_at: Option<Instant>,
+    /// The path's loss recovery counts (its PTO count is read from `recovery`).
+    pub loss: PathLossStats,
+    /// Bytes of the datagrams sent on the path (the anti-amplification limit before
+    /// the peer's address on it is validated, RFC 9000 §8.1).
+    pub sent_bytes: u64,
     /// Packets received and sent on the path, and the bytes of the packets received
     /// (for tests and results).
     pub received: u64,
@@ -63,6 +94,10 @@ pub(super) struct PathSpace {
     pub challenge_pending: bool,
     /// The peer answered our challenge on this path (§3.1): we send data on it.
     pub validated: bool,
+    /// PTOs of the path that expired while our challenge was unanswered: each sends
+    /// the challenge again; the [`VALIDATION_PTOS`]th ends the validation (RFC 9000
+    /// §8.2.1, §8.2.4).
+    pub validation_ptos: u8,
     /// PATH_CHALLENGE data received on the path, answered on it (RFC 9000 §8.2.2),
     /// at most [`MAX_PATH_RESPONSES`], newest kept.
     pub responses: Vec<[u8; 8]>,
@@ -71,6 +106,11 @@ pub(super) struct PathSpace {
     /// PATH_ABANDON (with this error code) still to be sent (or resent, if lost).
     pub abandon_pending: Option<u64>,
 }
+
+/// The PTO expiry of a path above 0 at which an unanswered PATH_CHALLENGE on it ends
+/// the validation as failed (RFC 9000 §8.2.4 abandons it after about three PTOs; the
+/// two before send the challenge again, §8.2.1).
+pub(super) const VALIDATION_PTOS: u8 = 3;
 
 /// PATH_RESPONSE frames owed per path at most (RFC 9000 §8.2.2 lets the rest go).
 pub(super) const MAX_PATH_RESPONSES: usize = 4;
@@ -82,6 +122,27 @@ impl PathSpace {
             self.responses.remove(0);
         }
         self.responses.push(data);
+    }
+
+    /// What we may still send on the path before the peer's address on it is
+    /// validated: a server at most `factor` times what it received on it (RFC 9000
+    /// §8.1, §9.3; draft-ietf-quic-multipath §3.1); without limit a client (its path
+    /// goes to the server's address), a validated path, and a path to the connection's
+    /// own address or to `validated`, the address path 0 validated ("unless it has
+    /// previously validated the 4-tuple", §3.1).
+    pub fn amplification_budget(
+        &self,
+        side: crate::wire::Side,
+        factor: u64,
+        validated: Option<SocketAddr>,
+    ) -> u64 {
+        let known = self.remote.is_none() || self.remote == validated;
+        if self.validated || side == crate::wire::Side::Client || known {
+            return u64::MAX;
+        }
+        self.received_bytes
+            .saturating_mul(factor)
+            .saturating_sub(self.sent_bytes)
     }
 
     /// PATH_RESPONSE data received on the path: validates it if it echoes our
@@ -121,6 +182,7 @@ impl PathSpaces {
         path: PathId,
         rtt: Duration,
         cc: impl FnOnce() -> Box<dyn CongestionController>,
+        pacer: impl FnOnce() -> Pacer,
     ) -> &mut PathSpace {
         debug_assert!(path != PathId::INITIAL, "path 0 is the data space");
         self.paths.entry(path).or_insert_with(|| PathSpace {
@@ -128,6 +190,12 @@ impl PathSpaces {
             next_pn: 0,
             recovery: Recovery::new(rtt, cc()),
             pings: 0,
+            probes: 0,
+            pacer: pacer(),
+            loss_timer: None,
+            pacing_at: None,
+            loss: PathLossStats::default(),
+            sent_bytes: 0,
             received: 0,
             sent: 0,
             received_bytes: 0,
@@ -136,6 +204,7 @@ impl PathSpaces {
             challenge: None,
             challenge_pending: false,
             validated: false,
+            validation_ptos: 0,
             responses: Vec::new(),
             abandoned: false,
             abandon_pending: None,
@@ -158,8 +227,18 @@ impl PathSpaces {
             .find_map(|(id, p)| p.abandon_pending.map(|e| (*id, e)))
     }
 
+    /// The earliest loss detection deadline over the open paths (`Timer::PathLoss`).
+    pub fn loss_deadline(&self) -> Option<Instant> {
+        self.paths.values().filter_map(|p| p.loss_timer).min()
+    }
+
+    /// The earliest pacing deadline over the open paths (`Timer::PathPacing`).
+    pub fn pacing_deadline(&self) -> Option<Instant> {
+        self.paths.values().filter_map(|p| p.pacing_at).min()
+    }
+
     /// The earliest PATH_ACK deadline over the open paths.
-    pub fn ack_deadline(&self) -> Option<crate::time::Instant> {
+    pub fn ack_deadline(&self) -> Option<Instant> {
         self.paths
             .values()
             .filter_map(|p| p.acks.ack_deadline())
@@ -176,13 +255,26 @@ mod tests {
         CongestionControl::default().build_seeded(1200, 1)
     }
 
+    fn pacer() -> Pacer {
+        Pacer::new(1200)
+    }
+
     #[test]
     fn each_path_has_its_own_space_opened_once() {
         let mut s = PathSpaces::default();
-        s.open(PathId(1), Duration::from_millis(10), cc).next_pn = 5;
+        s.open(PathId(1), Duration::from_millis(10), cc, pacer)
+            .next_pn = 5;
         // Opening again keeps the state.
-        assert_eq!(s.open(PathId(1), Duration::from_millis(10), cc).next_pn, 5);
-        assert_eq!(s.open(PathId(2), Duration::from_millis(10), cc).next_pn, 0);
+        assert_eq!(
+            s.open(PathId(1), Duration::from_millis(10), cc, pacer)
+                .next_pn,
+            5
+        );
+        assert_eq!(
+            s.open(PathId(2), Duration::from_millis(10), cc, pacer)
+                .next_pn,
+            0
+        );
         assert_eq!(s.iter().count(), 2);
         assert!(s.get(PathId(3)).is_none());
         assert_eq!(s.ack_deadline(), None);
@@ -191,7 +283,7 @@ mod tests {
     #[test]
     fn a_path_is_validated_by_the_echo_of_its_challenge_only() {
         let mut s = PathSpaces::default();
-        let p = s.open(PathId(1), Duration::from_millis(10), cc);
+        let p = s.open(PathId(1), Duration::from_millis(10), cc, pacer);
         p.challenge = Some([7; 8]);
         p.challenge_pending = true;
         p.on_response([8; 8]);
@@ -203,5 +295,33 @@ mod tests {
         }
         assert_eq!(p.responses.len(), MAX_PATH_RESPONSES);
         assert_eq!(p.responses.last(), Some(&[9; 8]));
+    }
+
+    #[test]
+    fn a_server_sends_three_times_what_it_received_on_an_unvalidated_path() {
+        use crate::wire::Side;
+        let mut s = PathSpaces::default();
+        let p = s.open(PathId(1), Duration::from_millis(10), cc, pacer);
+        let (a, b) = ("192.0.2.1:443".parse().ok(), "192.0.2.2:443".parse().ok());
+        assert_eq!(
+            p.amplification_budget(Side::Server, 3, a),
+            u64::MAX,
+            "path 0's"
+        );
+        p.remote = b;
+        assert_eq!(
+            p.amplification_budget(Side::Server, 3, b),
+            u64::MAX,
+            "validated"
+        );
+        assert_eq!(p.amplification_budget(Side::Server, 3, a), 0);
+        p.received_bytes = 1200;
+        p.sent_bytes = 1000;
+        assert_eq!(p.amplification_budget(Side::Server, 3, a), 2600);
+        p.sent_bytes = 4000;
+        assert_eq!(p.amplification_budget(Side::Server, 3, a), 0);
+        assert_eq!(p.amplification_budget(Side::Client, 3, a), u64::MAX);
+        p.validated = true;
+        assert_eq!(p.amplification_budget(Side::Server, 3, a), u64::MAX);
     }
 }

@@ -477,7 +477,7 @@ impl Connection {
             // Answered on the path it came on, bounded (RFC 9000 §8.2.2).
             Frame::PathChallenge(d) => match self.path_spaces.receiving {
                 // RFC 9000 §8.2.2: answered on the path it arrived on.
-                Some(path) => self.path_space(path).on_challenge(d),
+                Some(path) => self.on_path_challenge_above_0(path, d),
                 None => self.on_path_challenge_frame(now, d),
             },
             Frame::ConnectionClose(c) => {

@@ -13,8 +13,9 @@ impl Connection {
     /// nothing, until one of: a datagram for this connection, its
     /// [`Connection::poll_timeout`] passing, or an application call on it. False when
     /// the answer depends on the clock alone, so the caller must keep polling:
-    /// - a pacing deadline is armed (data waits on the pacer; each poll recomputes the
-    ///   deadline from the current token count, RFC 9002 §7.7);
+    /// - a pacing deadline is armed, path 0's or a path above 0's (data waits on the
+    ///   pacer; each poll recomputes the deadline from the current token count,
+    ///   RFC 9002 §7.7);
     /// - the ack-frequency Cwnd policy waits out its once-per-RTT limit
     ///   (draft-ietf-quic-ack-frequency §8.1).
     ///
@@ -26,7 +27,9 @@ impl Connection {
             State::Draining | State::Drained | State::Closing => return true,
             _ => {}
         }
-        !self.timers.is_set(Timer::Pacing) && !self.ack_frequency_waits_on_clock()
+        !self.timers.is_set(Timer::Pacing)
+            && !self.timers.is_set(Timer::PathPacing)
+            && !self.ack_frequency_waits_on_clock()
     }
 
     /// Whether [`Connection::poll_event`] has an event to give.

@@ -69,7 +69,8 @@ impl Connection {
     }
 
     /// The expired timers, in a fixed order: closing period, idle, handshake, the
-    /// server's hold, loss detection, pacing. The ACK timers are served by
+    /// server's hold, loss detection, path validation, pacing, then the paths above
+    /// 0's pacing and loss detection (`multipath_loss.rs`). The ACK timers are served by
     /// `poll_transmit`, which sends the ACKs due.
     fn fire_timers(&mut self, now: Instant) {
         match self.lifecycle.state() {
@@ -107,5 +108,7 @@ impl Connection {
             // The pacer lets data go again; poll_transmit decides what.
             self.timers.stop(Timer::Pacing);
         }
+        // draft-ietf-quic-multipath §5.7: the paths above 0, each with its own timers.
+        self.on_path_timers(now);
     }
 }

@@ -39,10 +39,18 @@ pub(super) enum Timer {
     AckData,
     /// A path validation's next challenge or its end (RFC 9000 §8.2.1, §8.2.4).
     PathValidation,
+    /// The earliest loss detection deadline of the paths above 0, each from its own
+    /// recovery (draft-ietf-quic-multipath §5.7, RFC 9002 A.8); the paths keep their
+    /// own deadlines (`PathSpace::loss_timer`), so the table stays one entry long
+    /// whatever the number of paths.
+    PathLoss,
+    /// The earliest time a path above 0's pacer lets its waiting data go (RFC 9002
+    /// §7.7; `PathSpace::pacing_at`).
+    PathPacing,
 }
 
 impl Timer {
-    const COUNT: usize = 10;
+    const COUNT: usize = 12;
 
     /// The ACK deadline of `space`: armed while the space owes an ACK, can send, and
     /// (Initial) the ACK is not held for the ServerHello. `poll_transmit` sends it.

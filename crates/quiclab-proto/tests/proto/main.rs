@@ -36,6 +36,8 @@ mod misbehave_stream_limits;
 mod misbehave_stream_offsets;
 mod misbehave_transport_params;
 mod multipath;
+mod multipath_recovery;
+mod multipath_validation;
 mod pair;
 mod pmtud;
 mod preferred_address;

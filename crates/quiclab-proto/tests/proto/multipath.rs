@@ -18,7 +18,7 @@ use quiclab_proto::{
     TransportErrorCode as Code,
 };
 
-fn config(multipath: Option<u32>) -> TransportConfig {
+pub(crate) fn config(multipath: Option<u32>) -> TransportConfig {
     TransportConfig {
         multipath: MultipathConfig {
             enabled: multipath.is_some(),
@@ -546,17 +546,17 @@ fn a_second_path_opens_and_carries_data_alongside_path_0() {
     );
 }
 
-fn payload() -> Vec<u8> {
+pub(crate) fn payload() -> Vec<u8> {
     (0..1_000_000u32).map(|i| (i * 7 % 251) as u8).collect()
 }
 
-fn second_address() -> std::net::SocketAddr {
+pub(crate) fn second_address() -> std::net::SocketAddr {
     "10.0.0.2:40001".parse().unwrap()
 }
 
 /// The client writes `data` on a new stream while `step(pair, round)` runs each round
 /// (every 5 ms); returns what the server read once the stream ended.
-fn upload(p: &mut Pair, data: &[u8], mut step: impl FnMut(&mut Pair, usize)) -> Vec<u8> {
+pub(crate) fn upload(p: &mut Pair, data: &[u8], mut step: impl FnMut(&mut Pair, usize)) -> Vec<u8> {
     let id = p.client_conn().open_stream(Dir::Uni).unwrap();
     let mut written = 0;
     let mut got = Vec::new();
@@ -584,8 +584,13 @@ fn upload(p: &mut Pair, data: &[u8], mut step: impl FnMut(&mut Pair, usize)) -> 
 }
 
 /// A pair with path 1 open from the client's second address and validated.
-fn two_paths(seed: u64) -> Pair {
-    let mut p = connected_with(config(Some(3)), config(Some(3)), seed);
+pub(crate) fn two_paths(seed: u64) -> Pair {
+    two_paths_with(config(Some(3)), config(Some(3)), seed)
+}
+
+/// [`two_paths`] with these configs (multipath enabled in both).
+pub(crate) fn two_paths_with(client: TransportConfig, server: TransportConfig, seed: u64) -> Pair {
+    let mut p = connected_with(client, server, seed);
     run_for(&mut p, DELAY * 4);
     p.add_client_address(second_address());
     p.client_conn()
