@@ -18,6 +18,7 @@ mod schedule;
 
 mod compatible;
 mod reset;
+mod routes;
 mod validation;
 
 use crate::config::TransportConfig;
@@ -31,8 +32,9 @@ use crate::time::Instant;
 use crate::wire::header::{parse_header, write_version_negotiation, HeaderError};
 use crate::wire::{ConnectionId, PacketType};
 use reset::{ResetSender, MIN_STATELESS_RESET};
+use routes::Routes;
 use schedule::Schedule;
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use validation::{AddressValidation, Admission, NewInitial};
@@ -87,8 +89,9 @@ pub struct Endpoint {
     /// each, about half full after splits) it cost ~10 KiB per connection and a
     /// memmove of whole nodes on every split.
     connections: BTreeMap<ConnectionHandle, Box<Connection>>,
-    /// Lookup only (never iterated), so HashMap order cannot reach the output.
-    routes: HashMap<ConnectionId, ConnectionHandle>,
+    /// Destination connection ID -> connection (`routes.rs`: our own IDs hashed
+    /// cheaply, the peer-chosen ones with a keyed hash).
+    routes: Routes,
     next_handle: u64,
     /// Datagrams to send before any connection's: stateless responses (not-ECT) and a
     /// connection's datagram that could not join a burst (with its own codepoint).
@@ -139,7 +142,7 @@ impl Endpoint {
             server,
             rng,
             connections: BTreeMap::new(),
-            routes: HashMap::new(),
+            routes: Routes::default(),
             next_handle: 0,
             responses: VecDeque::new(),
             accepted: VecDeque::new(),
@@ -190,7 +193,7 @@ impl Endpoint {
             // RFC 9000 §8.1.3: a NEW_TOKEN token from an earlier connection.
             conn.set_initial_token(token);
         }
-        self.routes.insert(conn.local_cid(), h);
+        self.routes.insert_own(conn.local_cid(), h);
         self.schedule.update(h, &conn);
         self.schedule.wake(h);
         self.connections.insert(h, Box::new(conn));
@@ -237,7 +240,7 @@ impl Endpoint {
         // so the first packet's header is handed over rather than parsed again.
         let first = Parsed::from(&header);
         let handle = match self.routes.get(&dcid) {
-            Some(&h) => h,
+            Some(h) => h,
             None if ty == PacketType::OneRtt => {
                 return self.unknown_short_header(now, remote, ecn, data, &dcid);
             }
@@ -423,8 +426,8 @@ impl Endpoint {
             conn.upgraded_from(now, version, &dcid, u.client_versions);
         }
         // The client keeps using its original DCID until it sees our Initial.
-        self.routes.insert(dcid, h);
-        self.routes.insert(conn.local_cid(), h);
+        self.routes.insert_peer_chosen(dcid, h);
+        self.routes.insert_own(conn.local_cid(), h);
         self.connections.insert(h, Box::new(conn));
         self.accepted.push_back(h);
         Ok(h)
@@ -437,13 +440,13 @@ impl Endpoint {
         while let Some(ev) = conn.poll_endpoint_event() {
             match ev {
                 EndpointEvent::NewConnectionId(cid) => {
-                    self.routes.insert(cid, h);
+                    self.routes.insert_own(cid, h);
                 }
                 EndpointEvent::RetireConnectionId(cid) => {
-                    self.routes.remove(&cid);
+                    self.routes.remove_own(&cid);
                 }
                 EndpointEvent::Drained => {
-                    self.routes.retain(|_, v| *v != h);
+                    self.routes.forget(h);
                 }
                 // RFC 9369 §5: the token belongs to the version the connection is in.
                 EndpointEvent::NewToken(token) => {
@@ -516,7 +519,7 @@ impl Endpoint {
 
     /// Drops a connection and its routes.
     pub fn remove(&mut self, h: ConnectionHandle) -> Option<Connection> {
-        self.routes.retain(|_, v| *v != h);
+        self.routes.forget(h);
         self.validation.forget(h);
         self.schedule.forget(h);
         self.connections.remove(&h).map(|c| *c)

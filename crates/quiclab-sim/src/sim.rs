@@ -14,18 +14,19 @@ use crate::output::results::RunResult;
 use crate::scenario::{max_events, Scenario, ScenarioError, Transport};
 use crate::workload::app::{AppMeasure, ClientApp, MeasureWindow, ServerApp};
 use crate::workload::pep::PepHost;
+use addr_hash::AddrMap;
 use quiclab_link::link::{LinkAction, Packet};
 use quiclab_link::pcap::PcapWriter;
 use quiclab_proto::events::EventSink;
 use quiclab_proto::tls::MemoryKeyLog;
 use quiclab_proto::{ConnectionHandle, DetRng, Ecn, Endpoint, Instant, QlogWriter, Side};
-use std::collections::HashMap;
 use std::io::BufWriter;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+mod addr_hash;
 mod finish;
 mod flows;
 mod hosts;
@@ -192,12 +193,12 @@ pub struct Simulation {
     events: EventQueue<Ev>,
     net: Network,
     reverse: Vec<usize>,
-    host_index: HashMap<Ipv4Addr, usize>,
+    host_index: AddrMap<Ipv4Addr, usize>,
     nodes: Vec<Node>,
-    node_by_addr: HashMap<SocketAddrV4, usize>,
+    node_by_addr: AddrMap<SocketAddrV4, usize>,
     /// A PEP'd TCP flow's client and server addresses -> its PEP node: segments to
     /// them that reach the gateway go to the PEP.
-    pep_of: HashMap<SocketAddrV4, usize>,
+    pep_of: AddrMap<SocketAddrV4, usize>,
     flows: Vec<FlowState>,
     /// Flows whose workload has finished, so the stop check is O(1) per time step.
     flows_done: usize,
@@ -279,8 +280,8 @@ impl Simulation {
             reverse,
             host_index,
             nodes: Vec::new(),
-            node_by_addr: HashMap::new(),
-            pep_of: HashMap::new(),
+            node_by_addr: AddrMap::default(),
+            pep_of: AddrMap::default(),
             flows: Vec::new(),
             flows_done: 0,
             cross: Vec::new(),

@@ -11,6 +11,7 @@ use crate::crypto::protect::seal;
 use crate::crypto::TAG_LEN;
 use crate::events::{Event, FrameSummary, PacketHeaderInfo};
 use crate::path_recovery::Outgoing;
+use crate::streams::StreamFrameRecord;
 use crate::time::Instant;
 use crate::wire::header::{packet_number_len, write_long_header, write_short_header};
 use crate::wire::{decode_frames, varint, ConnectionId, Frame, PacketType, Side};
@@ -43,11 +44,12 @@ pub(super) struct OpenPacket {
     /// The Destination Connection ID in its header.
     dcid: ConnectionId,
     pub record: SentRecord,
-    /// While a sink is attached: the event summary of the ACK frame that opens the
-    /// payload and where that frame ends. The send path records what it wrote, so the
-    /// packet event decodes only the frames after it (decoding our own ACK again was an
-    /// allocation per packet).
-    logged_ack: Option<(FrameSummary, usize)>,
+    /// While a sink is attached: the event summaries of the frames from the start of
+    /// the payload that the send path recorded as it wrote them (the ACK frame that
+    /// opens it, the stream writer's STREAM frames), and where the last of them ends.
+    /// The packet event decodes only the frames after that (`finish_packet`): decoding
+    /// our own frames again was an allocation per ACK and a decode per STREAM frame.
+    logged: Option<(Vec<FrameSummary>, usize)>,
 }
 
 impl Connection {
@@ -344,7 +346,7 @@ impl Connection {
             off_path: false,
             dcid,
             record: SentRecord::default(),
-            logged_ack: None,
+            logged: None,
         }
     }
 
@@ -376,7 +378,9 @@ impl Connection {
         let at_start = buf.len() == p.payload_start;
         frame.encode(buf);
         if let Some(detail) = self.frame_detail().filter(|_| at_start) {
-            p.logged_ack = Some((FrameSummary::with_detail(&frame, detail), buf.len()));
+            let mut frames = self.take_frame_list();
+            frames.push(FrameSummary::with_detail(&frame, detail));
+            p.logged = Some((frames, buf.len()));
         }
         if p.space == SpaceId::Initial {
             self.handshake.hold.on_initial_ack_sent(&self.timers);
@@ -519,6 +523,7 @@ impl Connection {
         );
         if buf.len() > before {
             p.ack_eliciting = true;
+            self.log_stream_frames(buf, p, before, &records);
         }
         p.record
             .frames
@@ -529,6 +534,41 @@ impl Connection {
             && !self.datagrams_pending()
             && self.bytes_in_flight() < self.path.recovery.cc().window();
         self.path.recovery.set_app_limited(app_limited);
+    }
+
+    /// While a sink is attached: the packet event's summaries of the STREAM frames the
+    /// stream writer just wrote at `before..`, taken from its records instead of decoded
+    /// again, when they are all it wrote (their encoded sizes add up to the bytes
+    /// written); the frames between the last summarised one and `before` are decoded
+    /// first. Otherwise (flow-control frames among them) `finish_packet` decodes it all.
+    fn log_stream_frames(
+        &mut self,
+        buf: &[u8],
+        p: &mut OpenPacket,
+        before: usize,
+        records: &[StreamFrameRecord],
+    ) {
+        let Some(detail) = self.frame_detail() else {
+            return;
+        };
+        let mut written = 0usize;
+        for r in records {
+            let Some(f) = stream_summary(r) else {
+                return;
+            };
+            written = written.saturating_add(f.wire_len);
+        }
+        if written != buf.len() - before {
+            return;
+        }
+        let (mut frames, from) = match p.logged.take() {
+            Some(logged) => logged,
+            None => (self.take_frame_list(), p.payload_start),
+        };
+        let decoded = decode_frames(&buf[from..before]).filter_map(Result::ok);
+        frames.extend(decoded.map(|f| FrameSummary::with_detail(&f, detail)));
+        frames.extend(records.iter().filter_map(stream_summary));
+        p.logged = Some((frames, buf.len()));
     }
 
     /// Pads, fixes the Length field, protects the packet, and records it as sent.
@@ -553,14 +593,11 @@ impl Connection {
             varint::patch_u14(buf, at, (payload_end + TAG_LEN - p.pn_offset) as u64);
         }
         let logged = self.frame_detail().map(|detail| {
-            let mut frames = self.take_frame_list();
-            let mut from = p.payload_start;
-            if let Some((ack, end)) = p.logged_ack.take() {
-                frames.push(ack);
-                from = end;
-            }
-            let payload = &buf[from..payload_end];
-            let decoded = decode_frames(payload).filter_map(Result::ok);
+            let (mut frames, from) = match p.logged.take() {
+                Some(logged) => logged,
+                None => (self.take_frame_list(), p.payload_start),
+            };
+            let decoded = decode_frames(&buf[from..payload_end]).filter_map(Result::ok);
             frames.extend(decoded.map(|f| FrameSummary::with_detail(&f, detail)));
             frames
         });
@@ -632,5 +669,24 @@ impl Connection {
             );
         }
         in_flight
+    }
+}
+
+/// The event summary of a STREAM frame the stream writer recorded; `None` for its other
+/// frames (flow control, resets), whose records do not keep every field.
+fn stream_summary(r: &StreamFrameRecord) -> Option<FrameSummary> {
+    match *r {
+        StreamFrameRecord::Stream {
+            id,
+            offset,
+            len,
+            fin,
+        } => Some(FrameSummary::stream(
+            id,
+            offset,
+            usize::try_from(len).ok()?,
+            fin,
+        )),
+        _ => None,
     }
 }

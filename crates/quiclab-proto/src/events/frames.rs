@@ -4,7 +4,8 @@
 
 use super::names::frame_type_name;
 use crate::wire::{
-    AckFrequencyFrame, ConnectionId, Dir, EcnCounts, Frame, MultipathFrame, StreamId,
+    stream_header_len, AckFrequencyFrame, ConnectionId, Dir, EcnCounts, Frame, MultipathFrame,
+    StreamId,
 };
 
 /// What a sink reads of packets' frames (see
@@ -157,6 +158,23 @@ impl FrameSummary {
 }
 
 impl FrameSummary {
+    /// The summary of a STREAM frame the send path wrote (`length` bytes of stream `id`
+    /// at `offset`), equal to [`FrameSummary::from`] of that frame decoded again at any
+    /// detail, without decoding it: `wire_len` counts a Length field, as for every
+    /// STREAM frame (this stack always writes one).
+    pub fn stream(id: StreamId, offset: u64, length: usize, fin: bool) -> Self {
+        FrameSummary {
+            wire_len: stream_header_len(id, offset, length, true).saturating_add(length),
+            name: "stream",
+            kind: FrameKind::Stream {
+                id,
+                offset,
+                length,
+                fin,
+            },
+        }
+    }
+
     /// The summary of `f` at `detail`: [`FrameSummary::from`] for
     /// [`FrameDetail::Full`]; without the ACK ranges and the CONNECTION_CLOSE reason
     /// (the only allocations) for [`FrameDetail::Counts`].
@@ -264,6 +282,37 @@ impl From<&Frame<'_>> for FrameSummary {
             wire_len: f.encoded_len(),
             name: frame_type_name(f),
             kind,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::frame::StreamFrame;
+
+    #[test]
+    fn stream_summary_equals_the_decoded_frames() {
+        let data = [0u8; 300];
+        for (id, offset, len, fin) in [
+            (0, 0, 0, true),
+            (4, 0, 63, false),
+            (8, 1, 64, false),
+            (1 << 20, 1 << 31, 300, true),
+            (2, (1 << 62) - 400, 17, false),
+        ] {
+            let f = Frame::Stream(StreamFrame {
+                id: StreamId(id),
+                offset,
+                fin,
+                data: &data[..len],
+            });
+            let mine = FrameSummary::stream(StreamId(id), offset, len, fin);
+            assert_eq!(mine, FrameSummary::from(&f));
+            assert_eq!(mine, FrameSummary::with_detail(&f, FrameDetail::Counts));
+            let mut buf = Vec::new();
+            f.encode(&mut buf);
+            assert_eq!(mine.wire_len, buf.len());
         }
     }
 }
