@@ -49,10 +49,14 @@ fn run(args: Vec<String>) -> Result<()> {
         ["idle", rest @ ..] => {
             let o = Opts::parse(rest)?;
             let n = o.connections;
-            let (server, client) = idle::measure(&o.bins, n)?;
+            let (server, client, up) = idle::measure(&o.bins, n)?;
             println!("idle: {n} connections held open after the handshake (hq-interop):\n");
             println!("- server RSS per idle connection: {:.1} KiB", server / 1024.0);
             println!("- client RSS per idle connection (whole process / {n}): {:.1} KiB", client / 1024.0);
+            println!(
+                "- {n} connections established in {up:.1} s (server --tls-random {})",
+                harness::tls_random()
+            );
             Ok(())
         }
         ["emulate", rest @ ..] => emulate_suite(rest),
