@@ -17,6 +17,9 @@ pub enum Stack {
     /// quiclab with PMTU discovery capped at 1452 bytes, quinn's bound (a 1500-byte
     /// Ethernet MTU): like for like with quinn and with a real network path.
     Quiclab1452,
+    /// quiclab's server with `--tls-random seeded` whatever `BENCH_TLS_RANDOM` says:
+    /// the handshakes suite's A/B against the OS-random default.
+    QuiclabSeeded,
     Quinn,
     RustlsTcp,
 }
@@ -26,10 +29,18 @@ impl Stack {
         match self {
             Stack::Quiclab => "quiclab",
             Stack::Quiclab1452 => "quiclab-1452",
+            Stack::QuiclabSeeded => "quiclab-seeded",
             Stack::Quinn => "quinn",
             Stack::RustlsTcp => "rustls/TCP",
         }
     }
+}
+
+/// The `--tls-random` of quiclab's server: `BENCH_TLS_RANDOM` (`seeded` or `os`),
+/// by default `os`, what a real server uses (the seeded default of `quiclab server`
+/// keeps runs repeatable at a handshake cost).
+pub fn tls_random() -> String {
+    std::env::var("BENCH_TLS_RANDOM").unwrap_or_else(|_| "os".into())
 }
 
 /// Where the binaries are.
@@ -61,8 +72,12 @@ fn server_cmd(b: &Bins, stack: Stack, port: u16) -> Command {
     let addr = format!("127.0.0.1:{port}");
     let mut c;
     match stack {
-        Stack::Quiclab | Stack::Quiclab1452 => {
+        Stack::Quiclab | Stack::Quiclab1452 | Stack::QuiclabSeeded => {
             c = Command::new(&b.quiclab);
+            let random = match stack {
+                Stack::QuiclabSeeded => "seeded".to_string(),
+                _ => tls_random(),
+            };
             // ECDSA P-256 like the baselines' rcgen certificate.
             c.args([
                 "server",
@@ -70,6 +85,8 @@ fn server_cmd(b: &Bins, stack: Stack, port: u16) -> Command {
                 "1",
                 "--cert-type",
                 "ecdsa-p256",
+                "--tls-random",
+                &random,
                 "--listen",
             ])
             .arg(addr)
@@ -95,7 +112,7 @@ fn client_cmd(b: &Bins, stack: Stack, port: u16, connections: usize, bytes: u64)
     let addr = format!("127.0.0.1:{port}");
     let mut c;
     match stack {
-        Stack::Quiclab | Stack::Quiclab1452 => {
+        Stack::Quiclab | Stack::Quiclab1452 | Stack::QuiclabSeeded => {
             c = Command::new(&b.quiclab);
             c.args([
                 "client",

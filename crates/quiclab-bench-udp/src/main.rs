@@ -49,10 +49,14 @@ fn run(args: Vec<String>) -> Result<()> {
         ["idle", rest @ ..] => {
             let o = Opts::parse(rest)?;
             let n = o.connections;
-            let (server, client) = idle::measure(&o.bins, n)?;
+            let (server, client, up) = idle::measure(&o.bins, n)?;
             println!("idle: {n} connections held open after the handshake (hq-interop):\n");
             println!("- server RSS per idle connection: {:.1} KiB", server / 1024.0);
             println!("- client RSS per idle connection (whole process / {n}): {:.1} KiB", client / 1024.0);
+            println!(
+                "- {n} connections established in {up:.1} s (server --tls-random {})",
+                harness::tls_random()
+            );
             Ok(())
         }
         ["emulate", rest @ ..] => emulate_suite(rest),
@@ -180,13 +184,20 @@ fn bulk(o: &Opts) -> Result<()> {
 }
 
 /// Handshakes: `connections` concurrent connections, each one handshake and one
-/// empty request; handshakes per CPU-second of the server (one thread each).
+/// empty request; handshakes per CPU-second of the server (one thread each). quiclab's
+/// server runs with `--tls-random` from `BENCH_TLS_RANDOM` (default `os`) and, unless
+/// that is `seeded`, also with `seeded` (the A/B, interleaved in the same run).
 fn handshakes(o: &Opts) -> Result<()> {
-    let stacks = [Stack::Quiclab, Stack::Quinn];
+    let random = harness::tls_random();
+    let stacks: &[Stack] = if random == "seeded" {
+        &[Stack::Quiclab, Stack::Quinn]
+    } else {
+        &[Stack::Quiclab, Stack::QuiclabSeeded, Stack::Quinn]
+    };
     let n = o.connections;
-    let s = samples(o, &stacks, n, 0)?;
+    let s = samples(o, stacks, n, 0)?;
     println!(
-        "handshakes: {n} concurrent connections (handshake + one empty request), medians of {}:\n",
+        "handshakes: {n} concurrent connections (handshake + one empty request), quiclab's server with --tls-random {random}, medians of {}:\n",
         o.reps
     );
     println!("| stack | wall s | server handshakes per CPU-s | client handshakes per CPU-s | server max RSS MiB |");
@@ -201,11 +212,20 @@ fn handshakes(o: &Opts) -> Result<()> {
             med(v, |x| x.server_maxrss_kib as f64) / 1024.0
         );
     }
+    let server = |v: &[Sample]| med(v, |x| x.server_cpu);
+    let quinn = server(&s[stacks.len() - 1]);
     println!();
     println!(
         "- server handshakes per core, quiclab/quinn: {:.2}",
-        med(&s[1], |x| x.server_cpu) / med(&s[0], |x| x.server_cpu)
+        quinn / server(&s[0])
     );
+    if stacks.len() == 3 {
+        println!(
+            "- server handshakes per core, quiclab-seeded/quinn: {:.2} (os/seeded: {:.2})",
+            quinn / server(&s[1]),
+            server(&s[1]) / server(&s[0])
+        );
+    }
     Ok(())
 }
 

@@ -23,7 +23,7 @@ use quiclab_net::app::setup::{self, detach_qlog, QlogDir, ALPN_HQ};
 use quiclab_net::app::url::Url;
 use quiclab_net::app::{h3, hq, resume};
 use quiclab_net::txtime::Probe;
-use quiclab_net::{mtu, signal, udp, DriverConfig, EndpointDriver, WakeMode};
+use quiclab_net::{mtu, os_crypto, signal, udp, DriverConfig, EndpointDriver, WakeMode};
 use quiclab_proto::tls::{self, ServerVerification};
 use quiclab_proto::{Endpoint, Side};
 use std::collections::BTreeMap;
@@ -209,6 +209,14 @@ struct ServerArgs {
     #[arg(long, default_value_t = 0, conflicts_with = "cert",
           value_parser = clap::value_parser!(u32).range(0..=65_536))]
     cert_padding: u32,
+    /// Where TLS randomness comes from: `seeded` (the default) draws the client/server
+    /// random and key shares from the seed, and signs ECDSA with RFC 6979 nonces, so
+    /// a run's handshake bytes repeat; `os` uses the operating system's randomness and
+    /// ring's key exchange and signers: cheaper handshakes (about twice the handshakes
+    /// per CPU-second with ECDSA P-256; docs/PERFORMANCE.md), what a production server
+    /// does, but no two runs give the same bytes.
+    #[arg(long, default_value = "seeded", value_name = "seeded|os")]
+    tls_random: quiclab_net::os_crypto::TlsRandom,
     /// Resume later connections from the same client address with Careful Resume
     /// (draft-ietf-tsvwg-careful-resume), from the window and RTT of the last one.
     #[arg(long)]
@@ -418,7 +426,12 @@ fn server(a: ServerArgs) -> Result<()> {
         }
     };
     let alpns = [h3::ALPN_H3.to_vec(), ALPN_HQ.to_vec()];
-    let tls = tls::server_config_with(identity, &alpns, setup::key_log(), &choices)?;
+    if a.tls_random == os_crypto::TlsRandom::Os {
+        eprintln!(
+            "TLS randomness from the OS (--tls-random os): handshake bytes differ between runs"
+        );
+    }
+    let tls = os_crypto::server_config(a.tls_random, identity, &alpns, setup::key_log(), &choices)?;
     let tls = if setup::resumes(a.common.testcase.as_deref()) {
         // RFC 9001 §4.5-4.6: tickets (and 0-RTT with `zero_rtt`) for a second connection.
         let storage = tls::server_session_storage(4096);

@@ -45,6 +45,7 @@ pub mod monitor;
 pub mod mtu;
 #[cfg(target_os = "linux")]
 mod netlink;
+pub mod os_crypto;
 pub mod probe;
 pub mod shell;
 pub mod signal;

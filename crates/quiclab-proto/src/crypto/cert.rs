@@ -332,12 +332,27 @@ pub fn server_config_with(
     key_log: Option<Arc<dyn rustls::KeyLog>>,
     choices: &TlsChoices,
 ) -> Result<Arc<rustls::ServerConfig>, CertError> {
+    server_config_on(provider_for(choices), identity, alpn, key_log, choices)
+}
+
+/// [`server_config_with`] on a caller-given `provider` instead of the seeded one, for
+/// drivers on a real host that inject an OS-random provider (the core itself never
+/// reads OS randomness: whatever randomness `provider` draws is the caller's choice).
+/// `choices` are validated here; the provider should offer exactly them. A deterministic
+/// `identity.signer` still signs; without one, `provider`'s key provider loads the key.
+pub fn server_config_on(
+    provider: Arc<rustls::crypto::CryptoProvider>,
+    identity: Identity,
+    alpn: &[Vec<u8>],
+    key_log: Option<Arc<dyn rustls::KeyLog>>,
+    choices: &TlsChoices,
+) -> Result<Arc<rustls::ServerConfig>, CertError> {
     let invalid = |what: String| CertError::Invalid {
         path: "<identity>".into(),
         what,
     };
     choices.validate().map_err(|e| invalid(e.to_string()))?;
-    let builder = rustls::ServerConfig::builder_with_provider(provider_for(choices))
+    let builder = rustls::ServerConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&rustls::version::TLS13])
         .expect("our provider has TLS 1.3 suites and groups")
         .with_no_client_auth();

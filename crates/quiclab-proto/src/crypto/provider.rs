@@ -58,17 +58,8 @@ pub fn provider() -> Arc<CryptoProvider> {
 /// A provider offering exactly `choices`' cipher suites and key exchange groups, in
 /// their order (seeded key shares for both X25519 and P-256).
 pub fn provider_for(choices: &TlsChoices) -> Arc<CryptoProvider> {
-    use rustls::crypto::ring::{cipher_suite, default_provider};
-    let ring = default_provider();
-    let cipher_suites = choices
-        .cipher_suites
-        .iter()
-        .map(|s| match s {
-            CipherSuite::Aes128Gcm => cipher_suite::TLS13_AES_128_GCM_SHA256,
-            CipherSuite::Aes256Gcm => cipher_suite::TLS13_AES_256_GCM_SHA384,
-            CipherSuite::Chacha20Poly1305 => cipher_suite::TLS13_CHACHA20_POLY1305_SHA256,
-        })
-        .collect();
+    let ring = rustls::crypto::ring::default_provider();
+    let cipher_suites = cipher_suites_for(choices);
     let kx_groups = choices
         .kx_groups
         .iter()
@@ -86,6 +77,21 @@ pub fn provider_for(choices: &TlsChoices) -> Arc<CryptoProvider> {
         secure_random: &SeededRandom,
         key_provider: ring.key_provider,
     })
+}
+
+/// ring's implementations of `choices`' cipher suites, in their order (shared with
+/// providers built outside the core, such as the real-host OS-random one).
+pub fn cipher_suites_for(choices: &TlsChoices) -> Vec<rustls::SupportedCipherSuite> {
+    use rustls::crypto::ring::cipher_suite;
+    choices
+        .cipher_suites
+        .iter()
+        .map(|s| match s {
+            CipherSuite::Aes128Gcm => cipher_suite::TLS13_AES_128_GCM_SHA256,
+            CipherSuite::Aes256Gcm => cipher_suite::TLS13_AES_256_GCM_SHA384,
+            CipherSuite::Chacha20Poly1305 => cipher_suite::TLS13_CHACHA20_POLY1305_SHA256,
+        })
+        .collect()
 }
 
 /// Runs `f` with `rng` as the random source of every rustls call `f` makes on this
