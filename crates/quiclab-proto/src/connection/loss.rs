@@ -6,7 +6,7 @@
 // by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
 #![deny(clippy::arithmetic_side_effects)]
 
-use super::spaces::{SentFrame, SentRecord, SpaceId};
+use super::spaces::{oldest_stream_data, SentFrame, SentRecord, SpaceId};
 use super::stats::tally;
 use super::timers::Timer;
 use super::Connection;
@@ -17,7 +17,6 @@ use crate::path_recovery::{
     AckInput, AckOutcome, LossOutcome, LossTimer, Probe, PtoContext, TimeoutOutcome,
 };
 use crate::recovery::SentPacket;
-use crate::streams::StreamFrameRecord;
 use crate::time::Instant;
 use crate::wire::{AckFrame, PathId, Side};
 use std::time::Duration;
@@ -361,19 +360,7 @@ impl Connection {
         if self.streams.has_pending() {
             return;
         }
-        let oldest: Vec<StreamFrameRecord> = self
-            .path
-            .recovery
-            .sent(SpaceId::Data)
-            .iter()
-            .filter(|p| p.ack_eliciting)
-            .take(2)
-            .flat_map(|p| p.data.frames.iter())
-            .filter_map(|f| match f {
-                SentFrame::Stream(r @ StreamFrameRecord::Stream { .. }) => Some(r.clone()),
-                _ => None,
-            })
-            .collect();
+        let oldest = oldest_stream_data(self.path.recovery.sent(SpaceId::Data));
         for r in &oldest {
             self.streams.on_lost(r);
         }

@@ -15,12 +15,11 @@
 #![deny(clippy::arithmetic_side_effects)]
 
 use super::path_spaces::{PathLossStats, VALIDATION_PTOS};
-use super::spaces::{SentFrame, SentRecord, SpaceId};
+use super::spaces::{oldest_stream_data, SentRecord, SpaceId};
 use super::stats::tally;
 use super::timers::Timer;
 use super::Connection;
 use crate::path_recovery::{LossOutcome, LossTimer, PtoContext, TimeoutOutcome};
-use crate::streams::StreamFrameRecord;
 use crate::time::Instant;
 use crate::wire::frame_mp::abandon_code;
 use crate::wire::PathId;
@@ -199,18 +198,7 @@ impl Connection {
         if self.streams.has_pending() {
             return;
         }
-        let oldest: Vec<StreamFrameRecord> = sp
-            .recovery
-            .sent(SpaceId::Data)
-            .iter()
-            .filter(|p| p.ack_eliciting)
-            .take(2)
-            .flat_map(|p| p.data.frames.iter())
-            .filter_map(|f| match f {
-                SentFrame::Stream(r @ StreamFrameRecord::Stream { .. }) => Some(r.clone()),
-                _ => None,
-            })
-            .collect();
+        let oldest = oldest_stream_data(sp.recovery.sent(SpaceId::Data));
         for r in &oldest {
             self.streams.on_lost(r);
         }

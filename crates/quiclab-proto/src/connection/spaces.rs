@@ -5,6 +5,7 @@ use super::crypto_stream::{CryptoRecv, CryptoSend};
 use crate::ack::AckTracker;
 use crate::crypto::Keys;
 use crate::ecn::Ecn;
+use crate::recovery::SentPackets;
 use crate::streams::StreamFrameRecord;
 
 pub use crate::recovery::SpaceId;
@@ -50,6 +51,21 @@ pub enum SentFrame {
 /// one or two (a STREAM frame, maybe a control frame), kept inline so that sending a
 /// packet allocates nothing.
 pub type SentFrames = smallvec::SmallVec<[SentFrame; 2]>;
+
+/// The stream data of the two oldest ack-eliciting packets in `sent`: what a PTO probe
+/// carries when no new data waits (RFC 9002 §6.2.4, "previously sent data MAY be
+/// sent"), to queue again without declaring the packets lost.
+pub fn oldest_stream_data(sent: &SentPackets<SentRecord>) -> Vec<StreamFrameRecord> {
+    sent.iter()
+        .filter(|p| p.ack_eliciting)
+        .take(2)
+        .flat_map(|p| p.data.frames.iter())
+        .filter_map(|f| match f {
+            SentFrame::Stream(r @ StreamFrameRecord::Stream { .. }) => Some(r.clone()),
+            _ => None,
+        })
+        .collect()
+}
 
 /// The connection's record of a sent packet.
 #[derive(Clone, Debug, Default)]
