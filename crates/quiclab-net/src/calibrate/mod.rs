@@ -85,7 +85,7 @@ impl Options {
             transfer_bytes: 4_000_000,
             repetitions: 2,
             wake_samples: 300,
-            crypto_iters: 5_000,
+            crypto_iters: 20_000,
             ..Options::full()
         }
     }

@@ -110,12 +110,22 @@ pub fn profile_toml(c: &Calibration, p: &Provenance, wake_file: &str) -> String 
     w(format!("send_cost_us = {send:.3}"));
     w("#".into());
     w(format!(
-        "# AEAD alone (quiclab-proto's seal and open, AES-128-GCM, {} each, thread CPU time):",
+        "# AEAD alone (quiclab-proto's seal and open, AES-128-GCM, {} per size in 5 rounds, the fastest kept, thread CPU time):",
         o.crypto_iters
     ));
     w(format!(
-        "#   seal {:.0} / {:.0} ns, open {:.0} / {:.0} ns at 1200 / 1452 bytes: {crypto:.3} ns per byte.",
-        c.crypto.seal_ns.0, c.crypto.seal_ns.1, c.crypto.open_ns.0, c.crypto.open_ns.1
+        "#   seal {:.0} / {:.0} / {:.0} ns, open {:.0} / {:.0} / {:.0} ns at {} / 1200 / 1452 bytes:",
+        c.crypto.small_ns.0,
+        c.crypto.seal_ns.0,
+        c.crypto.seal_ns.1,
+        c.crypto.small_ns.1,
+        c.crypto.open_ns.0,
+        c.crypto.open_ns.1,
+        super::crypto::SLOPE_FROM
+    ));
+    w(format!(
+        "#   {crypto:.3} ns per byte (the slope from {} to 1452 bytes).",
+        super::crypto::SLOPE_FROM
     ));
     w("# per_byte_ns is the transfers' per-byte cost less this share.".into());
     w(format!("crypto_per_byte_ns = {crypto:.3}"));
