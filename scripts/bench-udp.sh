@@ -3,8 +3,9 @@
 #   bulk        100 MB over loopback, one connection: quiclab vs quinn vs rustls/TCP
 #               (wall time, CPU per GB of client and server)
 #   handshakes  1,000 concurrent connections: quiclab vs quinn (handshakes per
-#               server CPU-second, i.e. per core); quiclab's server with --tls-random
-#               os, and seeded interleaved (BENCH_TLS_RANDOM=seeded: seeded only)
+#               server CPU-second, i.e. per core); quiclab's server and client with
+#               --tls-random os, and seeded interleaved (BENCH_TLS_RANDOM=seeded:
+#               seeded only)
 #   idle        server RSS per idle connection (10,000 connections held open)
 #   gaps        pacing accuracy: departures of paced transfers at 50/200/500 Mbit/s
 #               against the sender's pacer, --wake timerfd and poll, 1 ms and fixed

@@ -17,8 +17,8 @@ pub enum Stack {
     /// quiclab with PMTU discovery capped at 1452 bytes, quinn's bound (a 1500-byte
     /// Ethernet MTU): like for like with quinn and with a real network path.
     Quiclab1452,
-    /// quiclab's server with `--tls-random seeded` whatever `BENCH_TLS_RANDOM` says:
-    /// the handshakes suite's A/B against the OS-random default.
+    /// quiclab's server and client with `--tls-random seeded` whatever
+    /// `BENCH_TLS_RANDOM` says: the handshakes suite's A/B against the OS-random default.
     QuiclabSeeded,
     Quinn,
     RustlsTcp,
@@ -36,11 +36,19 @@ impl Stack {
     }
 }
 
-/// The `--tls-random` of quiclab's server: `BENCH_TLS_RANDOM` (`seeded` or `os`),
-/// by default `os`, what a real server uses (the seeded default of `quiclab server`
-/// keeps runs repeatable at a handshake cost).
+/// The `--tls-random` of quiclab's server and client: `BENCH_TLS_RANDOM` (`seeded` or
+/// `os`), by default `os`, what a real server or client uses (the seeded default of
+/// `quiclab server` and `quiclab client` keeps runs repeatable at a handshake cost).
 pub fn tls_random() -> String {
     std::env::var("BENCH_TLS_RANDOM").unwrap_or_else(|_| "os".into())
+}
+
+/// The `--tls-random` of a quiclab stack's server and client.
+fn stack_tls_random(stack: Stack) -> String {
+    match stack {
+        Stack::QuiclabSeeded => "seeded".to_string(),
+        _ => tls_random(),
+    }
 }
 
 /// Where the binaries are.
@@ -74,10 +82,7 @@ fn server_cmd(b: &Bins, stack: Stack, port: u16) -> Command {
     match stack {
         Stack::Quiclab | Stack::Quiclab1452 | Stack::QuiclabSeeded => {
             c = Command::new(&b.quiclab);
-            let random = match stack {
-                Stack::QuiclabSeeded => "seeded".to_string(),
-                _ => tls_random(),
-            };
+            let random = stack_tls_random(stack);
             // ECDSA P-256 like the baselines' rcgen certificate.
             c.args([
                 "server",
@@ -122,6 +127,8 @@ fn client_cmd(b: &Bins, stack: Stack, port: u16, connections: usize, bytes: u64)
                 "--check",
                 "--seed",
                 "2",
+                "--tls-random",
+                &stack_tls_random(stack),
             ])
             .arg("--connections")
             .arg(connections.to_string())

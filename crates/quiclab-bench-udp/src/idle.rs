@@ -35,8 +35,9 @@ pub fn measure(b: &Bins, n: usize) -> Result<(f64, f64, f64)> {
     let config = b.root.join("idle.toml");
     std::fs::write(&config, "idle_timeout_ms = 600000\n")?;
     let port = UdpSocket::bind("127.0.0.1:0")?.local_addr()?.port();
-    // The handshakes' CPU sets how fast the N connections come up: the server's TLS
-    // randomness as in the handshakes suite (`BENCH_TLS_RANDOM`, default `os`).
+    // The handshakes' CPU sets how fast the N connections come up: the server's and
+    // the client's TLS randomness as in the handshakes suite (`BENCH_TLS_RANDOM`,
+    // default `os`).
     let server = Command::new(&b.quiclab)
         .args([
             "server",
@@ -66,6 +67,8 @@ pub fn measure(b: &Bins, n: usize) -> Result<(f64, f64, f64)> {
             "hq-interop",
             "--streams",
             "0",
+            "--tls-random",
+            &crate::harness::tls_random(),
         ])
         .arg("--connections")
         .arg(n.to_string())

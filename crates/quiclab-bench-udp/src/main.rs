@@ -54,7 +54,7 @@ fn run(args: Vec<String>) -> Result<()> {
             println!("- server RSS per idle connection: {:.1} KiB", server / 1024.0);
             println!("- client RSS per idle connection (whole process / {n}): {:.1} KiB", client / 1024.0);
             println!(
-                "- {n} connections established in {up:.1} s (server --tls-random {})",
+                "- {n} connections established in {up:.1} s (server and client --tls-random {})",
                 harness::tls_random()
             );
             Ok(())
@@ -185,8 +185,9 @@ fn bulk(o: &Opts) -> Result<()> {
 
 /// Handshakes: `connections` concurrent connections, each one handshake and one
 /// empty request; handshakes per CPU-second of the server (one thread each). quiclab's
-/// server runs with `--tls-random` from `BENCH_TLS_RANDOM` (default `os`) and, unless
-/// that is `seeded`, also with `seeded` (the A/B, interleaved in the same run).
+/// server and client run with `--tls-random` from `BENCH_TLS_RANDOM` (default `os`)
+/// and, unless that is `seeded`, also with `seeded` (the A/B, interleaved in the same
+/// run).
 fn handshakes(o: &Opts) -> Result<()> {
     let random = harness::tls_random();
     let stacks: &[Stack] = if random == "seeded" {
@@ -197,7 +198,7 @@ fn handshakes(o: &Opts) -> Result<()> {
     let n = o.connections;
     let s = samples(o, stacks, n, 0)?;
     println!(
-        "handshakes: {n} concurrent connections (handshake + one empty request), quiclab's server with --tls-random {random}, medians of {}:\n",
+        "handshakes: {n} concurrent connections (handshake + one empty request), quiclab's server and client with --tls-random {random}, medians of {}:\n",
         o.reps
     );
     println!("| stack | wall s | server handshakes per CPU-s | client handshakes per CPU-s | server max RSS MiB |");

@@ -285,6 +285,13 @@ struct ClientArgs {
     /// max_datagram_frame_size 65535 unless --config sets it. Needs --alpn hq-interop.
     #[arg(long, value_name = "COUNT[:SIZE]")]
     datagrams: Option<String>,
+    /// Where TLS randomness comes from: `seeded` (the default) draws the client random
+    /// and key shares from the seed, so a run's handshake bytes repeat; `os` uses the
+    /// operating system's randomness and ring's key exchange: cheaper handshakes (a load
+    /// test's client spends less CPU per connection; docs/PERFORMANCE.md), what a
+    /// production client does, but no two runs give the same bytes.
+    #[arg(long, default_value = "seeded", value_name = "seeded|os")]
+    tls_random: quiclab_net::os_crypto::TlsRandom,
     #[command(flatten)]
     common: Common,
 }
@@ -467,6 +474,38 @@ fn server(a: ServerArgs) -> Result<()> {
     Ok(())
 }
 
+/// The client's TLS config (before session resumption): how it checks the server, the
+/// ALPNs it offers, and where its TLS randomness comes from.
+fn client_tls(
+    a: &ClientArgs,
+    choices: &tls::TlsChoices,
+) -> Result<std::sync::Arc<rustls::ClientConfig>> {
+    let verify = match (&a.ca, a.insecure) {
+        (Some(ca), _) => ServerVerification::Roots(inputs::load_certs(ca)?),
+        (None, true) => ServerVerification::Insecure,
+        (None, false) => bail!("give --ca PEM or --insecure (no system roots are loaded)"),
+    };
+    // The interop runner's test cases (other than http3) run over hq-interop.
+    let alpns = match (a.alpn.as_deref(), a.common.testcase.is_some()) {
+        (Some("h3"), _) => vec![h3::ALPN_H3.to_vec()],
+        (Some(_), _) | (None, true) => vec![ALPN_HQ.to_vec()],
+        (None, false) => vec![h3::ALPN_H3.to_vec(), ALPN_HQ.to_vec()],
+    };
+    if a.tls_random == os_crypto::TlsRandom::Os {
+        eprintln!(
+            "TLS randomness from the OS (--tls-random os): handshake bytes differ between runs"
+        );
+    }
+    let key_log = setup::key_log();
+    Ok(os_crypto::client_config(
+        a.tls_random,
+        verify,
+        &alpns,
+        key_log,
+        choices,
+    ))
+}
+
 fn client(a: ClientArgs) -> Result<()> {
     let urls = a
         .urls
@@ -500,18 +539,7 @@ fn client(a: ClientArgs) -> Result<()> {
     eprintln!("{}", setup::pmtud_note(&config));
     eprintln!("{}", setup::ecn_note(&config));
     let seed = inputs::seed(a.common.seed)?;
-    let verify = match (&a.ca, a.insecure) {
-        (Some(ca), _) => ServerVerification::Roots(inputs::load_certs(ca)?),
-        (None, true) => ServerVerification::Insecure,
-        (None, false) => bail!("give --ca PEM or --insecure (no system roots are loaded)"),
-    };
-    // The interop runner's test cases (other than http3) run over hq-interop.
-    let alpns = match (a.alpn.as_deref(), a.common.testcase.is_some()) {
-        (Some("h3"), _) => vec![h3::ALPN_H3.to_vec()],
-        (Some(_), _) | (None, true) => vec![ALPN_HQ.to_vec()],
-        (None, false) => vec![h3::ALPN_H3.to_vec(), ALPN_HQ.to_vec()],
-    };
-    let tls = tls::client_config_with(verify, &alpns, setup::key_log(), &choices);
+    let tls = client_tls(&a, &choices)?;
     let resume = setup::resumes(a.common.testcase.as_deref());
     let tls = if resume {
         let cache = tls::SessionCache::new();

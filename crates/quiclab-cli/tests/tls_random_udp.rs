@@ -1,7 +1,8 @@
-//! `quiclab server --tls-random os|seeded` over real UDP: with OS randomness (ring's
-//! provider) handshakes complete for every certificate type and the handshake secrets
-//! differ between two runs with the same seeds; with the seeded default they repeat
-//! (the server's key log, SSLKEYLOGFILE, shows the secrets).
+//! `quiclab server|client --tls-random os|seeded` over real UDP: with OS randomness
+//! (ring's provider) on either side handshakes complete (for every certificate type on
+//! the server) and the handshake secrets differ between two runs with the same seeds;
+//! with the seeded default on both they repeat (the key logs, SSLKEYLOGFILE, show the
+//! secrets and the client random).
 
 #![cfg(target_os = "linux")]
 
@@ -13,12 +14,32 @@ use std::time::{Duration, Instant};
 
 const LIMIT: Duration = Duration::from_secs(30);
 
+/// What one run logged: the server's SERVER_HANDSHAKE_TRAFFIC_SECRET key-log lines and
+/// the client's CLIENT_HANDSHAKE_TRAFFIC_SECRET ones (`LABEL client_random secret`).
+struct Keys {
+    server: Vec<String>,
+    client: Vec<String>,
+}
+
+/// The key-log lines of `path` labelled `label`; one connection, so exactly one.
+fn key_lines(path: &Path, label: &str) -> Vec<String> {
+    let keys = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<String> = keys
+        .lines()
+        .filter(|l| l.split(' ').next() == Some(label))
+        .map(String::from)
+        .collect();
+    assert_eq!(lines.len(), 1, "one connection, {label}: {keys}");
+    lines
+}
+
 /// One server run (`random`, `cert_type`, seed 1) and one checked hq-interop fetch
-/// (seed 2); the server's SERVER_HANDSHAKE_TRAFFIC_SECRET key-log lines.
-fn run(dir: &Path, tag: &str, random: &str, cert_type: &str) -> Vec<String> {
+/// (`client_random`, seed 2); both sides' handshake secrets.
+fn run(dir: &Path, tag: &str, random: &str, client_random: &str, cert_type: &str) -> Keys {
     let root = dir.join("root");
     std::fs::create_dir_all(&root).unwrap();
     let key_log = dir.join(format!("keys-{tag}.txt"));
+    let client_key_log = dir.join(format!("client-keys-{tag}.txt"));
     let port = UdpSocket::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -57,8 +78,9 @@ fn run(dir: &Path, tag: &str, random: &str, cert_type: &str) -> Vec<String> {
     std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
     let mut client = Command::new(bin)
         .args(["client", "--insecure", "--alpn", "hq-interop", "--check"])
-        .args(["--seed", "2"])
+        .args(["--seed", "2", "--tls-random", client_random])
         .arg(format!("https://127.0.0.1:{port}/5000"))
+        .env("SSLKEYLOGFILE", &client_key_log)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -79,15 +101,27 @@ fn run(dir: &Path, tag: &str, random: &str, cert_type: &str) -> Vec<String> {
     let _ = server.wait();
     let stderr = String::from_utf8_lossy(&out.stderr);
     let status = status.unwrap_or_else(|| panic!("client still running: {stderr}"));
-    assert!(status.success(), "{random} {cert_type}: {stderr}");
-    let keys = std::fs::read_to_string(&key_log).unwrap_or_default();
-    let secrets: Vec<String> = keys
-        .lines()
-        .filter(|l| l.starts_with("SERVER_HANDSHAKE_TRAFFIC_SECRET "))
-        .map(String::from)
-        .collect();
-    assert_eq!(secrets.len(), 1, "one connection: {keys}");
-    secrets
+    assert!(
+        status.success(),
+        "server {random}, client {client_random}, {cert_type}: {stderr}"
+    );
+    assert_eq!(
+        client_random == "os",
+        stderr.contains("TLS randomness from the OS"),
+        "{stderr}"
+    );
+    Keys {
+        server: key_lines(&key_log, "SERVER_HANDSHAKE_TRAFFIC_SECRET"),
+        client: key_lines(&client_key_log, "CLIENT_HANDSHAKE_TRAFFIC_SECRET"),
+    }
+}
+
+/// The client random of a key-log line (its second field).
+fn client_random_of(keys: &[String]) -> &str {
+    keys[0]
+        .split(' ')
+        .nth(1)
+        .expect("LABEL client_random secret")
 }
 
 #[test]
@@ -96,12 +130,55 @@ fn os_randomness_completes_handshakes_and_seeded_repeats_them() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     for cert_type in ["ecdsa-p256", "ed25519"] {
-        let a = run(&dir, &format!("os-a-{cert_type}"), "os", cert_type);
-        let b = run(&dir, &format!("os-b-{cert_type}"), "os", cert_type);
-        assert_ne!(a, b, "OS-random key shares: different secrets");
+        let a = run(
+            &dir,
+            &format!("os-a-{cert_type}"),
+            "os",
+            "seeded",
+            cert_type,
+        );
+        let b = run(
+            &dir,
+            &format!("os-b-{cert_type}"),
+            "os",
+            "seeded",
+            cert_type,
+        );
+        assert_ne!(
+            a.server, b.server,
+            "OS-random key shares: different secrets"
+        );
+        // The seeded client's random repeats whatever the server does.
+        assert_eq!(client_random_of(&a.client), client_random_of(&b.client));
     }
-    let a = run(&dir, "seeded-a", "seeded", "ecdsa-p256");
-    let b = run(&dir, "seeded-b", "seeded", "ecdsa-p256");
-    assert_eq!(a, b, "seeded: the same handshake secrets");
+    let a = run(&dir, "seeded-a", "seeded", "seeded", "ecdsa-p256");
+    let b = run(&dir, "seeded-b", "seeded", "seeded", "ecdsa-p256");
+    assert_eq!(a.server, b.server, "seeded: the same handshake secrets");
+    assert_eq!(a.client, b.client, "seeded: the same client secrets");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn os_randomness_on_the_client_completes_handshakes() {
+    let dir =
+        std::env::temp_dir().join(format!("quiclab-tls-random-client-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    // A seeded server, so whatever differs between the runs is the client's doing.
+    let a = run(&dir, "client-os-a", "seeded", "os", "ecdsa-p256");
+    let b = run(&dir, "client-os-b", "seeded", "os", "ecdsa-p256");
+    assert_ne!(
+        client_random_of(&a.client),
+        client_random_of(&b.client),
+        "OS-random client random"
+    );
+    assert_ne!(
+        a.client, b.client,
+        "OS-random client key shares: different secrets"
+    );
+    assert_ne!(a.server, b.server);
+    // Both sides on the OS.
+    let c = run(&dir, "both-os", "os", "os", "ecdsa-p256");
+    assert_ne!(client_random_of(&c.client), client_random_of(&a.client));
     let _ = std::fs::remove_dir_all(&dir);
 }

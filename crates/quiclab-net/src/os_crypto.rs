@@ -1,22 +1,23 @@
-//! TLS randomness on a real host (`quiclab server --tls-random seeded|os`).
+//! TLS randomness on a real host (`quiclab server|client --tls-random seeded|os`).
 //!
 //! The core's provider (`quiclab_proto::tls::provider_for`) draws client/server randoms
 //! and key shares from the connection's seeded generator, and the self-signed ECDSA
 //! certificate signs with RFC 6979 nonces, so a run is repeatable byte for byte: the
-//! simulator needs that, a real server pays for it in handshake CPU (portable
+//! simulator needs that, a real server or client pays for it in handshake CPU (portable
 //! x25519/p256 arithmetic instead of ring's) and should use OS randomness anyway. The
 //! OS-random provider built here is ring's (its SystemRandom, its X25519 and P-256 key
 //! exchange, its signers) limited to the same cipher suites and groups, in the same
 //! order, as the seeded one; it is injected into the core through
-//! `quiclab_proto::tls::server_config_on`, so the core itself never reads the OS.
+//! `quiclab_proto::tls::server_config_on` and `client_config_on`, so the core itself
+//! never reads the OS.
 
-use quiclab_proto::tls::{self, CertError, Identity, KxGroup, TlsChoices};
+use quiclab_proto::tls::{self, CertError, Identity, KxGroup, ServerVerification, TlsChoices};
 use rustls::crypto::{CryptoProvider, SupportedKxGroup};
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
-/// Where a server's TLS randomness comes from.
+/// Where a server's or client's TLS randomness comes from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TlsRandom {
     /// The connection's seeded generator (the default): repeatable handshake bytes.
@@ -89,6 +90,22 @@ pub fn server_config(
     }
 }
 
+/// The client's TLS config with randomness from `random`: with [`TlsRandom::Os`] the
+/// client random and the key shares (X25519 or P-256) come from ring and the OS, not
+/// from the connection's seeded generator.
+pub fn client_config(
+    random: TlsRandom,
+    verify: ServerVerification,
+    alpn: &[Vec<u8>],
+    key_log: Option<Arc<dyn rustls::KeyLog>>,
+    choices: &TlsChoices,
+) -> Arc<rustls::ClientConfig> {
+    match random {
+        TlsRandom::Seeded => tls::client_config_with(verify, alpn, key_log, choices),
+        TlsRandom::Os => tls::client_config_on(os_provider(choices), verify, alpn, key_log),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,5 +159,38 @@ mod tests {
         };
         let id = tls::self_signed(&names, 7, 0);
         assert!(server_config(TlsRandom::Os, id, &[], None, &bad).is_err());
+    }
+
+    #[test]
+    fn client_config_draws_from_the_chosen_source() {
+        let choices = TlsChoices {
+            kx_groups: vec![KxGroup::P256, KxGroup::X25519],
+            ..TlsChoices::default()
+        };
+        let alpn = [b"hq-interop".to_vec()];
+        let groups = |r: TlsRandom| -> Vec<_> {
+            let c = client_config(r, ServerVerification::Insecure, &alpn, None, &choices);
+            assert_eq!(c.alpn_protocols, alpn);
+            let p = c.crypto_provider();
+            p.kx_groups.iter().map(|g| g.name()).collect()
+        };
+        for r in [TlsRandom::Seeded, TlsRandom::Os] {
+            assert_eq!(
+                groups(r),
+                [rustls::NamedGroup::secp256r1, rustls::NamedGroup::X25519]
+            );
+        }
+        // Outside a connection no seeded generator is installed: the seeded provider
+        // refuses to draw, the OS one draws.
+        let fill = |r: TlsRandom| {
+            let c = client_config(r, ServerVerification::Insecure, &alpn, None, &choices);
+            let mut buf = [0u8; 32];
+            c.crypto_provider()
+                .secure_random
+                .fill(&mut buf)
+                .map(|()| buf)
+        };
+        assert!(fill(TlsRandom::Seeded).is_err());
+        assert_ne!(fill(TlsRandom::Os).unwrap(), [0u8; 32]);
     }
 }

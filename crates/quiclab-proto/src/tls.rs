@@ -3,8 +3,9 @@
 //! types), all with quiclab's deterministic randomness and virtual clock.
 
 pub use crate::crypto::cert::{
-    client_config, client_config_with, load_pem, self_signed, self_signed_as, server_config,
-    server_config_on, server_config_with, CertError, Identity, MemoryKeyLog, ServerVerification,
+    client_config, client_config_on, client_config_with, load_pem, self_signed, self_signed_as,
+    server_config, server_config_on, server_config_with, CertError, Identity, MemoryKeyLog,
+    ServerVerification,
 };
 pub use crate::crypto::choices::{CertType, ChoiceError, CipherSuite, KxGroup, TlsChoices};
 pub use crate::crypto::clock::VirtualClock;

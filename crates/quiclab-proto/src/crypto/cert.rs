@@ -291,10 +291,24 @@ pub fn client_config_with(
     key_log: Option<Arc<dyn rustls::KeyLog>>,
     choices: &TlsChoices,
 ) -> Arc<rustls::ClientConfig> {
+    client_config_on(provider_for(choices), verify, alpn, key_log)
+}
+
+/// [`client_config_with`] on a caller-given `provider` instead of the seeded one, for
+/// drivers on a real host that inject an OS-random provider (the core itself never
+/// reads OS randomness: whatever randomness `provider` draws, for the client random and
+/// the key shares, is the caller's choice). `provider` must offer at least one TLS 1.3
+/// cipher suite and key exchange group (validated [`TlsChoices`] give that).
+pub fn client_config_on(
+    provider: Arc<rustls::crypto::CryptoProvider>,
+    verify: ServerVerification,
+    alpn: &[Vec<u8>],
+    key_log: Option<Arc<dyn rustls::KeyLog>>,
+) -> Arc<rustls::ClientConfig> {
     // RFC 9001 §4.2: QUIC requires TLS 1.3.
-    let builder = rustls::ClientConfig::builder_with_provider(provider_for(choices))
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&rustls::version::TLS13])
-        .expect("our provider has TLS 1.3 suites and groups");
+        .expect("the provider has TLS 1.3 suites and groups");
     let mut config = match verify {
         ServerVerification::Roots(roots) => {
             let mut store = rustls::RootCertStore::empty();
