@@ -463,7 +463,7 @@ fn run_stream(
     // could not take before the plaintext was read (`TlsLayer::pending_in`), as long as
     // rustls takes some. Progress is what rustls took, not whether less waits: one pass
     // can feed the waiting bytes and refill them from TCP, and stopping then left them
-    // waiting for a packet that might never come (tests/tls_tcp_read_stall.rs).
+    // waiting for a packet that might never come (tests/sim/tls_tcp_read_stall.rs).
     loop {
         let taken = tls.pump_in(now, conn, buf);
         if let Some(e) = &tls.error {
