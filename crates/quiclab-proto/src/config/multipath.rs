@@ -16,6 +16,30 @@ pub struct MultipathConfig {
     /// 2^32-1, §2.1): each path costs its state, so this bounds what the peer can make
     /// us hold.
     pub max_path_id: u32,
+    /// Which path carries each packet of new stream data (default `min_rtt`; not
+    /// serialized at its default, so recorded configs keep their bytes).
+    #[serde(skip_serializing_if = "MultipathScheduler::is_default")]
+    pub scheduler: MultipathScheduler,
+}
+
+/// The packet scheduler of a multipath connection (`multipath_sched/`): the scenario
+/// key `multipath = { enabled = true, scheduler = "round_robin" }`. The draft leaves
+/// scheduling to the sender (§5.5 "Packet Scheduling").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MultipathScheduler {
+    /// The usable path with the lowest smoothed RTT whose window and pacer allow a
+    /// packet; backup paths only when no available path is usable (§3.3).
+    #[default]
+    MinRtt,
+    /// The next usable path after the one that carried the last stream packet.
+    RoundRobin,
+}
+
+impl MultipathScheduler {
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 impl Default for MultipathConfig {
@@ -23,6 +47,7 @@ impl Default for MultipathConfig {
         MultipathConfig {
             enabled: false,
             max_path_id: 3,
+            scheduler: MultipathScheduler::default(),
         }
     }
 }
