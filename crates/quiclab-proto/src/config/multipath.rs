@@ -67,3 +67,46 @@ impl MultipathConfig {
         self.enabled.then_some(u64::from(self.max_path_id))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<MultipathConfig, toml::de::Error> {
+        toml::from_str(text)
+    }
+
+    #[test]
+    fn scheduler_names_parse_and_unknown_ones_are_errors() {
+        assert_eq!(parse("").unwrap().scheduler, MultipathScheduler::MinRtt);
+        for (name, kind) in [
+            ("min_rtt", MultipathScheduler::MinRtt),
+            ("round_robin", MultipathScheduler::RoundRobin),
+        ] {
+            let c = parse(&format!("enabled = true\nscheduler = \"{name}\"")).unwrap();
+            assert_eq!((c.enabled, c.scheduler), (true, kind));
+        }
+        let e = parse("scheduler = \"redundant\"").unwrap_err().to_string();
+        assert!(e.contains("unknown variant `redundant`"), "{e}");
+        assert!(parse("coupled = \"lia\"").is_err(), "not a key yet");
+    }
+
+    #[test]
+    fn the_default_scheduler_is_not_serialized() {
+        assert!(MultipathConfig::default().is_default());
+        let on = MultipathConfig {
+            enabled: true,
+            ..MultipathConfig::default()
+        };
+        let json = serde_json::to_string(&on).unwrap();
+        assert_eq!(json, r#"{"enabled":true,"max_path_id":3}"#);
+        let rr = MultipathConfig {
+            scheduler: MultipathScheduler::RoundRobin,
+            ..on
+        };
+        assert!(!rr.is_default());
+        let json = serde_json::to_string(&rr).unwrap();
+        assert!(json.contains(r#""scheduler":"round_robin""#), "{json}");
+        assert_eq!(serde_json::from_str::<MultipathConfig>(&json).unwrap(), rr);
+    }
+}

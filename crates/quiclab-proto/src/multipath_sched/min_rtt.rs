@@ -55,6 +55,15 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_path_is_avoided_unless_every_path_failed() {
+        let mut c = [candidate(0, 10), candidate(1, 60)];
+        c[0].pto_count = super::super::FAILED_AFTER_PTOS;
+        assert_eq!(MinRtt.pick(&c), Some(1));
+        c[1].pto_count = super::super::FAILED_AFTER_PTOS;
+        assert_eq!(MinRtt.pick(&c), Some(0), "all failed: as without multipath");
+    }
+
+    #[test]
     fn unvalidated_paths_carry_no_stream_data() {
         let mut c = [candidate(0, 60), candidate(1, 10)];
         c[1].validated = false;

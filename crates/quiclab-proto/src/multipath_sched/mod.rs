@@ -18,8 +18,9 @@
 //! paths carry it. *Usable* ([`Candidate::usable`]) means validated (RFC 9000 §8.2;
 //! path 0 counts as validated) and not failed: a path whose probe timeout fired
 //! [`FAILED_AFTER_PTOS`] times in a row without an acknowledgment is treated as failed
-//! until one arrives (RFC 9002 §6.2: an ACK resets the PTO count). Abandoned paths
-//! (§3.4) are never candidates.
+//! until one arrives (RFC 9002 §6.2: an ACK resets the PTO count); a failed path
+//! carries stream data only when every validated path failed (then as without
+//! multipath). Abandoned paths (§3.4) are never candidates.
 
 mod min_rtt;
 mod round_robin;
@@ -63,19 +64,33 @@ impl Candidate {
         self.validated && self.pto_count < FAILED_AFTER_PTOS
     }
 
-    /// Usable, and its window and pacer let a packet go now.
+    /// Validated, and its window and pacer let a packet go now (whether it may carry
+    /// stream data is [`eligible`]'s to say).
     pub fn can_send(&self) -> bool {
-        self.usable() && self.window_open && self.pacer_ready
+        self.validated && self.window_open && self.pacer_ready
     }
 }
 
 /// The candidates that may carry stream data (§3.3, see the module comment): the
-/// usable available paths if there is one, else the usable backup paths.
+/// usable available paths if there is one, else the usable backup paths, else (every
+/// validated path failed) the validated paths, as a single path in PTO still sends new
+/// data its window allows (RFC 9002 §6.2.4). Never an unvalidated path.
 pub fn eligible(candidates: &[Candidate]) -> impl Iterator<Item = &Candidate> {
-    let available = candidates.iter().any(|c| c.usable() && !c.backup);
+    let best = candidates.iter().filter_map(tier).min();
     candidates
         .iter()
-        .filter(move |c| c.usable() && (!available || !c.backup))
+        .filter(move |c| best.is_some() && tier(c) == best)
+}
+
+/// 0: usable and available, 1: usable backup, 2: validated but failed; `None`:
+/// unvalidated.
+fn tier(c: &Candidate) -> Option<u8> {
+    match (c.validated, c.usable(), c.backup) {
+        (false, _, _) => None,
+        (true, true, false) => Some(0),
+        (true, true, true) => Some(1),
+        (true, false, _) => Some(2),
+    }
 }
 
 /// A packet scheduler: picks the path of the next packet of new stream data.
@@ -132,6 +147,9 @@ mod tests {
         c[0].validated = false;
         c[1].pto_count = FAILED_AFTER_PTOS;
         assert_eq!(ids(eligible(&c)), [2]);
+        // Every validated path failed: they all may send, backup or not.
+        c[2].pto_count = FAILED_AFTER_PTOS + 3;
+        assert_eq!(ids(eligible(&c)), [1, 2]);
         // One PTO is not a failure.
         c[1].pto_count = FAILED_AFTER_PTOS - 1;
         assert_eq!(ids(eligible(&c)), [1]);
