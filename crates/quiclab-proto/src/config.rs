@@ -8,7 +8,7 @@ mod preferred;
 mod security;
 
 pub use datagram::DatagramSendConfig;
-pub use multipath::MultipathConfig;
+pub use multipath::{MultipathConfig, MultipathScheduler};
 pub use preferred::PreferredAddressConfig;
 pub use security::{
     compatible_versions, AdmissionConfig, KeyUpdateConfig, QuicVersion, RetryMode, VersionConfig,

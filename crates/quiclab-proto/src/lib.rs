@@ -35,6 +35,7 @@ mod endpoint;
 mod error;
 pub mod events;
 mod inspect;
+mod multipath_sched;
 mod path_recovery;
 mod qlog;
 pub mod range_set;
@@ -66,8 +67,9 @@ pub use time::{duration_nanos, Instant};
 pub use config::{
     validate_controller, AckConfig, AckFrequencyConfig, AckFrequencyPolicy, AckSchedule,
     AdmissionConfig, ConfigError, DatagramSendConfig, FlowConfig, HandshakeConfig, KeyUpdateConfig,
-    LossConfig, MultipathConfig, PreferredAddressConfig, QuicVersion, RetryMode, TransportConfig,
-    VersionConfig, UDP_PAYLOAD_1452, UDP_PAYLOAD_DEFAULT, UDP_PAYLOAD_SIGCOMM,
+    LossConfig, MultipathConfig, MultipathScheduler, PreferredAddressConfig, QuicVersion,
+    RetryMode, TransportConfig, VersionConfig, UDP_PAYLOAD_1452, UDP_PAYLOAD_DEFAULT,
+    UDP_PAYLOAD_SIGCOMM,
 };
 
 // Streams and identifiers.

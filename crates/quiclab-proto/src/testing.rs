@@ -158,6 +158,10 @@ pub struct Pair {
     /// and before the link's impairments (whose random draws it leaves untouched when
     /// it drops): tests that lose the datagrams of one path (one address) only.
     pub drop_filter: Option<DropFilter>,
+    /// Extra one-way delay of every datagram from or to an address (added to the
+    /// link's, no random draw): paths of different RTTs for multipath tests. Empty by
+    /// default.
+    pub address_delay: BTreeMap<SocketAddr, Duration>,
 }
 
 /// TLS setup of a [`Pair`]: the default is what [`Pair::new`] uses.
@@ -293,6 +297,7 @@ impl Pair {
             client_old_addrs: Vec::new(),
             capture: None,
             drop_filter: None,
+            address_delay: BTreeMap::new(),
         }
     }
 
@@ -472,6 +477,9 @@ impl Pair {
             return;
         }
         let mut at = self.now + link.delay;
+        for addr in [from, dest] {
+            at += self.address_delay.get(&addr).copied().unwrap_or_default();
+        }
         if r < link.reorder {
             stats.reordered += 1;
             at += link.reorder_extra.mul_f64(extra);

@@ -196,12 +196,39 @@ pub fn transport_page() -> String {
         });
         out += "```\n";
     }
+    out += &multipath_section();
+    out
+}
+
+/// The `multipath` table, left out of the defaults above (not written at its default).
+fn multipath_section() -> String {
+    use quiclab_proto::{MultipathConfig, MultipathScheduler};
+    let mut out = String::from(
+        "\n## `multipath`\n\n\
+         The multipath extension (draft-ietf-quic-multipath; `config/multipath.rs`), off by \
+         default and not written at its default: `enabled` (default false), `max_path_id` \
+         (default 3, at most 255), `scheduler` (default \"min_rtt\", or \"round_robin\"; \
+         not written at its default; `src/multipath_sched/`). For example:\n\n```toml\n",
+    );
+    out += &toml_text(&MultipathWrapper {
+        multipath: MultipathConfig {
+            enabled: true,
+            scheduler: MultipathScheduler::RoundRobin,
+            ..MultipathConfig::default()
+        },
+    });
+    out += "```\n";
     out
 }
 
 #[derive(serde::Serialize)]
 struct Wrapper {
     congestion_control: quiclab_proto::cc::CongestionControl,
+}
+
+#[derive(serde::Serialize)]
+struct MultipathWrapper {
+    multipath: quiclab_proto::MultipathConfig,
 }
 
 /// TOML text of a serializable value (a failure shows in the page and so in its diff).

@@ -16,6 +16,30 @@ pub struct MultipathConfig {
     /// 2^32-1, §2.1): each path costs its state, so this bounds what the peer can make
     /// us hold.
     pub max_path_id: u32,
+    /// Which path carries each packet of new stream data (default `min_rtt`; not
+    /// serialized at its default, so recorded configs keep their bytes).
+    #[serde(skip_serializing_if = "MultipathScheduler::is_default")]
+    pub scheduler: MultipathScheduler,
+}
+
+/// The packet scheduler of a multipath connection (`multipath_sched/`): the scenario
+/// key `multipath = { enabled = true, scheduler = "round_robin" }`. The draft leaves
+/// scheduling to the sender (§5.5 "Packet Scheduling").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MultipathScheduler {
+    /// The usable path with the lowest smoothed RTT whose window and pacer allow a
+    /// packet; backup paths only when no available path is usable (§3.3).
+    #[default]
+    MinRtt,
+    /// The next usable path after the one that carried the last stream packet.
+    RoundRobin,
+}
+
+impl MultipathScheduler {
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 impl Default for MultipathConfig {
@@ -23,6 +47,7 @@ impl Default for MultipathConfig {
         MultipathConfig {
             enabled: false,
             max_path_id: 3,
+            scheduler: MultipathScheduler::default(),
         }
     }
 }
@@ -40,5 +65,48 @@ impl MultipathConfig {
     /// The initial_max_path_id transport parameter we send, if any.
     pub fn initial_max_path_id(&self) -> Option<u64> {
         self.enabled.then_some(u64::from(self.max_path_id))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<MultipathConfig, toml::de::Error> {
+        toml::from_str(text)
+    }
+
+    #[test]
+    fn scheduler_names_parse_and_unknown_ones_are_errors() {
+        assert_eq!(parse("").unwrap().scheduler, MultipathScheduler::MinRtt);
+        for (name, kind) in [
+            ("min_rtt", MultipathScheduler::MinRtt),
+            ("round_robin", MultipathScheduler::RoundRobin),
+        ] {
+            let c = parse(&format!("enabled = true\nscheduler = \"{name}\"")).unwrap();
+            assert_eq!((c.enabled, c.scheduler), (true, kind));
+        }
+        let e = parse("scheduler = \"redundant\"").unwrap_err().to_string();
+        assert!(e.contains("unknown variant `redundant`"), "{e}");
+        assert!(parse("coupled = \"lia\"").is_err(), "not a key yet");
+    }
+
+    #[test]
+    fn the_default_scheduler_is_not_serialized() {
+        assert!(MultipathConfig::default().is_default());
+        let on = MultipathConfig {
+            enabled: true,
+            ..MultipathConfig::default()
+        };
+        let json = serde_json::to_string(&on).unwrap();
+        assert_eq!(json, r#"{"enabled":true,"max_path_id":3}"#);
+        let rr = MultipathConfig {
+            scheduler: MultipathScheduler::RoundRobin,
+            ..on
+        };
+        assert!(!rr.is_default());
+        let json = serde_json::to_string(&rr).unwrap();
+        assert!(json.contains(r#""scheduler":"round_robin""#), "{json}");
+        assert_eq!(serde_json::from_str::<MultipathConfig>(&json).unwrap(), rr);
     }
 }

@@ -8,6 +8,7 @@ use super::handshake_state::HandshakeState;
 use super::key_update_state::KeyUpdate;
 use super::lifecycle::Lifecycle;
 use super::migration_state::MigrationState;
+use super::multipath_sched_state::StreamScheduling;
 use super::multipath_state::MultipathState;
 use super::outbox::Outbox;
 use super::params::TransportParams;
@@ -253,6 +254,7 @@ impl Connection {
             multipath: MultipathState::default(),
             path_cids: PathCids::default(),
             path_spaces: Default::default(),
+            sched: StreamScheduling::new(config.multipath.scheduler),
             config,
         }
     }

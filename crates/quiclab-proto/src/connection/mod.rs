@@ -20,6 +20,7 @@ mod handshake_state;
 mod key_update_state;
 mod lifecycle;
 mod migration_state;
+mod multipath_sched_state;
 mod multipath_state;
 mod outbox;
 mod params;
@@ -67,6 +68,7 @@ mod multipath_ack;
 mod multipath_cids;
 mod multipath_loss;
 mod multipath_recv;
+mod multipath_schedule;
 mod multipath_send;
 mod new_token;
 mod path_probe;
@@ -116,6 +118,7 @@ use handshake_state::HandshakeState;
 use key_update_state::KeyUpdate;
 use lifecycle::Lifecycle;
 use migration_state::MigrationState;
+use multipath_sched_state::StreamScheduling;
 use multipath_state::MultipathState;
 use outbox::Outbox;
 use params::TransportParams;
@@ -214,6 +217,8 @@ pub struct Connection {
     path_cids: PathCids,
     /// Packet number spaces and recovery of path IDs above 0 (multipath §2.3, §5).
     path_spaces: PathSpaces,
+    /// The multipath packet scheduler and its pick for new stream data (§5.5).
+    sched: StreamScheduling,
     /// Buffers reused across calls.
     scratch: Scratch,
 }

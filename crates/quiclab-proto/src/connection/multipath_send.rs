@@ -9,7 +9,8 @@
 //! and, once our challenge was answered on it, stream data within its own congestion
 //! window and its pacer (RFC 9002 §7.7). Every packet on it is ack-eliciting and in
 //! flight in its recovery, whose loss detection timer and PTO probes are
-//! `multipath_loss.rs`'s. A path above 0 is tried before path 0 (no scheduler yet).
+//! `multipath_loss.rs`'s. A path above 0 with something to send is tried before path
+//! 0; which path carries stream data is the scheduler's pick (`multipath_schedule.rs`).
 // Peer values pass through here: arithmetic is checked, saturating or wrapping
 // by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
 #![deny(clippy::arithmetic_side_effects)]
@@ -119,8 +120,9 @@ impl Connection {
     }
 
     /// The path above 0 with something to send now, the lowest path ID first: a
-    /// challenge, responses, a PING, a PTO probe, or (validated, its own window open,
-    /// its pacer willing) stream data. A server sends on a path it has not validated
+    /// challenge, responses, a PING, a PTO probe, or (picked by the scheduler,
+    /// `multipath_schedule.rs`; validated, its own window open, its pacer willing)
+    /// stream data. A server sends on a path it has not validated
     /// within 3x what it received there (RFC 9000 §8.1). Every path's pacing deadline
     /// is recomputed on the way (RFC 9002 §7.7).
     fn path_to_send(&mut self, now: Instant) -> Option<PathId> {
@@ -129,6 +131,7 @@ impl Connection {
         let known = self.validated_remote();
         let pacing = self.config.pacing;
         let size = self.max_datagram_size() as u64;
+        let choice = self.sched.choice;
         let mut found = None;
         for (id, s) in self.path_spaces.iter_mut() {
             s.pacing_at = None;
@@ -144,19 +147,16 @@ impl Connection {
             if s.amplification_budget(side, factor, known) < room as u64 {
                 continue;
             }
-            let wants = if control || s.pings > 0 || s.probes > 0 {
-                true
-            } else if data && s.validated && s.recovery.bytes_in_flight() < s.recovery.cc().window()
-            {
+            let mut wants = control || s.pings > 0 || s.probes > 0;
+            if data && s.validated && s.recovery.bytes_in_flight() < s.recovery.cc().window() {
                 let rate = pacing_rate(&s.recovery);
                 s.pacing_at = s
                     .pacer
                     .next_send_time(now, size, rate)
                     .filter(|t| pacing && *t > now);
-                s.pacing_at.is_none()
-            } else {
-                false
-            };
+                // §5.5: stream data only on the path the scheduler picked.
+                wants |= s.pacing_at.is_none() && choice == Some(id);
+            }
             if wants && found.is_none() {
                 found = Some(id);
             }
@@ -220,6 +220,7 @@ impl Connection {
         max: usize,
     ) -> (SentRecord, bool) {
         let app = self.may_send_app_data();
+        let picked = self.stream_data_allowed_on(path);
         let mut record = SentRecord::default();
         let Some(sp) = self.path_spaces.get_mut(path) else {
             return (record, false);
@@ -243,14 +244,18 @@ impl Connection {
         sp.probes = sp.probes.saturating_sub(1);
         let open =
             sp.recovery.bytes_in_flight() < sp.recovery.cc().window() && sp.pacing_at.is_none();
-        if app && sp.validated && !sp.abandoned && (open || probing) {
+        if app && sp.validated && !sp.abandoned && ((open && picked) || probing) {
             let rtt = sp.recovery.rtt().smoothed();
             let mut records = std::mem::take(&mut self.scratch.stream_records);
+            let start = buf.len();
             self.streams.write_frames(now, rtt, buf, max, &mut records);
             record
                 .frames
                 .extend(records.drain(..).map(SentFrame::Stream));
             self.scratch.stream_records = records;
+            if buf.len() > start {
+                self.on_stream_data_sent(path);
+            }
         }
         if probing && buf.len() == before {
             Frame::Ping.encode(buf);

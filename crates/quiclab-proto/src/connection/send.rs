@@ -14,7 +14,7 @@ use crate::path_recovery::Outgoing;
 use crate::streams::StreamFrameRecord;
 use crate::time::Instant;
 use crate::wire::header::{packet_number_len, write_long_header, write_short_header};
-use crate::wire::{decode_frames, varint, ConnectionId, Frame, PacketType, Side};
+use crate::wire::{decode_frames, varint, ConnectionId, Frame, PacketType, PathId, Side};
 
 /// Smallest useful packet: header room plus a few frame bytes and the tag.
 pub(super) const MIN_PACKET_ROOM: usize = 64;
@@ -87,6 +87,8 @@ impl Connection {
         // Recomputed below when the window is open; a stale deadline must not linger.
         self.timers.stop(Timer::Pacing);
         let start = buf.len();
+        // draft-ietf-quic-multipath §5.5: which path carries new stream data.
+        self.schedule_stream_data(now);
         if self.lifecycle.state() != State::Closing {
             // RFC 9000 §8.2: path validation's datagrams, on their own.
             if let Some(t) = self.poll_path_probe(now, buf) {
@@ -238,17 +240,24 @@ impl Connection {
         if !cwnd_open {
             return false;
         }
-        space == SpaceId::Data && self.may_send_app_data() && self.data_space_pending()
+        space == SpaceId::Data
+            && self.may_send_app_data()
+            && (self.data_frames_pending()
+                || (self.streams.has_pending() && self.stream_data_allowed_on(PathId::INITIAL)))
     }
 
     pub(super) fn data_space_pending(&self) -> bool {
+        self.data_frames_pending() || self.streams.has_pending()
+    }
+
+    /// Frames of the application data space other than the stream writer's.
+    fn data_frames_pending(&self) -> bool {
         self.handshake.done_pending
             || !self.path.responses.is_empty()
             || !self.cids.pending_new.is_empty()
             || !self.cids.pending_retire.is_empty()
             || self.path_cids.has_pending()
             || self.path_spaces.abandon_to_send().is_some()
-            || self.streams.has_pending()
             || self.ack_frequency.sender.has_pending()
             || self.tokens.new_token.has_pending()
             || self.datagrams_pending()
@@ -512,6 +521,28 @@ impl Connection {
         self.write_path_cid_frames(buf, p, max);
         self.write_path_abandon(buf, p, max);
         self.write_datagram_frames(now, buf, p, max);
+        // draft-ietf-quic-multipath §5.5: stream data only on the scheduled path, or in
+        // a probe (RFC 9002 §6.2.4).
+        if self.stream_data_allowed_on(PathId::INITIAL)
+            || self.spaces[SpaceId::Data as usize].probes > 0
+        {
+            self.write_path0_streams(now, buf, p, max);
+        }
+        // RFC 9002 §7.8: out of data with room in the window means application-limited.
+        let app_limited = !self.streams.has_pending()
+            && !self.datagrams_pending()
+            && self.bytes_in_flight() < self.path.recovery.cc().window();
+        self.path.recovery.set_app_limited(app_limited);
+    }
+
+    /// The stream writer's frames in path 0's packet.
+    fn write_path0_streams(
+        &mut self,
+        now: Instant,
+        buf: &mut Vec<u8>,
+        p: &mut OpenPacket,
+        max: usize,
+    ) {
         let before = buf.len();
         let mut records = std::mem::take(&mut self.scratch.stream_records);
         self.streams.write_frames(
@@ -524,16 +555,12 @@ impl Connection {
         if buf.len() > before {
             p.ack_eliciting = true;
             self.log_stream_frames(buf, p, before, &records);
+            self.on_stream_data_sent(PathId::INITIAL);
         }
         p.record
             .frames
             .extend(records.drain(..).map(SentFrame::Stream));
         self.scratch.stream_records = records;
-        // RFC 9002 §7.8: out of data with room in the window means application-limited.
-        let app_limited = !self.streams.has_pending()
-            && !self.datagrams_pending()
-            && self.bytes_in_flight() < self.path.recovery.cc().window();
-        self.path.recovery.set_app_limited(app_limited);
     }
 
     /// While a sink is attached: the packet event's summaries of the STREAM frames the

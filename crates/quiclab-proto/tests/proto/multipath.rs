@@ -23,6 +23,7 @@ pub(crate) fn config(multipath: Option<u32>) -> TransportConfig {
         multipath: MultipathConfig {
             enabled: multipath.is_some(),
             max_path_id: multipath.unwrap_or(3),
+            ..MultipathConfig::default()
         },
         ..TransportConfig::default()
     }

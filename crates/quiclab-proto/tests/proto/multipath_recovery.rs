@@ -36,6 +36,8 @@ fn sent_on_1(p: &mut Pair) -> u64 {
 #[test]
 fn tail_loss_on_path_1_is_recovered_by_path_1s_pto() {
     let mut p = two_paths(60);
+    // Path 0 a backup (§3.3): the message goes on path 1, the one available path.
+    crate::multipath_sched::mark_backup(&mut p, Side::Server, 0);
     run_for(&mut p, DELAY * 8);
     let pto0 = p.client_conn().stats().pto_count_total;
     let before = sent_on_1(&mut p);

@@ -329,3 +329,25 @@ fn ecn_transport_key() {
         &["client.ecn", "unknown variant"],
     );
 }
+
+/// The transport key `multipath` (draft-ietf-quic-multipath) with its `scheduler`
+/// reaches a flow's TransportConfig; an unknown scheduler is an error naming the key.
+#[test]
+fn multipath_scheduler_transport_key() {
+    use quiclab_proto::MultipathScheduler;
+    let text = with(
+        "CLIENT",
+        "multipath = { enabled = true, scheduler = \"round_robin\" }",
+    );
+    let s = Scenario::parse(&text, FILE).unwrap_or_else(|e| panic!("{e}"));
+    let c = s.transport(0, false, FILE).expect("client");
+    assert!(c.multipath.enabled);
+    assert_eq!(c.multipath.scheduler, MultipathScheduler::RoundRobin);
+    let server = s.transport(0, true, FILE).expect("server");
+    assert_eq!(server.multipath.scheduler, MultipathScheduler::MinRtt);
+    assert!(!server.multipath.enabled);
+    assert_error(
+        &with("CLIENT", "multipath = { scheduler = \"fastest\" }"),
+        &["client.multipath", "unknown variant `fastest`"],
+    );
+}

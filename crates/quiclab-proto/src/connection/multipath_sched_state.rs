@@ -1,0 +1,29 @@
+//! The multipath packet scheduler a connection holds (draft-ietf-quic-multipath §5.5;
+//! the schedulers are `crate::multipath_sched`): the configured scheduler, this
+//! datagram's pick for new stream data, and the candidates' buffer.
+
+use crate::config::MultipathScheduler;
+use crate::multipath_sched::{build, Candidate, PacketScheduler};
+use crate::wire::PathId;
+
+/// Which path carries new stream data.
+#[derive(Debug)]
+pub(super) struct StreamScheduling {
+    pub scheduler: Box<dyn PacketScheduler>,
+    /// The path the scheduler picked for the datagram being built; `None`: no stream
+    /// data on any path now (or multipath is not negotiated, when path 0 sends as
+    /// without multipath).
+    pub choice: Option<PathId>,
+    /// The candidates handed to the scheduler, kept for the buffer.
+    pub candidates: Vec<Candidate>,
+}
+
+impl StreamScheduling {
+    pub fn new(kind: MultipathScheduler) -> Self {
+        StreamScheduling {
+            scheduler: build(kind),
+            choice: None,
+            candidates: Vec::new(),
+        }
+    }
+}
