@@ -17,24 +17,27 @@ use std::cmp::Ordering;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-struct Entry<E> {
+/// A heap entry: the ordering key and the slot of its event in `EventQueue::events`
+/// (the heap sifts 24-byte keys; the payloads stay where they are).
+#[derive(Clone, Copy)]
+struct Key {
     at: Instant,
     seq: u64,
-    event: E,
+    slot: u32,
 }
 
-impl<E> PartialEq for Entry<E> {
+impl PartialEq for Key {
     fn eq(&self, other: &Self) -> bool {
         (self.at, self.seq) == (other.at, other.seq)
     }
 }
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
+impl Eq for Key {}
+impl PartialOrd for Key {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
-impl<E> Ord for Entry<E> {
+impl Ord for Key {
     /// Reversed, so the max-heap yields the earliest (then first-scheduled) entry.
     fn cmp(&self, other: &Self) -> Ordering {
         (other.at, other.seq).cmp(&(self.at, self.seq))
@@ -52,7 +55,10 @@ pub enum Next<E> {
 /// A priority queue of events and re-armable timers, in the caller's time (virtual in
 /// the simulator; time since start on the wall clock in the emulator).
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
+    heap: BinaryHeap<Key>,
+    /// The events' payloads, by `Key::slot`; freed slots are reused (`free`).
+    events: Vec<Option<E>>,
+    free: Vec<u32>,
     seq: u64,
     /// Timer entries (deadline, seq, key), earliest first; an entry is live only while
     /// `armed[key]` holds its (deadline, seq). The top is always live (or the heap empty).
@@ -66,6 +72,8 @@ impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         EventQueue {
             heap: BinaryHeap::new(),
+            events: Vec::new(),
+            free: Vec::new(),
             seq: 0,
             timers: BinaryHeap::new(),
             armed: Vec::new(),
@@ -82,10 +90,21 @@ impl<E> EventQueue<E> {
     /// Schedules `event` at `at`.
     pub fn push(&mut self, at: Instant, event: E) {
         self.seq += 1;
-        self.heap.push(Entry {
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.events[slot as usize] = Some(event);
+                slot
+            }
+            None => {
+                let slot = u32::try_from(self.events.len()).expect("under 2^32 pending events");
+                self.events.push(Some(event));
+                slot
+            }
+        };
+        self.heap.push(Key {
             at,
             seq: self.seq,
-            event,
+            slot,
         });
     }
 
@@ -153,7 +172,12 @@ impl<E> EventQueue<E> {
             self.drop_stale_top();
             return Some((at, Next::Timer(key)));
         }
-        self.heap.pop().map(|e| (e.at, Next::Event(e.event)))
+        let key = self.heap.pop()?;
+        self.free.push(key.slot);
+        let event = self.events[key.slot as usize]
+            .take()
+            .expect("live event slot");
+        Some((key.at, Next::Event(event)))
     }
 
     pub fn len(&self) -> usize {

@@ -18,7 +18,7 @@ use crate::events::{
 };
 use crate::time::Instant;
 use crate::wire::header::{decode_packet_number, parse_header};
-use crate::wire::{decode_frames, ConnectionId, Frame, PacketType, Side};
+use crate::wire::{decode_frames_reusing, ConnectionId, Frame, PacketType, Side};
 use std::net::SocketAddr;
 
 impl Connection {
@@ -256,15 +256,22 @@ impl Connection {
             // The list's buffer is kept in the connection between packets.
             let mut frames: Vec<Result<Frame<'_>, TransportError>> =
                 std::mem::take(&mut self.scratch.decoded);
-            frames.extend(decode_frames(payload));
+            let ranges = std::mem::take(&mut self.scratch.ack_ranges);
+            let mut decoder = decode_frames_reusing(payload, ranges);
+            frames.extend(&mut decoder);
+            self.scratch.keep_ack_ranges(decoder.take_ack_ranges());
             self.log_received(now, h, pn, packet.len(), &frames);
             let empty = payload.is_empty();
             let outcome = self.process_frames(now, space, h.ty, &h.dcid, empty, frames.drain(..));
             self.scratch.decoded = recycle(frames);
             outcome
         } else {
-            let frames = decode_frames(payload);
-            self.process_frames(now, space, h.ty, &h.dcid, payload.is_empty(), frames)
+            let ranges = std::mem::take(&mut self.scratch.ack_ranges);
+            let mut frames = decode_frames_reusing(payload, ranges);
+            let empty = payload.is_empty();
+            let outcome = self.process_frames(now, space, h.ty, &h.dcid, empty, &mut frames);
+            self.scratch.keep_ack_ranges(frames.take_ack_ranges());
+            outcome
         };
         match outcome {
             Ok((ack_eliciting, immediate, non_probing)) => {
@@ -451,7 +458,10 @@ impl Connection {
                 Some(path) => self.path_space(path).on_response(d),
                 None => self.on_path_response_frame(now, d),
             },
-            Frame::Ack(ack) => self.on_ack_frame(now, space, &ack)?,
+            Frame::Ack(ack) => {
+                self.on_ack_frame(now, space, &ack)?;
+                self.scratch.keep_ack_ranges(ack.ranges);
+            }
             Frame::Crypto { offset, data } => self.on_crypto_frame(now, space, offset, data)?,
             Frame::Stream(_)
             | Frame::ResetStream { .. }

@@ -10,6 +10,7 @@ use super::header::PacketType;
 use super::ids::{Dir, StreamId};
 use super::varint::{self, Reader};
 use crate::error::TransportError;
+use std::ops::RangeInclusive;
 
 /// RFC 9000 §19.11, §19.14: stream counts above 2^60 cannot be expressed as stream IDs.
 const MAX_STREAM_COUNT: u64 = 1 << 60;
@@ -19,13 +20,33 @@ const MAX_STREAM_COUNT: u64 = 1 << 60;
 pub struct FrameIter<'a> {
     r: Reader<'a>,
     failed: bool,
+    /// The buffer the next ACK frame's ranges are decoded into (taken by that frame).
+    ack_ranges: Vec<RangeInclusive<u64>>,
 }
 
 /// Frames of `payload`, in order.
 pub fn decode_frames(payload: &[u8]) -> FrameIter<'_> {
+    decode_frames_reusing(payload, Vec::new())
+}
+
+/// Frames of `payload`, in order; the first ACK frame's ranges are decoded into
+/// `ack_ranges` (cleared first), so a caller that hands back the previous ACK's
+/// `ranges` decodes the common ACK without allocating.
+pub fn decode_frames_reusing(
+    payload: &[u8],
+    ack_ranges: Vec<RangeInclusive<u64>>,
+) -> FrameIter<'_> {
     FrameIter {
         r: Reader::new(payload),
         failed: false,
+        ack_ranges,
+    }
+}
+
+impl FrameIter<'_> {
+    /// The range buffer no ACK frame took (empty, or the caller's if none came).
+    pub fn take_ack_ranges(&mut self) -> Vec<RangeInclusive<u64>> {
+        std::mem::take(&mut self.ack_ranges)
     }
 }
 
@@ -35,7 +56,7 @@ impl<'a> Iterator for FrameIter<'a> {
         if self.failed || self.r.is_empty() {
             return None;
         }
-        let res = decode_one(&mut self.r);
+        let res = decode_one(&mut self.r, &mut self.ack_ranges);
         if res.is_err() {
             self.failed = true;
         }
@@ -43,7 +64,10 @@ impl<'a> Iterator for FrameIter<'a> {
     }
 }
 
-fn decode_one<'a>(r: &mut Reader<'a>) -> Result<Frame<'a>, TransportError> {
+fn decode_one<'a>(
+    r: &mut Reader<'a>,
+    ack_ranges: &mut Vec<RangeInclusive<u64>>,
+) -> Result<Frame<'a>, TransportError> {
     let start = r.position();
     // RFC 9000 §12.4: the type is a varint but must use its shortest encoding.
     let ty = r
@@ -65,7 +89,10 @@ fn decode_one<'a>(r: &mut Reader<'a>) -> Result<Frame<'a>, TransportError> {
             }
         }
         t::PING => Frame::Ping,
-        t::ACK | t::ACK_ECN => Frame::Ack(decode_ack(&mut f, ty == t::ACK_ECN)?),
+        t::ACK | t::ACK_ECN => {
+            let spare = std::mem::take(ack_ranges);
+            Frame::Ack(decode_ack(&mut f, ty == t::ACK_ECN, spare)?)
+        }
         t::RESET_STREAM => Frame::ResetStream {
             id: StreamId(f.varint()?),
             error_code: f.varint()?,
@@ -419,6 +446,35 @@ mod tests {
             decode_all(&buf).unwrap(),
             vec![Frame::Ping, Frame::Datagram { data: &[1, 2, 3] }]
         );
+    }
+
+    /// A handed-back range buffer is cleared and reused (no allocation); the second ACK
+    /// of a packet gets a fresh one; bad ranges still fail with their typed error.
+    #[test]
+    fn ack_ranges_decode_into_the_reused_buffer() {
+        let mut spare = Vec::with_capacity(4);
+        spare.push(900..=901);
+        let ptr = spare.as_ptr();
+        // ACK largest 10, delay 0, 1 more range, first 2 (8..=10), gap 0 len 1 (5..=6);
+        // then ACK largest 3, delay 0, 0 more, first 0.
+        let buf = [0x02, 10, 0, 1, 2, 0, 1, 0x02, 3, 0, 0, 0];
+        let frames: Vec<_> = decode_frames_reusing(&buf, spare).collect();
+        let [Ok(Frame::Ack(a)), Ok(Frame::Ack(b))] = &frames[..] else {
+            panic!("two ACKs: {frames:?}");
+        };
+        assert_eq!(
+            (&a.ranges[..], &b.ranges[..]),
+            (&[8..=10, 5..=6][..], &[3..=3][..])
+        );
+        assert_eq!(a.ranges.as_ptr(), ptr);
+        // Without an ACK, the buffer comes back.
+        let mut it = decode_frames_reusing(&[0x01], vec![7..=7]);
+        assert_eq!(it.next(), Some(Ok(Frame::Ping)));
+        assert_eq!(it.take_ack_ranges(), [7..=7]);
+        // Largest 2, first range 5: below zero.
+        let res: Result<Vec<_>, _> =
+            decode_frames_reusing(&[0x02, 2, 0, 0, 5], vec![1..=1]).collect();
+        assert_eq!(res.unwrap_err().code, Code::FRAME_ENCODING_ERROR);
     }
 
     #[test]

@@ -47,10 +47,12 @@ impl<'a> Fields<'_, 'a> {
 
 /// RFC 9000 §19.3: ranges are given downwards from Largest Acknowledged; any gap or
 /// length that would go below zero is FRAME_ENCODING_ERROR (§19.3.1). `with_ecn`: the
-/// ECN Counts follow (ACK_ECN, PATH_ACK_ECN).
+/// ECN Counts follow (ACK_ECN, PATH_ACK_ECN). The ranges go into `ranges` (cleared
+/// first; a reused buffer saves the allocation).
 pub(super) fn decode_ack(
     f: &mut Fields<'_, '_>,
     with_ecn: bool,
+    mut ranges: Vec<RangeInclusive<u64>>,
 ) -> Result<AckFrame, TransportError> {
     let ty = f.ty;
     let largest = f.varint()?;
@@ -62,7 +64,8 @@ pub(super) fn decode_ack(
         .ok_or_else(|| bad(ty, "first ACK range below zero"))?;
     // Each further range takes at least two bytes: bound the allocation by the input.
     let cap = (count.min(f.r.remaining() as u64 / 2) as usize).saturating_add(1);
-    let mut ranges = Vec::with_capacity(cap);
+    ranges.clear();
+    ranges.reserve(cap);
     ranges.push(smallest..=largest);
     for _ in 0..count {
         let gap = f.varint()?;

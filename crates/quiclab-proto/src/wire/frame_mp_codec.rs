@@ -26,7 +26,7 @@ pub(super) fn decode(f: &mut Fields<'_, '_>) -> Result<MultipathFrame, Transport
     let frame = match f.ty {
         m::PATH_ACK | m::PATH_ACK_ECN => {
             let path_id = path_id(f)?;
-            let ack = decode_ack(f, f.ty == m::PATH_ACK_ECN)?;
+            let ack = decode_ack(f, f.ty == m::PATH_ACK_ECN, Vec::new())?;
             M::PathAck { path_id, ack }
         }
         m::PATH_ABANDON => M::PathAbandon {

@@ -19,7 +19,7 @@ pub mod varint;
 pub use frame::{
     AckFrame, AckFrequencyFrame, ConnectionCloseFrame, EcnCounts, Frame, NewConnectionIdFrame,
 };
-pub use frame_decode::decode_frames;
+pub use frame_decode::{decode_frames, decode_frames_reusing};
 pub use frame_encode::{
     crypto_header_len, stream_header_len, write_crypto_header, write_stream_header,
 };
