@@ -118,11 +118,11 @@ impl Connection {
                 self.issue_path_connection_ids();
             }
             M::PathsBlocked(limit) => self.multipath.on_paths_blocked(limit)?,
-            // §3.4: path 0 is the connection's own path (not abandoned yet: the peer
-            // keeps it until the idle timeout or a CONNECTION_CLOSE).
-            M::PathAbandon { path_id, .. } if path_id == PathId::INITIAL => {}
-            // §3.4: we abandon it too (`multipath_abandon.rs`).
-            M::PathAbandon { path_id, .. } => self.on_path_abandon(path_id),
+            // §3.4: we abandon it too (`multipath_abandon0.rs`, `multipath_abandon.rs`).
+            M::PathAbandon { path_id, .. } if path_id == PathId::INITIAL => {
+                self.on_path0_abandon()?
+            }
+            M::PathAbandon { path_id, .. } => self.on_path_abandon(path_id)?,
         }
         Ok(())
     }

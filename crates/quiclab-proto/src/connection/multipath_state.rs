@@ -1,11 +1,14 @@
 //! What the multipath extension (draft-ietf-quic-multipath, version named in
 //! `wire/frame_mp.rs`) keeps per connection so far: whether it was negotiated, the
-//! path ID limits both ways, and the peer's path status per path ID.
+//! path ID limits both ways, the peer's path status per path ID, the status we
+//! announce (`path_status_state.rs`), and whether path 0 was abandoned (§3.4; the
+//! paths above 0 keep theirs in `path_spaces.rs`).
 //!
 //! Bounded whatever the peer sends: path IDs above our limit are refused before any
 //! state is kept (§4), and our limit is `MultipathConfig::max_path_id`, which the
 //! config caps at `MultipathConfig::MAX_PATH_ID_LIMIT`.
 
+use super::path_status_state::LocalPathStatus;
 use crate::error::TransportError;
 use crate::wire::PathId;
 use std::collections::BTreeMap;
@@ -33,6 +36,13 @@ pub(super) struct MultipathState {
     peer_max: PathId,
     /// The peer's latest status per path ID, at most `local_max + 1` entries.
     peer_status: BTreeMap<PathId, PeerPathStatus>,
+    /// The status we announce per path ID (§3.3), set by the application.
+    pub local_status: LocalPathStatus,
+    /// Path 0 was abandoned, by us or the peer (§3.4): nothing is sent on it any more.
+    pub path0_abandoned: bool,
+    /// Our PATH_ABANDON for path 0 waits to be sent (on another path), with its
+    /// error code.
+    pub path0_abandon_pending: Option<u64>,
 }
 
 impl MultipathState {

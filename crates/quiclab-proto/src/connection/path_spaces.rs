@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-/// Why `Connection::multipath_ping` cannot send on a path.
+/// Why `Connection::multipath_ping` (or another multipath path call) cannot act on a path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PathSendError {
     /// Multipath was not negotiated, or the handshake is not confirmed yet.
@@ -26,6 +26,9 @@ pub enum PathSendError {
     InvalidPathId,
     /// The peer gave us no connection ID for that path ID yet (§3.5).
     NoConnectionId,
+    /// Abandoning the only path that could still carry the connection (§3.4): close
+    /// the connection instead.
+    LastPath,
 }
 
 impl std::fmt::Display for PathSendError {
@@ -34,6 +37,7 @@ impl std::fmt::Display for PathSendError {
             PathSendError::NotNegotiated => "multipath not negotiated or handshake not confirmed",
             PathSendError::InvalidPathId => "path ID 0 or above the peer's maximum",
             PathSendError::NoConnectionId => "no connection ID from the peer for that path ID",
+            PathSendError::LastPath => "the only path left: close the connection instead",
         })
     }
 }
