@@ -137,7 +137,9 @@ impl Connection {
                 | SentFrame::RetireConnectionId { .. }
                 | SentFrame::PathCid { .. }
                 | SentFrame::PathAbandon { .. }
-                | SentFrame::PathStatus { .. } => {}
+                | SentFrame::PathStatus { .. }
+                | SentFrame::MaxPathId { .. }
+                | SentFrame::PathsBlocked { .. } => {}
             }
         }
     }
@@ -218,6 +220,12 @@ impl Connection {
                     path_id,
                     error_code,
                 } => self.requeue_path_abandon(PathId(*path_id), *error_code),
+                SentFrame::MaxPathId { value } => {
+                    self.multipath.on_max_path_id_lost(PathId(*value))
+                }
+                SentFrame::PathsBlocked { limit } => {
+                    self.multipath.on_paths_blocked_lost(PathId(*limit))
+                }
                 SentFrame::PathStatus { path_id, sequence } => self
                     .multipath
                     .local_status

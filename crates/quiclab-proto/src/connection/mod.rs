@@ -69,6 +69,7 @@ mod multipath_abandon0;
 mod multipath_ack;
 mod multipath_carrier;
 mod multipath_cids;
+mod multipath_limits;
 mod multipath_loss;
 mod multipath_recv;
 mod multipath_schedule;

@@ -30,6 +30,13 @@ impl Connection {
             .then(|| (m.local_max_path_id().0, m.peer_max_path_id().0))
     }
 
+    /// The PATHS_BLOCKED frames the peer sent (§4.7): how many, and the last limit
+    /// named.
+    pub fn multipath_peer_blocked(&self) -> (u64, Option<u32>) {
+        let (n, limit) = self.multipath.peer_blocked;
+        (n, limit.map(|l| l.0))
+    }
+
     /// The peer's latest PATH_STATUS for `path_id`: (sequence number, backup).
     pub fn multipath_peer_status(&self, path_id: u32) -> Option<(u64, bool)> {
         let s = self.multipath.peer_status(PathId(path_id))?;

@@ -54,9 +54,11 @@ impl Connection {
         if path_id == 0 {
             return self.multipath.path0_abandoned;
         }
-        self.path_spaces
-            .get(PathId(path_id))
-            .is_some_and(|s| s.abandoned)
+        self.multipath.is_abandoned(PathId(path_id))
+            || self
+                .path_spaces
+                .get(PathId(path_id))
+                .is_some_and(|s| s.abandoned)
     }
 
     /// PATH_ABANDON received for `path` (above 0, within our limit); when it was the
@@ -76,7 +78,10 @@ impl Connection {
         let sp = self.path_space(path);
         sp.abandoned = true;
         sp.abandon_pending = Some(error_code);
-        self.multipath.local_status.forget(path);
+        if self.multipath.on_abandoned(path) {
+            // §4.6: the peer may open another path in its place.
+            self.issue_path_connection_ids();
+        }
         let sp = self.path_space(path);
         sp.challenge_pending = false;
         sp.pings = 0;

@@ -74,7 +74,10 @@ impl Connection {
     fn abandon_path0(&mut self, error_code: u64) {
         self.multipath.path0_abandoned = true;
         self.multipath.path0_abandon_pending = Some(error_code);
-        self.multipath.local_status.forget(PathId::INITIAL);
+        if self.multipath.on_abandoned(PathId::INITIAL) {
+            // §4.6: the peer may open another path in its place.
+            self.issue_path_connection_ids();
+        }
         self.path.responses.clear();
         self.spaces[SpaceId::Data as usize].probes = 0;
         let lost = self.path.recovery.take_all(SpaceId::Data);

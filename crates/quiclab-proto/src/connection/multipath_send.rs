@@ -89,12 +89,18 @@ impl Connection {
     /// Client: opens path `path_id` (above 0) from our local address `local` (a second
     /// interface): a PATH_CHALLENGE goes on it with one of the peer's connection IDs
     /// for that path ID (draft-ietf-quic-multipath §3.1); once the PATH_RESPONSE comes
-    /// back on it, stream data is sent on it too.
+    /// back on it, stream data is sent on it too. A path ID above the peer's limit
+    /// fails with `PathsBlocked` and sends PATHS_BLOCKED (§4.7, `multipath_limits.rs`).
     pub fn multipath_open_path(
         &mut self,
         path_id: u32,
         local: std::net::SocketAddr,
     ) -> Result<(), PathSendError> {
+        let blocked = PathId(path_id) > self.multipath.peer_max_path_id();
+        if blocked && self.multipath.is_negotiated() && self.handshake.confirmed {
+            self.multipath.on_blocked();
+            return Err(PathSendError::PathsBlocked);
+        }
         self.multipath_ping(path_id)?;
         let token = self.rng.next_u64().to_be_bytes();
         let sp = self.path_space(PathId(path_id));

@@ -29,6 +29,9 @@ pub enum PathSendError {
     /// Abandoning the only path that could still carry the connection (§3.4): close
     /// the connection instead.
     LastPath,
+    /// The path ID is above the peer's maximum path ID (§4.7): a PATHS_BLOCKED frame
+    /// tells the peer (once per limit); retry once its MAX_PATH_ID raised the limit.
+    PathsBlocked,
 }
 
 impl std::fmt::Display for PathSendError {
@@ -38,6 +41,7 @@ impl std::fmt::Display for PathSendError {
             PathSendError::InvalidPathId => "path ID 0 or above the peer's maximum",
             PathSendError::NoConnectionId => "no connection ID from the peer for that path ID",
             PathSendError::LastPath => "the only path left: close the connection instead",
+            PathSendError::PathsBlocked => "path ID above the peer's maximum: PATHS_BLOCKED sent",
         })
     }
 }
@@ -222,6 +226,11 @@ impl PathSpaces {
 
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (PathId, &mut PathSpace)> {
         self.paths.iter_mut().map(|(k, v)| (*k, v))
+    }
+
+    /// How many path spaces are held.
+    pub fn len(&self) -> usize {
+        self.paths.len()
     }
 
     /// A path with a PATH_ABANDON to send, and its error code.

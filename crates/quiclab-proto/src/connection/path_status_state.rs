@@ -90,7 +90,6 @@ impl LocalPathStatus {
     }
 
     /// How many path IDs hold a status (for the memory bound).
-    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.paths.len()
     }

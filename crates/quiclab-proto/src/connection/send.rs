@@ -265,6 +265,7 @@ impl Connection {
             || self.path_spaces.abandon_to_send().is_some()
             || self.multipath.path0_abandon_pending.is_some()
             || self.multipath.local_status.has_pending()
+            || self.multipath.limits_pending()
             || self.ack_frequency.sender.has_pending()
             || self.tokens.new_token.has_pending()
             || self.datagrams_pending()
@@ -561,6 +562,7 @@ impl Connection {
         self.write_path_cid_frames(buf, p, max);
         self.write_path_abandon(buf, p, max);
         self.write_path_status(buf, p, max);
+        self.write_path_limits(buf, p, max);
         self.write_datagram_frames(now, buf, p, max);
         // draft-ietf-quic-multipath §5.5: stream data only on the scheduled path, or in
         // a probe (RFC 9002 §6.2.4).

@@ -5,7 +5,7 @@
 //! path 1 its second; what each path carried is counted at the link.
 
 use crate::misbehaving::{conn, connected_with, run_for, send, DELAY};
-use crate::multipath::{config, payload, second_address, two_paths, upload};
+use crate::multipath::{config, payload, second_address, two_paths, two_paths_with, upload};
 
 use quiclab_proto::raw::{Frame, MultipathFrame, PathId, SpaceId};
 use quiclab_proto::testing::{drain_stream, Pair};
@@ -270,4 +270,41 @@ fn handover_stall_when_interface_0_goes_down() {
         stall.as_secs_f64() / rtt1.as_secs_f64()
     );
     assert!(stall < rtt1, "stall {stall:?}, path 1 srtt {rtt1:?}");
+}
+
+/// §4.6, §4.7: with a limit of one path above 0 on both sides, the client asks for
+/// path 2: refused with `PathsBlocked`, and the server hears PATHS_BLOCKED(1) once
+/// however often the client asks; each path abandoned raises both limits by one
+/// (MAX_PATH_ID) so the next path ID opens, again and again.
+#[test]
+fn max_path_id_follows_abandoned_paths_and_paths_blocked_tells_the_peer() {
+    let mut p = two_paths_with(config(Some(1)), config(Some(1)), 98);
+    let addr = |n: u32| -> std::net::SocketAddr { format!("10.0.0.{n}:40001").parse().unwrap() };
+    for _ in 0..2 {
+        let r = p.client_conn().multipath_open_path(2, addr(3));
+        assert_eq!(r, Err(PathSendError::PathsBlocked));
+    }
+    run_for(&mut p, DELAY * 4);
+    assert_eq!(
+        p.server_conn().unwrap().multipath_peer_blocked(),
+        (1, Some(1))
+    );
+    for path in 1..6u32 {
+        p.client_conn().multipath_abandon_path(path, 0).unwrap();
+        run_for(&mut p, DELAY * 8);
+        let next = path + 1;
+        for side in [Side::Client, Side::Server] {
+            let c = conn(&mut p, side);
+            assert_eq!(c.multipath_path_id_limits(), Some((next, next)), "{side:?}");
+            assert!(!c.is_closed(), "{:?}", c.close_reason());
+        }
+        p.add_client_address(addr(next + 2));
+        p.client_conn()
+            .multipath_open_path(next, addr(next + 2))
+            .unwrap();
+        run_for(&mut p, DELAY * 8);
+        assert!(p.client_conn().multipath_path_validated(next), "{next}");
+        assert!(p.server_conn().unwrap().multipath_path_validated(next));
+    }
+    assert_eq!(p.server_conn().unwrap().multipath_peer_blocked().0, 1);
 }
