@@ -204,7 +204,10 @@ fn open_paths(conn: &mut quiclab_proto::Connection, locals: &[SocketAddr], t: &m
 /// The per-path figures of `conn` (paths 0 to `paths`).
 fn tally(conn: &quiclab_proto::Connection, paths: usize, t: &mut PathTally) {
     let stats = conn.stats();
-    let (mut bytes0, mut packets0) = (stats.datagrams_received.bytes, stats.datagrams_received.packets);
+    let (mut bytes0, mut packets0) = (
+        stats.datagrams_received.bytes,
+        stats.datagrams_received.packets,
+    );
     let mut rows = vec![(0, 0, true, false)];
     for id in 1..=u32::try_from(paths).unwrap_or(u32::MAX) {
         let bytes = conn.multipath_bytes_received(id);

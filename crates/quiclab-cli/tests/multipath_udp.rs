@@ -123,11 +123,17 @@ fn a_100_mb_download_runs_byte_exact_over_two_loopback_paths() {
     }
     let (ok, stderr, qlog) = download("both", &[]);
     assert!(ok, "{stderr}");
-    assert!(stderr.contains(&format!("/{SIZE}: {SIZE} bytes in")), "{stderr}");
+    assert!(
+        stderr.contains(&format!("/{SIZE}: {SIZE} bytes in")),
+        "{stderr}"
+    );
     let (p0, l0) = path_line(&stderr, 0);
     let (p1, l1) = path_line(&stderr, 1);
     eprintln!("{l0}\n{l1}");
-    assert!(l1.contains("(from 127.0.0.2:") && l1.contains("validated"), "{l1}");
+    assert!(
+        l1.contains("(from 127.0.0.2:") && l1.contains("validated"),
+        "{l1}"
+    );
     // Both paths carry a real share of the body (not just the path's validation).
     assert!(p0 > SIZE / 10 && p1 > SIZE / 10, "{l0} / {l1}");
     assert!(p0 + p1 >= SIZE, "{l0} / {l1}");
@@ -135,7 +141,10 @@ fn a_100_mb_download_runs_byte_exact_over_two_loopback_paths() {
         let sent = qlog_packets(&qlog, "packet_sent", path);
         let received = qlog_packets(&qlog, "packet_received", path);
         eprintln!("qlog path {path}: {sent} packets sent, {received} received");
-        assert!(sent > 0 && received > 100, "path {path}: {sent} / {received}");
+        assert!(
+            sent > 0 && received > 100,
+            "path {path}: {sent} / {received}"
+        );
     }
 }
 
@@ -147,7 +156,10 @@ fn abandoning_path_1_mid_transfer_completes_the_download_on_path_0() {
     }
     let (ok, stderr, qlog) = download("abandon", &["--abandon-path", "1@30M"]);
     assert!(ok, "{stderr}");
-    assert!(stderr.contains(&format!("/{SIZE}: {SIZE} bytes in")), "{stderr}");
+    assert!(
+        stderr.contains(&format!("/{SIZE}: {SIZE} bytes in")),
+        "{stderr}"
+    );
     assert!(
         stderr.contains("multipath: path 1 abandoned after 30000000 bytes received"),
         "{stderr}"
@@ -161,5 +173,8 @@ fn abandoning_path_1_mid_transfer_completes_the_download_on_path_0() {
     assert!(p1 > 0 && p1 < SIZE / 2, "{l1}");
     assert!(p0 > SIZE / 2, "{l0}");
     // The PATH_ABANDON frames of both sides are in the client's qlog.
-    assert!(qlog.contains("\"frame_type\":\"path_abandon\""), "no path_abandon");
+    assert!(
+        qlog.contains("\"frame_type\":\"path_abandon\""),
+        "no path_abandon"
+    );
 }

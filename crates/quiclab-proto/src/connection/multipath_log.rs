@@ -5,9 +5,9 @@
 //! here. Nothing is built without a sink, and a connection that did not negotiate
 //! multipath logs no `path_id`, so single-path traces keep their bytes.
 
+use super::parsed::Parsed;
 use super::Connection;
 use crate::events::{Event, FrameSummary, LossTrigger, PacketHeaderInfo};
-use super::parsed::Parsed;
 use crate::time::Instant;
 use crate::wire::{decode_frames, ConnectionId, PacketType, PathId};
 

@@ -194,7 +194,9 @@ impl Connection {
         }
         // qlog: the frames are read before sealing (`multipath_log.rs`).
         let frames_at = pn_offset.saturating_add(pn_len);
-        let logged = self.logging().then(|| buf.get(frames_at..).unwrap_or_default().to_vec());
+        let logged = self
+            .logging()
+            .then(|| buf.get(frames_at..).unwrap_or_default().to_vec());
         buf.resize(buf.len().saturating_add(TAG_LEN), 0);
         let keys = &self.spaces[SpaceId::Data as usize].keys.as_ref()?.local;
         let at = pn_offset.saturating_sub(start);

@@ -7,8 +7,8 @@
 use crate::misbehaving::{connected_with, run_for, DELAY};
 use crate::multipath::{config, payload, second_address, upload};
 use quiclab_proto::events::{Event, EventSink, SharedSink, VecSink};
-use quiclab_proto::QlogWriter;
 use quiclab_proto::PacketType;
+use quiclab_proto::QlogWriter;
 
 /// (path_id, packet number) of the client's packet_sent and packet_received events.
 type Logged = (Vec<(Option<u32>, u64)>, Vec<(Option<u32>, u64)>);
