@@ -76,7 +76,7 @@ impl Connection {
         self.multipath.path0_abandon_pending = Some(error_code);
         if self.multipath.on_abandoned(PathId::INITIAL) {
             // §4.6: the peer may open another path in its place.
-            self.issue_path_connection_ids();
+            self.update_path_limit();
         }
         self.path.responses.clear();
         self.spaces[SpaceId::Data as usize].probes = 0;
