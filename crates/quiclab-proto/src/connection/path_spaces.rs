@@ -6,7 +6,7 @@
 //! below both sides' limits, opened by us or by an authenticated packet on one of our
 //! path connection IDs.
 
-use super::freed_paths::{FreedPath, FreedPaths};
+use super::freed_paths::FreedPaths;
 use super::spaces::SentRecord;
 use crate::ack::AckTracker;
 use crate::cc::CongestionController;
@@ -62,6 +62,19 @@ pub struct PathLossStats {
     /// Of those, declared lost when the path's loss detection timer fired (RFC 9002
     /// §6.1.2, time threshold).
     pub lost_by_timer: u64,
+}
+
+/// A freed path's final counts (`freed_paths.rs` keeps the last few).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct FreedPath {
+    /// Its loss recovery counts (the PTO count as it was when freed).
+    pub loss: PathLossStats,
+    /// Packets received and sent on it, and the bytes of those received.
+    pub received: u64,
+    pub sent: u64,
+    pub received_bytes: u64,
+    /// Whether the peer had validated it.
+    pub validated: bool,
 }
 
 /// One path's packet number space and recovery (path IDs above 0).
@@ -176,7 +189,7 @@ pub(super) struct PathSpaces {
     /// PATH_CHALLENGE and PATH_RESPONSE act on it (RFC 9000 §8.2.2).
     pub receiving: Option<PathId>,
     /// The counts of the last paths freed (`remove`).
-    pub freed: FreedPaths,
+    pub freed: FreedPaths<FreedPath>,
 }
 
 impl PathSpaces {
