@@ -7,9 +7,11 @@
 use crate::misbehaving::{conn, connected_with, run_for, send, DELAY};
 use crate::multipath::{config, payload, second_address, two_paths, two_paths_with, upload};
 
-use quiclab_proto::raw::{Frame, MultipathFrame, PathId, SpaceId};
+use quiclab_proto::raw::{AckFrame, Frame, MultipathFrame, NewConnectionIdFrame, PathId, SpaceId};
 use quiclab_proto::testing::{drain_stream, Pair};
-use quiclab_proto::{CloseReason, Dir, Instant, PathSendError, Side, TransportErrorCode};
+use quiclab_proto::{
+    CloseReason, ConnectionId, Dir, Instant, PathSendError, Side, TransportErrorCode,
+};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
@@ -362,4 +364,41 @@ fn abandoned_paths_are_freed_and_memory_stays_bounded() {
         // While abandoning: at most two more paths' worth on top.
         assert!(most[i] <= 12, "{side:?}: at most {} entries", most[i]);
     }
+    // §4: frames about a freed path ID (here forged by the client) are ignored: no
+    // error, nothing held again.
+    let held = p.server_conn().unwrap().footprint().multipath_paths;
+    let frames = [
+        Frame::Multipath(MultipathFrame::PathAck {
+            path_id: PathId(40),
+            ack: AckFrame {
+                ack_delay: 0,
+                ranges: vec![0..=1_000],
+                ecn: None,
+            },
+        }),
+        Frame::Multipath(MultipathFrame::PathNewConnectionId {
+            path_id: PathId(40),
+            cid: NewConnectionIdFrame {
+                sequence: 9,
+                retire_prior_to: 0,
+                id: ConnectionId::new(&[9; 8]).unwrap(),
+                reset_token: [9; 16],
+            },
+        }),
+        Frame::Multipath(MultipathFrame::PathStatus {
+            path_id: PathId(40),
+            sequence: 99,
+            backup: true,
+        }),
+        Frame::Multipath(MultipathFrame::PathAbandon {
+            path_id: PathId(40),
+            error_code: 0,
+        }),
+    ];
+    send(&mut p, Side::Client, SpaceId::Data, &frames);
+    run_for(&mut p, DELAY * 4);
+    let s = p.server_conn().unwrap();
+    assert!(!s.is_closed(), "{:?}", s.close_reason());
+    assert_eq!(s.footprint().multipath_paths, held);
+    assert_eq!(s.multipath_peer_status(40), None);
 }
