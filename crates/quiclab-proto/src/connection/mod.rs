@@ -218,7 +218,8 @@ pub struct Connection {
     tokens: TokenState,
     /// ECN: the codepoint we send, the counts we report, validation (RFC 9000 §13.4).
     ecn: EcnPath,
-    /// The multipath extension: negotiated or not, path ID limits, peer path status.
+    /// The multipath extension: negotiated or not, path ID limits, path statuses both
+    /// ways, the abandoned path IDs (path 0's abandonment among them).
     multipath: MultipathState,
     /// Connection IDs of path IDs above 0, ours and the peer's (multipath §3.5).
     path_cids: PathCids,

@@ -68,7 +68,7 @@ impl Connection {
         if self.path_space(path).abandoned {
             return Ok(());
         }
-        if !self.usable_path_besides(path) {
+        if !self.open_path_besides(path) {
             return Err(only_path_abandoned());
         }
         self.abandon(path, ABANDON_ANSWER);
