@@ -66,6 +66,7 @@ mod multipath;
 mod multipath_abandon;
 mod multipath_ack;
 mod multipath_cids;
+mod multipath_coupling;
 mod multipath_loss;
 mod multipath_recv;
 mod multipath_schedule;
