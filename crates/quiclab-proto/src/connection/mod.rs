@@ -70,6 +70,7 @@ mod multipath_abandon0;
 mod multipath_ack;
 mod multipath_carrier;
 mod multipath_cids;
+mod multipath_coupling;
 mod multipath_limits;
 mod multipath_log;
 mod multipath_loss;
