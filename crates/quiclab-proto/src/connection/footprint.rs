@@ -32,4 +32,10 @@ pub struct Footprint {
     pub retire_pending: usize,
     /// Events the application has not polled yet (connection and stream events).
     pub events: usize,
+    /// Multipath state entries (draft-ietf-quic-multipath): path spaces above 0, path
+    /// IDs holding connection IDs, path statuses (ours and the peer's) and ranges of
+    /// abandoned path IDs. Bounded by our `max_path_id`: at most that many path IDs
+    /// above 0 are open at once (MAX_PATH_ID only replaces abandoned ones), and an
+    /// abandoned path's state is freed 3 PTO after it was abandoned (§3.4).
+    pub multipath_paths: usize,
 }

@@ -19,6 +19,9 @@ impl Connection {
             remote_cids: self.cids.remote_count(),
             retire_pending: self.cids.pending_retire.len(),
             events: self.outbox.pending_events() + self.streams.pending_events(),
+            multipath_paths: self.path_spaces.len()
+                + self.path_cids.len()
+                + self.multipath.paths_held(),
         }
     }
 }

@@ -136,7 +136,10 @@ impl Connection {
                 | SentFrame::NewConnectionId { .. }
                 | SentFrame::RetireConnectionId { .. }
                 | SentFrame::PathCid { .. }
-                | SentFrame::PathAbandon { .. } => {}
+                | SentFrame::PathAbandon { .. }
+                | SentFrame::PathStatus { .. }
+                | SentFrame::MaxPathId { .. }
+                | SentFrame::PathsBlocked { .. } => {}
             }
         }
     }
@@ -218,6 +221,16 @@ impl Connection {
                     path_id,
                     error_code,
                 } => self.requeue_path_abandon(PathId(*path_id), *error_code),
+                SentFrame::MaxPathId { value } => {
+                    self.multipath.on_max_path_id_lost(PathId(*value))
+                }
+                SentFrame::PathsBlocked { limit } => {
+                    self.multipath.on_paths_blocked_lost(PathId(*limit))
+                }
+                SentFrame::PathStatus { path_id, sequence } => self
+                    .multipath
+                    .local_status
+                    .on_lost(PathId(*path_id), *sequence),
                 SentFrame::AckFrequency {
                     sequence,
                     max_ack_delay_us,
@@ -255,6 +268,11 @@ impl Connection {
 
     /// RFC 9002 A.8 SetLossDetectionTimer (`Recovery::loss_detection_timer`).
     pub(super) fn set_loss_detection_timer(&mut self, now: Instant) {
+        if self.multipath.path0_abandoned {
+            // draft-ietf-quic-multipath §3.4: nothing in flight on path 0 any more.
+            self.timers.stop(Timer::LossDetection);
+            return;
+        }
         let timer = self
             .path
             .recovery

@@ -30,6 +30,13 @@ impl Connection {
             .then(|| (m.local_max_path_id().0, m.peer_max_path_id().0))
     }
 
+    /// The PATHS_BLOCKED frames the peer sent (§4.7): how many, and the last limit
+    /// named.
+    pub fn multipath_peer_blocked(&self) -> (u64, Option<u32>) {
+        let (n, limit) = self.multipath.peer_blocked;
+        (n, limit.map(|l| l.0))
+    }
+
     /// The peer's latest PATH_STATUS for `path_id`: (sequence number, backup).
     pub fn multipath_peer_status(&self, path_id: u32) -> Option<(u64, bool)> {
         let s = self.multipath.peer_status(PathId(path_id))?;
@@ -118,11 +125,11 @@ impl Connection {
                 self.issue_path_connection_ids();
             }
             M::PathsBlocked(limit) => self.multipath.on_paths_blocked(limit)?,
-            // §3.4: path 0 is the connection's own path (not abandoned yet: the peer
-            // keeps it until the idle timeout or a CONNECTION_CLOSE).
-            M::PathAbandon { path_id, .. } if path_id == PathId::INITIAL => {}
-            // §3.4: we abandon it too (`multipath_abandon.rs`).
-            M::PathAbandon { path_id, .. } => self.on_path_abandon(path_id),
+            // §3.4: we abandon it too (`multipath_abandon0.rs`, `multipath_abandon.rs`).
+            M::PathAbandon { path_id, .. } if path_id == PathId::INITIAL => {
+                self.on_path0_abandon()?
+            }
+            M::PathAbandon { path_id, .. } => self.on_path_abandon(path_id)?,
         }
         Ok(())
     }

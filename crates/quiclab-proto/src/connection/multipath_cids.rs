@@ -27,7 +27,13 @@ impl Connection {
             .multipath
             .local_max_path_id()
             .min(self.multipath.peer_max_path_id());
-        for path in (1..=top.0).map(PathId) {
+        // §3.4: never for an abandoned path ID.
+        let open: Vec<_> = self.multipath.open_ids(top).collect();
+        for path in open
+            .into_iter()
+            .flatten()
+            .map(|p| PathId(u32::try_from(p).unwrap_or(u32::MAX)))
+        {
             while (self.path_cids.local_count(path) as u64) < limit {
                 let fresh = self.cids.fresh_id(&mut self.rng);
                 self.path_cids.issue(path, fresh);

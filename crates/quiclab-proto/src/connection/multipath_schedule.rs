@@ -31,9 +31,11 @@ impl Connection {
         let size = self.max_datagram_size() as u64;
         let pacing = self.config.pacing;
         let ready = |t: Option<Instant>| !pacing || t.is_none_or(|t| t <= now);
-        let backup = |id: PathId| self.multipath.peer_status(id).is_some_and(|s| s.backup);
+        // §3.3: backup if either side marked it (`multipath_status.rs`).
+        let backup = |id: PathId| self.path_is_backup(id);
         let r = &self.path.recovery;
-        c.push(Candidate {
+        // §3.4: an abandoned path 0 is never used again.
+        let path0 = (!self.multipath.path0_abandoned).then(|| Candidate {
             path_id: 0,
             srtt: r.rtt().smoothed(),
             // Path 0 is the handshake's path: validated by it (or bound by the
@@ -50,6 +52,7 @@ impl Connection {
             bytes_in_flight: r.bytes_in_flight(),
             cwnd: r.cc().window(),
         });
+        c.extend(path0);
         let (side, factor) = (self.side, self.config.amplification_factor);
         let known = self.validated_remote();
         for (id, s) in self.path_spaces.iter() {

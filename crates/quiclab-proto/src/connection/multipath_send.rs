@@ -89,12 +89,18 @@ impl Connection {
     /// Client: opens path `path_id` (above 0) from our local address `local` (a second
     /// interface): a PATH_CHALLENGE goes on it with one of the peer's connection IDs
     /// for that path ID (draft-ietf-quic-multipath §3.1); once the PATH_RESPONSE comes
-    /// back on it, stream data is sent on it too.
+    /// back on it, stream data is sent on it too. A path ID above the peer's limit
+    /// fails with `PathsBlocked` and sends PATHS_BLOCKED (§4.7, `multipath_limits.rs`).
     pub fn multipath_open_path(
         &mut self,
         path_id: u32,
         local: std::net::SocketAddr,
     ) -> Result<(), PathSendError> {
+        let blocked = PathId(path_id) > self.multipath.peer_max_path_id();
+        if blocked && self.multipath.is_negotiated() && self.handshake.confirmed {
+            self.multipath.on_blocked();
+            return Err(PathSendError::PathsBlocked);
+        }
         self.multipath_ping(path_id)?;
         let token = self.rng.next_u64().to_be_bytes();
         let sp = self.path_space(PathId(path_id));
@@ -132,6 +138,13 @@ impl Connection {
         let pacing = self.config.pacing;
         let size = self.max_datagram_size() as u64;
         let choice = self.sched.choice;
+        // Path 0 abandoned: the carrier also sends the connection's ACKs and control
+        // frames (`multipath_carrier.rs`).
+        let carrier = self.carrier_path();
+        let carrier_open = carrier
+            .and_then(|id| self.path_spaces.get(id))
+            .is_some_and(|s| s.recovery.bytes_in_flight() < s.recovery.cc().window());
+        let carrier_wants = carrier.is_some() && self.carrier_wants(now, carrier_open);
         let mut found = None;
         for (id, s) in self.path_spaces.iter_mut() {
             s.pacing_at = None;
@@ -148,6 +161,7 @@ impl Connection {
                 continue;
             }
             let mut wants = control || s.pings > 0 || s.probes > 0;
+            wants |= carrier_wants && carrier == Some(id);
             if data && s.validated && s.recovery.bytes_in_flight() < s.recovery.cc().window() {
                 let rate = pacing_rate(&s.recovery);
                 s.pacing_at = s
@@ -168,6 +182,18 @@ impl Connection {
     /// The next packet on a path above 0, if one has something to send.
     pub(super) fn poll_path_packet(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
         let path = self.path_to_send(now)?;
+        self.send_on_path(now, path, buf, false)
+    }
+
+    /// A packet on `path` (above 0) with what it has to send; `closing`: only the
+    /// CONNECTION_CLOSE (path 0 abandoned, `multipath_carrier.rs`).
+    pub(super) fn send_on_path(
+        &mut self,
+        now: Instant,
+        path: PathId,
+        buf: &mut Vec<u8>,
+        closing: bool,
+    ) -> Option<Transmit> {
         let dcid = *self.path_cids.remote_ids(path).first()?;
         let phase = self.key_update.phase();
         let max = buf
@@ -179,7 +205,12 @@ impl Connection {
         let pn_len = packet_number_len(pn, sp.recovery.sent(SpaceId::Data).largest_acked());
         let start = buf.len();
         let pn_offset = write_short_header(buf, &dcid, false, phase, pn, pn_len);
-        let (record, pad) = self.write_path_frames(now, path, buf, max);
+        let (record, pad, eliciting) = if closing {
+            self.lifecycle.write_frame(buf, SpaceId::Data, max);
+            (SentRecord::default(), false, false)
+        } else {
+            self.write_path_frames(now, path, buf, max)
+        };
         // RFC 9000 §8.2.1, §8.2.2: datagrams with PATH_CHALLENGE or PATH_RESPONSE are
         // padded to 1200 bytes; RFC 9001 §5.4.2: 4 bytes after the packet number.
         let min_end = if pad {
@@ -213,25 +244,35 @@ impl Connection {
         if let Some(payload) = logged {
             self.log_path_sent(now, (path, pn, dcid), &payload, size);
         }
-        self.path_packet_sent(now, path, pn, size, record)
+        self.path_packet_sent(now, path, pn, size, (record, eliciting))
     }
 
     /// The frames of a packet on `path`: our challenge, the responses owed there, a
     /// PING asked for, stream data (validated path, open window and pacer, or a PTO
-    /// probe, RFC 9002 §6.2.4), and a PING if a probe carries nothing else. Returns
-    /// the packet's record and whether the datagram is padded (§8.2.1, §8.2.2).
+    /// probe, RFC 9002 §6.2.4), and a PING if a probe carries nothing else; on the
+    /// carrier, the connection's ACKs and control frames first. Returns the packet's
+    /// record, whether the datagram is padded (§8.2.1, §8.2.2), and whether the
+    /// packet is ack-eliciting (anything besides ACK frames).
     fn write_path_frames(
         &mut self,
         now: Instant,
         path: PathId,
         buf: &mut Vec<u8>,
         max: usize,
-    ) -> (SentRecord, bool) {
+    ) -> (SentRecord, bool, bool) {
         let app = self.may_send_app_data();
         let picked = self.stream_data_allowed_on(path);
         let mut record = SentRecord::default();
+        let mut acks_end = buf.len();
+        if self.carrier_path() == Some(path) {
+            let control = self
+                .path_spaces
+                .get(path)
+                .is_some_and(|s| s.recovery.bytes_in_flight() < s.recovery.cc().window());
+            acks_end = self.write_carrier_frames(now, buf, &mut record, max, control);
+        }
         let Some(sp) = self.path_spaces.get_mut(path) else {
-            return (record, false);
+            return (record, false, buf.len() > acks_end);
         };
         let before = buf.len();
         let mut pad = false;
@@ -268,18 +309,19 @@ impl Connection {
         if probing && buf.len() == before {
             Frame::Ping.encode(buf);
         }
-        (record, pad)
+        (record, pad, buf.len() > acks_end)
     }
 
     /// A packet of `size` bytes left on `path`: recorded in its own recovery (RFC 9002
-    /// A.5, §5 of the draft), counted, and its datagram described.
+    /// A.5, §5 of the draft), counted, and its datagram described. A packet of ACK
+    /// frames only (`eliciting` false) is not in flight and spends no pacer tokens.
     fn path_packet_sent(
         &mut self,
         now: Instant,
         path: PathId,
         pn: u64,
         size: usize,
-        record: SentRecord,
+        (record, eliciting): (SentRecord, bool),
     ) -> Option<Transmit> {
         let (local, remote) = (self.migration.local, self.path.remote);
         let pacing = self.config.pacing;
@@ -287,9 +329,9 @@ impl Connection {
         sp.next_pn = sp.next_pn.saturating_add(1);
         sp.sent = sp.sent.saturating_add(1);
         sp.sent_bytes = sp.sent_bytes.saturating_add(size as u64);
-        if pacing {
-            // RFC 9002 §7.7: every packet on the path is in flight and spends its
-            // pacer's tokens.
+        if pacing && eliciting {
+            // RFC 9002 §7.7: every packet in flight on the path spends its pacer's
+            // tokens.
             let rate = pacing_rate(&sp.recovery);
             sp.pacer.on_sent(now, size as u64, rate);
         }
@@ -299,8 +341,8 @@ impl Connection {
                 space: SpaceId::Data,
                 pn,
                 size: size as u64,
-                ack_eliciting: true,
-                in_flight: true,
+                ack_eliciting: eliciting,
+                in_flight: eliciting,
                 data: record,
             },
         );
@@ -309,7 +351,9 @@ impl Connection {
         let stats = &mut self.stats.datagrams_sent;
         stats.packets = stats.packets.saturating_add(1);
         stats.bytes = stats.bytes.saturating_add(size as u64);
-        self.timers.on_ack_eliciting_sent(now);
+        if eliciting {
+            self.timers.on_ack_eliciting_sent(now);
+        }
         self.arm_path_loss_timer(now, path);
         Some(Transmit {
             destination,

@@ -1,12 +1,16 @@
 //! What the multipath extension (draft-ietf-quic-multipath, version named in
 //! `wire/frame_mp.rs`) keeps per connection so far: whether it was negotiated, the
-//! path ID limits both ways, and the peer's path status per path ID.
+//! path ID limits both ways, the peer's path status per path ID, the status we
+//! announce (`path_status_state.rs`), and whether path 0 was abandoned (§3.4; the
+//! paths above 0 keep theirs in `path_spaces.rs`).
 //!
 //! Bounded whatever the peer sends: path IDs above our limit are refused before any
 //! state is kept (§4), and our limit is `MultipathConfig::max_path_id`, which the
 //! config caps at `MultipathConfig::MAX_PATH_ID_LIMIT`.
 
+use super::path_status_state::LocalPathStatus;
 use crate::error::TransportError;
+use crate::range_set::RangeSet;
 use crate::wire::PathId;
 use std::collections::BTreeMap;
 
@@ -33,6 +37,27 @@ pub(super) struct MultipathState {
     peer_max: PathId,
     /// The peer's latest status per path ID, at most `local_max + 1` entries.
     peer_status: BTreeMap<PathId, PeerPathStatus>,
+    /// The status we announce per path ID (§3.3), set by the application.
+    pub local_status: LocalPathStatus,
+    /// Path 0 was abandoned, by us or the peer (§3.4): nothing is sent on it any more.
+    pub path0_abandoned: bool,
+    /// Our PATH_ABANDON for path 0 waits to be sent (on another path), with its
+    /// error code.
+    pub path0_abandon_pending: Option<u64>,
+    /// Every path ID abandoned so far, by either side (§3.4: never used again). At most
+    /// `initial local max + 2` ranges: only the path IDs not abandoned split it.
+    abandoned: RangeSet,
+    /// Our initial_max_path_id: how many path IDs beyond 0 the peer may hold open at
+    /// once; MAX_PATH_ID raises our limit as paths are abandoned to keep that many.
+    window: u32,
+    /// A MAX_PATH_ID with `local_max` waits to be sent (§4.6).
+    max_path_id_pending: bool,
+    /// The peer's limit we last sent PATHS_BLOCKED for (§4.7: once per limit), and
+    /// whether it waits to be sent.
+    blocked_at: Option<PathId>,
+    blocked_pending: bool,
+    /// PATHS_BLOCKED frames received and the last limit they named (informational).
+    pub peer_blocked: (u64, Option<PathId>),
 }
 
 impl MultipathState {
@@ -48,6 +73,7 @@ impl MultipathState {
         let id = |v: u64| PathId(u32::try_from(v).unwrap_or(u32::MAX));
         self.negotiated = true;
         self.local_max = id(local);
+        self.window = self.local_max.0;
         self.peer_initial_max = id(peer);
         self.peer_max = id(peer);
     }
@@ -94,12 +120,13 @@ impl MultipathState {
     }
 
     /// PATHS_BLOCKED (§4.7): informational; a limit above ours is PROTOCOL_VIOLATION.
-    pub fn on_paths_blocked(&self, limit: PathId) -> Result<(), TransportError> {
+    pub fn on_paths_blocked(&mut self, limit: PathId) -> Result<(), TransportError> {
         if limit > self.local_max {
             return Err(TransportError::protocol_violation(
                 "PATHS_BLOCKED above our maximum path ID",
             ));
         }
+        self.peer_blocked = (self.peer_blocked.0.saturating_add(1), Some(limit));
         Ok(())
     }
 
@@ -107,6 +134,9 @@ impl MultipathState {
     /// higher sequence number was already received for that path ID. The path ID was
     /// checked against our limit, which bounds the map.
     pub fn on_path_status(&mut self, path: PathId, sequence: u64, backup: bool) {
+        if self.is_abandoned(path) {
+            return; // §3.4: nothing more about an abandoned path is kept
+        }
         let newer = self
             .peer_status
             .get(&path)
@@ -117,10 +147,106 @@ impl MultipathState {
         }
     }
 
-    /// How many path IDs hold state (for the memory bound's test).
-    #[cfg(test)]
+    /// How many path IDs hold state (for the memory bound).
     pub fn paths_held(&self) -> usize {
-        self.peer_status.len()
+        self.peer_status
+            .len()
+            .saturating_add(self.local_status.len())
+            .saturating_add(self.abandoned.len())
+    }
+
+    /// Whether `path` was abandoned by either side.
+    pub fn is_abandoned(&self, path: PathId) -> bool {
+        self.abandoned.contains(u64::from(path.0))
+    }
+
+    /// `path` was abandoned (§3.4): its statuses are forgotten, and our limit is raised
+    /// so that the peer may again hold `window` path IDs above 0 that are not
+    /// abandoned (§4.6 MAX_PATH_ID; §3.5 "When an endpoint cannot open a path because
+    /// there are no unused path IDs, it SHOULD ... send a MAX_PATH_ID frame"). Returns
+    /// whether the limit rose. The path state the peer can make us hold stays bounded:
+    /// at most `window + 1` path IDs are open at once, and an abandoned path's state is
+    /// freed 3 PTO later (`multipath_retire.rs`).
+    pub fn on_abandoned(&mut self, path: PathId) -> bool {
+        if !self.abandoned.insert_one(u64::from(path.0)) {
+            return false;
+        }
+        self.peer_status.remove(&path);
+        self.local_status.forget(path);
+        let top = u64::from(self.local_max.0);
+        let gone: u64 = self
+            .abandoned
+            .iter()
+            .map(|r| r.end.min(top.saturating_add(1)).saturating_sub(r.start))
+            .sum();
+        let open = top.saturating_add(1).saturating_sub(gone);
+        let want = u64::from(self.window).saturating_add(1);
+        if open >= want {
+            return false;
+        }
+        let raised = top
+            .saturating_add(want.saturating_sub(open))
+            .min(u64::from(u32::MAX));
+        if raised == top {
+            return false;
+        }
+        self.local_max = PathId(u32::try_from(raised).unwrap_or(u32::MAX));
+        self.max_path_id_pending = true;
+        true
+    }
+
+    /// The path IDs in `1..=top` not abandoned, as ranges (CIDs are issued for those).
+    pub fn open_ids(&self, top: PathId) -> impl Iterator<Item = std::ops::Range<u64>> + '_ {
+        self.abandoned.gaps(1..u64::from(top.0).saturating_add(1))
+    }
+
+    /// The MAX_PATH_ID to send, if one waits.
+    pub fn max_path_id_to_send(&self) -> Option<PathId> {
+        self.max_path_id_pending.then_some(self.local_max)
+    }
+
+    pub fn on_max_path_id_sent(&mut self) {
+        self.max_path_id_pending = false;
+    }
+
+    /// A MAX_PATH_ID with `value` was lost: sent again unless a higher one went since
+    /// (§4.6 "SHOULD be retransmitted when lost and no more recent MAX_PATH_ID frame
+    /// has been sent").
+    pub fn on_max_path_id_lost(&mut self, value: PathId) {
+        if value == self.local_max {
+            self.max_path_id_pending = true;
+        }
+    }
+
+    /// We want a path ID above the peer's limit (§4.7): PATHS_BLOCKED with the limit,
+    /// once per limit.
+    pub fn on_blocked(&mut self) {
+        if self.blocked_at != Some(self.peer_max) {
+            self.blocked_at = Some(self.peer_max);
+            self.blocked_pending = true;
+        }
+    }
+
+    /// The PATHS_BLOCKED to send, if one waits.
+    pub fn paths_blocked_to_send(&self) -> Option<PathId> {
+        self.blocked_pending.then_some(self.peer_max)
+    }
+
+    pub fn on_paths_blocked_sent(&mut self) {
+        self.blocked_pending = false;
+    }
+
+    /// A PATHS_BLOCKED with `limit` was lost: sent again while still blocked there
+    /// (§4.7 "MAY be retransmitted if the path is still blocked").
+    pub fn on_paths_blocked_lost(&mut self, limit: PathId) {
+        if limit == self.peer_max && self.blocked_at == Some(limit) {
+            self.blocked_pending = true;
+        }
+    }
+
+    /// Whether a MAX_PATH_ID or PATHS_BLOCKED waits to be sent.
+    pub fn limits_pending(&self) -> bool {
+        self.max_path_id_pending || self.blocked_pending
     }
 }
 
@@ -152,7 +278,7 @@ mod tests {
 
     #[test]
     fn path_ids_above_our_limit_are_protocol_violations() {
-        let m = on(3, 0);
+        let mut m = on(3, 0);
         assert!(m.check_path_id(PathId(3)).is_ok());
         let e = m.check_path_id(PathId(4)).unwrap_err();
         assert_eq!(e.code, Code::PROTOCOL_VIOLATION);
@@ -199,6 +325,47 @@ mod tests {
         );
         m.on_path_status(PathId(1), 6, false);
         assert!(!m.peer_status(PathId(1)).unwrap().backup);
+    }
+
+    #[test]
+    fn abandoned_paths_raise_our_limit_to_keep_the_window() {
+        let mut m = on(2, 2);
+        assert!(m.on_abandoned(PathId(1)));
+        assert_eq!(m.local_max_path_id(), PathId(3));
+        assert_eq!(m.max_path_id_to_send(), Some(PathId(3)));
+        m.on_max_path_id_sent();
+        assert!(!m.on_abandoned(PathId(1)), "once");
+        assert_eq!(m.max_path_id_to_send(), None);
+        m.on_abandoned(PathId(0));
+        m.on_abandoned(PathId(3));
+        assert_eq!(m.local_max_path_id(), PathId(5));
+        m.on_max_path_id_lost(PathId(4)); // superseded
+        m.on_max_path_id_sent();
+        assert_eq!(m.max_path_id_to_send(), None);
+        m.on_max_path_id_lost(PathId(5));
+        assert_eq!(m.max_path_id_to_send(), Some(PathId(5)));
+        let open: Vec<_> = m.open_ids(PathId(5)).collect();
+        assert_eq!(open, vec![2..3, 4..6]);
+        m.on_path_status(PathId(1), 9, true);
+        assert_eq!(m.peer_status(PathId(1)), None, "abandoned: not kept");
+    }
+
+    #[test]
+    fn paths_blocked_once_per_limit() {
+        let mut m = on(2, 2);
+        m.on_blocked();
+        assert_eq!(m.paths_blocked_to_send(), Some(PathId(2)));
+        m.on_paths_blocked_sent();
+        m.on_blocked();
+        assert_eq!(m.paths_blocked_to_send(), None, "once per limit");
+        m.on_paths_blocked_lost(PathId(2));
+        assert_eq!(m.paths_blocked_to_send(), Some(PathId(2)));
+        m.on_paths_blocked_sent();
+        m.on_max_path_id(PathId(4)).unwrap();
+        m.on_paths_blocked_lost(PathId(2)); // no longer blocked there
+        assert_eq!(m.paths_blocked_to_send(), None);
+        m.on_blocked();
+        assert_eq!(m.paths_blocked_to_send(), Some(PathId(4)));
     }
 
     #[test]

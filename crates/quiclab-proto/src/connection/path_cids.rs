@@ -83,6 +83,11 @@ impl PathCids {
             .unwrap_or_default()
     }
 
+    /// How many path IDs hold connection IDs (ours or the peer's).
+    pub fn len(&self) -> usize {
+        self.paths.len()
+    }
+
     /// How many peer IDs are held over every path (the memory bound's measure).
     pub fn remote_count(&self) -> usize {
         self.paths.values().map(|p| p.remote.len()).sum()

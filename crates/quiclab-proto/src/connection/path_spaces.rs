@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-/// Why `Connection::multipath_ping` cannot send on a path.
+/// Why `Connection::multipath_ping` (or another multipath path call) cannot act on a path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PathSendError {
     /// Multipath was not negotiated, or the handshake is not confirmed yet.
@@ -26,6 +26,12 @@ pub enum PathSendError {
     InvalidPathId,
     /// The peer gave us no connection ID for that path ID yet (§3.5).
     NoConnectionId,
+    /// Abandoning the only path that could still carry the connection (§3.4): close
+    /// the connection instead.
+    LastPath,
+    /// The path ID is above the peer's maximum path ID (§4.7): a PATHS_BLOCKED frame
+    /// tells the peer (once per limit); retry once its MAX_PATH_ID raised the limit.
+    PathsBlocked,
 }
 
 impl std::fmt::Display for PathSendError {
@@ -34,6 +40,8 @@ impl std::fmt::Display for PathSendError {
             PathSendError::NotNegotiated => "multipath not negotiated or handshake not confirmed",
             PathSendError::InvalidPathId => "path ID 0 or above the peer's maximum",
             PathSendError::NoConnectionId => "no connection ID from the peer for that path ID",
+            PathSendError::LastPath => "the only path left: close the connection instead",
+            PathSendError::PathsBlocked => "path ID above the peer's maximum: PATHS_BLOCKED sent",
         })
     }
 }
@@ -218,6 +226,11 @@ impl PathSpaces {
 
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (PathId, &mut PathSpace)> {
         self.paths.iter_mut().map(|(k, v)| (*k, v))
+    }
+
+    /// How many path spaces are held.
+    pub fn len(&self) -> usize {
+        self.paths.len()
     }
 
     /// A path with a PATH_ABANDON to send, and its error code.

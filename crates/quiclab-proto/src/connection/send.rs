@@ -99,6 +99,11 @@ impl Connection {
                 return Some(t);
             }
         }
+        if self.multipath.path0_abandoned {
+            // draft-ietf-quic-multipath §3.4: nothing more on path 0; a CONNECTION_CLOSE
+            // goes on another path (§2.6: "can be sent on any open path").
+            return self.poll_path_close(now, buf);
+        }
         let budget = (self.max_datagram_size() as u64).min(self.amplification_budget()) as usize;
         if budget < MIN_INITIAL_DATAGRAM && !self.path.validated && !self.handshake.confirmed {
             return None; // RFC 9000 §8.1: wait for more bytes from the client.
@@ -251,13 +256,16 @@ impl Connection {
     }
 
     /// Frames of the application data space other than the stream writer's.
-    fn data_frames_pending(&self) -> bool {
+    pub(super) fn data_frames_pending(&self) -> bool {
         self.handshake.done_pending
             || !self.path.responses.is_empty()
             || !self.cids.pending_new.is_empty()
             || !self.cids.pending_retire.is_empty()
             || self.path_cids.has_pending()
             || self.path_spaces.abandon_to_send().is_some()
+            || self.multipath.path0_abandon_pending.is_some()
+            || self.multipath.local_status.has_pending()
+            || self.multipath.limits_pending()
             || self.ack_frequency.sender.has_pending()
             || self.tokens.new_token.has_pending()
             || self.datagrams_pending()
@@ -464,6 +472,39 @@ impl Connection {
         }
     }
 
+    /// The application data space's control frames (no stream data: the path writes
+    /// its own) into a packet of another path, once path 0 is abandoned
+    /// (`multipath_carrier.rs`); their records join `record`. Returns whether any was
+    /// written (they are all ack-eliciting).
+    pub(super) fn write_control_frames_on_path(
+        &mut self,
+        now: Instant,
+        buf: &mut Vec<u8>,
+        record: &mut SentRecord,
+        max: usize,
+    ) -> bool {
+        let at = buf.len();
+        let mut p = OpenPacket {
+            space: SpaceId::Data,
+            start: at,
+            length_offset: None,
+            pn_offset: at,
+            pn: 0,
+            payload_start: at,
+            ack_eliciting: false,
+            padded: false,
+            zero_rtt: false,
+            off_path: false,
+            dcid: self.cids.remote_cid(),
+            record: std::mem::take(record),
+            logged: None,
+        };
+        // Path 0 is abandoned: the scheduler never picks it, so no stream data here.
+        self.write_data_frames(now, buf, &mut p, max);
+        *record = p.record;
+        p.ack_eliciting
+    }
+
     fn write_data_frames(
         &mut self,
         now: Instant,
@@ -520,6 +561,8 @@ impl Connection {
         }
         self.write_path_cid_frames(buf, p, max);
         self.write_path_abandon(buf, p, max);
+        self.write_path_status(buf, p, max);
+        self.write_path_limits(buf, p, max);
         self.write_datagram_frames(now, buf, p, max);
         // draft-ietf-quic-multipath §5.5: stream data only on the scheduled path, or in
         // a probe (RFC 9002 §6.2.4).

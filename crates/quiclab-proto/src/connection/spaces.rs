@@ -39,6 +39,21 @@ pub enum SentFrame {
         path_id: u32,
         error_code: u64,
     },
+    /// PATH_STATUS_BACKUP / PATH_STATUS_AVAILABLE (draft-ietf-quic-multipath §4.3):
+    /// resent if lost while still the latest for its path.
+    PathStatus {
+        path_id: u32,
+        sequence: u64,
+    },
+    /// MAX_PATH_ID (draft-ietf-quic-multipath §4.6): resent if lost unless a higher
+    /// one was sent since.
+    MaxPathId {
+        value: u32,
+    },
+    /// PATHS_BLOCKED (§4.7): resent if lost while still blocked at that limit.
+    PathsBlocked {
+        limit: u32,
+    },
     /// ack-frequency §4: resent if lost (unless superseded); its Requested Max Ack
     /// Delay counts for the PTO until acknowledged (§6).
     AckFrequency {
