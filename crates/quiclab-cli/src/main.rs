@@ -305,9 +305,10 @@ struct ClientArgs {
     /// 127.0.0.0/8 address works. Needs --multipath; bytes per path are printed.
     #[arg(long, value_name = "ADDR")]
     path_local: Vec<String>,
-    /// Multipath: abandon path ID (PATH_ABANDON, §3.4) once the connection has
-    /// received BYTES (UDP payload over all paths; suffix k, M or G = 10^3, 10^6,
-    /// 10^9), e.g. `1@50M` in a 100 MB download: the rest arrives on the other paths.
+    /// Multipath: abandon path ID (PATH_ABANDON, §3.4; 0, the handshake's, too) once
+    /// the connection has received BYTES (UDP payload over all paths; suffix k, M or G
+    /// = 10^3, 10^6, 10^9), e.g. `1@50M` in a 100 MB download: the rest arrives on the
+    /// other paths. The last usable path is not abandoned (an error is printed).
     #[arg(long, value_name = "ID@BYTES")]
     abandon_path: Option<String>,
     #[command(flatten)]

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Multipath interop (issue 33 item 5): quiclab's client against noq-mp-server (noq 1.4,
 # draft-ietf-quic-multipath with the same codepoints as quiclab: initial_max_path_id
-# 0x3e, PATH_ACK 0x3e, PATH_ABANDON 0x3e75, ...). Two 100 MB downloads over paths from
+# 0x3e, PATH_ACK 0x3e, PATH_ABANDON 0x3e75, ...). Three 100 MB downloads over paths from
 # 127.0.0.1 (path 0) and 127.0.0.2 (path 1), checked byte by byte by the client: one
-# with both paths to the end, one abandoning path 1 after 30 MB. Passes when both
-# complete, path 1 is validated, and (with the qlog) PATH_ABANDON went both ways.
+# with both paths to the end, one abandoning path 1 after 30 MB, one abandoning path 0
+# after 30 MB. Passes when all complete, path 1 is validated, and (in the client's qlog)
+# PATH_ABANDON went both ways.
 # Not in CI: building noq takes minutes. Needs target/release/quiclab (cargo build
 # --release -p quiclab-cli) and crates.io for the first build.
 set -euo pipefail
@@ -30,11 +31,20 @@ fetch | tee "$work/both.txt"
 grep -q '^/100000000: 100000000 bytes in' "$work/both.txt"
 grep -q 'path 1 (from 127.0.0.2:[0-9]*): [0-9]* bytes .*validated' "$work/both.txt"
 echo "== path 1 abandoned after 30 MB"
-fetch --abandon-path 1@30M --qlog-dir "$work/qlog" | tee "$work/abandon.txt"
-grep -q '^/100000000: 100000000 bytes in' "$work/abandon.txt"
-grep -q 'validated, abandoned' "$work/abandon.txt"
-sent=$(grep -c '"quic:packet_sent".*"frame_type":"path_abandon"' "$work"/qlog/*.sqlog)
-received=$(grep -c '"quic:packet_received".*"frame_type":"path_abandon"' "$work"/qlog/*.sqlog)
-echo "PATH_ABANDON packets: $sent sent, $received received"
-[[ $sent -ge 1 && $received -ge 1 ]]
+abandon() {
+  local id=$1
+  rm -rf "$work/qlog"
+  fetch --abandon-path "$id@30M" --qlog-dir "$work/qlog" | tee "$work/abandon.txt"
+  grep -q '^/100000000: 100000000 bytes in' "$work/abandon.txt"
+  grep -q "path $id.*validated, abandoned" "$work/abandon.txt"
+  local frame="\"frame_type\":\"path_abandon\",\"path_id\":$id"
+  local sent received
+  sent=$(grep '"quic:packet_sent"' "$work"/qlog/*.sqlog | grep -c "$frame" || true)
+  received=$(grep '"quic:packet_received"' "$work"/qlog/*.sqlog | grep -c "$frame" || true)
+  echo "PATH_ABANDON for path $id: $sent sent, $received received"
+  [[ $sent -ge 1 && $received -ge 1 ]]
+}
+abandon 1
+echo "== path 0 (the handshake's) abandoned after 30 MB"
+abandon 0
 echo "noq multipath interop: ok"
