@@ -65,6 +65,7 @@ mod misbehave;
 mod multipath;
 mod multipath_abandon;
 mod multipath_ack;
+mod multipath_ack_path;
 mod multipath_cids;
 mod multipath_coupling;
 mod multipath_loss;

@@ -26,7 +26,7 @@ use crate::crypto::TAG_LEN;
 use crate::path_recovery::Outgoing;
 use crate::time::Instant;
 use crate::wire::header::{packet_number_len, write_short_header};
-use crate::wire::{Frame, MultipathFrame, PathId};
+use crate::wire::{Frame, PathId};
 
 impl Connection {
     /// Sends a PING on path `path_id` (above 0) with the next step's transmit: a packet
@@ -64,26 +64,6 @@ impl Connection {
         r.rtt()
             .has_sample()
             .then(|| (r.rtt().smoothed(), r.bytes_in_flight()))
-    }
-
-    /// PATH_ACK frames (§4.1) for every path above 0 with packets not yet acknowledged,
-    /// while they fit below `max`.
-    pub(super) fn write_path_acks(&mut self, now: Instant, buf: &mut Vec<u8>, max: usize) {
-        let exp = self.config.ack.ack_delay_exponent;
-        let ranges = self.config.ack.max_ack_ranges;
-        for (path_id, sp) in self.path_spaces.iter_mut() {
-            if !sp.acks.has_new() {
-                continue;
-            }
-            let Some(ack) = sp.acks.build_ack(now, exp, ranges, None) else {
-                continue;
-            };
-            let frame = Frame::Multipath(MultipathFrame::PathAck { path_id, ack });
-            if buf.len().saturating_add(frame.encoded_len()) > max {
-                return;
-            }
-            frame.encode(buf);
-        }
     }
 
     /// Client: opens path `path_id` (above 0) from our local address `local` (a second
@@ -132,6 +112,17 @@ impl Connection {
         let pacing = self.config.pacing;
         let size = self.max_datagram_size() as u64;
         let choice = self.sched.choice;
+        // Acknowledgments due on a path above 0 (`multipath_ack_path.rs`; never with
+        // the default `ack_path = "any"`).
+        let mut ack_due = Vec::new();
+        if self.config.multipath.ack_path != crate::config::AckPath::Any {
+            ack_due.extend(
+                self.path_spaces
+                    .iter()
+                    .map(|(id, _)| id)
+                    .filter(|id| self.acks_due_on(now, *id)),
+            );
+        }
         let mut found = None;
         for (id, s) in self.path_spaces.iter_mut() {
             s.pacing_at = None;
@@ -147,7 +138,7 @@ impl Connection {
             if s.amplification_budget(side, factor, known) < room as u64 {
                 continue;
             }
-            let mut wants = control || s.pings > 0 || s.probes > 0;
+            let mut wants = control || s.pings > 0 || s.probes > 0 || ack_due.contains(&id);
             if data && s.validated && s.recovery.bytes_in_flight() < s.recovery.cc().window() {
                 let rate = pacing_rate(&s.recovery);
                 s.pacing_at = s
@@ -179,7 +170,7 @@ impl Connection {
         let pn_len = packet_number_len(pn, sp.recovery.sent(SpaceId::Data).largest_acked());
         let start = buf.len();
         let pn_offset = write_short_header(buf, &dcid, false, phase, pn, pn_len);
-        let (record, pad) = self.write_path_frames(now, path, buf, max);
+        let (record, pad, eliciting) = self.write_path_frames(now, path, buf, max);
         // RFC 9000 §8.2.1, §8.2.2: datagrams with PATH_CHALLENGE or PATH_RESPONSE are
         // padded to 1200 bytes; RFC 9001 §5.4.2: 4 bytes after the packet number.
         let min_end = if pad {
@@ -205,27 +196,30 @@ impl Connection {
         )
         .expect("sealing our own packet cannot fail");
         let size = buf.len().saturating_sub(start);
-        self.path_packet_sent(now, path, pn, size, record)
+        self.path_packet_sent(now, path, pn, size, record, eliciting)
     }
 
     /// The frames of a packet on `path`: our challenge, the responses owed there, a
     /// PING asked for, stream data (validated path, open window and pacer, or a PTO
     /// probe, RFC 9002 §6.2.4), and a PING if a probe carries nothing else. Returns
-    /// the packet's record and whether the datagram is padded (§8.2.1, §8.2.2).
+    /// the packet's record, whether the datagram is padded (§8.2.1, §8.2.2), and
+    /// whether it is ack-eliciting (not when it carries only the PATH_ACKs the path
+    /// carries, `multipath_ack_path.rs`).
     fn write_path_frames(
         &mut self,
         now: Instant,
         path: PathId,
         buf: &mut Vec<u8>,
         max: usize,
-    ) -> (SentRecord, bool) {
+    ) -> (SentRecord, bool, bool) {
         let app = self.may_send_app_data();
         let picked = self.stream_data_allowed_on(path);
         let mut record = SentRecord::default();
-        let Some(sp) = self.path_spaces.get_mut(path) else {
-            return (record, false);
-        };
+        self.write_path_acks(now, buf, max, path);
         let before = buf.len();
+        let Some(sp) = self.path_spaces.get_mut(path) else {
+            return (record, false, false);
+        };
         let mut pad = false;
         if let Some(token) = sp.challenge.filter(|_| sp.challenge_pending) {
             Frame::PathChallenge(token).encode(buf);
@@ -260,7 +254,7 @@ impl Connection {
         if probing && buf.len() == before {
             Frame::Ping.encode(buf);
         }
-        (record, pad)
+        (record, pad, buf.len() > before)
     }
 
     /// A packet of `size` bytes left on `path`: recorded in its own recovery (RFC 9002
@@ -272,6 +266,7 @@ impl Connection {
         pn: u64,
         size: usize,
         record: SentRecord,
+        eliciting: bool,
     ) -> Option<Transmit> {
         let (local, remote) = (self.migration.local, self.path.remote);
         let pacing = self.config.pacing;
@@ -279,9 +274,9 @@ impl Connection {
         sp.next_pn = sp.next_pn.saturating_add(1);
         sp.sent = sp.sent.saturating_add(1);
         sp.sent_bytes = sp.sent_bytes.saturating_add(size as u64);
-        if pacing {
-            // RFC 9002 §7.7: every packet on the path is in flight and spends its
-            // pacer's tokens.
+        if pacing && eliciting {
+            // RFC 9002 §7.7: every ack-eliciting packet on the path is in flight and
+            // spends its pacer's tokens.
             let rate = pacing_rate(&sp.recovery);
             sp.pacer.on_sent(now, size as u64, rate);
         }
@@ -291,8 +286,9 @@ impl Connection {
                 space: SpaceId::Data,
                 pn,
                 size: size as u64,
-                ack_eliciting: true,
-                in_flight: true,
+                // RFC 9002 §2: a packet of PATH_ACKs only is neither.
+                ack_eliciting: eliciting,
+                in_flight: eliciting,
                 data: record,
             },
         );
@@ -301,7 +297,9 @@ impl Connection {
         let stats = &mut self.stats.datagrams_sent;
         stats.packets = stats.packets.saturating_add(1);
         stats.bytes = stats.bytes.saturating_add(size as u64);
-        self.timers.on_ack_eliciting_sent(now);
+        if eliciting {
+            self.timers.on_ack_eliciting_sent(now);
+        }
         self.arm_path_loss_timer(now, path);
         Some(Transmit {
             destination,
