@@ -1,6 +1,6 @@
 //! Which path carries each path's acknowledgments on a multipath connection
-//! (`multipath.ack_path`; draft-ietf-quic-multipath §4.1: "PATH_ACK frames ... can be
-//! sent on any path"; §7.2 ("Computing Path RTT"): an acknowledgment returned on
+//! (`multipath.ack_path`; draft-ietf-quic-multipath §3.1: "PATH_ACK frames ... can be
+//! returned on any path"; §5.4 ("Computing Path RTT"): an acknowledgment returned on
 //! another path makes the RTT sample the sum of one path's forward and the other's
 //! return delay).
 //!

@@ -1,5 +1,5 @@
 //! `multipath.ack_path` (`src/connection/multipath_ack_path.rs`; draft-ietf-quic-multipath
-//! §4.1: PATH_ACK may go on any path; §7.2: an acknowledgment returned on another path
+//! §3.1: PATH_ACK may be returned on any path; §5.4: an acknowledgment returned on another path
 //! makes the RTT sample one path's forward delay plus the other's return delay) with
 //! the in-memory pair: path 0 has 30 ms more one-way delay (80 ms RTT) than path 1
 //! (20 ms). The client uploads 1 MB round robin over both; both sides run the mode.
