@@ -6,8 +6,8 @@
 //! reads every active path's window and smoothed RTT before an ACK is processed on a
 //! path, makes a [`Coupling`] with [`coupling`], and hands it to that path's controller
 //! ([`super::CongestionController::set_coupling`]). NewReno is the only controller that
-//! applies it: RFC 6356 §3 defines LIA on Reno's increase (slow start and the halving
-//! on loss stay per path, §3 "Note that ... the decrease is unchanged").
+//! applies it: RFC 6356 §3 defines LIA on Reno's increase; slow start and the halving
+//! on loss stay per path, as Reno's (RFC 6356 changes only the increase).
 
 use std::time::Duration;
 
@@ -54,9 +54,8 @@ pub fn coupling(paths: &[CoupledPath]) -> Option<Coupling> {
 impl Coupling {
     /// The window that a Reno increase of `mds * bytes_acked / w` must divide by to give
     /// RFC 6356 §3's min(alpha * bytes_acked * MSS_i / cwnd_total, bytes_acked * MSS_i /
-    /// cwnd_i): w = max(cwnd_total / alpha, cwnd_i), rounded up (never above Reno's
-    /// increase on the path, §3 "the second term ... ensures that any multipath flow
-    /// cannot be more aggressive than a TCP flow in the same circumstances").
+    /// cwnd_i): w = max(cwnd_total / alpha, cwnd_i), rounded up. The second term of the
+    /// min keeps a path's increase at most a Reno flow's on that path.
     pub fn increase_divisor(&self, cwnd: u64) -> u64 {
         let coupled = if self.alpha > 0.0 {
             (self.total_window as f64 / self.alpha).ceil()

@@ -47,8 +47,8 @@ pub enum CoupledCongestionControl {
     Lia,
 }
 
-/// Which path carries PATH_ACK frames (draft-ietf-quic-multipath §4.1: "PATH_ACK
-/// frames ... can be returned on any path"; §7.2 ("Computing Path RTT") notes that an
+/// Which path carries PATH_ACK frames (draft-ietf-quic-multipath §3.1: "PATH_ACK
+/// frames ... can be returned on any path"; §5.4 ("Computing Path RTT") notes that an
 /// acknowledgment sent on another path delays the RTT sample by the difference).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -68,6 +68,7 @@ mod multipath;
 mod multipath_abandon;
 mod multipath_abandon0;
 mod multipath_ack;
+mod multipath_ack_path;
 mod multipath_carrier;
 mod multipath_cids;
 mod multipath_coupling;

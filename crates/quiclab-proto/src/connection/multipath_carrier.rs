@@ -13,11 +13,11 @@
 // by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
 #![deny(clippy::arithmetic_side_effects)]
 
-use super::spaces::{SentRecord, SpaceId};
+use super::spaces::SentRecord;
 use super::transmit::Transmit;
 use super::Connection;
 use crate::time::Instant;
-use crate::wire::{Frame, MultipathFrame, PathId};
+use crate::wire::PathId;
 
 impl Connection {
     /// The path carrying the connection's control frames and ACKs instead of path 0,
@@ -37,10 +37,8 @@ impl Connection {
     /// Whether the carrier has something of the connection's to send now: an ACK due
     /// (path 0's space or another path's), or control frames with its window open.
     pub(super) fn carrier_wants(&self, now: Instant, window_open: bool) -> bool {
-        let due = |t: Option<Instant>| t.is_some_and(|t| t <= now);
-        due(self.spaces[SpaceId::Data as usize].acks.ack_deadline())
-            || due(self.path_spaces.ack_deadline())
-            || (window_open && self.data_frames_pending())
+        let carrier = self.carrier_path().unwrap_or(PathId::INITIAL);
+        self.acks_due_on(now, carrier) || (window_open && self.data_frames_pending())
     }
 
     /// The carrier's share of a packet: path 0's ACK as PATH_ACK(0), the other paths'
@@ -54,23 +52,10 @@ impl Connection {
         max: usize,
         control: bool,
     ) -> usize {
-        let exp = self.config.ack.ack_delay_exponent;
-        let ranges = self.config.ack.max_ack_ranges;
-        let acks = &mut self.spaces[SpaceId::Data as usize].acks;
-        if acks.has_new() {
-            if let Some(ack) = acks.build_ack(now, exp, ranges, None) {
-                let largest = ack.largest();
-                let frame = Frame::Multipath(MultipathFrame::PathAck {
-                    path_id: PathId::INITIAL,
-                    ack,
-                });
-                if buf.len().saturating_add(frame.encoded_len()) <= max {
-                    frame.encode(buf);
-                    record.ack_largest = Some(largest);
-                }
-            }
-        }
-        self.write_path_acks(now, buf, max);
+        // Path 0's ACK as PATH_ACK(0) and the PATH_ACKs the carrier carries
+        // (`multipath_ack_path.rs`: all of them with `ack_path = "any"`).
+        let carrier = self.carrier_path().unwrap_or(PathId::INITIAL);
+        self.write_path_acks(now, buf, max, carrier, record);
         let acks_end = buf.len();
         if control {
             self.write_control_frames_on_path(now, buf, record, max);

@@ -2,9 +2,9 @@
 //! with `multipath.coupled = "lia"`, before an ACK is processed on a path the
 //! connection reads every active path's window and smoothed RTT, computes RFC 6356 §3's
 //! alpha and cwnd_total (`cc/lia.rs`) and hands them to that path's controller, whose
-//! congestion avoidance increase then is LIA's (draft-ietf-quic-multipath §5.3 leaves
-//! coupling to the sender: "it is RECOMMENDED to apply a coupled congestion control
-//! ... such as LIA"). *Active*: path 0 and every validated path above 0 not abandoned
+//! congestion avoidance increase then is LIA's (draft-ietf-quic-multipath §5.3: LIA
+//! "can immediately be adapted to Multipath QUIC" for paths sharing a bottleneck).
+//! *Active*: path 0 unless abandoned, and every validated path above 0 not abandoned
 //! (§3.4), the ACKed path always. Without multipath, or with `coupled = "none"`,
 //! nothing here runs and each controller grows on its own.
 
@@ -37,7 +37,10 @@ impl Connection {
             cwnd: r.cc().window(),
             srtt: r.rtt().smoothed(),
         };
-        let mut paths = vec![state(&self.path.recovery)];
+        let mut paths = Vec::with_capacity(self.path_spaces.len().saturating_add(1));
+        if !self.multipath.path0_abandoned || path == PathId::INITIAL {
+            paths.push(state(&self.path.recovery));
+        }
         paths.extend(
             self.path_spaces
                 .iter()

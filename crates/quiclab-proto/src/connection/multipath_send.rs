@@ -26,7 +26,7 @@ use crate::crypto::TAG_LEN;
 use crate::path_recovery::Outgoing;
 use crate::time::Instant;
 use crate::wire::header::{packet_number_len, write_short_header};
-use crate::wire::{Frame, MultipathFrame, PathId};
+use crate::wire::{Frame, PathId};
 
 impl Connection {
     /// Sends a PING on path `path_id` (above 0) with the next step's transmit: a packet
@@ -78,26 +78,6 @@ impl Connection {
         r.rtt()
             .has_sample()
             .then(|| (r.rtt().smoothed(), r.bytes_in_flight()))
-    }
-
-    /// PATH_ACK frames (§4.1) for every path above 0 with packets not yet acknowledged,
-    /// while they fit below `max`.
-    pub(super) fn write_path_acks(&mut self, now: Instant, buf: &mut Vec<u8>, max: usize) {
-        let exp = self.config.ack.ack_delay_exponent;
-        let ranges = self.config.ack.max_ack_ranges;
-        for (path_id, sp) in self.path_spaces.iter_mut() {
-            if !sp.acks.has_new() {
-                continue;
-            }
-            let Some(ack) = sp.acks.build_ack(now, exp, ranges, None) else {
-                continue;
-            };
-            let frame = Frame::Multipath(MultipathFrame::PathAck { path_id, ack });
-            if buf.len().saturating_add(frame.encoded_len()) > max {
-                return;
-            }
-            frame.encode(buf);
-        }
     }
 
     /// Client: opens path `path_id` (above 0) from our local address `local` (a second
@@ -171,6 +151,19 @@ impl Connection {
             .and_then(|id| self.path_spaces.get(id))
             .is_some_and(|s| s.recovery.bytes_in_flight() < s.recovery.cc().window());
         let carrier_wants = carrier.is_some() && self.carrier_wants(now, carrier_open);
+        // Acknowledgments due on a path above 0 (`multipath_ack_path.rs`; with the
+        // default `ack_path = "any"` only once path 0 is abandoned).
+        let mut ack_due = Vec::new();
+        if self.config.multipath.ack_path != crate::config::AckPath::Any
+            || self.multipath.path0_abandoned
+        {
+            ack_due.extend(
+                self.path_spaces
+                    .iter()
+                    .map(|(id, _)| id)
+                    .filter(|id| self.acks_due_on(now, *id)),
+            );
+        }
         let mut found = None;
         for (id, s) in self.path_spaces.iter_mut() {
             s.pacing_at = None;
@@ -186,7 +179,7 @@ impl Connection {
             if s.amplification_budget(side, factor, known) < room as u64 {
                 continue;
             }
-            let mut wants = control || s.pings > 0 || s.probes > 0;
+            let mut wants = control || s.pings > 0 || s.probes > 0 || ack_due.contains(&id);
             wants |= carrier_wants && carrier == Some(id);
             if data && s.validated && s.recovery.bytes_in_flight() < s.recovery.cc().window() {
                 let rate = pacing_rate(&s.recovery);
@@ -277,10 +270,11 @@ impl Connection {
 
     /// The frames of a packet on `path`: our challenge, the responses owed there, a
     /// PING asked for, stream data (validated path, open window and pacer, or a PTO
-    /// probe, RFC 9002 §6.2.4), and a PING if a probe carries nothing else; on the
-    /// carrier, the connection's ACKs and control frames first. Returns the packet's
-    /// record, whether the datagram is padded (§8.2.1, §8.2.2), and whether the
-    /// packet is ack-eliciting (anything besides ACK frames).
+    /// probe, RFC 9002 §6.2.4), and a PING if a probe carries nothing else; first the
+    /// PATH_ACKs this path carries (`multipath_ack_path.rs`) and, on the carrier of an
+    /// abandoned path 0, the connection's control frames. Returns the packet's record,
+    /// whether the datagram is padded (§8.2.1, §8.2.2), and whether the packet is
+    /// ack-eliciting (anything besides the acknowledgments).
     fn write_path_frames(
         &mut self,
         now: Instant,
@@ -291,18 +285,20 @@ impl Connection {
         let app = self.may_send_app_data();
         let picked = self.stream_data_allowed_on(path);
         let mut record = SentRecord::default();
-        let mut acks_end = buf.len();
-        if self.carrier_path() == Some(path) {
+        let acks_end = if self.carrier_path() == Some(path) {
             let control = self
                 .path_spaces
                 .get(path)
                 .is_some_and(|s| s.recovery.bytes_in_flight() < s.recovery.cc().window());
-            acks_end = self.write_carrier_frames(now, buf, &mut record, max, control);
-        }
+            self.write_carrier_frames(now, buf, &mut record, max, control)
+        } else {
+            self.write_path_acks(now, buf, max, path, &mut record);
+            buf.len()
+        };
+        let before = buf.len();
         let Some(sp) = self.path_spaces.get_mut(path) else {
             return (record, false, buf.len() > acks_end);
         };
-        let before = buf.len();
         let mut pad = false;
         if let Some(token) = sp.challenge.filter(|_| sp.challenge_pending) {
             Frame::PathChallenge(token).encode(buf);
@@ -358,8 +354,8 @@ impl Connection {
         sp.sent = sp.sent.saturating_add(1);
         sp.sent_bytes = sp.sent_bytes.saturating_add(size as u64);
         if pacing && eliciting {
-            // RFC 9002 §7.7: every packet in flight on the path spends its pacer's
-            // tokens.
+            // RFC 9002 §7.7: every ack-eliciting packet on the path is in flight and
+            // spends its pacer's tokens.
             let rate = pacing_rate(&sp.recovery);
             sp.pacer.on_sent(now, size as u64, rate);
         }
@@ -369,6 +365,7 @@ impl Connection {
                 space: SpaceId::Data,
                 pn,
                 size: size as u64,
+                // RFC 9002 §2: a packet of PATH_ACKs only is neither.
                 ack_eliciting: eliciting,
                 in_flight: eliciting,
                 data: record,

@@ -228,10 +228,12 @@ impl Connection {
     /// stream data within the congestion window).
     fn space_wants_to_send(&self, now: Instant, space: SpaceId, cwnd_open: bool) -> bool {
         let sp = &self.spaces[space as usize];
-        let mut ack_due = sp.acks.ack_deadline().is_some_and(|t| t <= now);
-        if space == SpaceId::Data {
-            ack_due |= self.path_spaces.ack_deadline().is_some_and(|t| t <= now);
-        }
+        let ack_due = if space == SpaceId::Data {
+            // Path 0's ACK and the PATH_ACKs path 0 carries (`multipath_ack_path.rs`).
+            self.acks_due_on(now, PathId::INITIAL)
+        } else {
+            sp.acks.ack_deadline().is_some_and(|t| t <= now)
+        };
         if sp.probes > 0 || (ack_due && !self.initial_ack_held(space)) {
             return true;
         }
@@ -370,10 +372,12 @@ impl Connection {
     fn write_ack(&mut self, now: Instant, buf: &mut Vec<u8>, p: &mut OpenPacket, max: usize) {
         // RFC 9000 §13.4.1, §19.3.2: ACK_ECN once any count is non-zero.
         let ecn = self.ecn.ack_counts(p.space);
+        let elsewhere =
+            p.space == SpaceId::Data && self.ack_carrier(PathId::INITIAL) != PathId::INITIAL;
         let sp = &mut self.spaces[p.space as usize];
-        if !sp.acks.has_new() {
+        if !sp.acks.has_new() || elsewhere {
             if p.space == SpaceId::Data {
-                self.write_path_acks(now, buf, max);
+                self.write_path_acks(now, buf, max, PathId::INITIAL, &mut p.record);
             }
             return;
         }
@@ -407,7 +411,7 @@ impl Connection {
         }
         if p.space == SpaceId::Data {
             // draft-ietf-quic-multipath §4.1: the other paths' spaces.
-            self.write_path_acks(now, buf, max);
+            self.write_path_acks(now, buf, max, PathId::INITIAL, &mut p.record);
         }
     }
 
