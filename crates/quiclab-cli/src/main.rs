@@ -8,6 +8,7 @@ mod help_markdown;
 mod inputs;
 mod lab;
 mod link;
+mod multipath;
 mod probe;
 mod query;
 mod reset_key;
@@ -175,6 +176,11 @@ struct Common {
     /// Extra CPU per byte of each datagram received or sent, ns (as `per_byte_ns`).
     #[arg(long, default_value_t = 0.0, value_parser = non_negative)]
     extra_cpu_ns_per_byte: f64,
+    /// Offer multipath (draft-ietf-quic-multipath; the config key `multipath.enabled`):
+    /// used when both sides offer it. A client opens paths with --path-local; a server
+    /// answers them on its one socket.
+    #[arg(long)]
+    multipath: bool,
 }
 
 /// A finite number from 0 to 1e6 (a CPU cost in µs or ns per byte).
@@ -292,11 +298,30 @@ struct ClientArgs {
     /// production client does, but no two runs give the same bytes.
     #[arg(long, default_value = "seeded", value_name = "seeded|os")]
     tls_random: quiclab_net::os_crypto::TlsRandom,
+    /// Multipath: bind a socket at ADDR (an IP, port chosen by the kernel, or IP:port)
+    /// and open a path from it once multipath is negotiated and the handshake
+    /// confirmed: path 1 from the first --path-local, path 2 from the second, ...
+    /// (draft-ietf-quic-multipath §3.1). Path 0 is the handshake's. On loopback, any
+    /// 127.0.0.0/8 address works. Needs --multipath; bytes per path are printed.
+    #[arg(long, value_name = "ADDR")]
+    path_local: Vec<String>,
+    /// Multipath: abandon path ID (PATH_ABANDON, §3.4) once the connection has
+    /// received BYTES (UDP payload over all paths; suffix k, M or G = 10^3, 10^6,
+    /// 10^9), e.g. `1@50M` in a 100 MB download: the rest arrives on the other paths.
+    #[arg(long, value_name = "ID@BYTES")]
+    abandon_path: Option<String>,
     #[command(flatten)]
     common: Common,
 }
 
 impl Common {
+    /// `--multipath`: offers multipath whatever the config file says.
+    fn apply_multipath(&self, config: &mut std::sync::Arc<quiclab_proto::TransportConfig>) {
+        if self.multipath {
+            std::sync::Arc::make_mut(config).multipath.enabled = true;
+        }
+    }
+
     /// The driver's settings: socket buffers and wake-ups.
     fn driver(&self) -> DriverConfig {
         DriverConfig {
@@ -340,8 +365,18 @@ fn drive_client(
     driver: &mut EndpointDriver,
     endpoint: &mut Endpoint,
     app: &mut dyn quiclab_net::Application,
+    paths: &multipath::PathPlan,
 ) -> Result<()> {
-    let counters = driver.run(endpoint, app)?;
+    let counters = if paths.is_empty() {
+        driver.run(endpoint, app)?
+    } else {
+        let mut mp = multipath::MultipathClient::new(app, paths.locals.clone(), paths.abandon);
+        let counters = driver.run(endpoint, &mut mp)?;
+        for line in mp.report() {
+            eprintln!("{line}");
+        }
+        counters
+    };
     eprintln!("quiclab client: {counters:?}");
     Ok(())
 }
@@ -399,6 +434,7 @@ fn server(a: ServerArgs) -> Result<()> {
     let ip = a.listen.ip();
     flags.interface_payload = mtu::interface_mtu(ip).map(|m| mtu::payload_for(m, ip));
     let (mut config, choices) = setup::configure(&flags, Side::Server)?;
+    a.common.apply_multipath(&mut config);
     if a.datagrams {
         offer_datagrams(&mut config);
     }
@@ -532,6 +568,12 @@ fn client(a: ClientArgs) -> Result<()> {
         flags.interface_payload = mtu::route_mtu(peer).map(|m| mtu::payload_for(m, peer.ip()));
     }
     let (mut config, choices) = setup::configure(&flags, Side::Client)?;
+    a.common.apply_multipath(&mut config);
+    let paths = multipath::PathPlan::parse(
+        &a.path_local,
+        a.abandon_path.as_deref(),
+        config.multipath.enabled,
+    )?;
     if datagrams.is_some() {
         offer_datagrams(&mut config);
     }
@@ -598,6 +640,12 @@ fn client(a: ClientArgs) -> Result<()> {
         driver.socket().granted()
     );
     eprintln!("{}", driver.socket().buffer_note(a.common.socket_buffer));
+    let mut paths = paths;
+    for local in &mut paths.locals {
+        *local = driver
+            .add_socket(*local, &a.common.driver())
+            .with_context(|| format!("binding --path-local {local}"))?;
+    }
     print_wake(&driver, groups.first().map_or(bind, |g| g.0));
     let clock = driver.clock();
     let mut endpoint = Endpoint::new(config, None, seed);
@@ -623,21 +671,21 @@ fn client(a: ClientArgs) -> Result<()> {
         )?;
         if let Some(plan) = datagrams {
             let mut app = DatagramClient::new(app, plan);
-            drive_client(&mut driver, &mut endpoint, &mut app)?;
+            drive_client(&mut driver, &mut endpoint, &mut app, &paths)?;
             app.failures()
         } else {
             if a.streams == 0 {
                 app.hold();
                 signal::install();
             }
-            drive_client(&mut driver, &mut endpoint, &mut app)?;
+            drive_client(&mut driver, &mut endpoint, &mut app, &paths)?;
             app.failures()
         }
     } else {
         let h3_config = quiclab_h3::H3Config::default();
         let mut app =
             h3::client::Client::start(&mut endpoint, clock.now(), tls, qlog, h3_config, groups)?;
-        drive_client(&mut driver, &mut endpoint, &mut app)?;
+        drive_client(&mut driver, &mut endpoint, &mut app, &paths)?;
         app.failures()
     };
     let handles: Vec<_> = endpoint.handles().collect();

@@ -192,6 +192,7 @@ mod tests {
             pn: Some(0),
             dcid: ConnectionId::EMPTY,
             scid: None,
+            path_id: None,
         };
         (
             at(us),
@@ -222,6 +223,7 @@ mod tests {
             pn: Some(0),
             dcid: ConnectionId::EMPTY,
             scid: None,
+            path_id: None,
         };
         (
             at(us),

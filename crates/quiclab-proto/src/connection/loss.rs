@@ -173,6 +173,7 @@ impl Connection {
                         ty: space.packet_type(),
                         pn: p.pn,
                         trigger,
+                        path_id: self.logged_path_id(space.packet_type(), 0),
                     },
                 );
             }

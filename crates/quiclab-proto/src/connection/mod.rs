@@ -70,6 +70,7 @@ mod multipath_ack;
 mod multipath_carrier;
 mod multipath_cids;
 mod multipath_limits;
+mod multipath_log;
 mod multipath_loss;
 mod multipath_recv;
 mod multipath_schedule;

@@ -56,7 +56,7 @@ impl Connection {
         for p in &outcome.newly_acked {
             self.on_frames_acked(SpaceId::Data, &p.data);
         }
-        self.apply_path_losses(path, outcome.loss, false);
+        self.apply_path_losses(now, path, outcome.loss, false);
         // RFC 9002 A.7: the path's loss detection timer, as its recovery set it.
         if let Some(timer) = outcome.loss_timer {
             self.set_path_loss_timer(path, timer);

@@ -132,7 +132,7 @@ impl Connection {
             .recovery
             .on_loss_detection_timeout(now, &ctx, &self.config.loss, None);
         match outcome {
-            TimeoutOutcome::Lost { loss, .. } => self.apply_path_losses(path, loss, true),
+            TimeoutOutcome::Lost { loss, .. } => self.apply_path_losses(now, path, loss, true),
             TimeoutOutcome::Pto { .. } => {
                 tally(&mut sp.loss.ptos, 1);
                 if sp.challenge.is_some() && !sp.validated {
@@ -168,6 +168,7 @@ impl Connection {
     /// draft-ietf-quic-multipath §5.6 leaves the path to the sender).
     pub(super) fn apply_path_losses(
         &mut self,
+        now: Instant,
         path: PathId,
         loss: LossOutcome<SentRecord>,
         by_timer: bool,
@@ -175,6 +176,7 @@ impl Connection {
         let n = loss.lost.len() as u64;
         for p in &loss.lost {
             tally(&mut self.stats.packets_lost, 1);
+            self.log_path_lost(now, path, p.pn, by_timer);
             self.requeue_lost(SpaceId::Data, &p.data);
         }
         tally(&mut self.stats.bytes_lost, loss.lost_bytes);

@@ -83,7 +83,9 @@ impl Connection {
         // The peer's address on this path: the first authenticated packet's source.
         sp.remote = sp.remote.or(incoming);
         sp.received_bytes = sp.received_bytes.saturating_add(packet.len() as u64);
+        let size = packet.len();
         let payload = &packet[payload];
+        self.log_path_received(now, (path, pn, h), payload, size);
         let frames = decode_frames(payload);
         self.path_spaces.receiving = Some(path);
         let empty = payload.is_empty();

@@ -223,6 +223,11 @@ impl Connection {
         if buf.len() < min_end {
             buf.resize(min_end, 0);
         }
+        // qlog: the frames are read before sealing (`multipath_log.rs`).
+        let frames_at = pn_offset.saturating_add(pn_len);
+        let logged = self
+            .logging()
+            .then(|| buf.get(frames_at..).unwrap_or_default().to_vec());
         buf.resize(buf.len().saturating_add(TAG_LEN), 0);
         let keys = &self.spaces[SpaceId::Data as usize].keys.as_ref()?.local;
         let at = pn_offset.saturating_sub(start);
@@ -236,6 +241,9 @@ impl Connection {
         )
         .expect("sealing our own packet cannot fail");
         let size = buf.len().saturating_sub(start);
+        if let Some(payload) = logged {
+            self.log_path_sent(now, (path, pn, dcid), &payload, size);
+        }
         self.path_packet_sent(now, path, pn, size, (record, eliciting))
     }
 

@@ -321,6 +321,7 @@ impl Connection {
             pn: Some(pn),
             dcid: h.dcid,
             scid: (h.ty != PacketType::OneRtt).then_some(h.scid),
+            path_id: self.logged_path_id(h.ty, 0),
         };
         self.emit_packet(
             now,

@@ -70,6 +70,7 @@ impl Connection {
                 pn: None,
                 dcid: self.cids.local_cid(),
                 scid: Some(scid),
+                path_id: None,
             };
             let frames = Vec::new();
             self.emit(

@@ -728,6 +728,7 @@ impl Connection {
                 pn: Some(p.pn),
                 dcid: p.dcid,
                 scid,
+                path_id: self.logged_path_id(ty, 0),
             };
             self.emit_packet(
                 now,

@@ -119,6 +119,10 @@ pub struct PacketHeaderInfo {
     pub pn: Option<u64>,
     pub dcid: ConnectionId,
     pub scid: Option<ConnectionId>,
+    /// The path whose packet number space `pn` belongs to (draft-ietf-quic-multipath
+    /// §2.3): `Some` for 1-RTT packets of a connection that negotiated multipath (path
+    /// 0 too), `None` otherwise, so single-path traces keep their bytes.
+    pub path_id: Option<u32>,
 }
 
 /// Recovery state snapshot (qlog `metrics_updated`); unchanged fields are `None`.
@@ -196,6 +200,8 @@ pub enum Event {
         ty: PacketType,
         pn: u64,
         trigger: LossTrigger,
+        /// As [`PacketHeaderInfo::path_id`].
+        path_id: Option<u32>,
     },
     MetricsUpdated(RecoveryMetrics),
     CongestionStateUpdated {

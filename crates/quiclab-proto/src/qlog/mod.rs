@@ -194,7 +194,12 @@ impl<W: Write + Send> QlogWriter<W> {
             Event::PacketDropped { ty, size, reason } => {
                 packet_dropped(buf, now, *ty, *size, *reason);
             }
-            Event::PacketLost { ty, pn, trigger } => packet_lost(buf, now, *ty, *pn, *trigger),
+            Event::PacketLost {
+                ty,
+                pn,
+                trigger,
+                path_id,
+            } => packet_lost(buf, now, (*ty, *pn, *path_id), *trigger),
             Event::MetricsUpdated(m) => {
                 let mut j = begin(buf, now, "quic:recovery_metrics_updated");
                 write_metrics(&mut j, m);
@@ -423,11 +428,19 @@ fn careful_resume_phase(buf: &mut Vec<u8>, u: &crate::events::CarefulResumeUpdat
     end(j);
 }
 
-fn packet_lost(buf: &mut Vec<u8>, now: Instant, ty: PacketType, pn: u64, trigger: LossTrigger) {
+fn packet_lost(
+    buf: &mut Vec<u8>,
+    now: Instant,
+    (ty, pn, path_id): (PacketType, u64, Option<u32>),
+    trigger: LossTrigger,
+) {
     let mut j = begin(buf, now, "quic:packet_lost");
     j.key("header").begin_obj();
     j.key("packet_type").lit(packet_type_name(ty));
     j.key("packet_number").u64(pn);
+    if let Some(path) = path_id {
+        packet::write_path_id(&mut j, path);
+    }
     j.end_obj();
     j.key("trigger").lit(loss_trigger_name(trigger));
     end(j);

@@ -25,6 +25,9 @@ pub(super) fn write_packet(
     if let Some(pn) = header.pn {
         j.key("packet_number").u64(pn);
     }
+    if let Some(path) = header.path_id {
+        write_path_id(&mut j, path);
+    }
     j.key("dcid").hex(header.dcid.as_bytes());
     if let Some(scid) = &header.scid {
         j.key("scid").hex(scid.as_bytes());
@@ -39,6 +42,14 @@ pub(super) fn write_packet(
     }
     j.end_arr();
     end(j);
+}
+
+/// The path of a multipath connection's packet, beside its packet number (the two
+/// name the packet, draft-ietf-quic-multipath §2.3). No qlog draft defines a packet's
+/// path yet (the main schema's `tuple` names a 4-tuple, not a path ID): `path_id` as
+/// in the multipath frames' fields ([`super::multipath`]), inside `header`.
+pub(super) fn write_path_id(j: &mut Json<'_>, path: u32) {
+    j.key("path_id").u64(u64::from(path));
 }
 
 /// One `$QuicFrame` object.

@@ -100,6 +100,7 @@ fn header(ty: PacketType, pn: Option<u64>) -> PacketHeaderInfo {
         pn,
         dcid: cid(&[0xaa, 0xbb]),
         scid: Some(cid(&[0xcc])),
+        path_id: None,
     }
 }
 
@@ -201,6 +202,7 @@ fn sample_recovery_and_close_events() -> Vec<(Instant, Event)> {
                 ty: PacketType::ZeroRtt,
                 pn: 9,
                 trigger: LossTrigger::TimeThreshold,
+                path_id: None,
             },
         ),
         (

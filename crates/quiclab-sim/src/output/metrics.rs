@@ -362,6 +362,7 @@ mod tests {
             pn: Some(pn),
             dcid: ConnectionId::EMPTY,
             scid: None,
+            path_id: None,
         }
     }
 
@@ -433,6 +434,7 @@ mod tests {
                     ty: PacketType::OneRtt,
                     pn: 0,
                     trigger: LossTrigger::TimeThreshold,
+                    path_id: None,
                 },
             ),
             (7, Event::PtoExpired { pto_count: 1 }),
@@ -513,6 +515,7 @@ mod tests {
             ty: PacketType::OneRtt,
             pn,
             trigger: LossTrigger::ReorderingThreshold,
+            path_id: None,
         };
         let events = [
             (10, rtt_update(Some(40), Some(40), None)),
