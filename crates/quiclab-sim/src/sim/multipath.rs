@@ -200,7 +200,9 @@ impl Simulation {
         let Some(c) = endpoint.connection_mut(*h) else {
             return false;
         };
-        if c.multipath_abandon_path(id, ABANDON_INTERFACE_DOWN).is_err() {
+        if c.multipath_abandon_path(id, ABANDON_INTERFACE_DOWN)
+            .is_err()
+        {
             return false;
         }
         mp.path_of[iface] = None;
