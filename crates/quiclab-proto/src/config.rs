@@ -8,7 +8,7 @@ mod preferred;
 mod security;
 
 pub use datagram::DatagramSendConfig;
-pub use multipath::{MultipathConfig, MultipathScheduler};
+pub use multipath::{AckPath, CoupledCongestionControl, MultipathConfig, MultipathScheduler};
 pub use preferred::PreferredAddressConfig;
 pub use security::{
     compatible_versions, AdmissionConfig, KeyUpdateConfig, QuicVersion, RetryMode, VersionConfig,
@@ -688,6 +688,18 @@ impl TransportConfig {
     }
     pub fn initial_rtt(&self) -> Duration {
         Duration::from_millis(self.loss.initial_rtt_ms)
+    }
+
+    /// The controller each path runs: the configured one, except under multipath with
+    /// `coupled = "lia"` (RFC 6356 couples Reno's increase), NewReno (the configured
+    /// NewReno's knobs, else NewReno's defaults).
+    pub fn path_congestion_control(&self) -> std::borrow::Cow<'_, CongestionControl> {
+        let lia = self.multipath.enabled && self.multipath.coupled == CoupledCongestionControl::Lia;
+        match &self.congestion_control {
+            CongestionControl::NewReno(_) => std::borrow::Cow::Borrowed(&self.congestion_control),
+            _ if lia => std::borrow::Cow::Owned(CongestionControl::default()),
+            cc => std::borrow::Cow::Borrowed(cc),
+        }
     }
 }
 

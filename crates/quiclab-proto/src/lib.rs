@@ -65,11 +65,11 @@ pub use time::{duration_nanos, Instant};
 
 // Configuration: every knob as data.
 pub use config::{
-    validate_controller, AckConfig, AckFrequencyConfig, AckFrequencyPolicy, AckSchedule,
-    AdmissionConfig, ConfigError, DatagramSendConfig, FlowConfig, HandshakeConfig, KeyUpdateConfig,
-    LossConfig, MultipathConfig, MultipathScheduler, PreferredAddressConfig, QuicVersion,
-    RetryMode, TransportConfig, VersionConfig, UDP_PAYLOAD_1452, UDP_PAYLOAD_DEFAULT,
-    UDP_PAYLOAD_SIGCOMM,
+    validate_controller, AckConfig, AckFrequencyConfig, AckFrequencyPolicy, AckPath, AckSchedule,
+    AdmissionConfig, ConfigError, CoupledCongestionControl, DatagramSendConfig, FlowConfig,
+    HandshakeConfig, KeyUpdateConfig, LossConfig, MultipathConfig, MultipathScheduler,
+    PreferredAddressConfig, QuicVersion, RetryMode, TransportConfig, VersionConfig,
+    UDP_PAYLOAD_1452, UDP_PAYLOAD_DEFAULT, UDP_PAYLOAD_SIGCOMM,
 };
 
 // Streams and identifiers.

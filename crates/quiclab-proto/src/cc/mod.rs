@@ -7,6 +7,7 @@ mod cubic;
 mod cubic_multcp;
 mod fixed;
 mod hystart;
+mod lia;
 mod new_reno;
 mod no_cc;
 mod prague;
@@ -22,6 +23,7 @@ pub use careful_resume::{
 pub use cubic::{Cubic, CubicConfig};
 pub use fixed::{Fixed, FixedConfig};
 pub use hystart::{Hystart, HystartConfig, HystartPhase, SlowStartStep};
+pub use lia::{coupling, CoupledPath, Coupling};
 pub use new_reno::{NewReno, NewRenoConfig, WindowGrowth};
 pub use no_cc::NoCongestionControl;
 pub use prague::{Prague, PragueConfig};
@@ -183,6 +185,12 @@ pub trait CongestionController: Debug + Send {
     /// logs naming packets, as Careful Resume's qlog event does). No-op by default.
     fn on_packet_number(&mut self, pn: u64) {
         let _ = pn;
+    }
+    /// LIA's coupling for the next ACK's congestion avoidance increase (RFC 6356 §3,
+    /// `lia.rs`), set by the connection before each ACK on the path; `None`: uncoupled.
+    /// Only NewReno applies it (LIA is defined on Reno's increase); the default ignores it.
+    fn set_coupling(&mut self, coupling: Option<Coupling>) {
+        let _ = coupling;
     }
     /// Sets the window (and ssthresh when given) from outside the controller: Careful
     /// Resume does so on leaving its Unvalidated and Safe Retreat phases

@@ -2,7 +2,7 @@
 
 use super::hystart::{Hystart, HystartConfig, HystartPhase};
 use super::recovery_period::RecoveryPeriod;
-use super::{initial_window, CongestionController};
+use super::{initial_window, CongestionController, Coupling};
 use crate::recovery::RttEstimator;
 use crate::time::Instant;
 
@@ -63,6 +63,9 @@ pub struct NewReno {
     ca_remainder: u128,
     /// Slow start's exit and growth (RFC 9406 when enabled, else RFC 9002 §7.3.1).
     hystart: Hystart,
+    /// LIA's coupling across a multipath connection's paths (RFC 6356 §3), when set:
+    /// congestion avoidance grows by the coupled increase instead of Reno's.
+    coupling: Option<Coupling>,
 }
 
 impl NewReno {
@@ -79,6 +82,7 @@ impl NewReno {
             ca_acked: 0,
             ca_remainder: 0,
             hystart: Hystart::new(config.hystart.clone()),
+            coupling: None,
             config,
         }
     }
@@ -141,14 +145,18 @@ impl CongestionController for NewReno {
             }
             return;
         }
-        // RFC 9002 §7.3.3 congestion avoidance.
+        // RFC 9002 §7.3.3 congestion avoidance; under LIA (RFC 6356 §3) the window the
+        // increase divides by is max(cwnd_total / alpha, cwnd).
+        let cwnd = self
+            .coupling
+            .map_or(self.cwnd, |c| c.increase_divisor(self.cwnd));
         match self.config.growth {
             // RFC 9002 B.5, per acknowledged packet (integer division rounds down).
             WindowGrowth::Approximate => {
                 // Keep the remainder: above cwnd = mds^2 (2.1 MB at 1452 bytes) each ACK's
                 // share is below one byte, and integer truncation would freeze the window.
                 let num = u128::from(self.mds) * u128::from(bytes) + self.ca_remainder;
-                let cwnd = u128::from(self.cwnd.max(1));
+                let cwnd = u128::from(cwnd.max(1));
                 self.ca_remainder = num % cwnd;
                 self.cwnd = self
                     .cwnd
@@ -157,8 +165,9 @@ impl CongestionController for NewReno {
             // RFC 3465 byte counting: one mds per full window acknowledged.
             WindowGrowth::Exact => {
                 self.ca_acked = self.ca_acked.saturating_add(bytes);
-                while self.ca_acked >= self.cwnd && self.cwnd > 0 {
-                    self.ca_acked -= self.cwnd;
+                let divisor = |r: &Self| r.coupling.map_or(r.cwnd, |c| c.increase_divisor(r.cwnd));
+                while self.ca_acked >= divisor(self) && self.cwnd > 0 {
+                    self.ca_acked -= divisor(self);
                     self.cwnd = self.cwnd.saturating_add(self.mds);
                 }
             }
@@ -223,6 +232,9 @@ impl CongestionController for NewReno {
     }
     fn in_recovery(&self) -> bool {
         self.recovery.is_running()
+    }
+    fn set_coupling(&mut self, coupling: Option<Coupling>) {
+        self.coupling = coupling;
     }
     fn name(&self) -> &'static str {
         "new_reno"

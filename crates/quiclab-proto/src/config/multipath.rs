@@ -20,6 +20,61 @@ pub struct MultipathConfig {
     /// serialized at its default, so recorded configs keep their bytes).
     #[serde(skip_serializing_if = "MultipathScheduler::is_default")]
     pub scheduler: MultipathScheduler,
+    /// Coupled congestion control over the paths (default `none`: each path's own
+    /// controller, uncoupled; not serialized at its default).
+    #[serde(skip_serializing_if = "CoupledCongestionControl::is_default")]
+    pub coupled: CoupledCongestionControl,
+    /// Which path carries the PATH_ACK frames (default `any`; not serialized at its
+    /// default).
+    #[serde(skip_serializing_if = "AckPath::is_default")]
+    pub ack_path: AckPath,
+}
+
+/// Coupled congestion control (issue 33 item 2): the scenario key
+/// `multipath = { enabled = true, coupled = "lia" }`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CoupledCongestionControl {
+    /// Each path runs the configured controller on its own (draft-ietf-quic-multipath
+    /// §5.3 "separate congestion control state is maintained for each path").
+    #[default]
+    None,
+    /// LIA (RFC 6356, `cc/lia.rs`): every path runs NewReno (the configured NewReno
+    /// knobs if `congestion_control` is NewReno, else NewReno's defaults: LIA replaces
+    /// CUBIC or BBR, which favours the single-path flows it competes with) whose
+    /// congestion avoidance increase is coupled across the paths (§3); slow start and
+    /// the halving on loss stay per path.
+    Lia,
+}
+
+/// Which path carries PATH_ACK frames (draft-ietf-quic-multipath §4.1: "PATH_ACK
+/// frames ... can be returned on any path"; §7.2 ("Computing Path RTT") notes that an
+/// acknowledgment sent on another path delays the RTT sample by the difference).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AckPath {
+    /// Any path: the PATH_ACK of every path rides in whichever packet goes next,
+    /// whatever its path (the behaviour before this knob).
+    #[default]
+    Any,
+    /// Each path's PATH_ACK on that path only (path 0's on path 0): RTT samples see
+    /// the path's own return delay.
+    Same,
+    /// Every PATH_ACK on the path with the lowest smoothed RTT (among validated, not
+    /// abandoned paths): the fastest feedback.
+    MinRtt,
+}
+
+impl CoupledCongestionControl {
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+impl AckPath {
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 /// The packet scheduler of a multipath connection (`multipath_sched/`): the scenario
@@ -48,6 +103,8 @@ impl Default for MultipathConfig {
             enabled: false,
             max_path_id: 3,
             scheduler: MultipathScheduler::default(),
+            coupled: CoupledCongestionControl::default(),
+            ack_path: AckPath::default(),
         }
     }
 }
@@ -86,9 +143,24 @@ mod tests {
             let c = parse(&format!("enabled = true\nscheduler = \"{name}\"")).unwrap();
             assert_eq!((c.enabled, c.scheduler), (true, kind));
         }
-        let e = parse("scheduler = \"redundant\"").unwrap_err().to_string();
-        assert!(e.contains("unknown variant `redundant`"), "{e}");
-        assert!(parse("coupled = \"lia\"").is_err(), "not a key yet");
+        let e = parse("scheduler = \"fastest\"").unwrap_err().to_string();
+        assert!(e.contains("unknown variant `fastest`"), "{e}");
+        assert_eq!(parse("").unwrap().coupled, CoupledCongestionControl::None);
+        assert_eq!(
+            parse("coupled = \"lia\"").unwrap().coupled,
+            CoupledCongestionControl::Lia
+        );
+        assert!(parse("coupled = \"olia\"").is_err());
+        assert_eq!(parse("").unwrap().ack_path, AckPath::Any);
+        for (name, kind) in [
+            ("any", AckPath::Any),
+            ("same", AckPath::Same),
+            ("min_rtt", AckPath::MinRtt),
+        ] {
+            let c = parse(&format!("ack_path = \"{name}\"")).unwrap();
+            assert_eq!(c.ack_path, kind);
+        }
+        assert!(parse("ack_path = \"slowest\"").is_err());
     }
 
     #[test]
@@ -108,5 +180,15 @@ mod tests {
         let json = serde_json::to_string(&rr).unwrap();
         assert!(json.contains(r#""scheduler":"round_robin""#), "{json}");
         assert_eq!(serde_json::from_str::<MultipathConfig>(&json).unwrap(), rr);
+        let lia = MultipathConfig {
+            coupled: CoupledCongestionControl::Lia,
+            ack_path: AckPath::Same,
+            enabled: true,
+            ..MultipathConfig::default()
+        };
+        let json = serde_json::to_string(&lia).unwrap();
+        assert!(json.contains(r#""coupled":"lia""#), "{json}");
+        assert!(json.contains(r#""ack_path":"same""#), "{json}");
+        assert_eq!(serde_json::from_str::<MultipathConfig>(&json).unwrap(), lia);
     }
 }

@@ -212,7 +212,7 @@ impl Connection {
         // controllers without randomness stay as they were).
         let cc_seed = rng.clone().fork("congestion_control").next_u64();
         let cc = config
-            .congestion_control
+            .path_congestion_control()
             .build_seeded(u64::from(config.max_udp_payload_size), cc_seed);
         let cc = crate::cc::with_careful_resume(
             cc,

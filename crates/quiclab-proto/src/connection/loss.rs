@@ -57,6 +57,10 @@ impl Connection {
             mtu_probe: self.mtu_probe(),
             ce_growth: self.ecn.ce_growth(space, ack.ecn),
         };
+        if space == SpaceId::Data {
+            // RFC 6356 §3 under multipath (`multipath_coupling.rs`); else nothing.
+            self.couple_before_ack(PathId::INITIAL);
+        }
         let advertised = self.peer_advertised_max_ack_delay();
         let sender = &self.ack_frequency.sender;
         let outcome = self

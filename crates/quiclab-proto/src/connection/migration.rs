@@ -245,7 +245,10 @@ impl Connection {
     ) -> (RttEstimator, Box<dyn crate::cc::CongestionController>) {
         let seed = self.rng.next_u64();
         let mss = u64::from(self.config.max_udp_payload_size);
-        let cc = self.config.congestion_control.build_seeded(mss, seed);
+        let cc = self
+            .config
+            .path_congestion_control()
+            .build_seeded(mss, seed);
         let rtt = RttEstimator::new(self.config.initial_rtt());
         let saved = self.path.recovery.replace_congestion(rtt, cc);
         self.path.pacer = self.fresh_pacer();

@@ -16,6 +16,7 @@ mod crypto_stream;
 mod datagram_queue;
 mod ecn_state;
 mod footprint;
+mod freed_paths;
 mod handshake_state;
 mod key_update_state;
 mod lifecycle;
@@ -69,10 +70,12 @@ mod multipath_abandon0;
 mod multipath_ack;
 mod multipath_carrier;
 mod multipath_cids;
+mod multipath_coupling;
 mod multipath_limits;
 mod multipath_log;
 mod multipath_loss;
 mod multipath_recv;
+mod multipath_retire;
 mod multipath_schedule;
 mod multipath_send;
 mod multipath_status;
@@ -217,7 +220,8 @@ pub struct Connection {
     tokens: TokenState,
     /// ECN: the codepoint we send, the counts we report, validation (RFC 9000 §13.4).
     ecn: EcnPath,
-    /// The multipath extension: negotiated or not, path ID limits, peer path status.
+    /// The multipath extension: negotiated or not, path ID limits, path statuses both
+    /// ways, the abandoned path IDs (path 0's abandonment among them).
     multipath: MultipathState,
     /// Connection IDs of path IDs above 0, ours and the peer's (multipath §3.5).
     path_cids: PathCids,

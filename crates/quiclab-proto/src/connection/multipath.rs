@@ -80,6 +80,10 @@ impl Connection {
         }
         if let Some(path) = m.path_id() {
             self.multipath.check_path_id(path)?;
+            if self.path_frames_ignored(path) {
+                // §4, §3.4: about a path abandoned (and maybe freed): ignored.
+                return Ok(());
+            }
         }
         match m {
             M::PathAck { path_id, ack } if path_id == PathId::INITIAL => {

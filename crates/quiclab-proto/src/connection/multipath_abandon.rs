@@ -7,8 +7,9 @@
 //! packets). Receiving PATH_ABANDON abandons the path too and answers with our own
 //! (§3.4: "it MUST send a corresponding PATH_ABANDON frame").
 //!
-//! Kept: the path's receive space (its PATH_ACKs for packets still in transit, §3.4's
-//! 3 PTO are not timed yet) and its connection IDs (not retired yet).
+//! Kept for 3 PTO, then freed (`multipath_retire.rs`): the path's receive space (its
+//! PATH_ACKs for packets still in transit) and our connection IDs for it; the peer's
+//! are retired at once.
 
 use super::multipath_abandon0::only_path_abandoned;
 use super::path_spaces::PathSendError;
@@ -67,7 +68,7 @@ impl Connection {
         if self.path_space(path).abandoned {
             return Ok(());
         }
-        if !self.usable_path_besides(path) {
+        if !self.open_path_besides(path) {
             return Err(only_path_abandoned());
         }
         self.abandon(path, ABANDON_ANSWER);
@@ -78,9 +79,10 @@ impl Connection {
         let sp = self.path_space(path);
         sp.abandoned = true;
         sp.abandon_pending = Some(error_code);
+        self.retire_abandoned_remote_ids(path);
         if self.multipath.on_abandoned(path) {
             // §4.6: the peer may open another path in its place.
-            self.issue_path_connection_ids();
+            self.update_path_limit();
         }
         let sp = self.path_space(path);
         sp.challenge_pending = false;

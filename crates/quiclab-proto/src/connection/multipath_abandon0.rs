@@ -42,6 +42,17 @@ impl Connection {
         })
     }
 
+    /// Whether a path other than `except` is open (not abandoned; above 0: its space
+    /// exists, validated or still being validated): a peer's PATH_ABANDON leaves the
+    /// connection open while one is (§3.4: CONNECTION_CLOSE for "the only open path").
+    pub(super) fn open_path_besides(&self, except: PathId) -> bool {
+        (except != PathId::INITIAL && !self.multipath.path0_abandoned)
+            || self
+                .path_spaces
+                .iter()
+                .any(|(id, s)| id != except && !s.abandoned)
+    }
+
     /// Our API's path 0 case of [`Connection::multipath_abandon_path`].
     pub(super) fn abandon_path0_checked(&mut self, error_code: u64) -> Result<(), PathSendError> {
         if !self.multipath.is_negotiated() || !self.handshake.confirmed {
@@ -63,7 +74,7 @@ impl Connection {
         if self.multipath.path0_abandoned {
             return Ok(());
         }
-        if !self.usable_path_besides(PathId::INITIAL) {
+        if !self.open_path_besides(PathId::INITIAL) {
             return Err(only_path_abandoned());
         }
         self.abandon_path0(ABANDON_ANSWER);
@@ -76,7 +87,7 @@ impl Connection {
         self.multipath.path0_abandon_pending = Some(error_code);
         if self.multipath.on_abandoned(PathId::INITIAL) {
             // §4.6: the peer may open another path in its place.
-            self.issue_path_connection_ids();
+            self.update_path_limit();
         }
         self.path.responses.clear();
         self.spaces[SpaceId::Data as usize].probes = 0;

@@ -43,6 +43,8 @@ impl Connection {
             mtu_probe: None,
             ce_growth: 0,
         };
+        // RFC 6356 §3: LIA's increase reads every path's state (`multipath_coupling.rs`).
+        self.couple_before_ack(path);
         let advertised = self.peer_advertised_max_ack_delay();
         let sender = &self.ack_frequency.sender;
         let Some(sp) = self.path_spaces.get_mut(path) else {

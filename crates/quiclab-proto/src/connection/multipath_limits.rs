@@ -11,6 +11,15 @@ use super::Connection;
 use crate::wire::{Frame, MultipathFrame};
 
 impl Connection {
+    /// Raises our path ID limit as abandoned paths allow (`MultipathState::raise_limit`)
+    /// and issues connection IDs for the path IDs it opens.
+    pub(super) fn update_path_limit(&mut self) {
+        let held = self.path_spaces.iter().filter(|(_, s)| s.abandoned).count();
+        if self.multipath.raise_limit(held) {
+            self.issue_path_connection_ids();
+        }
+    }
+
     /// The pending MAX_PATH_ID and PATHS_BLOCKED frames, in a 1-RTT packet.
     pub(super) fn write_path_limits(&mut self, buf: &mut Vec<u8>, p: &mut OpenPacket, max: usize) {
         if p.zero_rtt {

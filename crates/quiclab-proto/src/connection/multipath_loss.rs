@@ -25,9 +25,13 @@ use crate::wire::frame_mp::abandon_code;
 use crate::wire::PathId;
 
 impl Connection {
-    /// Path `path_id`'s loss recovery so far (above 0, its space open).
+    /// Path `path_id`'s loss recovery so far (above 0; once freed, its last counts
+    /// while remembered, `freed_paths.rs`).
     pub fn multipath_path_loss(&self, path_id: u32) -> Option<PathLossStats> {
-        let sp = self.path_spaces.get(PathId(path_id))?;
+        let Some(sp) = self.path_spaces.get(PathId(path_id)) else {
+            let freed = self.path_spaces.freed.get(PathId(path_id))?;
+            return Some(freed.loss);
+        };
         Some(PathLossStats {
             pto_count: sp.recovery.pto_count(),
             ..sp.loss
@@ -118,6 +122,8 @@ impl Connection {
                 after = Some(path);
                 self.on_path_loss_timeout(now, path);
             }
+            // §3.4: abandoned paths whose 3 PTO are over.
+            self.free_abandoned_paths(now);
         }
         self.refresh_path_timers();
     }

@@ -45,7 +45,7 @@ impl Connection {
             path,
             rtt,
             || {
-                let cc = config.congestion_control.build_seeded(mss, seed);
+                let cc = config.path_congestion_control().build_seeded(mss, seed);
                 crate::cc::with_careful_resume(cc, &config.careful_resume, mss)
             },
             || super::path::new_pacer(config),

@@ -39,7 +39,7 @@ impl Connection {
         if path == PathId::INITIAL || path > self.multipath.peer_max_path_id() {
             return Err(PathSendError::InvalidPathId);
         }
-        if self.path_spaces.get(path).is_some_and(|s| s.abandoned) {
+        if self.multipath.is_abandoned(path) {
             // §3.4: an abandoned path ID is not used again.
             return Err(PathSendError::InvalidPathId);
         }
@@ -52,9 +52,23 @@ impl Connection {
     }
 
     /// Packets received and sent on path `path_id` (above 0), if its space is open.
+    /// Once the path is freed (3 PTO after it was abandoned), its last counts while
+    /// remembered (`freed_paths.rs`).
     pub fn multipath_packets(&self, path_id: u32) -> Option<(u64, u64)> {
-        let sp = self.path_spaces.get(PathId(path_id))?;
+        let path = PathId(path_id);
+        let Some(sp) = self.path_spaces.get(path) else {
+            let freed = self.path_spaces.freed.get(path)?;
+            return Some((freed.received, freed.sent));
+        };
         Some((sp.received, sp.sent))
+    }
+
+    /// Whether path `path_id`'s state was freed (§3.4: 3 PTO after it was abandoned).
+    pub fn multipath_path_freed(&self, path_id: u32) -> bool {
+        let path = PathId(path_id);
+        path != PathId::INITIAL
+            && self.multipath.is_abandoned(path)
+            && self.path_spaces.get(path).is_none()
     }
 
     /// Path `path_id`'s smoothed RTT and bytes in flight (its own recovery, §5), if
@@ -113,16 +127,28 @@ impl Connection {
 
     /// Whether path `path_id` (above 0) was validated by the peer's PATH_RESPONSE.
     pub fn multipath_path_validated(&self, path_id: u32) -> bool {
-        self.path_spaces
-            .get(PathId(path_id))
-            .is_some_and(|s| s.validated)
+        let path = PathId(path_id);
+        match self.path_spaces.get(path) {
+            Some(s) => s.validated,
+            None => self
+                .path_spaces
+                .freed
+                .get(path)
+                .is_some_and(|f| f.validated),
+        }
     }
 
     /// Bytes of the packets received on path `path_id` (above 0).
     pub fn multipath_bytes_received(&self, path_id: u32) -> u64 {
-        self.path_spaces
-            .get(PathId(path_id))
-            .map_or(0, |s| s.received_bytes)
+        let path = PathId(path_id);
+        match self.path_spaces.get(path) {
+            Some(s) => s.received_bytes,
+            None => self
+                .path_spaces
+                .freed
+                .get(path)
+                .map_or(0, |f| f.received_bytes),
+        }
     }
 
     /// The path above 0 with something to send now, the lowest path ID first: a
@@ -181,6 +207,8 @@ impl Connection {
 
     /// The next packet on a path above 0, if one has something to send.
     pub(super) fn poll_path_packet(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+        // §3.4: an abandoned path's state is freed 3 PTO from now.
+        self.arm_path_freeing(now);
         let path = self.path_to_send(now)?;
         self.send_on_path(now, path, buf, false)
     }

@@ -160,19 +160,24 @@ impl MultipathState {
         self.abandoned.contains(u64::from(path.0))
     }
 
-    /// `path` was abandoned (§3.4): its statuses are forgotten, and our limit is raised
-    /// so that the peer may again hold `window` path IDs above 0 that are not
-    /// abandoned (§4.6 MAX_PATH_ID; §3.5 "When an endpoint cannot open a path because
-    /// there are no unused path IDs, it SHOULD ... send a MAX_PATH_ID frame"). Returns
-    /// whether the limit rose. The path state the peer can make us hold stays bounded:
-    /// at most `window + 1` path IDs are open at once, and an abandoned path's state is
-    /// freed 3 PTO later (`multipath_retire.rs`).
+    /// `path` was abandoned (§3.4): its statuses are forgotten, its ID never used
+    /// again. Returns whether it was new.
     pub fn on_abandoned(&mut self, path: PathId) -> bool {
         if !self.abandoned.insert_one(u64::from(path.0)) {
             return false;
         }
         self.peer_status.remove(&path);
         self.local_status.forget(path);
+        true
+    }
+
+    /// Raises our limit so that the peer may again hold `window` path IDs above 0
+    /// that are not abandoned (§4.6 MAX_PATH_ID; §3.5 "When an endpoint cannot open a
+    /// path because there are no unused path IDs, it SHOULD ... send a MAX_PATH_ID
+    /// frame"), but never past `2 x (window + 1)` path IDs holding state: the open ones
+    /// and the `held` abandoned ones not yet freed (3 PTO, `multipath_retire.rs`);
+    /// their freeing calls this again. Returns whether the limit rose.
+    pub fn raise_limit(&mut self, held: usize) -> bool {
         let top = u64::from(self.local_max.0);
         let gone: u64 = self
             .abandoned
@@ -181,12 +186,12 @@ impl MultipathState {
             .sum();
         let open = top.saturating_add(1).saturating_sub(gone);
         let want = u64::from(self.window).saturating_add(1);
-        if open >= want {
-            return false;
-        }
-        let raised = top
-            .saturating_add(want.saturating_sub(open))
-            .min(u64::from(u32::MAX));
+        let room = want
+            .saturating_mul(2)
+            .saturating_sub(open)
+            .saturating_sub(held as u64);
+        let raise = want.saturating_sub(open).min(room);
+        let raised = top.saturating_add(raise).min(u64::from(u32::MAX));
         if raised == top {
             return false;
         }
@@ -331,14 +336,18 @@ mod tests {
     fn abandoned_paths_raise_our_limit_to_keep_the_window() {
         let mut m = on(2, 2);
         assert!(m.on_abandoned(PathId(1)));
+        assert!(m.raise_limit(1));
         assert_eq!(m.local_max_path_id(), PathId(3));
         assert_eq!(m.max_path_id_to_send(), Some(PathId(3)));
         m.on_max_path_id_sent();
         assert!(!m.on_abandoned(PathId(1)), "once");
+        assert!(!m.raise_limit(1));
         assert_eq!(m.max_path_id_to_send(), None);
         m.on_abandoned(PathId(0));
         m.on_abandoned(PathId(3));
+        assert!(m.raise_limit(2));
         assert_eq!(m.local_max_path_id(), PathId(5));
+        assert!(!m.raise_limit(1));
         m.on_max_path_id_lost(PathId(4)); // superseded
         m.on_max_path_id_sent();
         assert_eq!(m.max_path_id_to_send(), None);
@@ -348,6 +357,21 @@ mod tests {
         assert_eq!(open, vec![2..3, 4..6]);
         m.on_path_status(PathId(1), 9, true);
         assert_eq!(m.peer_status(PathId(1)), None, "abandoned: not kept");
+    }
+
+    #[test]
+    fn abandoned_paths_not_yet_freed_hold_the_limit_back() {
+        let mut m = on(1, 1);
+        m.on_abandoned(PathId(1));
+        assert!(m.raise_limit(1));
+        m.on_abandoned(PathId(2));
+        assert!(m.raise_limit(2));
+        m.on_abandoned(PathId(3));
+        // Path 0 open and 1, 2, 3 held: 2 x (1 + 1) path IDs hold state already.
+        assert!(!m.raise_limit(3));
+        assert_eq!(m.local_max_path_id(), PathId(3));
+        assert!(m.raise_limit(1), "two freed");
+        assert_eq!(m.local_max_path_id(), PathId(4));
     }
 
     #[test]

@@ -83,6 +83,25 @@ impl PathCids {
             .unwrap_or_default()
     }
 
+    /// §3.4: the peer's IDs for an abandoned `path` are retired at once (no frame:
+    /// abandoning says it), and nothing more is owed the peer about the path.
+    pub fn forget_remote(&mut self, path: PathId) {
+        if let Some(p) = self.paths.get_mut(&path) {
+            p.remote.clear();
+            p.pending_new.clear();
+            p.pending_retire.clear();
+        }
+    }
+
+    /// Frees everything about `path` (3 PTO after it was abandoned); returns our IDs
+    /// it held, for the endpoint to stop routing.
+    pub fn remove(&mut self, path: PathId) -> Vec<ConnectionId> {
+        self.paths
+            .remove(&path)
+            .map(|p| p.local.values().map(|v| v.0).collect())
+            .unwrap_or_default()
+    }
+
     /// How many path IDs hold connection IDs (ours or the peer's).
     pub fn len(&self) -> usize {
         self.paths.len()

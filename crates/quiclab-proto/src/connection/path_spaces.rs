@@ -6,6 +6,7 @@
 //! below both sides' limits, opened by us or by an authenticated packet on one of our
 //! path connection IDs.
 
+use super::freed_paths::FreedPaths;
 use super::spaces::SentRecord;
 use crate::ack::AckTracker;
 use crate::cc::CongestionController;
@@ -63,6 +64,19 @@ pub struct PathLossStats {
     pub lost_by_timer: u64,
 }
 
+/// A freed path's final counts (`freed_paths.rs` keeps the last few).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct FreedPath {
+    /// Its loss recovery counts (the PTO count as it was when freed).
+    pub loss: PathLossStats,
+    /// Packets received and sent on it, and the bytes of those received.
+    pub received: u64,
+    pub sent: u64,
+    pub received_bytes: u64,
+    /// Whether the peer had validated it.
+    pub validated: bool,
+}
+
 /// One path's packet number space and recovery (path IDs above 0).
 pub(super) struct PathSpace {
     /// Packet numbers received on the path, reported in PATH_ACK frames (§4.1).
@@ -113,6 +127,9 @@ pub(super) struct PathSpace {
     pub abandoned: bool,
     /// PATH_ABANDON (with this error code) still to be sent (or resent, if lost).
     pub abandon_pending: Option<u64>,
+    /// Once abandoned: when the path's state is freed (§3.4: kept 3 PTO for the
+    /// peer's packets still in transit; `multipath_retire.rs`).
+    pub free_at: Option<Instant>,
 }
 
 /// The PTO expiry of a path above 0 at which an unanswered PATH_CHALLENGE on it ends
@@ -171,6 +188,8 @@ pub(super) struct PathSpaces {
     /// The path above 0 whose packet's frames are being processed, so that
     /// PATH_CHALLENGE and PATH_RESPONSE act on it (RFC 9000 §8.2.2).
     pub receiving: Option<PathId>,
+    /// The counts of the last paths freed (`remove`).
+    pub freed: FreedPaths<FreedPath>,
 }
 
 impl PathSpaces {
@@ -213,6 +232,7 @@ impl PathSpaces {
             challenge_pending: false,
             validated: false,
             validation_ptos: 0,
+            free_at: None,
             responses: Vec::new(),
             abandoned: false,
             abandon_pending: None,
@@ -228,6 +248,32 @@ impl PathSpaces {
         self.paths.iter_mut().map(|(k, v)| (*k, v))
     }
 
+    /// Frees the space of `path` (§3.4, 3 PTO after it was abandoned).
+    pub fn remove(&mut self, path: PathId) {
+        if let Some(s) = self.paths.remove(&path) {
+            let counts = FreedPath {
+                loss: PathLossStats {
+                    pto_count: s.recovery.pto_count(),
+                    ..s.loss
+                },
+                received: s.received,
+                sent: s.sent,
+                received_bytes: s.received_bytes,
+                validated: s.validated,
+            };
+            self.freed.push(path, counts);
+        }
+    }
+
+    /// The abandoned paths whose state is due to be freed at `now`.
+    pub fn due_to_free(&self, now: Instant) -> Vec<PathId> {
+        self.paths
+            .iter()
+            .filter(|(_, s)| s.free_at.is_some_and(|t| t <= now))
+            .map(|(id, _)| *id)
+            .collect()
+    }
+
     /// How many path spaces are held.
     pub fn len(&self) -> usize {
         self.paths.len()
@@ -240,9 +286,15 @@ impl PathSpaces {
             .find_map(|(id, p)| p.abandon_pending.map(|e| (*id, e)))
     }
 
-    /// The earliest loss detection deadline over the open paths (`Timer::PathLoss`).
+    /// The earliest loss detection deadline over the open paths, or time to free an
+    /// abandoned one (`Timer::PathLoss`).
     pub fn loss_deadline(&self) -> Option<Instant> {
-        self.paths.values().filter_map(|p| p.loss_timer).min()
+        let free = self.paths.values().filter_map(|p| p.free_at);
+        self.paths
+            .values()
+            .filter_map(|p| p.loss_timer)
+            .chain(free)
+            .min()
     }
 
     /// The earliest pacing deadline over the open paths (`Timer::PathPacing`).

@@ -499,7 +499,10 @@ impl Connection {
             record: std::mem::take(record),
             logged: None,
         };
-        // Path 0 is abandoned: the scheduler never picks it, so no stream data here.
+        // Path 0 is abandoned: the scheduler never picks it, so no stream data here;
+        // PATH_RESPONSEs to challenges that still came on path 0 are not sent on
+        // another path (RFC 9000 §8.2.2: on the path of the challenge).
+        self.path.responses.clear();
         self.write_data_frames(now, buf, &mut p, max);
         *record = p.record;
         p.ack_eliciting

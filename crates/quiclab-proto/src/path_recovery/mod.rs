@@ -98,6 +98,12 @@ impl<T> Recovery<T> {
         &*self.cc
     }
 
+    /// LIA's coupling for the controller's next increases (RFC 6356 §3; see
+    /// `CongestionController::set_coupling`).
+    pub fn set_coupling(&mut self, coupling: Option<crate::cc::Coupling>) {
+        self.cc.set_coupling(coupling);
+    }
+
     /// Consecutive probe timeouts (RFC 9002 §6.2.1).
     pub fn pto_count(&self) -> u32 {
         self.pto_count

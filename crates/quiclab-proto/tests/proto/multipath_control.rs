@@ -7,9 +7,11 @@
 use crate::misbehaving::{conn, connected_with, run_for, send, DELAY};
 use crate::multipath::{config, payload, second_address, two_paths, two_paths_with, upload};
 
-use quiclab_proto::raw::{Frame, MultipathFrame, PathId, SpaceId};
+use quiclab_proto::raw::{AckFrame, Frame, MultipathFrame, NewConnectionIdFrame, PathId, SpaceId};
 use quiclab_proto::testing::{drain_stream, Pair};
-use quiclab_proto::{CloseReason, Dir, Instant, PathSendError, Side, TransportErrorCode};
+use quiclab_proto::{
+    CloseReason, ConnectionId, Dir, Instant, PathSendError, Side, TransportErrorCode,
+};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
@@ -275,7 +277,8 @@ fn handover_stall_when_interface_0_goes_down() {
 /// §4.6, §4.7: with a limit of one path above 0 on both sides, the client asks for
 /// path 2: refused with `PathsBlocked`, and the server hears PATHS_BLOCKED(1) once
 /// however often the client asks; each path abandoned raises both limits by one
-/// (MAX_PATH_ID) so the next path ID opens, again and again.
+/// (MAX_PATH_ID) so the next path ID opens, again and again (once the path abandoned
+/// before it was freed).
 #[test]
 fn max_path_id_follows_abandoned_paths_and_paths_blocked_tells_the_peer() {
     let mut p = two_paths_with(config(Some(1)), config(Some(1)), 98);
@@ -291,7 +294,9 @@ fn max_path_id_follows_abandoned_paths_and_paths_blocked_tells_the_peer() {
     );
     for path in 1..6u32 {
         p.client_conn().multipath_abandon_path(path, 0).unwrap();
-        run_for(&mut p, DELAY * 8);
+        // Long enough for the path abandoned before to be freed (3 PTO): until then it
+        // holds the limit back (at most 2 x (1 + 1) path IDs with state).
+        run_for(&mut p, Duration::from_millis(400));
         let next = path + 1;
         for side in [Side::Client, Side::Server] {
             let c = conn(&mut p, side);
@@ -307,4 +312,93 @@ fn max_path_id_follows_abandoned_paths_and_paths_blocked_tells_the_peer() {
         assert!(p.server_conn().unwrap().multipath_path_validated(next));
     }
     assert_eq!(p.server_conn().unwrap().multipath_peer_blocked().0, 1);
+}
+
+/// §3.4: an abandoned path's state is kept 3 PTO, then freed (its space, our IDs for
+/// it; the peer's IDs at once): forty paths opened and abandoned one after another
+/// leave both sides holding about what one open path needs, never growing with the
+/// count (`Footprint::multipath_paths`).
+#[test]
+fn abandoned_paths_are_freed_and_memory_stays_bounded() {
+    let mut p = two_paths_with(config(Some(2)), config(Some(2)), 99);
+    let addr = |n: u32| -> std::net::SocketAddr {
+        format!("10.0.{}.{}:40001", n / 200, n % 200 + 3)
+            .parse()
+            .unwrap()
+    };
+    let mut most = [0usize; 2];
+    for path in 1..=40u32 {
+        p.client_conn().multipath_abandon_path(path, 0).unwrap();
+        run_for(&mut p, DELAY * 6);
+        let next = path + 1;
+        p.add_client_address(addr(next));
+        p.client_conn()
+            .multipath_open_path(next, addr(next))
+            .unwrap();
+        run_for(&mut p, DELAY * 6);
+        assert!(p.client_conn().multipath_path_validated(next), "{next}");
+        for (i, side) in [Side::Client, Side::Server].into_iter().enumerate() {
+            let c = conn(&mut p, side);
+            assert!(!c.is_closed(), "{:?}", c.close_reason());
+            most[i] = most[i].max(c.footprint().multipath_paths);
+        }
+    }
+    run_for(&mut p, Duration::from_secs(5));
+    for (i, side) in [Side::Client, Side::Server].into_iter().enumerate() {
+        let c = conn(&mut p, side);
+        assert!(c.multipath_path_freed(40), "{side:?}: path 40 freed");
+        assert!(
+            c.multipath_packets(40).is_some(),
+            "{side:?}: its counts kept"
+        );
+        assert!(!c.multipath_path_freed(41), "{side:?}");
+        assert!(c.multipath_path_abandoned(40), "{side:?}");
+        assert!(c.multipath_packets(41).is_some(), "{side:?}: path 41 open");
+        let now = c.footprint().multipath_paths;
+        eprintln!(
+            "{side:?}: multipath_paths at most {}, at the end {now}",
+            most[i]
+        );
+        // Path 41's space, the CIDs of path IDs 41 to 43, one range of abandoned IDs.
+        assert!(now <= 6, "{side:?}: {now} entries at the end");
+        // While abandoning: at most two more paths' worth on top.
+        assert!(most[i] <= 12, "{side:?}: at most {} entries", most[i]);
+    }
+    // §4: frames about a freed path ID (here forged by the client) are ignored: no
+    // error, nothing held again.
+    let held = p.server_conn().unwrap().footprint().multipath_paths;
+    let frames = [
+        Frame::Multipath(MultipathFrame::PathAck {
+            path_id: PathId(40),
+            ack: AckFrame {
+                ack_delay: 0,
+                ranges: vec![0..=1_000],
+                ecn: None,
+            },
+        }),
+        Frame::Multipath(MultipathFrame::PathNewConnectionId {
+            path_id: PathId(40),
+            cid: NewConnectionIdFrame {
+                sequence: 9,
+                retire_prior_to: 0,
+                id: ConnectionId::new(&[9; 8]).unwrap(),
+                reset_token: [9; 16],
+            },
+        }),
+        Frame::Multipath(MultipathFrame::PathStatus {
+            path_id: PathId(40),
+            sequence: 99,
+            backup: true,
+        }),
+        Frame::Multipath(MultipathFrame::PathAbandon {
+            path_id: PathId(40),
+            error_code: 0,
+        }),
+    ];
+    send(&mut p, Side::Client, SpaceId::Data, &frames);
+    run_for(&mut p, DELAY * 4);
+    let s = p.server_conn().unwrap();
+    assert!(!s.is_closed(), "{:?}", s.close_reason());
+    assert_eq!(s.footprint().multipath_paths, held);
+    assert_eq!(s.multipath_peer_status(40), None);
 }

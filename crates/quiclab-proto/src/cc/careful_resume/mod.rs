@@ -485,6 +485,10 @@ impl CongestionController for CarefulResume {
         self.inner.set_window(cwnd, ssthresh)
     }
 
+    fn set_coupling(&mut self, coupling: Option<super::Coupling>) {
+        self.inner.set_coupling(coupling);
+    }
+
     fn take_careful_resume_update(&mut self) -> Option<PhaseUpdate> {
         self.take_update()
     }
