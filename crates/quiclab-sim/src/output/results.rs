@@ -117,7 +117,9 @@ pub struct FlowPathResult {
     /// Abandoned before the end of the run (§3.4), by either end.
     pub abandoned: bool,
     /// Its smoothed RTT at the end as the client's recovery for it had it, seconds
-    /// (`None` for path 0, which `FlowResult` covers, or without a sample).
+    /// (`None` for path 0, which `FlowResult` covers, or without a sample). The
+    /// peer's PATH_ACKs may come back on another path (draft §4.1), so this is not
+    /// the path's own round trip.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub srtt_s: Option<f64>,
 }

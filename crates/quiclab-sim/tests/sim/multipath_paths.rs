@@ -58,7 +58,10 @@ fn both_paths_carry_the_download() {
     // Each path's link (20 and 10 Mbit/s) carries a real share of it.
     assert!(f.paths[0].bytes_rx > 1_000_000, "{:?}", f.paths[0]);
     assert!(f.paths[1].bytes_rx > 1_000_000, "{:?}", f.paths[1]);
-    assert!(f.paths[1].srtt_s.is_some_and(|s| s >= 0.070));
+    // The client's recovery for path 1 has an RTT (its ACKs may come back on path 0,
+    // §4.1, so it lies between the two paths' RTTs).
+    let srtt = f.paths[1].srtt_s.unwrap_or(0.0);
+    assert!((0.030..0.2).contains(&srtt), "path 1 srtt {srtt}");
     // Faster than the 20 Mbit/s path alone could carry it (2.0 s of payload).
     let single = run(&two_paths("", "", false, 5_000_000));
     assert!(single.flows[0].paths.is_empty());
