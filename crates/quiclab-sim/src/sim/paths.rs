@@ -434,10 +434,10 @@ impl Simulation {
         for i in flows {
             // A multipath client abandons the interface's path instead (§3.4 of
             // draft-ietf-quic-multipath), unless it is its last.
-            if self.flow_multipath(i) {
-                if !matches!(action, Action::Down) || self.multipath_on_down(i, iface) {
-                    continue;
-                }
+            if self.flow_multipath(i)
+                && (!matches!(action, Action::Down) || self.multipath_on_down(i, iface))
+            {
+                continue;
             }
             let current = self.paths.interface_of(self.client_local(i).ip());
             if current.is_some_and(|c| self.paths.up[c]) {
