@@ -30,6 +30,7 @@ mod addr_hash;
 mod finish;
 mod flows;
 mod hosts;
+mod multipath;
 mod paths;
 mod resume;
 mod session;
@@ -583,7 +584,11 @@ impl Simulation {
         if !self.paths.flows.is_empty() {
             let n = &self.nodes[node];
             if self.flows[n.flow].client_node == node {
-                self.paths.on_client_rx(n.flow, self.now, pkt.dst);
+                let flow = n.flow;
+                self.paths.on_client_rx(flow, self.now, pkt.dst);
+                if !self.paths.mp.is_empty() {
+                    self.multipath_count(flow, pkt.dst.ip(), pkt.payload.len(), true);
+                }
             }
         }
         if self.nodes[node].model.is_some() {

@@ -40,7 +40,7 @@ fn out_dir(name: &str) -> PathBuf {
 
 /// The experiments this file runs, and those the CLI's tests run (they need real
 /// stacks or the quiclab binary).
-const EXPERIMENTS: [&str; 13] = [
+const EXPERIMENTS: [&str; 14] = [
     "ack-ratio",
     "careful-resume",
     "cc-compete",
@@ -51,6 +51,7 @@ const EXPERIMENTS: [&str; 13] = [
     "instant-ack",
     "l4s",
     "leo",
+    "multipath",
     "paths",
     "quic-vs-tcp",
     "satellite-ack",
@@ -280,6 +281,11 @@ fn cpu_limited_peer_quick() {
 #[test]
 fn paths_quick() {
     check("paths", |_| {});
+}
+
+#[test]
+fn multipath_quick() {
+    check("multipath", |_| {});
 }
 
 #[test]

@@ -84,6 +84,11 @@ pub struct FlowResult {
     /// `path_events` summed up; absent without any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path_summary: Option<PathSummary>,
+    /// With multipath negotiated (`transport.multipath`, `sim/multipath.rs`): each
+    /// path the client opened, in the order it opened them (path 0 on the first
+    /// interface first), with the datagrams that crossed it; absent otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<FlowPathResult>,
     /// The client's and the server's host model counters (`host/stats.rs`): receive
     /// queue and socket drops, CPU busy time and utilisation, timer lateness; absent
     /// for an endpoint without a host table.
@@ -91,6 +96,32 @@ pub struct FlowResult {
     pub client_host: Option<crate::host::HostStats>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server_host: Option<crate::host::HostStats>,
+}
+
+/// One multipath path of a flow (`FlowResult::paths`, draft-ietf-quic-multipath §3):
+/// the datagrams of the flow that the client received on it and sent on it, as the
+/// simulator saw them cross the path's interface while the path was that interface's.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct FlowPathResult {
+    pub path_id: u32,
+    /// The client host's interface it runs on.
+    pub interface: String,
+    /// The client marked it backup (PATH_STATUS_BACKUP, §3.3).
+    pub backup: bool,
+    /// UDP payload bytes and datagrams received by the client on it.
+    pub bytes_rx: u64,
+    pub datagrams_rx: u64,
+    /// UDP payload bytes and datagrams the client sent on it.
+    pub bytes_tx: u64,
+    pub datagrams_tx: u64,
+    /// Abandoned before the end of the run (§3.4), by either end.
+    pub abandoned: bool,
+    /// Its smoothed RTT at the end as the client's recovery for it had it, seconds
+    /// (`None` for path 0, which `FlowResult` covers, or without a sample). The
+    /// peer's PATH_ACKs may come back on another path (draft §4.1), so this is not
+    /// the path's own round trip.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub srtt_s: Option<f64>,
 }
 
 /// A flow's path events together (`FlowResult::path_summary`).

@@ -103,6 +103,12 @@ pub struct Interface {
     /// Up at the start (default true).
     #[serde(default = "yes")]
     pub up: bool,
+    /// With multipath negotiated (`transport.multipath`): the client marks this
+    /// interface's path backup with PATH_STATUS_BACKUP (draft-ietf-quic-multipath
+    /// §3.3), so it carries stream data only when no available path can (default
+    /// false; not serialized then).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub backup: bool,
     /// Client -> network.
     pub forward: LinkConfig,
     /// Network -> client.

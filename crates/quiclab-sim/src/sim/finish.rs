@@ -102,6 +102,7 @@ impl Simulation {
             }
             result.path_events = self.path_event_results(i);
             result.path_summary = PathSummary::of(&result.path_events);
+            result.paths = self.multipath_results(i);
             result.client.spurious_congestion_events = stats.spurious_congestion_events;
             result.server.spurious_congestion_events = self.server_spurious(f.server_node);
             result.client_host = self.host_stats(f.client_node, end.as_secs_f64());

@@ -93,9 +93,12 @@ pub(super) struct FlowPaths {
 pub(super) struct Paths {
     /// Each interface's address, whether it carries packets, and whether the clients
     /// believe it does (told of every up; of downs only when `told`).
-    addrs: Vec<Ipv4Addr>,
+    pub(super) addrs: Vec<Ipv4Addr>,
     up: Vec<bool>,
-    believed_up: Vec<bool>,
+    pub(super) believed_up: Vec<bool>,
+    /// Each interface's name, and whether its multipath path is a backup one.
+    pub(super) names: Vec<String>,
+    pub(super) backup: Vec<bool>,
     told: bool,
     silence_ptos: f64,
     /// For each link, its interface (empty without interfaces).
@@ -106,6 +109,8 @@ pub(super) struct Paths {
     /// Flows measured (those with rebindings, and every QUIC flow on a host with
     /// interfaces), by index.
     pub(super) flows: BTreeMap<usize, FlowPaths>,
+    /// The QUIC flows that may use multipath (`sim/multipath.rs`), by index.
+    pub(super) mp: BTreeMap<usize, super::multipath::MpFlow>,
 }
 
 impl Paths {
@@ -124,6 +129,8 @@ impl Paths {
             addrs,
             believed_up: up.clone(),
             up,
+            names: h.interfaces.iter().map(|i| i.name.clone()).collect(),
+            backup: h.interfaces.iter().map(|i| i.backup).collect(),
             told: h.told,
             silence_ptos: h.silence_ptos,
             link_iface,
@@ -294,6 +301,11 @@ impl Simulation {
                     ..FlowPaths::default()
                 };
                 self.paths.flows.insert(i, fp);
+                if self.paths.addrs.len() > 1 && f.transport.is_quic() {
+                    let backup0 = self.paths.backup[0];
+                    let mp = super::multipath::MpFlow::new(self.paths.addrs.len(), backup0);
+                    self.paths.mp.insert(i, mp);
+                }
                 if interfaces && self.paths.watches_silence() && f.transport.is_quic() {
                     self.events.push(secs(f.start_s), Ev::PathCheck(i));
                 }
@@ -382,6 +394,7 @@ impl Simulation {
                 }
             }
             Action::Up => {
+                self.multipath_on_up(iface);
                 self.paths.up[iface] = true;
                 self.paths.believed_up[iface] = true;
                 // Back with its configured links: a degradation ends.
@@ -419,6 +432,13 @@ impl Simulation {
         // RFC 9000 §9.2: a client told that its interface went down moves to one that
         // is up (or waits for one).
         for i in flows {
+            // A multipath client abandons the interface's path instead (§3.4 of
+            // draft-ietf-quic-multipath), unless it is its last.
+            if self.flow_multipath(i)
+                && (!matches!(action, Action::Down) || self.multipath_on_down(i, iface))
+            {
+                continue;
+            }
             let current = self.paths.interface_of(self.client_local(i).ip());
             if current.is_some_and(|c| self.paths.up[c]) {
                 continue;
@@ -434,7 +454,8 @@ impl Simulation {
     /// its workload runs, it deems its path dead and moves to the next interface it
     /// believes up.
     pub(super) fn path_check(&mut self, i: usize) {
-        if self.flows[i].measure.done_at.is_some() {
+        if self.flows[i].measure.done_at.is_some() || self.flow_multipath(i) {
+            // A multipath client keeps its paths (`sim/multipath.rs`).
             return;
         }
         let now = self.now;

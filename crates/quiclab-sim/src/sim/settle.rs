@@ -42,7 +42,14 @@ impl Simulation {
             self.paths
                 .on_delivered(node.flow, now, flow.measure.delivered);
         }
+        if !self.paths.mp.is_empty() {
+            self.multipath_turn(n);
+        }
+        let node = &self.nodes[n];
         let default_src = node.public.unwrap_or(node.addr);
+        // A multipath connection's transmits name their path's interface, which is
+        // no migration (`sim/multipath.rs`).
+        let multipath = !self.paths.mp.is_empty() && self.flow_multipath(node.flow);
         loop {
             if !self.can_send(n) {
                 break;
@@ -58,7 +65,9 @@ impl Simulation {
                         // interface of the host, `sim/paths.rs`).
                         let src = match t.source {
                             Some(SocketAddr::V4(a)) => {
-                                node.local = Some(a);
+                                if !multipath {
+                                    node.local = Some(a);
+                                }
                                 a
                             }
                             _ => default_src,
@@ -85,6 +94,12 @@ impl Simulation {
                 continue;
             };
             self.nodes[n].route = Some((src, dst, route));
+            if multipath {
+                let i = self.nodes[n].flow;
+                if self.flows[i].client_node == n {
+                    self.multipath_count(i, src.ip(), payload.len(), false);
+                }
+            }
             let pkt = Packet {
                 src,
                 dst,
@@ -131,7 +146,8 @@ impl Simulation {
         }
         // The route leaves from the host of the source address: an interface's own for
         // a migrated connection.
-        let src_host = if node.local == Some(src) {
+        let multipath = !self.paths.mp.is_empty() && self.flow_multipath(node.flow);
+        let src_host = if node.local == Some(src) || (multipath && src != node.addr) {
             self.host_index.get(src.ip()).copied().unwrap_or(node.host)
         } else {
             node.host

@@ -28,6 +28,7 @@ mod interfaces;
 mod line_rate;
 mod link_profiles;
 mod media_workload;
+mod multipath_paths;
 mod pcap_decrypt;
 mod pep;
 mod rebinding;
