@@ -592,14 +592,32 @@ pub(crate) fn two_paths(seed: u64) -> Pair {
 /// [`two_paths`] with these configs (multipath enabled in both).
 pub(crate) fn two_paths_with(client: TransportConfig, server: TransportConfig, seed: u64) -> Pair {
     let mut p = connected_with(client, server, seed);
-    run_for(&mut p, DELAY * 4);
+    open_second_path(&mut p, DELAY * 4, DELAY * 4);
+    assert!(p.client_conn().multipath_path_validated(1));
+    p
+}
+
+/// After `before`, the client opens path 1 from [`second_address`]; then `after` runs.
+pub(crate) fn open_second_path(
+    p: &mut Pair,
+    before: std::time::Duration,
+    after: std::time::Duration,
+) {
+    run_for(p, before);
     p.add_client_address(second_address());
     p.client_conn()
         .multipath_open_path(1, second_address())
         .unwrap();
-    run_for(&mut p, DELAY * 4);
-    assert!(p.client_conn().multipath_path_validated(1));
-    p
+    run_for(p, after);
+}
+
+/// Runs `p` until both sides have confirmed the handshake (within 5 s).
+pub(crate) fn confirm_handshake(p: &mut Pair) {
+    p.run_until(quiclab_proto::Instant::from_millis(5_000), |p| {
+        p.client_conn().is_handshake_confirmed()
+            && p.server_conn().is_some_and(|s| s.is_handshake_confirmed())
+    })
+    .expect("handshake");
 }
 
 /// §3.4: either side abandons path 1 in the middle of a 1 MB upload: both end with

@@ -10,11 +10,13 @@
 //! - `min_rtt`: every acknowledgment on path 1, so path 1's 20 ms and path 0's
 //!   40 + 10 = 50 ms.
 
-use crate::misbehaving::{pair, run_for};
-use crate::multipath::{config, payload, second_address, upload};
+use crate::misbehaving::pair;
+use crate::multipath::{
+    config, confirm_handshake, open_second_path, payload, second_address, upload,
+};
 
 use quiclab_proto::testing::Pair;
-use quiclab_proto::{AckPath, Instant, MultipathScheduler};
+use quiclab_proto::{AckPath, MultipathScheduler};
 use std::cell::Cell;
 use std::rc::Rc;
 use std::time::Duration;
@@ -29,17 +31,12 @@ fn slow_path0(mode: AckPath, seed: u64) -> Pair {
     let mut p = pair(c, s, seed);
     let first = p.client_addr;
     p.address_delay.insert(first, Duration::from_millis(30));
-    p.run_until(Instant::from_millis(5_000), |p| {
-        p.client_conn().is_handshake_confirmed()
-            && p.server_conn().is_some_and(|s| s.is_handshake_confirmed())
-    })
-    .expect("handshake");
-    run_for(&mut p, Duration::from_millis(200));
-    p.add_client_address(second_address());
-    p.client_conn()
-        .multipath_open_path(1, second_address())
-        .unwrap();
-    run_for(&mut p, Duration::from_millis(400));
+    confirm_handshake(&mut p);
+    open_second_path(
+        &mut p,
+        Duration::from_millis(200),
+        Duration::from_millis(400),
+    );
     assert!(p.client_conn().multipath_path_validated(1));
     p
 }

@@ -4,8 +4,8 @@
 //! and path 1, each path's packet numbers counting from 0; a connection that did not
 //! negotiate multipath logs none, so single-path traces keep their bytes.
 
-use crate::misbehaving::{connected_with, run_for, DELAY};
-use crate::multipath::{config, payload, second_address, upload};
+use crate::misbehaving::{connected_with, DELAY};
+use crate::multipath::{config, open_second_path, payload, upload};
 use quiclab_proto::events::{Event, EventSink, SharedSink, VecSink};
 use quiclab_proto::PacketType;
 use quiclab_proto::QlogWriter;
@@ -35,12 +35,7 @@ fn packets_on_both_paths_carry_their_path_id() {
     let sink = SharedSink::new(VecSink::new());
     let now = p.now;
     p.client_conn().set_event_sink(now, Box::new(sink.clone()));
-    run_for(&mut p, DELAY * 4);
-    p.add_client_address(second_address());
-    p.client_conn()
-        .multipath_open_path(1, second_address())
-        .unwrap();
-    run_for(&mut p, DELAY * 4);
+    open_second_path(&mut p, DELAY * 4, DELAY * 4);
     let data = payload();
     assert_eq!(upload(&mut p, &data, |_, _| {}).len(), data.len());
     let (sent, received) = logged(&sink.lock().events);

@@ -6,11 +6,13 @@
 //! far smaller), by source address.
 
 use crate::misbehaving::{conn, pair, run_for, send, DELAY};
-use crate::multipath::{config, payload, second_address, upload};
+use crate::multipath::{
+    config, confirm_handshake, open_second_path, payload, second_address, upload,
+};
 
 use quiclab_proto::raw::{Frame, MultipathFrame, PathId, SpaceId};
 use quiclab_proto::testing::{drain_stream, Pair};
-use quiclab_proto::{Dir, Instant, MultipathScheduler, Side};
+use quiclab_proto::{Dir, MultipathScheduler, Side};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -51,17 +53,12 @@ fn two_paths_rtts(
     let first = p.client_addr;
     p.address_delay.insert(first, extra0);
     p.address_delay.insert(second_address(), extra1);
-    p.run_until(Instant::from_millis(5_000), |p| {
-        p.client_conn().is_handshake_confirmed()
-            && p.server_conn().is_some_and(|s| s.is_handshake_confirmed())
-    })
-    .expect("handshake");
-    run_for(&mut p, Duration::from_millis(200));
-    p.add_client_address(second_address());
-    p.client_conn()
-        .multipath_open_path(1, second_address())
-        .unwrap();
-    run_for(&mut p, Duration::from_millis(400));
+    confirm_handshake(&mut p);
+    open_second_path(
+        &mut p,
+        Duration::from_millis(200),
+        Duration::from_millis(400),
+    );
     assert!(p.client_conn().multipath_path_validated(1));
     assert!(p.server_conn().unwrap().multipath_path_validated(1));
     p
