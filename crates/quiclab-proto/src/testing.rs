@@ -162,6 +162,13 @@ pub struct Pair {
     /// link's, no random draw): paths of different RTTs for multipath tests. Empty by
     /// default.
     pub address_delay: BTreeMap<SocketAddr, Duration>,
+    /// What happens to the ECN codepoint of every datagram from or to an address,
+    /// after the link's own impairment, indexed by the address's own count of
+    /// datagrams offered in that direction (no random draw): one path of a multipath
+    /// connection that CE-marks or bleaches. Empty by default.
+    pub address_ecn: BTreeMap<SocketAddr, EcnImpairment>,
+    /// Datagrams offered per (address, direction) with an `address_ecn` entry.
+    address_ecn_count: BTreeMap<(SocketAddr, To), u64>,
 }
 
 /// TLS setup of a [`Pair`]: the default is what [`Pair::new`] uses.
@@ -298,6 +305,8 @@ impl Pair {
             capture: None,
             drop_filter: None,
             address_delay: BTreeMap::new(),
+            address_ecn: BTreeMap::new(),
+            address_ecn_count: BTreeMap::new(),
         }
     }
 
@@ -459,7 +468,15 @@ impl Pair {
         stats.sent += 1;
         stats.max_datagram = stats.max_datagram.max(datagram.len());
         stats.ecn_sent[usize::from(ecn.bits())] += 1;
-        let ecn = link.ecn.apply(stats.sent - 1, ecn).bits();
+        let mut ecn = link.ecn.apply(stats.sent - 1, ecn);
+        for addr in [from, dest] {
+            if let Some(imp) = self.address_ecn.get(&addr) {
+                let n = self.address_ecn_count.entry((addr, to)).or_default();
+                ecn = imp.apply(*n, ecn);
+                *n += 1;
+            }
+        }
+        let ecn = ecn.bits();
         // Draw every random number for every datagram, so changing one probability
         // does not shift the others' streams.
         let (l, r, extra, d) = (

@@ -41,7 +41,9 @@ impl Connection {
             ack_delay,
             pto: self.path_pto_context(path),
             mtu_probe: None,
-            ce_growth: 0,
+            // RFC 9002 §7.1 on this path only: its PATH_ACK_ECN's CE growth is a
+            // congestion event for its own controller (`multipath_ecn.rs`).
+            ce_growth: self.path_ce_growth(path, ack),
         };
         // RFC 6356 §3: LIA's increase reads every path's state (`multipath_coupling.rs`).
         self.couple_before_ack(path);
@@ -55,6 +57,8 @@ impl Connection {
             .on_ack(now, &input, &self.config.loss, |acked, lost| {
                 sender.peer_max_ack_delay_after(advertised, acked, lost)
             });
+        // RFC 9000 §13.4.2.1: the path's counts against its newly acknowledged packets.
+        self.validate_path_ecn(path, ack, outcome.largest_grew, &outcome.newly_acked);
         for p in &outcome.newly_acked {
             self.on_frames_acked(SpaceId::Data, &p.data);
         }

@@ -132,7 +132,9 @@ impl Connection {
             if !sp.acks.has_new() {
                 continue;
             }
-            let Some(ack) = sp.acks.build_ack(now, exp, ranges, None) else {
+            // PATH_ACK_ECN once the path's space received a mark (draft §4.1).
+            let ecn = sp.ecn.ack_counts(crate::connection::spaces::SpaceId::Data);
+            let Some(ack) = sp.acks.build_ack(now, exp, ranges, ecn) else {
                 continue;
             };
             let frame = Frame::Multipath(MultipathFrame::PathAck { path_id, ack });

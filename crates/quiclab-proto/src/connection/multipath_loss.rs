@@ -187,6 +187,10 @@ impl Connection {
         }
         tally(&mut self.stats.bytes_lost, loss.lost_bytes);
         if let Some(sp) = self.path_spaces.get_mut(path) {
+            // RFC 9000 §13.4.2: a lost testing packet settles on the path's own ECN.
+            for p in &loss.lost {
+                sp.ecn.on_lost(SpaceId::Data, p.pn, p.data.ecn);
+            }
             tally(&mut sp.loss.lost_packets, n);
             if by_timer {
                 tally(&mut sp.loss.lost_by_timer, n);

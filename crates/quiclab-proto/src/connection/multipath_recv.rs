@@ -37,7 +37,7 @@ impl Connection {
     /// The space of `path` (above 0), opened with a fresh recovery if need be (§5:
     /// each path its own congestion controller, from the configured one).
     pub(super) fn path_space(&mut self, path: PathId) -> &mut PathSpace {
-        let rtt = self.config.initial_rtt();
+        let rtt = (self.config.initial_rtt(), self.config.ecn);
         let mss = u64::from(self.config.max_udp_payload_size);
         let seed = u64::from(path.0);
         let config = &self.config;
@@ -98,6 +98,8 @@ impl Connection {
                 sp.acks
                     .on_packet_received(now, pn, ack_eliciting, immediate, &policy);
                 sp.received = sp.received.saturating_add(1);
+                // RFC 9000 §13.4.1 in the path's own space (draft §4.1).
+                sp.ecn.on_received(SpaceId::Data, h.ecn);
                 self.timers.on_packet_received(now);
             }
             Err(e) => self.fail(now, e),

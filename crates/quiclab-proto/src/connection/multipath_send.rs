@@ -345,11 +345,15 @@ impl Connection {
         path: PathId,
         pn: u64,
         size: usize,
-        (record, eliciting): (SentRecord, bool),
+        (mut record, eliciting): (SentRecord, bool),
     ) -> Option<Transmit> {
         let (local, remote) = (self.migration.local, self.path.remote);
         let pacing = self.config.pacing;
         let sp = self.path_spaces.get_mut(path)?;
+        // RFC 9000 §13.4.2 per path: the codepoint of the path's own ECN state.
+        let pto = sp.recovery.rtt().pto_base();
+        let ecn = sp.ecn.on_sent(now, SpaceId::Data, pn, pto);
+        record.ecn = ecn;
         sp.next_pn = sp.next_pn.saturating_add(1);
         sp.sent = sp.sent.saturating_add(1);
         sp.sent_bytes = sp.sent_bytes.saturating_add(size as u64);
@@ -384,7 +388,7 @@ impl Connection {
             destination,
             source,
             size,
-            ecn: self.ecn.codepoint(),
+            ecn,
         })
     }
 }

@@ -6,10 +6,12 @@
 //! below both sides' limits, opened by us or by an authenticated packet on one of our
 //! path connection IDs.
 
+use super::ecn_state::EcnPath;
 use super::freed_paths::FreedPaths;
 use super::spaces::SentRecord;
 use crate::ack::AckTracker;
 use crate::cc::CongestionController;
+use crate::ecn::EcnMode;
 use crate::path_recovery::Recovery;
 use crate::recovery::Pacer;
 use crate::time::Instant;
@@ -130,6 +132,12 @@ pub(super) struct PathSpace {
     /// Once abandoned: when the path's state is freed (§3.4: kept 3 PTO for the
     /// peer's packets still in transit; `multipath_retire.rs`).
     pub free_at: Option<Instant>,
+    /// The path's ECN (RFC 9000 §13.4 "for each network path"; draft §4.1: PATH_ACK's
+    /// counts are those of the acknowledged path's space): the codepoints received in
+    /// its space, what its packets are sent with, and the validation of the peer's
+    /// PATH_ACK_ECN counts, in the application-data slot of `EcnPath`
+    /// (`multipath_ecn.rs`).
+    pub ecn: EcnPath,
 }
 
 /// The PTO expiry of a path above 0 at which an unanswered PATH_CHALLENGE on it ends
@@ -203,11 +211,12 @@ impl PathSpaces {
     }
 
     /// The space of `path`, opened with a fresh recovery (initial RTT `rtt`, controller
-    /// from `cc`) if it was not. The caller checked `path` against the limits.
+    /// from `cc`) and ECN state (`ecn`, testing afresh: RFC 9000 §13.4.2 validates each
+    /// path) if it was not. The caller checked `path` against the limits.
     pub fn open(
         &mut self,
         path: PathId,
-        rtt: Duration,
+        (rtt, ecn): (Duration, EcnMode),
         cc: impl FnOnce() -> Box<dyn CongestionController>,
         pacer: impl FnOnce() -> Pacer,
     ) -> &mut PathSpace {
@@ -236,6 +245,7 @@ impl PathSpaces {
             responses: Vec::new(),
             abandoned: false,
             abandon_pending: None,
+            ecn: EcnPath::new(ecn),
         })
     }
 
@@ -327,17 +337,32 @@ mod tests {
     #[test]
     fn each_path_has_its_own_space_opened_once() {
         let mut s = PathSpaces::default();
-        s.open(PathId(1), Duration::from_millis(10), cc, pacer)
-            .next_pn = 5;
+        s.open(
+            PathId(1),
+            (Duration::from_millis(10), EcnMode::Off),
+            cc,
+            pacer,
+        )
+        .next_pn = 5;
         // Opening again keeps the state.
         assert_eq!(
-            s.open(PathId(1), Duration::from_millis(10), cc, pacer)
-                .next_pn,
+            s.open(
+                PathId(1),
+                (Duration::from_millis(10), EcnMode::Off),
+                cc,
+                pacer
+            )
+            .next_pn,
             5
         );
         assert_eq!(
-            s.open(PathId(2), Duration::from_millis(10), cc, pacer)
-                .next_pn,
+            s.open(
+                PathId(2),
+                (Duration::from_millis(10), EcnMode::Off),
+                cc,
+                pacer
+            )
+            .next_pn,
             0
         );
         assert_eq!(s.iter().count(), 2);
@@ -348,7 +373,12 @@ mod tests {
     #[test]
     fn a_path_is_validated_by_the_echo_of_its_challenge_only() {
         let mut s = PathSpaces::default();
-        let p = s.open(PathId(1), Duration::from_millis(10), cc, pacer);
+        let p = s.open(
+            PathId(1),
+            (Duration::from_millis(10), EcnMode::Off),
+            cc,
+            pacer,
+        );
         p.challenge = Some([7; 8]);
         p.challenge_pending = true;
         p.on_response([8; 8]);
@@ -366,7 +396,12 @@ mod tests {
     fn a_server_sends_three_times_what_it_received_on_an_unvalidated_path() {
         use crate::wire::Side;
         let mut s = PathSpaces::default();
-        let p = s.open(PathId(1), Duration::from_millis(10), cc, pacer);
+        let p = s.open(
+            PathId(1),
+            (Duration::from_millis(10), EcnMode::Off),
+            cc,
+            pacer,
+        );
         let (a, b) = ("192.0.2.1:443".parse().ok(), "192.0.2.2:443".parse().ok());
         assert_eq!(
             p.amplification_budget(Side::Server, 3, a),
