@@ -12,7 +12,7 @@ use super::Connection;
 use crate::crypto::TAG_LEN;
 use crate::events::{DatagramDropReason, Event};
 use crate::time::Instant;
-use crate::wire::{varint, Frame};
+use crate::wire::{varint, Frame, PathId};
 
 /// Largest payload whose DATAGRAM frame (type, Length, data; RFC 9221 §4) is at most
 /// `room` bytes.
@@ -88,8 +88,8 @@ impl Connection {
         !self.datagram_queue.is_empty() && !self.sending_zero_rtt(SpaceId::Data)
     }
 
-    /// Writes queued DATAGRAM frames, oldest first, while they fit below `max`. A
-    /// payload that no longer fits an empty packet (the path's size shrank) is dropped.
+    /// Writes queued DATAGRAM frames into path 0's packet (or, path 0 abandoned, the
+    /// carrier's), if that path is the one to carry them (`multipath_datagram.rs`).
     pub(super) fn write_datagram_frames(
         &mut self,
         now: Instant,
@@ -102,21 +102,42 @@ impl Connection {
         if p.zero_rtt || self.datagram_queue.is_empty() {
             return;
         }
+        let home = self.carrier_path().unwrap_or(PathId::INITIAL);
+        if self.datagram_path() == Some(home)
+            && self.write_datagrams(now, buf, p.payload_start, max)
+        {
+            p.ack_eliciting = true;
+        }
+    }
+
+    /// Writes queued DATAGRAM frames, oldest first, while they fit below `max`, in a
+    /// packet whose frames start at `payload_start`. A payload that no longer fits an
+    /// empty packet (the path's size shrank) is dropped. Returns whether one was
+    /// written.
+    pub(super) fn write_datagrams(
+        &mut self,
+        now: Instant,
+        buf: &mut Vec<u8>,
+        payload_start: usize,
+        max: usize,
+    ) -> bool {
+        let mut wrote = false;
         while let Some(len) = self.datagram_queue.front_len() {
             let frame_len = 1 + varint::len(len as u64) + len;
             if buf.len() + frame_len <= max {
                 let data = self.datagram_queue.pop().expect("front exists");
                 Frame::Datagram { data: &data }.encode(buf);
-                p.ack_eliciting = true;
+                wrote = true;
                 tally(&mut self.stats.datagram_frames_sent, 1);
                 continue;
             }
-            if buf.len() > p.payload_start {
+            if buf.len() > payload_start {
                 break; // the next packet has more room
             }
             self.datagram_queue.pop();
             self.on_datagram_dropped(now, len, DatagramDropReason::TooLarge);
         }
+        wrote
     }
 
     fn on_datagram_dropped(&mut self, now: Instant, length: usize, reason: DatagramDropReason) {

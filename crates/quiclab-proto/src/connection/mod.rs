@@ -72,6 +72,7 @@ mod multipath_ack_path;
 mod multipath_carrier;
 mod multipath_cids;
 mod multipath_coupling;
+mod multipath_datagram;
 mod multipath_ecn;
 mod multipath_limits;
 mod multipath_log;

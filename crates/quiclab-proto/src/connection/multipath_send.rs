@@ -139,6 +139,10 @@ impl Connection {
     /// is recomputed on the way (RFC 9002 §7.7).
     fn path_to_send(&mut self, now: Instant) -> Option<PathId> {
         let data = self.may_send_app_data() && self.streams.has_pending();
+        // The path that carries the queued DATAGRAM frames (`multipath_datagram.rs`).
+        let dgram = (self.may_send_app_data() && self.datagrams_pending())
+            .then(|| self.datagram_path())
+            .flatten();
         let (side, factor) = (self.side, self.config.amplification_factor);
         let known = self.validated_remote();
         let pacing = self.config.pacing;
@@ -181,14 +185,18 @@ impl Connection {
             }
             let mut wants = control || s.pings > 0 || s.probes > 0 || ack_due.contains(&id);
             wants |= carrier_wants && carrier == Some(id);
-            if data && s.validated && s.recovery.bytes_in_flight() < s.recovery.cc().window() {
+            let datagrams = dgram == Some(id);
+            if (data || datagrams)
+                && s.validated
+                && s.recovery.bytes_in_flight() < s.recovery.cc().window()
+            {
                 let rate = pacing_rate(&s.recovery);
                 s.pacing_at = s
                     .pacer
                     .next_send_time(now, size, rate)
                     .filter(|t| pacing && *t > now);
                 // §5.5: stream data only on the path the scheduler picked.
-                wants |= s.pacing_at.is_none() && choice == Some(id);
+                wants |= s.pacing_at.is_none() && (choice == Some(id) || datagrams);
             }
             if wants && found.is_none() {
                 found = Some(id);
@@ -284,6 +292,7 @@ impl Connection {
     ) -> (SentRecord, bool, bool) {
         let app = self.may_send_app_data();
         let picked = self.stream_data_allowed_on(path);
+        let frames_start = buf.len();
         let mut record = SentRecord::default();
         let acks_end = if self.carrier_path() == Some(path) {
             let control = self
@@ -296,6 +305,21 @@ impl Connection {
             buf.len()
         };
         let before = buf.len();
+        // DATAGRAM frames, if this path carries them now (`multipath_datagram.rs`; the
+        // carrier wrote them with its control frames).
+        let window_open = self.path_spaces.get(path).is_some_and(|s| {
+            s.validated
+                && !s.abandoned
+                && s.recovery.bytes_in_flight() < s.recovery.cc().window()
+                && s.pacing_at.is_none()
+        });
+        if app
+            && window_open
+            && self.carrier_path() != Some(path)
+            && self.datagrams_pending_on(path)
+        {
+            self.write_datagrams(now, buf, frames_start, max);
+        }
         let Some(sp) = self.path_spaces.get_mut(path) else {
             return (record, false, buf.len() > acks_end);
         };

@@ -270,7 +270,8 @@ impl Connection {
             || self.multipath.limits_pending()
             || self.ack_frequency.sender.has_pending()
             || self.tokens.new_token.has_pending()
-            || self.datagrams_pending()
+            // Path 0's, or the carrier's once path 0 is abandoned (`multipath_datagram.rs`).
+            || self.datagrams_pending_on(self.carrier_path().unwrap_or(PathId::INITIAL))
     }
 
     /// RFC 9000 §10.2.3: once the handshake is confirmed, CONNECTION_CLOSE goes in

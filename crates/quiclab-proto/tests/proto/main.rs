@@ -39,6 +39,7 @@ mod multipath;
 mod multipath_ack_path;
 mod multipath_control;
 mod multipath_coupled;
+mod multipath_datagram;
 mod multipath_ecn;
 mod multipath_qlog;
 mod multipath_recovery;
