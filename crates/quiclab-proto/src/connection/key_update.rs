@@ -69,7 +69,7 @@ impl Connection {
     }
 
     /// §6.6: count a 1-RTT packet that failed authentication.
-    fn on_authentication_failure(&mut self) {
+    pub(super) fn on_authentication_failure(&mut self) {
         let Some(keys) = self.spaces[SpaceId::Data as usize].keys.as_ref() else {
             return;
         };

@@ -1,9 +1,16 @@
 //! The 1-RTT key phase (RFC 9001 §6): current, next and previous keys and the counts
-//! the AEAD limits need (§6.6). The connection drives it from `key_update.rs`.
+//! the AEAD limits need (§6.6). The connection drives it from `key_update.rs`, and
+//! for the multipath paths above 0 from `multipath_recv.rs` / `multipath_send.rs`
+//! (`key_update_paths.rs`): key updates are connection-wide (draft-ietf-quic-multipath
+//! §2.5, "Key Phase Update Process"), so a packet on any path may move both directions
+//! to the next keys, every path's packets count toward the phase's packets (§6.6), and
+//! an acknowledgment on any path of a packet sent in the current phase allows the next
+//! update (§6.1).
 
-use crate::crypto::protect::decrypt_payload;
+use crate::crypto::protect::{decrypt_payload, decrypt_payload_on_path};
 use crate::crypto::{Keys, NextSecrets, PacketKey, PacketKeySet};
 use crate::error::{TransportError, TransportErrorCode};
+use crate::wire::PathId;
 use std::ops::Range;
 
 /// Key phase state of the 1-RTT keys.
@@ -31,6 +38,41 @@ pub struct KeyUpdate {
     error: Option<TransportError>,
     /// The key phase changed and qlog has not been told yet.
     log_pending: bool,
+    /// Key phases so far (0 before the first update): dates each path's
+    /// [`PhaseMark`] and `acked_on_path`.
+    epoch: u64,
+    /// 1-RTT packets sent on the multipath paths above 0 over the connection (the
+    /// connection's `packets_sent` counts path 0's only).
+    path_packets_sent: u64,
+    /// A PATH_ACK for a path above 0 acknowledged a packet sent in the current phase
+    /// (§6.1 on any path; path 0's is `first_sent_pn`).
+    acked_on_path: bool,
+}
+
+/// One multipath path's (above 0) view of the current key phase: the lowest packet
+/// number the peer sent on it in this phase, for RFC 9001 §6.3 / §6.4 (packets below
+/// it are the previous phase's); the first packet number we sent on it in this phase,
+/// for §6.1. Stale once the phase moves on (its epoch is not the current one).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PhaseMark {
+    epoch: u64,
+    peer_first: Option<u64>,
+    sent_first: Option<u64>,
+}
+
+impl PhaseMark {
+    fn peer_first(&self, epoch: u64) -> Option<u64> {
+        self.peer_first.filter(|_| self.epoch == epoch)
+    }
+
+    fn refresh(&mut self, epoch: u64) {
+        if self.epoch != epoch {
+            *self = PhaseMark {
+                epoch,
+                ..PhaseMark::default()
+            };
+        }
+    }
 }
 
 impl KeyUpdate {
@@ -123,8 +165,10 @@ impl KeyUpdate {
         self.phase = !self.phase;
         self.next = self.secrets.as_mut().map(|s| s.next_packet_keys());
         self.first_sent_pn = next_pn;
-        self.sent_at_phase_start = packets_sent;
+        self.sent_at_phase_start = packets_sent.saturating_add(self.path_packets_sent);
         self.log_pending = true;
+        self.epoch = self.epoch.wrapping_add(1);
+        self.acked_on_path = false;
     }
 
     /// §6.6: a 1-RTT packet failed authentication; past `limit` such packets the
@@ -136,16 +180,101 @@ impl KeyUpdate {
         }
     }
 
-    /// Packets sent with the current keys, of `packets_sent` 1-RTT packets in all.
+    /// Packets sent with the current keys, of `packets_sent` 1-RTT packets on path 0
+    /// and those sent on the other paths.
     pub fn sent_in_phase(&self, packets_sent: u64) -> u64 {
-        packets_sent - self.sent_at_phase_start
+        packets_sent.saturating_add(self.path_packets_sent) - self.sent_at_phase_start
     }
 
     /// §6.1: we may start an update once the peer acknowledged a packet of the current
     /// phase (`largest_acked` is the largest it acknowledged) and the next keys exist;
     /// the caller adds the handshake's confirmation.
     pub fn may_initiate(&self, largest_acked: Option<u64>) -> bool {
-        largest_acked.is_some_and(|l| l >= self.first_sent_pn) && self.next.is_some()
+        let acked = largest_acked.is_some_and(|l| l >= self.first_sent_pn) || self.acked_on_path;
+        acked && self.next.is_some()
+    }
+
+    /// A packet `pn` leaves on path `mark`'s path (above 0) in the current phase.
+    pub fn on_path_packet_sent(&mut self, mark: &mut PhaseMark, pn: u64) {
+        self.path_packets_sent = self.path_packets_sent.saturating_add(1);
+        mark.refresh(self.epoch);
+        mark.sent_first.get_or_insert(pn);
+    }
+
+    /// A PATH_ACK for `mark`'s path (above 0) raised its largest acknowledged to
+    /// `largest`: if that covers a packet sent there in the current phase, §6.1 allows
+    /// the next update.
+    pub fn on_path_acked(&mut self, mark: &PhaseMark, largest: u64) {
+        if mark.epoch == self.epoch && mark.sent_first.is_some_and(|f| largest >= f) {
+            self.acked_on_path = true;
+        }
+    }
+
+    /// [`KeyUpdate::open`] for a packet on multipath path `path` (above 0), with the
+    /// path's nonce (draft-ietf-quic-multipath §2.4) and its own packet numbers
+    /// (`mark`): below the peer's first packet of the current phase on that path, only
+    /// the previous keys apply (§6.3), above it the previous keys opening the packet is
+    /// a KEY_UPDATE_ERROR (§6.4); before any packet of the current phase came on the
+    /// path, the previous keys are tried, then the next.
+    #[allow(clippy::too_many_arguments)] // `open`'s, with the path and its mark
+    pub fn open_on_path(
+        &mut self,
+        keys: &mut Keys,
+        (path, mark): (PathId, &mut PhaseMark),
+        phase: bool,
+        packet: &mut [u8],
+        header_len: usize,
+        pn: u64,
+        (packets_sent, next_pn): (u64, u64),
+    ) -> Option<(Range<usize>, bool)> {
+        let open = |key: &dyn PacketKey, p: &mut [u8]| {
+            decrypt_payload_on_path(key, p, header_len, pn, Some(path)).ok()
+        };
+        if phase == self.phase {
+            let range = open(&*keys.remote.packet, packet)?;
+            self.note_peer_packet(mark, pn);
+            return Some((range, false));
+        }
+        let mut copy = None;
+        if let Some((old, _)) = &self.previous {
+            match mark.peer_first(self.epoch) {
+                Some(first) if pn < first => return open(&**old, packet).map(|r| (r, false)),
+                Some(_) => copy = Some(packet.to_vec()),
+                None => {
+                    let saved = packet.to_vec();
+                    if let Some(r) = open(&**old, packet) {
+                        return Some((r, false));
+                    }
+                    packet.copy_from_slice(&saved);
+                }
+            }
+        }
+        let next = self.next.as_ref()?;
+        let Some(range) = open(&*next.remote, packet) else {
+            if let (Some(mut c), Some((old, _))) = (copy, &self.previous) {
+                if open(&**old, &mut c).is_some() {
+                    self.error = Some(key_update_error(
+                        "old keys protect a packet numbered above newer keys' packets",
+                    ));
+                }
+            }
+            return None;
+        };
+        if self.previous.is_some() && self.sent_in_phase(packets_sent) == 0 {
+            self.error = Some(key_update_error(
+                "consecutive key updates without awaiting confirmation",
+            ));
+            return None;
+        }
+        // Path 0 saw nothing of the new phase yet: its late packets are the old one's.
+        self.switch(keys, u64::MAX, packets_sent, next_pn);
+        self.note_peer_packet(mark, pn);
+        Some((range, true))
+    }
+
+    fn note_peer_packet(&self, mark: &mut PhaseMark, pn: u64) {
+        mark.refresh(self.epoch);
+        mark.peer_first = Some(mark.peer_first.map_or(pn, |f| f.min(pn)));
     }
 
     /// Whether the phase changed since the last call (for the qlog `key_updated`).
@@ -263,5 +392,85 @@ mod tests {
         assert!(ku.phase());
         // No secrets to derive more keys from: no further update.
         assert!(!ku.may_initiate(Some(10)));
+    }
+
+    /// A short-header packet numbered `pn` on multipath path `path`, protected by `key`
+    /// with the path's nonce.
+    fn path_packet(key: &dyn PacketKey, path: u32, pn: u64) -> Vec<u8> {
+        let header = [0x40, pn as u8];
+        let mut body = b"payload".to_vec();
+        let tag = key
+            .encrypt_in_place_for_path(path, pn, &header, &mut body)
+            .unwrap();
+        [&header[..], &body, tag.as_ref()].concat()
+    }
+
+    /// Key updates on paths above 0 (draft-ietf-quic-multipath §2.5): the peer's update
+    /// may first show on path 1; each path's own packet numbers tell late packets of
+    /// the old phase (§6.3) from a violation (§6.4); a path that saw nothing of the
+    /// current phase tries the old keys, then the next; packets sent and acknowledged
+    /// on a path count for §6.1 and §6.6.
+    #[test]
+    fn updates_on_paths_above_0_use_each_paths_packet_numbers() {
+        let mut ku = client();
+        let mut current = keys(1, Side::Client);
+        let (old_server, new_server) = (keys(1, Side::Server), keys(2, Side::Server));
+        let (mut m1, mut m2) = (PhaseMark::default(), PhaseMark::default());
+        let (p1, p2) = (PathId(1), PathId(2));
+        let mut p = path_packet(&*new_server.local.packet, 1, 5);
+        let (_, moved) = ku
+            .open_on_path(&mut current, (p1, &mut m1), true, &mut p, 2, 5, (7, 10))
+            .unwrap();
+        assert!(moved && ku.phase());
+        // Path 0's nonce does not open a path 1 packet.
+        let mut wrong = path_packet(&*new_server.local.packet, 1, 6);
+        assert!(ku
+            .open(&mut current, true, &mut wrong, 2, 6, (7, 10))
+            .is_none());
+        // Old phase below path 1's first new packet: the previous keys.
+        let mut late = path_packet(&*old_server.local.packet, 1, 3);
+        let got = ku.open_on_path(&mut current, (p1, &mut m1), false, &mut late, 2, 3, (7, 10));
+        assert_eq!(got.map(|(_, moved)| moved), Some(false));
+        // Path 2 saw nothing of the new phase: its old packet numbered 40 still opens.
+        let mut late2 = path_packet(&*old_server.local.packet, 2, 40);
+        let got = ku.open_on_path(
+            &mut current,
+            (p2, &mut m2),
+            false,
+            &mut late2,
+            2,
+            40,
+            (7, 10),
+        );
+        assert_eq!(got.map(|(_, moved)| moved), Some(false));
+        assert!(!ku.has_error());
+        // §6.4 on path 1: numbered above 5 there yet only the old keys open it.
+        let after = keys(3, Side::Client);
+        ku.next = Some(PacketKeySet {
+            local: after.local.packet,
+            remote: after.remote.packet,
+        });
+        let mut bad = path_packet(&*old_server.local.packet, 1, 8);
+        let got = ku.open_on_path(&mut current, (p1, &mut m1), false, &mut bad, 2, 8, (7, 10));
+        assert!(got.is_none());
+        assert_eq!(
+            ku.take_error().map(|e| e.code),
+            Some(TransportErrorCode::KEY_UPDATE_ERROR)
+        );
+        // §6.1 and §6.6: path 1's packets count, and only its acknowledgment of a
+        // packet sent in this phase allows the next update.
+        assert_eq!(ku.sent_in_phase(7), 0);
+        ku.on_path_packet_sent(&mut m1, 20);
+        ku.on_path_packet_sent(&mut m1, 21);
+        assert_eq!(ku.sent_in_phase(7), 2);
+        assert!(!ku.may_initiate(None));
+        ku.on_path_acked(&m1, 19);
+        assert!(!ku.may_initiate(None), "acknowledged before this phase");
+        ku.on_path_acked(&m1, 20);
+        assert!(ku.may_initiate(None));
+        ku.switch(&mut current, u64::MAX, 7, 10);
+        assert!(!ku.may_initiate(None), "a new phase waits again");
+        ku.on_path_acked(&m1, 21);
+        assert!(!ku.may_initiate(None), "sent in the previous phase");
     }
 }

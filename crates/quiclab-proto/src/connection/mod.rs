@@ -60,6 +60,7 @@ mod fuzzing;
 mod handshake;
 mod inspect;
 mod key_update;
+mod key_update_paths;
 mod loss;
 mod migration;
 #[cfg(any(test, feature = "testing"))]

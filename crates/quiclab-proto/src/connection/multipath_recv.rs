@@ -5,18 +5,19 @@
 //! PATH_ACK frames for path N (§4.1). Path 0's packets go the usual way (`recv.rs`).
 //! A PATH_CHALLENGE on a path the peer opened starts our own validation of it (§3.1).
 //!
-//! Key updates (RFC 9001 §6) apply on path 0 only so far: a packet above path 0 in
-//! another key phase than the current one is dropped as undecryptable.
+//! Key updates (RFC 9001 §6) are the connection's: a packet on any path may carry the
+//! peer's update (`key_update_paths.rs`).
 // Peer values pass through here: arithmetic is checked, saturating or wrapping
 // by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
 #![deny(clippy::arithmetic_side_effects)]
 
+use super::key_update_state::PhaseMark;
 use super::parsed::Parsed;
 use super::path_spaces::PathSpace;
 use super::spaces::SpaceId;
 use super::stats::tally;
 use super::Connection;
-use crate::crypto::protect::{decrypt_payload_on_path, unprotect_header};
+use crate::crypto::protect::unprotect_header;
 use crate::events::DropReason;
 use crate::time::Instant;
 use crate::wire::header::decode_packet_number;
@@ -65,10 +66,12 @@ impl Connection {
             self.drop_packet(now, Some(h.ty), packet.len(), DropReason::KeyUnavailable);
             return false;
         }
-        let Some((pn, payload)) = self.unprotect_on_path(path, h, packet) else {
+        let Some((pn, payload, mark)) = self.unprotect_on_path(path, h, packet) else {
             self.drop_packet(now, Some(h.ty), packet.len(), DropReason::DecryptionFailure);
             return false;
         };
+        // Authenticated: the path's view of the key phase is kept (its space opened).
+        self.path_space(path).key_phase = mark;
         if self.path_space(path).acks.is_duplicate(pn) {
             self.drop_packet(now, Some(h.ty), packet.len(), DropReason::Duplicate);
             return true;
@@ -126,25 +129,24 @@ impl Connection {
         sp.challenge_pending = true;
     }
 
-    /// Header protection off, then the AEAD with the path's nonce (§2.4); `None` to
-    /// drop the packet.
+    /// Header protection off, then the AEAD with the path's nonce (§2.4) and the key
+    /// phase the packet names (RFC 9001 §6, `key_update_paths.rs`); `None` to drop the
+    /// packet. Also returns the path's key phase mark as the packet left it.
     fn unprotect_on_path(
         &mut self,
         path: PathId,
         h: &Parsed,
         packet: &mut [u8],
-    ) -> Option<(u64, std::ops::Range<usize>)> {
-        let largest = self.path_spaces.get(path).and_then(|s| s.acks.largest());
-        let phase = self.key_update.phase();
+    ) -> Option<(u64, std::ops::Range<usize>, PhaseMark)> {
+        let space = self.path_spaces.get(path);
+        let largest = space.and_then(|s| s.acks.largest());
+        let mut mark = space.map(|s| s.key_phase).unwrap_or_default();
         let keys = self.spaces[SpaceId::Data as usize].keys.as_ref()?;
         let uh = unprotect_header(&*keys.remote.header, packet, h.pn_offset).ok()?;
-        if (uh.first_byte & 0x04 != 0) != phase {
-            return None;
-        }
+        let phase = uh.first_byte & 0x04 != 0;
         let pn = decode_packet_number(largest, uh.truncated_pn, uh.pn_len);
         let header_len = h.pn_offset.checked_add(uh.pn_len)?;
-        decrypt_payload_on_path(&*keys.remote.packet, packet, header_len, pn, Some(path))
-            .ok()
-            .map(|r| (pn, r))
+        let range = self.decrypt_on_path((path, &mut mark), phase, packet, header_len, pn)?;
+        Some((pn, range, mark))
     }
 }

@@ -373,6 +373,8 @@ impl Connection {
     ) -> Option<Transmit> {
         let (local, remote) = (self.migration.local, self.path.remote);
         let pacing = self.config.pacing;
+        // RFC 9001 §6.1, §6.6: the packet counts in the current key phase.
+        self.key_phase_on_path_sent(path, pn);
         let sp = self.path_spaces.get_mut(path)?;
         // RFC 9000 §13.4.2 per path: the codepoint of the path's own ECN state.
         let pto = sp.recovery.rtt().pto_base();

@@ -8,6 +8,7 @@
 
 use super::ecn_state::EcnPath;
 use super::freed_paths::FreedPaths;
+use super::key_update_state::PhaseMark;
 use super::spaces::SentRecord;
 use crate::ack::AckTracker;
 use crate::cc::CongestionController;
@@ -138,6 +139,9 @@ pub(super) struct PathSpace {
     /// PATH_ACK_ECN counts, in the application-data slot of `EcnPath`
     /// (`multipath_ecn.rs`).
     pub ecn: EcnPath,
+    /// The path's packets in the current key phase (RFC 9001 §6 on this path's
+    /// packet numbers; `key_update_paths.rs`).
+    pub key_phase: PhaseMark,
 }
 
 /// The PTO expiry of a path above 0 at which an unanswered PATH_CHALLENGE on it ends
@@ -246,6 +250,7 @@ impl PathSpaces {
             abandoned: false,
             abandon_pending: None,
             ecn: EcnPath::new(ecn),
+            key_phase: PhaseMark::default(),
         })
     }
 
