@@ -114,6 +114,11 @@ impl Connection {
     pub fn stream_bytes_retransmitted(&self) -> u64 {
         self.streams.retransmitted_bytes()
     }
+    /// STREAM data bytes sent as the redundant scheduler's copies on further paths
+    /// (draft-ietf-quic-multipath §5.5, `multipath.scheduler = "redundant"`).
+    pub fn stream_bytes_copied(&self) -> u64 {
+        self.streams.copied_bytes()
+    }
     /// Bytes in flight over all packet number spaces.
     pub fn bytes_in_flight(&self) -> u64 {
         self.path.recovery.bytes_in_flight()

@@ -21,6 +21,7 @@ mod handshake_state;
 mod key_update_state;
 mod lifecycle;
 mod migration_state;
+mod multipath_copies;
 mod multipath_sched_state;
 mod multipath_state;
 mod outbox;
@@ -99,6 +100,7 @@ pub use ecn_state::EcnReport;
 pub use footprint::Footprint;
 pub use lifecycle::CloseReason;
 pub use migration_state::{MigrateError, MigrationStats, MAX_OTHER_ADDRESSES};
+pub use multipath_copies::MAX_COPIES_PER_PATH;
 pub use outbox::{ConnectionEvent, EndpointEvent, MAX_QUEUED_DATAGRAMS};
 pub(crate) use parsed::Parsed;
 /// PATH_RESPONSE frames a connection keeps owing at most (RFC 9000 §8.2.2 lets it

@@ -41,6 +41,7 @@ mod multipath_control;
 mod multipath_coupled;
 mod multipath_qlog;
 mod multipath_recovery;
+mod multipath_redundant;
 mod multipath_sched;
 mod multipath_validation;
 mod pair;
