@@ -11,7 +11,7 @@
 //! still unacknowledged parts are queued for retransmission (`SendStream::on_lost`
 //! skips what another copy delivered).
 //!
-//! Bounded whatever the peer does: a queue holds at most [`MAX_COPIES_PER_PATH`]
+//! Bounded whatever the peer does: a queue holds at most `MAX_COPIES_PER_PATH`
 //! records (one per STREAM frame, not the bytes: those stay in the stream's send
 //! buffer), dropping its oldest when full (the oldest is the likeliest already
 //! delivered by the faster path; the newest is what helps if that path just failed),
@@ -23,40 +23,6 @@ use super::Connection;
 use crate::multipath_sched::copy_targets;
 use crate::streams::StreamFrameRecord;
 use crate::wire::PathId;
-use std::collections::{BTreeMap, VecDeque};
-
-/// Records of STREAM frames a path's copy queue holds at most: about 1.4 MB of
-/// full-sized frames, several windows of a path in this simulator's range.
-pub const MAX_COPIES_PER_PATH: usize = 1024;
-
-/// Per path, the STREAM frames to copy onto it.
-#[derive(Debug, Default)]
-pub(super) struct CopyQueues {
-    queues: BTreeMap<PathId, VecDeque<StreamFrameRecord>>,
-    /// Copies dropped unsent because a queue was full (informational).
-    pub dropped: u64,
-}
-
-impl CopyQueues {
-    /// Whether `path` has copies waiting.
-    pub fn has(&self, path: PathId) -> bool {
-        !self.queues.is_empty() && self.queues.get(&path).is_some_and(|q| !q.is_empty())
-    }
-
-    /// Copies waiting over all paths.
-    pub fn len(&self) -> usize {
-        self.queues.values().map(VecDeque::len).sum()
-    }
-
-    fn push(&mut self, path: PathId, record: StreamFrameRecord) {
-        let q = self.queues.entry(path).or_default();
-        if q.len() >= MAX_COPIES_PER_PATH {
-            q.pop_front();
-            self.dropped = self.dropped.saturating_add(1);
-        }
-        q.push_back(record);
-    }
-}
 
 impl Connection {
     /// The stream writer wrote `records` on `path`: under the redundant scheduler each
@@ -71,9 +37,7 @@ impl Connection {
             .map(PathId)
             .collect();
         let copies = &mut self.sched.copies;
-        copies
-            .queues
-            .retain(|id, _| *id == path || targets.contains(id));
+        copies.retain(|id| id == path || targets.contains(&id));
         for r in records {
             if matches!(r, StreamFrameRecord::Stream { .. }) {
                 for t in &targets {
@@ -112,15 +76,12 @@ impl Connection {
         max: usize,
         records: &mut Vec<StreamFrameRecord>,
     ) {
-        let Some(q) = self.sched.copies.queues.get_mut(&path) else {
-            return;
-        };
         while buf.len() < max {
-            let Some(copy) = q.pop_front() else {
+            let Some(copy) = self.sched.copies.pop(path) else {
                 break;
             };
             if let Some(rest) = self.streams.write_copy(&copy, buf, max, records) {
-                q.push_front(rest);
+                self.sched.copies.put_back(path, rest);
                 break;
             }
         }

@@ -3,7 +3,7 @@
 //! datagram's pick for new stream data, the candidates' buffer, and the redundant
 //! scheduler's copy queues (`multipath_copies.rs`).
 
-use super::multipath_copies::CopyQueues;
+use super::multipath_copy_queues::CopyQueues;
 use crate::config::MultipathScheduler;
 use crate::multipath_sched::{build, Candidate, PacketScheduler};
 use crate::wire::PathId;
