@@ -56,8 +56,8 @@ mod wire;
 pub use connection::{
     CloseReason, Connection, ConnectionEvent, ConnectionStats, DatagramError, EcnReport,
     EndpointEvent, Footprint, MigrateError, MigrationStats, PathLossStats, PathSendError,
-    ServerValidation, Transmit, ZeroRttStatus, MAX_CRYPTO_BUFFER, MAX_OTHER_ADDRESSES,
-    MAX_QUEUED_DATAGRAMS,
+    ServerValidation, Transmit, ZeroRttStatus, MAX_COPIES_PER_PATH, MAX_CRYPTO_BUFFER,
+    MAX_OTHER_ADDRESSES, MAX_QUEUED_DATAGRAMS,
 };
 pub use ecn::{Ecn, EcnFailure, EcnMode, EcnState};
 pub use endpoint::{Burst, ConfigFactory, ConnectionHandle, Endpoint, SinkFactory, Unrouted};

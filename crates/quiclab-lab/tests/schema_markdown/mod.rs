@@ -207,9 +207,11 @@ fn multipath_section() -> String {
         "\n## `multipath`\n\n\
          The multipath extension (draft-ietf-quic-multipath; `config/multipath.rs`), off by \
          default and not written at its default: `enabled` (default false), `max_path_id` \
-         (default 3, at most 255), `scheduler` (default \"min_rtt\", or \"round_robin\"; \
-         not written at its default; `src/multipath_sched/`), `coupled` and `ack_path` \
-         (below). For example:\n\n```toml\n",
+         (default 3, at most 255), `scheduler` (default \"min_rtt\", or \"round_robin\", or \
+         \"redundant\": every packet of stream data also copied onto each other path not \
+         marked backup, through a bounded queue per path, for latency at the cost of \
+         capacity; not written at its default; `src/multipath_sched/`), `coupled` and \
+         `ack_path` (below). For example:\n\n```toml\n",
     );
     out += &toml_text(&MultipathWrapper {
         multipath: MultipathConfig {

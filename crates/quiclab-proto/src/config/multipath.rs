@@ -89,6 +89,12 @@ pub enum MultipathScheduler {
     MinRtt,
     /// The next usable path after the one that carried the last stream packet.
     RoundRobin,
+    /// Every packet of stream data on every usable path (`multipath_sched/redundant.rs`):
+    /// the lowest-RTT path with an open window sends it, and a copy waits in each other
+    /// eligible path's bounded queue until that path's own window and pacer let it go.
+    /// Backup paths get copies only when no available path is usable (§3.3). Costs one
+    /// path's worth of capacity per extra path; for latency, not throughput.
+    Redundant,
 }
 
 impl MultipathScheduler {
@@ -139,6 +145,7 @@ mod tests {
         for (name, kind) in [
             ("min_rtt", MultipathScheduler::MinRtt),
             ("round_robin", MultipathScheduler::RoundRobin),
+            ("redundant", MultipathScheduler::Redundant),
         ] {
             let c = parse(&format!("enabled = true\nscheduler = \"{name}\"")).unwrap();
             assert_eq!((c.enabled, c.scheduler), (true, kind));

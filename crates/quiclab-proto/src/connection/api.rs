@@ -114,6 +114,16 @@ impl Connection {
     pub fn stream_bytes_retransmitted(&self) -> u64 {
         self.streams.retransmitted_bytes()
     }
+    /// STREAM data bytes sent as the redundant scheduler's copies on further paths
+    /// (draft-ietf-quic-multipath §5.5, `multipath.scheduler = "redundant"`).
+    pub fn stream_bytes_copied(&self) -> u64 {
+        self.streams.copied_bytes()
+    }
+    /// Copies the redundant scheduler dropped unsent because a path's queue was full
+    /// (`MAX_COPIES_PER_PATH`: the path lagged that far behind the others).
+    pub fn multipath_copies_dropped(&self) -> u64 {
+        self.sched.copies.dropped
+    }
     /// Bytes in flight over all packet number spaces.
     pub fn bytes_in_flight(&self) -> u64 {
         self.path.recovery.bytes_in_flight()

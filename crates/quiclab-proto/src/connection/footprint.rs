@@ -38,4 +38,7 @@ pub struct Footprint {
     /// above 0 are open at once (MAX_PATH_ID only replaces abandoned ones), and an
     /// abandoned path's state is freed 3 PTO after it was abandoned (§3.4).
     pub multipath_paths: usize,
+    /// Copies of STREAM frames waiting for their path under the redundant scheduler
+    /// (`multipath_copies.rs`): at most `MAX_COPIES_PER_PATH` per path not abandoned.
+    pub multipath_copies: usize,
 }

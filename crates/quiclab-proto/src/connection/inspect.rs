@@ -22,6 +22,7 @@ impl Connection {
             multipath_paths: self.path_spaces.len()
                 + self.path_cids.len()
                 + self.multipath.paths_held(),
+            multipath_copies: self.sched.copies.len(),
         }
     }
 }

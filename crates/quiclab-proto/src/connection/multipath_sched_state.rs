@@ -1,7 +1,9 @@
 //! The multipath packet scheduler a connection holds (draft-ietf-quic-multipath §5.5;
 //! the schedulers are `crate::multipath_sched`): the configured scheduler, this
-//! datagram's pick for new stream data, and the candidates' buffer.
+//! datagram's pick for new stream data, the candidates' buffer, and the redundant
+//! scheduler's copy queues (`multipath_copies.rs`).
 
+use super::multipath_copy_queues::CopyQueues;
 use crate::config::MultipathScheduler;
 use crate::multipath_sched::{build, Candidate, PacketScheduler};
 use crate::wire::PathId;
@@ -16,6 +18,8 @@ pub(super) struct StreamScheduling {
     pub choice: Option<PathId>,
     /// The candidates handed to the scheduler, kept for the buffer.
     pub candidates: Vec<Candidate>,
+    /// Copies of stream data waiting per path (only the redundant scheduler's).
+    pub copies: CopyQueues,
 }
 
 impl StreamScheduling {
@@ -24,6 +28,7 @@ impl StreamScheduling {
             scheduler: build(kind),
             choice: None,
             candidates: Vec::new(),
+            copies: CopyQueues::default(),
         }
     }
 }

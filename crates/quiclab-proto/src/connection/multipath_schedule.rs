@@ -24,6 +24,8 @@ impl Connection {
         }
         self.sched.choice = None;
         if !self.may_send_app_data() || !self.streams.has_pending() {
+            // No stream data is written: the copy targets are not asked for.
+            self.sched.candidates.clear();
             return;
         }
         let mut c = std::mem::take(&mut self.sched.candidates);
@@ -82,6 +84,12 @@ impl Connection {
     /// multipath, else when the scheduler picked it.
     pub(super) fn stream_data_allowed_on(&self, path: PathId) -> bool {
         !self.multipath.is_negotiated() || self.sched.choice == Some(path)
+    }
+
+    /// Whether `path` has copies of stream data waiting (the redundant scheduler,
+    /// `multipath_copies.rs`).
+    pub(super) fn copies_pending_on(&self, path: PathId) -> bool {
+        self.sched.copies.has(path)
     }
 
     /// New stream data left on `path`: the scheduler is told if it picked the path.

@@ -138,11 +138,21 @@ impl Connection {
     /// within 3x what it received there (RFC 9000 §8.1). Every path's pacing deadline
     /// is recomputed on the way (RFC 9002 §7.7).
     fn path_to_send(&mut self, now: Instant) -> Option<PathId> {
-        let data = self.may_send_app_data() && self.streams.has_pending();
+        let app = self.may_send_app_data();
+        let data = app && self.streams.has_pending();
         // The path that carries the queued DATAGRAM frames (`multipath_datagram.rs`).
-        let dgram = (self.may_send_app_data() && self.datagrams_pending())
+        let dgram = (app && self.datagrams_pending())
             .then(|| self.datagram_path())
             .flatten();
+        // The redundant scheduler's copies wait for the path's own window and pacer.
+        let copies: smallvec::SmallVec<[PathId; 2]> = if app && self.sched.copies.len() > 0 {
+            (self.path_spaces.iter())
+                .map(|(id, _)| id)
+                .filter(|id| self.copies_pending_on(*id))
+                .collect()
+        } else {
+            smallvec::SmallVec::new()
+        };
         let (side, factor) = (self.side, self.config.amplification_factor);
         let known = self.validated_remote();
         let pacing = self.config.pacing;
@@ -186,7 +196,8 @@ impl Connection {
             let mut wants = control || s.pings > 0 || s.probes > 0 || ack_due.contains(&id);
             wants |= carrier_wants && carrier == Some(id);
             let datagrams = dgram == Some(id);
-            if (data || datagrams)
+            let copy = copies.contains(&id);
+            if (data || datagrams || copy)
                 && s.validated
                 && s.recovery.bytes_in_flight() < s.recovery.cc().window()
             {
@@ -196,7 +207,7 @@ impl Connection {
                     .next_send_time(now, size, rate)
                     .filter(|t| pacing && *t > now);
                 // §5.5: stream data only on the path the scheduler picked.
-                wants |= s.pacing_at.is_none() && (choice == Some(id) || datagrams);
+                wants |= s.pacing_at.is_none() && (choice == Some(id) || datagrams || copy);
             }
             if wants && found.is_none() {
                 found = Some(id);
@@ -341,18 +352,26 @@ impl Connection {
         sp.probes = sp.probes.saturating_sub(1);
         let open =
             sp.recovery.bytes_in_flight() < sp.recovery.cc().window() && sp.pacing_at.is_none();
+        let copying = app && sp.validated && !sp.abandoned && open;
+        if copying && self.copies_pending_on(path) {
+            self.write_copies_into(path, buf, &mut record, max);
+        }
+        let Some(sp) = self.path_spaces.get(path) else {
+            return (record, pad, buf.len() > acks_end);
+        };
         if app && sp.validated && !sp.abandoned && ((open && picked) || probing) {
             let rtt = sp.recovery.rtt().smoothed();
             let mut records = std::mem::take(&mut self.scratch.stream_records);
             let start = buf.len();
             self.streams.write_frames(now, rtt, buf, max, &mut records);
+            if buf.len() > start {
+                self.on_stream_data_sent(path);
+                self.queue_copies(path, &records);
+            }
             record
                 .frames
                 .extend(records.drain(..).map(SentFrame::Stream));
             self.scratch.stream_records = records;
-            if buf.len() > start {
-                self.on_stream_data_sent(path);
-            }
         }
         if probing && buf.len() == before {
             Frame::Ping.encode(buf);

@@ -250,11 +250,14 @@ impl Connection {
         space == SpaceId::Data
             && self.may_send_app_data()
             && (self.data_frames_pending()
-                || (self.streams.has_pending() && self.stream_data_allowed_on(PathId::INITIAL)))
+                || (self.streams.has_pending() && self.stream_data_allowed_on(PathId::INITIAL))
+                || self.copies_pending_on(PathId::INITIAL))
     }
 
     pub(super) fn data_space_pending(&self) -> bool {
-        self.data_frames_pending() || self.streams.has_pending()
+        self.data_frames_pending()
+            || self.streams.has_pending()
+            || self.copies_pending_on(PathId::INITIAL)
     }
 
     /// Frames of the application data space other than the stream writer's.
@@ -572,8 +575,11 @@ impl Connection {
         self.write_path_status(buf, p, max);
         self.write_path_limits(buf, p, max);
         self.write_datagram_frames(now, buf, p, max);
-        // draft-ietf-quic-multipath §5.5: stream data only on the scheduled path, or in
-        // a probe (RFC 9002 §6.2.4).
+        // draft-ietf-quic-multipath §5.5: the redundant scheduler's copies first, then
+        // stream data only on the scheduled path, or in a probe (RFC 9002 §6.2.4).
+        if !self.multipath.path0_abandoned && self.copies_pending_on(PathId::INITIAL) {
+            p.ack_eliciting |= self.write_copies_into(PathId::INITIAL, buf, &mut p.record, max);
+        }
         if self.stream_data_allowed_on(PathId::INITIAL)
             || self.spaces[SpaceId::Data as usize].probes > 0
         {
@@ -607,6 +613,7 @@ impl Connection {
             p.ack_eliciting = true;
             self.log_stream_frames(buf, p, before, &records);
             self.on_stream_data_sent(PathId::INITIAL);
+            self.queue_copies(PathId::INITIAL, &records);
         }
         p.record
             .frames

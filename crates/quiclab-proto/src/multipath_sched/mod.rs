@@ -6,7 +6,9 @@
 //! small slice of [`Candidate`]s, one per path not abandoned (path 0 included), and
 //! gets back the path ID to use, or `None` (no stream data on any path now). Control
 //! frames, ACKs, PTO probes and path validation are not scheduled here. One file per
-//! scheduler; [`build`] makes the configured one.
+//! scheduler; [`build`] makes the configured one. A scheduler may also ask for copies
+//! of each packet's stream data on the other eligible paths ([`PacketScheduler::copies`],
+//! the redundant scheduler).
 //!
 //! Backup paths (§3.3, PATH_STATUS_BACKUP: "no traffic should be sent on that path if
 //! another path is available and usable"; "If all established paths are indicated as
@@ -23,9 +25,11 @@
 //! multipath). Abandoned paths (§3.4) are never candidates.
 
 mod min_rtt;
+mod redundant;
 mod round_robin;
 
 pub use min_rtt::MinRtt;
+pub use redundant::{copy_targets, Redundant};
 pub use round_robin::RoundRobin;
 
 use crate::config::MultipathScheduler;
@@ -101,6 +105,12 @@ pub trait PacketScheduler: std::fmt::Debug {
 
     /// A packet carrying new stream data left on `path_id` as picked.
     fn on_sent(&mut self, _path_id: u32) {}
+
+    /// Whether each packet of stream data is also copied to the other eligible paths
+    /// ([`copy_targets`]; only [`Redundant`] does).
+    fn copies(&self) -> bool {
+        false
+    }
 }
 
 /// The scheduler the config names.
@@ -108,6 +118,7 @@ pub fn build(kind: MultipathScheduler) -> Box<dyn PacketScheduler> {
     match kind {
         MultipathScheduler::MinRtt => Box::new(MinRtt),
         MultipathScheduler::RoundRobin => Box::<RoundRobin>::default(),
+        MultipathScheduler::Redundant => Box::new(Redundant),
     }
 }
 

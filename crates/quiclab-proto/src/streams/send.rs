@@ -25,6 +25,17 @@ pub(super) struct Sent {
     pub fin: bool,
 }
 
+/// What repeating a sent range gave ([`SendStream::emit_copy`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum CopyOutcome {
+    /// One frame was written.
+    Sent(Sent),
+    /// Not even one byte of it fits in the room given.
+    NoRoom,
+    /// Nothing of it needs repeating: acknowledged (or the stream was reset).
+    Done,
+}
+
 #[derive(Debug)]
 pub(super) struct SendStream {
     /// Bytes from offset `base` to the end of what was written; the acknowledged prefix
@@ -245,6 +256,49 @@ impl SendStream {
         })
     }
 
+    /// Writes one STREAM frame repeating the lowest part of `offset..offset + len` that
+    /// was sent and is not acknowledged (a copy on another path, the redundant
+    /// scheduler); with `fin` (the range ends at the final size) the FIN rides along
+    /// with the part that reaches it, or alone, until acknowledged. Nothing is marked:
+    /// the copy is neither new data (no credit is taken) nor a retransmission (the lost
+    /// ranges are untouched). The caller continues the range after the frame's end.
+    pub fn emit_copy(
+        &mut self,
+        id: StreamId,
+        (offset, len, fin): (u64, u64, bool),
+        room: usize,
+        out: &mut Vec<u8>,
+    ) -> CopyOutcome {
+        if self.reset.is_some() {
+            return CopyOutcome::Done;
+        }
+        let stop = offset.saturating_add(len).min(self.next);
+        let start = offset.max(self.base);
+        let gap = (start < stop)
+            .then(|| self.acked.gaps(start..stop).next())
+            .flatten();
+        let end = self.end();
+        let fin_due = fin && self.fin_sent && !self.fin_acked;
+        let (at, avail) = match gap {
+            Some(g) => (g.start, g.end.saturating_sub(g.start)),
+            None if fin_due => (end, 0),
+            None => return CopyOutcome::Done,
+        };
+        let Some(n) = fit(id, at, avail, room) else {
+            return CopyOutcome::NoRoom;
+        };
+        if n == 0 && avail > 0 {
+            return CopyOutcome::NoRoom;
+        }
+        let fin = fin_due && at.saturating_add(n as u64) == end;
+        self.emit(id, at, n, fin, out);
+        CopyOutcome::Sent(Sent {
+            offset: at,
+            len: n as u64,
+            fin,
+        })
+    }
+
     /// Marks a frame acknowledged; returns the number of buffer bytes freed.
     pub fn on_acked(&mut self, offset: u64, len: u64, fin: bool) -> u64 {
         if self.reset.is_some() {
@@ -366,6 +420,34 @@ mod tests {
         s.on_acked(100, 20, false);
         assert_eq!(s.base, 150);
         assert!(!s.all_acked());
+    }
+
+    #[test]
+    fn a_copy_repeats_only_what_is_unacknowledged_and_marks_nothing() {
+        let mut s = SendStream::new(1000);
+        assert_eq!(s.write(SendData::Copied(&[3u8; 300]), 1000, 0), 300);
+        s.fin = true;
+        let a = frame(&mut s, 1000, false, 1000).unwrap();
+        assert_eq!((a.offset, a.len, a.fin), (0, 300, true));
+        s.on_acked(0, 50, false);
+        s.on_acked(100, 50, false);
+        let mut out = Vec::new();
+        let mut copy = |s: &mut SendStream, range, room| {
+            out.clear();
+            s.emit_copy(StreamId(0), range, room, &mut out)
+        };
+        let sent = |offset, len, fin| CopyOutcome::Sent(Sent { offset, len, fin });
+        // The acknowledged prefix and range are skipped; the FIN rides with the end.
+        assert_eq!(copy(&mut s, (0, 300, true), 1000), sent(50, 50, false));
+        assert_eq!(copy(&mut s, (100, 200, true), 1000), sent(150, 150, true));
+        assert_eq!(copy(&mut s, (100, 200, true), 3), CopyOutcome::NoRoom);
+        // Nothing was marked: no credit taken, nothing queued as lost.
+        assert!(!s.has_lost() && !s.has_fresh());
+        s.on_acked(150, 150, true);
+        assert_eq!(copy(&mut s, (100, 200, true), 1000), CopyOutcome::Done);
+        s.on_acked(50, 50, false);
+        assert_eq!(copy(&mut s, (0, 300, true), 1000), CopyOutcome::Done);
+        assert!(s.all_acked());
     }
 
     #[test]

@@ -7,7 +7,7 @@
 
 use super::flow::RecvWindow;
 use super::recv::RecvStream;
-use super::send::{SendStream, Sent};
+use super::send::{CopyOutcome, SendStream, Sent};
 use super::send_buf::SendData;
 use crate::error::TransportError;
 use crate::time::Instant;
@@ -182,6 +182,8 @@ pub struct Streams {
     conn_sent: u64,
     /// STREAM data bytes sent again (after a loss or as a PTO probe's copy).
     retransmitted: u64,
+    /// STREAM data bytes repeated as the redundant scheduler's copies on other paths.
+    copied: u64,
     data_blocked_sent: Option<u64>,
     /// Connection receive credit and the sum of the streams' highest offsets (§4.1, §4.5).
     conn_recv: RecvWindow,
@@ -208,6 +210,66 @@ impl Streams {
         self.retransmitted
     }
 
+    /// STREAM data bytes written as copies ([`Self::write_copy`]) so far.
+    pub fn copied_bytes(&self) -> u64 {
+        self.copied
+    }
+
+    /// Repeats the parts of `copy` (the record of a STREAM frame sent before) not yet
+    /// acknowledged, as STREAM frames while they fit before `max_len`, each recorded in
+    /// `records` (draft-ietf-quic-multipath §5.5: the redundant scheduler's copy on
+    /// another path). Acknowledged parts are skipped, so a copy never repeats what any
+    /// path delivered. Returns what is left of it to repeat later (no room), or `None`
+    /// when nothing is (acknowledged, reset, or all written). Other records are `None`.
+    pub fn write_copy(
+        &mut self,
+        copy: &StreamFrameRecord,
+        buf: &mut Vec<u8>,
+        max_len: usize,
+        records: &mut Vec<StreamFrameRecord>,
+    ) -> Option<StreamFrameRecord> {
+        let StreamFrameRecord::Stream {
+            id,
+            mut offset,
+            mut len,
+            fin,
+        } = *copy
+        else {
+            return None;
+        };
+        let s = self.streams.get_mut(&id).and_then(|st| st.send.as_mut())?;
+        loop {
+            let room = max_len.saturating_sub(buf.len());
+            match s.emit_copy(id, (offset, len, fin), room, buf) {
+                CopyOutcome::Done => return None,
+                CopyOutcome::NoRoom => {
+                    return Some(StreamFrameRecord::Stream {
+                        id,
+                        offset,
+                        len,
+                        fin,
+                    })
+                }
+                CopyOutcome::Sent(f) => {
+                    self.copied = self.copied.saturating_add(f.len);
+                    records.push(StreamFrameRecord::Stream {
+                        id,
+                        offset: f.offset,
+                        len: f.len,
+                        fin: f.fin,
+                    });
+                    let stop = offset.saturating_add(len);
+                    let next = f.offset.saturating_add(f.len);
+                    if f.fin || (next >= stop && !fin) {
+                        return None;
+                    }
+                    len = stop.saturating_sub(next);
+                    offset = next.max(offset);
+                }
+            }
+        }
+    }
+
     pub fn new(side: Side, params: StreamParams) -> Self {
         let conn_recv = RecvWindow::new(
             params.receive_window,
@@ -231,6 +293,7 @@ impl Streams {
             conn_send_max: 0,
             conn_sent: 0,
             retransmitted: 0,
+            copied: 0,
             data_blocked_sent: None,
             conn_recv,
             conn_received: 0,

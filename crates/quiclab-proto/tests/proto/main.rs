@@ -44,6 +44,7 @@ mod multipath_ecn;
 mod multipath_key_update;
 mod multipath_qlog;
 mod multipath_recovery;
+mod multipath_redundant;
 mod multipath_sched;
 mod multipath_validation;
 mod pair;

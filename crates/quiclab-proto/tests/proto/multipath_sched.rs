@@ -41,7 +41,7 @@ pub(crate) fn mark_backup(p: &mut Pair, from: Side, path: u32) {
 
 /// A pair with the client's `scheduler`, 10 ms links, `extra0` more one-way delay on
 /// path 0 and `extra1` on path 1; path 1 open and validated by both sides.
-fn two_paths_rtts(
+pub(crate) fn two_paths_rtts(
     scheduler: MultipathScheduler,
     extra0: Duration,
     extra1: Duration,
@@ -65,7 +65,7 @@ fn two_paths_rtts(
 }
 
 /// From now on, counts the client's stream datagrams per source address.
-fn count_stream_datagrams(p: &mut Pair) -> Counts {
+pub(crate) fn count_stream_datagrams(p: &mut Pair) -> Counts {
     let counts = Counts::default();
     let c = counts.clone();
     let client_addrs = [p.client_addr, second_address()];
@@ -79,7 +79,7 @@ fn count_stream_datagrams(p: &mut Pair) -> Counts {
 }
 
 /// (path 0, path 1) stream datagrams so far.
-fn per_path(p: &Pair, counts: &Counts) -> (u64, u64) {
+pub(crate) fn per_path(p: &Pair, counts: &Counts) -> (u64, u64) {
     let c = counts.borrow();
     let n = |a: &SocketAddr| c.get(a).copied().unwrap_or(0);
     (n(&p.client_addr), n(&second_address()))
@@ -177,7 +177,11 @@ fn round_robin_alternates_between_open_paths() {
 /// unusable).
 #[test]
 fn a_backup_path_carries_no_stream_data_while_an_available_path_is_usable() {
-    for scheduler in [MultipathScheduler::MinRtt, MultipathScheduler::RoundRobin] {
+    for scheduler in [
+        MultipathScheduler::MinRtt,
+        MultipathScheduler::RoundRobin,
+        MultipathScheduler::Redundant,
+    ] {
         let mut p = two_paths_rtts(scheduler, Duration::from_millis(30), Duration::ZERO, 74);
         mark_backup(&mut p, Side::Server, 1);
         let counts = count_stream_datagrams(&mut p);
@@ -195,7 +199,11 @@ fn a_backup_path_carries_no_stream_data_while_an_available_path_is_usable() {
 /// carries the rest (and what was in flight on path 1), and the transfer completes.
 #[test]
 fn a_backup_path_takes_over_once_the_available_path_is_abandoned() {
-    for scheduler in [MultipathScheduler::MinRtt, MultipathScheduler::RoundRobin] {
+    for scheduler in [
+        MultipathScheduler::MinRtt,
+        MultipathScheduler::RoundRobin,
+        MultipathScheduler::Redundant,
+    ] {
         let mut p = two_paths_rtts(scheduler, Duration::ZERO, Duration::ZERO, 75);
         mark_backup(&mut p, Side::Server, 0);
         let counts = count_stream_datagrams(&mut p);
