@@ -15,7 +15,10 @@
 //! over the active paths R. l_p = max(bytes acknowledged between the last two losses
 //! on p, bytes acknowledged since the last loss on p); the best paths B maximise
 //! l_p / rtt_p² (Reno's rate on p grows with √l_p / rtt_p); M are the paths with the
-//! largest window. With B \ M non-empty, α_r = 1 / (|R| · |B \ M|) on B \ M, −1 / (|R| ·
+//! largest window, in whole packets of `mss` bytes as the reference implementation
+//! counts windows (in bytes, two equal paths would almost never tie, and the path a few
+//! bytes ahead would lose α on its ACKs while the other, already behind by the time
+//! its own ACKs arrive, would not gain it). With B \ M non-empty, α_r = 1 / (|R| · |B \ M|) on B \ M, −1 / (|R| ·
 //! |M|) on M, 0 elsewhere; otherwise α = 0 everywhere. Σ α_r = 0: OLIA moves window
 //! from the largest paths to the best ones without growing the total faster than LIA.
 //!
@@ -56,9 +59,10 @@ impl OliaIncrease {
 }
 
 /// OLIA's increase for path `index` of `paths` (every active path, the ACKed one
-/// included). `None` when that path or the sum has no window; a zero RTT counts as 1 µs
-/// (the time unit cancels out of both terms).
-pub fn olia_increase(paths: &[OliaPath], index: usize) -> Option<OliaIncrease> {
+/// included), windows counted in packets of `mss` bytes for the set M. `None` when that
+/// path or the sum has no window; a zero RTT counts as 1 µs (the time unit cancels out
+/// of both terms).
+pub fn olia_increase(paths: &[OliaPath], index: usize, mss: u64) -> Option<OliaIncrease> {
     let me = paths.get(index)?;
     if me.cwnd == 0 {
         return None;
@@ -66,14 +70,14 @@ pub fn olia_increase(paths: &[OliaPath], index: usize) -> Option<OliaIncrease> {
     let secs = |p: &OliaPath| p.srtt.as_secs_f64().max(1e-6);
     let sum: f64 = paths.iter().map(|p| p.cwnd as f64 / secs(p)).sum();
     let first = me.cwnd as f64 / (secs(me) * secs(me)) / (sum * sum);
-    let alpha = alpha(paths, index);
+    let alpha = alpha(paths, index, mss.max(1));
     let factor = first + alpha / me.cwnd as f64;
     factor.is_finite().then_some(OliaIncrease { factor, alpha })
 }
 
 /// α_r of path `index` (module doc). Ties are exact: l_p / rtt_p² is compared by
 /// cross-multiplication in integers (RTTs in µs), as the reference implementation does.
-fn alpha(paths: &[OliaPath], index: usize) -> f64 {
+fn alpha(paths: &[OliaPath], index: usize, mss: u64) -> f64 {
     let us = |p: &OliaPath| u128::try_from(p.srtt.as_micros().max(1)).unwrap_or(u128::MAX);
     // p is better than q if l_p / rtt_p² > l_q / rtt_q².
     let cmp = |p: &OliaPath, q: &OliaPath| {
@@ -84,8 +88,8 @@ fn alpha(paths: &[OliaPath], index: usize) -> f64 {
     let Some(best) = paths.iter().max_by(|p, q| cmp(p, q)) else {
         return 0.0;
     };
-    let max_w = paths.iter().map(|p| p.cwnd).max().unwrap_or(0);
-    let in_m = |p: &OliaPath| p.cwnd == max_w;
+    let max_w = paths.iter().map(|p| p.cwnd / mss).max().unwrap_or(0);
+    let in_m = |p: &OliaPath| p.cwnd / mss == max_w;
     let in_collected = |p: &OliaPath| !in_m(p) && cmp(p, best).is_eq();
     let m = paths.iter().filter(|p| in_m(p)).count();
     let collected = paths.iter().filter(|p| in_collected(p)).count();
@@ -151,7 +155,7 @@ mod tests {
 
     #[test]
     fn one_path_is_reno() {
-        let i = olia_increase(&[path(30_000, 40, 5_000)], 0).unwrap();
+        let i = olia_increase(&[path(30_000, 40, 5_000)], 0, 1200).unwrap();
         assert_eq!(i.alpha, 0.0);
         assert!(close(i.factor, 1.0 / 30_000.0), "{i:?}");
         // mss * b / cwnd = 1200 * 1200 / 30 000 = 48 bytes.
@@ -164,7 +168,7 @@ mod tests {
         // factor = (w/r²) / (2w/r)² = 1 / 4w: half a Reno flow's growth in total, as LIA.
         let p = [path(24_000, 20, 50_000), path(24_000, 20, 50_000)];
         for k in 0..2 {
-            let i = olia_increase(&p, k).unwrap();
+            let i = olia_increase(&p, k, 1200).unwrap();
             assert_eq!(i.alpha, 0.0);
             assert!(close(i.factor, 1.0 / 96_000.0), "{i:?}");
         }
@@ -176,8 +180,8 @@ mod tests {
         // (1000). Best = {B}, M = {A}, B \ M = {B}: alpha_B = 1/(2*1), alpha_A = -1/(2*1).
         // Σ w/rtt = 4000 + 2000 = 6000 (ms; units cancel), squared 36e6.
         let p = [path(40_000, 10, 50_000), path(20_000, 10, 100_000)];
-        let a = olia_increase(&p, 0).unwrap();
-        let b = olia_increase(&p, 1).unwrap();
+        let a = olia_increase(&p, 0, 1200).unwrap();
+        let b = olia_increase(&p, 1, 1200).unwrap();
         assert_eq!((a.alpha, b.alpha), (-0.5, 0.5));
         // A: 400 / 36e6 - 0.5 / 40 000 = 1.1111e-5 - 1.25e-5 = -1.3889e-6 (shrinks).
         assert!(close(a.factor, 400.0 / 36e6 - 0.5 / 40_000.0), "{a:?}");
@@ -192,10 +196,10 @@ mod tests {
         // Best = {A} = M: B \ M empty, alpha = 0 on both.
         let p = [path(40_000, 10, 100_000), path(20_000, 40, 400_000)];
         for k in 0..2 {
-            assert_eq!(olia_increase(&p, k).unwrap().alpha, 0.0);
+            assert_eq!(olia_increase(&p, k, 1200).unwrap().alpha, 0.0);
         }
         // Σ w/rtt = 4000 + 500 = 4500; B: (20 000/1600) / 4500² = 12.5 / 20.25e6.
-        let b = olia_increase(&p, 1).unwrap();
+        let b = olia_increase(&p, 1, 1200).unwrap();
         assert!(close(b.factor, 12.5 / 20.25e6), "{b:?}");
     }
 
@@ -209,7 +213,7 @@ mod tests {
             path(30_000, 20, 400_000),
         ];
         let al: Vec<f64> = (0..3)
-            .map(|k| olia_increase(&p, k).unwrap().alpha)
+            .map(|k| olia_increase(&p, k, 1200).unwrap().alpha)
             .collect();
         assert!(close(al[0], -1.0 / 3.0) && close(al[1], 1.0 / 6.0) && close(al[2], 1.0 / 6.0));
         assert!(al.iter().sum::<f64>().abs() < 1e-12);
@@ -236,9 +240,9 @@ mod tests {
 
     #[test]
     fn degenerate_inputs() {
-        assert_eq!(olia_increase(&[], 0), None);
-        assert_eq!(olia_increase(&[path(0, 10, 0)], 0), None);
-        let i = olia_increase(&[path(1_000, 0, 0), path(1_000, 10, 0)], 0).unwrap();
+        assert_eq!(olia_increase(&[], 0, 1200), None);
+        assert_eq!(olia_increase(&[path(0, 10, 0)], 0, 1200), None);
+        let i = olia_increase(&[path(1_000, 0, 0), path(1_000, 10, 0)], 0, 1200).unwrap();
         assert!(i.factor.is_finite());
     }
 }

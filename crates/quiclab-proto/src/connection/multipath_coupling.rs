@@ -55,7 +55,8 @@ impl Connection {
             }
         }
         let c = if kind == CoupledCongestionControl::Olia {
-            olia_increase(&paths, me).map(Coupling::Olia)
+            let mss = self.max_datagram_size() as u64;
+            olia_increase(&paths, me, mss).map(Coupling::Olia)
         } else {
             let lia: Vec<CoupledPath> = paths
                 .iter()
