@@ -691,10 +691,10 @@ impl TransportConfig {
     }
 
     /// The controller each path runs: the configured one, except under multipath with
-    /// `coupled = "lia"` (RFC 6356 couples Reno's increase), NewReno (the configured
-    /// NewReno's knobs, else NewReno's defaults).
+    /// `coupled = "lia"` or `"olia"` (both couple Reno's increase), NewReno (the
+    /// configured NewReno's knobs, else NewReno's defaults).
     pub fn path_congestion_control(&self) -> std::borrow::Cow<'_, CongestionControl> {
-        let lia = self.multipath.enabled && self.multipath.coupled == CoupledCongestionControl::Lia;
+        let lia = self.multipath.enabled && self.multipath.coupled.is_coupled();
         match &self.congestion_control {
             CongestionControl::NewReno(_) => std::borrow::Cow::Borrowed(&self.congestion_control),
             _ if lia => std::borrow::Cow::Owned(CongestionControl::default()),

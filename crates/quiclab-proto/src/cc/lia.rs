@@ -4,8 +4,8 @@
 //!
 //! A leaf of `cc/`: the formula only. The connection (`connection/multipath_coupling.rs`)
 //! reads every active path's window and smoothed RTT before an ACK is processed on a
-//! path, makes a [`Coupling`] with [`coupling`], and hands it to that path's controller
-//! ([`super::CongestionController::set_coupling`]). NewReno is the only controller that
+//! path, makes a [`LiaCoupling`] with [`coupling`], and hands it to that path's controller
+//! ([`super::CongestionController::set_coupling`], as [`super::Coupling::Lia`]). NewReno is the only controller that
 //! applies it: RFC 6356 §3 defines LIA on Reno's increase; slow start and the halving
 //! on loss stay per path, as Reno's (RFC 6356 changes only the increase).
 
@@ -22,7 +22,7 @@ pub struct CoupledPath {
 
 /// The coupling of one ACK's increase (RFC 6356 §3): `alpha` and `cwnd_total`.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Coupling {
+pub struct LiaCoupling {
     /// alpha = cwnd_total * max_i(cwnd_i / rtt_i^2) / (sum_i cwnd_i / rtt_i)^2; 1 with
     /// one path, 1/n with n equal paths.
     pub alpha: f64,
@@ -33,7 +33,7 @@ pub struct Coupling {
 /// RFC 6356 §3's alpha over `paths` (every active path, the ACKed one included).
 /// `None` without a path with a window; a zero RTT counts as 1 µs (alpha is a ratio:
 /// the time unit cancels out).
-pub fn coupling(paths: &[CoupledPath]) -> Option<Coupling> {
+pub fn coupling(paths: &[CoupledPath]) -> Option<LiaCoupling> {
     let total_window = paths.iter().map(|p| p.cwnd).fold(0u64, u64::saturating_add);
     if total_window == 0 {
         return None;
@@ -45,13 +45,13 @@ pub fn coupling(paths: &[CoupledPath]) -> Option<Coupling> {
         .fold(0.0, f64::max);
     let sum: f64 = paths.iter().map(|p| p.cwnd as f64 / secs(p)).sum();
     let alpha = total_window as f64 * best / (sum * sum);
-    alpha.is_finite().then_some(Coupling {
+    alpha.is_finite().then_some(LiaCoupling {
         alpha,
         total_window,
     })
 }
 
-impl Coupling {
+impl LiaCoupling {
     /// The window that a Reno increase of `mds * bytes_acked / w` must divide by to give
     /// RFC 6356 §3's min(alpha * bytes_acked * MSS_i / cwnd_total, bytes_acked * MSS_i /
     /// cwnd_i): w = max(cwnd_total / alpha, cwnd_i), rounded up. The second term of the
@@ -162,7 +162,7 @@ mod tests {
         assert_eq!(coupling(&[path(0, 10)]), None);
         let c = coupling(&[path(1_000, 0), path(1_000, 10)]).unwrap();
         assert!(c.alpha.is_finite() && c.alpha > 0.0);
-        let zero = Coupling {
+        let zero = LiaCoupling {
             alpha: 0.0,
             total_window: 10,
         };

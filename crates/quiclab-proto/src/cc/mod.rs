@@ -3,6 +3,7 @@
 mod ack_summary;
 mod bbr;
 mod careful_resume;
+mod coupled;
 mod cubic;
 mod cubic_multcp;
 mod fixed;
@@ -10,6 +11,7 @@ mod hystart;
 mod lia;
 mod new_reno;
 mod no_cc;
+mod olia;
 mod prague;
 mod recovery_period;
 
@@ -20,12 +22,14 @@ pub use careful_resume::{
     Phase as CarefulResumePhase, PhaseUpdate as CarefulResumeUpdate, SavedPathParams,
     SavedPathStore, StorePolicy, Trigger as CarefulResumeTrigger, UnvalidatedPacing,
 };
+pub use coupled::Coupling;
 pub use cubic::{Cubic, CubicConfig};
 pub use fixed::{Fixed, FixedConfig};
 pub use hystart::{Hystart, HystartConfig, HystartPhase, SlowStartStep};
-pub use lia::{coupling, CoupledPath, Coupling};
+pub use lia::{coupling, CoupledPath, LiaCoupling};
 pub use new_reno::{NewReno, NewRenoConfig, WindowGrowth};
 pub use no_cc::NoCongestionControl;
+pub use olia::{olia_increase, InterLoss, OliaIncrease, OliaPath};
 pub use prague::{Prague, PragueConfig};
 
 use crate::events::CongestionState;
@@ -186,11 +190,18 @@ pub trait CongestionController: Debug + Send {
     fn on_packet_number(&mut self, pn: u64) {
         let _ = pn;
     }
-    /// LIA's coupling for the next ACK's congestion avoidance increase (RFC 6356 §3,
-    /// `lia.rs`), set by the connection before each ACK on the path; `None`: uncoupled.
-    /// Only NewReno applies it (LIA is defined on Reno's increase); the default ignores it.
+    /// The coupling of the next ACK's congestion avoidance increase (LIA, RFC 6356 §3,
+    /// `lia.rs`; or OLIA, `olia.rs`), set by the connection before each ACK on the path;
+    /// `None`: uncoupled. Only NewReno applies it (both are defined on Reno's increase);
+    /// the default ignores it.
     fn set_coupling(&mut self, coupling: Option<Coupling>) {
         let _ = coupling;
+    }
+    /// OLIA's l_r (`olia.rs`): the larger of the bytes acknowledged between the last two
+    /// congestion events and since the last one. 0 for controllers that do not count it
+    /// (only NewReno does).
+    fn inter_loss_bytes(&self) -> u64 {
+        0
     }
     /// Sets the window (and ssthresh when given) from outside the controller: Careful
     /// Resume does so on leaving its Unvalidated and Safe Retreat phases

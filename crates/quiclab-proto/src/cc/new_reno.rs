@@ -2,7 +2,7 @@
 
 use super::hystart::{Hystart, HystartConfig, HystartPhase};
 use super::recovery_period::RecoveryPeriod;
-use super::{initial_window, CongestionController, Coupling};
+use super::{initial_window, CongestionController, Coupling, InterLoss};
 use crate::recovery::RttEstimator;
 use crate::time::Instant;
 
@@ -63,9 +63,15 @@ pub struct NewReno {
     ca_remainder: u128,
     /// Slow start's exit and growth (RFC 9406 when enabled, else RFC 9002 §7.3.1).
     hystart: Hystart,
-    /// LIA's coupling across a multipath connection's paths (RFC 6356 §3), when set:
-    /// congestion avoidance grows by the coupled increase instead of Reno's.
+    /// LIA's or OLIA's coupling across a multipath connection's paths (RFC 6356 §3;
+    /// `olia.rs`), when set: congestion avoidance grows by the coupled increase instead
+    /// of Reno's.
     coupling: Option<Coupling>,
+    /// OLIA's fractional bytes of window change carried between ACKs (signed: OLIA
+    /// may shrink a path's window).
+    olia_carry: f64,
+    /// OLIA's l_r on this path (bytes acknowledged between losses; two counters).
+    inter_loss: InterLoss,
 }
 
 impl NewReno {
@@ -83,6 +89,8 @@ impl NewReno {
             ca_remainder: 0,
             hystart: Hystart::new(config.hystart.clone()),
             coupling: None,
+            olia_carry: 0.0,
+            inter_loss: InterLoss::default(),
             config,
         }
     }
@@ -95,6 +103,36 @@ impl NewReno {
     /// Where HyStart++ is in the initial slow start.
     pub fn hystart_phase(&self) -> HystartPhase {
         self.hystart.phase()
+    }
+
+    /// The window Reno's increase divides by: cwnd, or LIA's max(cwnd_total / alpha,
+    /// cwnd) (RFC 6356 §3).
+    fn increase_divisor(&self) -> u64 {
+        match self.coupling {
+            Some(Coupling::Lia(c)) => c.increase_divisor(self.cwnd),
+            _ => self.cwnd,
+        }
+    }
+
+    /// Applies OLIA's signed change of `delta` bytes, whole bytes at a time, never
+    /// below the minimum window (RFC 9002 §7.2).
+    fn olia_increase(&mut self, delta: f64) {
+        let total = self.olia_carry + delta;
+        let whole = total.trunc();
+        self.olia_carry = if whole.is_finite() {
+            total - whole
+        } else {
+            0.0
+        };
+        if whole >= 1.0 {
+            // Saturating `as`.
+            self.cwnd = self.cwnd.saturating_add(whole as u64);
+        } else if whole <= -1.0 {
+            self.cwnd = self
+                .cwnd
+                .saturating_sub((-whole) as u64)
+                .max(self.min_window);
+        }
     }
 
     /// cwnd * kLossReductionFactor: exact in integers for the RFC's 0.5, else one f64
@@ -125,6 +163,8 @@ impl CongestionController for NewReno {
     ) {
         // RFC 9002 B.5: no change for packets sent before the recovery period began.
         // RFC 9002 §7.3.2: a packet sent during recovery was acknowledged: recovery ends.
+        // OLIA's l_r counts every acknowledged byte (as its reference implementation).
+        self.inter_loss.on_acked(bytes);
         if !self.recovery.on_ack(sent_time) {
             return;
         }
@@ -145,11 +185,14 @@ impl CongestionController for NewReno {
             }
             return;
         }
+        // OLIA (`olia.rs`): the window changes by mss * bytes * factor, signed.
+        if let Some(Coupling::Olia(o)) = self.coupling {
+            self.olia_increase(o.increase(bytes, self.mds));
+            return;
+        }
         // RFC 9002 §7.3.3 congestion avoidance; under LIA (RFC 6356 §3) the window the
         // increase divides by is max(cwnd_total / alpha, cwnd).
-        let cwnd = self
-            .coupling
-            .map_or(self.cwnd, |c| c.increase_divisor(self.cwnd));
+        let cwnd = self.increase_divisor();
         match self.config.growth {
             // RFC 9002 B.5, per acknowledged packet (integer division rounds down).
             WindowGrowth::Approximate => {
@@ -165,7 +208,7 @@ impl CongestionController for NewReno {
             // RFC 3465 byte counting: one mds per full window acknowledged.
             WindowGrowth::Exact => {
                 self.ca_acked = self.ca_acked.saturating_add(bytes);
-                let divisor = |r: &Self| r.coupling.map_or(r.cwnd, |c| c.increase_divisor(r.cwnd));
+                let divisor = |r: &Self| r.increase_divisor();
                 while self.ca_acked >= divisor(self) && self.cwnd > 0 {
                     self.ca_acked -= divisor(self);
                     self.cwnd = self.cwnd.saturating_add(self.mds);
@@ -188,6 +231,8 @@ impl CongestionController for NewReno {
             .recovery
             .on_congestion_event(now, largest_lost_sent_time)
         {
+            self.inter_loss.on_congestion_event();
+            self.olia_carry = 0.0;
             self.ssthresh = self.reduced();
             self.cwnd = self.ssthresh.max(self.min_window);
             self.ca_acked = 0;
@@ -235,6 +280,9 @@ impl CongestionController for NewReno {
     }
     fn set_coupling(&mut self, coupling: Option<Coupling>) {
         self.coupling = coupling;
+    }
+    fn inter_loss_bytes(&self) -> u64 {
+        self.inter_loss.bytes()
     }
     fn name(&self) -> &'static str {
         "new_reno"
@@ -433,6 +481,56 @@ mod tests {
             // Growth during the window shrinks each increment slightly: a bit under mds.
             assert!((MDS * 9 / 10..=MDS).contains(&growth), "growth {growth}");
         }
+    }
+
+    /// OLIA (`olia.rs`): the window changes by mss * bytes * factor, signed, carried
+    /// across ACKs, never below the minimum window; l_r counts acknowledged bytes.
+    #[test]
+    fn olia_increase_is_signed_and_floored() {
+        use crate::cc::OliaIncrease;
+        let mut cc = reno(WindowGrowth::Exact);
+        cc.on_congestion_event(ms(10), ms(5), false, MDS);
+        assert_eq!(cc.window(), 6_000);
+        // factor 1/24 000: one ACK of 1200 bytes adds 1200 * 1200 / 24 000 = 60 bytes.
+        let grow = OliaIncrease {
+            factor: 1.0 / 24_000.0,
+            alpha: 0.0,
+        };
+        cc.set_coupling(Some(Coupling::Olia(grow)));
+        cc.on_packet_acked(ms(100), ms(20), MDS, false, &rtt());
+        assert_eq!(cc.window(), 6_060);
+        // A third of a byte per ACK: carried, 1 byte after three ACKs.
+        cc.set_coupling(Some(Coupling::Olia(OliaIncrease {
+            factor: 1.0 / (3.0 * 1_440_000.0),
+            alpha: 0.0,
+        })));
+        for _ in 0..2 {
+            cc.on_packet_acked(ms(100), ms(20), MDS, false, &rtt());
+        }
+        assert_eq!(cc.window(), 6_060);
+        cc.on_packet_acked(ms(100), ms(20), MDS, false, &rtt());
+        assert_eq!(cc.window(), 6_061);
+        // Negative: shrinks (60 bytes an ACK).
+        cc.set_coupling(Some(Coupling::Olia(OliaIncrease {
+            factor: -1.0 / 24_000.0,
+            alpha: -0.5,
+        })));
+        cc.on_packet_acked(ms(100), ms(20), MDS, false, &rtt());
+        assert_eq!(cc.window(), 6_001);
+        // Down to the minimum window (2 x 1200) and no further (ssthresh at the minimum
+        // keeps it in congestion avoidance; below ssthresh slow start would grow it, as
+        // in the reference implementation).
+        assert!(cc.set_window(3_000, Some(2_400)));
+        cc.set_coupling(Some(Coupling::Olia(OliaIncrease {
+            factor: -1.0 / 1_200.0,
+            alpha: -0.5,
+        })));
+        for _ in 0..3 {
+            cc.on_packet_acked(ms(100), ms(20), MDS, false, &rtt());
+        }
+        assert_eq!(cc.window(), cc.minimum_window());
+        // Every acknowledged byte since the loss counts (1 + 3 + 1 + 3 ACKs).
+        assert_eq!(cc.inter_loss_bytes(), 8 * MDS);
     }
 
     #[test]

@@ -45,6 +45,18 @@ pub enum CoupledCongestionControl {
     /// congestion avoidance increase is coupled across the paths (§3); slow start and
     /// the halving on loss stay per path.
     Lia,
+    /// OLIA (Khalili et al., IEEE/ACM ToN 2013; `cc/olia.rs`): as LIA, every path runs
+    /// NewReno, with OLIA's coupled increase, which moves window from the paths with
+    /// the largest windows to those with the most bytes between losses per RTT².
+    Olia,
+}
+
+impl CoupledCongestionControl {
+    /// Whether the paths' increases are coupled (LIA or OLIA): every path then runs
+    /// NewReno.
+    pub fn is_coupled(self) -> bool {
+        self != CoupledCongestionControl::None
+    }
 }
 
 /// Which path carries PATH_ACK frames (draft-ietf-quic-multipath §3.1: "PATH_ACK
@@ -157,7 +169,11 @@ mod tests {
             parse("coupled = \"lia\"").unwrap().coupled,
             CoupledCongestionControl::Lia
         );
-        assert!(parse("coupled = \"olia\"").is_err());
+        assert_eq!(
+            parse("coupled = \"olia\"").unwrap().coupled,
+            CoupledCongestionControl::Olia
+        );
+        assert!(parse("coupled = \"balia\"").is_err());
         assert_eq!(parse("").unwrap().ack_path, AckPath::Any);
         for (name, kind) in [
             ("any", AckPath::Any),

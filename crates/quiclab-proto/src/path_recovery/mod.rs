@@ -98,8 +98,8 @@ impl<T> Recovery<T> {
         &*self.cc
     }
 
-    /// LIA's coupling for the controller's next increases (RFC 6356 §3; see
-    /// `CongestionController::set_coupling`).
+    /// LIA's or OLIA's coupling for the controller's next increases (RFC 6356 §3,
+    /// `cc/olia.rs`; see `CongestionController::set_coupling`).
     pub fn set_coupling(&mut self, coupling: Option<crate::cc::Coupling>) {
         self.cc.set_coupling(coupling);
     }

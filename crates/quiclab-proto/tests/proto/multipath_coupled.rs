@@ -1,5 +1,5 @@
-//! Coupled congestion control (RFC 6356 LIA, `multipath.coupled = "lia"`;
-//! `src/cc/lia.rs`, `src/connection/multipath_coupling.rs`) with the in-memory pair:
+//! Coupled congestion control (RFC 6356 LIA, `multipath.coupled = "lia"`; OLIA, `"olia"`;
+//! `src/cc/lia.rs`, `src/cc/olia.rs`, `src/connection/multipath_coupling.rs`) with the in-memory pair:
 //! the client uploads over two equal paths (20 ms RTT each, no bottleneck), one
 //! stream datagram dropped on each path early so that both leave slow start, then the
 //! total congestion window's growth per RTT in congestion avoidance is measured and
@@ -116,4 +116,22 @@ fn lia_grows_the_total_window_no_faster_than_one_reno_flow() {
     // LIA: alpha = 1/2 on equal paths, MSS/2 in total; never above the single flow.
     assert!((0.4..=0.6).contains(&lia), "lia {lia}");
     assert!(lia <= single, "lia {lia} > single {single}");
+}
+
+/// OLIA (`src/cc/olia.rs`) on the same two equal paths. Expected from the formula, not
+/// from a run: per RTT path r acknowledges w_r bytes, so it grows MSS * (w_r² / (Σ w)²
+/// + α_r); Σ α_r = 0 (α moves window between paths, never adds), so the total grows
+/// MSS * (w_0² + w_1²) / (w_0 + w_1)², MSS/2 with equal windows (as LIA) and below MSS
+/// (one Reno flow) while both paths have a window. (Measured before OLIA's set M counted
+/// windows in packets: 0.29, because byte windows never tie; see `cc/olia.rs`.)
+#[test]
+fn olia_grows_the_total_window_as_lia_on_equal_paths() {
+    let single = growth_per_rtt(connected_with(config(Some(3)), config(Some(3)), 81), &[0]);
+    let olia = growth_per_rtt(
+        two_paths_with(client(CoupledCongestionControl::Olia), config(Some(3)), 81),
+        &[0, 1],
+    );
+    eprintln!("MSS per RTT in CA: single {single:.3}, olia {olia:.3}");
+    assert!((0.4..=0.6).contains(&olia), "olia {olia}");
+    assert!(olia <= single, "olia {olia} > single {single}");
 }

@@ -489,6 +489,10 @@ impl CongestionController for CarefulResume {
         self.inner.set_coupling(coupling);
     }
 
+    fn inter_loss_bytes(&self) -> u64 {
+        self.inner.inter_loss_bytes()
+    }
+
     fn take_careful_resume_update(&mut self) -> Option<PhaseUpdate> {
         self.take_update()
     }
