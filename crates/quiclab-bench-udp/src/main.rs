@@ -19,6 +19,7 @@ mod harness;
 mod idle;
 mod quinn_side;
 mod stamp;
+mod stamped_batch;
 mod tcp_side;
 mod tls;
 
@@ -250,14 +251,17 @@ fn emulate_suite(args: &[&str]) -> Result<()> {
         }
     }
     let quiclab = quiclab.context("--quiclab PATH is required")?;
-    println!("| link | load | sent | received | delay error p50 | p99 | throughput |");
-    println!("|---|---|---|---|---|---|---|");
+    println!("load average {}", load_average());
+    println!(
+        "| link | load | sent | offered | received | delay error p50 | p99 | p999 | throughput |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
     for rate in rates {
         let (light, heavy) = emulate::measure(&quiclab, rate, secs, &extra)?;
         for (load, p) in [("50%", light), ("120%", heavy)] {
             println!(
-                "| {rate} Mbit/s | {load} | {} | {} | {:.0} µs | {:.0} µs | {:.1} Mbit/s |",
-                p.sent, p.received, p.p50_us, p.p99_us, p.throughput_mbps
+                "| {rate} Mbit/s | {load} | {} | {:.1} Mbit/s | {} | {:.0} µs | {:.0} µs | {:.0} µs | {:.1} Mbit/s |",
+                p.sent, p.offered_mbps, p.received, p.p50_us, p.p99_us, p.p999_us, p.throughput_mbps
             );
         }
     }

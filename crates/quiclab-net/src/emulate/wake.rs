@@ -17,6 +17,7 @@
 //! the poll timeout of a wait; after an event with [`TIMER`]'s token,
 //! [`Waker::clear`].
 
+use super::rest::Rest;
 use crate::driver::WakeMode;
 use crate::timer::Timer;
 use mio::{Interest, Registry, Token};
@@ -28,10 +29,17 @@ pub(crate) const TIMER: Token = Token(2);
 /// Backstop added to a timerfd wait in case the timer event is missed.
 const BACKSTOP: Duration = Duration::from_millis(1);
 
+/// The share of wall time a relay spends blocked by default (`rest.rs`): twice what
+/// the kernel's default RT throttling (5%) requires, as margin for the other real-time
+/// threads that may share the relay's CPU.
+pub const DEFAULT_REST: f64 = 0.1;
+
 /// How the relay sleeps until its next deadline.
 pub struct Waker {
     timer: Option<Timer>,
     spin: Duration,
+    /// What rest the relay owes the kernel's RT throttling; no spin while it owes any.
+    pub(crate) rest: Rest,
 }
 
 impl Waker {
@@ -45,19 +53,31 @@ impl Waker {
         // Timer slack (default 50 µs) delays the poll's own timeouts; 1 µs is enough.
         // SAFETY: prctl with an integer argument; failure leaves the default slack.
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000 as libc::c_ulong) };
-        Waker { timer, spin }
+        Waker {
+            timer,
+            spin,
+            rest: Rest::new(DEFAULT_REST),
+        }
+    }
+
+    /// The same with `share` of the time spent blocked (0: spin whenever a deadline is
+    /// near, never rest).
+    pub fn with_rest(mut self, share: f64) -> Waker {
+        self.rest = Rest::new(share);
+        self
     }
 
     /// The choice made, for the start-up log.
     pub fn note(&self) -> String {
         format!(
-            "sleeps with {}, spinning the last {} µs",
+            "sleeps with {}, spinning the last {} µs; rests {}% of the time",
             if self.timer.is_some() {
                 "timerfd (ns)"
             } else {
                 "poll timeout (ms)"
             },
-            self.spin.as_micros()
+            self.spin.as_micros(),
+            (self.rest.share() * 100.0).round()
         )
     }
 
@@ -69,12 +89,18 @@ impl Waker {
     }
 
     /// The poll timeout for a wait of `wait` (non-zero): zero inside the spin window
-    /// (the caller polls again at once), else a sleep that ends `spin` early.
+    /// (the caller polls again at once), else a sleep that ends `spin` early; while the
+    /// relay owes rest, a sleep to the deadline itself.
     pub fn timeout(&self, wait: Duration) -> Duration {
-        if wait <= self.spin {
+        let spin = if self.rest.owes() {
+            Duration::ZERO
+        } else {
+            self.spin
+        };
+        if wait <= spin {
             return Duration::ZERO;
         }
-        let sleep = wait - self.spin;
+        let sleep = wait - spin;
         match &self.timer {
             Some(t) => {
                 t.arm(sleep);
