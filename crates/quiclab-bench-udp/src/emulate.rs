@@ -1,14 +1,17 @@
 //! `bench-udp emulate`: the real-time link emulator's timing accuracy and throughput on
 //! loopback (issue 14). A sender paces 1200-byte datagrams (sequence number inside)
 //! through `quiclab emulate` (forward link: the rate under test, 10 ms delay, a
-//! 1000-packet drop-tail queue) to a receiver in the same process, which timestamps
-//! them with the same clock. Two phases per rate: half the link rate (delay accuracy)
-//! and 120% of it (throughput, a standing queue).
+//! 1000-packet drop-tail queue) to a receiver in the same process; send times and the
+//! kernel's receive timestamps are both CLOCK_REALTIME. Two phases per rate: half the
+//! link rate (delay accuracy) and 120% of it (throughput, a standing queue). The
+//! sender's achieved rate is reported as "offered": a throughput below the link rate
+//! with an offered load below it too means the bench, not the emulator, fell short.
 //!
 //! The intended delivery time of every datagram is computed by replaying the actual
 //! send times through the same link model ([`Duplex`], quiclab-link's code, which the simulator runs too) in
 //! virtual time; the delay error is the actual arrival minus that (so it includes both
-//! loopback hops and the emulator's receive and send paths, as an endpoint sees it).
+//! loopback hops and the emulator's receive and send paths, as an endpoint's kernel
+//! sees it; not the receiving thread's wake-up, since 2026-11-29).
 
 use crate::stamped_batch as stamp;
 use anyhow::{bail, Context, Result};

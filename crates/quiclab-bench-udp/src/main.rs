@@ -5,7 +5,7 @@
 //! ```text
 //! bench-udp bulk       --quiclab PATH [--bytes N] [--reps R]
 //! bench-udp handshakes --quiclab PATH [--connections N] [--reps R]
-//! bench-udp emulate    --quiclab PATH [--rates 10,100,500] [--secs S] [-- EMULATOR FLAGS]
+//! bench-udp emulate    --quiclab PATH [--rates 10,100,500,1000] [--secs S] [-- EMULATOR FLAGS]
 //! bench-udp gaps       --quiclab PATH [--rates 50,200,500] [--secs S] [--wakes timerfd,poll]
 //!                      [--bursts 1000,0] [--sched normal,fifo]
 //! bench-udp {quinn,tcp}-server ADDR | quinn-client ADDR CONNS BYTES | tcp-client ADDR BYTES
@@ -234,7 +234,7 @@ fn handshakes(o: &Opts) -> Result<()> {
 /// `bench-udp emulate`: delay error and throughput through `quiclab emulate` per rate,
 /// as a Markdown table.
 fn emulate_suite(args: &[&str]) -> Result<()> {
-    let (mut quiclab, mut rates, mut secs) = (None, vec![10.0, 100.0, 500.0], 3.0);
+    let (mut quiclab, mut rates, mut secs) = (None, vec![10.0, 100.0, 500.0, 1000.0], 3.0);
     let mut extra = Vec::new();
     let mut it = args.iter();
     while let Some(&flag) = it.next() {
