@@ -253,15 +253,26 @@ fn emulate_suite(args: &[&str]) -> Result<()> {
     let quiclab = quiclab.context("--quiclab PATH is required")?;
     println!("load average {}", load_average());
     println!(
-        "| link | load | sent | offered | received | delay error p50 | p99 | p999 | throughput |"
+        "| link | load | sent | offered | received | delay error p50 | p99 | p999 | \
+         p99 / p999, exact send times (share) | throughput |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for rate in rates {
         let (light, heavy) = emulate::measure(&quiclab, rate, secs, &extra)?;
         for (load, p) in [("50%", light), ("120%", heavy)] {
             println!(
-                "| {rate} Mbit/s | {load} | {} | {:.1} Mbit/s | {} | {:.0} µs | {:.0} µs | {:.0} µs | {:.1} Mbit/s |",
-                p.sent, p.offered_mbps, p.received, p.p50_us, p.p99_us, p.p999_us, p.throughput_mbps
+                "| {rate} Mbit/s | {load} | {} | {:.1} Mbit/s | {} | {:.0} µs | {:.0} µs | \
+                 {:.0} µs | {:.0} / {:.0} µs ({:.0}%) | {:.1} Mbit/s |",
+                p.sent,
+                p.offered_mbps,
+                p.received,
+                p.p50_us,
+                p.p99_us,
+                p.p999_us,
+                p.exact_p99_us,
+                p.exact_p999_us,
+                p.exact_share * 100.0,
+                p.throughput_mbps
             );
         }
     }

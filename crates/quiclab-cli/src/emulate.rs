@@ -38,9 +38,9 @@ pub struct EmulateArgs {
     /// Microseconds before a deadline to stop sleeping and poll without blocking.
     #[arg(long, default_value_t = 50)]
     spin_us: u64,
-    /// Percent of the time the relay spends blocked (no spin while it owes rest; short
-    /// sleeps when busy), so the kernel's real-time throttling never stops it for
-    /// ~50 ms; 0: spin before every deadline.
+    /// Percent of the time the relay stays off the CPU (its CPU time against the wall
+    /// clock; no spin while it owes rest, 50 µs sleeps when busy), so the kernel's
+    /// real-time throttling never stops it for ~50 ms; 0: spin before every deadline.
     #[arg(long, default_value_t = 10.0)]
     rest_percent: f64,
     /// Scheduling: `fifo` = real-time SCHED_FIFO if permitted (precise wake-ups on a

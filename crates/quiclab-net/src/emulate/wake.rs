@@ -132,10 +132,11 @@ pub fn raise_priority() -> std::io::Result<Option<String>> {
 
 /// The kernel's real-time throttling, if on: a real-time task that runs for
 /// `sched_rt_runtime_us` of every `sched_rt_period_us` (default 0.95 s of 1 s) is
-/// stopped for the rest of the period. The relay spins before each deadline, so at
-/// rates where deliveries are due every few tens of microseconds it never sleeps and is
-/// stopped ~50 ms a second (measured: p99 delay error 20-44 ms at 500 Mbit/s, 51-97 µs
-/// with throttling off; docs/PERFORMANCE.md).
+/// stopped for the rest of the period. A relay that spins before each deadline never
+/// sleeps at rates where deliveries are due every few tens of microseconds, and was
+/// stopped ~50 ms a second (measured: p99 delay error 20-46 ms at 500 and 1000 Mbit/s;
+/// docs/performance-history.md); the rest account (`rest.rs`, `--rest-percent`, 10% by
+/// default) keeps it below the budget.
 fn rt_throttling_note() -> Option<String> {
     let read = |f: &str| -> Option<i64> {
         std::fs::read_to_string(format!("/proc/sys/kernel/{f}"))
@@ -148,9 +149,10 @@ fn rt_throttling_note() -> Option<String> {
     let period = read("sched_rt_period_us")?;
     (runtime >= 0 && runtime < period).then(|| {
         format!(
-            "the kernel throttles real-time tasks ({runtime} of every {period} µs): at \
-             rates where the relay never sleeps (hundreds of Mbit/s) it will pause ~{} ms a \
-             second; on a dedicated host `sysctl kernel.sched_rt_runtime_us=-1` lifts that",
+            "the kernel throttles real-time tasks ({runtime} of every {period} µs): the \
+             relay stays off the CPU --rest-percent of the time; with less than {}% it \
+             pauses ~{} ms a second at rates where it never sleeps",
+            (period - runtime) * 100 / period,
             (period - runtime) / 1000
         )
     })
