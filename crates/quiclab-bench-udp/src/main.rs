@@ -5,7 +5,7 @@
 //! ```text
 //! bench-udp bulk       --quiclab PATH [--bytes N] [--reps R]
 //! bench-udp handshakes --quiclab PATH [--connections N] [--reps R]
-//! bench-udp emulate    --quiclab PATH [--rates 10,100,500] [--secs S] [-- EMULATOR FLAGS]
+//! bench-udp emulate    --quiclab PATH [--rates 10,100,500,1000] [--secs S] [-- EMULATOR FLAGS]
 //! bench-udp gaps       --quiclab PATH [--rates 50,200,500] [--secs S] [--wakes timerfd,poll]
 //!                      [--bursts 1000,0] [--sched normal,fifo]
 //! bench-udp {quinn,tcp}-server ADDR | quinn-client ADDR CONNS BYTES | tcp-client ADDR BYTES
@@ -19,6 +19,7 @@ mod harness;
 mod idle;
 mod quinn_side;
 mod stamp;
+mod stamped_batch;
 mod tcp_side;
 mod tls;
 
@@ -233,7 +234,7 @@ fn handshakes(o: &Opts) -> Result<()> {
 /// `bench-udp emulate`: delay error and throughput through `quiclab emulate` per rate,
 /// as a Markdown table.
 fn emulate_suite(args: &[&str]) -> Result<()> {
-    let (mut quiclab, mut rates, mut secs) = (None, vec![10.0, 100.0, 500.0], 3.0);
+    let (mut quiclab, mut rates, mut secs) = (None, vec![10.0, 100.0, 500.0, 1000.0], 3.0);
     let mut extra = Vec::new();
     let mut it = args.iter();
     while let Some(&flag) = it.next() {
@@ -250,14 +251,28 @@ fn emulate_suite(args: &[&str]) -> Result<()> {
         }
     }
     let quiclab = quiclab.context("--quiclab PATH is required")?;
-    println!("| link | load | sent | received | delay error p50 | p99 | throughput |");
-    println!("|---|---|---|---|---|---|---|");
+    println!("load average {}", load_average());
+    println!(
+        "| link | load | sent | offered | received | delay error p50 | p99 | p999 | \
+         p99 / p999, exact send times (share) | throughput |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for rate in rates {
         let (light, heavy) = emulate::measure(&quiclab, rate, secs, &extra)?;
         for (load, p) in [("50%", light), ("120%", heavy)] {
             println!(
-                "| {rate} Mbit/s | {load} | {} | {} | {:.0} µs | {:.0} µs | {:.1} Mbit/s |",
-                p.sent, p.received, p.p50_us, p.p99_us, p.throughput_mbps
+                "| {rate} Mbit/s | {load} | {} | {:.1} Mbit/s | {} | {:.0} µs | {:.0} µs | \
+                 {:.0} µs | {:.0} / {:.0} µs ({:.0}%) | {:.1} Mbit/s |",
+                p.sent,
+                p.offered_mbps,
+                p.received,
+                p.p50_us,
+                p.p99_us,
+                p.p999_us,
+                p.exact_p99_us,
+                p.exact_p999_us,
+                p.exact_share * 100.0,
+                p.throughput_mbps
             );
         }
     }

@@ -38,6 +38,11 @@ pub struct EmulateArgs {
     /// Microseconds before a deadline to stop sleeping and poll without blocking.
     #[arg(long, default_value_t = 50)]
     spin_us: u64,
+    /// Percent of the time the relay stays off the CPU (its CPU time against the wall
+    /// clock; no spin while it owes rest, 50 µs sleeps when busy), so the kernel's
+    /// real-time throttling never stops it for ~50 ms; 0: spin before every deadline.
+    #[arg(long, default_value_t = 10.0)]
+    rest_percent: f64,
     /// Scheduling: `fifo` = real-time SCHED_FIFO if permitted (precise wake-ups on a
     /// busy machine), `normal` = leave it.
     #[arg(long, default_value = "fifo", value_parser = ["fifo", "normal"])]
@@ -94,6 +99,7 @@ pub fn run(a: EmulateArgs) -> Result<()> {
         upstream: a.upstream,
         wake: WakeMode::from_name(&a.wake),
         spin: Duration::from_micros(a.spin_us),
+        rest: a.rest_percent / 100.0,
         socket_buffer: a.socket_buffer,
         rebind: rebind_schedule(&a)?,
     };

@@ -95,8 +95,13 @@ fn recv_codepoints(s: &quiclab_net::Socket, n: usize) -> Vec<(u8, Ecn, SocketAdd
     let mut got = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(3);
     while got.len() < n && Instant::now() < deadline {
-        let mut bufs = [[0u8; 2048]; 8];
-        let mut slices = bufs.each_mut().map(|b| std::io::IoSliceMut::new(b));
+        // Room for GRO batches (the relay sends deliveries due together as one).
+        let mut bufs: Vec<Vec<u8>> = vec![vec![0u8; 65_536]; 8];
+        let mut slices: [std::io::IoSliceMut<'_>; 8] =
+            std::array::from_fn(|_| std::io::IoSliceMut::new(&mut []));
+        for (s, b) in slices.iter_mut().zip(bufs.iter_mut()) {
+            *s = std::io::IoSliceMut::new(b);
+        }
         let mut meta = [RecvMeta::default(); 8];
         match s.recv(&mut slices, &mut meta) {
             Ok(k) => {
@@ -235,13 +240,17 @@ fn mahimahi_trace_paces_real_datagrams() {
     let sink = std::thread::spawn(move || {
         let mut arrivals = Vec::new();
         let deadline = Instant::now() + Duration::from_secs(4);
+        // Room for a GRO batch: deliveries due together leave the relay as one GSO
+        // send (emulate/batch.rs); each datagram of a batch arrives at its time.
+        let mut buf = vec![0u8; 65_536];
         while arrivals.len() < N && Instant::now() < deadline {
-            let mut buf = [0u8; 2048];
             let mut slices = [std::io::IoSliceMut::new(&mut buf)];
             let mut meta = [quinn_udp::RecvMeta::default()];
             if let Ok(k) = server.recv(&mut slices, &mut meta) {
-                for _ in 0..k {
-                    arrivals.push(Instant::now());
+                let now = Instant::now();
+                for m in &meta[..k] {
+                    let datagrams = m.len.div_ceil(m.stride.max(1));
+                    arrivals.extend(std::iter::repeat_n(now, datagrams));
                 }
             }
         }

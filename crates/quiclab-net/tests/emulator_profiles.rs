@@ -42,13 +42,18 @@ fn a_profile_sets_the_emulated_delay_and_rate() {
     let sink = std::thread::spawn(move || {
         let mut arrivals = Vec::new();
         let deadline = Instant::now() + Duration::from_secs(4);
+        // Room for a GRO batch: deliveries due together leave the relay as one GSO
+        // send (emulate/batch.rs), and this socket has GRO on; each datagram of a
+        // batch arrives at the batch's time.
+        let mut buf = vec![0u8; 65_536];
         while arrivals.len() < N && Instant::now() < deadline {
-            let mut buf = [0u8; 2048];
             let mut slices = [std::io::IoSliceMut::new(&mut buf)];
             let mut meta = [quinn_udp::RecvMeta::default()];
             if let Ok(k) = server.recv(&mut slices, &mut meta) {
-                for _ in 0..k {
-                    arrivals.push(Instant::now());
+                let now = Instant::now();
+                for m in &meta[..k] {
+                    let datagrams = m.len.div_ceil(m.stride.max(1));
+                    arrivals.extend(std::iter::repeat_n(now, datagrams));
                 }
             }
         }

@@ -10,11 +10,13 @@
 //! [`Emulator::run`] until a stop or an end time; then [`Emulator::finish`] writes the
 //! outputs. The emulator's time (captures, `end`, links.csv) counts from `bind`.
 
+mod batch;
 mod config;
 pub(crate) mod lateness;
 pub(crate) mod output;
 mod rebind;
 pub(crate) mod relay;
+mod rest;
 pub(crate) mod wait;
 pub(crate) mod wake;
 
@@ -47,6 +49,9 @@ pub struct EmulatorConfig {
     pub wake: WakeMode,
     /// How long before a deadline to stop sleeping and poll without blocking.
     pub spin: Duration,
+    /// The share of wall time the relay spends blocked, so the kernel's real-time
+    /// throttling never stops it (`rest.rs`; 0: spin whenever a deadline is near).
+    pub rest: f64,
     /// UDP socket buffer size asked for, each way, per socket.
     pub socket_buffer: usize,
     /// Move the socket toward the server at these times (`None`: never).
@@ -55,13 +60,14 @@ pub struct EmulatorConfig {
 
 impl EmulatorConfig {
     /// The defaults for a relay from `listen` to `upstream`: timerfd, 50 µs of spin,
-    /// the driver's default socket buffer.
+    /// 10% rest, the driver's default socket buffer.
     pub fn new(listen: SocketAddr, upstream: SocketAddr) -> EmulatorConfig {
         EmulatorConfig {
             listen,
             upstream,
             wake: WakeMode::Timerfd,
             spin: Duration::from_micros(50),
+            rest: wake::DEFAULT_REST,
             socket_buffer: DEFAULT_BUFFER,
             rebind: None,
         }
@@ -94,7 +100,7 @@ impl Emulator {
         };
         let any = Rebind::initial_bind(config.rebind.map(|r| r.kind), any);
         let back = Socket::bind(any, config.socket_buffer)?;
-        let waker = wake::Waker::new(config.wake, config.spin);
+        let waker = wake::Waker::new(config.wake, config.spin).with_rest(config.rest);
         let clock = Clock::new();
         let mut relay = relay::Relay::new(duplex, (front, back), config.upstream, clock, waker)?;
         relay.rebinder = (config.rebind).map(|r| (rebind::Rebinder::new(r), config.socket_buffer));

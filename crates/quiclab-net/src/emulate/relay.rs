@@ -5,8 +5,9 @@
 //! Each turn: send every delivery that is due, sleep until the next one is (see
 //! [`super::wake`]) or a socket is readable, then read batches (GRO split into
 //! datagrams) and offer each datagram to its link at its arrival time. A delivery is
-//! sent as one datagram on the socket of its far side: forward deliveries from the
-//! back socket to `--upstream`, return deliveries from the front socket to the client.
+//! sent on the socket of its far side: forward deliveries from the back socket to
+//! `--upstream`, return deliveries from the front socket to the client; deliveries due
+//! together go as one GSO batch (`batch.rs`).
 //!
 //! One client at a time: the client is whoever last sent to the front socket. A
 //! datagram from a new address takes over (a restarted client, or a NAT rebinding),
@@ -16,6 +17,7 @@
 //! Send errors (a peer that vanished: ECONNREFUSED from an ICMP port unreachable, a
 //! full socket buffer) lose that datagram, are counted, and never end the relay.
 
+use super::batch::Batch;
 use super::lateness::SendLateness;
 use super::rebind::Rebinder;
 use super::wait::{Ready, SIDES};
@@ -25,7 +27,7 @@ use crate::error::{Context, Result};
 use crate::udp::{ecn_of, is_transient, Granted, Socket};
 use mio::Interest;
 use quiclab_link::config::LinkSide;
-use quiclab_link::duplex::{Delivery, Duplex};
+use quiclab_link::duplex::Duplex;
 use quiclab_link::link::Packet;
 use quiclab_link::pcap::PcapWriter;
 use quiclab_proto::{Ecn, Instant};
@@ -89,6 +91,8 @@ pub struct Relay {
     ready: Ready,
     bufs: Vec<Vec<u8>>,
     meta: Vec<RecvMeta>,
+    /// Deliveries due together, sent as one GSO batch.
+    batch: Batch,
     /// Every datagram as it reaches the relay (both directions), if capturing.
     pub capture: Option<Capture>,
     pub counters: RelayCounters,
@@ -134,6 +138,7 @@ impl Relay {
             ready,
             bufs: (0..batch).map(|_| vec![0u8; RECV_BUF]).collect(),
             meta: vec![RecvMeta::default(); batch],
+            batch: Batch::default(),
             capture: None,
             counters: RelayCounters::default(),
             lateness: SendLateness::default(),
@@ -164,6 +169,7 @@ impl Relay {
                 return Ok(now);
             }
             self.send_due(now);
+            self.ready.rest();
             self.rebind_if_due(now)?;
             if !self.ready.readable.contains(&true) {
                 let rebind = self.rebinder.as_ref().and_then(|(r, _)| r.due());
@@ -213,38 +219,53 @@ impl Relay {
         Ok(())
     }
 
-    /// Sends every delivery due by now.
+    /// Sends every delivery due by now: consecutive ones that go the same way with the
+    /// same codepoint leave as one GSO batch (`batch.rs`; one by one when the relay is
+    /// on time, since then only one is due at a time).
     fn send_due(&mut self, now: Instant) {
         while let Some(d) = self.lateness.pop_due(&mut self.duplex, now, &self.clock) {
-            self.send(d);
+            let (payload, ecn) = (&d.packet.payload, d.packet.ecn);
+            let max = match d.side {
+                LinkSide::Forward => self.back.granted().gso_segments,
+                LinkSide::Return => self.front.granted().gso_segments,
+            };
+            if !self.batch.fits(d.side, ecn, payload.len(), max) {
+                self.flush();
+            }
+            self.batch.push(d.side, ecn, payload);
         }
+        self.flush();
     }
 
-    /// Sends a delivery with the codepoint the link left it (RFC 3168 §5: a CE mark
+    /// Sends the batch with the codepoint the link left it (RFC 3168 §5: a CE mark
     /// made by the emulated queue reaches the peer's stack).
-    fn send(&mut self, d: Delivery) {
-        let payload = &d.packet.payload;
-        let ecn = d.packet.ecn;
-        let sent = match d.side {
-            LinkSide::Forward => {
-                self.counters.to_server += 1;
-                self.back.send(self.upstream, ecn, payload, payload.len())
-            }
-            LinkSide::Return => {
-                let Some(client) = self.client else {
-                    self.counters.no_client += 1;
-                    return;
-                };
-                self.counters.to_client += 1;
-                self.front.send(client, ecn, payload, payload.len())
-            }
+    fn flush(&mut self) {
+        let Some(b) = self.batch.take() else {
+            return;
         };
-        // The datagram is lost, as on a real path; the peer's transport recovers.
+        let sent = match b.side {
+            LinkSide::Forward => {
+                self.counters.to_server += b.count as u64;
+                self.back.send(self.upstream, b.ecn, b.contents, b.segment)
+            }
+            LinkSide::Return => match self.client {
+                None => {
+                    self.counters.no_client += b.count as u64;
+                    Ok(())
+                }
+                Some(client) => {
+                    self.counters.to_client += b.count as u64;
+                    self.front.send(client, b.ecn, b.contents, b.segment)
+                }
+            },
+        };
+        // The datagrams are lost, as on a real path; the peer's transport recovers.
         if sent.is_err() {
-            self.counters.send_errors += 1;
-        } else if ecn == Ecn::Ce {
-            self.counters.ce_sent += 1;
+            self.counters.send_errors += b.count as u64;
+        } else if b.side == LinkSide::Forward || self.client.is_some() {
+            self.counters.ce_sent += b.ce as u64;
         }
+        self.batch.clear();
     }
 
     /// Reads up to [`RECV_ROUNDS`] batches from one socket (0: front, 1: back).

@@ -5,7 +5,8 @@
 //! # Call contract
 //! Register the two sources with [`Ready::new`]'s closure under [`SIDES`]' tokens; read
 //! a side while `readable[side]` and clear it when a read would block (the poll is
-//! edge-triggered); call [`Ready::wait`] only when neither side is readable.
+//! edge-triggered); call [`Ready::wait`] only when neither side is readable, and
+//! [`Ready::rest`] once per turn.
 
 use super::wake::Waker;
 use crate::error::{Context, Result};
@@ -52,6 +53,11 @@ impl Ready {
     /// How the relay sleeps, for the start-up log.
     pub fn note(&self) -> String {
         self.waker.note()
+    }
+
+    /// Rests a moment if the relay owes rest (`rest.rs`); once per loop turn.
+    pub fn rest(&mut self) {
+        self.waker.rest.pay();
     }
 
     /// Sleeps from `now` until `deadline` (at most `idle`; `None`: `idle`) or a source is

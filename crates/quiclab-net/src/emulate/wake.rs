@@ -17,6 +17,7 @@
 //! the poll timeout of a wait; after an event with [`TIMER`]'s token,
 //! [`Waker::clear`].
 
+use super::rest::Rest;
 use crate::driver::WakeMode;
 use crate::timer::Timer;
 use mio::{Interest, Registry, Token};
@@ -28,10 +29,17 @@ pub(crate) const TIMER: Token = Token(2);
 /// Backstop added to a timerfd wait in case the timer event is missed.
 const BACKSTOP: Duration = Duration::from_millis(1);
 
+/// The share of wall time a relay spends blocked by default (`rest.rs`): twice what
+/// the kernel's default RT throttling (5%) requires, as margin for the other real-time
+/// threads that may share the relay's CPU.
+pub const DEFAULT_REST: f64 = 0.1;
+
 /// How the relay sleeps until its next deadline.
 pub struct Waker {
     timer: Option<Timer>,
     spin: Duration,
+    /// What rest the relay owes the kernel's RT throttling; no spin while it owes any.
+    pub(crate) rest: Rest,
 }
 
 impl Waker {
@@ -45,19 +53,31 @@ impl Waker {
         // Timer slack (default 50 µs) delays the poll's own timeouts; 1 µs is enough.
         // SAFETY: prctl with an integer argument; failure leaves the default slack.
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000 as libc::c_ulong) };
-        Waker { timer, spin }
+        Waker {
+            timer,
+            spin,
+            rest: Rest::new(DEFAULT_REST),
+        }
+    }
+
+    /// The same with `share` of the time spent blocked (0: spin whenever a deadline is
+    /// near, never rest).
+    pub fn with_rest(mut self, share: f64) -> Waker {
+        self.rest = Rest::new(share);
+        self
     }
 
     /// The choice made, for the start-up log.
     pub fn note(&self) -> String {
         format!(
-            "sleeps with {}, spinning the last {} µs",
+            "sleeps with {}, spinning the last {} µs; rests {}% of the time",
             if self.timer.is_some() {
                 "timerfd (ns)"
             } else {
                 "poll timeout (ms)"
             },
-            self.spin.as_micros()
+            self.spin.as_micros(),
+            (self.rest.share() * 100.0).round()
         )
     }
 
@@ -69,12 +89,18 @@ impl Waker {
     }
 
     /// The poll timeout for a wait of `wait` (non-zero): zero inside the spin window
-    /// (the caller polls again at once), else a sleep that ends `spin` early.
+    /// (the caller polls again at once), else a sleep that ends `spin` early; while the
+    /// relay owes rest, a sleep to the deadline itself.
     pub fn timeout(&self, wait: Duration) -> Duration {
-        if wait <= self.spin {
+        let spin = if self.rest.owes() {
+            Duration::ZERO
+        } else {
+            self.spin
+        };
+        if wait <= spin {
             return Duration::ZERO;
         }
-        let sleep = wait - self.spin;
+        let sleep = wait - spin;
         match &self.timer {
             Some(t) => {
                 t.arm(sleep);
@@ -106,10 +132,11 @@ pub fn raise_priority() -> std::io::Result<Option<String>> {
 
 /// The kernel's real-time throttling, if on: a real-time task that runs for
 /// `sched_rt_runtime_us` of every `sched_rt_period_us` (default 0.95 s of 1 s) is
-/// stopped for the rest of the period. The relay spins before each deadline, so at
-/// rates where deliveries are due every few tens of microseconds it never sleeps and is
-/// stopped ~50 ms a second (measured: p99 delay error 20-44 ms at 500 Mbit/s, 51-97 µs
-/// with throttling off; docs/PERFORMANCE.md).
+/// stopped for the rest of the period. A relay that spins before each deadline never
+/// sleeps at rates where deliveries are due every few tens of microseconds, and was
+/// stopped ~50 ms a second (measured: p99 delay error 20-46 ms at 500 and 1000 Mbit/s;
+/// docs/performance-history.md); the rest account (`rest.rs`, `--rest-percent`, 10% by
+/// default) keeps it below the budget.
 fn rt_throttling_note() -> Option<String> {
     let read = |f: &str| -> Option<i64> {
         std::fs::read_to_string(format!("/proc/sys/kernel/{f}"))
@@ -122,9 +149,10 @@ fn rt_throttling_note() -> Option<String> {
     let period = read("sched_rt_period_us")?;
     (runtime >= 0 && runtime < period).then(|| {
         format!(
-            "the kernel throttles real-time tasks ({runtime} of every {period} µs): at \
-             rates where the relay never sleeps (hundreds of Mbit/s) it will pause ~{} ms a \
-             second; on a dedicated host `sysctl kernel.sched_rt_runtime_us=-1` lifts that",
+            "the kernel throttles real-time tasks ({runtime} of every {period} µs): the \
+             relay stays off the CPU --rest-percent of the time; with less than {}% it \
+             pauses ~{} ms a second at rates where it never sleeps",
+            (period - runtime) * 100 / period,
             (period - runtime) / 1000
         )
     })

@@ -104,6 +104,7 @@ impl IpRelay {
                 return Ok(now);
             }
             self.send_due(now);
+            self.ready.rest();
             if !self.ready.readable.contains(&true) {
                 let (now, next) = (self.clock.now(), self.duplex.next_due());
                 self.ready.wait(now, next, IDLE_WAIT, "TUN devices")?;
