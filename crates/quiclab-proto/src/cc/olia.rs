@@ -78,7 +78,7 @@ pub fn olia_increase(paths: &[OliaPath], index: usize, mss: u64) -> Option<OliaI
 /// α_r of path `index` (module doc). Ties are exact: l_p / rtt_p² is compared by
 /// cross-multiplication in integers (RTTs in µs), as the reference implementation does.
 fn alpha(paths: &[OliaPath], index: usize, mss: u64) -> f64 {
-    let us = |p: &OliaPath| u128::try_from(p.srtt.as_micros().max(1)).unwrap_or(u128::MAX);
+    let us = |p: &OliaPath| p.srtt.as_micros().max(1);
     // p is better than q if l_p / rtt_p² > l_q / rtt_q².
     let cmp = |p: &OliaPath, q: &OliaPath| {
         let a = u128::from(p.inter_loss).saturating_mul(us(q).saturating_mul(us(q)));

@@ -119,8 +119,8 @@ fn lia_grows_the_total_window_no_faster_than_one_reno_flow() {
 }
 
 /// OLIA (`src/cc/olia.rs`) on the same two equal paths. Expected from the formula, not
-/// from a run: per RTT path r acknowledges w_r bytes, so it grows MSS * (w_r² / (Σ w)²
-/// + α_r); Σ α_r = 0 (α moves window between paths, never adds), so the total grows
+/// from a run: per RTT path r acknowledges w_r bytes, so it grows by MSS times
+/// (w_r² / (Σ w)² plus α_r); Σ α_r = 0 (α moves window between paths, never adds), so the total grows
 /// MSS * (w_0² + w_1²) / (w_0 + w_1)², MSS/2 with equal windows (as LIA) and below MSS
 /// (one Reno flow) while both paths have a window. (Measured before OLIA's set M counted
 /// windows in packets: 0.29, because byte windows never tie; see `cc/olia.rs`.)
