@@ -75,6 +75,7 @@ mod multipath_cids;
 mod multipath_coupling;
 mod multipath_datagram;
 mod multipath_ecn;
+mod multipath_failed;
 mod multipath_limits;
 mod multipath_log;
 mod multipath_loss;
