@@ -208,8 +208,8 @@ fn multipath_section() -> String {
          The multipath extension (draft-ietf-quic-multipath; `config/multipath.rs`), off by \
          default and not written at its default: `enabled` (default false), `max_path_id` \
          (default 3, at most 255), `scheduler` (default \"min_rtt\", or \"round_robin\"; \
-         not written at its default; `src/multipath_sched/`), `coupled` and `ack_path` \
-         (below). For example:\n\n```toml\n",
+         not written at its default; `src/multipath_sched/`), `coupled`, `ack_path` and \
+         `abandon_after_ptos` (below). For example:\n\n```toml\n",
     );
     out += &toml_text(&MultipathWrapper {
         multipath: MultipathConfig {
@@ -229,6 +229,7 @@ fn multipath_section() -> String {
 const MULTIPATH_KEYS: &str = r#"
 - `coupled` (default "none"; not written at its default): coupled congestion control across the paths. "none": each path runs `congestion_control` on its own. "lia": RFC 6356's Linked Increases Algorithm; every path runs NewReno (the configured NewReno's knobs, or NewReno's defaults when `congestion_control` names another algorithm: LIA replaces CUBIC or BBR, which favours the single-path flows it shares a bottleneck with), and in congestion avoidance an ACK of `bytes_acked` on path i grows cwnd_i by min(alpha · bytes_acked · MSS / cwnd_total, bytes_acked · MSS / cwnd_i), alpha = cwnd_total · max_i(cwnd_i / rtt_i²) / (Σ_i cwnd_i / rtt_i)², over path 0 (unless abandoned) and every validated path not abandoned, with smoothed RTTs. Slow start and the halving on loss stay per path. On two equal paths alpha = 1/2: the total window grows MSS/2 per RTT (one Reno flow: MSS; two uncoupled paths: 2 MSS).
 - `ack_path` (default "any"; not written at its default): which path carries each path's acknowledgments (draft §3.1: "can be returned on any path"). "any": every ACK and PATH_ACK rides on path 0's packets (a path's RTT samples then include path 0's return delay, §5.4). "same": each path's PATH_ACK on that path. "min_rtt": all of them on the path with the lowest smoothed RTT (path 0's as PATH_ACK with path ID 0). A carrier that cannot send (unvalidated, abandoned, no connection ID) falls back to path 0, or once path 0 is abandoned to the path that carries its frames (the lowest validated path above 0). Packets that carry only PATH_ACKs are not ack-eliciting.
+- `abandon_after_ptos` (default none: never; not written at its default; at least 2): abandon a path on our own (PATH_ABANDON with PATH_UNSTABLE_OR_POOR, draft §3.4: "implicit signals such as an idle time-out ... or packet losses") once this many probe timeouts in a row expired on it, path 0 included, while another path is usable and has not failed (fewer than 2 PTOs in a row, or failed only because this path carries its acknowledgments, as path 0 does under `ack_path = "any"`). Without it an endpoint not told that an interface went down keeps the dead path; under `ack_path = "any"` a dead path 0 then stalls every path, whose PATH_ACKs it carried.
 "#;
 
 #[derive(serde::Serialize)]
