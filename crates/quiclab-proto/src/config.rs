@@ -491,6 +491,13 @@ impl TransportConfig {
                 "must be at most 255 (per-path state is bounded by it)",
             );
         }
+        let least = MultipathConfig::MIN_ABANDON_AFTER_PTOS;
+        if self.multipath.abandon_after_ptos.is_some_and(|n| n < least) {
+            return err(
+                "multipath.abandon_after_ptos",
+                "must be at least 2 (the PTO count at which a path counts as failed)",
+            );
+        }
         if let Some(m) = self.pmtud_max_udp_payload_size.filter(|&m| m > 0) {
             if m < self.max_udp_payload_size || m > 65_527 {
                 return err(

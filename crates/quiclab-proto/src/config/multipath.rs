@@ -28,6 +28,16 @@ pub struct MultipathConfig {
     /// default).
     #[serde(skip_serializing_if = "AckPath::is_default")]
     pub ack_path: AckPath,
+    /// Abandon a path on our own once this many probe timeouts in a row expired on it
+    /// (its PTO count, RFC 9002 §6.2), while another path is usable and not failed
+    /// (draft-ietf-quic-multipath §3.4: the decision to abandon may result "from implicit
+    /// signals such as an idle time-out ... or packet losses"): an endpoint that is not
+    /// told its interface went down stops keeping a dead path, path 0 included. At
+    /// least 2 (`FAILED_AFTER_PTOS` in `src/multipath_sched/`), when the schedulers
+    /// already avoid the path. Default `None`: never (each path's recovery copes); not
+    /// serialized at its default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub abandon_after_ptos: Option<u32>,
 }
 
 /// Coupled congestion control (issue 33 item 2): the scenario key
@@ -123,6 +133,7 @@ impl Default for MultipathConfig {
             scheduler: MultipathScheduler::default(),
             coupled: CoupledCongestionControl::default(),
             ack_path: AckPath::default(),
+            abandon_after_ptos: None,
         }
     }
 }
@@ -131,6 +142,11 @@ impl MultipathConfig {
     /// The largest `max_path_id` accepted: per-path state is kept for at most this
     /// many + 1 paths, whatever the peer sends.
     pub const MAX_PATH_ID_LIMIT: u32 = 255;
+
+    /// The least `abandon_after_ptos` accepted: the PTO count at which the schedulers
+    /// treat a path as failed (`FAILED_AFTER_PTOS`, checked equal in
+    /// `connection/multipath_failed.rs`).
+    pub const MIN_ABANDON_AFTER_PTOS: u32 = 2;
 
     /// Left out when serialized at its default, so recorded configs keep their bytes.
     pub fn is_default(&self) -> bool {

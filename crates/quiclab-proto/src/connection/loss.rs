@@ -320,6 +320,8 @@ impl Connection {
                 if self.logging() {
                     self.emit(now, Event::PtoExpired { pto_count });
                 }
+                // `multipath.abandon_after_ptos` (`multipath_failed.rs`; off by default).
+                self.abandon_if_failed(PathId::INITIAL);
             }
         }
         self.set_loss_detection_timer(now);

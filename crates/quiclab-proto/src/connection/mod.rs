@@ -77,6 +77,7 @@ mod multipath_copies;
 mod multipath_coupling;
 mod multipath_datagram;
 mod multipath_ecn;
+mod multipath_failed;
 mod multipath_limits;
 mod multipath_log;
 mod multipath_loss;

@@ -82,7 +82,7 @@ impl Connection {
     }
 
     /// Path 0 is abandoned: see the module's description.
-    fn abandon_path0(&mut self, error_code: u64) {
+    pub(super) fn abandon_path0(&mut self, error_code: u64) {
         self.multipath.path0_abandoned = true;
         self.multipath.path0_abandon_pending = Some(error_code);
         if self.multipath.on_abandoned(PathId::INITIAL) {

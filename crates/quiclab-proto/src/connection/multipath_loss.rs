@@ -145,6 +145,8 @@ impl Connection {
                     self.on_validation_pto(path);
                 } else {
                     self.queue_path_probes(path);
+                    // `multipath.abandon_after_ptos` (`multipath_failed.rs`).
+                    self.abandon_if_failed(path);
                 }
             }
         }

@@ -306,10 +306,11 @@ impl Connection {
         let frames_start = buf.len();
         let mut record = SentRecord::default();
         let acks_end = if self.carrier_path() == Some(path) {
-            let control = self
-                .path_spaces
-                .get(path)
-                .is_some_and(|s| s.recovery.bytes_in_flight() < s.recovery.cc().window());
+            // Within the window, or in a PTO probe (RFC 9002 §6.2.4: probes may exceed
+            // it), so that a PATH_ABANDON gets out while the window is full.
+            let control = self.path_spaces.get(path).is_some_and(|s| {
+                s.recovery.bytes_in_flight() < s.recovery.cc().window() || s.probes > 0
+            });
             self.write_carrier_frames(now, buf, &mut record, max, control)
         } else {
             self.write_path_acks(now, buf, max, path, &mut record);

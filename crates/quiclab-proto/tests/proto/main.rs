@@ -41,6 +41,7 @@ mod multipath_control;
 mod multipath_coupled;
 mod multipath_datagram;
 mod multipath_ecn;
+mod multipath_failed;
 mod multipath_key_update;
 mod multipath_qlog;
 mod multipath_recovery;
