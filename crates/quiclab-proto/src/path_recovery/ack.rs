@@ -128,7 +128,8 @@ impl<T> Recovery<T> {
             .flatten();
         let newly_ce_marked = if ce_event.is_some() { ack.ce_growth } else { 0 };
         out.rtt_sampled = self.sample_rtt(now, ack, &out.newly_acked);
-        let acked = self.acked_in_flight(now, ack, &out.newly_acked);
+        let mut acked = std::mem::take(&mut self.acked_scratch);
+        self.acked_in_flight(now, ack, &out.newly_acked, &mut acked);
         let newly_acked = &out.newly_acked;
         let declared = self.declare_lost(now, ack.space, loss, ack.mtu_probe, || {
             max_ack_delay_after(newly_acked, &[])
@@ -148,6 +149,7 @@ impl<T> Recovery<T> {
             newly_ce_marked,
             rate_sample: rate_sample.as_ref(),
         });
+        self.acked_scratch = acked;
         self.on_episode(ack.space, &declared.outcome, response.in_recovery_at_loss);
         if response.mark_app_limited {
             // draft-ietf-ccwg-bbr §5.3.4.4: ProbeRTT marks the connection app-limited.
@@ -195,17 +197,19 @@ impl<T> Recovery<T> {
 
     /// RFC 9002 A.7 OnPacketAcked's recovery share: the delivery-rate estimator
     /// records each newly acknowledged in-flight packet (draft-ietf-ccwg-bbr §4.1.2.3
-    /// UpdateRateSample); returns them as the controller reads them, the PMTU probe
-    /// carrying the maximum datagram size it confirms (RFC 9002 §7.2; a probe is
+    /// UpdateRateSample); puts them in `acked` (cleared first; the reused scratch
+    /// buffer, so an ACK allocates nothing here) as the controller reads them, the PMTU
+    /// probe carrying the maximum datagram size it confirms (RFC 9002 §7.2; a probe is
     /// ack-eliciting, hence in flight).
     fn acked_in_flight(
         &mut self,
         now: Instant,
         ack: &AckInput<'_>,
         newly_acked: &[SentPacket<T>],
-    ) -> Vec<AckedPacket> {
+        acked: &mut Vec<AckedPacket>,
+    ) {
         let probe = ack.mtu_probe.filter(|_| ack.space == SpaceId::Data);
-        let mut acked = Vec::with_capacity(newly_acked.len());
+        acked.clear();
         for p in newly_acked.iter().filter(|p| p.in_flight) {
             self.delivery
                 .on_acked(now, p.pn, p.time_sent, p.size, &p.delivery);
@@ -215,6 +219,5 @@ impl<T> Recovery<T> {
                 max_datagram_size: probe.filter(|m| m.pn == p.pn).map(|m| m.confirms),
             });
         }
-        acked
     }
 }

@@ -21,7 +21,7 @@ pub(crate) use pto::{LossTimer, PtoContext};
 
 pub(crate) use timeout::{Probe, TimeoutOutcome};
 
-use crate::cc::CongestionController;
+use crate::cc::{AckedPacket, CongestionController};
 use crate::recovery::{
     DeliveryRateEstimator, DeliverySnapshot, RttEstimator, SentPacket, SentPackets, SpaceId,
     SpuriousLossDetector,
@@ -48,6 +48,9 @@ pub(crate) struct Recovery<T> {
     delivery: DeliveryRateEstimator,
     /// Lost 1-RTT packets acknowledged later (RFC 9438 §4.9.2), for controllers' undo.
     spurious: SpuriousLossDetector,
+    /// The buffer `on_ack` hands the controller its acknowledged packets in, kept
+    /// between ACKs so that receiving one does not allocate it again.
+    acked_scratch: Vec<AckedPacket>,
 }
 
 /// A packet being sent, as recovery records it (RFC 9002 A.5 OnPacketSent).
@@ -76,6 +79,7 @@ impl<T> Recovery<T> {
             app_limited: false,
             delivery: DeliveryRateEstimator::new(),
             spurious: SpuriousLossDetector::new(),
+            acked_scratch: Vec::new(),
         }
     }
 
