@@ -600,6 +600,13 @@ impl Simulation {
 
     /// Node `node`'s endpoint gets a datagram (or TCP segment).
     fn feed(&mut self, node: usize, mut pkt: Packet) {
+        if !self.paths.flows.is_empty() {
+            // Which path it came on, as the receiving end sees it (`sim/paths.rs`).
+            let flow = self.nodes[node].flow;
+            let server = self.flows[flow].client_node != node;
+            let client_addr = if server { pkt.src } else { pkt.dst };
+            self.paths.on_fed(flow, self.now, server, client_addr);
+        }
         match &mut self.nodes[node].stack {
             Stack::Quic { endpoint, conn, .. } if !pkt.tcp => {
                 if let Ok(h) = endpoint.handle_datagram(

@@ -173,6 +173,17 @@ pub struct PathEventResult {
     pub stall_s: Option<f64>,
     /// From `at_s` to that first delivery after it.
     pub resume_s: Option<f64>,
+    /// From `at_s` to the receiving application's first delivery at an instant its
+    /// end got a datagram on the new path (the client's address other than the one
+    /// it used at `at_s`, as for `new_path_s`): delivery that data on the new path
+    /// allowed. It differs from `resume_s` when datagrams already past the old
+    /// interface keep arriving after `at_s` (an upload's: the interface is its
+    /// first hop).
+    pub new_path_resume_s: Option<f64>,
+    /// Time without delivery before that delivery: from the receiving application's
+    /// last delivery before it (at or before `at_s`, or after it from the old path)
+    /// to it.
+    pub new_path_stall_s: Option<f64>,
     /// From `at_s` to the first datagram the client received at another address
     /// than the one it used at `at_s` (an interface, or a NAT's public address): the
     /// first byte on the new path.

@@ -38,7 +38,7 @@ c_marks,c_drops,c_sojourn_p50_ms,c_sojourn_p95_ms,c_sojourn_p99_ms";
 /// Columns of `path_events.csv`: one row per flow and path event
 /// (`FlowResult::path_events`; times in seconds, empty where it never happened).
 pub const PATH_EVENTS_CSV_HEADER: &str = "flow,event,interface,at_s,stall_s,resume_s,\
-new_path_s,moved_s,retransmitted_bytes";
+new_path_s,moved_s,retransmitted_bytes,new_path_resume_s,new_path_stall_s";
 
 /// Writes `results.json`, `flows.csv`, `links.csv` and `goodput.csv` (one row per flow
 /// and interval) into `dir`, `path_events.csv` when a flow has path events, plus `traces/<flow>_{cwnd,rtt}.csv` when traces exist
@@ -140,7 +140,7 @@ pub fn path_events_csv(result: &RunResult) -> String {
         for e in &f.path_events {
             let _ = writeln!(
                 out,
-                "{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{},{},{}",
                 csv_field(&f.name),
                 csv_field(&e.event),
                 e.interface.as_deref().map(csv_field).unwrap_or_default(),
@@ -150,6 +150,8 @@ pub fn path_events_csv(result: &RunResult) -> String {
                 opt(e.new_path_s),
                 opt(e.moved_s),
                 e.retransmitted_bytes,
+                opt(e.new_path_resume_s),
+                opt(e.new_path_stall_s),
             );
         }
     }

@@ -63,6 +63,14 @@ struct Record {
     last_delivery: Option<Instant>,
     /// Its first delivery after `at`.
     resumed: Option<Instant>,
+    /// Its first delivery after `at` at an instant its endpoint got a datagram on the
+    /// new path (data on the new path let it resume), and its last delivery before
+    /// that one (datagrams already past the old path's interface may still arrive
+    /// after `at`: an upload's, whose old interface is its first hop).
+    resumed_new: Option<Instant>,
+    before_new: Option<Instant>,
+    /// When each end (client, server) last got a datagram on the new path.
+    fed_new: [Option<Instant>; 2],
     /// Which datagrams to the client are on the new path.
     new_rx: NewPath,
     new_path: Option<Instant>,
@@ -212,8 +220,31 @@ impl Paths {
         }
     }
 
-    /// A flow's receiving application has `delivered` bytes now.
-    pub(super) fn on_delivered(&mut self, flow: usize, now: Instant, delivered: u64) {
+    /// A flow's end (`server` or the client) got a datagram whose client-side address
+    /// (the client's source, or its destination) is `client_addr`.
+    pub(super) fn on_fed(
+        &mut self,
+        flow: usize,
+        now: Instant,
+        server: bool,
+        client_addr: SocketAddrV4,
+    ) {
+        let Some(f) = self.flows.get_mut(&flow) else {
+            return;
+        };
+        if f.open == 0 {
+            return;
+        }
+        for r in &mut f.records {
+            if r.resumed_new.is_none() && r.new_rx.contains(client_addr) {
+                r.fed_new[usize::from(server)] = Some(now);
+            }
+        }
+    }
+
+    /// A flow's receiving application, at its `server` end or the client, has
+    /// `delivered` bytes now.
+    pub(super) fn on_delivered(&mut self, flow: usize, now: Instant, server: bool, delivered: u64) {
         let Some(f) = self.flows.get_mut(&flow) else {
             return;
         };
@@ -229,6 +260,15 @@ impl Paths {
             if r.resumed.is_none() && now > r.at {
                 r.resumed = Some(now);
                 f.open -= usize::from(r.is_closed());
+            }
+            if r.resumed_new.is_some() || now <= r.at {
+                continue;
+            }
+            if r.fed_new[usize::from(server)] == Some(now) {
+                r.resumed_new = Some(now);
+                f.open -= usize::from(r.is_closed());
+            } else {
+                r.before_new = Some(now);
             }
         }
     }
@@ -265,7 +305,10 @@ fn no_change() -> LinkChange {
 impl Record {
     /// Nothing more to wait for (a move only counts until then).
     fn is_closed(&self) -> bool {
-        self.resumed.is_some() && self.new_path.is_some() && self.moved.is_some()
+        self.resumed.is_some()
+            && self.resumed_new.is_some()
+            && self.new_path.is_some()
+            && self.moved.is_some()
     }
 
     fn result(&self, retx_end: u64) -> PathEventResult {
@@ -280,6 +323,11 @@ impl Record {
                 r.saturating_duration_since(from).as_secs_f64()
             }),
             resume_s: since(self.resumed),
+            new_path_stall_s: self.resumed_new.map(|r| {
+                let from = self.before_new.unwrap_or(self.at);
+                r.saturating_duration_since(from).as_secs_f64()
+            }),
+            new_path_resume_s: since(self.resumed_new),
             new_path_s: since(self.new_path),
             moved_s: since(self.moved),
             retransmitted_bytes: self
@@ -353,6 +401,9 @@ impl Simulation {
             at: now,
             last_delivery: f.last_delivery,
             resumed: None,
+            resumed_new: None,
+            before_new: f.last_delivery,
+            fed_new: [None; 2],
             new_rx,
             new_path: None,
             moved: None,

@@ -39,8 +39,10 @@ impl Simulation {
             *flow_done += 1;
         }
         if !self.paths.flows.is_empty() {
+            // Measured where the flow's data arrives: the server for an upload.
+            let server = flow.client_node != n;
             self.paths
-                .on_delivered(node.flow, now, flow.measure.delivered);
+                .on_delivered(node.flow, now, server, flow.measure.delivered);
         }
         if !self.paths.mp.is_empty() {
             self.multipath_turn(n);

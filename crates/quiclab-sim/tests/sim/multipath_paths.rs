@@ -83,3 +83,38 @@ fn backup_path_takes_over_when_told_down() {
     assert!(resume < 0.075, "resumed {resume} s after the down");
     assert!(f.paths[1].bytes_rx > 2_000_000, "{:?}", f.paths[1]);
 }
+
+/// An upload's interface is its first hop: datagrams already past it when it goes
+/// down still reach the server over the 5 ms core link, so the server's first delivery
+/// after the down (`resume_s`) is one of theirs. Delivery that data on the new path
+/// allowed (`new_path_resume_s`) is measured at the receiver, the server, from the
+/// datagrams it gets from the client's backup interface: not before they cross b (35
+/// ms one way). A download's old interface is its last hop: both measures agree.
+#[test]
+fn an_upload_resumes_on_the_new_path_at_the_server() {
+    let events = r#"{ at_s = 1.0, kind = "down", interface = "a" }"#;
+    let text = two_paths("backup = true,", events, true, 5_000_000);
+    let upload = text.replace(
+        r#"{ kind = "request", size = 5000000 }"#,
+        r#"{ kind = "bulk", bytes = 5000000 }"#,
+    );
+    assert_ne!(upload, text);
+    let r = run(&upload);
+    let f = &r.flows[0];
+    assert_eq!(
+        (f.incomplete.as_deref(), f.goodput_bytes),
+        (None, 5_000_000),
+        "upload completes"
+    );
+    assert!(f.paths[1].bytes_tx > 2_000_000, "{:?}", f.paths[1]);
+    let e = &f.path_events[0];
+    let (resume, new) = (e.resume_s.unwrap(), e.new_path_resume_s.unwrap());
+    assert!(resume < 0.005, "old-path datagrams in the core: {e:?}");
+    assert!(new > 0.035, "b's one-way delay is a floor: {e:?}");
+    let stall = e.new_path_stall_s.unwrap();
+    assert!(stall > 0.030 && stall <= new, "{e:?}");
+    let d = run(&text);
+    let e = &d.flows[0].path_events[0];
+    assert_eq!(e.new_path_resume_s, e.resume_s, "{e:?}");
+    assert_eq!(e.new_path_stall_s, e.stall_s, "{e:?}");
+}
