@@ -137,13 +137,20 @@ impl<T> SentPackets<T> {
 
     /// Removes and returns the packets newly acknowledged by `ranges` (any order of
     /// ranges; result in ascending packet number), updating the largest acknowledged.
+    /// The result is `acked`, cleared first: a caller that hands back the previous
+    /// ACK's buffer allocates nothing per ACK.
     ///
     /// Ranges come from the peer: numbers never sent are ignored, and the largest
     /// acknowledged only advances to numbers actually sent (RFC 9002 A.7 takes the
     /// frame's Largest Acknowledged; the connection rejects larger ones separately).
-    pub fn on_ack(&mut self, ranges: &[RangeInclusive<u64>]) -> Vec<SentPacket<T>> {
+    pub fn on_ack(
+        &mut self,
+        ranges: &[RangeInclusive<u64>],
+        mut acked: Vec<SentPacket<T>>,
+    ) -> Vec<SentPacket<T>> {
+        acked.clear();
         let Some(largest_sent) = self.largest_sent else {
-            return Vec::new();
+            return acked;
         };
         // RFC 9002 A.7: largest_acked = max(largest_acked, largest acknowledged).
         let top = ranges
@@ -155,7 +162,6 @@ impl<T> SentPackets<T> {
             self.largest_acked = Some(self.largest_acked.map_or(top, |l| l.max(top)));
         }
 
-        let mut acked = Vec::new();
         let mut process = |this: &mut Self, r: &RangeInclusive<u64>| {
             let (&s, &e) = (r.start(), r.end());
             if s > e {
@@ -379,14 +385,14 @@ mod tests {
             ..pkt(20, ms(20))
         });
         assert_eq!(s.bytes_in_flight(), 20_000);
-        let acked = s.on_ack(&[15..=20, 10..=12, 3..=3]);
+        let acked = s.on_ack(&[15..=20, 10..=12, 3..=3], Vec::new());
         assert_eq!(pns(&acked), vec![3, 10, 11, 12, 15, 16, 17, 18, 19, 20]);
         assert_eq!(s.largest_acked(), Some(20));
         assert_eq!(s.len(), 11);
         assert_eq!(s.bytes_in_flight(), 11_000);
         // Repeated ranges acknowledge nothing new; unordered input is fine.
-        assert!(s.on_ack(&[3..=3, 15..=20]).is_empty());
-        let acked = s.on_ack(&[0..=1, 13..=14, 11..=13]);
+        assert!(s.on_ack(&[3..=3, 15..=20], Vec::new()).is_empty());
+        let acked = s.on_ack(&[0..=1, 13..=14, 11..=13], acked);
         assert_eq!(pns(&acked), vec![0, 1, 13, 14]);
         assert_eq!(
             pns(&s.iter().cloned().collect::<Vec<_>>()),
@@ -417,11 +423,11 @@ mod tests {
     fn ack_of_unsent_numbers_is_ignored() {
         let mut s = sent(5);
         #[allow(clippy::reversed_empty_ranges)]
-        let acked = s.on_ack(&[100..=200, 7..=3, 4..=u64::MAX]);
+        let acked = s.on_ack(&[100..=200, 7..=3, 4..=u64::MAX], Vec::new());
         assert_eq!(pns(&acked), vec![4]);
         assert_eq!(s.largest_acked(), Some(4));
         let mut empty: SentPackets<u64> = SentPackets::new();
-        assert!(empty.on_ack(&[0..=10]).is_empty());
+        assert!(empty.on_ack(&[0..=10], vec![pkt(9, ms(9))]).is_empty());
         assert_eq!(empty.largest_acked(), None);
     }
 
