@@ -378,7 +378,7 @@ mod tests {
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             // Mostly increasing times per lane, sometimes an earlier one (jitter).
-            let at = n / 3 + (x >> 58) % 3 + if (x >> 20) % 17 == 0 { 0 } else { 20 };
+            let at = n / 3 + (x >> 58) % 3 + if (x >> 20).is_multiple_of(17) { 0 } else { 20 };
             match (x >> 33) % 4 {
                 3 => q.push(Instant::from_millis(at), n),
                 lane => q.push_lane(lane as usize, Instant::from_millis(at), n),

@@ -434,13 +434,13 @@ mod tests {
     #[test]
     fn reordering_threshold() {
         let mut s = sent(10);
-        s.on_ack(&[5..=5]);
+        s.on_ack(&[5..=5], Vec::new());
         // 5 >= pn + 3 for pn <= 2: 0, 1, 2 lost; 3, 4 wait for the time threshold.
         let lost = s.detect_lost(ms(6), Duration::from_millis(100), 3);
         assert_eq!(pns(&lost), vec![0, 1, 2]);
         assert_eq!(s.loss_time(), Some(ms(103)));
         assert_eq!(s.bytes_in_flight(), 6_000);
-        s.on_ack(&[6..=6]);
+        s.on_ack(&[6..=6], Vec::new());
         assert_eq!(
             pns(&s.detect_lost(ms(7), Duration::from_millis(100), 3)),
             vec![3]
@@ -451,7 +451,7 @@ mod tests {
     #[test]
     fn time_threshold_with_loss_time() {
         let mut s = sent(4);
-        s.on_ack(&[3..=3]);
+        s.on_ack(&[3..=3], Vec::new());
         let delay = Duration::from_millis(10);
         // Packet threshold out of the way: at t=10 packet 0 (sent at 0) is lost by time;
         // 1 and 2 are not yet.
@@ -467,7 +467,7 @@ mod tests {
     #[test]
     fn early_times_do_not_saturate_into_loss() {
         let mut s = sent(2);
-        s.on_ack(&[1..=1]);
+        s.on_ack(&[1..=1], Vec::new());
         // now - loss_delay would saturate to 0 = packet 0's send time.
         assert!(s
             .detect_lost(ms(5), Duration::from_millis(30), 3)
@@ -478,7 +478,7 @@ mod tests {
     #[test]
     fn drain_resets() {
         let mut s = sent(3);
-        s.on_ack(&[2..=2]);
+        s.on_ack(&[2..=2], Vec::new());
         s.detect_lost(ms(2), Duration::from_millis(100), 3);
         assert!(s.loss_time().is_some());
         assert_eq!(s.drain().len(), 2);
@@ -495,8 +495,8 @@ mod tests {
         for (i, t) in times.iter().enumerate() {
             s.on_sent(pkt(i as u64 + 1, ms(*t * 1000)));
         }
-        s.on_ack(&[1..=1]);
-        s.on_ack(&[9..=9]);
+        s.on_ack(&[1..=1], Vec::new());
+        s.on_ack(&[9..=9], Vec::new());
         let lost = s.detect_lost(ms(12_200), Duration::from_millis(1_125), 3);
         (s, lost)
     }
