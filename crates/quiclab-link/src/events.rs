@@ -7,6 +7,13 @@
 //! by the hundred thousand and make every pop walk a deep heap. Timers and events share
 //! one sequence counter, so the order at equal times is still the scheduling order.
 //!
+//! FIFO lanes (one per link in the simulator): events a caller schedules in nondecreasing
+//! time per lane (a link's deliveries: constant propagation after serialization in
+//! order) wait in the lane's queue, and only each lane's first event sits in the heap,
+//! so the heap stays as small as the number of links plus the other events. An event
+//! earlier than its lane's last goes to the heap instead, so the order is still exactly
+//! (time, scheduling order).
+//!
 //! The timers themselves are a second binary heap with lazy deletion (a re-armed key's
 //! old entry stays until it reaches the top, then is dropped; the heap is rebuilt when
 //! dead entries outnumber live ones): the simulator re-arms a node's timer after nearly
@@ -15,10 +22,15 @@
 use quiclab_proto::Instant;
 use std::cmp::Ordering;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::binary_heap::PeekMut;
+use std::collections::{BinaryHeap, VecDeque};
 
-/// A heap entry: the ordering key and the slot of its event in `EventQueue::events`
-/// (the heap sifts 24-byte keys; the payloads stay where they are).
+/// `Key::slot` with this bit set names a lane (the rest of the bits) whose first event
+/// the key stands for.
+const LANE: u32 = 1 << 31;
+
+/// A heap entry: the ordering key and the slot of its event in `EventQueue::events`, or
+/// a lane (`LANE`) (the heap sifts 24-byte keys; the payloads stay where they are).
 #[derive(Clone, Copy)]
 struct Key {
     at: Instant,
@@ -59,6 +71,13 @@ pub struct EventQueue<E> {
     /// The events' payloads, by `Key::slot`; freed slots are reused (`free`).
     events: Vec<Option<E>>,
     free: Vec<u32>,
+    /// FIFO lanes of (time, seq, event), each in (time, seq) order; a non-empty lane has
+    /// one heap key, its first event's.
+    lanes: Vec<VecDeque<(Instant, u64, E)>>,
+    /// Events waiting in the lanes, and the lanes that have some (their keys are in
+    /// the heap).
+    in_lanes: usize,
+    busy_lanes: usize,
     seq: u64,
     /// Timer entries (deadline, seq, key), earliest first; an entry is live only while
     /// `armed[key]` holds its (deadline, seq). The top is always live (or the heap empty).
@@ -74,6 +93,9 @@ impl<E> Default for EventQueue<E> {
             heap: BinaryHeap::new(),
             events: Vec::new(),
             free: Vec::new(),
+            lanes: Vec::new(),
+            in_lanes: 0,
+            busy_lanes: 0,
             seq: 0,
             timers: BinaryHeap::new(),
             armed: Vec::new(),
@@ -90,6 +112,36 @@ impl<E> EventQueue<E> {
     /// Schedules `event` at `at`.
     pub fn push(&mut self, at: Instant, event: E) {
         self.seq += 1;
+        self.push_heap(at, self.seq, event);
+    }
+
+    /// Schedules `event` at `at` in FIFO lane `lane`: the same order as [`push`](Self::push),
+    /// cheaper when a lane's events come in nondecreasing time (an earlier one than
+    /// the lane's last is scheduled as by `push`).
+    pub fn push_lane(&mut self, lane: usize, at: Instant, event: E) {
+        self.seq += 1;
+        if self.lanes.len() <= lane {
+            assert!(lane < LANE as usize, "under 2^31 lanes");
+            self.lanes.resize_with(lane + 1, VecDeque::new);
+        }
+        let q = &mut self.lanes[lane];
+        match q.back() {
+            Some(&(last, _, _)) if at < last => return self.push_heap(at, self.seq, event),
+            Some(_) => {}
+            None => {
+                self.busy_lanes += 1;
+                self.heap.push(Key {
+                    at,
+                    seq: self.seq,
+                    slot: LANE | lane as u32,
+                });
+            }
+        }
+        q.push_back((at, self.seq, event));
+        self.in_lanes += 1;
+    }
+
+    fn push_heap(&mut self, at: Instant, seq: u64, event: E) {
         let slot = match self.free.pop() {
             Some(slot) => {
                 self.events[slot as usize] = Some(event);
@@ -101,11 +153,7 @@ impl<E> EventQueue<E> {
                 slot
             }
         };
-        self.heap.push(Key {
-            at,
-            seq: self.seq,
-            slot,
-        });
+        self.heap.push(Key { at, seq, slot });
     }
 
     /// The deadline of `key`'s timer, if armed.
@@ -172,7 +220,22 @@ impl<E> EventQueue<E> {
             self.drop_stale_top();
             return Some((at, Next::Timer(key)));
         }
-        let key = self.heap.pop()?;
+        let mut top = self.heap.peek_mut()?;
+        if top.slot & LANE != 0 {
+            let q = &mut self.lanes[(top.slot & !LANE) as usize];
+            let (at, _, event) = q.pop_front().expect("a lane's key has an event");
+            self.in_lanes -= 1;
+            match q.front() {
+                // The lane's next event takes the key (sifted down when `top` drops).
+                Some(&(next, seq, _)) => (top.at, top.seq) = (next, seq),
+                None => {
+                    PeekMut::pop(top);
+                    self.busy_lanes -= 1;
+                }
+            }
+            return Some((at, Next::Event(event)));
+        }
+        let key = PeekMut::pop(top);
         self.free.push(key.slot);
         let event = self.events[key.slot as usize]
             .take()
@@ -181,7 +244,7 @@ impl<E> EventQueue<E> {
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len() + self.live_timers
+        self.heap.len() - self.busy_lanes + self.in_lanes + self.live_timers
     }
 
     pub fn is_empty(&self) -> bool {
@@ -301,6 +364,41 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Lanes and the heap against a plain model: whatever the lanes and times (in
+    /// order within a lane or not), events come out in (time, scheduling order).
+    #[test]
+    fn lanes_keep_time_then_scheduling_order() {
+        let mut q: EventQueue<u64> = EventQueue::new();
+        let mut model: Vec<(u64, u64)> = Vec::new();
+        let mut x: u64 = 7;
+        for n in 0..4000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            // Mostly increasing times per lane, sometimes an earlier one (jitter).
+            let at = n / 3 + (x >> 58) % 3 + if (x >> 20).is_multiple_of(17) { 0 } else { 20 };
+            match (x >> 33) % 4 {
+                3 => q.push(Instant::from_millis(at), n),
+                lane => q.push_lane(lane as usize, Instant::from_millis(at), n),
+            }
+            model.push((at, n));
+            assert_eq!(q.len(), model.len());
+            if n % 3 == 0 {
+                let i = (0..model.len()).min_by_key(|&i| model[i]).unwrap();
+                let (at, e) = model.remove(i);
+                assert_eq!(q.pop(), Some((Instant::from_millis(at), Next::Event(e))));
+            }
+        }
+        model.sort();
+        let rest: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        let want: Vec<_> = model
+            .into_iter()
+            .map(|(at, e)| (Instant::from_millis(at), Next::Event(e)))
+            .collect();
+        assert_eq!(rest, want);
+        assert!(q.is_empty());
     }
 
     #[test]

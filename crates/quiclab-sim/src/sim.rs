@@ -477,7 +477,8 @@ impl Simulation {
                 let link = &mut self.net.links[l];
                 let at = link.delivery_time(now, self.flying.get(key));
                 let next = link.start_next(now);
-                self.events.push(at, Ev::Deliver(key));
+                // A link delivers in order (a reordered packet falls back to the heap).
+                self.events.push_lane(l, at, Ev::Deliver(key));
                 self.schedule_link(l, next);
             }
             Ev::Deliver(key) => {

@@ -63,29 +63,40 @@ impl Connection {
         }
         let advertised = self.peer_advertised_max_ack_delay();
         let sender = &self.ack_frequency.sender;
-        let outcome = self
-            .path
-            .recovery
-            .on_ack(now, &input, &self.config.loss, |acked, lost| {
-                sender.peer_max_ack_delay_after(advertised, acked, lost)
-            });
+        let buf = std::mem::take(&mut self.scratch.newly_acked);
+        let outcome =
+            self.path
+                .recovery
+                .on_ack(now, &input, buf, &self.config.loss, |acked, lost| {
+                    sender.peer_max_ack_delay_after(advertised, acked, lost)
+                });
         // RFC 9000 §13.4.2.1: the counts against the packets this ACK newly
         // acknowledged (only an ACK raising the largest acknowledged validates).
         let sent = outcome.newly_acked.iter().map(|p| (p.pn, p.data.ecn));
         self.ecn.on_ack(space, outcome.largest_grew, ack.ecn, sent);
-        self.apply_ack(now, space, outcome);
+        // The timer untouched (nothing newly acknowledged) or still armed: packets
+        // are outstanding, the list is worth keeping for the next ACK.
+        let outstanding = !matches!(outcome.loss_timer, Some(LossTimer::Off));
+        let acked = self.apply_ack(now, space, outcome);
+        self.scratch.keep_newly_acked(acked, outstanding);
         self.log_ecn_changes(now);
         Ok(())
     }
 
     /// What an ACK's outcome means for the rest of the connection, in the order the
-    /// steps of RFC 9002 A.7 produced it.
-    fn apply_ack(&mut self, now: Instant, space: SpaceId, outcome: AckOutcome<SentRecord>) {
+    /// steps of RFC 9002 A.7 produced it. Returns the newly acknowledged list, for
+    /// its buffer.
+    fn apply_ack(
+        &mut self,
+        now: Instant,
+        space: SpaceId,
+        outcome: AckOutcome<SentRecord>,
+    ) -> Vec<SentPacket<SentRecord>> {
         if outcome.spurious_congestion {
             tally(&mut self.stats.spurious_congestion_events, 1);
         }
         if outcome.newly_acked.is_empty() {
-            return;
+            return outcome.newly_acked;
         }
         if outcome.rtt_sampled && self.stats.first_sample_pto.is_none() {
             self.stats.first_sample_pto = Some(self.path.recovery.rtt().pto_base());
@@ -107,6 +118,7 @@ impl Connection {
             self.arm_loss_detection_timer(now, timer);
         }
         self.log_metrics(now, outcome.was_slow_start, outcome.careful_resume_updates);
+        outcome.newly_acked
     }
 
     /// What an acknowledged packet carried is delivered (RFC 9000 §13.3).

@@ -52,11 +52,11 @@ impl Connection {
         let Some(sp) = self.path_spaces.get_mut(path) else {
             return Ok(()); // unreachable: next_pn was above the largest
         };
-        let outcome = sp
-            .recovery
-            .on_ack(now, &input, &self.config.loss, |acked, lost| {
-                sender.peer_max_ack_delay_after(advertised, acked, lost)
-            });
+        let outcome =
+            sp.recovery
+                .on_ack(now, &input, Vec::new(), &self.config.loss, |acked, lost| {
+                    sender.peer_max_ack_delay_after(advertised, acked, lost)
+                });
         // RFC 9001 §6.1: an acknowledgment on any path allows the next key update.
         self.key_phase_on_path_acked(path, ack.largest());
         // RFC 9000 §13.4.2.1: the path's counts against its newly acknowledged packets.

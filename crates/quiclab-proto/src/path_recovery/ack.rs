@@ -83,11 +83,14 @@ impl<T> Recovery<T> {
     /// `max_ack_delay_after(acked, lost)` gives the peer's max_ack_delay once the
     /// contents of the acknowledged and then the lost packets take effect (ack-frequency
     /// requests they carried): with no lost packets for the persistent congestion
-    /// duration, with both for the timer.
+    /// duration, with both for the timer. `acked_buf` becomes
+    /// [`AckOutcome::newly_acked`] (cleared first): the connection hands back the
+    /// previous outcome's, so an ACK allocates no list.
     pub fn on_ack(
         &mut self,
         now: Instant,
         ack: &AckInput<'_>,
+        acked_buf: Vec<SentPacket<T>>,
         loss: &LossConfig,
         max_ack_delay_after: impl Fn(&[SentPacket<T>], &[SentPacket<T>]) -> Duration,
     ) -> AckOutcome<T> {
@@ -95,7 +98,7 @@ impl<T> Recovery<T> {
             .sent(ack.space)
             .largest_acked()
             .is_none_or(|l| ack.largest > l);
-        let newly_acked = self.sent_mut(ack.space).on_ack(ack.ranges);
+        let newly_acked = self.sent_mut(ack.space).on_ack(ack.ranges, acked_buf);
         // RFC 9438 §4.9.2: every packet of the last congestion episode acknowledged
         // after it was declared lost: the episode was spurious.
         let spurious_congestion = ack.space == SpaceId::Data && self.spurious.on_ack(ack.ranges);

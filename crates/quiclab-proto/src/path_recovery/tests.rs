@@ -120,6 +120,7 @@ fn one_ack_samples_rtt_acknowledges_and_declares_losses() {
     let out = r.on_ack(
         Instant::from_millis(55),
         &ack(&ranges, None),
+        Vec::new(),
         &LossConfig::default(),
         |acked, lost| {
             asked.borrow_mut().push((acked.len(), lost.len()));
@@ -158,13 +159,16 @@ fn an_ack_of_nothing_new_does_nothing() {
     let first = r.on_ack(
         Instant::from_millis(10),
         &ack(&ranges, None),
+        Vec::new(),
         &cfg,
         |_, _| ms(25),
     );
     assert_eq!(first.newly_acked.len(), 1);
+    // The previous outcome's list as the buffer: it comes back cleared.
     let again = r.on_ack(
         Instant::from_millis(20),
         &ack(&ranges, None),
+        first.newly_acked,
         &cfg,
         |_, _| panic!("no loss detection without newly acknowledged packets"),
     );
@@ -188,6 +192,7 @@ fn a_lost_mtu_probe_is_no_congestion_signal() {
     let out = r.on_ack(
         Instant::from_millis(50),
         &ack(&ranges, Some(probe)),
+        Vec::new(),
         &LossConfig::default(),
         |_, lost| {
             assert!(lost.is_empty(), "nothing but the probe was lost");
@@ -278,6 +283,7 @@ fn one_ack_reaches_the_controller_as_one_summary() {
     r.on_ack(
         Instant::from_millis(55),
         &ack(&ranges, Some(probe)),
+        Vec::new(),
         &LossConfig::default(),
         |_, _| ms(25),
     );
@@ -303,6 +309,7 @@ fn a_timer_loss_reaches_the_controller_as_one_summary_without_acks() {
     let out = r.on_ack(
         Instant::from_millis(10),
         &ack(&ranges, None),
+        Vec::new(),
         &cfg,
         |_, _| ms(25),
     );
@@ -423,7 +430,13 @@ fn an_ack_restarts_the_backoff_only_once_the_address_is_validated() {
         let ranges = [0..=0];
         let mut input = ack(&ranges, None);
         input.pto.peer_completed_address_validation = validated;
-        r.on_ack(Instant::from_millis(20), &input, &cfg, |_, _| ms(25));
+        r.on_ack(
+            Instant::from_millis(20),
+            &input,
+            Vec::new(),
+            &cfg,
+            |_, _| ms(25),
+        );
         // RFC 9002 A.7: "Reset pto_count unless the client is unsure if the server
         // has validated the client's address."
         assert_eq!(r.pto_count(), if validated { 0 } else { 2 });

@@ -137,13 +137,20 @@ impl<T> SentPackets<T> {
 
     /// Removes and returns the packets newly acknowledged by `ranges` (any order of
     /// ranges; result in ascending packet number), updating the largest acknowledged.
+    /// The result is `acked`, cleared first: a caller that hands back the previous
+    /// ACK's buffer allocates nothing per ACK.
     ///
     /// Ranges come from the peer: numbers never sent are ignored, and the largest
     /// acknowledged only advances to numbers actually sent (RFC 9002 A.7 takes the
     /// frame's Largest Acknowledged; the connection rejects larger ones separately).
-    pub fn on_ack(&mut self, ranges: &[RangeInclusive<u64>]) -> Vec<SentPacket<T>> {
+    pub fn on_ack(
+        &mut self,
+        ranges: &[RangeInclusive<u64>],
+        mut acked: Vec<SentPacket<T>>,
+    ) -> Vec<SentPacket<T>> {
+        acked.clear();
         let Some(largest_sent) = self.largest_sent else {
-            return Vec::new();
+            return acked;
         };
         // RFC 9002 A.7: largest_acked = max(largest_acked, largest acknowledged).
         let top = ranges
@@ -155,7 +162,6 @@ impl<T> SentPackets<T> {
             self.largest_acked = Some(self.largest_acked.map_or(top, |l| l.max(top)));
         }
 
-        let mut acked = Vec::new();
         let mut process = |this: &mut Self, r: &RangeInclusive<u64>| {
             let (&s, &e) = (r.start(), r.end());
             if s > e {
@@ -379,14 +385,14 @@ mod tests {
             ..pkt(20, ms(20))
         });
         assert_eq!(s.bytes_in_flight(), 20_000);
-        let acked = s.on_ack(&[15..=20, 10..=12, 3..=3]);
+        let acked = s.on_ack(&[15..=20, 10..=12, 3..=3], Vec::new());
         assert_eq!(pns(&acked), vec![3, 10, 11, 12, 15, 16, 17, 18, 19, 20]);
         assert_eq!(s.largest_acked(), Some(20));
         assert_eq!(s.len(), 11);
         assert_eq!(s.bytes_in_flight(), 11_000);
         // Repeated ranges acknowledge nothing new; unordered input is fine.
-        assert!(s.on_ack(&[3..=3, 15..=20]).is_empty());
-        let acked = s.on_ack(&[0..=1, 13..=14, 11..=13]);
+        assert!(s.on_ack(&[3..=3, 15..=20], Vec::new()).is_empty());
+        let acked = s.on_ack(&[0..=1, 13..=14, 11..=13], acked);
         assert_eq!(pns(&acked), vec![0, 1, 13, 14]);
         assert_eq!(
             pns(&s.iter().cloned().collect::<Vec<_>>()),
@@ -417,24 +423,24 @@ mod tests {
     fn ack_of_unsent_numbers_is_ignored() {
         let mut s = sent(5);
         #[allow(clippy::reversed_empty_ranges)]
-        let acked = s.on_ack(&[100..=200, 7..=3, 4..=u64::MAX]);
+        let acked = s.on_ack(&[100..=200, 7..=3, 4..=u64::MAX], Vec::new());
         assert_eq!(pns(&acked), vec![4]);
         assert_eq!(s.largest_acked(), Some(4));
         let mut empty: SentPackets<u64> = SentPackets::new();
-        assert!(empty.on_ack(&[0..=10]).is_empty());
+        assert!(empty.on_ack(&[0..=10], vec![pkt(9, ms(9))]).is_empty());
         assert_eq!(empty.largest_acked(), None);
     }
 
     #[test]
     fn reordering_threshold() {
         let mut s = sent(10);
-        s.on_ack(&[5..=5]);
+        s.on_ack(&[5..=5], Vec::new());
         // 5 >= pn + 3 for pn <= 2: 0, 1, 2 lost; 3, 4 wait for the time threshold.
         let lost = s.detect_lost(ms(6), Duration::from_millis(100), 3);
         assert_eq!(pns(&lost), vec![0, 1, 2]);
         assert_eq!(s.loss_time(), Some(ms(103)));
         assert_eq!(s.bytes_in_flight(), 6_000);
-        s.on_ack(&[6..=6]);
+        s.on_ack(&[6..=6], Vec::new());
         assert_eq!(
             pns(&s.detect_lost(ms(7), Duration::from_millis(100), 3)),
             vec![3]
@@ -445,7 +451,7 @@ mod tests {
     #[test]
     fn time_threshold_with_loss_time() {
         let mut s = sent(4);
-        s.on_ack(&[3..=3]);
+        s.on_ack(&[3..=3], Vec::new());
         let delay = Duration::from_millis(10);
         // Packet threshold out of the way: at t=10 packet 0 (sent at 0) is lost by time;
         // 1 and 2 are not yet.
@@ -461,7 +467,7 @@ mod tests {
     #[test]
     fn early_times_do_not_saturate_into_loss() {
         let mut s = sent(2);
-        s.on_ack(&[1..=1]);
+        s.on_ack(&[1..=1], Vec::new());
         // now - loss_delay would saturate to 0 = packet 0's send time.
         assert!(s
             .detect_lost(ms(5), Duration::from_millis(30), 3)
@@ -472,7 +478,7 @@ mod tests {
     #[test]
     fn drain_resets() {
         let mut s = sent(3);
-        s.on_ack(&[2..=2]);
+        s.on_ack(&[2..=2], Vec::new());
         s.detect_lost(ms(2), Duration::from_millis(100), 3);
         assert!(s.loss_time().is_some());
         assert_eq!(s.drain().len(), 2);
@@ -489,8 +495,8 @@ mod tests {
         for (i, t) in times.iter().enumerate() {
             s.on_sent(pkt(i as u64 + 1, ms(*t * 1000)));
         }
-        s.on_ack(&[1..=1]);
-        s.on_ack(&[9..=9]);
+        s.on_ack(&[1..=1], Vec::new());
+        s.on_ack(&[9..=9], Vec::new());
         let lost = s.detect_lost(ms(12_200), Duration::from_millis(1_125), 3);
         (s, lost)
     }
