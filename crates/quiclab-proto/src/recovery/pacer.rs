@@ -348,7 +348,7 @@ mod tests {
         let mid = PacingRate::from_window(1_200_000, Duration::from_millis(50));
         let p = Pacer::with_burst_interval(MDS, ms);
         assert_eq!(p.capacity(fast), MAX_BURST_BYTES);
-        assert!(MAX_BURST_BYTES > MAX_BURST_PACKETS * MDS);
+        const { assert!(MAX_BURST_BYTES > MAX_BURST_PACKETS * MDS) };
         // Large datagrams keep the 64-datagram bound (it is the larger one): 1.5 MB per
         // ms is capped at 64 datagrams of 9,000 bytes.
         let jumbo = Pacer::with_burst_interval(9_000, ms);
