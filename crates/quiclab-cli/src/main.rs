@@ -139,7 +139,7 @@ struct Common {
     /// to `poll` where unavailable; the choice is printed).
     #[arg(long, default_value = "timerfd", value_parser = ["poll", "timerfd"])]
     wake: String,
-    /// Pacing bursts as µs of the pacing rate (10 to 64 datagrams; the config key
+    /// Pacing bursts as µs of the pacing rate (10 datagrams to 128 KiB; the config key
     /// `pacing_burst_us`): a real host's timers cannot wake once per packet at Gbit/s
     /// rates. 0 = fixed 10-datagram bursts, as in the simulator. Default: the config
     /// file's value, else 1000 (about Linux TCP's burst of ~1 ms of its pacing rate).

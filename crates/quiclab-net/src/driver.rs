@@ -456,8 +456,9 @@ impl Driver<'_> {
                 }
                 None => {
                     self.send_buf.clear();
-                    // A first datagram of up to 1500 bytes bounds the burst's count.
-                    let cap = max_segments.clamp(1, MAX_BURST_BYTES / 1500);
+                    // The kernel's segment limit; MAX_BURST_BYTES ends the burst first
+                    // for datagrams over 1,023 bytes (45 of 1,452 bytes, 54 of 1,200).
+                    let cap = max_segments.max(1);
                     let Some(b) =
                         endpoint.poll_transmit_burst(now, &mut self.send_buf, cap, MAX_BURST_BYTES)
                     else {

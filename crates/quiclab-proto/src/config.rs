@@ -293,8 +293,9 @@ pub struct TransportConfig {
     /// 10 packets) instead of sending each window at once (default on).
     pub pacing: bool,
     /// Pacing bursts bounded in time instead of packets: the bucket holds what the
-    /// pacing rate earns in this many µs, between 10 and 64 datagrams (RFC 9002 §7.7
-    /// allows bursts above the initial window on a path known to absorb them), and
+    /// pacing rate earns in this many µs, between 10 datagrams and the larger of 64
+    /// datagrams and two 64 KB GSO sends (RFC 9002 §7.7 allows bursts above the
+    /// initial window on a path known to absorb them), and
     /// releases it in batches of half that (at least one datagram). For real hosts,
     /// whose timers cannot wake once per packet at Gbit/s rates (Linux TCP sizes its
     /// bursts to ~1 ms of the pacing rate). `None` (default): fixed 10-datagram

@@ -67,7 +67,7 @@ pub const DEFAULT_PMTUD_MAX: u16 = 1452;
 
 /// The real-UDP driver's limit on a stream's written but unsent bytes when neither
 /// the flag nor the config sets one (`flow.notsent_lowat`). The driver refills streams
-/// every loop turn, and a turn sends at most one pacing burst (64 datagrams, ~93 KB),
+/// every loop turn, and a turn sends at most one pacing burst (two 64 KB GSO sends),
 /// so 256 KiB never starves the sender while the bytes copied into packets are still
 /// in the core's cache (measured in docs/PERFORMANCE.md, "Bulk").
 pub const DEFAULT_NOTSENT_LOWAT: u64 = 256 << 10;
@@ -258,7 +258,7 @@ pub fn pacing_note(config: &TransportConfig) -> String {
         (false, _) => "pacing: off".into(),
         (true, None) => "pacing: bursts of 10 datagrams".into(),
         (true, Some(us)) => {
-            format!("pacing: bursts of {us} µs of the pacing rate (10-64 datagrams)")
+            format!("pacing: bursts of {us} µs of the pacing rate (10 datagrams to 128 KiB)")
         }
     }
 }

@@ -15,6 +15,14 @@ pub const DEFAULT_BURST_PACKETS: u64 = 10;
 /// (Linux caps a GSO send at 64 segments).
 pub const MAX_BURST_PACKETS: u64 = 64;
 
+/// A time-bounded burst may also hold two full GSO sends (a GSO send is one UDP
+/// datagram to the kernel, at most 65,507 bytes), whichever is more: 90 datagrams of
+/// 1,452 bytes rather than 52, so a burst is two full `sendmsg` calls instead of one
+/// full and one of 9 datagrams (issue 29; docs/performance-history.md, 2026-11-29).
+/// RFC 9002 §7.7: a sender that knows the path absorbs larger bursts MAY use a larger
+/// limit; the bucket still never holds more than the interval's worth of the rate.
+pub const MAX_BURST_BYTES: u64 = 2 * 65_507;
+
 /// How large a burst the bucket holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Burst {
@@ -130,13 +138,17 @@ impl Pacer {
     }
 
     /// A pacer whose bucket holds what the pacing rate earns in `interval`, between
-    /// [`DEFAULT_BURST_PACKETS`] and [`MAX_BURST_PACKETS`] datagrams of
-    /// `max_datagram_size` (starts holding the minimum).
+    /// [`DEFAULT_BURST_PACKETS`] datagrams of `max_datagram_size` and the larger of
+    /// [`MAX_BURST_PACKETS`] such datagrams and [`MAX_BURST_BYTES`] (starts holding the
+    /// minimum).
     pub fn with_burst_interval(max_datagram_size: u64, interval: Duration) -> Self {
         let min = DEFAULT_BURST_PACKETS
             .saturating_mul(max_datagram_size)
             .max(1);
-        let max = MAX_BURST_PACKETS.saturating_mul(max_datagram_size).max(min);
+        let max = MAX_BURST_PACKETS
+            .saturating_mul(max_datagram_size)
+            .max(MAX_BURST_BYTES)
+            .max(min);
         let ns = u64::try_from(interval.as_nanos()).unwrap_or(u64::MAX);
         Pacer {
             burst: Burst::Interval { ns, min, max },
@@ -327,14 +339,21 @@ mod tests {
     #[test]
     fn interval_burst_follows_the_rate_within_bounds() {
         let ms = Duration::from_millis(1);
-        // 1.25 * 1.2 MB / 10 ms = 150 kB per ms: 1 ms holds 125 datagrams, capped at 64.
+        // 1.25 * 1.2 MB / 10 ms = 150 kB per ms: 1 ms holds 125 datagrams, capped at two
+        // full GSO sends (109 datagrams; more than 64 of 1,200 bytes).
         let fast = PacingRate::from_window(1_200_000, Duration::from_millis(10));
         // 1.25 * 120 kB / 100 ms = 1.5 kB per ms: below the 10-datagram minimum.
         let slow = PacingRate::from_window(120_000, Duration::from_millis(100));
         // 1.25 * 1.2 MB / 50 ms = 30 kB per ms: 25 datagrams.
         let mid = PacingRate::from_window(1_200_000, Duration::from_millis(50));
         let p = Pacer::with_burst_interval(MDS, ms);
-        assert_eq!(p.capacity(fast), MAX_BURST_PACKETS * MDS);
+        assert_eq!(p.capacity(fast), MAX_BURST_BYTES);
+        const { assert!(MAX_BURST_BYTES > MAX_BURST_PACKETS * MDS) };
+        // Large datagrams keep the 64-datagram bound (it is the larger one): 1.5 MB per
+        // ms is capped at 64 datagrams of 9,000 bytes.
+        let jumbo = Pacer::with_burst_interval(9_000, ms);
+        let faster = PacingRate::from_window(12_000_000, Duration::from_millis(10));
+        assert_eq!(jumbo.capacity(faster), MAX_BURST_PACKETS * 9_000);
         assert_eq!(p.capacity(slow), DEFAULT_BURST_PACKETS * MDS);
         assert_eq!(p.capacity(mid), 25 * MDS);
         assert_eq!(p.capacity(None), DEFAULT_BURST_PACKETS * MDS);
