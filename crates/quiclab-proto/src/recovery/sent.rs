@@ -505,14 +505,14 @@ mod tests {
         // A small flight (a handshake's): acknowledged in full, its storage is freed.
         let mut s = sent(3);
         assert!(s.storage() > 0);
-        assert_eq!(s.on_ack(&[0..=2]).len(), 3);
+        assert_eq!(s.on_ack(&[0..=2], Vec::new()).len(), 3);
         assert_eq!(s.storage(), 0);
         // A bulk flight: the next one reuses its storage instead of regrowing it.
         let n = 4 * KEEP_STORAGE_ABOVE as u64;
         let mut s = sent(n);
         let grown = s.storage();
         assert!(grown > KEEP_STORAGE_ABOVE);
-        assert_eq!(s.on_ack(&[0..=n - 1]).len() as u64, n);
+        assert_eq!(s.on_ack(&[0..=n - 1], Vec::new()).len() as u64, n);
         assert!(s.is_empty());
         assert_eq!(s.storage(), grown);
         s.on_sent(pkt(n, ms(1)));
