@@ -4,7 +4,9 @@
 //! authenticates, both directions move to them. Initiator: every
 //! `key_update.every_packets` packets sent, or before the confidentiality limit, once
 //! the handshake is confirmed and a packet of the current phase was acknowledged
-//! (§6.1). The initiation check runs before each datagram the endpoint asks for
+//! (§6.1); on a multipath connection also 3 × the largest PTO among the paths after that
+//! acknowledgment (draft-ietf-quic-multipath "Key Phase Update Process",
+//! `multipath_pto.rs`). The initiation check runs before each datagram the endpoint asks for
 //! ([`Connection::prepare_transmit`]) and after each received datagram, so it needs no
 //! hook in the send path.
 //!
@@ -109,7 +111,14 @@ impl Connection {
             return;
         }
         let largest_acked = self.path.recovery.sent(SpaceId::Data).largest_acked();
-        let allowed = self.key_update.may_initiate(largest_acked) && self.handshake.confirmed;
+        // draft-ietf-quic-multipath "Key Phase Update Process": 3 × the largest PTO
+        // among the paths after the confirming acknowledgment (`multipath_pto.rs`).
+        let may = if self.multipath.is_negotiated() {
+            self.key_update.may_initiate_multipath(largest_acked, now)
+        } else {
+            self.key_update.may_initiate(largest_acked)
+        };
+        let allowed = may && self.handshake.confirmed;
         if allowed {
             self.stats.key_updates_initiated += 1;
             self.switch_keys(u64::MAX);

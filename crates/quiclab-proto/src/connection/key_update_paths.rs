@@ -9,9 +9,12 @@
 //! packet sent on it in the current phase allows our next update (§6.1), so updates
 //! go on once path 0 is abandoned.
 //!
-//! Not done: the draft's "SHOULD wait at least three times the largest PTO among all
-//! the paths" before a new update; quiclab implements no such wait on one path either
-//! (the §6.1 acknowledgment gates updates; previous keys stay until the next one).
+//! The draft's "SHOULD wait for at least three times the largest PTO among all the
+//! paths" before a new update, after the acknowledgment confirming the previous one:
+//! every ACK and PATH_ACK of a multipath connection dates it (`multipath_pto.rs`,
+//! `KeyUpdate::on_multipath_ack`) and `prepare_transmit` waits for it. The previous
+//! phase's receive key stays until the next update, so at least that long.
+
 
 use super::key_update_state::PhaseMark;
 use super::spaces::SpaceId;

@@ -74,6 +74,10 @@ impl Connection {
         let sent = outcome.newly_acked.iter().map(|p| (p.pn, p.data.ecn));
         self.ecn.on_ack(space, outcome.largest_grew, ack.ecn, sent);
         self.apply_ack(now, space, outcome);
+        if space == SpaceId::Data {
+            // draft-ietf-quic-multipath "Key Phase Update Process" (else nothing).
+            self.key_phase_note_multipath_ack(now);
+        }
         self.log_ecn_changes(now);
         Ok(())
     }

@@ -81,6 +81,7 @@ mod multipath_failed;
 mod multipath_limits;
 mod multipath_log;
 mod multipath_loss;
+mod multipath_pto;
 mod multipath_recv;
 mod multipath_retire;
 mod multipath_schedule;
