@@ -219,6 +219,11 @@ impl AckTracker {
     }
 
     /// The largest packet number received, if any.
+    /// Ranges of received packet numbers held (at most `MAX_TRACKED_RANGES`).
+    pub fn ranges_held(&self) -> usize {
+        self.received.len()
+    }
+
     pub fn largest(&self) -> Option<u64> {
         self.largest.map(|(pn, _)| pn)
     }

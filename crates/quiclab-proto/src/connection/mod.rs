@@ -78,6 +78,7 @@ mod multipath_coupling;
 mod multipath_datagram;
 mod multipath_ecn;
 mod multipath_failed;
+mod multipath_free0;
 mod multipath_limits;
 mod multipath_log;
 mod multipath_loss;
