@@ -16,9 +16,10 @@
 //! the integrity limit is AEAD_LIMIT_REACHED (§6.6), as is running into the
 //! confidentiality limit when no update is possible.
 
-use super::key_update_state::aead_limit;
+use super::key_update_state::{aead_limit, KeyUpdate};
 use super::spaces::SpaceId;
 use super::Connection;
+use crate::crypto::Keys;
 use crate::events::{Event, KeyType, Owner};
 use crate::time::Instant;
 use std::ops::Range;
@@ -46,14 +47,23 @@ impl Connection {
         header_len: usize,
         pn: u64,
     ) -> Option<Range<usize>> {
+        self.open_one_rtt(|ku, keys, counts| ku.open(keys, phase, packet, header_len, pn, counts))
+    }
+
+    /// Runs `open` (`KeyUpdate::open` or `open_on_path`) on the 1-RTT keys with our
+    /// counts (1-RTT packets sent, next packet number), counting a key update it makes;
+    /// the payload's range, or `None` (no 1-RTT keys, or the packet does not open).
+    pub(super) fn open_one_rtt(
+        &mut self,
+        open: impl FnOnce(&mut KeyUpdate, &mut Keys, (u64, u64)) -> Option<(Range<usize>, bool)>,
+    ) -> Option<Range<usize>> {
         let data = &mut self.spaces[SpaceId::Data as usize];
         let counts = (
             self.stats.packets_sent[SpaceId::Data as usize],
             data.next_pn,
         );
         let keys = data.keys.as_mut()?;
-        let (range, switched) =
-            (self.key_update).open(keys, phase, packet, header_len, pn, counts)?;
+        let (range, switched) = open(&mut self.key_update, keys, counts)?;
         if switched {
             self.stats.key_updates += 1;
         }
