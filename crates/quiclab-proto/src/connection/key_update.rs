@@ -4,11 +4,11 @@
 //! authenticates, both directions move to them. Initiator: every
 //! `key_update.every_packets` packets sent, or before the confidentiality limit, once
 //! the handshake is confirmed and a packet of the current phase was acknowledged
-//! (§6.1); on a multipath connection also 3 × the largest PTO among the paths after that
-//! acknowledgment (draft-ietf-quic-multipath "Key Phase Update Process",
-//! `multipath_pto.rs`). The initiation check runs before each datagram the endpoint asks for
-//! ([`Connection::prepare_transmit`]) and after each received datagram, so it needs no
-//! hook in the send path.
+//! (§6.1); on a multipath connection also 3 × the largest PTO among the paths after
+//! that acknowledgment (draft-ietf-quic-multipath "Key Phase Update Process",
+//! `multipath_pto.rs`). The initiation check runs before each datagram the endpoint
+//! asks for ([`Connection::prepare_transmit`]) and after each received datagram, so it
+//! needs no hook in the send path.
 //!
 //! Errors: a second update by the peer before we sent anything in the current phase
 //! (§6.2), or a packet that only the previous keys open although newer keys protected

@@ -15,10 +15,10 @@
 //! are opened and abandoned.
 //!
 //! Path 0's space is the connection's own and stays; what path 0's packets made it
-//! hold is freed the same 3 PTO after its abandonment (`multipath_free0.rs`). The draft specifies no per-path
-//! idle timeout (§7.x "Idle Timeout and Keep-Alives": "This document does not specify
-//! per-path idle timeouts"), so none is kept: the connection's idle timeout covers
-//! every path.
+//! hold is freed the same 3 PTO after its abandonment (`multipath_free0.rs`). The
+//! draft specifies no per-path idle timeout (§7.x "Idle Timeout and Keep-Alives":
+//! "This document does not specify per-path idle timeouts"), so none is kept: the
+//! connection's idle timeout covers every path.
 // Peer values pass through here: arithmetic is checked, saturating or wrapping
 // by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
 #![deny(clippy::arithmetic_side_effects)]
