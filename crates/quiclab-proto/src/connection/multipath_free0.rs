@@ -40,7 +40,7 @@ impl Connection {
 
     /// Frees path 0's state if its 3 PTO are over at `now` (see the module's docs).
     pub(super) fn free_path0_if_due(&mut self, now: Instant) {
-        if !self.multipath.path0_free_at.is_some_and(|t| t <= now) {
+        if self.multipath.path0_free_at.is_none_or(|t| t > now) {
             return;
         }
         self.multipath.path0_free_at = None;
