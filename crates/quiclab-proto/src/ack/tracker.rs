@@ -218,6 +218,11 @@ impl AckTracker {
         self.floor = self.floor.max(end);
     }
 
+    /// Ranges of received packet numbers held (at most `MAX_TRACKED_RANGES`).
+    pub fn ranges_held(&self) -> usize {
+        self.received.len()
+    }
+
     /// The largest packet number received, if any.
     pub fn largest(&self) -> Option<u64> {
         self.largest.map(|(pn, _)| pn)

@@ -69,9 +69,12 @@ impl Connection {
         }
     }
 
-    /// Three times the current PTO (RFC 9000 §10.2).
+    /// Three times the current PTO (RFC 9000 §10.2); on a multipath connection three
+    /// times the largest PTO among the paths (draft-ietf-quic-multipath "Connection
+    /// Closure": "these states SHOULD instead persist for at least three times the
+    /// largest PTO among all paths"; `multipath_pto.rs`). `max_ack_delay` is ours.
     fn close_period(&self) -> Duration {
-        self.path.close_period(self.config.max_ack_delay())
+        (self.largest_path_pto(self.config.max_ack_delay())).saturating_mul(3)
     }
 
     /// Ends the connection at once without a CONNECTION_CLOSE: the idle timeout (RFC

@@ -41,4 +41,8 @@ pub struct Footprint {
     /// Copies of STREAM frames waiting for their path under the redundant scheduler
     /// (`multipath_copies.rs`): at most `MAX_COPIES_PER_PATH` per path not abandoned.
     pub multipath_copies: usize,
+    /// Ranges of received 1-RTT packet numbers held for path 0's ACKs (at most
+    /// `MAX_TRACKED_RANGES`, 1024); none once a multipath connection freed path 0, 3
+    /// PTO after abandoning it (draft-ietf-quic-multipath §3.4).
+    pub path0_ack_ranges: usize,
 }

@@ -23,6 +23,9 @@ impl Connection {
                 + self.path_cids.len()
                 + self.multipath.paths_held(),
             multipath_copies: self.sched.copies.len(),
+            path0_ack_ranges: self.spaces[super::spaces::SpaceId::Data as usize]
+                .acks
+                .ranges_held(),
         }
     }
 }

@@ -4,9 +4,11 @@
 //! authenticates, both directions move to them. Initiator: every
 //! `key_update.every_packets` packets sent, or before the confidentiality limit, once
 //! the handshake is confirmed and a packet of the current phase was acknowledged
-//! (§6.1). The initiation check runs before each datagram the endpoint asks for
-//! ([`Connection::prepare_transmit`]) and after each received datagram, so it needs no
-//! hook in the send path.
+//! (§6.1); on a multipath connection also 3 × the largest PTO among the paths after
+//! that acknowledgment (draft-ietf-quic-multipath "Key Phase Update Process",
+//! `multipath_pto.rs`). The initiation check runs before each datagram the endpoint
+//! asks for ([`Connection::prepare_transmit`]) and after each received datagram, so it
+//! needs no hook in the send path.
 //!
 //! Errors: a second update by the peer before we sent anything in the current phase
 //! (§6.2), or a packet that only the previous keys open although newer keys protected
@@ -14,9 +16,10 @@
 //! the integrity limit is AEAD_LIMIT_REACHED (§6.6), as is running into the
 //! confidentiality limit when no update is possible.
 
-use super::key_update_state::aead_limit;
+use super::key_update_state::{aead_limit, KeyUpdate};
 use super::spaces::SpaceId;
 use super::Connection;
+use crate::crypto::Keys;
 use crate::events::{Event, KeyType, Owner};
 use crate::time::Instant;
 use std::ops::Range;
@@ -44,14 +47,23 @@ impl Connection {
         header_len: usize,
         pn: u64,
     ) -> Option<Range<usize>> {
+        self.open_one_rtt(|ku, keys, counts| ku.open(keys, phase, packet, header_len, pn, counts))
+    }
+
+    /// Runs `open` (`KeyUpdate::open` or `open_on_path`) on the 1-RTT keys with our
+    /// counts (1-RTT packets sent, next packet number), counting a key update it makes;
+    /// the payload's range, or `None` (no 1-RTT keys, or the packet does not open).
+    pub(super) fn open_one_rtt(
+        &mut self,
+        open: impl FnOnce(&mut KeyUpdate, &mut Keys, (u64, u64)) -> Option<(Range<usize>, bool)>,
+    ) -> Option<Range<usize>> {
         let data = &mut self.spaces[SpaceId::Data as usize];
         let counts = (
             self.stats.packets_sent[SpaceId::Data as usize],
             data.next_pn,
         );
         let keys = data.keys.as_mut()?;
-        let (range, switched) =
-            (self.key_update).open(keys, phase, packet, header_len, pn, counts)?;
+        let (range, switched) = open(&mut self.key_update, keys, counts)?;
         if switched {
             self.stats.key_updates += 1;
         }
@@ -109,7 +121,14 @@ impl Connection {
             return;
         }
         let largest_acked = self.path.recovery.sent(SpaceId::Data).largest_acked();
-        let allowed = self.key_update.may_initiate(largest_acked) && self.handshake.confirmed;
+        // draft-ietf-quic-multipath "Key Phase Update Process": 3 × the largest PTO
+        // among the paths after the confirming acknowledgment (`multipath_pto.rs`).
+        let may = if self.multipath.is_negotiated() {
+            self.key_update.may_initiate_multipath(largest_acked, now)
+        } else {
+            self.key_update.may_initiate(largest_acked)
+        };
+        let allowed = may && self.handshake.confirmed;
         if allowed {
             self.stats.key_updates_initiated += 1;
             self.switch_keys(u64::MAX);

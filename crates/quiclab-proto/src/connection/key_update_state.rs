@@ -5,13 +5,17 @@
 //! §2.5, "Key Phase Update Process"), so a packet on any path may move both directions
 //! to the next keys, every path's packets count toward the phase's packets (§6.6), and
 //! an acknowledgment on any path of a packet sent in the current phase allows the next
-//! update (§6.1).
+//! update (§6.1). On a multipath connection the next update also waits 3 × the largest
+//! PTO among the paths after the acknowledgment that confirmed the current phase
+//! ("Key Phase Update Process"; `earliest_next`).
 
 use crate::crypto::protect::{decrypt_payload, decrypt_payload_on_path};
 use crate::crypto::{Keys, NextSecrets, PacketKey, PacketKeySet};
 use crate::error::{TransportError, TransportErrorCode};
+use crate::time::Instant;
 use crate::wire::PathId;
 use std::ops::Range;
+use std::time::Duration;
 
 /// Key phase state of the 1-RTT keys.
 #[derive(Default)]
@@ -47,6 +51,12 @@ pub struct KeyUpdate {
     /// A PATH_ACK for a path above 0 acknowledged a packet sent in the current phase
     /// (§6.1 on any path; path 0's is `first_sent_pn`).
     acked_on_path: bool,
+    /// Multipath only (draft-ietf-quic-multipath "Key Phase Update Process": "wait for
+    /// at least three times the largest PTO among all the paths before initiating a
+    /// new key update after receiving an acknowledgment that confirms the receipt of
+    /// the previous key update"): no update before this instant, set when that
+    /// acknowledgment arrives ([`KeyUpdate::on_multipath_ack`]); `None` until then.
+    earliest_next: Option<Instant>,
 }
 
 /// One multipath path's (above 0) view of the current key phase: the lowest packet
@@ -169,6 +179,7 @@ impl KeyUpdate {
         self.log_pending = true;
         self.epoch = self.epoch.wrapping_add(1);
         self.acked_on_path = false;
+        self.earliest_next = None;
     }
 
     /// §6.6: a 1-RTT packet failed authentication; past `limit` such packets the
@@ -190,8 +201,37 @@ impl KeyUpdate {
     /// phase (`largest_acked` is the largest it acknowledged) and the next keys exist;
     /// the caller adds the handshake's confirmation.
     pub fn may_initiate(&self, largest_acked: Option<u64>) -> bool {
-        let acked = largest_acked.is_some_and(|l| l >= self.first_sent_pn) || self.acked_on_path;
-        acked && self.next.is_some()
+        self.confirmed(largest_acked) && self.next.is_some()
+    }
+
+    /// §6.1: the peer acknowledged a packet of the current phase, on path 0
+    /// (`largest_acked`, path 0's largest acknowledged) or on a path above 0.
+    fn confirmed(&self, largest_acked: Option<u64>) -> bool {
+        largest_acked.is_some_and(|l| l >= self.first_sent_pn) || self.acked_on_path
+    }
+
+    /// Multipath: an ACK or PATH_ACK was processed at `now` (path 0's largest
+    /// acknowledged is `largest_acked`). The first that confirms the current phase,
+    /// after an update, dates the next one: no earlier than `now + 3 × largest_pto`
+    /// (draft-ietf-quic-multipath "Key Phase Update Process"). The first update waits
+    /// for nothing more than §6.1's acknowledgment: there is no previous update.
+    pub fn on_multipath_ack(
+        &mut self,
+        now: Instant,
+        largest_acked: Option<u64>,
+        largest_pto: Duration,
+    ) {
+        if self.epoch == 0 || self.earliest_next.is_some() || !self.confirmed(largest_acked) {
+            return;
+        }
+        self.earliest_next = Some(now.saturating_add(largest_pto.saturating_mul(3)));
+    }
+
+    /// Multipath: [`KeyUpdate::may_initiate`] and, after a first update, the wait of
+    /// [`KeyUpdate::on_multipath_ack`] is over at `now`.
+    pub fn may_initiate_multipath(&self, largest_acked: Option<u64>, now: Instant) -> bool {
+        let waited = self.epoch == 0 || self.earliest_next.is_some_and(|t| now >= t);
+        self.may_initiate(largest_acked) && waited
     }
 
     /// A packet `pn` leaves on path `mark`'s path (above 0) in the current phase.

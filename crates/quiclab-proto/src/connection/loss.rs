@@ -79,6 +79,10 @@ impl Connection {
         let outstanding = !matches!(outcome.loss_timer, Some(LossTimer::Off));
         let acked = self.apply_ack(now, space, outcome);
         self.scratch.keep_newly_acked(acked, outstanding);
+        if space == SpaceId::Data {
+            // draft-ietf-quic-multipath "Key Phase Update Process" (else nothing).
+            self.key_phase_note_multipath_ack(now);
+        }
         self.log_ecn_changes(now);
         Ok(())
     }

@@ -59,6 +59,7 @@ impl Connection {
                 });
         // RFC 9001 §6.1: an acknowledgment on any path allows the next key update.
         self.key_phase_on_path_acked(path, ack.largest());
+        self.key_phase_note_multipath_ack(now);
         // RFC 9000 §13.4.2.1: the path's counts against its newly acknowledged packets.
         self.validate_path_ecn(path, ack, outcome.largest_grew, &outcome.newly_acked);
         for p in &outcome.newly_acked {

@@ -93,7 +93,11 @@ impl Connection {
     /// The timer table's [`Timer::PathLoss`] and [`Timer::PathPacing`]: the earliest
     /// of the paths' deadlines.
     pub(super) fn refresh_path_timers(&mut self) {
-        let loss = self.path_spaces.loss_deadline();
+        let path0_free = self.multipath.path0_free_at;
+        let loss = [self.path_spaces.loss_deadline(), path0_free]
+            .into_iter()
+            .flatten()
+            .min();
         let pacing = self.path_spaces.pacing_deadline();
         self.timers.set_or_stop(Timer::PathLoss, loss);
         self.timers.set_or_stop(Timer::PathPacing, pacing);

@@ -14,10 +14,11 @@
 //! (`multipath_limits.rs`), the multipath state stays bounded however many paths
 //! are opened and abandoned.
 //!
-//! Path 0's space is the connection's own and stays; the draft specifies no per-path
-//! idle timeout (§7.x "Idle Timeout and Keep-Alives": "This document does not specify
-//! per-path idle timeouts"), so none is kept: the connection's idle timeout covers
-//! every path.
+//! Path 0's space is the connection's own and stays; what path 0's packets made it
+//! hold is freed the same 3 PTO after its abandonment (`multipath_free0.rs`). The
+//! draft specifies no per-path idle timeout (§7.x "Idle Timeout and Keep-Alives":
+//! "This document does not specify per-path idle timeouts"), so none is kept: the
+//! connection's idle timeout covers every path.
 // Peer values pass through here: arithmetic is checked, saturating or wrapping
 // by the rule in CONTRIBUTING.md ("Arithmetic on wire values").
 #![deny(clippy::arithmetic_side_effects)]
@@ -40,7 +41,7 @@ impl Connection {
     /// `now` (the send path calls this as PATH_ABANDON leaves).
     pub(super) fn arm_path_freeing(&mut self, now: Instant) {
         let max_ack_delay = self.pto_context().max_ack_delay;
-        let mut armed = false;
+        let mut armed = self.arm_path0_freeing(now);
         for (_, sp) in self.path_spaces.iter_mut() {
             if sp.abandoned && sp.free_at.is_none() {
                 let pto = sp.recovery.rtt().pto_base().saturating_add(max_ack_delay);
@@ -55,6 +56,8 @@ impl Connection {
 
     /// Frees the abandoned paths whose 3 PTO are over.
     pub(super) fn free_abandoned_paths(&mut self, now: Instant) {
+        // Path 0: `multipath_free0.rs`.
+        self.free_path0_if_due(now);
         let due = self.path_spaces.due_to_free(now);
         if due.is_empty() {
             return;

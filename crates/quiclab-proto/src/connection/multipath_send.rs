@@ -63,12 +63,14 @@ impl Connection {
         Some((sp.received, sp.sent))
     }
 
-    /// Whether path `path_id`'s state was freed (§3.4: 3 PTO after it was abandoned).
+    /// Whether path `path_id`'s state was freed (§3.4: 3 PTO after it was abandoned;
+    /// path 0's as far as it goes, `multipath_free0.rs`).
     pub fn multipath_path_freed(&self, path_id: u32) -> bool {
         let path = PathId(path_id);
-        path != PathId::INITIAL
-            && self.multipath.is_abandoned(path)
-            && self.path_spaces.get(path).is_none()
+        if path == PathId::INITIAL {
+            return self.multipath.path0_freed;
+        }
+        self.multipath.is_abandoned(path) && self.path_spaces.get(path).is_none()
     }
 
     /// Path `path_id`'s smoothed RTT and bytes in flight (its own recovery, §5), if

@@ -11,6 +11,7 @@
 use super::path_status_state::LocalPathStatus;
 use crate::error::TransportError;
 use crate::range_set::RangeSet;
+use crate::time::Instant;
 use crate::wire::PathId;
 use std::collections::BTreeMap;
 
@@ -44,6 +45,10 @@ pub(super) struct MultipathState {
     /// Our PATH_ABANDON for path 0 waits to be sent (on another path), with its
     /// error code.
     pub path0_abandon_pending: Option<u64>,
+    /// When path 0's state is freed (3 PTO after its abandonment, §3.4;
+    /// `multipath_free0.rs`), and whether it was.
+    pub path0_free_at: Option<Instant>,
+    pub path0_freed: bool,
     /// Every path ID abandoned so far, by either side (§3.4: never used again). At most
     /// `initial local max + 2` ranges: only the path IDs not abandoned split it.
     abandoned: RangeSet,

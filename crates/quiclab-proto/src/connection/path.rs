@@ -113,16 +113,6 @@ impl PathData {
         }
         self.responses.push(data);
     }
-
-    /// Three times the current PTO (RFC 9000 §10.2), for the closing and draining
-    /// periods; `max_ack_delay` is ours.
-    pub fn close_period(&self, max_ack_delay: Duration) -> Duration {
-        self.recovery
-            .rtt()
-            .pto_base()
-            .saturating_add(max_ack_delay)
-            .saturating_mul(3)
-    }
 }
 
 /// The pacer's rate for a path's `recovery`: the controller's if it sets one (BBR),

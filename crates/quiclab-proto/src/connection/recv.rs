@@ -191,6 +191,12 @@ impl Connection {
             // draft-ietf-quic-multipath §2.3: its own packet number space.
             return self.handle_path_packet(now, path, &h, packet);
         }
+        if space == SpaceId::Data && self.path0_freed() {
+            // draft-ietf-quic-multipath §3.4: path 0's state was freed 3 PTO after its
+            // abandonment (`multipath_free0.rs`); a late packet of it is not read.
+            self.drop_packet(now, Some(h.ty), packet.len(), DropReason::Other);
+            return false;
+        }
         if !self.spaces[space as usize].can_send() {
             if self.side == Side::Client && space != SpaceId::Initial {
                 // RFC 9002 §6.2.3: Handshake or 1-RTT packets before the Handshake keys:

@@ -192,6 +192,18 @@ impl<T> Recovery<T> {
         self.sent_mut(space).drain()
     }
 
+    /// The path is gone for good (a multipath path 0, 3 PTO after its abandonment):
+    /// frees what its packets made it hold (sent packets of every space, the lost
+    /// packets of the spurious-loss episode, the ACK scratch buffer); the RTT estimate
+    /// and the controller stay.
+    pub fn release(&mut self) {
+        for sent in &mut self.sent {
+            sent.drain();
+        }
+        self.spurious.close();
+        self.acked_scratch = Vec::new();
+    }
+
     /// Bytes in flight over every space (RFC 9002 §2).
     pub fn bytes_in_flight(&self) -> u64 {
         self.sent.iter().map(SentPackets::bytes_in_flight).sum()

@@ -37,6 +37,7 @@ mod misbehave_stream_offsets;
 mod misbehave_transport_params;
 mod multipath;
 mod multipath_ack_path;
+mod multipath_closure;
 mod multipath_control;
 mod multipath_coupled;
 mod multipath_datagram;

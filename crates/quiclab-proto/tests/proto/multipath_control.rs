@@ -402,3 +402,61 @@ fn abandoned_paths_are_freed_and_memory_stays_bounded() {
     assert_eq!(s.footprint().multipath_paths, held);
     assert_eq!(s.multipath_peer_status(40), None);
 }
+
+/// §3.4 for path 0 (`src/connection/multipath_free0.rs`): once abandoned, what its
+/// packets made the connection hold goes 3 PTO later, as for any path: the received
+/// packet numbers kept for path 0's ACKs (footprint) and its sent records; late ACKs
+/// for path 0 are no error, and the connection goes on over path 1 (a second upload
+/// arrives whole). Before, path 0's state stayed as long as the connection.
+#[test]
+fn path_0_state_is_freed_three_ptos_after_its_abandonment() {
+    for (abandoner, seed) in [(Side::Client, 93), (Side::Server, 94)] {
+        let mut p = two_paths(seed);
+        let data = payload();
+        let mut abandoned_at = None;
+        let got = upload(&mut p, &data, |p, round| {
+            if round == 10 {
+                conn(p, abandoner).multipath_abandon_path(0, 7).unwrap();
+                abandoned_at = Some(p.now);
+            }
+        });
+        assert!(got == data, "{abandoner:?}: byte-exact");
+        run_for(&mut p, DELAY * 50);
+        let abandoned_at = abandoned_at.unwrap();
+        for side in [Side::Client, Side::Server] {
+            let c = conn(&mut p, side);
+            assert!(c.multipath_path_abandoned(0), "{abandoner:?} {side:?}");
+            assert!(c.multipath_path_freed(0), "{abandoner:?} {side:?}");
+            assert_eq!(c.footprint().path0_ack_ranges, 0, "{abandoner:?} {side:?}");
+            assert!(c.stats().local_error.is_none(), "{abandoner:?} {side:?}");
+        }
+        // Freed no earlier than 3 of path 0's PTOs (20 ms RTT + 25 ms max_ack_delay).
+        let since = p.now - abandoned_at;
+        assert!(since >= Duration::from_millis(3 * 46), "{since:?}");
+        let again = upload(&mut p, &data, |_, _| {});
+        assert!(again == data, "{abandoner:?}: byte-exact after the freeing");
+        for side in [Side::Client, Side::Server] {
+            let c = conn(&mut p, side);
+            assert!(
+                !c.is_closed(),
+                "{abandoner:?} {side:?}: {:?}",
+                c.close_reason()
+            );
+            assert_eq!(c.footprint().path0_ack_ranges, 0, "{abandoner:?} {side:?}");
+        }
+    }
+}
+
+/// Path 0 not abandoned: its state stays (the freeing is no side effect of multipath).
+#[test]
+fn path_0_state_stays_while_path_0_is_open() {
+    let mut p = two_paths(95);
+    let data = payload();
+    assert!(upload(&mut p, &data, |_, _| {}) == data);
+    run_for(&mut p, DELAY * 100);
+    for side in [Side::Client, Side::Server] {
+        let c = conn(&mut p, side);
+        assert!(!c.multipath_path_freed(0), "{side:?}");
+        assert!(c.footprint().path0_ack_ranges > 0, "{side:?}");
+    }
+}
