@@ -354,11 +354,10 @@ mod tests {
     }
 
     /// A short-header packet numbered `pn` (1-byte number), protected by `key`.
+    /// Path 0's nonce is the single-path one (draft-ietf-quic-multipath "Nonce
+    /// Calculation after Handshake Completion": path ID 0 leaves the IV as it is).
     fn packet(key: &dyn PacketKey, pn: u64) -> Vec<u8> {
-        let header = [0x40, pn as u8];
-        let mut body = b"payload".to_vec();
-        let tag = key.encrypt_in_place(pn, &header, &mut body).unwrap();
-        [&header[..], &body, tag.as_ref()].concat()
+        path_packet(key, 0, pn)
     }
 
     #[test]

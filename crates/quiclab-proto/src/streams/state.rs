@@ -108,6 +108,18 @@ pub enum StreamFrameRecord {
     },
 }
 
+impl StreamFrameRecord {
+    /// The record of one STREAM frame just written for stream `id`.
+    fn of_sent(id: StreamId, f: Sent) -> Self {
+        StreamFrameRecord::Stream {
+            id,
+            offset: f.offset,
+            len: f.len,
+            fin: f.fin,
+        }
+    }
+}
+
 /// Index of per-direction arrays.
 fn di(dir: Dir) -> usize {
     match dir {
@@ -252,12 +264,7 @@ impl Streams {
                 }
                 CopyOutcome::Sent(f) => {
                     self.copied = self.copied.saturating_add(f.len);
-                    records.push(StreamFrameRecord::Stream {
-                        id,
-                        offset: f.offset,
-                        len: f.len,
-                        fin: f.fin,
-                    });
+                    records.push(StreamFrameRecord::of_sent(id, f));
                     let stop = offset.saturating_add(len);
                     let next = f.offset.saturating_add(f.len);
                     if f.fin || (next >= stop && !fin) {
@@ -975,12 +982,7 @@ impl Streams {
                     } else {
                         self.conn_sent = self.conn_sent.saturating_add(f.len);
                     }
-                    records.push(StreamFrameRecord::Stream {
-                        id,
-                        offset: f.offset,
-                        len: f.len,
-                        fin: f.fin,
-                    });
+                    records.push(StreamFrameRecord::of_sent(id, f));
                 }
                 None => misses = misses.saturating_add(1),
             }
