@@ -336,7 +336,7 @@ fn inert_fast_path_matches_general_path() {
     };
     let (mut a, mut b) = (imp(inert, 9), imp(general, 9));
     assert!(a.inert && !b.inert);
-    let mut run = |a: &mut Impairments, b: &mut Impairments, n: usize| {
+    let run = |a: &mut Impairments, b: &mut Impairments, n: usize| {
         for i in 0..n {
             if i % 7 == 3 {
                 a.on_reverse_delivery();
