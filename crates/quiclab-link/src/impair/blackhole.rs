@@ -54,6 +54,11 @@ impl Windows {
         Windows(windows.iter().map(|w| (at(w.from_s), at(w.to_s))).collect())
     }
 
+    /// Whether there are no windows.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// Whether `now` falls in a window.
     pub(crate) fn covers(&self, now: Instant) -> bool {
         self.0.iter().any(|&(a, b)| a <= now && now < b)

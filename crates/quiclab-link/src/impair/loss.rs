@@ -70,6 +70,11 @@ impl LossState {
         }
     }
 
+    /// Whether the model is [`LossModel::None`] (never loses, whatever it draws).
+    pub(crate) fn is_none(&self) -> bool {
+        matches!(self.model, LossModel::None)
+    }
+
     /// Whether the next datagram is lost. Draws exactly two values from `rng`.
     pub(crate) fn next_lost(&mut self, rng: &mut DetRng) -> bool {
         let transition = rng.next_f64();

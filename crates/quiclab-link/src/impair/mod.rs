@@ -11,7 +11,9 @@
 //! So changing one probability, or the loss model mid-run, never shifts the other
 //! streams or the fates of later datagrams under the unchanged impairments. Scripted
 //! drops and blackholes use no randomness; they take precedence over random loss, which
-//! is still drawn.
+//! is still drawn. A direction with nothing configured defers its draws (they could
+//! not change any fate) and makes them when a scheduled loss change ends that, so the
+//! streams stand exactly where drawing every time would have left them.
 
 mod blackhole;
 mod corrupt;
@@ -229,6 +231,12 @@ pub struct Impairments {
     dup_rng: DetRng,
     corrupt_rng: DetRng,
     corrupt_bytes_rng: DetRng,
+    /// Nothing is configured that any draw could affect (see [`Self::compute_inert`]):
+    /// [`Self::on_datagram`] then skips the draws and counts them in `deferred`.
+    inert: bool,
+    /// Datagrams whose draws were skipped while `inert`; drawn by
+    /// [`Self::draw_deferred`] before the streams are read again.
+    deferred: u64,
     stats: ImpairStats,
 }
 
@@ -249,7 +257,7 @@ impl Impairments {
             Some(j) => ((j.max_ms * 1e6).round() as u64, j.reorder),
             None => (0, false),
         };
-        Ok(Impairments {
+        let mut imp = Impairments {
             loss: LossState::new(config.loss.clone()),
             scripted: ScriptedState::new(config.drops.clone()),
             flights: FlightCounter::new(),
@@ -264,16 +272,62 @@ impl Impairments {
             dup_rng,
             corrupt_rng,
             corrupt_bytes_rng,
+            inert: false,
+            deferred: 0,
             stats: ImpairStats {
                 flight: 1,
                 ..ImpairStats::default()
             },
-        })
+        };
+        imp.inert = imp.compute_inert();
+        Ok(imp)
+    }
+
+    /// Whether no configured impairment can read a draw or drop a datagram: no loss
+    /// model, no scripted drops, no blackholes, no jitter, no duplication (a draw in
+    /// [0, 1) is never below 0) and no corruption. Then every datagram passes with no
+    /// extra delay whatever the draws are, so they can be deferred.
+    fn compute_inert(&self) -> bool {
+        self.loss.is_none()
+            && self.scripted.is_empty()
+            && self.blackholes.is_empty()
+            && self.jitter_max_ns == 0
+            && self.duplicate <= 0.0
+            && self.corrupt.is_none()
+    }
+
+    /// Makes the draws skipped while inert (the fixed pattern per datagram, in stream
+    /// order), so every stream stands where the general path would have left it.
+    fn draw_deferred(&mut self) {
+        for _ in 0..std::mem::take(&mut self.deferred) {
+            self.loss_rng.next_f64();
+            self.loss_rng.next_f64();
+            self.jitter_rng.next_f64();
+            self.dup_rng.next_f64();
+            self.corrupt_rng.next_f64();
+        }
     }
 
     /// Decides the fate of the next datagram offered at `now`.
     pub fn on_datagram(&mut self, now: Instant, datagram: &[u8]) -> Fate {
         let pos = self.flights.next();
+        if self.inert {
+            // Fast path, exactly the general path's result when inert: no scripted or
+            // blackhole drop, no random loss (`LossModel::None`), no duplicate, no
+            // corruption, zero jitter. Only the draws are deferred; the streams are
+            // separate generators nothing else reads, and `set_loss` (the only way out
+            // of inertness) draws them first. The loss state's own counter only serves
+            // the periodic model, which `set_loss` installs fresh.
+            self.deferred += 1;
+            self.stats.datagrams = pos.index;
+            self.stats.flight = pos.flight;
+            return Fate::Pass {
+                extra_delay: Duration::ZERO,
+                reorder: self.reorder,
+                duplicate: false,
+                corrupt: false,
+            };
+        }
         // Fixed draw pattern (see the module docs): loss 2, jitter 1, duplication 1,
         // corruption 1.
         let random_loss = self.loss.next_lost(&mut self.loss_rng);
@@ -346,7 +400,9 @@ impl Impairments {
     /// [`LossModel::validate`] when loading the scenario: an invalid one does not panic
     /// here, but its behaviour is unspecified.
     pub fn set_loss(&mut self, loss: LossModel) {
+        self.draw_deferred();
         self.loss = LossState::new(loss);
+        self.inert = self.compute_inert();
     }
 
     /// Counters so far.

@@ -188,6 +188,11 @@ impl ScriptedState {
         false
     }
 
+    /// Whether there are no rules (nothing is ever dropped).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
     /// How many times each rule has fired, in config order.
     pub(crate) fn fired(&self) -> &[u64] {
         &self.fired

@@ -316,6 +316,51 @@ fn set_loss_keeps_counters() {
     assert_eq!((s.datagrams, s.scripted_drops, s.random_drops), (8, 1, 1));
 }
 
+/// The inert fast path (nothing configured: draws deferred) against the general path
+/// (a Bernoulli model with p = 0 draws the same values and loses nothing), across loss
+/// changes into and out of inertness: the fates and counters must be the same.
+#[test]
+fn inert_fast_path_matches_general_path() {
+    let jitter = Some(Jitter {
+        max_ms: 0.0,
+        reorder: true,
+    });
+    let inert = ImpairmentConfig {
+        jitter: jitter.clone(),
+        ..Default::default()
+    };
+    let general = ImpairmentConfig {
+        loss: LossModel::Bernoulli { p: 0.0 },
+        jitter,
+        ..Default::default()
+    };
+    let (mut a, mut b) = (imp(inert, 9), imp(general, 9));
+    assert!(a.inert && !b.inert);
+    let run = |a: &mut Impairments, b: &mut Impairments, n: usize| {
+        for i in 0..n {
+            if i % 7 == 3 {
+                a.on_reverse_delivery();
+                b.on_reverse_delivery();
+            }
+            assert_eq!(a.on_datagram(T0, &[]), b.on_datagram(T0, &[]));
+            assert_eq!(a.stats(), b.stats());
+        }
+    };
+    run(&mut a, &mut b, 300);
+    let lossy = LossModel::Bernoulli { p: 0.3 };
+    a.set_loss(lossy.clone());
+    b.set_loss(lossy.clone());
+    run(&mut a, &mut b, 300);
+    a.set_loss(LossModel::None);
+    b.set_loss(LossModel::Bernoulli { p: 0.0 });
+    assert!(a.inert);
+    run(&mut a, &mut b, 300);
+    a.set_loss(lossy.clone());
+    b.set_loss(lossy);
+    run(&mut a, &mut b, 300);
+    assert!(b.stats().random_drops > 100);
+}
+
 #[test]
 fn validation_names_fields() {
     let err = |c: ImpairmentConfig| Impairments::new(&c, DetRng::new(0)).unwrap_err();
