@@ -116,14 +116,6 @@ impl Inline {
         Some(())
     }
 
-    /// The range containing `v`, if any.
-    pub fn containing(&self, v: u64) -> Option<(u64, u64)> {
-        let rs = self.ranges();
-        let b = rs.partition_point(|&(s, _)| s <= v);
-        let (s, e) = *rs.get(b.checked_sub(1)?)?;
-        (v < e).then_some((s, e))
-    }
-
     /// The last range starting at or before `v`.
     pub fn last_starting_at_or_below(&self, v: u64) -> Option<(u64, u64)> {
         let rs = self.ranges();
