@@ -140,6 +140,32 @@ struct Stream {
     recv: Option<RecvStream>,
 }
 
+impl Stream {
+    /// Both parts reached a terminal state (or do not exist): the stream can go.
+    fn is_done(&self) -> bool {
+        self.send.as_ref().is_none_or(|s| s.is_done())
+            && self.recv.as_ref().is_none_or(|r| r.is_done())
+    }
+}
+
+/// `Streams::release` for a receive part already looked up: hands the bytes read since
+/// the last call back to the connection window (§4.2) and queues MAX_STREAM_DATA in
+/// `stream_pending` when the stream's window wants an update. Returns whether the
+/// connection's window wants MAX_DATA.
+fn release_part(
+    r: &mut RecvStream,
+    id: StreamId,
+    stream_pending: &mut BTreeSet<StreamId>,
+    conn_recv: &mut RecvWindow,
+) -> bool {
+    let n = r.take_release();
+    if r.wants_credit() && r.flow.wants_update() {
+        stream_pending.insert(id);
+    }
+    conn_recv.consumed = conn_recv.consumed.saturating_add(n);
+    n > 0 && conn_recv.wants_update()
+}
+
 /// The peer's initial per-stream limits (§18.2), applied to streams as they open.
 #[derive(Clone, Copy, Debug, Default)]
 struct PeerStreamData {
@@ -159,6 +185,12 @@ fn put(frame: &Frame<'_>, buf: &mut Vec<u8>, max_len: usize) -> bool {
 
 /// The first element of `set` at or after `cursor`, wrapping around (round-robin).
 fn next_after(set: &BTreeSet<StreamId>, cursor: StreamId) -> Option<StreamId> {
+    if set.len() == 1 {
+        // One stream with something to send (a bulk transfer's steady state): it is
+        // the answer whatever the cursor, found in one step instead of a range search
+        // that comes back empty and then the wrap-around one.
+        return set.first().copied();
+    }
     set.range(cursor..)
         .next()
         .or_else(|| set.iter().next())
@@ -506,8 +538,20 @@ impl Streams {
             .ok_or(StreamError::UnknownStream)?;
         let r = st.recv.as_mut().ok_or(StreamError::WrongDirection)?;
         let res = r.read(buf);
-        self.release(id);
-        self.maybe_close(id);
+        // `release` then `maybe_close` on the stream already in hand: the application
+        // reads after every delivered packet, and looking the stream up three times
+        // was most of the bookkeeping of a read (issue 29).
+        if release_part(
+            r,
+            id,
+            &mut self.max_stream_data_pending,
+            &mut self.conn_recv,
+        ) {
+            self.max_data_pending = true;
+        }
+        if st.is_done() {
+            self.close(id);
+        }
         res
     }
 
@@ -517,27 +561,25 @@ impl Streams {
         let Some(r) = self.streams.get_mut(&id).and_then(|st| st.recv.as_mut()) else {
             return;
         };
-        let n = r.take_release();
-        if r.wants_credit() && r.flow.wants_update() {
-            self.max_stream_data_pending.insert(id);
-        }
-        self.conn_recv.consumed = self.conn_recv.consumed.saturating_add(n);
-        if n > 0 && self.conn_recv.wants_update() {
+        if release_part(
+            r,
+            id,
+            &mut self.max_stream_data_pending,
+            &mut self.conn_recv,
+        ) {
             self.max_data_pending = true;
         }
     }
 
-    /// Removes a stream both of whose parts reached a terminal state; a closed peer
-    /// stream lets us raise MAX_STREAMS (§4.6).
+    /// Removes a stream both of whose parts reached a terminal state.
     fn maybe_close(&mut self, id: StreamId) {
-        let Some(st) = self.streams.get(&id) else {
-            return;
-        };
-        let done = st.send.as_ref().is_none_or(|s| s.is_done())
-            && st.recv.as_ref().is_none_or(|r| r.is_done());
-        if !done {
-            return;
+        if self.streams.get(&id).is_some_and(Stream::is_done) {
+            self.close(id);
         }
+    }
+
+    /// Removes a finished stream; a closed peer stream lets us raise MAX_STREAMS (§4.6).
+    fn close(&mut self, id: StreamId) {
         self.streams.remove(&id);
         for set in [
             &mut self.retx,
@@ -1108,15 +1150,18 @@ impl Streams {
     /// Whether `write_frames` has anything to write.
     pub fn has_pending(&self) -> bool {
         let conn_open = self.conn_sent < self.conn_send_max;
-        self.max_data_pending
+        // Side-effect-free reads or-ed together: the order is free, so a sending
+        // stream's answer (data within credit) comes first, ahead of the control
+        // frames that are rarely due. This runs several times per packet.
+        (conn_open && !self.fresh.is_empty())
+            || !self.retx.is_empty()
+            || self.max_data_pending
             || !self.max_stream_data_pending.is_empty()
             || self.max_streams_pending.contains(&true)
             || self.streams_blocked_pending.contains(&true)
             || !self.stream_blocked_pending.is_empty()
             || !self.reset_pending.is_empty()
             || !self.stop_pending.is_empty()
-            || !self.retx.is_empty()
-            || (conn_open && !self.fresh.is_empty())
             || (!conn_open
                 && ((self.data_blocked_sent != Some(self.conn_send_max) && self.conn_blocked())
                     || self.fresh.iter().any(|id| {
