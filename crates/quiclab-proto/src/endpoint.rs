@@ -15,6 +15,7 @@
 //! active, not to all it holds (`schedule`).
 
 mod schedule;
+mod small_map;
 
 mod compatible;
 mod reset;

@@ -24,31 +24,36 @@
 //! The point is to skip only polls that cannot send and cannot change anything; the
 //! order in which connections send (the round robin) is unchanged.
 
+use super::small_map::{SmallMap, SmallSet};
 use super::ConnectionHandle;
 use crate::connection::Connection;
 use crate::time::Instant;
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Bound;
 
 /// The endpoint's connections.
 type Connections = BTreeMap<ConnectionHandle, Box<Connection>>;
 
+/// The indexes are [`SmallMap`]s: sorted `Vec`s while they hold few connections (one,
+/// in every endpoint of the simulator), B-trees for a server with many, the same
+/// ordered sets either way.
 #[derive(Default)]
 pub(super) struct Schedule {
     /// Each connection's deadline as last read; the key of its entry in `by_deadline`.
-    deadline_of: BTreeMap<ConnectionHandle, Instant>,
-    by_deadline: BTreeSet<(Instant, ConnectionHandle)>,
+    deadline_of: SmallMap<ConnectionHandle, Instant>,
+    by_deadline: SmallSet<(Instant, ConnectionHandle)>,
     /// Connections that may have something to send.
-    ready: BTreeSet<ConnectionHandle>,
+    ready: SmallSet<ConnectionHandle>,
     /// Handed to the application since the endpoint last re-read them.
-    stale: BTreeSet<ConnectionHandle>,
+    stale: SmallSet<ConnectionHandle>,
     /// Touched by the endpoint since the application last took the set.
-    touched: BTreeSet<ConnectionHandle>,
+    touched: SmallSet<ConnectionHandle>,
     /// Ready connections whose deadline (and handshaking flag) moved since it was last
     /// read: their entries in `deadline_of`/`by_deadline` are not to be trusted.
-    unread: BTreeSet<ConnectionHandle>,
+    unread: SmallSet<ConnectionHandle>,
     /// Connections mid-handshake (neither complete nor closed) as last read, so the
     /// admission limit is checked without a scan of every connection.
-    handshaking: BTreeSet<ConnectionHandle>,
+    handshaking: SmallSet<ConnectionHandle>,
 }
 
 impl Schedule {
@@ -56,7 +61,7 @@ impl Schedule {
     pub fn update(&mut self, h: ConnectionHandle, conn: &Connection) {
         self.unread.remove(&h);
         if !conn.is_handshake_complete() && !conn.is_closed() {
-            self.handshaking.insert(h);
+            self.handshaking.insert(h, ());
         } else {
             self.handshaking.remove(&h);
         }
@@ -70,7 +75,7 @@ impl Schedule {
         }
         match new {
             Some(t) => {
-                self.by_deadline.insert((t, h));
+                self.by_deadline.insert((t, h), ());
                 self.deadline_of.insert(h, t);
             }
             None => {
@@ -82,13 +87,14 @@ impl Schedule {
     /// The endpoint called into `h`, which is (or is made) ready: its deadline is
     /// re-read when needed rather than now.
     pub fn mark_unread(&mut self, h: ConnectionHandle) {
-        debug_assert!(self.ready.contains(&h), "unread connections stay ready");
-        self.unread.insert(h);
+        debug_assert!(self.ready.contains_key(&h), "unread connections stay ready");
+        self.unread.insert(h, ());
     }
 
     /// Reads the deadline of every unread connection into the index.
     fn read_unread(&mut self, connections: &Connections) {
-        for h in std::mem::take(&mut self.unread) {
+        // Popped one by one rather than taken: the set keeps its buffer.
+        while let Some((h, ())) = self.unread.pop_first() {
             if let Some(conn) = connections.get(&h) {
                 self.update(h, conn);
             }
@@ -97,13 +103,13 @@ impl Schedule {
 
     /// `h` received input (a datagram, a timer): it may send, and may have events.
     pub fn wake(&mut self, h: ConnectionHandle) {
-        self.ready.insert(h);
-        self.touched.insert(h);
+        self.ready.insert(h, ());
+        self.touched.insert(h, ());
     }
 
     /// The endpoint called into `h` without input (a poll): it may have events.
     pub fn touch(&mut self, h: ConnectionHandle) {
-        self.touched.insert(h);
+        self.touched.insert(h, ());
     }
 
     /// `h` answered `None` and stays quiet until its next input: its deadline is read
@@ -117,17 +123,17 @@ impl Schedule {
 
     /// The application got `&mut` access to `h`.
     pub fn mark_stale(&mut self, h: ConnectionHandle) {
-        self.stale.insert(h);
+        self.stale.insert(h, ());
     }
 
     /// Re-reads every connection the application had access to: their deadline may
     /// have moved and they may have data to send: they become ready, their deadline
     /// unread. Called before each use of the indexes by a `&mut` endpoint method.
     pub fn refresh_stale(&mut self, connections: &Connections) {
-        for h in std::mem::take(&mut self.stale) {
+        while let Some((h, ())) = self.stale.pop_first() {
             if connections.contains_key(&h) {
-                self.ready.insert(h);
-                self.unread.insert(h);
+                self.ready.insert(h, ());
+                self.unread.insert(h, ());
             }
         }
     }
@@ -142,14 +148,14 @@ impl Schedule {
     /// The earliest deadline, including connections not re-read since the
     /// application had them or since the endpoint called into them.
     pub fn next_deadline(&self, connections: &Connections) -> Option<Instant> {
-        let stale = (self.stale.iter().chain(&self.unread))
-            .filter_map(|h| connections.get(h))
+        let stale = (self.stale.iter().chain(self.unread.iter()))
+            .filter_map(|(h, ())| connections.get(h))
             .filter_map(|c| c.poll_timeout())
             .min();
         // The first indexed entry whose deadline is current (unread ones were read above).
         let indexed = (self.by_deadline.iter())
-            .find(|(_, h)| !self.unread.contains(h))
-            .map(|&(t, _)| t);
+            .find(|((_, h), ())| !self.unread.contains_key(h))
+            .map(|(&(t, _), ())| t);
         [stale, indexed].into_iter().flatten().min()
     }
 
@@ -159,8 +165,11 @@ impl Schedule {
         self.read_unread(connections);
         let mut due: Vec<ConnectionHandle> = self
             .by_deadline
-            .range(..=(now, ConnectionHandle(u64::MAX)))
-            .map(|&(_, h)| h)
+            .range(
+                Bound::Unbounded,
+                Bound::Included((now, ConnectionHandle(u64::MAX))),
+            )
+            .map(|(&(_, h), ())| h)
             .collect();
         due.sort_unstable();
         due
@@ -169,8 +178,9 @@ impl Schedule {
     /// Makes every connection with a due deadline ready: until its timer is handled,
     /// a poll may send (an ACK whose deadline passed) as it always could.
     pub fn ready_due(&mut self, now: Instant) {
-        for &(_, h) in self.by_deadline.range(..=(now, ConnectionHandle(u64::MAX))) {
-            self.ready.insert(h);
+        let due = Bound::Included((now, ConnectionHandle(u64::MAX)));
+        for (&(_, h), ()) in self.by_deadline.range(Bound::Unbounded, due) {
+            self.ready.insert(h, ());
         }
     }
 
@@ -181,16 +191,22 @@ impl Schedule {
         from: ConnectionHandle,
         until: Option<ConnectionHandle>,
     ) -> Option<ConnectionHandle> {
-        match until {
-            Some(end) if end <= from => None,
-            Some(end) => self.ready.range(from..end).next().copied(),
-            None => self.ready.range(from..).next().copied(),
-        }
+        let end = match until {
+            Some(end) if end <= from => return None,
+            Some(end) => Bound::Excluded(end),
+            None => Bound::Unbounded,
+        };
+        let mut range = self.ready.range(Bound::Included(from), end);
+        range.next().map(|(&h, ())| h)
     }
 
     /// The handles touched since the last call, in handle order.
     pub fn take_touched(&mut self) -> BTreeSet<ConnectionHandle> {
-        std::mem::take(&mut self.touched)
+        let mut touched = BTreeSet::new();
+        while let Some((h, ())) = self.touched.pop_first() {
+            touched.insert(h);
+        }
+        touched
     }
 
     /// `h` was removed from the endpoint.

@@ -9,7 +9,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-const CONNS: usize = 8;
 /// The one connection that transfers.
 const ACTIVE: usize = 3;
 const SIZE: usize = 2_000_000;
@@ -41,6 +40,20 @@ fn flush(from: &mut Endpoint, to: &mut Endpoint, src: SocketAddr, now: Instant) 
 
 #[test]
 fn touched_connections_are_enough_and_idle_ones_stay_out() {
+    transfer_among(8);
+}
+
+/// The same with 40 connections: past the 32 entries up to which the endpoint's indexes
+/// are sorted `Vec`s (src/endpoint/small_map.rs), so they are B-trees while every
+/// connection handshakes and `Vec`s again once all but one are idle.
+#[test]
+fn touched_connections_are_enough_with_indexes_as_b_trees() {
+    transfer_among(40);
+}
+
+/// `conns` connections from one client endpoint to one server endpoint, one of which
+/// transfers `SIZE` bytes, with the deadline index checked against a scan every turn.
+fn transfer_among(conns_n: usize) {
     let server_addr: SocketAddr = "10.0.0.1:443".parse().unwrap();
     let client_addr: SocketAddr = "10.0.0.2:5000".parse().unwrap();
     let id = tls::self_signed(&["localhost".into()], 1, 0);
@@ -54,7 +67,7 @@ fn touched_connections_are_enough_and_idle_ones_stay_out() {
         None,
     );
     let mut now = Instant::ZERO;
-    let conns: Vec<_> = (0..CONNS)
+    let conns: Vec<_> = (0..conns_n)
         .map(|_| {
             client
                 .connect(now, ctls.clone(), "localhost", server_addr)
@@ -132,9 +145,9 @@ fn touched_connections_are_enough_and_idle_ones_stay_out() {
         "the transfer took {steady_turns} steady turns"
     );
     // An idle connection comes back only for its own timers (a few times), not every
-    // turn as in a scan of all connections ((CONNS - 1) * steady_turns visits).
+    // turn as in a scan of all connections ((conns_n - 1) * steady_turns visits).
     assert!(
-        idle_visits <= 2 * (CONNS - 1),
+        idle_visits <= 2 * (conns_n - 1),
         "{idle_visits} visits of idle connections in {steady_turns} turns"
     );
 }
