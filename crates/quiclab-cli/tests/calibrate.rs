@@ -30,9 +30,12 @@ fn calibrate_writes_a_loadable_profile() {
     }
     let p = HostConfig::from_profile(&out).unwrap_or_else(|e| panic!("{e}\n{text}"));
     // A datagram costs this machine more than nothing and less than 1 ms each way; the
-    // AEAD between 0.01 and 100 ns per byte.
+    // AEAD between 0.01 and 100 ns per byte. A quick run on a loaded machine can fit a
+    // negative cost from noise: the profile then says so and writes 0, never a negative.
+    let clamped = text.contains("came out negative");
     for (k, v) in [("recv", p.recv_cost_us), ("send", p.send_cost_us)] {
-        assert!(v > 0.0 && v < 1000.0, "{k}_cost_us = {v}\n{text}");
+        let plausible = (v > 0.0 || (v == 0.0 && clamped)) && v < 1000.0;
+        assert!(plausible, "{k}_cost_us = {v}\n{text}");
     }
     assert!(
         p.crypto_per_byte_ns > 0.01 && p.crypto_per_byte_ns < 100.0,

@@ -129,6 +129,11 @@ pub fn run(opts: Options, scratch: &Path) -> Result<Calibration> {
     let crypto = crypto::measure((SIZES.0 as usize, SIZES.1 as usize), opts.crypto_iters);
     let wake = wakeup::measure(opts.wake_samples, opts.wake_wait)
         .map_err(|e| NetError::Config(format!("measuring wake-ups: {e}")))?;
+    // A discarded warm-up fetch: the process's first connection pays one-time costs
+    // (thread and socket setup, lazy statics, first-touch page faults: ~10x a warm
+    // fetch's CPU here) that would otherwise inflate the first size's baseline and can
+    // drive the fitted per-datagram costs negative.
+    cpu::transfer(scratch, SIZES.0, 1, opts.sched, 0)?;
     let mut runs = Vec::new();
     let mut rows = Vec::new();
     for (i, size) in [SIZES.0, SIZES.1].into_iter().enumerate() {
