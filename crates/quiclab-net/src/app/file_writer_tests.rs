@@ -64,9 +64,10 @@ fn many_sinks_and_files() {
     let w = FileWriter::spawn("test").unwrap();
     let mut sinks: Vec<_> = (0..40).map(|i| w.create(d.join(format!("{i}")))).collect();
     let recs: Vec<_> = (0..40).map(|i| records(i + 1)).collect();
+    // Record k of every file, then record k + 1: the files' chunks interleave.
     for k in 0..400 {
-        for (i, s) in sinks.iter_mut().enumerate() {
-            s.write_all(&recs[i][k]).unwrap();
+        for (s, r) in sinks.iter_mut().zip(&recs) {
+            s.write_all(&r[k]).unwrap();
         }
     }
     let threads: Vec<_> = sinks
