@@ -185,3 +185,42 @@ fn drop_order_and_failures() {
     assert!(!d.join("no-such-dir").exists());
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A qlog through a sink is byte for byte the qlog written to memory, including the
+/// events after the close's flush (the connection's file as `QlogDir` writes it).
+#[test]
+fn qlog_bytes_as_written_directly() {
+    use quiclab_proto::events::{ConnectionState, Event, EventSink, LossTrigger};
+    use quiclab_proto::{ConnectionId, Instant, PacketType, QlogWriter, Side};
+    let d = dir("qlog");
+    let odcid = ConnectionId::new(&[7; 8]).unwrap();
+    let events: Vec<Event> = (0..2_000u64)
+        .map(|pn| Event::PacketLost {
+            ty: PacketType::OneRtt,
+            pn,
+            trigger: LossTrigger::TimeThreshold,
+            path_id: None,
+        })
+        .chain([
+            Event::ConnectionStateUpdated {
+                new: ConnectionState::Closing,
+            },
+            Event::PtoExpired { pto_count: 1 },
+        ])
+        .collect();
+    let mut direct = QlogWriter::new(Vec::new(), "quiclab server", Side::Server, Some(odcid));
+    let w = FileWriter::spawn("test").unwrap();
+    let file = w.create(d.join("x.sqlog"));
+    let mut through = QlogWriter::new(file, "quiclab server", Side::Server, Some(odcid));
+    for (i, ev) in events.iter().enumerate() {
+        let now = Instant::from_micros(i as u64 * 10);
+        direct.event(now, ev);
+        through.event(now, ev);
+    }
+    let direct = direct.into_inner();
+    assert!(direct.len() > 2 * FILE_CHUNK, "{} bytes", direct.len());
+    drop(through);
+    drop(w);
+    assert_eq!(std::fs::read(d.join("x.sqlog")).unwrap(), direct);
+    let _ = std::fs::remove_dir_all(&d);
+}
