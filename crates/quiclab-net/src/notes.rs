@@ -6,27 +6,50 @@
 
 use std::cell::RefCell;
 use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+/// A thread's note sink, shared with the threads it starts ([`current`]).
+type Shared = Arc<Mutex<Box<dyn Write + Send>>>;
 
 thread_local! {
-    static SINK: RefCell<Option<Box<dyn Write>>> = const { RefCell::new(None) };
+    static SINK: RefCell<Option<Shared>> = const { RefCell::new(None) };
 }
 
 /// Sends the calling thread's notes to `sink` from now on (e.g. a file, or
 /// `std::io::sink()` to drop them). Other threads keep theirs.
-pub fn redirect(sink: Box<dyn Write>) {
-    SINK.with(|s| *s.borrow_mut() = Some(sink));
+pub fn redirect(sink: Box<dyn Write + Send>) {
+    SINK.with(|s| *s.borrow_mut() = Some(Arc::new(Mutex::new(sink))));
 }
 
 /// Writes one note line to the calling thread's sink, else stderr. A failed write is
 /// dropped: notes never stop a transfer.
 pub(crate) fn write(args: std::fmt::Arguments<'_>) {
-    SINK.with(|s| match &mut *s.borrow_mut() {
-        Some(w) => {
-            let _ = writeln!(w, "{args}");
-            let _ = w.flush();
+    current().write(args);
+}
+
+/// Where the calling thread's notes go, for a helper thread it starts (the file
+/// writer, [`crate::app::file_writer`]) to write its own notes there too.
+#[derive(Clone, Default)]
+pub(crate) struct Notes(Option<Shared>);
+
+/// The calling thread's notes.
+pub(crate) fn current() -> Notes {
+    Notes(SINK.with(|s| s.borrow().clone()))
+}
+
+impl Notes {
+    /// One note line to this sink, else stderr (a failed write is dropped).
+    pub(crate) fn write(&self, args: std::fmt::Arguments<'_>) {
+        match &self.0 {
+            Some(w) => {
+                if let Ok(mut w) = w.lock() {
+                    let _ = writeln!(w, "{args}");
+                    let _ = w.flush();
+                }
+            }
+            None => eprintln!("{args}"),
         }
-        None => eprintln!("{args}"),
-    });
+    }
 }
 
 /// `note!(...)`: `eprintln!` through [`write`].

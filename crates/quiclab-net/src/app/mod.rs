@@ -8,11 +8,14 @@
 //! - [`h3`]: the ALPN-dispatching server and client (h3 or hq-interop per connection);
 //! - [`setup`]: transport config from TOML with the real driver's defaults, the TLS
 //!   key log, one qlog file per connection;
+//! - [`file_writer`]: the thread that creates and writes those log files, off the
+//!   endpoint's thread;
 //! - [`datagram`]: RFC 9221 DATAGRAM frames: the client's exchange, the server's echo;
 //! - [`resume`]: Careful Resume across a server's connections;
 //! - [`url`]: `https://host:port/path` parsing.
 
 pub mod datagram;
+pub mod file_writer;
 pub mod h3;
 pub mod hq;
 pub mod resume;

@@ -1,6 +1,7 @@
 //! What client and server share: transport config from TOML with the real driver's
 //! defaults, the TLS key log, and one qlog file per connection.
 
+use crate::app::file_writer::{FileSink, FileWriter};
 use crate::error::{Context, NetError, Result};
 use quiclab_proto::events::EventSink;
 use quiclab_proto::tls::{CipherSuite, KxGroup, TlsChoices};
@@ -8,8 +9,6 @@ use quiclab_proto::{
     Connection, EcnMode, Instant, QlogWriter, QuicVersion, RetryMode, Side, TransportConfig,
     VersionConfig,
 };
-use std::fs::File;
-use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -282,23 +281,30 @@ pub fn key_log() -> Option<Arc<dyn rustls::KeyLog>> {
     std::env::var_os("SSLKEYLOGFILE").map(|_| Arc::new(rustls::KeyLogFile::new()) as _)
 }
 
-/// Where per-connection qlog files go, if anywhere.
+/// Where per-connection qlog files go, if anywhere. The files are created and written
+/// by one writer thread per `QlogDir` and its clones ([`FileWriter`]), so no
+/// file-system call runs on the endpoint's thread during a connection; the last holder
+/// (this value, a clone, or a connection's sink) joins the thread, so every byte is in
+/// its file once the endpoint and its `QlogDir`s are dropped.
 #[derive(Clone, Debug)]
-pub struct QlogDir(Option<PathBuf>);
+pub struct QlogDir(Option<(PathBuf, FileWriter)>);
 
 impl QlogDir {
-    /// Creates the directory now, so a bad path fails before any connection.
+    /// Creates the directory now, so a bad path fails before any connection, and
+    /// starts the writer thread.
     pub fn new(dir: Option<PathBuf>) -> Result<Self> {
-        if let Some(d) = &dir {
-            std::fs::create_dir_all(d)
-                .with_context(|| format!("creating qlog dir {}", d.display()))?;
-        }
-        Ok(QlogDir(dir))
+        let Some(d) = dir else {
+            return Ok(QlogDir(None));
+        };
+        std::fs::create_dir_all(&d)
+            .with_context(|| format!("creating qlog dir {}", d.display()))?;
+        let writer = FileWriter::spawn("qlog").context("starting the qlog writer")?;
+        Ok(QlogDir(Some((d, writer))))
     }
 
     /// The directory, when qlog is on.
     pub fn dir(&self) -> Option<&Path> {
-        self.0.as_deref()
+        self.0.as_ref().map(|(d, _)| d.as_path())
     }
 
     /// Attaches a `<odcid>_<side>.sqlog` writer to `conn`. A file that cannot be
@@ -309,45 +315,50 @@ impl QlogDir {
         }
     }
 
-    /// A `<odcid>_<side>.sqlog` writer for `conn`, if qlog is on and the file can be
-    /// created (a failure is reported, not fatal). Servers hand this to
-    /// `Endpoint::set_sink_factory`, so the log starts with the client's first Initial.
+    /// A new file `name` in the directory, created and written on the writer thread
+    /// (other logs of a connection: the HTTP/3 qlog), if qlog is on.
+    pub fn file(&self, name: &str) -> Option<FileSink> {
+        let (dir, writer) = self.0.as_ref()?;
+        Some(writer.create(dir.join(name)))
+    }
+
+    /// A `<odcid>_<side>.sqlog` writer for `conn`, if qlog is on. The file is created
+    /// on the writer thread; one that cannot be is reported there (in the notes of the
+    /// thread that made this `QlogDir`) and its events are dropped, not fatal. Servers
+    /// hand this to `Endpoint::set_sink_factory`, so the log starts with the client's
+    /// first Initial.
     pub fn sink_for(&self, conn: &Connection) -> Option<Box<dyn EventSink>> {
-        let dir = self.0.as_ref()?;
+        let (dir, writer) = self.0.as_ref()?;
         let side = match conn.side() {
             Side::Client => "client",
             Side::Server => "server",
         };
         let odcid = conn.original_dcid();
-        let path = dir.join(format!("{odcid}_{side}.sqlog"));
-        match File::create(&path) {
-            Ok(f) => {
-                let title = format!("quiclab {side}");
-                Some(Box::new(QlogWriter::new(
-                    BufWriter::new(f),
-                    &title,
-                    conn.side(),
-                    Some(odcid),
-                )))
-            }
-            Err(e) => {
-                note!("qlog: cannot create {}: {e}", path.display());
-                None
-            }
-        }
+        let file = writer.create(dir.join(format!("{odcid}_{side}.sqlog")));
+        let title = format!("quiclab {side}");
+        Some(Box::new(QlogWriter::new(
+            file,
+            &title,
+            conn.side(),
+            Some(odcid),
+        )))
     }
 }
 
-/// Flushes and closes a connection's qlog file (dropping the writer flushes it).
+/// Hands a connection's remaining qlog bytes to the writer and closes its file there
+/// (dropping the writer does).
 pub fn detach_qlog(conn: &mut Connection) {
     drop(conn.take_event_sink());
 }
 
 /// A TLS key log appended to a file (NSS key log format, as `$SSLKEYLOGFILE`), for
-/// in-process endpoints that must not read the environment. Write errors are ignored:
+/// in-process endpoints that must not read the environment. The file is opened at
+/// once; each line goes to its own writer thread ([`FileWriter`]), so a handshake makes
+/// no file-system call, and is in the file once the last holder (the TLS configs
+/// holding this log) is dropped. Write errors are reported once and not fatal:
 /// logging never stops a handshake.
 #[derive(Debug)]
-pub struct FileKeyLog(std::sync::Mutex<File>);
+pub struct FileKeyLog(FileSink);
 
 impl FileKeyLog {
     /// Opens `path` for appending (created if missing).
@@ -357,7 +368,8 @@ impl FileKeyLog {
             .append(true)
             .open(path)
             .with_context(|| format!("opening key log {}", path.display()))?;
-        Ok(Arc::new(FileKeyLog(std::sync::Mutex::new(file))))
+        let writer = FileWriter::spawn("key log").context("starting the key log writer")?;
+        Ok(Arc::new(FileKeyLog(writer.adopt(path.to_path_buf(), file))))
     }
 }
 
@@ -373,9 +385,7 @@ impl rustls::KeyLog for FileKeyLog {
             let _ = write!(line, "{b:02x}");
         }
         line.push('\n');
-        if let Ok(mut f) = self.0.lock() {
-            let _ = std::io::Write::write_all(&mut *f, line.as_bytes());
-        }
+        self.0.send(line.into_bytes());
     }
 }
 
