@@ -166,6 +166,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Whether the next item is a timer (else an event, or nothing).
+    #[inline]
     fn timer_first(&self) -> bool {
         match (self.heap.peek(), self.timers.peek()) {
             (Some(e), Some(&(at, seq, _))) => (at, seq) < (e.at, e.seq),
@@ -195,6 +196,10 @@ impl<E> EventQueue<E> {
     /// [`pop`](Self::pop) if the next item is due at `now` or earlier, else `None`: the
     /// simulator's loop in one call instead of [`peek_time`](Self::peek_time) then `pop`
     /// (which would decide twice whether a timer or an event comes first).
+    ///
+    /// Inlined, with the pops out of line: most calls find nothing due (the loop then
+    /// settles nodes or advances time), and that answer is a few comparisons.
+    #[inline]
     pub fn pop_due(&mut self, now: Instant) -> Option<(Instant, Next<E>)> {
         if self.timer_first() {
             if self.timers.peek()?.0 > now {
@@ -209,11 +214,13 @@ impl<E> EventQueue<E> {
         }
     }
 
+    #[inline(never)]
     fn pop_timer(&mut self) -> Option<(Instant, Next<E>)> {
         let (at, _, key) = self.timers.pop()?;
         Some((at, Next::Timer(key)))
     }
 
+    #[inline(never)]
     fn pop_event(&mut self) -> Option<(Instant, Next<E>)> {
         let mut top = self.heap.peek_mut()?;
         if top.slot & LANE != 0 {
