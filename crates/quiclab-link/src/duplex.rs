@@ -119,14 +119,10 @@ impl Duplex {
 
     /// Runs every event due at or before `now`, each at its own time, in order.
     fn advance(&mut self, now: Instant) {
-        while let Some(at) = self.events.peek_time() {
-            if at > now {
-                break;
+        while let Some((at, next)) = self.events.pop_due(now) {
+            if let Next::Event(ev) = next {
+                self.handle(at, ev);
             }
-            let Some((at, Next::Event(ev))) = self.events.pop() else {
-                continue;
-            };
-            self.handle(at, ev);
         }
     }
 

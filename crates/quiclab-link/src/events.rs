@@ -14,16 +14,17 @@
 //! earlier than its lane's last goes to the heap instead, so the order is still exactly
 //! (time, scheduling order).
 //!
-//! The timers themselves are a second binary heap with lazy deletion (a re-armed key's
-//! old entry stays until it reaches the top, then is dropped; the heap is rebuilt when
-//! dead entries outnumber live ones): the simulator re-arms a node's timer after nearly
-//! every datagram, and a heap push is cheaper than a balanced-tree remove plus insert.
+//! The timers themselves are an indexed binary heap with one entry per armed key
+//! (`events/timers.rs`): the simulator re-arms a node's timer after nearly every datagram,
+//! and moving the key's entry in place costs a few comparisons.
 
 use quiclab_proto::Instant;
 use std::cmp::Ordering;
-use std::cmp::Reverse;
 use std::collections::binary_heap::PeekMut;
 use std::collections::{BinaryHeap, VecDeque};
+use timers::Timers;
+
+mod timers;
 
 /// `Key::slot` with this bit set names a lane (the rest of the bits) whose first event
 /// the key stands for.
@@ -79,12 +80,8 @@ pub struct EventQueue<E> {
     in_lanes: usize,
     busy_lanes: usize,
     seq: u64,
-    /// Timer entries (deadline, seq, key), earliest first; an entry is live only while
-    /// `armed[key]` holds its (deadline, seq). The top is always live (or the heap empty).
-    timers: BinaryHeap<Reverse<(Instant, u64, usize)>>,
-    armed: Vec<Option<(Instant, u64)>>,
-    /// Keys whose timer is armed.
-    live_timers: usize,
+    /// The armed timers (deadline, seq, key), earliest first.
+    timers: Timers,
 }
 
 impl<E> Default for EventQueue<E> {
@@ -97,9 +94,7 @@ impl<E> Default for EventQueue<E> {
             in_lanes: 0,
             busy_lanes: 0,
             seq: 0,
-            timers: BinaryHeap::new(),
-            armed: Vec::new(),
-            live_timers: 0,
+            timers: Timers::default(),
         }
     }
 }
@@ -158,45 +153,23 @@ impl<E> EventQueue<E> {
 
     /// The deadline of `key`'s timer, if armed.
     pub fn timer(&self, key: usize) -> Option<Instant> {
-        self.armed.get(key).copied().flatten().map(|(at, _)| at)
+        self.timers.get(key).map(|(at, _)| at)
     }
 
     /// Arms `key`'s timer at `at` (replacing its previous deadline), or disarms it.
     pub fn set_timer(&mut self, key: usize, at: Option<Instant>) {
-        if self.armed.len() <= key {
-            self.armed.resize(key + 1, None);
-        }
-        if self.armed[key].take().is_some() {
-            self.live_timers -= 1;
-        }
-        if let Some(at) = at {
+        let entry = at.map(|at| {
             self.seq += 1;
-            self.timers.push(Reverse((at, self.seq, key)));
-            self.armed[key] = Some((at, self.seq));
-            self.live_timers += 1;
-        }
-        if self.timers.len() > 2 * self.live_timers + 64 {
-            let armed = &self.armed;
-            self.timers
-                .retain(|Reverse((at, seq, k))| armed[*k] == Some((*at, *seq)));
-        }
-        self.drop_stale_top();
-    }
-
-    /// Pops dead entries off the top of the timer heap, so its top is the next timer.
-    fn drop_stale_top(&mut self) {
-        while let Some(&Reverse((at, seq, key))) = self.timers.peek() {
-            if self.armed[key] == Some((at, seq)) {
-                break;
-            }
-            self.timers.pop();
-        }
+            (at, self.seq)
+        });
+        self.timers.set(key, entry);
     }
 
     /// Whether the next item is a timer (else an event, or nothing).
+    #[inline]
     fn timer_first(&self) -> bool {
         match (self.heap.peek(), self.timers.peek()) {
-            (Some(e), Some(&Reverse((at, seq, _)))) => (at, seq) < (e.at, e.seq),
+            (Some(e), Some(&(at, seq, _))) => (at, seq) < (e.at, e.seq),
             (None, t) => t.is_some(),
             (Some(_), None) => false,
         }
@@ -205,7 +178,7 @@ impl<E> EventQueue<E> {
     /// The time of the next event or timer.
     pub fn peek_time(&self) -> Option<Instant> {
         if self.timer_first() {
-            self.timers.peek().map(|t| t.0 .0)
+            self.timers.peek().map(|t| t.0)
         } else {
             self.heap.peek().map(|e| e.at)
         }
@@ -214,12 +187,41 @@ impl<E> EventQueue<E> {
     /// Removes the next event or expired timer.
     pub fn pop(&mut self) -> Option<(Instant, Next<E>)> {
         if self.timer_first() {
-            let Reverse((at, _, key)) = self.timers.pop()?;
-            self.armed[key] = None;
-            self.live_timers -= 1;
-            self.drop_stale_top();
-            return Some((at, Next::Timer(key)));
+            self.pop_timer()
+        } else {
+            self.pop_event()
         }
+    }
+
+    /// [`pop`](Self::pop) if the next item is due at `now` or earlier, else `None`: the
+    /// simulator's loop in one call instead of [`peek_time`](Self::peek_time) then `pop`
+    /// (which would decide twice whether a timer or an event comes first).
+    ///
+    /// Inlined, with the pops out of line: most calls find nothing due (the loop then
+    /// settles nodes or advances time), and that answer is a few comparisons.
+    #[inline]
+    pub fn pop_due(&mut self, now: Instant) -> Option<(Instant, Next<E>)> {
+        if self.timer_first() {
+            if self.timers.peek()?.0 > now {
+                return None;
+            }
+            self.pop_timer()
+        } else {
+            if self.heap.peek()?.at > now {
+                return None;
+            }
+            self.pop_event()
+        }
+    }
+
+    #[inline(never)]
+    fn pop_timer(&mut self) -> Option<(Instant, Next<E>)> {
+        let (at, _, key) = self.timers.pop()?;
+        Some((at, Next::Timer(key)))
+    }
+
+    #[inline(never)]
+    fn pop_event(&mut self) -> Option<(Instant, Next<E>)> {
         let mut top = self.heap.peek_mut()?;
         if top.slot & LANE != 0 {
             let q = &mut self.lanes[(top.slot & !LANE) as usize];
@@ -244,7 +246,7 @@ impl<E> EventQueue<E> {
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len() - self.busy_lanes + self.in_lanes + self.live_timers
+        self.heap.len() - self.busy_lanes + self.in_lanes + self.timers.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -331,27 +333,38 @@ mod tests {
         assert_eq!(q.timer(0), None);
     }
 
-    /// Many re-arms (the lazy-deletion and rebuild paths) against a plain model: the
-    /// armed timers, fired in (deadline, arming order).
+    /// Many re-arms, disarms and pops against a plain model: the armed timers, fired in
+    /// (deadline, arming order), with few keys (a shallow heap) and many (entries moved
+    /// up and down several levels).
     #[test]
     fn timers_match_a_model_under_many_rearms() {
+        for keys in [7, 61] {
+            timers_against_model(keys);
+        }
+    }
+
+    fn timers_against_model(keys: usize) {
         let mut q: EventQueue<()> = EventQueue::new();
-        let mut model: Vec<Option<(u64, u64)>> = vec![None; 7];
+        let mut model: Vec<Option<(u64, u64)>> = vec![None; keys];
         let mut seq = 0;
         let mut x: u64 = 1;
-        for round in 0..3000u64 {
+        for round in 0..6000u64 {
             x = x
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
-            let key = (x >> 33) as usize % 7;
+            let key = (x >> 33) as usize % keys;
             let at = round + (x >> 40) % 50;
             let disarm = (x >> 20).is_multiple_of(9);
             seq += 1;
             model[key] = (!disarm).then_some((at, seq));
             q.set_timer(key, (!disarm).then(|| Instant::from_millis(at)));
             assert_eq!(q.len(), model.iter().flatten().count());
+            assert_eq!(
+                q.timer(key),
+                model[key].map(|(a, _)| Instant::from_millis(a))
+            );
             if round % 5 == 0 {
-                let next = (0..7)
+                let next = (0..keys)
                     .filter_map(|k| model[k].map(|(a, s)| (a, s, k)))
                     .min();
                 let got = q.pop();
@@ -399,6 +412,41 @@ mod tests {
             .collect();
         assert_eq!(rest, want);
         assert!(q.is_empty());
+    }
+
+    /// `pop_due(now)` is `peek_time` then `pop` when due: two queues fed the same
+    /// events, lanes and timers, drained at the same steps, yield the same items.
+    #[test]
+    fn pop_due_matches_peek_then_pop() {
+        let (mut a, mut b) = (EventQueue::new(), EventQueue::new());
+        let mut x: u64 = 11;
+        for n in 0..3000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let at = Instant::from_millis(n / 4 + (x >> 59));
+            for q in [&mut a, &mut b] {
+                match (x >> 33) % 5 {
+                    0 => q.push(at, n),
+                    1 => q.set_timer((x >> 40) as usize % 6, Some(at)),
+                    2 if (x >> 45).is_multiple_of(4) => q.set_timer((x >> 40) as usize % 6, None),
+                    lane => q.push_lane(lane as usize, at, n),
+                }
+            }
+            let now = Instant::from_millis(n / 4);
+            loop {
+                let want = match a.peek_time() {
+                    Some(t) if t <= now => a.pop(),
+                    _ => None,
+                };
+                let got = b.pop_due(now);
+                assert_eq!(got, want);
+                if got.is_none() {
+                    break;
+                }
+            }
+            assert_eq!(a.len(), b.len());
+        }
     }
 
     #[test]

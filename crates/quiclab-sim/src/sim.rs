@@ -418,30 +418,26 @@ impl Simulation {
     pub fn run(mut self) -> Result<RunResult, SimError> {
         let mut same_time = 0u64;
         loop {
-            if let Some(t) = self.events.peek_time() {
-                if t <= self.now {
-                    let (_, ev) = self.events.pop().expect("peeked");
-                    self.event_count += 1;
-                    // One comparison in the common case: neither the limit nor the
-                    // next progress call is due.
-                    if self.event_count >= self.next_progress.min(self.max_events.saturating_add(1))
-                    {
-                        self.on_event_count()?;
-                    }
-                    same_time += 1;
-                    if same_time > 50_000_000 {
-                        return Err(SimError::Stuck(self.now));
-                    }
-                    match ev {
-                        Next::Event(ev) => self.handle(ev)?,
-                        Next::Timer(n) => {
-                            self.host_on_timer(n);
-                            self.nodes[n].stack.handle_timeout(self.now);
-                            self.dirty.insert(n);
-                        }
-                    }
-                    continue;
+            if let Some((_, ev)) = self.events.pop_due(self.now) {
+                self.event_count += 1;
+                // One comparison in the common case: neither the limit nor the
+                // next progress call is due.
+                if self.event_count >= self.next_progress.min(self.max_events.saturating_add(1)) {
+                    self.on_event_count()?;
                 }
+                same_time += 1;
+                if same_time > 50_000_000 {
+                    return Err(SimError::Stuck(self.now));
+                }
+                match ev {
+                    Next::Event(ev) => self.handle(ev)?,
+                    Next::Timer(n) => {
+                        self.host_on_timer(n);
+                        self.nodes[n].stack.handle_timeout(self.now);
+                        self.dirty.insert(n);
+                    }
+                }
+                continue;
             }
             if let Some(n) = self.dirty.pop_first() {
                 self.settle(n);
