@@ -695,8 +695,13 @@ impl Connection {
                 Some(logged) => logged,
                 None => (self.take_frame_list(), p.payload_start),
             };
-            let decoded = decode_frames(&buf[from..payload_end]).filter_map(Result::ok);
-            frames.extend(decoded.map(|f| FrameSummary::with_detail(&f, detail)));
+            // Usually the send path summarised every frame as it wrote it (the ACK, the
+            // STREAM frames): nothing is left to decode, and an empty decode still went
+            // through `extend`'s generic path.
+            if from < payload_end {
+                let decoded = decode_frames(&buf[from..payload_end]).filter_map(Result::ok);
+                frames.extend(decoded.map(|f| FrameSummary::with_detail(&f, detail)));
+            }
             frames
         });
         buf.resize(payload_end + TAG_LEN, 0);
