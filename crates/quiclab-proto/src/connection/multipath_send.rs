@@ -19,6 +19,7 @@ use super::path::pacing_rate;
 use super::path_spaces::PathSendError;
 use super::send::MIN_PACKET_ROOM;
 use super::spaces::{SentFrame, SentRecord, SpaceId};
+use super::timers::Timer;
 use super::transmit::{Transmit, MIN_INITIAL_DATAGRAM};
 use super::Connection;
 use crate::crypto::protect::seal_on_path;
@@ -221,6 +222,27 @@ impl Connection {
 
     /// The next packet on a path above 0, if one has something to send.
     pub(super) fn poll_path_packet(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+        if self.path_spaces.len() == 0 && !self.multipath.path0_abandoned {
+            // No path above 0 (no multipath, or every other path freed), path 0 in use:
+            // the general path (`poll_path_packet_general`) would arm no freeing (path 0 is not abandoned, no
+            // other path exists), find no path to send on, and recompute both path
+            // timers from no path and `path0_free_at`, which is only set once path 0 is
+            // abandoned: both stopped. This is that outcome without the searches; it
+            // runs on every poll of a one-path connection.
+            self.timers.stop(Timer::PathLoss);
+            self.timers.stop(Timer::PathPacing);
+            return None;
+        }
+        self.poll_path_packet_general(now, buf)
+    }
+
+    /// [`Connection::poll_path_packet`] without its one-path shortcut (the test of the
+    /// shortcut compares the two).
+    pub(super) fn poll_path_packet_general(
+        &mut self,
+        now: Instant,
+        buf: &mut Vec<u8>,
+    ) -> Option<Transmit> {
         // §3.4: an abandoned path's state is freed 3 PTO from now.
         self.arm_path_freeing(now);
         let path = self.path_to_send(now)?;
@@ -440,3 +462,7 @@ impl Connection {
         })
     }
 }
+
+#[cfg(test)]
+#[path = "multipath_send_tests.rs"]
+mod tests;
