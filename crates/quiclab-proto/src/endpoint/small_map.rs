@@ -126,6 +126,14 @@ impl<K: Ord + Copy, V> SmallMap<K, V> {
         }
     }
 
+    /// The least key.
+    pub fn first(&self) -> Option<&K> {
+        match self {
+            SmallMap::Small(v) => v.first().map(|(k, _)| k),
+            SmallMap::Large(m) => m.first_key_value().map(|(k, _)| k),
+        }
+    }
+
     /// Every entry, in key order.
     pub fn iter(&self) -> impl Iterator<Item = (&K, &V)> + '_ {
         self.range(Bound::Unbounded, Bound::Unbounded)
@@ -184,6 +192,7 @@ mod tests {
                 0..=4 if growing => assert_eq!(small.insert(k, step), reference.insert(k, step)),
                 0..=4 => assert_eq!(small.remove(&k), reference.remove(&k)),
                 5 => assert_eq!(small.pop_first(), reference.pop_first()),
+                6 if k % 2 == 0 => assert_eq!(small.first(), reference.keys().next()),
                 6 => assert_eq!(small.get(&k), reference.get(&k)),
                 7 => assert_eq!(small.contains_key(&k), reference.contains_key(&k)),
                 _ => {
