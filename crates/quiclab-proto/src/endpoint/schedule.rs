@@ -119,11 +119,17 @@ impl Schedule {
         if m.deadline == new {
             return;
         }
-        if let Some(t) = m.deadline {
-            self.by_deadline.remove(&(t, h));
-        }
-        if let Some(t) = new {
-            self.by_deadline.insert((t, h), ());
+        match (m.deadline, new) {
+            (Some(old), Some(t)) => {
+                self.by_deadline.rekey(&(old, h), (t, h));
+            }
+            (Some(old), None) => {
+                self.by_deadline.remove(&(old, h));
+            }
+            (None, Some(t)) => {
+                self.by_deadline.insert((t, h), ());
+            }
+            (None, None) => {}
         }
         m.deadline = new;
     }
@@ -175,14 +181,26 @@ impl Schedule {
     }
 
     /// The application got `&mut` access to `h`.
+    ///
+    /// A connection that is ready and unread already is not marked: being stale would
+    /// only make it ready and unread at the next refresh, and `next_deadline` reads an
+    /// unread connection's deadline live just as a stale one's. Nothing clears either
+    /// flag before that refresh (`settle` and `read_unread` run only after
+    /// `refresh_stale` in the same endpoint call), so the mark could change nothing.
     pub fn mark_stale(&mut self, h: ConnectionHandle, slot: &mut Slot) {
-        put(&mut self.stale, &mut slot.marks.stale, h);
+        let m = &mut slot.marks;
+        if !(m.ready && m.unread) {
+            put(&mut self.stale, &mut m.stale, h);
+        }
     }
 
     /// Re-reads every connection the application had access to: their deadline may
     /// have moved and they may have data to send: they become ready, their deadline
     /// unread. Called before each use of the indexes by a `&mut` endpoint method.
     pub fn refresh_stale(&mut self, connections: &mut Connections) {
+        if self.stale.len() == 0 {
+            return;
+        }
         while let Some((h, ())) = self.stale.pop_first() {
             if let Some(slot) = connections.get_mut(&h) {
                 let m = &mut slot.marks;
@@ -258,13 +276,11 @@ impl Schedule {
         from: ConnectionHandle,
         until: Option<ConnectionHandle>,
     ) -> Option<ConnectionHandle> {
-        let end = match until {
-            Some(end) if end <= from => return None,
-            Some(end) => Bound::Excluded(end),
-            None => Bound::Unbounded,
-        };
-        let mut range = self.ready.range(Bound::Included(from), end);
-        range.next().map(|(&h, ())| h)
+        if until.is_some_and(|end| end <= from) {
+            return None;
+        }
+        let h = *self.ready.first_at_or_after(&from)?;
+        until.is_none_or(|end| h < end).then_some(h)
     }
 
     /// The handles touched since the last call, in handle order.
