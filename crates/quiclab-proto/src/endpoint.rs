@@ -34,7 +34,7 @@ use crate::wire::header::{parse_header, write_version_negotiation, HeaderError};
 use crate::wire::{ConnectionId, PacketType};
 use reset::{ResetSender, MIN_STATELESS_RESET};
 use routes::Routes;
-use schedule::Schedule;
+use schedule::{Connections, Schedule, Slot};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -86,10 +86,11 @@ pub struct Endpoint {
     config: Arc<TransportConfig>,
     server: Option<Arc<rustls::ServerConfig>>,
     rng: DetRng,
-    /// Boxed: a `Connection` is several KiB, and inline in the map's nodes (11 slots
-    /// each, about half full after splits) it cost ~10 KiB per connection and a
-    /// memmove of whole nodes on every split.
-    connections: BTreeMap<ConnectionHandle, Box<Connection>>,
+    /// Each connection with its schedule flags (`schedule::Slot`). The connection is
+    /// boxed: it is several KiB, and inline in the map's nodes (11 slots each, about
+    /// half full after splits) it cost ~10 KiB per connection and a memmove of whole
+    /// nodes on every split.
+    connections: Connections,
     /// Destination connection ID -> connection (`routes.rs`: our own IDs hashed
     /// cheaply, the peer-chosen ones with a keyed hash).
     routes: Routes,
@@ -195,9 +196,10 @@ impl Endpoint {
             conn.set_initial_token(token);
         }
         self.routes.insert_own(conn.local_cid(), h);
-        self.schedule.update(h, &conn);
-        self.schedule.wake(h);
-        self.connections.insert(h, Box::new(conn));
+        let mut slot = Slot::new(conn);
+        self.schedule.update(h, &mut slot);
+        self.schedule.wake(h, &mut slot);
+        self.connections.insert(h, slot);
         Ok(h)
     }
 
@@ -261,10 +263,15 @@ impl Endpoint {
                 self.accept_new(now, remote, ty, (dcid, scid), first_packet)?
             }
         };
-        let conn = self.connections.get_mut(&handle).ok_or(Unrouted::Dropped)?;
-        conn.handle_routed_datagram(now, (local, remote), ecn, data, Some(first));
-        self.process_endpoint_events(handle);
-        self.reschedule(handle, true, false);
+        let slot = self.connections.get_mut(&handle).ok_or(Unrouted::Dropped)?;
+        (slot.conn).handle_routed_datagram(now, (local, remote), ecn, data, Some(first));
+        apply_endpoint_events(
+            &mut self.routes,
+            &mut self.validation,
+            handle,
+            &mut slot.conn,
+        );
+        self.schedule.called(handle, slot, true, false);
         Ok(handle)
     }
 
@@ -287,14 +294,14 @@ impl Endpoint {
         // Never answered with a reset of our own: a recognised one goes to its
         // connection, which drains (recv.rs).
         let owner = (self.connections.iter())
-            .find(|(_, c)| !c.is_closed() && c.is_stateless_reset(tail))
+            .find(|(_, s)| !s.conn.is_closed() && s.conn.is_stateless_reset(tail))
             .map(|(&h, _)| h);
         if let Some(h) = owner {
-            if let Some(conn) = self.connections.get_mut(&h) {
-                conn.handle_routed_datagram(now, (None, remote), ecn, data, None);
+            if let Some(slot) = self.connections.get_mut(&h) {
+                (slot.conn).handle_routed_datagram(now, (None, remote), ecn, data, None);
+                apply_endpoint_events(&mut self.routes, &mut self.validation, h, &mut slot.conn);
+                self.schedule.called(h, slot, true, false);
             }
-            self.process_endpoint_events(h);
-            self.reschedule(h, true, false);
             return Ok(h);
         }
         let Some(key) = self.config.stateless_reset_key.as_ref() else {
@@ -361,7 +368,7 @@ impl Endpoint {
         if !is_valid_client_initial(version, &dcid, initial.packet, initial.pn_offset) {
             return Err(Unrouted::Dropped);
         }
-        let handshaking = self.schedule.handshaking(&self.connections);
+        let handshaking = self.schedule.handshaking(&mut self.connections);
         // RFC 9000 §8.1: Retry, or a token that validates the address.
         let new = NewInitial {
             version,
@@ -429,32 +436,9 @@ impl Endpoint {
         // The client keeps using its original DCID until it sees our Initial.
         self.routes.insert_peer_chosen(dcid, h);
         self.routes.insert_own(conn.local_cid(), h);
-        self.connections.insert(h, Box::new(conn));
+        self.connections.insert(h, Slot::new(conn));
         self.accepted.push_back(h);
         Ok(h)
-    }
-
-    fn process_endpoint_events(&mut self, h: ConnectionHandle) {
-        let Some(conn) = self.connections.get_mut(&h) else {
-            return;
-        };
-        while let Some(ev) = conn.poll_endpoint_event() {
-            match ev {
-                EndpointEvent::NewConnectionId(cid) => {
-                    self.routes.insert_own(cid, h);
-                }
-                EndpointEvent::RetireConnectionId(cid) => {
-                    self.routes.remove_own(&cid);
-                }
-                EndpointEvent::Drained => {
-                    self.routes.forget(h);
-                }
-                // RFC 9369 §5: the token belongs to the version the connection is in.
-                EndpointEvent::NewToken(token) => {
-                    (self.validation).on_new_token(h, conn.version(), token)
-                }
-            }
-        }
     }
 
     /// A connection the server accepted since the last call.
@@ -463,15 +447,15 @@ impl Endpoint {
     }
 
     pub fn connection(&self, h: ConnectionHandle) -> Option<&Connection> {
-        self.connections.get(&h).map(|c| &**c)
+        self.connections.get(&h).map(|s| &*s.conn)
     }
 
     /// The connection may change through this access: the endpoint re-reads its
     /// deadline and asks it for datagrams on its next call.
     pub fn connection_mut(&mut self, h: ConnectionHandle) -> Option<&mut Connection> {
-        let conn = self.connections.get_mut(&h)?;
-        self.schedule.mark_stale(h);
-        Some(&mut **conn)
+        let slot = self.connections.get_mut(&h)?;
+        self.schedule.mark_stale(h, slot);
+        Some(&mut *slot.conn)
     }
 
     /// The connections the endpoint handed input to or polled since the last call
@@ -479,25 +463,7 @@ impl Endpoint {
     /// only these can have new events or state. An application that acts only on
     /// events can visit these instead of every handle each turn.
     pub fn take_touched(&mut self) -> BTreeSet<ConnectionHandle> {
-        self.schedule.take_touched()
-    }
-
-    /// Re-reads `h`'s deadline after a call into it. `input`: it received a datagram
-    /// or a timer, so it may send and may have events for the application; otherwise
-    /// (a poll) the application is told only if the poll sent something (room in the
-    /// send buffer) or queued an event, so an idle connection the application looked
-    /// at does not come back every turn.
-    /// The connection is ready afterwards (woken, or just polled), so its deadline is
-    /// only marked unread (`schedule`: read lazily).
-    fn reschedule(&mut self, h: ConnectionHandle, input: bool, sent: bool) {
-        if let Some(conn) = self.connections.get(&h) {
-            if input {
-                self.schedule.wake(h);
-            } else if sent || conn.has_events() {
-                self.schedule.touch(h);
-            }
-            self.schedule.mark_unread(h);
-        }
+        self.schedule.take_touched(&mut self.connections)
     }
 
     /// Bytes the connections hold from their peers before they can use them, summed
@@ -509,7 +475,7 @@ impl Endpoint {
     pub fn handshake_buffered_bytes(&self) -> u64 {
         self.connections
             .values()
-            .map(|c| c.handshake_buffered_bytes())
+            .map(|s| s.conn.handshake_buffered_bytes())
             .sum()
     }
 
@@ -522,20 +488,21 @@ impl Endpoint {
     pub fn remove(&mut self, h: ConnectionHandle) -> Option<Connection> {
         self.routes.forget(h);
         self.validation.forget(h);
-        self.schedule.forget(h);
-        self.connections.remove(&h).map(|c| *c)
+        let slot = self.connections.remove(&h);
+        self.schedule.forget(h, slot.as_ref());
+        slot.map(|s| *s.conn)
     }
 
     /// Fires the timers of every connection whose deadline has come.
     /// In handle order, as a scan of all connections would.
     pub fn handle_timeout(&mut self, now: Instant) {
-        self.schedule.refresh_stale(&self.connections);
-        for h in self.schedule.due(now, &self.connections) {
-            if let Some(c) = self.connections.get_mut(&h) {
-                c.handle_timeout(now);
+        self.schedule.refresh_stale(&mut self.connections);
+        for h in self.schedule.due(now, &mut self.connections) {
+            if let Some(slot) = self.connections.get_mut(&h) {
+                slot.conn.handle_timeout(now);
+                apply_endpoint_events(&mut self.routes, &mut self.validation, h, &mut slot.conn);
+                self.schedule.called(h, slot, true, false);
             }
-            self.process_endpoint_events(h);
-            self.reschedule(h, true, false);
         }
     }
 
@@ -551,18 +518,18 @@ impl Endpoint {
         remote: SocketAddr,
     ) -> Vec<ConnectionHandle> {
         let hit: Vec<ConnectionHandle> = (self.connections.iter())
-            .filter(|(_, c)| c.remote_address() == remote)
+            .filter(|(_, s)| s.conn.remote_address() == remote)
             .map(|(&h, _)| h)
             .collect();
         let mut ended = Vec::new();
         for h in hit {
-            if let Some(c) = self.connections.get_mut(&h) {
-                if c.handle_port_unreachable(now) {
+            if let Some(slot) = self.connections.get_mut(&h) {
+                if slot.conn.handle_port_unreachable(now) {
                     ended.push(h);
                 }
+                apply_endpoint_events(&mut self.routes, &mut self.validation, h, &mut slot.conn);
+                self.schedule.called(h, slot, true, false);
             }
-            self.process_endpoint_events(h);
-            self.reschedule(h, true, false);
         }
         ended
     }
@@ -585,8 +552,8 @@ impl Endpoint {
         // may send (the others would answer `None` and change nothing: see
         // `Connection::send_settled`). Handles are looked up one at a time rather than
         // collected: this runs once per datagram sent.
-        self.schedule.refresh_stale(&self.connections);
-        self.schedule.ready_due(now);
+        self.schedule.refresh_stale(&mut self.connections);
+        self.schedule.ready_due(now, &mut self.connections);
         let start = self.next_to_send;
         let mut cursor = start;
         let mut wrapped = false;
@@ -600,23 +567,22 @@ impl Endpoint {
                 cursor = ConnectionHandle(0);
                 continue;
             };
-            let Some(conn) = self.connections.get_mut(&h) else {
-                self.schedule.forget(h);
+            let Some(slot) = self.connections.get_mut(&h) else {
+                self.schedule.forget(h, None);
                 continue;
             };
-            conn.prepare_transmit(now);
-            if let Some(t) = conn.poll_transmit(now, buf) {
+            slot.conn.prepare_transmit(now);
+            let sent = slot.conn.poll_transmit(now, buf);
+            let settled = sent.is_none() && slot.conn.send_settled();
+            apply_endpoint_events(&mut self.routes, &mut self.validation, h, &mut slot.conn);
+            self.schedule.called(h, slot, false, sent.is_some());
+            if let Some(t) = sent {
                 self.next_to_send = ConnectionHandle(h.0 + 1);
                 self.last_sent = Some(h);
-                self.process_endpoint_events(h);
-                self.reschedule(h, false, true);
                 return Some(t);
             }
-            let settled = conn.send_settled();
-            self.process_endpoint_events(h);
-            self.reschedule(h, false, false);
             if settled {
-                self.schedule.settle(h, &self.connections);
+                self.schedule.settle(h, slot);
             }
             match h.0.checked_add(1) {
                 Some(n) => cursor = ConnectionHandle(n),
@@ -657,22 +623,21 @@ impl Endpoint {
             return Some(burst);
         };
         while burst.segments < max_segments && buf.len() - start + burst.segment_size <= max_bytes {
-            let Some(conn) = self.connections.get_mut(&h) else {
+            let Some(slot) = self.connections.get_mut(&h) else {
                 break;
             };
-            conn.prepare_transmit(now);
+            slot.conn.prepare_transmit(now);
             let before = buf.len();
-            let Some(t) = conn.poll_transmit(now, buf) else {
-                let settled = conn.send_settled();
-                self.process_endpoint_events(h);
-                self.reschedule(h, false, false);
+            let sent = slot.conn.poll_transmit(now, buf);
+            let settled = sent.is_none() && slot.conn.send_settled();
+            apply_endpoint_events(&mut self.routes, &mut self.validation, h, &mut slot.conn);
+            self.schedule.called(h, slot, false, sent.is_some());
+            let Some(t) = sent else {
                 if settled {
-                    self.schedule.settle(h, &self.connections);
+                    self.schedule.settle(h, slot);
                 }
                 break;
             };
-            self.process_endpoint_events(h);
-            self.reschedule(h, false, true);
             if t.destination != burst.destination
                 || t.size > burst.segment_size
                 || t.ecn != burst.ecn
@@ -712,5 +677,31 @@ impl Endpoint {
             return Some(Instant::ZERO);
         }
         self.schedule.next_deadline(&self.connections)
+    }
+
+    /// Whether the endpoint's scheduling indexes agree with the flags kept beside each
+    /// connection (for tests: `Err` names the first disagreement).
+    #[doc(hidden)]
+    pub fn check_schedule(&self) -> Result<(), String> {
+        self.schedule.check(&self.connections)
+    }
+}
+
+/// Applies what connection `h` asks of the endpoint (connection IDs to route or
+/// forget, a NEW_TOKEN token to keep) after a call into it.
+fn apply_endpoint_events(
+    routes: &mut Routes,
+    validation: &mut AddressValidation,
+    h: ConnectionHandle,
+    conn: &mut Connection,
+) {
+    while let Some(ev) = conn.poll_endpoint_event() {
+        match ev {
+            EndpointEvent::NewConnectionId(cid) => routes.insert_own(cid, h),
+            EndpointEvent::RetireConnectionId(cid) => routes.remove_own(&cid),
+            EndpointEvent::Drained => routes.forget(h),
+            // RFC 9369 §5: the token belongs to the version the connection is in.
+            EndpointEvent::NewToken(token) => validation.on_new_token(h, conn.version(), token),
+        }
     }
 }

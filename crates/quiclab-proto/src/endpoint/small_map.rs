@@ -126,6 +126,48 @@ impl<K: Ord + Copy, V> SmallMap<K, V> {
         }
     }
 
+    /// The least key.
+    pub fn first(&self) -> Option<&K> {
+        match self {
+            SmallMap::Small(v) => v.first().map(|(k, _)| k),
+            SmallMap::Large(m) => m.first_key_value().map(|(k, _)| k),
+        }
+    }
+
+    /// The least key at or after `from`: `range(Included(from), Unbounded)`'s first,
+    /// with one binary search (the round robin asks this for every datagram).
+    pub fn first_at_or_after(&self, from: &K) -> Option<&K> {
+        match self {
+            SmallMap::Small(v) => v.get(v.partition_point(|(x, _)| x < from)).map(|(k, _)| k),
+            SmallMap::Large(m) => m.range(from..).next().map(|(k, _)| k),
+        }
+    }
+
+    /// Moves the entry of `old` to the key `new` (which must not be present), as
+    /// `remove(old)` then `insert(new, value)`; in place when `new` sorts between
+    /// `old`'s neighbours, so a deadline that moves without passing another connection's
+    /// costs one search. Returns false (and changes nothing) if `old` is absent.
+    pub fn rekey(&mut self, old: &K, new: K) -> bool {
+        if let SmallMap::Small(v) = self {
+            let Ok(i) = v.binary_search_by(|(x, _)| x.cmp(old)) else {
+                return false;
+            };
+            let after_prev = i == 0 || v[i - 1].0 < new;
+            let before_next = v.get(i + 1).is_none_or(|(x, _)| new < *x);
+            if after_prev && before_next {
+                v[i].0 = new;
+                return true;
+            }
+        }
+        match self.remove(old) {
+            Some(val) => {
+                self.insert(new, val);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Every entry, in key order.
     pub fn iter(&self) -> impl Iterator<Item = (&K, &V)> + '_ {
         self.range(Bound::Unbounded, Bound::Unbounded)
@@ -184,6 +226,20 @@ mod tests {
                 0..=4 if growing => assert_eq!(small.insert(k, step), reference.insert(k, step)),
                 0..=4 => assert_eq!(small.remove(&k), reference.remove(&k)),
                 5 => assert_eq!(small.pop_first(), reference.pop_first()),
+                6 if k.is_multiple_of(2) => assert_eq!(small.first(), reference.keys().next()),
+                6 if k.is_multiple_of(3) => {
+                    let want = reference.range(k..).next().map(|(k, _)| k);
+                    assert_eq!(small.first_at_or_after(&k), want);
+                }
+                6 if k.is_multiple_of(5) && reference.contains_key(&k) => {
+                    let new = (rng.next_u64() % 80) as u32;
+                    if !reference.contains_key(&new) {
+                        assert!(small.rekey(&k, new));
+                        let val = reference.remove(&k).unwrap();
+                        reference.insert(new, val);
+                    }
+                }
+                6 if k.is_multiple_of(5) => assert!(!small.rekey(&k, k + 1)),
                 6 => assert_eq!(small.get(&k), reference.get(&k)),
                 7 => assert_eq!(small.contains_key(&k), reference.contains_key(&k)),
                 _ => {

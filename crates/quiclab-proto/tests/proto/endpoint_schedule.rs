@@ -13,8 +13,12 @@ use std::time::Duration;
 const ACTIVE: usize = 3;
 const SIZE: usize = 2_000_000;
 
-/// The index's earliest deadline is the earliest of all connections' deadlines.
+/// The index's earliest deadline is the earliest of all connections' deadlines, and the
+/// flags kept beside each connection agree with the indexes.
 fn check_deadline(ep: &Endpoint) {
+    if let Err(e) = ep.check_schedule() {
+        panic!("schedule: {e}");
+    }
     let scan = ep
         .handles()
         .filter_map(|h| ep.connection(h).and_then(|c| c.poll_timeout()))
