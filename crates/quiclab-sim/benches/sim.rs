@@ -2,10 +2,13 @@
 //! protection), timed with `std::time::Instant` because one run takes seconds, which
 //! criterion's sampling handles badly. Each case runs a few times; the median is shown.
 //!
-//! Run: `cargo bench -p quiclab-sim --bench sim [-- FILTER] [--reps N] [--series]`.
+//! Run: `cargo bench -p quiclab-sim --bench sim [-- FILTER] [--reps N] [--series]
+//! [--scenario-out DIR]`.
 //! FILTER selects the cases whose name contains it; ending it in `$` names one case
 //! exactly (`dumbbell/10$`). `--series` adds the first flow's goodput per simulated
-//! second and its losses.
+//! second and its losses. `--scenario-out DIR` runs nothing: it writes each selected
+//! case's scenario to `DIR/<name>.toml` (`/` in the name as `_`), so the very run can be
+//! profiled with `quiclab sim run` (under callgrind, docs/PERFORMANCE.md "Simulator").
 //! Figures go in docs/PERFORMANCE.md ("Simulator (quiclab-sim)").
 //!
 //! - `gib_1gbps_40ms/<payload>`: 1 GiB bulk over a point-to-point 1 Gbit/s link each
@@ -207,6 +210,13 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
+/// Writes the case's scenario to `dir/<name>.toml` (`/` as `_`).
+fn write_scenario(dir: &std::path::Path, name: &str, text: &str) {
+    let path = dir.join(format!("{}.toml", name.replace('/', "_")));
+    std::fs::write(&path, text).expect("write the scenario");
+    println!("{name:<24} scenario written to {}", path.display());
+}
+
 fn bench(name: &str, text: &str, reps: usize, series: bool) {
     let mut walls = Vec::new();
     let mut cpus = Vec::new();
@@ -283,60 +293,55 @@ fn main() {
     let mut reps = None;
     let mut filter = None;
     let mut series = false;
+    let mut scenario_out: Option<std::path::PathBuf> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--reps" => reps = it.next().and_then(|n| n.parse().ok()),
             "--series" => series = true,
+            "--scenario-out" => scenario_out = it.next().map(Into::into),
             // cargo bench passes --bench; criterion-style flags are ignored.
             s if s.starts_with("--") => {}
             s => filter = Some(s.to_string()),
         }
     }
     // A filter ending in `$` names one case exactly (`dumbbell/10$` is not `dumbbell/100`).
-    let want = |name: &str| match filter.as_deref() {
+    let selected = |name: &str| match filter.as_deref() {
         None => true,
         Some(f) => match f.strip_suffix('$') {
             Some(exact) => name == exact,
             None => name.contains(f),
         },
     };
+    // Every case's (name, scenario, default reps); building the texts is cheap.
+    let mut cases = Vec::new();
     for payload in [1452, 1200] {
-        let name = format!("gib_1gbps_40ms/{payload}");
-        if want(&name) {
-            bench(&name, &gib(payload), reps.unwrap_or(3), series);
-        }
+        cases.push((format!("gib_1gbps_40ms/{payload}"), gib(payload), 3));
     }
     for n in [10, 100, 1000] {
-        let name = format!("dumbbell/{n}");
-        if want(&name) {
-            bench(
-                &name,
-                &dumbbell(n),
-                reps.unwrap_or(if n >= 1000 { 3 } else { 5 }),
-                series,
-            );
-        }
+        let reps = if n >= 1000 { 3 } else { 5 };
+        cases.push((format!("dumbbell/{n}"), dumbbell(n), reps));
     }
     for n in [10, 100, 1000] {
         // N = 10 runs last ~50 ms, too short for a steady median from a few.
-        let reps = reps.unwrap_or(match n {
+        let reps = match n {
             10 => 15,
             100 => 5,
             _ => 3,
-        });
-        let name = format!("dumbbell_lossfree/{n}");
-        if want(&name) {
-            bench(&name, &dumbbell_lossfree(n, 65_536), reps, series);
-        }
-        let name = format!("dumbbell_fixed_inflight/{n}");
-        if want(&name) {
-            let text = dumbbell_lossfree(n, FIXED_INFLIGHT / n);
-            bench(&name, &text, reps, series);
+        };
+        let text = dumbbell_lossfree(n, 65_536);
+        cases.push((format!("dumbbell_lossfree/{n}"), text, reps));
+        let text = dumbbell_lossfree(n, FIXED_INFLIGHT / n);
+        cases.push((format!("dumbbell_fixed_inflight/{n}"), text, reps));
+    }
+    for (name, text, default_reps) in cases.iter().filter(|c| selected(&c.0)) {
+        match &scenario_out {
+            Some(dir) => write_scenario(dir, name, text),
+            None => bench(name, text, reps.unwrap_or(*default_reps), series),
         }
     }
     let name = "conns/10000";
-    if want(name) {
+    if selected(name) && scenario_out.is_none() {
         bench_memory(10_000);
     }
 }
