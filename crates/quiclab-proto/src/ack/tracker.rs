@@ -57,7 +57,15 @@ pub struct AckTracker {
     first_unacked_eliciting: Option<Instant>,
     deadline: Option<Instant>,
     new_since_ack: bool,
+    /// The storage of the last ACK frame sent, handed back by the send path
+    /// ([`AckTracker::recycle_ranges`]) for the next one: an ACK frame allocates no
+    /// range list (issue 29). Empty; its capacity at most `MAX_KEPT_RANGES`.
+    spare_ranges: Vec<RangeInclusive<u64>>,
 }
+
+/// Range-list capacity up to which [`AckTracker::recycle_ranges`] keeps a list (memory
+/// per space stays small whatever `max_ack_ranges` is).
+const MAX_KEPT_RANGES: usize = 32;
 
 impl AckTracker {
     pub fn new() -> Self {
@@ -178,14 +186,12 @@ impl AckTracker {
         ecn: Option<EcnCounts>,
     ) -> Option<AckFrame> {
         let (largest, arrival) = self.largest?;
-        let ranges: Vec<RangeInclusive<u64>> = self
-            .received
-            .iter()
-            .rev()
-            .take(max_ranges.max(1))
-            .map(|r| r.start..=r.end - 1)
-            .collect();
+        let mut ranges = std::mem::take(&mut self.spare_ranges);
+        ranges.clear();
+        let highest = self.received.iter().rev().take(max_ranges.max(1));
+        ranges.extend(highest.map(|r| r.start..=r.end - 1));
         if ranges.is_empty() {
+            self.spare_ranges = ranges;
             return None;
         }
         // Pruning only removes numbers at or below an acknowledged Largest Acknowledged,
@@ -206,6 +212,16 @@ impl AckTracker {
             ranges,
             ecn,
         })
+    }
+
+    /// Hands back the `ranges` of an ACK frame [`AckTracker::build_ack`] made, once
+    /// it is written, for the next frame to reuse; a list over `MAX_KEPT_RANGES` is
+    /// dropped instead.
+    pub fn recycle_ranges(&mut self, ranges: Vec<RangeInclusive<u64>>) {
+        if ranges.capacity() <= MAX_KEPT_RANGES {
+            self.spare_ranges = ranges;
+            self.spare_ranges.clear();
+        }
     }
 
     /// The peer acknowledged one of our ACKs whose Largest Acknowledged was `largest`:
@@ -247,6 +263,25 @@ mod tests {
 
     fn ranges(f: &AckFrame) -> Vec<RangeInclusive<u64>> {
         f.ranges.clone()
+    }
+
+    /// A recycled list's old contents never leak into the next frame.
+    #[test]
+    fn recycled_ranges_are_rebuilt() {
+        let p = AckPolicy::default();
+        let mut t = AckTracker::new();
+        for pn in [0, 1, 2, 5, 6, 9] {
+            t.on_packet_received(ms(1), pn, true, false, &p);
+        }
+        let first = t.build_ack(ms(1), 3, 32, None).unwrap();
+        assert_eq!(ranges(&first), vec![9..=9, 5..=6, 0..=2]);
+        t.recycle_ranges(vec![100..=200, 300..=400, 500..=600]);
+        t.on_packet_received(ms(2), 7, true, false, &p);
+        let second = t.build_ack(ms(2), 3, 2, None).unwrap();
+        assert_eq!(ranges(&second), vec![9..=9, 5..=7]);
+        // Storage over the cap is not kept.
+        t.recycle_ranges(Vec::with_capacity(MAX_KEPT_RANGES + 1));
+        assert_eq!(t.spare_ranges.capacity(), 0);
     }
 
     #[test]

@@ -465,8 +465,9 @@ impl Connection {
         if p.space == SpaceId::Initial {
             self.handshake.hold.on_initial_ack_sent(&self.timers);
         }
-        if let Frame::Ack(a) = &frame {
+        if let Frame::Ack(a) = frame {
             p.record.ack_largest = Some(a.largest());
+            self.spaces[p.space as usize].acks.recycle_ranges(a.ranges);
         }
         if p.space == SpaceId::Data {
             // draft-ietf-quic-multipath §4.1: the other paths' spaces.

@@ -8,7 +8,7 @@
 
 use super::Recovery;
 use crate::recovery::SpaceId;
-use crate::time::Instant;
+use crate::time::{duration_nanos, Instant};
 use std::time::Duration;
 
 /// What the connection knows that the PTO depends on (RFC 9002 A.8).
@@ -50,7 +50,65 @@ impl<T> Recovery<T> {
     /// RFC 9002 A.8 SetLossDetectionTimer: the earliest time-threshold loss, else the
     /// PTO, or nothing (a server at its amplification limit; nothing ack-eliciting in
     /// flight once the peer validated our address).
+    ///
+    /// Called after every datagram sent and every ACK that acknowledged something
+    /// (issue 29: ~300 instructions a call through the general path below), so the
+    /// state a connection is in once its handshake is confirmed takes
+    /// [`Recovery::confirmed_timer`] first; the general path decides everything else.
     pub fn loss_detection_timer(&self, now: Instant, ctx: &PtoContext) -> LossTimer {
+        match self.confirmed_timer(ctx) {
+            Some(timer) => timer,
+            None => self.loss_detection_timer_general(now, ctx),
+        }
+    }
+
+    /// [`Recovery::loss_detection_timer`] once the handshake is confirmed, or `None`
+    /// when the state is not this one: the peer completed address validation, no
+    /// amplification limit, no loss time in any space, nothing ack-eliciting in flight
+    /// in the Initial and Handshake spaces (their keys are discarded, RFC 9001 §4.9).
+    ///
+    /// Why it equals the general path (the test
+    /// `confirmed_timer_matches_the_general_path` compares the two over every
+    /// combination of these inputs): `loss_time_and_space` is `None` and the PTO is
+    /// not blocked; with nothing ack-eliciting in flight the general path returns
+    /// `Off` (validation completed); otherwise `anti_deadlock_space` is `None`
+    /// (something is in flight, the address is validated) and the loop of
+    /// `pto_time_and_space` skips Initial and Handshake and takes the application
+    /// data space, the handshake being confirmed: the same sums in the same order.
+    #[inline]
+    pub(super) fn confirmed_timer(&self, ctx: &PtoContext) -> Option<LossTimer> {
+        if !ctx.handshake_confirmed
+            || !ctx.peer_completed_address_validation
+            || ctx.amplification_blocked
+        {
+            return None;
+        }
+        let [initial, handshake, data] = &self.sent;
+        let quiet = |s: &crate::recovery::SentPackets<T>| {
+            !s.has_ack_eliciting_in_flight() && s.loss_time().is_none()
+        };
+        if !quiet(initial) || !quiet(handshake) || data.loss_time().is_some() {
+            return None;
+        }
+        if !data.has_ack_eliciting_in_flight() {
+            return Some(LossTimer::Off);
+        }
+        let last = data.time_of_last_ack_eliciting()?;
+        // RFC 9002 §6.2.1: the backed-off PTO plus the peer's max_ack_delay, in whole
+        // nanoseconds saturating at `u64::MAX`: every step adds or multiplies by at
+        // least 1, so a step that saturates here leaves the exact sum at or above
+        // `u64::MAX` ns, which `Instant::saturating_add` turns into the same
+        // `u64::MAX`; below that both are exact.
+        let backoff = u64::from(self.pto_backoff());
+        let base = duration_nanos(self.rtt.pto_base()).saturating_mul(backoff);
+        let d = base.saturating_add(duration_nanos(ctx.max_ack_delay).saturating_mul(backoff));
+        Some(LossTimer::Pto(Instant::from_nanos(
+            last.as_nanos().saturating_add(d),
+        )))
+    }
+
+    /// [`Recovery::loss_detection_timer`] in every state, step by step as A.8 writes it.
+    pub(super) fn loss_detection_timer_general(&self, now: Instant, ctx: &PtoContext) -> LossTimer {
         if let Some((t, _)) = self.loss_time_and_space() {
             return LossTimer::LossTime(t);
         }

@@ -442,3 +442,96 @@ fn an_ack_restarts_the_backoff_only_once_the_address_is_validated() {
         assert_eq!(r.pto_count(), if validated { 0 } else { 2 });
     }
 }
+
+/// Puts `space` of `r` in one of five states: 0 nothing sent, 1 an ack-eliciting packet
+/// in flight, 2 a packet waiting for its time-threshold loss (a loss time set, still in
+/// flight), 3 everything acknowledged (a last ack-eliciting send time, nothing in
+/// flight), 4 a padded packet that is in flight but not ack-eliciting.
+fn put_space_in_state(r: &mut Recovery<u64>, space: SpaceId, state: u8) {
+    let cfg = LossConfig::default();
+    let acked = |r: &mut Recovery<u64>, range: std::ops::RangeInclusive<u64>, at: u64| {
+        let ranges = [range];
+        let input = AckInput {
+            space,
+            ..ack(&ranges, None)
+        };
+        r.on_ack(
+            Instant::from_millis(at),
+            &input,
+            Vec::new(),
+            &cfg,
+            |_, _| ms(25),
+        );
+    };
+    match state {
+        1 => send(r, space, 0, 5),
+        2 => {
+            send(r, space, 0, 0);
+            send(r, space, 1, 1);
+            // Packet 0 is 1 below the largest acknowledged (threshold 3) and sent
+            // 100 ms ago with a 99 ms RTT: lost only at 0 + 9/8 * 99 ms.
+            acked(r, 1..=1, 100);
+            assert!(r.sent(space).loss_time().is_some());
+        }
+        3 => {
+            send(r, space, 0, 0);
+            acked(r, 0..=0, 50);
+        }
+        4 => r.on_packet_sent(
+            Instant::from_millis(7),
+            Outgoing {
+                space,
+                pn: 0,
+                size: MDS,
+                ack_eliciting: false,
+                in_flight: true,
+                data: 0,
+            },
+        ),
+        _ => {}
+    }
+}
+
+/// The fast path of `loss_detection_timer` (a confirmed handshake) against A.8's steps
+/// (`loss_detection_timer_general`) over every combination of the three spaces' states,
+/// the context's flags and the backoff: they must never differ.
+#[test]
+fn confirmed_timer_matches_the_general_path() {
+    let mut compared = 0;
+    let mut fast = 0;
+    for states in 0..125u32 {
+        let space_states = [states % 5, states / 5 % 5, states / 25].map(|s| s as u8);
+        for flags in 0..16u32 {
+            // The largest backoff and max_ack_delay make the sums saturate.
+            let extremes = [0, 3, 20].into_iter().zip([ms(25), ms(25), Duration::MAX]);
+            for (pto_count, max_ack_delay) in extremes {
+                let mut r = recovery();
+                for (space, &state) in SpaceId::ALL.iter().zip(&space_states) {
+                    put_space_in_state(&mut r, *space, state);
+                }
+                r.pto_count = pto_count;
+                let ctx = PtoContext {
+                    handshake_confirmed: flags & 1 != 0,
+                    max_ack_delay,
+                    peer_completed_address_validation: flags & 2 != 0,
+                    handshake_keys: flags & 4 != 0,
+                    amplification_blocked: flags & 8 != 0,
+                };
+                let now = Instant::from_millis(150);
+                let general = r.loss_detection_timer_general(now, &ctx);
+                assert_eq!(
+                    r.loss_detection_timer(now, &ctx),
+                    general,
+                    "spaces {space_states:?}, flags {flags:#b}, pto_count {pto_count}, \
+                     max_ack_delay {max_ack_delay:?}"
+                );
+                compared += 1;
+                fast += usize::from(r.confirmed_timer(&ctx).is_some());
+            }
+        }
+    }
+    assert_eq!(compared, 125 * 16 * 3);
+    // The fast path answers in a real share of the cases (else the test compares
+    // nothing): every space quiet but the application data space, both flags set.
+    assert!(fast >= 16, "{fast}");
+}
