@@ -8,6 +8,7 @@
 
 mod flow;
 mod recv;
+mod sched;
 mod send;
 mod send_buf;
 mod state;

@@ -7,6 +7,7 @@
 
 use super::flow::RecvWindow;
 use super::recv::RecvStream;
+use super::sched::{self, Membership};
 use super::send::{CopyOutcome, SendStream, Sent};
 use super::send_buf::SendData;
 use crate::error::TransportError;
@@ -138,6 +139,8 @@ const MAX_STREAM_COUNT: u64 = 1 << 60;
 struct Stream {
     send: Option<SendStream>,
     recv: Option<RecvStream>,
+    /// The scheduling sets it is in (`sched.rs`).
+    sched: Membership,
 }
 
 impl Stream {
@@ -399,6 +402,7 @@ impl Streams {
         let bidi = id.dir() == Dir::Bi;
         let p = &self.params;
         Stream {
+            sched: Membership::default(),
             send: (bidi || local).then(|| SendStream::new(self.initial_send_max(id))),
             recv: (bidi || !local).then(|| {
                 RecvStream::new(RecvWindow::new(
@@ -604,27 +608,41 @@ impl Streams {
         }
     }
 
-    /// Keeps a stream's membership in the scheduling sets in line with its send state.
+    /// Keeps a stream's membership in the scheduling sets in line with its send state;
+    /// a set is touched only when the membership changes (`sched.rs`).
     fn update_sched(&mut self, id: StreamId) {
-        let s = self.streams.get(&id).and_then(|st| st.send.as_ref());
-        let (lost, fresh, blocked) = match s {
-            Some(s) => (
-                s.has_lost(),
-                s.has_fresh(),
-                s.is_blocked() && s.blocked_sent != Some(s.max),
-            ),
-            None => (false, false, false),
-        };
-        for (set, on) in [
-            (&mut self.retx, lost),
-            (&mut self.fresh, fresh),
-            (&mut self.stream_blocked_pending, blocked),
-        ] {
-            if on {
-                set.insert(id);
-            } else {
+        let Some(st) = self.streams.get_mut(&id) else {
+            // A closed stream: `close` already took it out of each set.
+            for set in [
+                &mut self.retx,
+                &mut self.fresh,
+                &mut self.stream_blocked_pending,
+            ] {
                 set.remove(&id);
             }
+            return;
+        };
+        let sets = sched::Sets {
+            retx: &mut self.retx,
+            fresh: &mut self.fresh,
+            blocked: &mut self.stream_blocked_pending,
+        };
+        sched::update(&mut st.sched, st.send.as_ref(), id, sets);
+    }
+
+    /// Test-only: each stream's recorded membership is its presence in the sets, and
+    /// the sets hold no other stream (the invariant `update_sched`'s comparison needs).
+    #[cfg(test)]
+    pub(super) fn assert_sched_in_line(&self) {
+        for (id, st) in &self.streams {
+            let m = st.sched;
+            assert_eq!(m.lost, self.retx.contains(id), "retx, {id:?}");
+            assert_eq!(m.fresh, self.fresh.contains(id), "fresh, {id:?}");
+            let blocked = self.stream_blocked_pending.contains(id);
+            assert_eq!(m.blocked, blocked, "stream_blocked_pending, {id:?}");
+        }
+        for set in [&self.retx, &self.fresh, &self.stream_blocked_pending] {
+            assert!(set.iter().all(|id| self.streams.contains_key(id)));
         }
     }
 
@@ -933,18 +951,21 @@ impl Streams {
         let mut cursor = StreamId(0);
         while let Some(&id) = self.stream_blocked_pending.range(cursor..).next() {
             cursor = StreamId(id.0.saturating_add(1));
-            let Some(s) = self
-                .streams
-                .get_mut(&id)
-                .and_then(|st| st.send.as_mut())
-                .filter(|s| s.is_blocked() && s.blocked_sent != Some(s.max))
+            let st = self.streams.get_mut(&id);
+            let Some((s, member)) = st
+                .and_then(|st| Some((st.send.as_mut()?, &mut st.sched)))
+                .filter(|(s, _)| s.is_blocked() && s.blocked_sent != Some(s.max))
             else {
                 self.stream_blocked_pending.remove(&id);
+                if let Some(st) = self.streams.get_mut(&id) {
+                    st.sched.blocked = false; // the set's invariant (`sched.rs`)
+                }
                 continue;
             };
             let limit = s.max;
             if put(&Frame::StreamDataBlocked { id, limit }, buf, max_len) {
                 s.blocked_sent = Some(limit);
+                member.blocked = false; // the set's invariant (`sched.rs`)
                 records.push(StreamFrameRecord::StreamDataBlocked { id });
                 self.stream_blocked_pending.remove(&id);
             }
@@ -998,24 +1019,31 @@ impl Streams {
             let conn_avail = self.conn_send_max.saturating_sub(self.conn_sent);
             let (limit, lowat) = (self.params.send_buffer, self.params.notsent_lowat);
             let events = &mut self.events;
-            let sent: Option<Sent> = self
-                .streams
-                .get_mut(&id)
-                .and_then(|st| st.send.as_mut())
-                .and_then(|s| {
-                    if lost {
-                        return s.emit_lost(id, room, buf);
-                    }
-                    let sent = s.emit_fresh(id, room, conn_avail, buf);
-                    // With a not-sent limit, a stream that pushed back becomes writable
-                    // once sending (not only acknowledgement) brings it under the limit.
-                    if lowat > 0 && s.want_writable && s.reset.is_none() && s.room(limit, lowat) > 0
-                    {
-                        s.want_writable = false;
-                        events.push_back(StreamEvent::Writable { id });
-                    }
-                    sent
-                });
+            let Some(st) = self.streams.get_mut(&id) else {
+                misses = misses.saturating_add(1);
+                self.update_sched(id);
+                continue;
+            };
+            let sent: Option<Sent> = st.send.as_mut().and_then(|s| {
+                if lost {
+                    return s.emit_lost(id, room, buf);
+                }
+                let sent = s.emit_fresh(id, room, conn_avail, buf);
+                // With a not-sent limit, a stream that pushed back becomes writable
+                // once sending (not only acknowledgement) brings it under the limit.
+                if lowat > 0 && s.want_writable && s.reset.is_none() && s.room(limit, lowat) > 0 {
+                    s.want_writable = false;
+                    events.push_back(StreamEvent::Writable { id });
+                }
+                sent
+            });
+            // `update_sched` with the entry at hand (its lookup again was most of it).
+            let sets = sched::Sets {
+                retx: &mut self.retx,
+                fresh: &mut self.fresh,
+                blocked: &mut self.stream_blocked_pending,
+            };
+            sched::update(&mut st.sched, st.send.as_ref(), id, sets);
             match sent {
                 Some(f) => {
                     misses = 0;
@@ -1028,7 +1056,6 @@ impl Streams {
                 }
                 None => misses = misses.saturating_add(1),
             }
-            self.update_sched(id);
         }
     }
 
@@ -1040,7 +1067,10 @@ impl Streams {
                 len,
                 fin,
             } => {
-                let Some(s) = self.streams.get_mut(&id).and_then(|st| st.send.as_mut()) else {
+                let Some(st) = self.streams.get_mut(&id) else {
+                    return;
+                };
+                let Some(s) = st.send.as_mut() else {
                     return;
                 };
                 let freed = s.on_acked(offset, len, fin);
@@ -1052,8 +1082,16 @@ impl Streams {
                     s.finished_reported = true;
                     self.events.push_back(StreamEvent::Finished { id });
                 }
-                self.update_sched(id);
-                self.maybe_close(id);
+                // `update_sched` with the entry at hand.
+                let sets = sched::Sets {
+                    retx: &mut self.retx,
+                    fresh: &mut self.fresh,
+                    blocked: &mut self.stream_blocked_pending,
+                };
+                sched::update(&mut st.sched, st.send.as_ref(), id, sets);
+                if st.is_done() {
+                    self.close(id); // `maybe_close`, with the entry at hand
+                }
             }
             StreamFrameRecord::ResetStream { id } => {
                 if let Some(r) = self

@@ -102,8 +102,12 @@ fn parse(buf: &[u8]) -> Vec<Frame<'_>> {
 fn packet(from: &mut Streams, now: Instant, max_len: usize) -> (Vec<StreamFrameRecord>, Vec<u8>) {
     let mut buf = Vec::new();
     let mut rec = Vec::new();
+    from.assert_sched_in_line();
     from.write_frames(now, RTT, &mut buf, max_len, &mut rec);
     assert!(buf.len() <= max_len);
+    // Every test checks, around each packet, that the recorded scheduling membership
+    // (`sched.rs`) is the sets' content: a set update skipped wrongly fails here.
+    from.assert_sched_in_line();
     (rec, buf)
 }
 
@@ -111,6 +115,7 @@ fn deliver(to: &mut Streams, buf: &[u8]) {
     for f in parse(buf) {
         to.on_frame(&f).unwrap();
     }
+    to.assert_sched_in_line();
 }
 
 /// Sends one packet and acknowledges it at once.
@@ -120,6 +125,7 @@ fn exchange(from: &mut Streams, to: &mut Streams, now: Instant) -> Vec<StreamFra
     for r in &rec {
         from.on_acked(r);
     }
+    from.assert_sched_in_line();
     rec
 }
 
