@@ -469,6 +469,18 @@ impl Simulation {
     fn handle(&mut self, ev: Ev) -> Result<(), SimError> {
         let now = self.now;
         match ev {
+            // Not folded into the serialization start even on an idle link (issue 29):
+            // this handler draws the Deliver's sequence number at the end of
+            // serialization T, and equal-time events run in (time, seq) order. Pushed at
+            // the start t0 instead, the Deliver would take a number below every item
+            // scheduled in (t0, T] (nodes' re-armed timers, other links' Delivers and
+            // TxDones, cross traffic), and a tie at its delivery time with one of them
+            // would swap. Such ties happen: counted here over 29 scenarios to 10 s, 6 of
+            // ~1.5 M TxDones had an event already queued at their Delivers' exact time
+            // and scheduled during the serialization (`multipath_shared` 5,
+            // `cpu_limited_server` 1; performance-history.md, 2026-11-29 (7)). Also
+            // decided at T, not t0: the delay (a `[[schedule]]` change in between), the
+            // delivered count (a stop in between) and whether a packet arrived behind it.
             Ev::TxDone(l, key) => {
                 let link = &mut self.net.links[l];
                 let at = link.delivery_time(now, self.flying.get(key));
