@@ -224,6 +224,19 @@ impl AckTracker {
         }
     }
 
+    /// The space was discarded (RFC 9001 §4.9): no ACK frame is built here again, so
+    /// the kept range list goes (it stayed allocated for the connection's lifetime in
+    /// the Initial and Handshake spaces).
+    pub fn on_space_discarded(&mut self) {
+        self.spare_ranges = Vec::new();
+    }
+
+    /// Capacity of the range list kept for the next ACK frame (0: none kept).
+    #[cfg(test)]
+    pub fn kept_ranges_capacity(&self) -> usize {
+        self.spare_ranges.capacity()
+    }
+
     /// The peer acknowledged one of our ACKs whose Largest Acknowledged was `largest`:
     /// ranges at or below it need not be reported again (RFC 9000 §13.2.4). Later
     /// arrivals at or below it are treated as duplicates.
@@ -281,7 +294,19 @@ mod tests {
         assert_eq!(ranges(&second), vec![9..=9, 5..=7]);
         // Storage over the cap is not kept.
         t.recycle_ranges(Vec::with_capacity(MAX_KEPT_RANGES + 1));
-        assert_eq!(t.spare_ranges.capacity(), 0);
+        assert_eq!(t.kept_ranges_capacity(), 0);
+    }
+
+    /// A discarded space keeps no range list (RFC 9001 §4.9).
+    #[test]
+    fn a_discarded_space_keeps_no_range_list() {
+        let mut t = AckTracker::new();
+        t.on_packet_received(ms(1), 0, true, true, &AckPolicy::default());
+        let f = t.build_ack(ms(1), 3, 32, None).unwrap();
+        t.recycle_ranges(f.ranges);
+        assert!(t.kept_ranges_capacity() > 0);
+        t.on_space_discarded();
+        assert_eq!(t.kept_ranges_capacity(), 0);
     }
 
     #[test]

@@ -271,6 +271,8 @@ impl Connection {
         sp.keys = None;
         // Nothing more is read here: free what waited for reassembly.
         sp.crypto_recv = Default::default();
+        // No ACK is built here again: free the range list kept for the next one.
+        sp.acks.on_space_discarded();
         sp.probes = 0;
         // RFC 9002 A.11 OnPacketNumberSpaceDiscarded (the PTO backoff restarts).
         self.path.recovery.discard_space(space);

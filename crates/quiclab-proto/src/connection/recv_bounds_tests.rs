@@ -1,5 +1,5 @@
 //! Memory stays bounded whatever the peer sends: DATAGRAM payloads the application does
-//! not read and PATH_CHALLENGE floods. In-crate so frames can be fed to `on_frame`.
+//! not read and PATH_CHALLENGE floods; discarded spaces keep no ACK storage. In-crate so frames can be fed to `on_frame`.
 
 use super::*;
 use crate::config::TransportConfig;
@@ -64,4 +64,26 @@ fn a_path_challenge_flood_keeps_only_the_newest() {
         s.path.responses.first(),
         Some(&(1000 - MAX_PENDING_PATH_RESPONSES as u64).to_be_bytes())
     );
+}
+
+/// RFC 9001 §4.9: once the Initial and Handshake spaces are discarded, neither side
+/// keeps their ACK range list (it stayed allocated for the connection's lifetime).
+#[test]
+fn discarded_spaces_keep_no_ack_range_list() {
+    let mut p = connected();
+    p.run_until(Instant::from_millis(2000), |p| {
+        p.server_conn().is_some_and(|s| s.handshake.confirmed)
+    })
+    .unwrap();
+    let c = p.client_conn();
+    let kept = |c: &Connection, sp: SpaceId| c.spaces[sp as usize].acks.kept_ranges_capacity();
+    for sp in [SpaceId::Initial, SpaceId::Handshake] {
+        assert!(c.spaces[sp as usize].discarded, "client {sp:?}");
+        assert_eq!(kept(c, sp), 0, "client {sp:?}");
+    }
+    let s = p.server_conn().unwrap();
+    for sp in [SpaceId::Initial, SpaceId::Handshake] {
+        assert!(s.spaces[sp as usize].discarded, "server {sp:?}");
+        assert_eq!(kept(s, sp), 0, "server {sp:?}");
+    }
 }

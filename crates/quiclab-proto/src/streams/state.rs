@@ -237,15 +237,14 @@ pub struct Streams {
     conn_received: u64,
     max_data_pending: bool,
 
-    /// Streams with lost data or FIN to resend, and with new data or FIN within their
-    /// credit; each has a round-robin cursor.
-    retx: BTreeSet<StreamId>,
-    fresh: BTreeSet<StreamId>,
+    /// Streams with lost data or FIN to resend, with new data or FIN within their
+    /// credit, and owing STREAM_DATA_BLOCKED (`sched.rs`); the first two each have a
+    /// round-robin cursor.
+    sets: sched::Sets,
     retx_cursor: StreamId,
     fresh_cursor: StreamId,
     /// Control frames due per stream.
     max_stream_data_pending: BTreeSet<StreamId>,
-    stream_blocked_pending: BTreeSet<StreamId>,
     reset_pending: BTreeSet<StreamId>,
     stop_pending: BTreeSet<StreamId>,
 }
@@ -340,12 +339,10 @@ impl Streams {
             conn_recv,
             conn_received: 0,
             max_data_pending: false,
-            retx: BTreeSet::new(),
-            fresh: BTreeSet::new(),
+            sets: sched::Sets::default(),
             retx_cursor: StreamId(0),
             fresh_cursor: StreamId(0),
             max_stream_data_pending: BTreeSet::new(),
-            stream_blocked_pending: BTreeSet::new(),
             reset_pending: BTreeSet::new(),
             stop_pending: BTreeSet::new(),
             params,
@@ -585,11 +582,9 @@ impl Streams {
     /// Removes a finished stream; a closed peer stream lets us raise MAX_STREAMS (§4.6).
     fn close(&mut self, id: StreamId) {
         self.streams.remove(&id);
+        self.sets.remove(id);
         for set in [
-            &mut self.retx,
-            &mut self.fresh,
             &mut self.max_stream_data_pending,
-            &mut self.stream_blocked_pending,
             &mut self.reset_pending,
             &mut self.stop_pending,
         ] {
@@ -610,24 +605,12 @@ impl Streams {
 
     /// Keeps a stream's membership in the scheduling sets in line with its send state;
     /// a set is touched only when the membership changes (`sched.rs`).
+    /// A closed stream is in no set already (`close`, and its ID never comes back:
+    /// `sched.rs`), so there is nothing to do for one.
     fn update_sched(&mut self, id: StreamId) {
-        let Some(st) = self.streams.get_mut(&id) else {
-            // A closed stream: `close` already took it out of each set.
-            for set in [
-                &mut self.retx,
-                &mut self.fresh,
-                &mut self.stream_blocked_pending,
-            ] {
-                set.remove(&id);
-            }
-            return;
-        };
-        let sets = sched::Sets {
-            retx: &mut self.retx,
-            fresh: &mut self.fresh,
-            blocked: &mut self.stream_blocked_pending,
-        };
-        sched::update(&mut st.sched, st.send.as_ref(), id, sets);
+        if let Some(st) = self.streams.get_mut(&id) {
+            self.sets.update(&mut st.sched, st.send.as_ref(), id);
+        }
     }
 
     /// Test-only: each stream's recorded membership is its presence in the sets, and
@@ -636,12 +619,12 @@ impl Streams {
     pub(super) fn assert_sched_in_line(&self) {
         for (id, st) in &self.streams {
             let m = st.sched;
-            assert_eq!(m.lost, self.retx.contains(id), "retx, {id:?}");
-            assert_eq!(m.fresh, self.fresh.contains(id), "fresh, {id:?}");
-            let blocked = self.stream_blocked_pending.contains(id);
-            assert_eq!(m.blocked, blocked, "stream_blocked_pending, {id:?}");
+            assert_eq!(m.lost, self.sets.retx.contains(id), "retx, {id:?}");
+            assert_eq!(m.fresh, self.sets.fresh.contains(id), "fresh, {id:?}");
+            assert_eq!(m.blocked, self.sets.blocked.contains(id), "blocked, {id:?}");
         }
-        for set in [&self.retx, &self.fresh, &self.stream_blocked_pending] {
+        let sets = &self.sets;
+        for set in [&sets.retx, &sets.fresh, &sets.blocked] {
             assert!(set.iter().all(|id| self.streams.contains_key(id)));
         }
     }
@@ -806,7 +789,7 @@ impl Streams {
     /// Whether a stream with new data is held back by the connection limit alone.
     fn conn_blocked(&self) -> bool {
         self.conn_sent >= self.conn_send_max
-            && self.fresh.iter().any(|id| {
+            && self.sets.fresh.iter().any(|id| {
                 self.streams
                     .get(id)
                     .and_then(|st| st.send.as_ref())
@@ -949,14 +932,14 @@ impl Streams {
             }
         }
         let mut cursor = StreamId(0);
-        while let Some(&id) = self.stream_blocked_pending.range(cursor..).next() {
+        while let Some(&id) = self.sets.blocked.range(cursor..).next() {
             cursor = StreamId(id.0.saturating_add(1));
             let st = self.streams.get_mut(&id);
             let Some((s, member)) = st
                 .and_then(|st| Some((st.send.as_mut()?, &mut st.sched)))
                 .filter(|(s, _)| s.is_blocked() && s.blocked_sent != Some(s.max))
             else {
-                self.stream_blocked_pending.remove(&id);
+                self.sets.blocked.remove(&id);
                 if let Some(st) = self.streams.get_mut(&id) {
                     st.sched.blocked = false; // the set's invariant (`sched.rs`)
                 }
@@ -967,7 +950,7 @@ impl Streams {
                 s.blocked_sent = Some(limit);
                 member.blocked = false; // the set's invariant (`sched.rs`)
                 records.push(StreamFrameRecord::StreamDataBlocked { id });
-                self.stream_blocked_pending.remove(&id);
+                self.sets.blocked.remove(&id);
             }
         }
         for dir in DIRS {
@@ -997,7 +980,11 @@ impl Streams {
     ) {
         let mut misses = 0;
         loop {
-            let set = if lost { &self.retx } else { &self.fresh };
+            let set = if lost {
+                &self.sets.retx
+            } else {
+                &self.sets.fresh
+            };
             let cursor = if lost {
                 self.retx_cursor
             } else {
@@ -1020,8 +1007,8 @@ impl Streams {
             let (limit, lowat) = (self.params.send_buffer, self.params.notsent_lowat);
             let events = &mut self.events;
             let Some(st) = self.streams.get_mut(&id) else {
+                // Not reached: the sets hold live streams only (`sched.rs`).
                 misses = misses.saturating_add(1);
-                self.update_sched(id);
                 continue;
             };
             let sent: Option<Sent> = st.send.as_mut().and_then(|s| {
@@ -1038,12 +1025,7 @@ impl Streams {
                 sent
             });
             // `update_sched` with the entry at hand (its lookup again was most of it).
-            let sets = sched::Sets {
-                retx: &mut self.retx,
-                fresh: &mut self.fresh,
-                blocked: &mut self.stream_blocked_pending,
-            };
-            sched::update(&mut st.sched, st.send.as_ref(), id, sets);
+            self.sets.update(&mut st.sched, st.send.as_ref(), id);
             match sent {
                 Some(f) => {
                     misses = 0;
@@ -1083,12 +1065,7 @@ impl Streams {
                     self.events.push_back(StreamEvent::Finished { id });
                 }
                 // `update_sched` with the entry at hand.
-                let sets = sched::Sets {
-                    retx: &mut self.retx,
-                    fresh: &mut self.fresh,
-                    blocked: &mut self.stream_blocked_pending,
-                };
-                sched::update(&mut st.sched, st.send.as_ref(), id, sets);
+                self.sets.update(&mut st.sched, st.send.as_ref(), id);
                 if st.is_done() {
                     self.close(id); // `maybe_close`, with the entry at hand
                 }
@@ -1191,18 +1168,18 @@ impl Streams {
         // Side-effect-free reads or-ed together: the order is free, so a sending
         // stream's answer (data within credit) comes first, ahead of the control
         // frames that are rarely due. This runs several times per packet.
-        (conn_open && !self.fresh.is_empty())
-            || !self.retx.is_empty()
+        (conn_open && !self.sets.fresh.is_empty())
+            || !self.sets.retx.is_empty()
             || self.max_data_pending
             || !self.max_stream_data_pending.is_empty()
             || self.max_streams_pending.contains(&true)
             || self.streams_blocked_pending.contains(&true)
-            || !self.stream_blocked_pending.is_empty()
+            || !self.sets.blocked.is_empty()
             || !self.reset_pending.is_empty()
             || !self.stop_pending.is_empty()
             || (!conn_open
                 && ((self.data_blocked_sent != Some(self.conn_send_max) && self.conn_blocked())
-                    || self.fresh.iter().any(|id| {
+                    || self.sets.fresh.iter().any(|id| {
                         self.streams
                             .get(id)
                             .and_then(|st| st.send.as_ref())
