@@ -49,6 +49,21 @@ pub struct Pacer {
     refilling: bool,
     /// When `tokens` was last brought up to date; `None` before the first send.
     last: Option<Instant>,
+    /// Time-bounded bursts only: the bucket's sizes at the rate of the last send
+    /// (`on_sent` stores them). They are a pure function of the immutable `burst` and
+    /// of the rate, so reusing them while the rate is the same gives the same answers
+    /// (test `remembered_sizes_match_fresh_ones`); the rate changes only when an ACK
+    /// moves the window or the RTT, so a real host's GSO burst of ~45 datagrams does
+    /// its two divisions once instead of three times per datagram (issue 29).
+    sizes: Option<Sizes>,
+}
+
+/// What a time-bounded bucket holds at `rate`, and what half its interval earns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Sizes {
+    rate: PacingRate,
+    capacity: u64,
+    half_interval: u64,
 }
 
 /// The rate the bucket fills at, as the exact fraction `num / den` bytes per nanosecond.
@@ -134,6 +149,7 @@ impl Pacer {
             tokens: capacity,
             refilling: false,
             last: None,
+            sizes: None,
         }
     }
 
@@ -155,6 +171,7 @@ impl Pacer {
             tokens: min,
             refilling: false,
             last: None,
+            sizes: None,
         }
     }
 
@@ -163,9 +180,35 @@ impl Pacer {
         match (self.burst, rate) {
             (Burst::Fixed(bytes), _) => bytes,
             (Burst::Interval { min, .. }, None) => min,
-            (Burst::Interval { ns, min, max }, Some(rate)) => {
-                earned(Duration::from_nanos(ns), rate).clamp(min, max)
-            }
+            (Burst::Interval { .. }, Some(rate)) => self.sizes(rate).capacity,
+        }
+    }
+
+    /// A time-bounded bucket's sizes at `rate`: the remembered ones when `on_sent`
+    /// stored them at this rate, else computed (the same values: see the field `sizes`).
+    #[inline]
+    fn sizes(&self, rate: PacingRate) -> Sizes {
+        match self.sizes {
+            Some(s) if s.rate == rate => s,
+            _ => self.compute_sizes(rate),
+        }
+    }
+
+    /// [`Pacer::sizes`] computed from `burst` and `rate` alone (fixed bursts: the fixed
+    /// size, and no interval).
+    #[inline(never)]
+    fn compute_sizes(&self, rate: PacingRate) -> Sizes {
+        let (capacity, half_interval) = match self.burst {
+            Burst::Fixed(bytes) => (bytes, 0),
+            Burst::Interval { ns, min, max } => (
+                earned(Duration::from_nanos(ns), rate).clamp(min, max),
+                earned(Duration::from_nanos(ns / 2), rate),
+            ),
+        };
+        Sizes {
+            rate,
+            capacity,
+            half_interval,
         }
     }
 
@@ -217,6 +260,11 @@ impl Pacer {
     /// A packet of `bytes` was sent at `now` while the rate was `rate`: spend its
     /// tokens (never below zero).
     pub fn on_sent(&mut self, now: Instant, bytes: u64, rate: Option<PacingRate>) {
+        if let (Burst::Interval { .. }, Some(rate)) = (self.burst, rate) {
+            if self.sizes.is_none_or(|s| s.rate != rate) {
+                self.sizes = Some(self.compute_sizes(rate));
+            }
+        }
         let (tokens, at) = match rate {
             None => (self.capacity(None), now),
             Some(rate) => self.refill(now, rate),
@@ -231,17 +279,17 @@ impl Pacer {
     /// (fixed bursts), or what half the interval earns (time-bounded), never more than
     /// half the bucket.
     fn target(&self, bytes: u64, rate: PacingRate) -> u64 {
-        let capacity = self.capacity(Some(rate));
-        // A packet bigger than the bucket waits for a full bucket, not forever.
-        let need = bytes.min(capacity);
         match self.burst {
-            Burst::Fixed(_) => need,
+            // A packet bigger than the bucket waits for a full bucket, not forever.
+            Burst::Fixed(capacity) => bytes.min(capacity),
             // Half the interval's worth, at most half the bucket: a wake-up late by up
             // to half an interval still finds its tokens (waiting for a full bucket
             // would drop the lateness, and the rate with it). At low rates that is one
             // packet, paced as with fixed bursts.
-            Burst::Interval { ns, .. } => {
-                earned(Duration::from_nanos(ns / 2), rate).clamp(need, (capacity / 2).max(need))
+            Burst::Interval { .. } => {
+                let s = self.sizes(rate);
+                let need = bytes.min(s.capacity);
+                s.half_interval.clamp(need, (s.capacity / 2).max(need))
             }
         }
     }
@@ -390,6 +438,47 @@ mod tests {
             p.next_send_time(Instant::from_millis(100), MDS, slow),
             Some(Instant::from_millis(100) + Duration::from_micros(800))
         );
+    }
+
+    /// The sizes `on_sent` remembers give the answers of sizes computed afresh: a
+    /// pacer driven through rate changes (within and between bursts), idle gaps and
+    /// drained buckets answers and counts as a twin whose memory is wiped before each
+    /// call. (Checked to fail with the memory keyed on nothing but its presence.)
+    #[test]
+    fn remembered_sizes_match_fresh_ones() {
+        let ms = Duration::from_millis(1);
+        let rates: Vec<PacingRate> = [(1_200_000, 10), (1_200_000, 50), (120_000, 100)]
+            .iter()
+            .chain(&[(3_000_000, 7), (1_250_000, 10)])
+            .map(|&(cwnd, rtt)| PacingRate::from_window(cwnd, Duration::from_millis(rtt)))
+            .map(Option::unwrap)
+            .collect();
+        let mut a = Pacer::with_burst_interval(MDS, ms);
+        let mut b = a.clone();
+        let (mut now, mut x, mut hits) = (Instant::from_millis(1), 7u64, 0);
+        for step in 0..20_000 {
+            // A small linear congruential sequence: the rate changes every few sends,
+            // time moves by 0-300 µs.
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            let rate = Some(rates[(x >> 33) as usize % rates.len()]);
+            if (x >> 20) % 4 == 0 {
+                now += Duration::from_micros((x >> 40) % 300);
+            }
+            let bytes = if step % 7 == 0 { MDS / 3 } else { MDS };
+            b.sizes = None;
+            let answer = a.next_send_time(now, bytes, rate);
+            assert_eq!(answer, b.next_send_time(now, bytes, rate), "step {step}");
+            hits += usize::from(a.sizes.is_some_and(|s| Some(s.rate) == rate));
+            if answer.is_none() || step % 5 == 0 {
+                b.sizes = None;
+                a.on_sent(now, bytes, rate);
+                b.on_sent(now, bytes, rate);
+                let state = |p: &Pacer| (p.tokens, p.refilling, p.last);
+                assert_eq!(state(&a), state(&b), "step {step}");
+            }
+        }
+        // The memory was used (and the rates changed under it).
+        assert!(hits > 1_000 && hits < 19_000, "{hits}");
     }
 
     #[test]
