@@ -309,9 +309,14 @@ impl<T: EcnMark + FlowKey> Queue<T> {
     /// trip through the `VecDeque` on the first hop of most datagrams (issue 29).
     pub fn passes_through(&self, size: u64) -> bool {
         let plain = self.aqm.is_none() && self.codel.is_none() && self.items.is_empty();
-        plain
-            && !(self.max_packets).is_some_and(|m| self.items.len() as u64 >= m)
-            && !(self.max_bytes).is_some_and(|m| self.bytes.saturating_add(size) > m)
+        // `enqueue`'s tail-drop test, as it is written there.
+        let full_packets = self
+            .max_packets
+            .is_some_and(|m| self.items.len() as u64 >= m);
+        let full_bytes = self
+            .max_bytes
+            .is_some_and(|m| self.bytes.saturating_add(size) > m);
+        plain && !(full_packets || full_bytes)
     }
 
     /// What `dequeue` records for a packet that [`Self::passes_through`]: its sojourn,
