@@ -308,7 +308,9 @@ impl<T: EcnMark + FlowKey> Queue<T> {
     /// queue would change (`bytes` goes up by `size` and back down). Saves the packet's
     /// trip through the `VecDeque` on the first hop of most datagrams (issue 29).
     pub fn passes_through(&self, size: u64) -> bool {
-        let plain = self.aqm.is_none() && self.codel.is_none() && self.items.is_empty();
+        if self.aqm.is_some() || self.codel.is_some() || !self.items.is_empty() {
+            return false;
+        }
         // `enqueue`'s tail-drop test, as it is written there.
         let full_packets = self
             .max_packets
@@ -316,7 +318,7 @@ impl<T: EcnMark + FlowKey> Queue<T> {
         let full_bytes = self
             .max_bytes
             .is_some_and(|m| self.bytes.saturating_add(size) > m);
-        plain && !(full_packets || full_bytes)
+        !(full_packets || full_bytes)
     }
 
     /// What `dequeue` records for a packet that [`Self::passes_through`]: its sojourn,
