@@ -199,6 +199,10 @@ pub struct Link {
     pub window: (Instant, Instant),
     /// Delivery, delay and loss traces (`None`: the constant link, on its fast path).
     trace: Option<Box<LinkTrace>>,
+    /// Tests: every arrival through the queue (`arrive`'s pass-through off), to check
+    /// that both ways agree.
+    #[cfg(test)]
+    no_pass_through: bool,
 }
 
 impl Link {
@@ -226,6 +230,8 @@ impl Link {
             pcap: None,
             window: (Instant::ZERO, Instant::MAX),
             trace: None,
+            #[cfg(test)]
+            no_pass_through: false,
         }
     }
 
@@ -276,6 +282,8 @@ impl Link {
                 pkt.ecn = self.impairments.remark(pkt.ecn);
                 if duplicate {
                     self.enqueue(now, pkt.clone());
+                } else if !self.busy && self.trace.is_none() {
+                    return self.pass_through(now, pkt);
                 }
             }
         }
@@ -299,8 +307,41 @@ impl Link {
         self.note_queue(now);
     }
 
+    /// A packet at an idle link without a trace: `enqueue` then `start_next` (which
+    /// would dequeue it at once), with the packet kept out of the queue where
+    /// [`Queue::passes_through`] says the queue would only have held it for this
+    /// instant. Everything else is done as those two calls (and `take_next`) do it, in
+    /// their order: the queue length noted with the packet in (1), the recording flag
+    /// set, the sojourn recorded, the length noted again (0), then the packet counted
+    /// and sent.
+    // Inlined into `arrive` for the same reason as `enqueue`.
+    #[inline(always)]
+    fn pass_through(&mut self, now: Instant, pkt: Packet) -> Option<LinkAction> {
+        let size = pkt.wire_size();
+        #[cfg(test)]
+        let general = self.no_pass_through || !self.queue.passes_through(size);
+        #[cfg(not(test))]
+        let general = !self.queue.passes_through(size);
+        if general {
+            self.enqueue(now, pkt);
+            return self.start_next(now);
+        }
+        self.note_len(now, 1);
+        self.queue
+            .set_recording(now >= self.window.0 && now < self.window.1);
+        self.queue.record_passed();
+        self.note_len(now, 0);
+        self.busy = true;
+        self.count_sent(now, &pkt);
+        let tx = self.serialization(size);
+        Some(LinkAction::TxDone(now + tx, pkt))
+    }
+
     fn note_queue(&mut self, now: Instant) {
-        let len = self.queue.len_packets() as u64;
+        self.note_len(now, self.queue.len_packets() as u64);
+    }
+
+    fn note_len(&mut self, now: Instant, len: u64) {
         self.stats.max_queue_packets = self.stats.max_queue_packets.max(len);
         if self.traces {
             self.stats.queue_series.push((now.as_secs_f64(), len));
@@ -357,6 +398,13 @@ impl Link {
         self.note_queue(now);
         self.busy = true;
         let pkt = q.item;
+        self.count_sent(now, &pkt);
+        Some(pkt)
+    }
+
+    /// A packet starts transmission at `now`: window bytes, pcap.
+    #[inline(always)]
+    fn count_sent(&mut self, now: Instant, pkt: &Packet) {
         let size = pkt.wire_size();
         if now >= self.window.0 && now < self.window.1 {
             self.stats.window_bytes += size;
@@ -373,7 +421,6 @@ impl Link {
                 self.pcap = None;
             }
         }
-        Some(pkt)
     }
 
     /// Serialization time of `size` bytes at the link rate (zero when unlimited).
@@ -546,6 +593,93 @@ mod tests {
             panic!("the link was idle");
         };
         assert_eq!(p.payload, sent.payload);
+    }
+
+    /// The pass-through of an arrival at an idle link agrees with the way through the
+    /// queue: two links, one with it off, get the same arrivals (sizes up to past a
+    /// byte limit, bursts and gaps, so the link is idle or busy, the queue empty or
+    /// full, the window opening and closing) and must send the same packets at the
+    /// same times and report the same results (drops, maximum length, the queue length
+    /// series, sojourn quantiles, window bytes). Drop-tail by packets and by bytes,
+    /// unlimited rate (the access links), and CoDel (never passed through).
+    #[test]
+    fn pass_through_agrees_with_the_queue() {
+        let queues = [
+            (QueueConfig::default(), Some(rate_bps(1.0))),
+            (
+                QueueConfig::DropTail {
+                    packets: Some(3),
+                    bytes: Some(1_000),
+                },
+                Some(rate_bps(2.0)),
+            ),
+            (QueueConfig::default(), None),
+            (
+                QueueConfig::Codel {
+                    packets: 5,
+                    target_ms: None,
+                    interval_ms: None,
+                    ecn: Some(true),
+                },
+                Some(rate_bps(1.0)),
+            ),
+        ];
+        let mut passed = 0;
+        for (queue, rate) in queues {
+            let mut pair = [true, false].map(|general| {
+                let mut l = link(queue.clone(), None);
+                l.rate_bps = rate;
+                l.traces = true;
+                l.window = (Instant::from_millis(300), Instant::from_millis(1_500));
+                l.no_pass_through = general;
+                l
+            });
+            let mut rng = DetRng::new(11);
+            let mut now = Instant::ZERO;
+            // Each link's transmission in progress (done at, packet).
+            let mut tx: [Option<(Instant, Packet)>; 2] = [None, None];
+            for _ in 0..3_000 {
+                now += Duration::from_micros(rng.range(0, 20_000));
+                for (l, t) in pair.iter_mut().zip(tx.iter_mut()) {
+                    while let Some((at, _)) = t.as_ref().filter(|(at, _)| *at <= now) {
+                        let at = *at;
+                        *t = l.start_next(at).map(|a| match a {
+                            LinkAction::TxDone(at, p) => (at, p),
+                            LinkAction::Wake(_) => unreachable!("no trace"),
+                        });
+                    }
+                }
+                let size = rng.range(20, 2_100) as usize;
+                let ecn = [Ecn::NotEct, Ecn::Ect0][rng.range(0, 2) as usize];
+                let mut sent = [None, None];
+                for ((l, t), s) in pair.iter_mut().zip(tx.iter_mut()).zip(&mut sent) {
+                    let idle = t.is_none();
+                    let p = Packet {
+                        ecn,
+                        ..packet(Ecn::NotEct)
+                    };
+                    let p = Packet {
+                        payload: vec![1; size.min(1472)],
+                        ..p
+                    };
+                    if let Some(LinkAction::TxDone(at, p)) = l.arrive(now, p) {
+                        assert!(idle, "only an idle link starts a transmission");
+                        *s = Some((at, p.ecn, p.payload.len()));
+                        *t = Some((at, p));
+                    }
+                }
+                assert_eq!(sent[0], sent[1]);
+                passed += usize::from(sent[0].is_some());
+                let [x, y] = tx
+                    .each_ref()
+                    .map(|t| t.as_ref().map(|(at, p)| (*at, p.ecn)));
+                assert_eq!(x, y);
+            }
+            let [a, b] = &pair;
+            assert_eq!(a.result(1.2), b.result(1.2));
+            assert_eq!(a.queued_packets(), b.queued_packets());
+        }
+        assert!(passed > 1_000, "{passed} arrivals at an idle link");
     }
 
     #[test]

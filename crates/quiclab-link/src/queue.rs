@@ -300,6 +300,35 @@ impl<T: EcnMark + FlowKey> Queue<T> {
         Some(q)
     }
 
+    /// Whether an arrival of `size` bytes at an idle link would pass straight through,
+    /// enqueued and dequeued at the same instant with nothing else happening: true for
+    /// a plain drop-tail queue (no CoDel, no AQM) that is empty and has room for it (the
+    /// limits `enqueue` checks). The caller may then keep the packet out of the queue
+    /// and call [`Self::record_passed`] where it would dequeue it: nothing else in the
+    /// queue would change (`bytes` goes up by `size` and back down). Saves the packet's
+    /// trip through the `VecDeque` on the first hop of most datagrams (issue 29).
+    pub fn passes_through(&self, size: u64) -> bool {
+        if self.aqm.is_some() || self.codel.is_some() || !self.items.is_empty() {
+            return false;
+        }
+        // `enqueue`'s tail-drop test, as it is written there.
+        let full_packets = self
+            .max_packets
+            .is_some_and(|m| self.items.len() as u64 >= m);
+        let full_bytes = self
+            .max_bytes
+            .is_some_and(|m| self.bytes.saturating_add(size) > m);
+        !(full_packets || full_bytes)
+    }
+
+    /// What `dequeue` records for a packet that [`Self::passes_through`]: its sojourn,
+    /// zero, if recording.
+    pub fn record_passed(&mut self) {
+        if self.recording {
+            self.sojourn.record(0);
+        }
+    }
+
     /// Whether the sojourn times of packets sent from now on are recorded (on by
     /// default): the link turns it on inside the measurement window only, so the
     /// quantiles describe the window as its throughput does. Marks and drops are

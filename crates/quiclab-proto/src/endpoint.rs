@@ -571,18 +571,21 @@ impl Endpoint {
                 self.schedule.forget(h, None);
                 continue;
             };
-            slot.conn.prepare_transmit(now);
-            let sent = slot.conn.poll_transmit(now, buf);
-            let settled = sent.is_none() && slot.conn.send_settled();
-            apply_endpoint_events(&mut self.routes, &mut self.validation, h, &mut slot.conn);
-            self.schedule.called(h, slot, false, sent.is_some());
-            if let Some(t) = sent {
-                self.next_to_send = ConnectionHandle(h.0 + 1);
-                self.last_sent = Some(h);
-                return Some(t);
-            }
-            if settled {
-                self.schedule.settle(h, slot);
+            // A settled connection's entry left in `ready`: passed over as if absent.
+            if !self.schedule.skip_settled(h, slot) {
+                slot.conn.prepare_transmit(now);
+                let sent = slot.conn.poll_transmit(now, buf);
+                let settled = sent.is_none() && slot.conn.send_settled();
+                apply_endpoint_events(&mut self.routes, &mut self.validation, h, &mut slot.conn);
+                self.schedule.called(h, slot, false, sent.is_some());
+                if let Some(t) = sent {
+                    self.next_to_send = ConnectionHandle(h.0 + 1);
+                    self.last_sent = Some(h);
+                    return Some(t);
+                }
+                if settled {
+                    self.schedule.settle(h, slot);
+                }
             }
             match h.0.checked_add(1) {
                 Some(n) => cursor = ConnectionHandle(n),

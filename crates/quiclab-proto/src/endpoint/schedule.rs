@@ -7,7 +7,11 @@
 //!   `handle_timeout` and `poll_timeout`;
 //! - the connections that may have something to send (`ready`): woken by a datagram,
 //!   a timer, or the application, and dropped once `poll_transmit` returned `None` and
-//!   [`Connection::send_settled`] says it stays so;
+//!   [`Connection::send_settled`] says it stays so. Dropped lazily: the settled
+//!   connection's flag goes off and its entry stays until the round robin next meets
+//!   it (and skips it, as it would a missing entry) or it is woken again; in the
+//!   simulator it is woken first, by the next datagram, so each quiet spell saves a
+//!   remove and an insert;
 //! - the connections handed out by `connection_mut` since the endpoint last looked
 //!   (`stale`): the application may have changed their deadline or given them data.
 //!
@@ -52,12 +56,15 @@ impl Slot {
 /// field read rather than a search: most of the endpoint's calls would insert a
 /// connection into a set that already holds it (a datagram wakes a connection that is
 /// ready, every poll marks it unread again), and those inserts are skipped.
-/// Invariant: each flag is true exactly when the set of its name holds the handle,
-/// and `deadline` is `Some(t)` exactly when `by_deadline` holds `(t, handle)`
-/// (`Schedule::check` in the tests).
+/// Invariant: each flag is true exactly when the set of its name holds the handle
+/// (for `ready`: `listed`; `ready` implies `listed`), and `deadline` is `Some(t)`
+/// exactly when `by_deadline` holds `(t, handle)` (`Schedule::check` in the tests).
 #[derive(Default)]
 struct Marks {
+    /// May have something to send.
     ready: bool,
+    /// In the `ready` set: ready, or settled with its entry not yet dropped.
+    listed: bool,
     unread: bool,
     stale: bool,
     touched: bool,
@@ -75,7 +82,8 @@ pub(super) type Connections = BTreeMap<ConnectionHandle, Slot>;
 pub(super) struct Schedule {
     /// Each connection's deadline as last read (`Marks::deadline`), by time.
     by_deadline: SmallSet<(Instant, ConnectionHandle)>,
-    /// Connections that may have something to send.
+    /// Connections that may have something to send, and settled ones not yet dropped
+    /// (`Marks::listed`; the round robin skips those whose `Marks::ready` is off).
     ready: SmallSet<ConnectionHandle>,
     /// Handed to the application since the endpoint last re-read them.
     stale: SmallSet<ConnectionHandle>,
@@ -95,6 +103,13 @@ fn put(set: &mut SmallSet<ConnectionHandle>, flag: &mut bool, h: ConnectionHandl
         *flag = true;
         set.insert(h, ());
     }
+}
+
+/// Makes `h` ready: its entry in `ready` is added unless it is there already (ready,
+/// or settled and not yet dropped).
+fn put_ready(ready: &mut SmallSet<ConnectionHandle>, m: &mut Marks, h: ConnectionHandle) {
+    m.ready = true;
+    put(ready, &mut m.listed, h);
 }
 
 /// Takes `h` out of `set` unless its flag says it is not there.
@@ -169,15 +184,31 @@ impl Schedule {
 
     /// `h` received input (a datagram, a timer): it may send, and may have events.
     pub fn wake(&mut self, h: ConnectionHandle, slot: &mut Slot) {
-        put(&mut self.ready, &mut slot.marks.ready, h);
+        put_ready(&mut self.ready, &mut slot.marks, h);
         put(&mut self.touched, &mut slot.marks.touched, h);
     }
 
     /// `h` answered `None` and stays quiet until its next input: its deadline is read
-    /// now (an unread connection must stay ready).
+    /// now (an unread connection must stay ready). Its entry in `ready` stays (listed,
+    /// not ready) until [`Self::skip_settled`] drops it or a wake finds it there.
     pub fn settle(&mut self, h: ConnectionHandle, slot: &mut Slot) {
         self.update(h, slot);
-        take(&mut self.ready, &mut slot.marks.ready, h);
+        slot.marks.ready = false;
+    }
+
+    /// Whether `h`, returned by [`Self::next_ready`], is a settled connection whose
+    /// entry was left in `ready`: then the entry is dropped now, and the caller moves
+    /// on past `h` without polling it, exactly as if the entry had been dropped when
+    /// it settled (`next_ready` would have returned the next entry after `h`, which is
+    /// where the caller's cursor goes). So each entry is dropped at most once per quiet
+    /// spell, and the set never holds more than one entry a connection.
+    pub fn skip_settled(&mut self, h: ConnectionHandle, slot: &mut Slot) -> bool {
+        let m = &mut slot.marks;
+        if m.ready {
+            return false;
+        }
+        take(&mut self.ready, &mut m.listed, h);
+        true
     }
 
     /// The application got `&mut` access to `h`.
@@ -205,7 +236,7 @@ impl Schedule {
             if let Some(slot) = connections.get_mut(&h) {
                 let m = &mut slot.marks;
                 m.stale = false;
-                put(&mut self.ready, &mut m.ready, h);
+                put_ready(&mut self.ready, m, h);
                 put(&mut self.unread, &mut m.unread, h);
             }
         }
@@ -264,12 +295,13 @@ impl Schedule {
         for (&(_, h), ()) in self.by_deadline.range(Bound::Unbounded, due) {
             // Every indexed connection has its slot (`forget` removes its entry).
             if let Some(slot) = connections.get_mut(&h) {
-                put(&mut self.ready, &mut slot.marks.ready, h);
+                put_ready(&mut self.ready, &mut slot.marks, h);
             }
         }
     }
 
-    /// The first ready connection at or after `from` and before `until` (`None`: no
+    /// The first listed connection (ready, or settled with its entry left: see
+    /// [`Self::skip_settled`]) at or after `from` and before `until` (`None`: no
     /// upper bound), in handle order.
     pub fn next_ready(
         &self,
@@ -328,7 +360,10 @@ impl Schedule {
         let mut indexed = 0;
         for (&h, slot) in connections {
             let m = &slot.marks;
-            let flags = [m.ready, m.unread, m.stale, m.touched, m.handshaking];
+            if m.ready && !m.listed {
+                return Err(format!("{h:?} is ready but not in the ready set"));
+            }
+            let flags = [m.listed, m.unread, m.stale, m.touched, m.handshaking];
             for ((name, set), flag) in sets.iter().zip(flags) {
                 if set.contains_key(&h) != flag {
                     return Err(format!("{h:?}: {name} flag {flag}, set disagrees"));

@@ -155,3 +155,51 @@ fn transfer_among(conns_n: usize) {
         "{idle_visits} visits of idle connections in {steady_turns} turns"
     );
 }
+
+/// A connection that settled keeps its entry in the ready set until the round robin
+/// meets it (src/endpoint/schedule.rs, `Schedule::skip_settled`); a datagram alone must
+/// make it ready again. The server here never calls `connection_mut` (which would mark
+/// it stale, and so ready, anyway): after the handshake it goes quiet, then two
+/// ack-eliciting packets must be answered by an ACK at once (RFC 9000 §13.2.2).
+#[test]
+fn a_settled_connection_woken_by_a_datagram_sends() {
+    let server_addr: SocketAddr = "10.0.0.1:443".parse().unwrap();
+    let client_addr: SocketAddr = "10.0.0.2:5000".parse().unwrap();
+    let id = tls::self_signed(&["localhost".into()], 1, 0);
+    let stls = tls::server_config(id, &[b"hq-interop".to_vec()], None).unwrap();
+    let config = Arc::new(TransportConfig::default());
+    let mut server = Endpoint::new(config.clone(), Some(stls), 1);
+    let mut client = Endpoint::new(config, None, 2);
+    let ctls = tls::client_config(
+        tls::ServerVerification::Insecure,
+        &[b"hq-interop".to_vec()],
+        None,
+    );
+    let mut now = Instant::ZERO;
+    let h = client.connect(now, ctls, "localhost", server_addr).unwrap();
+    // The handshake, then long enough for every delayed ACK to go out.
+    for _ in 0..200 {
+        now += Duration::from_millis(5);
+        client.handle_timeout(now);
+        server.handle_timeout(now);
+        flush(&mut client, &mut server, client_addr, now);
+        while server.accept().is_some() {}
+        flush(&mut server, &mut client, server_addr, now);
+        check_deadline(&server);
+    }
+    assert!(client.connection(h).unwrap().is_handshake_complete());
+    let mut buf = Vec::new();
+    assert!(
+        server.poll_transmit(now, &mut buf).is_none(),
+        "the server is quiet"
+    );
+    let c = client.connection_mut(h).unwrap();
+    let s = c.open_stream(Dir::Uni).unwrap();
+    c.write(s, &[7u8; 5_000]).unwrap();
+    flush(&mut client, &mut server, client_addr, now);
+    check_deadline(&server);
+    assert!(
+        server.poll_transmit(now, &mut buf).is_some(),
+        "the woken server acknowledges at once"
+    );
+}
