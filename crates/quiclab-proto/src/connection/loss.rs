@@ -78,7 +78,9 @@ impl Connection {
         // are outstanding, the list is worth keeping for the next ACK.
         let outstanding = !matches!(outcome.loss_timer, Some(LossTimer::Off));
         let acked = self.apply_ack(now, space, outcome);
-        self.scratch.keep_newly_acked(acked, outstanding);
+        let sent_storage = self.path.recovery.sent(space).storage();
+        self.scratch
+            .keep_newly_acked(acked, outstanding, sent_storage);
         if space == SpaceId::Data {
             // draft-ietf-quic-multipath "Key Phase Update Process" (else nothing).
             self.key_phase_note_multipath_ack(now);

@@ -295,8 +295,9 @@ impl<T> SentPackets<T> {
     pub fn len(&self) -> usize {
         self.packets.len()
     }
-    #[cfg(test)]
-    fn storage(&self) -> usize {
+    /// Records the deque has room for: the storage it keeps for the next flight
+    /// (see `on_ack`), which bounds what an ACK's newly acknowledged list can hold.
+    pub fn storage(&self) -> usize {
         self.packets.capacity()
     }
     #[cfg(test)]
