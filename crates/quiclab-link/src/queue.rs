@@ -268,13 +268,7 @@ impl<T: EcnMark + FlowKey> Queue<T> {
         if let Some(aqm) = &mut self.aqm {
             return aqm.enqueue(now, size, item);
         }
-        let full_packets = self
-            .max_packets
-            .is_some_and(|m| self.items.len() as u64 >= m);
-        let full_bytes = self
-            .max_bytes
-            .is_some_and(|m| self.bytes.saturating_add(size) > m);
-        if full_packets || full_bytes {
+        if self.tail_drops(size) {
             return Err(item);
         }
         if let Some(c) = &mut self.codel {
@@ -311,14 +305,21 @@ impl<T: EcnMark + FlowKey> Queue<T> {
         if self.aqm.is_some() || self.codel.is_some() || !self.items.is_empty() {
             return false;
         }
-        // `enqueue`'s tail-drop test, as it is written there.
+        !self.tail_drops(size)
+    }
+
+    /// Whether a plain queue (no AQM) drops an arrival of `size` bytes at its tail:
+    /// with both limits set, a packet must fit both. `enqueue` and `passes_through`
+    /// share it, so the pass-through admits exactly what the queue would.
+    #[inline(always)]
+    fn tail_drops(&self, size: u64) -> bool {
         let full_packets = self
             .max_packets
             .is_some_and(|m| self.items.len() as u64 >= m);
         let full_bytes = self
             .max_bytes
             .is_some_and(|m| self.bytes.saturating_add(size) > m);
-        !(full_packets || full_bytes)
+        full_packets || full_bytes
     }
 
     /// What `dequeue` records for a packet that [`Self::passes_through`]: its sojourn,

@@ -1,10 +1,14 @@
-//! Helpers shared by the integration tests of versions, key updates and TLS choices:
-//! one request/response fetch over a [`Pair`].
+//! Helpers shared by the integration tests: one request/response fetch over a
+//! [`Pair`] (versions, key updates, TLS choices), and a server and a client
+//! [`Endpoint`] to connect (the endpoint tests).
 
 #![allow(dead_code)]
 
 use quiclab_proto::testing::{drain_stream, Pair};
-use quiclab_proto::{Connection, Dir, Instant, StreamError, StreamId, TransportConfig};
+use quiclab_proto::{
+    tls, Connection, Dir, Endpoint, Instant, StreamError, StreamId, TransportConfig,
+};
+use std::sync::Arc;
 
 /// A config with a long idle timeout, so slow tests do not time out.
 pub fn config() -> TransportConfig {
@@ -125,4 +129,21 @@ pub fn upload_uni(pair: &mut Pair, data: &[u8], limit: Instant) {
         got.len(),
         data.len()
     );
+}
+
+/// A server endpoint (seed 1; a self-signed certificate for "localhost", ALPN
+/// hq-interop) and a client endpoint (seed 2) sharing `config`, with the client's TLS
+/// config (no certificate verification) for [`Endpoint::connect`].
+pub fn endpoint_pair(config: TransportConfig) -> (Endpoint, Endpoint, Arc<rustls::ClientConfig>) {
+    let id = tls::self_signed(&["localhost".into()], 1, 0);
+    let stls = tls::server_config(id, &[b"hq-interop".to_vec()], None).unwrap();
+    let config = Arc::new(config);
+    let server = Endpoint::new(config.clone(), Some(stls), 1);
+    let client = Endpoint::new(config, None, 2);
+    let ctls = tls::client_config(
+        tls::ServerVerification::Insecure,
+        &[b"hq-interop".to_vec()],
+        None,
+    );
+    (server, client, ctls)
 }

@@ -4,12 +4,9 @@
 //! at the segment size, carry a transfer to completion.
 
 use quiclab_proto::raw::parse_header;
-use quiclab_proto::{
-    tls, Burst, ConnectionId, Dir, Ecn, EcnMode, Endpoint, Instant, TransportConfig,
-};
+use quiclab_proto::{Burst, ConnectionId, Dir, Ecn, EcnMode, Instant, TransportConfig};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 const MAX: usize = 8;
@@ -57,16 +54,7 @@ fn transfer(config: TransportConfig) -> Vec<Ecn> {
     let mut codepoints = Vec::new();
     let server_addr: SocketAddr = "10.0.0.1:443".parse().unwrap();
     let client_addr: SocketAddr = "10.0.0.2:5000".parse().unwrap();
-    let id = tls::self_signed(&["localhost".into()], 1, 0);
-    let stls = tls::server_config(id, &[b"hq-interop".to_vec()], None).unwrap();
-    let config = Arc::new(config);
-    let mut server = Endpoint::new(config.clone(), Some(stls), 1);
-    let mut client = Endpoint::new(config, None, 2);
-    let ctls = tls::client_config(
-        tls::ServerVerification::Insecure,
-        &[b"hq-interop".to_vec()],
-        None,
-    );
+    let (mut server, mut client, ctls) = crate::common::endpoint_pair(config);
     let mut now = Instant::ZERO;
     let conns: Vec<_> = (0..2)
         .map(|_| {

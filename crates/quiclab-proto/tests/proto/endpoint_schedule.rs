@@ -3,10 +3,9 @@
 //! visits only `take_touched` connections misses no event and completes a transfer,
 //! and idle connections are visited only for their own timers while another transfers.
 
-use quiclab_proto::{tls, ConnectionHandle, Dir, Endpoint, Instant, TransportConfig};
+use quiclab_proto::{ConnectionHandle, Dir, Endpoint, Instant, TransportConfig};
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// The one connection that transfers.
@@ -60,16 +59,7 @@ fn touched_connections_are_enough_with_indexes_as_b_trees() {
 fn transfer_among(conns_n: usize) {
     let server_addr: SocketAddr = "10.0.0.1:443".parse().unwrap();
     let client_addr: SocketAddr = "10.0.0.2:5000".parse().unwrap();
-    let id = tls::self_signed(&["localhost".into()], 1, 0);
-    let stls = tls::server_config(id, &[b"hq-interop".to_vec()], None).unwrap();
-    let config = Arc::new(TransportConfig::default());
-    let mut server = Endpoint::new(config.clone(), Some(stls), 1);
-    let mut client = Endpoint::new(config, None, 2);
-    let ctls = tls::client_config(
-        tls::ServerVerification::Insecure,
-        &[b"hq-interop".to_vec()],
-        None,
-    );
+    let (mut server, mut client, ctls) = crate::common::endpoint_pair(TransportConfig::default());
     let mut now = Instant::ZERO;
     let conns: Vec<_> = (0..conns_n)
         .map(|_| {
@@ -165,16 +155,7 @@ fn transfer_among(conns_n: usize) {
 fn a_settled_connection_woken_by_a_datagram_sends() {
     let server_addr: SocketAddr = "10.0.0.1:443".parse().unwrap();
     let client_addr: SocketAddr = "10.0.0.2:5000".parse().unwrap();
-    let id = tls::self_signed(&["localhost".into()], 1, 0);
-    let stls = tls::server_config(id, &[b"hq-interop".to_vec()], None).unwrap();
-    let config = Arc::new(TransportConfig::default());
-    let mut server = Endpoint::new(config.clone(), Some(stls), 1);
-    let mut client = Endpoint::new(config, None, 2);
-    let ctls = tls::client_config(
-        tls::ServerVerification::Insecure,
-        &[b"hq-interop".to_vec()],
-        None,
-    );
+    let (mut server, mut client, ctls) = crate::common::endpoint_pair(TransportConfig::default());
     let mut now = Instant::ZERO;
     let h = client.connect(now, ctls, "localhost", server_addr).unwrap();
     // The handshake, then long enough for every delayed ACK to go out.
