@@ -77,8 +77,8 @@ impl Connection {
         // The timer untouched (nothing newly acknowledged) or still armed: packets
         // are outstanding, the list is worth keeping for the next ACK.
         let outstanding = !matches!(outcome.loss_timer, Some(LossTimer::Off));
+        let sent_storage = outcome.sent_storage;
         let acked = self.apply_ack(now, space, outcome);
-        let sent_storage = self.path.recovery.sent(space).storage();
         self.scratch
             .keep_newly_acked(acked, outstanding, sent_storage);
         if space == SpaceId::Data {

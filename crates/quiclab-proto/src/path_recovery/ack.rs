@@ -73,6 +73,11 @@ pub(crate) struct AckOutcome<T> {
     /// end of A.7 OnAckReceived; `None` (timer untouched) when nothing was newly
     /// acknowledged.
     pub loss_timer: Option<LossTimer>,
+    /// The records of room the space's sent-packet deque keeps after this ACK (its
+    /// storage for the next flight): no later list of newly acknowledged packets can
+    /// hold more, so the connection keeps [`Self::newly_acked`]'s buffer up to this
+    /// size (`Scratch::keep_newly_acked`).
+    pub sent_storage: usize,
 }
 
 impl<T> Recovery<T> {
@@ -99,6 +104,7 @@ impl<T> Recovery<T> {
             .largest_acked()
             .is_none_or(|l| ack.largest > l);
         let newly_acked = self.sent_mut(ack.space).on_ack(ack.ranges, acked_buf);
+        let sent_storage = self.sent(ack.space).storage();
         // RFC 9438 §4.9.2: every packet of the last congestion episode acknowledged
         // after it was declared lost: the episode was spurious.
         let spurious_congestion = ack.space == SpaceId::Data && self.spurious.on_ack(ack.ranges);
@@ -112,6 +118,7 @@ impl<T> Recovery<T> {
             state_changes: Vec::new(),
             careful_resume_updates: Vec::new(),
             loss_timer: None,
+            sent_storage,
         };
         if out.newly_acked.is_empty() {
             if spurious_congestion {
