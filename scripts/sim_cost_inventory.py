@@ -25,6 +25,9 @@ from collections import defaultdict
 RULES = [
     ("allocation (malloc/free)", None, r"^(malloc|free|realloc|calloc|_int_\w+|malloc_consolidate|unlink_chunk.*|tcache\w*|__rustc::__r\w+|__rust_\w*alloc\w*|__rdl_\w+)$"),
     ("memcpy/memset", None, r"^__mem(cpy|move|set)\w*$"),
+    # `packet_protection = "checksum"` (crypto/checksum_keys.rs): its keys' trait methods
+    # would otherwise match the AEAD and header protection rules below.
+    ("checksum protection", None, r"checksum_keys|checksum_hash"),
     ("header protection", None, r"HeaderProtection|new_mask|unprotect_header|protect_header|::hp::"),
     ("AEAD seal", None, r"^ring::aead::.*seal|encrypt_in_place|aes_gcm_seal"),
     ("AEAD open", None, r"^ring::aead::.*open|decrypt_in_place|aes_gcm_open"),

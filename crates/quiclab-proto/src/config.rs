@@ -11,7 +11,8 @@ pub use datagram::DatagramSendConfig;
 pub use multipath::{AckPath, CoupledCongestionControl, MultipathConfig, MultipathScheduler};
 pub use preferred::PreferredAddressConfig;
 pub use security::{
-    compatible_versions, AdmissionConfig, KeyUpdateConfig, QuicVersion, RetryMode, VersionConfig,
+    compatible_versions, AdmissionConfig, KeyUpdateConfig, PacketProtection, QuicVersion,
+    RetryMode, VersionConfig,
 };
 
 use crate::cc::{CarefulResumeConfig, CongestionControl, HystartConfig};
@@ -370,6 +371,11 @@ pub struct TransportConfig {
     /// (dropping its packets is the other option).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub disable_active_migration: bool,
+    /// Packet protection of the Handshake, 0-RTT and 1-RTT packets (default
+    /// `Aead`). Set by the simulator only (its scenario's `packet_protection`): never
+    /// serialized or read from a config file, so no real-UDP endpoint offers it.
+    #[serde(skip)]
+    pub packet_protection: PacketProtection,
 }
 
 /// `handshake_timeout_ms`'s default: 10 s, a third of the default idle timeout.
@@ -413,6 +419,7 @@ impl Default for TransportConfig {
             preferred_address: None,
             ignore_preferred_address: false,
             disable_active_migration: false,
+            packet_protection: PacketProtection::Aead,
         }
     }
 }

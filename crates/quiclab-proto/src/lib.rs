@@ -68,8 +68,8 @@ pub use config::{
     validate_controller, AckConfig, AckFrequencyConfig, AckFrequencyPolicy, AckPath, AckSchedule,
     AdmissionConfig, ConfigError, CoupledCongestionControl, DatagramSendConfig, FlowConfig,
     HandshakeConfig, KeyUpdateConfig, LossConfig, MultipathConfig, MultipathScheduler,
-    PreferredAddressConfig, QuicVersion, RetryMode, TransportConfig, VersionConfig,
-    UDP_PAYLOAD_1452, UDP_PAYLOAD_DEFAULT, UDP_PAYLOAD_SIGCOMM,
+    PacketProtection, PreferredAddressConfig, QuicVersion, RetryMode, TransportConfig,
+    VersionConfig, UDP_PAYLOAD_1452, UDP_PAYLOAD_DEFAULT, UDP_PAYLOAD_SIGCOMM,
 };
 
 // Streams and identifiers.

@@ -13,6 +13,9 @@
 //!
 //! - `gib_1gbps_40ms/<payload>`: 1 GiB bulk over a point-to-point 1 Gbit/s link each
 //!   way, 20 ms one way, a 1.5x BDP drop-tail queue, no loss, 64 MiB windows.
+//! - `gib_1gbps_40ms_checksum/1452`: the same with `packet_protection = "checksum"`
+//!   (payloads left plaintext under a keyed checksum tag: the AES work of packet
+//!   protection skipped, results identical).
 //! - `dumbbell/<N>`: N sender/receiver pairs, one 1 MiB bulk flow each, all starting at
 //!   0, over one 1 Gbit/s, 10 ms bottleneck. Work grows with N, so the cost per packet
 //!   should not: one flow per pair (the usual dumbbell) also exercises the per-host,
@@ -318,6 +321,13 @@ fn main() {
     for payload in [1452, 1200] {
         cases.push((format!("gib_1gbps_40ms/{payload}"), gib(payload), 3));
     }
+    // The same run with checksum packet protection (no AES work; identical results).
+    let checksum = gib(1452).replace("seed = 1\n", "seed = 1\npacket_protection = \"checksum\"\n");
+    assert!(
+        checksum.contains("packet_protection"),
+        "the option reached the scenario"
+    );
+    cases.push(("gib_1gbps_40ms_checksum/1452".to_string(), checksum, 3));
     for n in [10, 100, 1000] {
         let reps = if n >= 1000 { 3 } else { 5 };
         cases.push((format!("dumbbell/{n}"), dumbbell(n), reps));

@@ -9,6 +9,21 @@ use super::ConfigError;
 use crate::wire::{VERSION_1, VERSION_2};
 use serde::{Deserialize, Serialize};
 
+/// How packets are protected (RFC 9001 §5.3-5.4). `Aead` (default): the negotiated
+/// AEAD and header protection, what a real stack does. `Checksum`: a simulator-only
+/// stand-in that leaves payloads in plaintext under a keyed 16-byte checksum tag and
+/// masks headers with a hashed mask (`crypto/checksum_keys.rs`), keeping every
+/// behaviour that depends on the keys; not interoperable, not secure. Initial packets
+/// and Retry integrity stay real (the endpoint checks Initials before a connection
+/// exists).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PacketProtection {
+    #[default]
+    Aead,
+    Checksum,
+}
+
 /// A QUIC version quiclab speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

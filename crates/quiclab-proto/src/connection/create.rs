@@ -69,7 +69,8 @@ impl Connection {
         // RFC 9368 §2.3: offering other versions, it may have to follow an upgrade.
         let follow =
             (local_params.version_information.as_ref()).is_some_and(|v| v.available.len() > 1);
-        let tls = TlsSession::client(tls, server_name, tp, version, follow, tls_rng, now)?;
+        let tls = TlsSession::client(tls, server_name, tp, version, follow, tls_rng, now)?
+            .with_packet_protection(config.packet_protection);
         let mut conn = Self::new_common(
             now,
             Side::Client,
@@ -154,7 +155,8 @@ impl Connection {
         #[cfg(any(test, feature = "testing"))]
         super::tamper::tamper_transport_parameters(Side::Server, &mut tp);
         let tls_rng = rng.fork("tls");
-        let tls = TlsSession::server(tls, tp, version, tls_rng)?;
+        let tls = TlsSession::server(tls, tp, version, tls_rng)?
+            .with_packet_protection(config.packet_protection);
         let mut conn = Self::new_common(
             now,
             Side::Server,

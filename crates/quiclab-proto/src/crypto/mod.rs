@@ -8,6 +8,8 @@
 //! (deterministic signatures), generated from a seed.
 
 pub mod cert;
+mod checksum_hash;
+pub mod checksum_keys;
 pub mod choices;
 pub mod clock;
 pub mod initial;

@@ -1,10 +1,12 @@
 //! The TLS session of one connection: rustls's QUIC client or server, fed CRYPTO data
 //! and asked for handshake bytes and key changes (RFC 9001 §4).
 
+use super::checksum_keys;
 use super::clock::with_time;
 use super::provider::with_rng;
 use super::session::with_quic_version;
 use super::version_keys::{self, NextSecrets, SecretLog, Traffic};
+use crate::config::PacketProtection;
 use crate::error::{TransportError, TransportErrorCode};
 use crate::rng::DetRng;
 use crate::time::Instant;
@@ -82,6 +84,9 @@ pub struct TlsSession {
     /// Client: TLS handed out the Handshake keys (so the ServerHello was read, and the
     /// transport parameters rustls reports can be the server's new ones).
     handshake_keys_seen: bool,
+    /// How the Handshake, 0-RTT and 1-RTT keys handed out protect packets
+    /// ([`TlsSession::with_packet_protection`]).
+    protection: PacketProtection,
 }
 
 /// rustls's name for a QUIC version: v2 uses the "quicv2 " labels (RFC 9369 §3.3.2);
@@ -149,6 +154,7 @@ impl TlsSession {
             client_origin: Some(origin),
             remembered_params,
             handshake_keys_seen: false,
+            protection: PacketProtection::Aead,
         })
     }
 
@@ -164,15 +170,17 @@ impl TlsSession {
         now: Instant,
     ) -> Option<Result<Self, TransportError>> {
         let (config, name) = self.client_origin.clone()?;
-        Some(Self::client(
-            config,
-            &name,
-            transport_params,
-            version,
-            false,
-            rng,
-            now,
-        ))
+        let session = Self::client(config, &name, transport_params, version, false, rng, now);
+        Some(session.map(|s| s.with_packet_protection(self.protection)))
+    }
+
+    /// The session with the packet protection its keys get (default `Aead`): the
+    /// Handshake and 1-RTT keys and key updates of [`TlsSession::write_handshake`] and
+    /// the 0-RTT keys are wrapped in `crypto::checksum_keys` for `Checksum`; the only
+    /// places keys leave this session, so the connection sees nothing else.
+    pub fn with_packet_protection(mut self, protection: PacketProtection) -> Self {
+        self.protection = protection;
+        self
     }
 
     /// A server sending `transport_params` in its EncryptedExtensions, deriving packet
@@ -199,6 +207,7 @@ impl TlsSession {
             client_origin: None,
             remembered_params: None,
             handshake_keys_seen: false,
+            protection: PacketProtection::Aead,
         })
     }
 
@@ -363,7 +372,15 @@ impl TlsSession {
         if matches!(change, rustls::quic::KeyChange::Handshake { .. }) {
             self.handshake_keys_seen = true;
         }
-        let change = self.for_packet_version(change)?;
+        let change = match self.for_packet_version(change)? {
+            KeyChange::Handshake { keys } => KeyChange::Handshake {
+                keys: checksum_keys::keys(self.protection, keys),
+            },
+            KeyChange::OneRtt { keys, next } => KeyChange::OneRtt {
+                keys: checksum_keys::keys(self.protection, keys),
+                next: next.with_packet_protection(self.protection),
+            },
+        };
         #[cfg(test)]
         if let KeyChange::OneRtt { next, .. } = &change {
             self.next_secrets = Some(next.clone());
@@ -377,7 +394,9 @@ impl TlsSession {
     /// otherwise (and on the server once it rejected).
     pub fn zero_rtt_keys(&self) -> Option<DirectionalKeys> {
         match &self.conn {
-            Tls::Live(c) => c.zero_rtt_keys(),
+            Tls::Live(c) => {
+                (c.zero_rtt_keys()).map(|k| checksum_keys::directional(self.protection, k))
+            }
             Tls::Released(_) => None,
         }
     }

@@ -15,6 +15,8 @@
 //! rustls's public API only builds at 32 bytes (AES-128-GCM needs 16). The limits are
 //! rustls's for the same suites (RFC 9001 §6.6), so a rederived key behaves as rustls's.
 
+use super::checksum_keys;
+use crate::config::PacketProtection;
 use crate::wire::VERSION_2;
 use ring::aead;
 use rustls::crypto::tls13::{Hkdf, OkmBlock};
@@ -361,11 +363,13 @@ pub fn one_rtt(
 }
 
 /// The secrets 1-RTT key updates come from (RFC 9001 §6): rustls's, for the version
-/// its session was created with, or ours for another one.
+/// its session was created with, or ours for another one; `Checksum`: those of the
+/// inner secrets, their keys wrapped for `PacketProtection::Checksum`.
 #[derive(Clone)]
 pub enum NextSecrets {
     Tls(Secrets),
     Version(VersionSecrets),
+    Checksum(Box<NextSecrets>),
 }
 
 impl NextSecrets {
@@ -374,6 +378,18 @@ impl NextSecrets {
         match self {
             NextSecrets::Tls(s) => s.next_packet_keys(),
             NextSecrets::Version(s) => s.next_packet_keys(),
+            NextSecrets::Checksum(s) => {
+                checksum_keys::packet_key_set(PacketProtection::Checksum, s.next_packet_keys())
+            }
+        }
+    }
+
+    /// These secrets, their later keys protecting packets as `protection` says.
+    pub fn with_packet_protection(self, protection: PacketProtection) -> NextSecrets {
+        match (protection, self) {
+            (PacketProtection::Aead, s) => s,
+            (PacketProtection::Checksum, s @ NextSecrets::Checksum(_)) => s,
+            (PacketProtection::Checksum, s) => NextSecrets::Checksum(Box::new(s)),
         }
     }
 }

@@ -89,6 +89,16 @@ pub struct Scenario {
     /// `scenario/tls.rs`); absent = all three suites and X25519.
     #[serde(default, skip_serializing_if = "TlsTable::is_empty")]
     pub tls: TlsTable,
+    /// Packet protection of every QUIC client and server: `"aead"` (default: the
+    /// negotiated AEAD and header protection) or `"checksum"` (the payload stays
+    /// plaintext under a keyed 16-byte checksum tag, headers under a hashed mask;
+    /// every behaviour that depends on the keys is kept, the packets' bytes are not
+    /// what a real stack sends; quiclab-proto's `crypto/checksum_keys.rs`). For sweeps:
+    /// results are identical and runs cheaper; not for pcap studies. TLS-over-TCP
+    /// flows are unaffected.
+    #[serde(default, skip_serializing_if = "is_default_protection")]
+    #[schemars(schema_with = "schema::packet_protection")]
+    pub packet_protection: quiclab_proto::PacketProtection,
     pub topology: Topology,
     /// Transport config of every client / server endpoint (TransportConfig keys;
     /// absent keys take TransportConfig's defaults). Flows may override keys.
@@ -105,6 +115,11 @@ pub struct Scenario {
     /// Scheduled link changes.
     #[serde(default)]
     pub schedule: Vec<LinkChange>,
+}
+
+/// Left out when serialized at its default, so scenarios written back keep their bytes.
+fn is_default_protection(p: &quiclab_proto::PacketProtection) -> bool {
+    *p == quiclab_proto::PacketProtection::Aead
 }
 
 /// When the run ends.
@@ -460,7 +475,8 @@ impl Scenario {
         // `careful_resume.from_flow` (see `resume_from`): the saved values arrive
         // while running; every other key is validated now, with stand-in saved values.
         let from_flow = resume_from::take_from_flow(&mut merged);
-        let config = parse_transport(&merged, &key, file)?;
+        let mut config = parse_transport(&merged, &key, file)?;
+        config.packet_protection = self.packet_protection;
         let mut checked = config.clone();
         if from_flow {
             checked.careful_resume.saved_cwnd_bytes = 1;

@@ -20,3 +20,8 @@ pub(crate) fn transport_table(g: &mut SchemaGenerator) -> Schema {
 pub(crate) fn proto_name(_: &mut SchemaGenerator) -> Schema {
     json_schema!({ "type": "string" })
 }
+
+/// `packet_protection`: quiclab-proto's `PacketProtection` by its serde names.
+pub(crate) fn packet_protection(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "type": "string", "enum": ["aead", "checksum"], "default": "aead" })
+}

@@ -29,6 +29,7 @@ mod line_rate;
 mod link_profiles;
 mod media_workload;
 mod multipath_paths;
+mod packet_protection;
 mod pcap_decrypt;
 mod pep;
 mod rebinding;
