@@ -169,6 +169,28 @@ fn release_part(
     n > 0 && conn_recv.wants_update()
 }
 
+/// Test builds: runs `release_part` after a read that found nothing and checks that it
+/// changes nothing: `released == read` on a part neither reset nor stopped, and a stream
+/// whose window wants MAX_STREAM_DATA is queued for it already.
+#[cfg(any(test, feature = "invariants"))]
+fn assert_release_idle(
+    r: &mut RecvStream,
+    id: StreamId,
+    stream_pending: &mut BTreeSet<StreamId>,
+    conn_recv: &mut RecvWindow,
+) {
+    let (released, queued, consumed) = (r.released, stream_pending.len(), conn_recv.consumed);
+    let max_data = release_part(r, id, stream_pending, conn_recv);
+    assert_eq!(r.released, released, "{id:?}: `released == read` broken");
+    assert_eq!(
+        stream_pending.len(),
+        queued,
+        "{id:?}: wants MAX_STREAM_DATA but was not queued"
+    );
+    assert_eq!(conn_recv.consumed, consumed, "{id:?}: released credit");
+    assert!(!max_data, "{id:?}: a blocked read wants MAX_DATA");
+}
+
 /// The peer's initial per-stream limits (§18.2), applied to streams as they open.
 #[derive(Clone, Copy, Debug, Default)]
 struct PeerStreamData {
@@ -539,6 +561,14 @@ impl Streams {
             .ok_or(StreamError::UnknownStream)?;
         let r = st.recv.as_mut().ok_or(StreamError::WrongDirection)?;
         let res = r.read(buf);
+        // Test builds: a read that found nothing leaves `release_part` and the close
+        // check below nothing to do (the invariants a shortcut would rest on, issue 29).
+        #[cfg(any(test, feature = "invariants"))]
+        if matches!(res, Err(StreamError::Blocked)) {
+            let (pending, conn) = (&mut self.max_stream_data_pending, &mut self.conn_recv);
+            assert_release_idle(r, id, pending, conn);
+            assert!(!r.is_done(), "{id:?}: a blocked read ended the receive part");
+        }
         // `release` then `maybe_close` on the stream already in hand: the application
         // reads after every delivered packet, and looking the stream up three times
         // was most of the bookkeeping of a read (issue 29).
