@@ -43,10 +43,16 @@ impl RecvWindow {
     /// would raise `max`. Without the second rule, a receiver that reads each packet of
     /// window-sized line-rate bursts (congestion control off) updates once per burst,
     /// at its first packet, and the sender settles at half a window per round trip.
+    /// Either way only if an update would raise `max`: `consumed` never exceeds `max`
+    /// (flow control), so below the 2^62-1 cap (§4.1) the half-window rule implies it,
+    /// and at the cap a window that can grow no further wants nothing (so a sent update
+    /// always ends the want, which `Streams::read` relies on).
     pub fn wants_update(&self) -> bool {
-        let blocked = self.blocked_at.is_some_and(|l| {
-            self.consumed >= l && self.consumed.saturating_add(self.window) > self.max
-        });
+        let target = self.consumed.saturating_add(self.window).min(varint::MAX);
+        if target <= self.max {
+            return false;
+        }
+        let blocked = self.blocked_at.is_some_and(|l| self.consumed >= l);
         blocked || self.max.saturating_sub(self.consumed).saturating_mul(2) < self.window
     }
 
@@ -125,6 +131,28 @@ mod tests {
         w.blocked_at = Some(150);
         assert!(!w.wants_update());
         w.consumed = 150;
+        assert!(w.wants_update());
+    }
+
+    /// At the 2^62-1 cap an update cannot raise `max`: the window wants none, so an
+    /// update once sent is not asked for again (the half-window rule alone would ask
+    /// after every read).
+    #[test]
+    fn no_update_wanted_at_the_varint_cap() {
+        let rtt = Duration::from_millis(100);
+        let mut w = RecvWindow::new(100, 100, false);
+        w.max = varint::MAX - 10;
+        w.consumed = varint::MAX - 40;
+        assert!(w.wants_update(), "30 of 100 left, and the cap leaves room");
+        assert_eq!(w.update(Instant::from_millis(0), rtt), varint::MAX);
+        assert!(!w.wants_update(), "nothing left to offer");
+        w.blocked_at = Some(varint::MAX - 40);
+        assert!(!w.wants_update(), "nor for a blocked report");
+        // Below the cap the blocked rule still applies (60 of 100 left: the half-window
+        // rule alone would wait).
+        w.max = varint::MAX - 20;
+        w.consumed = varint::MAX - 80;
+        w.blocked_at = Some(varint::MAX - 80);
         assert!(w.wants_update());
     }
 }

@@ -199,9 +199,15 @@ impl RecvStream {
             return Err(StreamError::Closed);
         }
         // What was read is contiguous: `read <= contiguous_end`.
-        let n = out
-            .len()
-            .min(self.contiguous_end().saturating_sub(self.read) as usize);
+        let ready = self.contiguous_end().saturating_sub(self.read);
+        if ready == 0 && self.final_size != Some(self.read) {
+            // Nothing to read (the application's read after the one that emptied the
+            // buffer, issue 29): what follows would copy and drain nothing, leave `read`
+            // as it is and end in this same `Blocked`; only its store is kept.
+            self.flow.consumed = self.read;
+            return Err(StreamError::Blocked);
+        }
+        let n = out.len().min(ready as usize);
         let (a, b) = self.buf.as_slices();
         let k = n.min(a.len());
         out[..k].copy_from_slice(&a[..k]);

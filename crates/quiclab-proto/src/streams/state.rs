@@ -169,6 +169,29 @@ fn release_part(
     n > 0 && conn_recv.wants_update()
 }
 
+/// Test builds: runs `release_part` where `Streams::read` skips it after a read that
+/// found nothing, and checks that it changes nothing: `released == read` on a part
+/// neither reset nor stopped, and a stream whose window wants MAX_STREAM_DATA is queued
+/// for it already (the two invariants the skip rests on).
+#[cfg(any(test, feature = "invariants"))]
+fn assert_release_idle(
+    r: &mut RecvStream,
+    id: StreamId,
+    stream_pending: &mut BTreeSet<StreamId>,
+    conn_recv: &mut RecvWindow,
+) {
+    let (released, queued, consumed) = (r.released, stream_pending.len(), conn_recv.consumed);
+    let max_data = release_part(r, id, stream_pending, conn_recv);
+    assert_eq!(r.released, released, "{id:?}: `released == read` broken");
+    assert_eq!(
+        stream_pending.len(),
+        queued,
+        "{id:?}: wants MAX_STREAM_DATA but was not queued"
+    );
+    assert_eq!(conn_recv.consumed, consumed, "{id:?}: released credit");
+    assert!(!max_data, "{id:?}: a blocked read wants MAX_DATA");
+}
+
 /// The peer's initial per-stream limits (§18.2), applied to streams as they open.
 #[derive(Clone, Copy, Debug, Default)]
 struct PeerStreamData {
@@ -539,6 +562,33 @@ impl Streams {
             .ok_or(StreamError::UnknownStream)?;
         let r = st.recv.as_mut().ok_or(StreamError::WrongDirection)?;
         let res = r.read(buf);
+        if matches!(res, Err(StreamError::Blocked)) {
+            // The read found nothing (the application reads until `Blocked`, so this is
+            // every other read, issue 29), and what follows would change nothing:
+            // - `take_release` returns 0: `released == read` on a part neither reset nor
+            //   stopped, as `read` moves only in `RecvStream::read`, whose every other
+            //   outcome goes through `release_part` below, and `released` only there;
+            //   this read moved neither.
+            // - `stream_pending` holds `id` already if its window wants MAX_STREAM_DATA:
+            //   `wants_update` turns true only as `consumed` grows (a read, then
+            //   `release_part`) or a STREAM_DATA_BLOCKED sets `blocked_at` (`on_frame`
+            //   queues it); `write_control` dequeues it after the update, which makes
+            //   `wants_update` false (`flow.rs`), and the others once it no longer
+            //   wants credit.
+            // - No MAX_DATA: nothing was released. No close: a `Blocked` part has not
+            //   read its FIN and is neither reset nor stopped, so it is not done.
+            // Test builds run the skipped work and check it did nothing.
+            #[cfg(any(test, feature = "invariants"))]
+            {
+                let (pending, conn) = (&mut self.max_stream_data_pending, &mut self.conn_recv);
+                assert_release_idle(r, id, pending, conn);
+                assert!(
+                    !r.is_done(),
+                    "{id:?}: a blocked read ended the receive part"
+                );
+            }
+            return res;
+        }
         // `release` then `maybe_close` on the stream already in hand: the application
         // reads after every delivered packet, and looking the stream up three times
         // was most of the bookkeeping of a read (issue 29).

@@ -804,3 +804,54 @@ fn peer_reset_is_reported_by_read() {
         Err(StreamError::UnknownStream)
     );
 }
+
+/// A read that finds nothing returns before `release_part` and the close check
+/// (`Streams::read`); test builds check there that the skipped work would have changed
+/// nothing (`assert_release_idle`). Such reads in each state that work looks at: before
+/// the first byte, behind a gap, after partial and full reads, with MAX_STREAM_DATA
+/// queued by the half-window rule, after it was sent, and wanted through a
+/// STREAM_DATA_BLOCKED report alone.
+#[test]
+fn a_read_that_finds_nothing_changes_no_credit() {
+    let (_, mut server) = pair();
+    let a = StreamId(0);
+    let blocked = |s: &mut Streams| assert_eq!(s.read(a, &mut [0; 64]), Err(StreamError::Blocked));
+    server.on_frame(&stream(0, 400, &[1; 100], false)).unwrap();
+    blocked(&mut server);
+    server.on_frame(&stream(0, 0, &[1; 400], false)).unwrap();
+    assert_eq!(server.read(a, &mut [0; 300]).unwrap().bytes, 300);
+    assert_eq!(server.read(a, &mut [0; 300]).unwrap().bytes, 200);
+    blocked(&mut server);
+    assert!(
+        !server.has_pending(),
+        "half of the window read: no update yet"
+    );
+    server.on_frame(&stream(0, 500, &[1; 100], false)).unwrap();
+    read_all(&mut server, a);
+    blocked(&mut server);
+    let (rec, buf) = packet(&mut server, Instant::ZERO, 1200);
+    assert_eq!(rec, vec![StreamFrameRecord::MaxStreamData { id: a }]);
+    assert_eq!(parse(&buf), vec![Frame::MaxStreamData { id: a, max: 1600 }]);
+    blocked(&mut server);
+    // 400 of 1000 left: only the peer's report of being blocked at 1000 asks for more.
+    server.on_frame(&stream(0, 600, &[1; 400], false)).unwrap();
+    read_all(&mut server, a);
+    assert!(!server.has_pending());
+    let report = Frame::StreamDataBlocked { id: a, limit: 1000 };
+    server.on_frame(&report).unwrap();
+    blocked(&mut server);
+    let (_, buf) = packet(&mut server, Instant::ZERO, 1200);
+    assert_eq!(parse(&buf), vec![Frame::MaxStreamData { id: a, max: 2000 }]);
+    blocked(&mut server);
+    assert_eq!(packet(&mut server, Instant::ZERO, 1200).0, vec![]);
+    // The FIN is read once; then the receive part is closed.
+    server.on_frame(&stream(0, 1000, &[], true)).unwrap();
+    assert_eq!(
+        server.read(a, &mut [0; 64]).unwrap(),
+        ReadOutcome {
+            bytes: 0,
+            fin: true
+        }
+    );
+    assert_eq!(server.read(a, &mut [0; 64]), Err(StreamError::Closed));
+}
