@@ -234,7 +234,7 @@ impl ChecksumHeaderKey {
         Some(ChecksumHeaderKey { seeds, sample_len })
     }
 
-    /// RFC 9001 §5.4.1 as the ring key applies it (`version_keys::HeaderKey::xor`), with
+    /// RFC 9001 §5.4.1 as the ring key applies it (`header_mask::apply`), with
     /// a hashed 5-byte mask: the first byte's low 4 (long header) or 5 (short header)
     /// bits and the packet number's bytes. Fails, changing nothing, on a sample of the
     /// wrong length or a packet number over 4 bytes.
@@ -248,23 +248,9 @@ impl ChecksumHeaderKey {
         if sample.len() != self.sample_len {
             return Err(rustls::Error::General("sample of invalid length".into()));
         }
-        let mask = finish(chain(self.seeds[0], sample) ^ self.seeds[1]).to_le_bytes();
-        let (first_mask, pn_mask) = (mask[0], &mask[1..5]);
-        if packet_number.len() > pn_mask.len() {
-            return Err(rustls::Error::General("packet number too long".into()));
-        }
-        let bits = if *first & 0x80 != 0 { 0x0f } else { 0x1f };
-        let plain_first = if masked {
-            *first ^ (first_mask & bits)
-        } else {
-            *first
-        };
-        let pn_len = usize::from(plain_first & 0x03) + 1;
-        *first ^= first_mask & bits;
-        for (b, m) in packet_number.iter_mut().zip(pn_mask).take(pn_len) {
-            *b ^= m;
-        }
-        Ok(())
+        let m = finish(chain(self.seeds[0], sample) ^ self.seeds[1]).to_le_bytes();
+        let mask = [m[0], m[1], m[2], m[3], m[4]];
+        super::header_mask::apply(&mask, first, packet_number, masked)
     }
 }
 

@@ -12,6 +12,7 @@ mod checksum_hash;
 pub mod checksum_keys;
 pub mod choices;
 pub mod clock;
+mod header_mask;
 pub mod initial;
 pub mod path_nonce;
 pub mod protect;

@@ -209,10 +209,8 @@ impl rustls::quic::PacketKey for PacketKey {
 struct HeaderKey(aead::quic::HeaderProtectionKey);
 
 impl HeaderKey {
-    /// RFC 9001 §5.4.1: XORs the mask into the first byte's low 4 (long header) or 5
-    /// (short header) bits and the packet number's bytes. `masked`: `first` is still
-    /// protected (removal), so the packet number length is read after unmasking it.
-    /// Fails, changing nothing, on a bad sample or a too long packet number.
+    /// RFC 9001 §5.4.1 with ring's mask of `sample` (`header_mask::apply`). Fails,
+    /// changing nothing, on a bad sample or a too long packet number.
     fn xor(
         &self,
         sample: &[u8],
@@ -224,22 +222,7 @@ impl HeaderKey {
             .0
             .new_mask(sample)
             .map_err(|_| rustls::Error::General("sample of invalid length".into()))?;
-        let (first_mask, pn_mask) = mask.split_first().expect("a 5-byte mask");
-        if packet_number.len() > pn_mask.len() {
-            return Err(rustls::Error::General("packet number too long".into()));
-        }
-        let bits = if *first & 0x80 != 0 { 0x0f } else { 0x1f };
-        let plain_first = if masked {
-            *first ^ (first_mask & bits)
-        } else {
-            *first
-        };
-        let pn_len = usize::from(plain_first & 0x03) + 1;
-        *first ^= first_mask & bits;
-        for (b, m) in packet_number.iter_mut().zip(pn_mask).take(pn_len) {
-            *b ^= m;
-        }
-        Ok(())
+        super::header_mask::apply(&mask, first, packet_number, masked)
     }
 }
 
