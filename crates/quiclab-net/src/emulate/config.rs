@@ -6,7 +6,8 @@
 //!
 //! Ignored (the endpoints are real programs with their own settings): `[client]`,
 //! `[server]`, `[[flows]]`, `certificate_padding`, `certificate_type`, `[tls]`,
-//! `packet_protection` (the real endpoints always use the AEAD) and `stop` (the emulator runs until `--duration` or SIGINT/SIGTERM). They are still
+//! `packet_protection` (the real endpoints always use the AEAD) and `stop` (the
+//! emulator runs until `--duration` or SIGINT/SIGTERM). They are still
 //! checked (a scenario that `sim run` refuses is refused here too), but a scenario
 //! without flows is fine.
 //! Refused with a typed error: a dumbbell topology (one client, one server: there are
