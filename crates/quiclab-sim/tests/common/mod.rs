@@ -1,10 +1,13 @@
 //! Helpers shared by the integration tests: temp dirs that clean up after themselves,
-//! and the tshark check that a pcap plus NSS key log decrypts completely.
+//! running an inline scenario and reading back what it wrote, and the tshark check that
+//! a pcap plus NSS key log decrypts completely.
 //!
 //! Each test binary compiles this module separately and uses only part of it.
 #![allow(dead_code)]
 
+use quiclab_sim::{RunResult, Scenario, Simulation};
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -37,6 +40,34 @@ impl Drop for TempDir {
         }
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// Runs the scenario `text` (named "inline"), writing its outputs under `out`.
+pub fn run(text: &str, out: &Path) -> RunResult {
+    let s = Scenario::parse(text, "inline").unwrap_or_else(|e| panic!("{e}"));
+    Simulation::new(s, "inline", Some(out))
+        .unwrap_or_else(|e| panic!("{e}"))
+        .run()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Every file under `dir`, by path relative to it.
+pub fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        for entry in std::fs::read_dir(dir).expect("read dir") {
+            let path = entry.expect("dir entry").path();
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                let rel = path.strip_prefix(root).expect("under root");
+                let bytes = std::fs::read(&path).expect("read");
+                out.insert(rel.display().to_string(), bytes);
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
 }
 
 #[path = "../../../../tests/skip.rs"]

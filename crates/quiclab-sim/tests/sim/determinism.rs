@@ -4,11 +4,10 @@
 //! by component name, so adding a flow leaves another flow's randomness untouched.
 
 use crate::common;
+use crate::common::{files, run};
 
 use common::TempDir;
 use quiclab_sim::{RunResult, Scenario, Simulation};
-use std::collections::BTreeMap;
-use std::path::Path;
 
 /// Point-to-point, 20 ms RTT, 10 Mbit/s, 1% Bernoulli loss and 2 ms jitter with
 /// reordering both ways; a 2 MB bulk flow and a request flow.
@@ -49,35 +48,6 @@ name = "get"
 start_s = 0.1
 workload = { kind = "request", size = 50000, count = 3 }
 "#;
-
-fn run(text: &str, out: &Path) -> RunResult {
-    let s = Scenario::parse(text, "inline").unwrap_or_else(|e| panic!("{e}"));
-    Simulation::new(s, "inline", Some(out))
-        .unwrap_or_else(|e| panic!("{e}"))
-        .run()
-        .unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// Every file under `dir`, by path relative to it.
-fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
-        for entry in std::fs::read_dir(dir).expect("read dir") {
-            let path = entry.expect("dir entry").path();
-            if path.is_dir() {
-                walk(root, &path, out);
-            } else {
-                let rel = path.strip_prefix(root).expect("under root");
-                out.insert(
-                    rel.display().to_string(),
-                    std::fs::read(&path).expect("read"),
-                );
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(dir, dir, &mut out);
-    out
-}
 
 fn json(r: &RunResult) -> String {
     serde_json::to_string_pretty(r).expect("results serialize")

@@ -8,9 +8,8 @@
 //! upgrade to QUIC v2 (keys rederived for another version).
 
 use crate::common::TempDir;
-use quiclab_sim::{RunResult, Scenario, Simulation};
-use std::collections::BTreeMap;
-use std::path::Path;
+use crate::common::{files, run};
+use quiclab_sim::RunResult;
 
 /// Point-to-point, 20 Mbit/s, 10 ms each way; `extra` appended (its own tables and flows).
 fn scenario(protection: &str, forward_extra: &str, extra: &str) -> String {
@@ -40,33 +39,6 @@ queue = {{ discipline = "drop_tail", packets = 60 }}
 {extra}
 "#
     )
-}
-
-/// Every file under `dir`, by path relative to it.
-fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
-        for entry in std::fs::read_dir(dir).expect("read dir") {
-            let path = entry.expect("dir entry").path();
-            if path.is_dir() {
-                walk(root, &path, out);
-            } else {
-                let rel = path.strip_prefix(root).expect("under root");
-                let bytes = std::fs::read(&path).expect("read");
-                out.insert(rel.display().to_string(), bytes);
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(dir, dir, &mut out);
-    out
-}
-
-fn run(text: &str, out: &Path) -> RunResult {
-    let s = Scenario::parse(text, "inline").unwrap_or_else(|e| panic!("{e}"));
-    Simulation::new(s, "inline", Some(out))
-        .unwrap_or_else(|e| panic!("{e}"))
-        .run()
-        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Runs the scenario with both protections; asserts identical results and files

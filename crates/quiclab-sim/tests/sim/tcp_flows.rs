@@ -4,10 +4,10 @@
 //! (checksums, options, SACK) when it is installed.
 
 use crate::common;
+use crate::common::run;
 
 use common::{tshark_available, TempDir};
-use quiclab_sim::{RunResult, Scenario, Simulation};
-use std::path::Path;
+use quiclab_sim::{RunResult, Scenario};
 use std::process::Command;
 
 /// 20 ms RTT, 10 Mbit/s, 1% loss both ways and jitter with reordering: recovery,
@@ -51,14 +51,6 @@ start_s = 0.1
 transport = "tcp"
 workload = { kind = "request", size = 50000, count = 3 }
 "#;
-
-fn run(text: &str, out: &Path) -> RunResult {
-    let s = Scenario::parse(text, "inline").unwrap_or_else(|e| panic!("{e}"));
-    Simulation::new(s, "inline", Some(out))
-        .unwrap_or_else(|e| panic!("{e}"))
-        .run()
-        .unwrap_or_else(|e| panic!("{e}"))
-}
 
 #[test]
 fn same_seed_same_bytes() {

@@ -8,10 +8,10 @@
 //! typed errors naming the key.
 
 use crate::common;
+use crate::common::{files, run};
 
 use common::TempDir;
-use quiclab_sim::{RunResult, Scenario, Simulation};
-use std::collections::BTreeMap;
+use quiclab_sim::RunResult;
 use std::path::Path;
 
 /// A 10 KB GET over a slow (1 Mbit/s) 40 ms RTT path, where a bigger server flight
@@ -43,14 +43,6 @@ workload = {{ kind = "request", size = 10000 }}
 {flow}
 "#
     )
-}
-
-fn run(text: &str, out: &Path) -> RunResult {
-    let s = Scenario::parse(text, "inline").unwrap_or_else(|e| panic!("{e}"));
-    Simulation::new(s, "inline", Some(out))
-        .unwrap_or_else(|e| panic!("{e}"))
-        .run()
-        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Bytes the server sent in packets of `ty` ("initial", "handshake").
@@ -252,27 +244,6 @@ fn key_exchange_groups_show_in_the_handshake() {
         "HRR adds {extra:.6} s to the handshake, expected {expected:.6} s (one RTT and two \
          1200-byte Initial datagrams at 1 Mbit/s)"
     );
-}
-
-/// Every file under `dir`, by path relative to it.
-fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
-        for entry in std::fs::read_dir(dir).expect("read dir") {
-            let path = entry.expect("dir entry").path();
-            if path.is_dir() {
-                walk(root, &path, out);
-            } else {
-                let rel = path.strip_prefix(root).expect("under root");
-                out.insert(
-                    rel.display().to_string(),
-                    std::fs::read(&path).expect("read"),
-                );
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(dir, dir, &mut out);
-    out
 }
 
 /// A QUIC flow and a TLS 1.3/TCP flow, with qlog and pcap.

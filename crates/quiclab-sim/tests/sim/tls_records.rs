@@ -4,9 +4,10 @@
 //! of a response larger than the initial window.
 
 use crate::common;
+use crate::common::run;
 
 use common::{tshark_available, TempDir};
-use quiclab_sim::{RunResult, Scenario, Simulation};
+use quiclab_sim::Scenario;
 use std::path::Path;
 use std::process::Command;
 
@@ -36,14 +37,6 @@ workload = {{ kind = "request", size = {size}, count = {count}, think_ms = {thin
 tls = {{ version = "{version}", records = "{records}" }}
 "#
     )
-}
-
-fn run(text: &str, out: &Path) -> RunResult {
-    let s = Scenario::parse(text, "inline").unwrap_or_else(|e| panic!("{e}"));
-    Simulation::new(s, "inline", Some(out))
-        .unwrap_or_else(|e| panic!("{e}"))
-        .run()
-        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// A 100 KB response: its first 16 KB record needs twelve segments, two more than the
