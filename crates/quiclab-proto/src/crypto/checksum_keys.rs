@@ -19,6 +19,7 @@
 //! - Tag length, confidentiality and integrity limits are the real key's.
 
 use super::checksum_hash::{chain, finish, tag};
+use super::header_mask::{MaskSource, MaskedHeaderKey};
 use crate::config::PacketProtection;
 use rustls::quic::{DirectionalKeys, HeaderProtectionKey, Keys, PacketKey, PacketKeySet, Tag};
 
@@ -50,7 +51,7 @@ pub fn header_key(
     match protection {
         PacketProtection::Aead => inner,
         PacketProtection::Checksum => match ChecksumHeaderKey::new(inner.as_ref()) {
-            Some(k) => Box::new(k),
+            Some(k) => Box::new(MaskedHeaderKey(k)),
             None => inner,
         },
     }
@@ -233,44 +234,17 @@ impl ChecksumHeaderKey {
         }
         Some(ChecksumHeaderKey { seeds, sample_len })
     }
+}
 
-    /// RFC 9001 §5.4.1 as the ring key applies it (`header_mask::apply`), with
-    /// a hashed 5-byte mask: the first byte's low 4 (long header) or 5 (short header)
-    /// bits and the packet number's bytes. Fails, changing nothing, on a sample of the
-    /// wrong length or a packet number over 4 bytes.
-    fn xor(
-        &self,
-        sample: &[u8],
-        first: &mut u8,
-        packet_number: &mut [u8],
-        masked: bool,
-    ) -> Result<(), rustls::Error> {
+/// RFC 9001 §5.4.1's masking as the ring key does it (`header_mask`), with a hashed
+/// 5-byte mask.
+impl MaskSource for ChecksumHeaderKey {
+    fn mask(&self, sample: &[u8]) -> Result<[u8; 5], rustls::Error> {
         if sample.len() != self.sample_len {
             return Err(rustls::Error::General("sample of invalid length".into()));
         }
         let m = finish(chain(self.seeds[0], sample) ^ self.seeds[1]).to_le_bytes();
-        let mask = [m[0], m[1], m[2], m[3], m[4]];
-        super::header_mask::apply(&mask, first, packet_number, masked)
-    }
-}
-
-impl HeaderProtectionKey for ChecksumHeaderKey {
-    fn encrypt_in_place(
-        &self,
-        sample: &[u8],
-        first: &mut u8,
-        packet_number: &mut [u8],
-    ) -> Result<(), rustls::Error> {
-        self.xor(sample, first, packet_number, false)
-    }
-
-    fn decrypt_in_place(
-        &self,
-        sample: &[u8],
-        first: &mut u8,
-        packet_number: &mut [u8],
-    ) -> Result<(), rustls::Error> {
-        self.xor(sample, first, packet_number, true)
+        Ok([m[0], m[1], m[2], m[3], m[4]])
     }
 
     fn sample_len(&self) -> usize {

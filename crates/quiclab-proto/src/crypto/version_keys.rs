@@ -16,6 +16,7 @@
 //! rustls's for the same suites (RFC 9001 §6.6), so a rederived key behaves as rustls's.
 
 use super::checksum_keys;
+use super::header_mask::{MaskSource, MaskedHeaderKey};
 use crate::config::PacketProtection;
 use crate::wire::VERSION_2;
 use ring::aead;
@@ -205,44 +206,13 @@ impl rustls::quic::PacketKey for PacketKey {
     }
 }
 
-/// Header protection (RFC 9001 §5.4).
-struct HeaderKey(aead::quic::HeaderProtectionKey);
+/// Header protection (RFC 9001 §5.4): ring's AES or ChaCha20 mask.
+struct RingMask(aead::quic::HeaderProtectionKey);
 
-impl HeaderKey {
-    /// RFC 9001 §5.4.1 with ring's mask of `sample` (`header_mask::apply`). Fails,
-    /// changing nothing, on a bad sample or a too long packet number.
-    fn xor(
-        &self,
-        sample: &[u8],
-        first: &mut u8,
-        packet_number: &mut [u8],
-        masked: bool,
-    ) -> Result<(), rustls::Error> {
-        let mask = self
-            .0
-            .new_mask(sample)
-            .map_err(|_| rustls::Error::General("sample of invalid length".into()))?;
-        super::header_mask::apply(&mask, first, packet_number, masked)
-    }
-}
-
-impl rustls::quic::HeaderProtectionKey for HeaderKey {
-    fn encrypt_in_place(
-        &self,
-        sample: &[u8],
-        first: &mut u8,
-        packet_number: &mut [u8],
-    ) -> Result<(), rustls::Error> {
-        self.xor(sample, first, packet_number, false)
-    }
-
-    fn decrypt_in_place(
-        &self,
-        sample: &[u8],
-        first: &mut u8,
-        packet_number: &mut [u8],
-    ) -> Result<(), rustls::Error> {
-        self.xor(sample, first, packet_number, true)
+impl MaskSource for RingMask {
+    fn mask(&self, sample: &[u8]) -> Result<[u8; 5], rustls::Error> {
+        (self.0.new_mask(sample))
+            .map_err(|_| rustls::Error::General("sample of invalid length".into()))
     }
 
     fn sample_len(&self) -> usize {
@@ -287,7 +257,7 @@ fn directional(
     let header = aead::quic::HeaderProtectionKey::new(alg.header, hp)
         .expect("a header key of the algorithm's length");
     DirectionalKeys {
-        header: Box::new(HeaderKey(header)),
+        header: Box::new(MaskedHeaderKey(RingMask(header))),
         packet: packet_key(suite, alg, version, secret),
     }
 }
