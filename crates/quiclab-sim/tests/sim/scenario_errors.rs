@@ -351,3 +351,28 @@ fn multipath_scheduler_transport_key() {
         &["client.multipath", "unknown variant `fastest`"],
     );
 }
+
+/// `packet_protection` reaches every QUIC endpoint's TransportConfig; an unknown value
+/// is an error naming the file and the allowed values, and a `[client]` table cannot
+/// set it (the key is the whole run's, never a real endpoint's).
+#[test]
+fn packet_protection_key() {
+    use quiclab_proto::PacketProtection;
+    let s = Scenario::parse(&with("TOP", "packet_protection = \"checksum\""), FILE)
+        .unwrap_or_else(|e| panic!("{e}"));
+    for server in [false, true] {
+        let t = s.transport(0, server, FILE).expect("transport");
+        assert_eq!(t.packet_protection, PacketProtection::Checksum);
+    }
+    let s = Scenario::parse(BASE, FILE).unwrap_or_else(|e| panic!("{e}"));
+    let t = s.transport(0, false, FILE).expect("transport");
+    assert_eq!(t.packet_protection, PacketProtection::Aead);
+    assert_error(
+        &with("TOP", "packet_protection = \"null\""),
+        &[FILE, "unknown variant `null`", "`aead` or `checksum`"],
+    );
+    assert_error(
+        &with("CLIENT", "packet_protection = \"checksum\""),
+        &["client.packet_protection", "unknown field"],
+    );
+}
